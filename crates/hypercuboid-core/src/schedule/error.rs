@@ -1,0 +1,103 @@
+//! Errors of schedule construction, generation and text I/O.
+
+use std::fmt;
+
+/// What can go wrong building, generating, reading or writing a schedule. Every message names
+/// the bad value and what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScheduleError {
+    /// A rank count the schedule or algorithm cannot have.
+    BadRankCount { nranks: u64, reason: String },
+    /// An op that is malformed on its own (peer out of range, mismatched lengths, ...).
+    BadOp { rank: u32, op: u32, reason: String },
+    /// A dependency on an op that does not exist or on itself.
+    BadDependency {
+        rank: u32,
+        op: u32,
+        on: u32,
+        reason: String,
+    },
+    /// A program was pushed for a rank out of order or twice.
+    RankOrder { expected: u32, got: u32 },
+    /// The builder was finished before every rank had a program.
+    Incomplete { ranks_built: u32, nranks: u32 },
+    /// A name the user typed (algorithm, dtype, reduction op, ...) that is not known.
+    UnknownName {
+        what: &'static str,
+        name: String,
+        accepted: String,
+    },
+    /// A parameter value outside what is accepted.
+    BadParameter {
+        name: String,
+        value: String,
+        reason: String,
+    },
+    /// Malformed schedule text: line and column are 1-based.
+    Parse {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    Io { path: String, message: String },
+}
+
+impl fmt::Display for ScheduleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScheduleError::BadRankCount { nranks, reason } => {
+                write!(f, "invalid number of ranks {nranks}: {reason}")
+            }
+            ScheduleError::BadOp { rank, op, reason } => write!(f, "rank {rank} op {op}: {reason}"),
+            ScheduleError::BadDependency {
+                rank,
+                op,
+                on,
+                reason,
+            } => {
+                write!(f, "rank {rank} op {op} depends on op {on}: {reason}")
+            }
+            ScheduleError::RankOrder { expected, got } => {
+                write!(
+                    f,
+                    "program for rank {got} pushed, but rank {expected} was expected next"
+                )
+            }
+            ScheduleError::Incomplete {
+                ranks_built,
+                nranks,
+            } => {
+                write!(
+                    f,
+                    "schedule has programs for {ranks_built} of {nranks} ranks"
+                )
+            }
+            ScheduleError::UnknownName {
+                what,
+                name,
+                accepted,
+            } => {
+                write!(f, "unknown {what} '{name}'; accepted: {accepted}")
+            }
+            ScheduleError::BadParameter {
+                name,
+                value,
+                reason,
+            } => {
+                write!(f, "invalid {name} '{value}': {reason}")
+            }
+            ScheduleError::Parse {
+                line,
+                column,
+                message,
+            } => {
+                write!(f, "line {line}, column {column}: {message}")
+            }
+            ScheduleError::Io { path, message } => write!(f, "{path}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ScheduleError {}

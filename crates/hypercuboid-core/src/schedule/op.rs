@@ -1,0 +1,303 @@
+//! Operations of a per-rank program and the buffer slices they name.
+
+use crate::units::Time;
+use std::fmt;
+
+/// A rank number.
+pub type Rank = u32;
+
+/// `peer` of a receive that accepts any source (GOAL `recv ... from -1`), and the peer of
+/// operations that have none.
+pub const ANY_SOURCE: Rank = u32::MAX;
+
+/// `tag` of a receive that accepts any tag (GOAL `tag -1`).
+pub const ANY_TAG: i32 = -1;
+
+/// A per-rank buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    /// The collective's input vector (read only for a correct allreduce).
+    Input,
+    /// The collective's output vector.
+    Output,
+    /// A temporary buffer; its size is the largest extent any op of the rank uses.
+    Scratch(u16),
+}
+
+impl fmt::Display for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Slot::Input => write!(f, "in"),
+            Slot::Output => write!(f, "out"),
+            Slot::Scratch(k) => write!(f, "scratch{k}"),
+        }
+    }
+}
+
+/// A range of elements `[offset, offset + len)` of one buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slice {
+    /// The buffer.
+    pub slot: Slot,
+    /// First element.
+    pub offset: u64,
+    /// Number of elements.
+    pub len: u64,
+}
+
+impl Slice {
+    /// `len` elements of `slot` from `offset`.
+    pub const fn new(slot: Slot, offset: u64, len: u64) -> Slice {
+        Slice { slot, offset, len }
+    }
+
+    /// One past the last element.
+    pub const fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+
+    /// Whether the two slices share an element of the same buffer.
+    pub fn overlaps(&self, other: &Slice) -> bool {
+        self.slot == other.slot
+            && self.len > 0
+            && other.len > 0
+            && self.offset < other.end()
+            && other.offset < self.end()
+    }
+}
+
+impl fmt::Display for Slice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}:{}]", self.slot, self.offset, self.end())
+    }
+}
+
+/// What a message carries: a slice of a buffer (data semantics: the schedule can be verified
+/// symbolically and executed), or only a size (imported GOAL schedules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Payload {
+    /// Elements of a buffer; the byte size is `len × element size`.
+    Data(Slice),
+    /// An opaque message of this many bytes.
+    Bytes(u64),
+}
+
+impl Payload {
+    /// Size in bytes, given the schedule's element size.
+    pub fn bytes(&self, elem_size: u32) -> u64 {
+        match self {
+            Payload::Data(s) => s.len * elem_size as u64,
+            Payload::Bytes(b) => *b,
+        }
+    }
+
+    /// The slice, if the payload has data semantics.
+    pub fn slice(&self) -> Option<Slice> {
+        match self {
+            Payload::Data(s) => Some(*s),
+            Payload::Bytes(_) => None,
+        }
+    }
+}
+
+/// How incoming values combine with the destination slice (`⊕` is the collective's reduction
+/// operator; the order of the operands matters for a non-commutative operator and for the bits
+/// of a floating-point result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Combine {
+    /// `dst = incoming`.
+    Assign,
+    /// `dst = incoming ⊕ dst` (incoming is the left operand).
+    Before,
+    /// `dst = dst ⊕ incoming` (incoming is the right operand).
+    After,
+}
+
+/// What an operation does.
+///
+/// Peers are real ranks. Receives may use [`ANY_SOURCE`] and [`ANY_TAG`] (GOAL's `-1`); such a
+/// schedule can still be simulated, while its matching is decided at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// Send `data` to `peer` with `tag`. The data is read when the send starts and the buffer
+    /// must not be written until the send completes.
+    Send { peer: Rank, tag: i32, data: Payload },
+    /// Receive from `peer` with `tag` into `data`, combining as `combine` says. A receive with
+    /// `combine` other than [`Combine::Assign`] is a fused receive-and-reduce (MSCCL's `rrc`):
+    /// the reduction costs what a [`OpKind::Reduce`] of the same size costs.
+    Recv {
+        peer: Rank,
+        tag: i32,
+        data: Payload,
+        combine: Combine,
+    },
+    /// Local reduction `dst = dst ⊕ src` ([`Combine::After`]) or `dst = src ⊕ dst`
+    /// ([`Combine::Before`]); `src` and `dst` have the same length.
+    Reduce {
+        src: Slice,
+        dst: Slice,
+        combine: Combine,
+    },
+    /// Local copy `dst = src`.
+    Copy { src: Slice, dst: Slice },
+    /// Local computation taking `time` (GOAL `calc`).
+    Compute { time: Time },
+    /// Idle for `time` (models skew or a delayed start; not CPU work).
+    Sleep { time: Time },
+}
+
+/// One operation: what it does and where (GOAL's `cpu` and `nic`, both 0 by default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Op {
+    /// What the op does.
+    pub kind: OpKind,
+    /// The CPU (core) that runs it.
+    pub cpu: u16,
+    /// The NIC a send or receive uses.
+    pub nic: u16,
+}
+
+impl Op {
+    /// An op on CPU 0 and NIC 0.
+    pub const fn new(kind: OpKind) -> Op {
+        Op {
+            kind,
+            cpu: 0,
+            nic: 0,
+        }
+    }
+
+    /// The peer of a send or receive, [`ANY_SOURCE`] for a wildcard receive, `None` for local ops.
+    pub fn peer(&self) -> Option<Rank> {
+        match self.kind {
+            OpKind::Send { peer, .. } | OpKind::Recv { peer, .. } => Some(peer),
+            _ => None,
+        }
+    }
+
+    /// The op with its peer replaced (a no-op for local ops).
+    pub fn with_peer(mut self, new_peer: Rank) -> Op {
+        match &mut self.kind {
+            OpKind::Send { peer, .. } | OpKind::Recv { peer, .. } => *peer = new_peer,
+            _ => {}
+        }
+        self
+    }
+
+    /// Short name of the op's kind: `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`.
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            OpKind::Send { .. } => "send",
+            OpKind::Recv { .. } => "recv",
+            OpKind::Reduce { .. } => "reduce",
+            OpKind::Copy { .. } => "copy",
+            OpKind::Compute { .. } => "compute",
+            OpKind::Sleep { .. } => "sleep",
+        }
+    }
+
+    /// Bytes moved (send, recv), reduced (reduce) or copied (copy), given the element size.
+    pub fn bytes(&self, elem_size: u32) -> u64 {
+        match self.kind {
+            OpKind::Send { data, .. } | OpKind::Recv { data, .. } => data.bytes(elem_size),
+            OpKind::Reduce { src, .. } | OpKind::Copy { src, .. } => src.len * elem_size as u64,
+            OpKind::Compute { .. } | OpKind::Sleep { .. } => 0,
+        }
+    }
+
+    /// Bytes this op reduces (a reduce, or a receive that combines), given the element size.
+    pub fn reduced_bytes(&self, elem_size: u32) -> u64 {
+        match self.kind {
+            OpKind::Reduce { src, .. } => src.len * elem_size as u64,
+            OpKind::Recv { data, combine, .. } if combine != Combine::Assign => {
+                data.bytes(elem_size)
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn payload(f: &mut fmt::Formatter<'_>, p: &Payload) -> fmt::Result {
+            match p {
+                Payload::Data(s) => write!(f, "{s}"),
+                Payload::Bytes(b) => write!(f, "{b}b"),
+            }
+        }
+        fn peer(p: Rank) -> String {
+            if p == ANY_SOURCE {
+                "any".into()
+            } else {
+                p.to_string()
+            }
+        }
+        match &self.kind {
+            OpKind::Send { peer: p, tag, data } => {
+                write!(f, "send ")?;
+                payload(f, data)?;
+                write!(f, " to {} tag {tag}", peer(*p))?;
+            }
+            OpKind::Recv {
+                peer: p,
+                tag,
+                data,
+                combine,
+            } => {
+                write!(f, "recv ")?;
+                payload(f, data)?;
+                write!(
+                    f,
+                    " from {} tag {}",
+                    peer(*p),
+                    if *tag == ANY_TAG {
+                        "any".to_string()
+                    } else {
+                        tag.to_string()
+                    }
+                )?;
+                match combine {
+                    Combine::Assign => {}
+                    Combine::Before => write!(f, " reduce before")?,
+                    Combine::After => write!(f, " reduce after")?,
+                }
+            }
+            OpKind::Reduce { src, dst, combine } => {
+                let side = if *combine == Combine::Before {
+                    "before"
+                } else {
+                    "after"
+                };
+                write!(f, "reduce {src} into {dst} {side}")?;
+            }
+            OpKind::Copy { src, dst } => write!(f, "copy {src} to {dst}")?,
+            OpKind::Compute { time } => write!(f, "compute {}", crate::units::format_time(*time))?,
+            OpKind::Sleep { time } => write!(f, "sleep {}", crate::units::format_time(*time))?,
+        }
+        if self.cpu != 0 {
+            write!(f, " cpu {}", self.cpu)?;
+        }
+        if self.nic != 0 {
+            write!(f, " nic {}", self.nic)?;
+        }
+        Ok(())
+    }
+}
+
+/// A dependency kind, as in GOAL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DepKind {
+    /// `a requires b`: `a` starts after `b` completes.
+    Requires,
+    /// `a irequires b`: `a` starts after `b` starts.
+    IRequires,
+}
+
+/// A dependency of an op on another op of the same rank (by index in the rank's program).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Dep {
+    /// Index of the op depended on.
+    pub on: u32,
+    /// Completion or start.
+    pub kind: DepKind,
+}

@@ -1,0 +1,270 @@
+//! The program of one rank: ops in program order and their dependencies.
+
+use super::error::ScheduleError;
+use super::op::{Dep, DepKind, Op, OpKind, Payload, Rank, Slice, Slot};
+use crate::units::Time;
+
+/// Index of an op within its rank's program.
+pub type OpId = u32;
+
+/// The program of one rank, as a generator builds it and as the MPI back end runs it.
+///
+/// Dependencies are stored as a flat list of `(op, dep)` pairs; [`Program::deps_of`] groups them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Program {
+    /// The ops in program order.
+    pub ops: Vec<Op>,
+    /// `(op, dependency)` pairs.
+    pub deps: Vec<(OpId, Dep)>,
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new() -> Program {
+        Program::default()
+    }
+
+    /// Empties the program, keeping its allocations (generators reuse one program per rank).
+    pub fn clear(&mut self) {
+        self.ops.clear();
+        self.deps.clear();
+    }
+
+    /// Number of ops.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether the program has no ops.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Appends an op and returns its id.
+    pub fn push(&mut self, op: Op) -> OpId {
+        self.ops.push(op);
+        (self.ops.len() - 1) as OpId
+    }
+
+    /// `send data to peer` with `tag`.
+    pub fn send(&mut self, peer: Rank, tag: i32, data: Slice) -> OpId {
+        self.push(Op::new(OpKind::Send {
+            peer,
+            tag,
+            data: Payload::Data(data),
+        }))
+    }
+
+    /// `recv data from peer` with `tag`, overwriting `data`.
+    pub fn recv(&mut self, peer: Rank, tag: i32, data: Slice) -> OpId {
+        self.push(Op::new(OpKind::Recv {
+            peer,
+            tag,
+            data: Payload::Data(data),
+            combine: super::op::Combine::Assign,
+        }))
+    }
+
+    /// Fused receive-and-reduce from `peer` into `data`, combining as `combine` says.
+    pub fn recv_reduce(
+        &mut self,
+        peer: Rank,
+        tag: i32,
+        data: Slice,
+        combine: super::op::Combine,
+    ) -> OpId {
+        self.push(Op::new(OpKind::Recv {
+            peer,
+            tag,
+            data: Payload::Data(data),
+            combine,
+        }))
+    }
+
+    /// `dst = dst ⊕ src` ([`super::Combine::After`]) or `dst = src ⊕ dst` ([`super::Combine::Before`]).
+    pub fn reduce(&mut self, src: Slice, dst: Slice, combine: super::op::Combine) -> OpId {
+        self.push(Op::new(OpKind::Reduce { src, dst, combine }))
+    }
+
+    /// `dst = src`.
+    pub fn copy(&mut self, src: Slice, dst: Slice) -> OpId {
+        self.push(Op::new(OpKind::Copy { src, dst }))
+    }
+
+    /// Local computation of `time`.
+    pub fn compute(&mut self, time: Time) -> OpId {
+        self.push(Op::new(OpKind::Compute { time }))
+    }
+
+    /// Idle for `time`.
+    pub fn sleep(&mut self, time: Time) -> OpId {
+        self.push(Op::new(OpKind::Sleep { time }))
+    }
+
+    /// `a requires b`: `a` starts after `b` completes.
+    pub fn requires(&mut self, a: OpId, b: OpId) {
+        self.deps.push((
+            a,
+            Dep {
+                on: b,
+                kind: DepKind::Requires,
+            },
+        ));
+    }
+
+    /// `a irequires b`: `a` starts after `b` starts.
+    pub fn irequires(&mut self, a: OpId, b: OpId) {
+        self.deps.push((
+            a,
+            Dep {
+                on: b,
+                kind: DepKind::IRequires,
+            },
+        ));
+    }
+
+    /// `a requires` every op in `bs`.
+    pub fn requires_all(&mut self, a: OpId, bs: &[OpId]) {
+        for &b in bs {
+            self.requires(a, b);
+        }
+    }
+
+    /// Sorts dependencies by op, removes duplicates and self-loops' absence is checked by
+    /// [`Program::validate`]. Called by the schedule builder.
+    pub fn normalize(&mut self) {
+        self.deps.sort_unstable();
+        self.deps.dedup();
+    }
+
+    /// The dependencies of op `id` (after [`Program::normalize`]).
+    pub fn deps_of(&self, id: OpId) -> &[(OpId, Dep)] {
+        let lo = self.deps.partition_point(|(a, _)| *a < id);
+        let hi = self.deps.partition_point(|(a, _)| *a <= id);
+        &self.deps[lo..hi]
+    }
+
+    /// Checks what can be checked on one rank alone: dependency indices in range and not on the
+    /// op itself, peers below `nranks` (or [`super::ANY_SOURCE`] for receives), a send's peer not
+    /// a wildcard, reduce and copy operands of equal length, scratch slots in use.
+    pub fn validate(&self, rank: Rank, nranks: u32) -> Result<(), ScheduleError> {
+        let n = self.ops.len() as u32;
+        for &(a, d) in &self.deps {
+            if a >= n || d.on >= n {
+                return Err(ScheduleError::BadDependency {
+                    rank,
+                    op: a,
+                    on: d.on,
+                    reason: format!("op index out of range (the rank has {n} ops)"),
+                });
+            }
+            if a == d.on {
+                return Err(ScheduleError::BadDependency {
+                    rank,
+                    op: a,
+                    on: d.on,
+                    reason: "an op cannot depend on itself".into(),
+                });
+            }
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            let bad = |reason: String| ScheduleError::BadOp {
+                rank,
+                op: i as u32,
+                reason,
+            };
+            match op.kind {
+                OpKind::Send { peer, .. } => {
+                    if peer >= nranks {
+                        return Err(bad(format!(
+                            "send to rank {} but the schedule has ranks 0..{}",
+                            peer_str(peer),
+                            nranks
+                        )));
+                    }
+                }
+                OpKind::Recv { peer, tag, .. } => {
+                    if peer != super::op::ANY_SOURCE && peer >= nranks {
+                        return Err(bad(format!(
+                            "recv from rank {peer} but the schedule has ranks 0..{nranks} (or -1 for any)"
+                        )));
+                    }
+                    if tag < super::op::ANY_TAG {
+                        return Err(bad(format!("recv tag {tag}; tags are >= 0, or -1 for any")));
+                    }
+                }
+                OpKind::Reduce { src, dst, combine } => {
+                    if src.len != dst.len {
+                        return Err(bad(format!("reduce of {src} into {dst}: lengths differ")));
+                    }
+                    if combine == super::op::Combine::Assign {
+                        return Err(bad(
+                            "reduce must combine before or after, not assign (use copy)".into(),
+                        ));
+                    }
+                    if dst.slot == Slot::Input {
+                        return Err(bad(format!(
+                            "reduce into {dst}: the input buffer is read-only"
+                        )));
+                    }
+                }
+                OpKind::Copy { src, dst } => {
+                    if src.len != dst.len {
+                        return Err(bad(format!("copy of {src} to {dst}: lengths differ")));
+                    }
+                    if dst.slot == Slot::Input {
+                        return Err(bad(format!("copy to {dst}: the input buffer is read-only")));
+                    }
+                }
+                OpKind::Compute { .. } | OpKind::Sleep { .. } => {}
+            }
+            if let OpKind::Recv {
+                data: Payload::Data(s),
+                ..
+            } = op.kind
+            {
+                if s.slot == Slot::Input {
+                    return Err(bad(format!("recv into {s}: the input buffer is read-only")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Elements each scratch slot needs (index = slot number).
+    pub fn scratch_extents(&self) -> Vec<u64> {
+        let mut ext: Vec<u64> = Vec::new();
+        let mut see = |s: &Slice| {
+            if let Slot::Scratch(k) = s.slot {
+                let k = k as usize;
+                if ext.len() <= k {
+                    ext.resize(k + 1, 0);
+                }
+                ext[k] = ext[k].max(s.end());
+            }
+        };
+        for op in &self.ops {
+            match &op.kind {
+                OpKind::Send { data, .. } | OpKind::Recv { data, .. } => {
+                    if let Payload::Data(s) = data {
+                        see(s)
+                    }
+                }
+                OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {
+                    see(src);
+                    see(dst);
+                }
+                _ => {}
+            }
+        }
+        ext
+    }
+}
+
+fn peer_str(p: Rank) -> String {
+    if p == super::op::ANY_SOURCE {
+        "-1 (any)".into()
+    } else {
+        p.to_string()
+    }
+}

@@ -1,0 +1,9 @@
+//! Python bindings of hypercuboid-core: module `hypercuboid._core`. Convert, call, convert.
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

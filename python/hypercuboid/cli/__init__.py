@@ -1,0 +1,18 @@
+"""The ``hypercuboid`` command line."""
+
+from __future__ import annotations
+
+import click
+
+from hypercuboid import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hypercuboid")
+def cli() -> None:
+    """Design, verify, simulate and run the communication of HPC programs."""
+
+
+def main() -> None:
+    """Entry point of the ``hypercuboid`` script."""
+    cli()
