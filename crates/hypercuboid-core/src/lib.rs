@@ -1,13 +1,15 @@
 //! hypercuboid-core: design, verify and simulate the communication of HPC programs.
 //!
 //! One intermediate representation, the [`schedule::Schedule`] (a program of ops per rank), is
-//! produced by generators ([`collectives`]) or read from GOAL text, checked by the verifier
-//! ([`schedule::verify`]), and run on a cost model ([`model`]) by the discrete-event engine
-//! ([`sim`]). Topologies ([`topology`]) and the network simulator ([`network`]) model the machine.
+//! produced by generators ([`collectives`]) or read from GOAL text ([`schedule::goal`]), checked
+//! by the verifier ([`schedule::verify`]), and run on a cost model ([`model`]) by the
+//! discrete-event engine ([`sim`]). Topologies ([`topology`]) model the machine.
 //!
 //! This crate has no Python dependency; `hypercuboid-py` wraps it as `hypercuboid._core`.
 
-#![warn(missing_docs)]
-
+pub mod collectives;
+pub mod model;
 pub mod schedule;
+pub mod sim;
+pub mod topology;
 pub mod units;

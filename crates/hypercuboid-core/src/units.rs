@@ -91,9 +91,11 @@ pub fn parse_time_f64(text: &str) -> Result<f64, UnitError> {
     } else {
         match TIME_UNITS.iter().find(|(u, _)| *u == unit) {
             Some((_, s)) => *s,
-            None => return Err(err(&format!(
+            None => {
+                return Err(err(&format!(
                 "unknown unit '{unit}'; accepted units are ps, ns, us, ms, s (a bare number is ns)"
-            ))),
+            )))
+            }
         }
     };
     let value: f64 = num

@@ -2,8 +2,15 @@
 
 use pyo3::prelude::*;
 
+mod schedule;
+mod sim;
+mod topology;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    schedule::register(m)?;
+    sim::register(m)?;
+    topology::register(m)?;
     Ok(())
 }

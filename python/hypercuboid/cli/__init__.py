@@ -13,6 +13,11 @@ def cli() -> None:
     """Design, verify, simulate and run the communication of HPC programs."""
 
 
+from hypercuboid.cli.topo import topo  # noqa: E402
+
+cli.add_command(topo)
+
+
 def main() -> None:
     """Entry point of the ``hypercuboid`` script."""
     cli()

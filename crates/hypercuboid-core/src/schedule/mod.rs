@@ -13,8 +13,10 @@
 //! schedule imported from GOAL text carries only sizes ([`Payload::Bytes`]).
 
 mod error;
+pub mod goal;
 mod op;
 mod program;
+pub mod verify;
 
 pub use error::ScheduleError;
 pub use op::{Combine, Dep, DepKind, Op, OpKind, Payload, Rank, Slice, Slot, ANY_SOURCE, ANY_TAG};

@@ -1,0 +1,2 @@
+//! Collective generators: per-rank communication schedules of collective algorithms.
+pub mod allreduce;

@@ -1,0 +1,1 @@
+//! Cost models (postal, pipelined postal, LogGOPS) behind one trait, and noise.

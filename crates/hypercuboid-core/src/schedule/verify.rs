@@ -1,0 +1,1 @@
+//! The verifier: matching, deadlock, buffer hazards and the data semantics of a schedule.

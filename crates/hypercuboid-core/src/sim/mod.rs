@@ -1,0 +1,1 @@
+//! The discrete-event engine that runs a schedule on a cost model.

@@ -1,0 +1,1 @@
+//! Topologies: generators, analysis and exports.
