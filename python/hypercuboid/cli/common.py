@@ -1,0 +1,207 @@
+"""Pieces shared by the CLI verbs: schedule sources, JSON output, error handling."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hypercuboid.errors import HypercuboidError
+
+
+class HypercuboidGroup(click.Group):
+    """A click group that turns hypercuboid errors and file errors into one-line messages
+    (exit status 1, no traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HypercuboidError as e:
+            raise click.ClickException(str(e)) from None
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+            raise click.ClickException(f"{e.filename}: {e.strerror}") from None
+
+
+def echo_json(obj: Any) -> None:
+    """Prints one JSON object on stdout."""
+    click.echo(json.dumps(obj, indent=None, separators=(",", ":")))
+
+
+def refuse_overwrite(path: str | Path, force: bool) -> Path:
+    """Refuses to overwrite an existing file unless ``force``: nothing the user has is lost."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise click.ClickException(f"{p} exists; pass --force to overwrite it")
+    return p
+
+
+# -- schedule sources ---------------------------------------------------------------------------
+
+
+@dataclass
+class Generator:
+    """A way to build a schedule from options: a subcommand of every schedule verb."""
+
+    name: str
+    help: str
+    options: list[Callable]
+    build: Callable[..., Any]
+
+
+GENERATORS: dict[str, Generator] = {}
+
+
+def register_generator(gen: Generator) -> None:
+    """Adds a generator subcommand (``allreduce``, ...) to every schedule verb."""
+    GENERATORS[gen.name] = gen
+
+
+def _apply(options: list[Callable], f: Callable) -> Callable:
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+def schedule_verb(
+    name: str,
+    help: str,
+    verb_options: list[Callable],
+    action: Callable[..., None],
+) -> click.Group:
+    """A verb that acts on a schedule given as ``--goal FILE`` or by a generator subcommand.
+
+    ``hypercuboid VERB --goal FILE [verb options]`` and
+    ``hypercuboid VERB allreduce --algorithm ... [verb options]`` both work; verb options may
+    also be given before the subcommand.
+    """
+    verb_names = set()
+
+    def group_callback(ctx: click.Context, goal: str | None, **verb_kwargs: Any) -> None:
+        ctx.ensure_object(dict)
+        ctx.obj[name] = verb_kwargs
+        if ctx.invoked_subcommand is None:
+            if goal is None:
+                raise click.UsageError(
+                    "give a schedule: --goal FILE, or a generator subcommand ("
+                    + ", ".join(sorted(GENERATORS))
+                    + ")",
+                    ctx,
+                )
+            from hypercuboid.schedule import Schedule
+
+            with _errors():
+                action(Schedule.read(goal), **verb_kwargs)
+        elif goal is not None:
+            raise click.UsageError(f"--goal cannot be combined with '{ctx.invoked_subcommand}'")
+
+    goal_opt = click.option(
+        "--goal",
+        "--file",
+        "goal",
+        type=click.Path(dir_okay=False),
+        help="Read the schedule from a GOAL file (or hypercuboid's lossless text form).",
+    )
+    group = click.Group(
+        name,
+        help=help,
+        invoke_without_command=True,
+        callback=click.pass_context(_apply([goal_opt, *verb_options], group_callback)),
+    )
+    for opt in verb_options:
+        probe = opt(lambda: None)
+        verb_names.update(p.name for p in probe.__click_params__)  # type: ignore[attr-defined]
+
+    for gen in GENERATORS.values():
+
+        def make(gen: Generator) -> click.Command:
+            def callback(ctx: click.Context, **kwargs: Any) -> None:
+                parent = ctx.obj.get(name, {}) if ctx.obj else {}
+                verb_kwargs = {}
+                for k in verb_names:
+                    given = kwargs.pop(k)
+                    src = ctx.get_parameter_source(k)
+                    # an option given after the subcommand wins over the same one given before
+                    if src == click.core.ParameterSource.DEFAULT and k in parent:
+                        verb_kwargs[k] = parent[k]
+                    else:
+                        verb_kwargs[k] = given
+                with _errors():
+                    sched = gen.build(**kwargs)
+                    action(sched, **verb_kwargs)
+
+            return click.Command(
+                gen.name,
+                help=gen.help,
+                callback=click.pass_context(_apply([*gen.options, *verb_options], callback)),
+            )
+
+        group.add_command(make(gen))
+    return group
+
+
+class _errors:
+    """Context manager: hypercuboid and file errors become one-line click errors."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, et, e, tb) -> bool:
+        if e is None:
+            return False
+        if isinstance(e, HypercuboidError):
+            raise click.ClickException(str(e)) from None
+        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise click.ClickException(f"{e.filename}: {e.strerror}") from None
+        return False
+
+
+def allreduce_options() -> list[Callable]:
+    """Options of the ``allreduce`` generator."""
+    from hypercuboid.schedule import allreduce_algorithms
+
+    return [
+        click.option(
+            "--algorithm",
+            "-a",
+            required=True,
+            help="Allreduce algorithm: " + ", ".join(allreduce_algorithms()) + ".",
+        ),
+        click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
+        click.option(
+            "--count", "-c", type=int, default=1, show_default=True, help="Elements per rank."
+        ),
+        click.option("--dtype", default="float64", show_default=True, help="Element type."),
+        click.option(
+            "--op", default="sum", show_default=True, help="Reduction: sum, prod, max, min."
+        ),
+    ]
+
+
+def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: str):
+    from hypercuboid.schedule import allreduce
+
+    if nranks < 1:
+        raise click.ClickException(f"--ranks {nranks}: the number of ranks must be >= 1")
+    if count < 0:
+        raise click.ClickException(f"--count {count}: the element count must be >= 0")
+    return allreduce(algorithm, nranks, count, dtype=dtype, op=op)
+
+
+register_generator(
+    Generator(
+        name="allreduce",
+        help="An allreduce schedule from one of the generators.",
+        options=allreduce_options(),
+        build=_build_allreduce,
+    )
+)
+
+
+def stderr(msg: str) -> None:
+    """Prints a line on stderr."""
+    print(msg, file=sys.stderr)

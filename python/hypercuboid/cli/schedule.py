@@ -1,0 +1,162 @@
+"""``hypercuboid schedule``: generate, show, verify and export schedules."""
+
+from __future__ import annotations
+
+import click
+
+from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
+
+
+@click.group()
+def schedule() -> None:
+    """Generate, show, verify and export per-rank communication schedules."""
+
+
+def _out_options() -> list:
+    return [
+        click.option(
+            "--output",
+            "-o",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Write to this file instead of stdout.",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["text", "goal"]),
+            default="text",
+            show_default=True,
+            help="text: lossless (GOAL plus buffer slices); goal: LogGOPSim txt2bin input.",
+        ),
+        click.option(
+            "--reduce-ns-per-byte",
+            type=float,
+            default=0.0,
+            show_default=True,
+            help="GOAL export: calc cost of reductions, in ns per reduced byte.",
+        ),
+        click.option("--force", is_flag=True, help="Overwrite an existing output file."),
+    ]
+
+
+def _write(sched, output, fmt, reduce_ns_per_byte, force):
+    if reduce_ns_per_byte < 0:
+        raise click.ClickException(
+            f"--reduce-ns-per-byte {reduce_ns_per_byte}: must be >= 0"
+        )
+    if output is None:
+        text = sched.to_text() if fmt == "text" else sched.to_goal(
+            reduce_ns_per_byte=reduce_ns_per_byte
+        )
+        click.echo(text, nl=False)
+        return
+    path = refuse_overwrite(output, force)
+    sched.save(path, format=fmt, reduce_ns_per_byte=reduce_ns_per_byte)
+    click.echo(f"wrote {path} ({sched.nranks} ranks, {sched.total_ops} ops, {fmt})", err=True)
+
+
+def _generate(sched, output, fmt, reduce_ns_per_byte, force):
+    _write(sched, output, fmt, reduce_ns_per_byte, force)
+
+
+schedule.add_command(
+    schedule_verb(
+        "generate",
+        "Generate a schedule and write it (lossless text by default, or GOAL).",
+        _out_options(),
+        _generate,
+    )
+)
+schedule.add_command(
+    schedule_verb(
+        "export",
+        "Export a schedule as GOAL (for LogGOPSim) or as lossless text.",
+        _out_options(),
+        _generate,
+    )
+)
+
+
+def _show(sched, ranks, as_json):
+    ranks = list(ranks) or None
+    for r in ranks or []:
+        if not 0 <= r < sched.nranks:
+            raise click.ClickException(
+                f"--rank {r}: the schedule has ranks 0..{sched.nranks - 1}"
+            )
+    if as_json:
+        shown = ranks if ranks is not None else list(range(min(sched.nranks, 16)))
+        echo_json(
+            {
+                "nranks": sched.nranks,
+                "total_ops": sched.total_ops,
+                "meta": sched.meta,
+                "programs": {str(r): sched._core.program_text(r) for r in shown},
+            }
+        )
+        return
+    m = sched.meta
+    click.echo(
+        f"{m['name'] or 'schedule'}: {sched.nranks} ranks, {sched.total_ops} ops, "
+        f"collective {m['collective']}, count {m['count']} x {m['dtype']}, op {m['op']}"
+    )
+    click.echo(sched.show(ranks))
+    if ranks is None and sched.nranks > 16:
+        click.echo(f"... ({sched.nranks - 16} more ranks; choose with --rank R)")
+
+
+schedule.add_command(
+    schedule_verb(
+        "show",
+        "Print the per-rank programs of a schedule.",
+        [
+            click.option("--rank", "-r", "ranks", type=int, multiple=True, help="Rank to show."),
+            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+        ],
+        _show,
+    )
+)
+
+
+def _verify(sched, eager_limit, no_semantics, as_json, max_problems):
+    if eager_limit < 0:
+        raise click.ClickException(f"--eager-limit {eager_limit}: must be >= 0 bytes")
+    report = sched.verify(
+        eager_limit=eager_limit, semantics=not no_semantics, max_problems=max_problems
+    )
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        click.echo(report.text)
+    if not report.sound:
+        raise SystemExit(1)
+
+
+schedule.add_command(
+    schedule_verb(
+        "verify",
+        "Prove a schedule sound: every message matched, no deadlock, no buffer race, and (for a "
+        "collective) the right result with the same reduction order on every rank. Exits 0 "
+        "when sound, 1 when not.",
+        [
+            click.option(
+                "--eager-limit",
+                type=int,
+                default=0,
+                show_default=True,
+                help="Messages up to this many bytes are buffered (eager); larger ones are "
+                "synchronous. 0 checks that the schedule is safe without any buffering.",
+            ),
+            click.option(
+                "--no-semantics", is_flag=True, help="Skip the symbolic check of the result."
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+            click.option(
+                "--max-problems", type=int, default=20, show_default=True,
+                help="Report at most this many problems.",
+            ),
+        ],
+        _verify,
+    )
+)

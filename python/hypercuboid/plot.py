@@ -1,0 +1,149 @@
+"""Plots: schedule timelines in the style of the recursive-multiplying paper's Fig. 18–23.
+
+matplotlib is imported lazily (with the non-interactive Agg backend) so that importing
+hypercuboid stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hypercuboid.schedule import Trace
+
+# Op kinds as the trace encodes them (see hypercuboid.schedule.OP_KINDS).
+_COLORS = {
+    "send": "#4C72B0",
+    "recv": "#DDDDDD",
+    "reduce": "#DD8452",
+    "copy": "#8C8C8C",
+    "compute": "#55A868",
+    "sleep": "#FFFFFF",
+}
+
+#: Timelines with more ranks than this are refused: the figure would be unreadable.
+MAX_TIMELINE_RANKS = 256
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _time_scale(t_max_ps: float) -> tuple[float, str]:
+    if t_max_ps >= 1e9:
+        return 1e9, "ms"
+    if t_max_ps >= 1e6:
+        return 1e6, "µs"
+    return 1e3, "ns"
+
+
+def timeline(
+    trace: Trace,
+    path: str | Path,
+    *,
+    title: str | None = None,
+    ranks: Sequence[int] | None = None,
+    arrows: bool = True,
+) -> Path:
+    """Draws one row per rank with send, receive, reduce and compute boxes and an arrow per
+    message (from the end of the send's issue to the message's arrival), and saves it as PNG.
+
+    Receives are drawn as thin light bars from when they are posted to when they complete, so
+    waiting is visible without hiding the work. ``ranks`` limits the rows (and arrows) drawn.
+    """
+    path = Path(path)
+    nranks = int(trace.nranks)
+    rows = list(range(nranks)) if ranks is None else sorted(set(int(r) for r in ranks))
+    if not rows:
+        raise ValueError("timeline: no ranks to draw")
+    if len(rows) > MAX_TIMELINE_RANKS:
+        raise ValueError(
+            f"timeline of {len(rows)} ranks would be unreadable; choose at most "
+            f"{MAX_TIMELINE_RANKS} with ranks=[...] (or --plot-ranks on the CLI)"
+        )
+    row_of = {r: i for i, r in enumerate(rows)}
+    plt = _pyplot()
+    t_max = float(max(trace.op_end.max(initial=0), trace.msg_arrival.max(initial=0)))
+    scale, unit = _time_scale(max(t_max, 1.0))
+    height = max(2.0, 0.45 * len(rows) + 1.2)
+    fig, ax = plt.subplots(figsize=(10, height))
+    kinds = trace.op_kind_names()
+    seen: set[str] = set()
+    for i in range(len(trace.op_rank)):
+        r = int(trace.op_rank[i])
+        if r not in row_of:
+            continue
+        kind = kinds[i]
+        start = trace.op_start[i] / scale
+        width = (trace.op_end[i] - trace.op_start[i]) / scale
+        y = row_of[r]
+        if kind == "recv":
+            ax.barh(y, width, left=start, height=0.18, color=_COLORS[kind], edgecolor="#999999",
+                    linewidth=0.4, label=None if kind in seen else "recv (posted → complete)")
+        elif kind == "sleep":
+            continue
+        else:
+            ax.barh(y, max(width, 0.0), left=start, height=0.6, color=_COLORS[kind],
+                    edgecolor="black", linewidth=0.4, label=None if kind in seen else kind)
+        seen.add(kind)
+    if arrows:
+        for k in range(len(trace.msg_src)):
+            s, d = int(trace.msg_src[k]), int(trace.msg_dst[k])
+            if s not in row_of or d not in row_of:
+                continue
+            x0 = trace.msg_depart[k] / scale
+            x1 = trace.msg_arrival[k] / scale
+            ax.annotate(
+                "",
+                xy=(x1, row_of[d]),
+                xytext=(x0, row_of[s]),
+                arrowprops={"arrowstyle": "->", "color": "#333333", "lw": 0.6,
+                            "shrinkA": 0, "shrinkB": 0},
+            )
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([str(r) for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_ylabel("rank")
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_xlim(0, max(t_max / scale, 1e-9) * 1.02)
+    ax.grid(axis="x", linestyle=":", linewidth=0.5)
+    if title:
+        ax.set_title(title)
+    if seen:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.4 / height),
+                  ncol=min(len(seen), 5), frameon=False, fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def bar_comparison(
+    labels: Sequence[str], values_ns: Sequence[float], path: str | Path, *, title: str
+) -> Path:
+    """Horizontal bars of simulated completion times (one per label), saved as PNG."""
+    path = Path(path)
+    plt = _pyplot()
+    values = np.asarray(values_ns, dtype=float)
+    scale, unit = _time_scale(float(values.max(initial=1.0)) * 1e3)
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(labels) + 1.2))
+    ax.barh(range(len(labels)), values * 1e3 / scale, color="#4C72B0")
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"simulated completion time ({unit})")
+    ax.set_title(title)
+    ax.grid(axis="x", linestyle=":", linewidth=0.5)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
