@@ -27,13 +27,29 @@ $(EXT): $(STAMP) $(RUST_SOURCES)
 demo: $(EXT)
 	$(VENV)/bin/hypercuboid demo
 
-test: test-rust test-python
+test: test-rust test-python test-mpi
 
 test-rust:
 	cargo test --workspace --exclude hypercuboid-py
 
 test-python: $(EXT)
 	$(PY) -m pytest -q
+
+# MPI tests: pytest -m mpi under mpiexec -n 1, 3 and 4 with the Open MPI of the venv (PyPI wheel).
+# Oversubscribed on purpose (this machine has 2 cores); root is allowed (containers, CI); shared
+# memory only (pml ob1, btl self,sm: no network probing, fast start-up). Rank 0 prints; a test
+# failing on any rank aborts the job (tests/mpi/conftest.py) and `timeout` bounds a hang.
+MPIEXEC := $(VENV)/bin/mpiexec --oversubscribe --bind-to none
+MPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,sm OMPI_MCA_mpi_yield_when_idle=1
+MPI_NPS ?= 1 3 4
+
+test-mpi: $(EXT)
+	@for n in $(MPI_NPS); do \
+	  echo "== mpiexec -n $$n pytest -m mpi tests/mpi"; \
+	  $(MPI_ENV) timeout -k 10 300 $(MPIEXEC) -n $$n \
+	    $(PY) -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
+	done
 
 bench: $(EXT)
 	cargo bench -p hypercuboid-core

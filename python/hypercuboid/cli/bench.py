@@ -1,0 +1,566 @@
+"""``hypercuboid bench``: benchmarks under mpiexec (allreduce, pingpong, multicast).
+
+Run with ``mpiexec -n P hypercuboid bench ...``; rank 0 prints and writes files. Every check
+that could stop one rank (an existing output file, a bad option) is decided on rank 0 and
+shared, so that no rank is left waiting; an error while messages are in flight aborts the job
+with a message naming the rank.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hypercuboid.errors import HypercuboidError
+
+
+def env_rank() -> int:
+    """This process's rank as the launcher says (Open MPI, MPICH / Hydra, PMIx, Slurm), without
+    initialising MPI; 0 when not launched by mpiexec."""
+    for var in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        v = os.environ.get(var)
+        if v is not None and v.isdigit():
+            return int(v)
+    return 0
+
+
+class BenchGroup(click.Group):
+    """Only rank 0 shows errors; every rank exits with the same status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HypercuboidError as e:
+            err: click.ClickException = click.ClickException(str(e))
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+            err = click.ClickException(f"{e.filename}: {e.strerror}")
+        except click.ClickException as e:
+            err = e
+        if env_rank() != 0:
+            raise click.exceptions.Exit(err.exit_code)
+        raise err
+
+
+@click.group(cls=BenchGroup)
+def bench() -> None:
+    """Benchmarks to run under mpiexec: allreduce schedules against MPI_Allreduce (OSU
+    conventions), pingpong (postal α, β) and multicast (pipelined α_p, α_r).
+
+    \b
+    mpiexec -n 4 hypercuboid bench allreduce -a recursive_doubling,ring,native -m 8:1M --check
+    mpiexec -n 2 hypercuboid bench pingpong --model-file postal.json
+    mpiexec -n 2 hypercuboid bench multicast --model-file pipelined.json
+    """
+
+
+def _world() -> Any:
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+def _agree(comm: Any, check: Callable[[], None]) -> None:
+    """Runs ``check`` on rank 0 and raises its error (as a click error) on every rank."""
+    msg = None
+    if comm.Get_rank() == 0:
+        try:
+            check()
+        except (click.ClickException, HypercuboidError, OSError) as e:
+            msg = e.format_message() if isinstance(e, click.ClickException) else str(e)
+    msg = comm.bcast(msg, root=0)
+    if msg is not None:
+        raise click.ClickException(msg)
+
+
+def _outputs_free(force: bool, *paths: str | None) -> Callable[[], None]:
+    def check() -> None:
+        for p in paths:
+            if p is None:
+                continue
+            path = Path(p)
+            if path.exists() and not force:
+                raise click.ClickException(f"{path} exists; pass --force to overwrite it")
+            if not path.parent.exists():
+                raise click.ClickException(f"{path}: directory {path.parent} does not exist")
+
+    return check
+
+
+def _run_collective(comm: Any, body: Callable[[], Any]) -> Any:
+    """Runs the measuring part: a failure on any rank aborts the job with the rank named
+    (other ranks would otherwise wait for it forever)."""
+    try:
+        return body()
+    except Exception as e:
+        if comm.Get_size() == 1:
+            raise
+        sys.stderr.write(
+            f"hypercuboid bench: rank {comm.Get_rank()}: {type(e).__name__}: {e}; aborting\n"
+        )
+        sys.stderr.flush()
+        comm.Abort(1)
+        raise
+
+
+def _progress(quiet: bool, comm: Any) -> Callable[[str], None] | None:
+    if quiet or comm.Get_rank() != 0:
+        return None
+    from hypercuboid.mpi.bench import stderr_progress
+
+    return stderr_progress
+
+
+def _library() -> str:
+    from mpi4py import MPI
+
+    return MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0]
+
+
+def _write_outputs(rows: list, as_json: str | None, as_csv: str | None) -> None:
+    from hypercuboid.mpi.report import write_csv, write_json
+
+    if as_json:
+        write_json(as_json, rows)
+    if as_csv:
+        write_csv(as_csv, rows)
+
+
+_common = [
+    click.option("--json", "as_json", type=click.Path(dir_okay=False), help="Write rows as JSON."),
+    click.option("--csv", "as_csv", type=click.Path(dir_okay=False), help="Write rows as CSV."),
+    click.option("--force", is_flag=True, help="Overwrite existing output files."),
+    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+]
+
+
+def _with(options: list) -> Callable:
+    def deco(f: Callable) -> Callable:
+        for o in reversed(options):
+            f = o(f)
+        return f
+
+    return deco
+
+
+@bench.command("allreduce")
+@click.option(
+    "--algorithms",
+    "-a",
+    default="recursive_doubling,ring,native",
+    show_default=True,
+    help="Comma list of allreduce algorithms or schedule strings, and 'native' "
+    "(the library's MPI_Allreduce). A schedule string's own commas are kept "
+    "(recursive_multiplying:a8,a4,native); ';' also separates.",
+)
+@click.option(
+    "--sizes",
+    "-m",
+    default="8:1M",
+    show_default=True,
+    help="Message sizes in bytes: MIN:MAX (powers of two, as OSU's -m) or a list 8,1K,1M.",
+)
+@click.option("--dtype", default="float64", show_default=True, help="Element type.")
+@click.option("--op", default="sum", show_default=True, help="sum, prod, max or min.")
+@click.option(
+    "--iterations",
+    "-i",
+    type=int,
+    default=None,
+    help="Timed iterations (blocks with --block) per size [OSU: 1000 up to 8 KiB, 100 above].",
+)
+@click.option(
+    "--warmup", "-x", type=int, default=None, help="Untimed warm-up iterations [OSU: 100 / 10]."
+)
+@click.option(
+    "--block",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Calls timed together per sample (the recursive-multiplying paper uses 10).",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Compare every result with MPI_Allreduce and a fixed-order reference (exact, max "
+    "ulp, identical bits on all ranks); fills the 'valid' column.",
+)
+@click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the input data.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Draw median latency against size (log-log, one line per algorithm) as PNG.",
+)
+@_with(_common)
+def bench_allreduce_cmd(
+    algorithms: str,
+    sizes: str,
+    dtype: str,
+    op: str,
+    iterations: int | None,
+    warmup: int | None,
+    block: int,
+    check: bool,
+    no_verify: bool,
+    seed: int,
+    plot: str | None,
+    as_json: str | None,
+    as_csv: str | None,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Time allreduce algorithms and MPI_Allreduce over a message-size sweep (OSU style).
+
+    Statistics are over every rank's samples: min / p25 / median / p75 / max and the mean
+    (avg); bus bandwidth as nccl-tests: bytes / avg · 2(n−1)/n.
+    """
+    import numpy as np
+
+    from hypercuboid.mpi import bench as hb
+    from hypercuboid.mpi.report import allreduce_table, plot_latency
+
+    size_list = hb.parse_sizes(sizes)
+    if not size_list:
+        raise click.ClickException(f"--sizes '{sizes}' gives no size")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise click.ClickException(f"--dtype '{dtype}' is not a NumPy dtype") from None
+    if iterations is not None and iterations < 1:
+        raise click.ClickException(f"--iterations {iterations}: must be at least 1")
+    if warmup is not None and warmup < 0:
+        raise click.ClickException(f"--warmup {warmup}: must be at least 0")
+    algs = hb.split_algorithms(algorithms, _known_algorithms())
+    comm = _world()
+    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
+    rows = _run_collective(
+        comm,
+        lambda: hb.bench_allreduce(
+            comm,
+            algs,
+            size_list,
+            dtype=dt,
+            op=op,
+            iterations=iterations,
+            warmup=warmup,
+            block=block,
+            check=check,
+            verify=not no_verify,
+            seed=seed,
+            progress=_progress(quiet, comm),
+        ),
+    )
+    if comm.Get_rank() != 0:
+        return
+    click.echo(f"# allreduce, {comm.Get_size()} ranks, {dt.name} {op}, block {block}; {_library()}")
+    click.echo(allreduce_table(rows))
+    _write_outputs(rows, as_json, as_csv)
+    if plot:
+        plot_latency(rows, plot, title=f"allreduce on {comm.Get_size()} ranks ({dt.name} {op})")
+    bad = [r for r in rows if r.get("valid") is False]
+    if bad:
+        raise click.ClickException(
+            f"{len(bad)} result(s) failed --check, first {bad[0]['algorithm']} at "
+            f"{bad[0]['bytes']} B: {bad[0]['check']}"
+        )
+
+
+def _known_algorithms() -> list[str]:
+    try:
+        from hypercuboid.schedule import allreduce_algorithms
+
+        return allreduce_algorithms()
+    except AttributeError:  # a core without the generators
+        return []
+
+
+def _gamma(measure: bool) -> float:
+    from hypercuboid.mpi.bench import measure_gamma
+
+    return measure_gamma() if measure else 0.0
+
+
+@bench.command("pingpong")
+@click.option(
+    "--sizes", "-m", default="1:1M", show_default=True, help="Message sizes (as allreduce)."
+)
+@click.option("--iterations", "-i", type=int, default=None, help="[OSU: 1000 / 100]")
+@click.option("--warmup", "-x", type=int, default=None, help="[OSU: 100 / 10]")
+@click.option(
+    "--stat",
+    type=click.Choice(["median", "min"]),
+    default="median",
+    show_default=True,
+    help="Statistic the model is fitted to.",
+)
+@click.option(
+    "--gamma/--no-gamma",
+    default=True,
+    show_default=True,
+    help="Measure γ (ns per byte of a NumPy reduction) for the model; else γ = 0.",
+)
+@click.option(
+    "--model-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the fitted postal model for 'simulate --model-file'.",
+)
+@_with(_common)
+def bench_pingpong_cmd(
+    sizes: str,
+    iterations: int | None,
+    warmup: int | None,
+    stat: str,
+    gamma: bool,
+    model_file: str | None,
+    as_json: str | None,
+    as_csv: str | None,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
+    squares (each size weighted by 1/time, so every decade counts)."""
+    from hypercuboid.mpi import bench as hb
+    from hypercuboid.mpi import modelfile
+    from hypercuboid.mpi.report import human_bytes, table
+
+    size_list = hb.parse_sizes(sizes)
+    if len(size_list) < 2:
+        raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
+    comm = _world()
+    if comm.Get_size() < 2:
+        raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
+    _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
+    rows = _run_collective(
+        comm,
+        lambda: hb.pingpong(
+            comm,
+            size_list,
+            iterations=iterations,
+            warmup=warmup,
+            progress=_progress(quiet, comm),
+        ),
+    )
+    if comm.Get_rank() != 0:
+        return
+    fit = hb.fit_postal(rows, f"{stat}_us")
+    g = _gamma(gamma)
+    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
+    click.echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
+    click.echo(
+        table(
+            shown,
+            [
+                ("size", "size", ""),
+                ("min_us", "min us", ".3f"),
+                ("p25_us", "p25 us", ".3f"),
+                ("median_us", "median us", ".3f"),
+                ("p75_us", "p75 us", ".3f"),
+                ("max_us", "max us", ".3f"),
+            ],
+        )
+    )
+    click.echo(
+        f"postal fit ({stat}): alpha = {fit['alpha_us']:.4g} us, beta = "
+        f"{fit['beta_ns_per_byte']:.4g} ns/B ({1 / max(fit['beta_ns_per_byte'], 1e-12):.3g} "
+        f"GB/s), gamma = {g:.4g} ns/B, R^2 = {fit['r2']:.4f}"
+    )
+    _write_outputs(rows, as_json, as_csv)
+    if model_file:
+        alpha = max(fit["alpha_us"], 0.0)
+        beta = max(fit["beta_ns_per_byte"], 0.0)
+        if fit["alpha_us"] < 0 or fit["beta_ns_per_byte"] < 0:
+            click.echo("warning: a negative fitted value was clamped to 0", err=True)
+        spec = (
+            f"postal:alpha={modelfile.fmt_time(alpha * 1e-6)},"
+            f"beta={modelfile.fmt_time(beta * 1e-9)},gamma={modelfile.fmt_time(g * 1e-9)}"
+        )
+        fitted = {
+            **fit,
+            "gamma_ns_per_byte": g,
+            "sizes": [r["bytes"] for r in rows],
+            f"{stat}_us": [r[f"{stat}_us"] for r in rows],
+        }
+        modelfile.write(
+            model_file,
+            spec,
+            "bench pingpong",
+            fitted,
+            modelfile.machine_info(_library(), comm.Get_size()),
+        )
+        click.echo(f"model file      {model_file}: {spec}")
+
+
+@bench.command("multicast")
+@click.option(
+    "--messages",
+    "-b",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Largest number of messages rank 0 issues (1..b; the paper uses 1..8).",
+)
+@click.option("--bytes", "nbytes", type=int, default=8, show_default=True, help="Message size.")
+@click.option("--iterations", "-i", type=int, default=1000, show_default=True)
+@click.option("--warmup", "-x", type=int, default=100, show_default=True)
+@click.option(
+    "--mode",
+    type=click.Choice(["issue", "ack"]),
+    default="issue",
+    show_default=True,
+    help="issue: time the Isends and their Waitall on rank 0 (the paper's §5.1); ack: until "
+    "every peer acknowledged, less a one-way latency measured in the same run.",
+)
+@click.option(
+    "--beta",
+    default=None,
+    help="β for the model file (e.g. 0.35ns); default: fitted from a short pingpong sweep "
+    "(64K:1M) in the same run.",
+)
+@click.option(
+    "--gamma/--no-gamma",
+    default=True,
+    show_default=True,
+    help="Measure γ (ns per byte of a NumPy reduction) for the model; else γ = 0.",
+)
+@click.option(
+    "--model-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the fitted pipelined postal model for 'simulate --model-file'.",
+)
+@_with(_common)
+def bench_multicast_cmd(
+    messages: int,
+    nbytes: int,
+    iterations: int,
+    warmup: int,
+    mode: str,
+    beta: str | None,
+    gamma: bool,
+    model_file: str | None,
+    as_json: str | None,
+    as_csv: str | None,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
+    α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
+    Table 1: 1.34 / 0.34 µs min, 1.51 / 0.38 µs median on a Cray XC30)."""
+    from hypercuboid.mpi import bench as hb
+    from hypercuboid.mpi import modelfile
+    from hypercuboid.mpi.report import table
+
+    if iterations < 1 or warmup < 0 or nbytes < 0:
+        raise click.ClickException("--iterations must be >= 1, --warmup and --bytes >= 0")
+    beta_s = None
+    if beta is not None:
+        beta_s = _parse_time(beta)
+    comm = _world()
+    if comm.Get_size() < 2:
+        raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
+    _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
+    prog = _progress(quiet, comm)
+
+    def body() -> tuple:
+        rows = hb.multicast(
+            comm,
+            messages,
+            nbytes=nbytes,
+            iterations=iterations,
+            warmup=warmup,
+            mode=mode,
+            progress=prog,
+        )
+        lat = hb.pingpong(comm, [nbytes], iterations=iterations, warmup=warmup)
+        pp = []
+        if beta_s is None and model_file:
+            pp = hb.pingpong(comm, hb.parse_sizes("64K:1M"), iterations=50, warmup=5)
+        return rows, lat, pp
+
+    rows, lat, pp = _run_collective(comm, body)
+    if comm.Get_rank() != 0:
+        return
+    click.echo(
+        f"# multicast of {nbytes} B, mode {mode}, {comm.Get_size() - 1} peer(s); {_library()}"
+    )
+    click.echo(
+        table(
+            rows,
+            [
+                ("messages", "messages", ""),
+                ("peers", "peers", ""),
+                ("min_us", "min us", ".3f"),
+                ("p25_us", "p25 us", ".3f"),
+                ("median_us", "median us", ".3f"),
+                ("p75_us", "p75 us", ".3f"),
+                ("max_us", "max us", ".3f"),
+            ],
+        )
+    )
+    fits = {}
+    for stat in ("min", "median"):
+        latency = lat[0][f"{stat}_us"] if mode == "ack" else 0.0
+        fits[stat] = hb.fit_pipelined(rows, f"{stat}_us", latency)
+        click.echo(
+            f"pipelined fit ({stat}): alpha_p = {fits[stat]['alpha_p_us']:.4g} us, alpha_r = "
+            f"{fits[stat]['alpha_r_us']:.4g} us, R^2 = {fits[stat]['r2']:.4f}"
+            + (f" (less one-way latency {latency:.3f} us)" if latency else "")
+        )
+    _write_outputs(rows, as_json, as_csv)
+    if model_file:
+        if beta_s is None:
+            pf = hb.fit_postal(pp, "median_us")
+            beta_s = max(pf["beta_ns_per_byte"], 0.0) * 1e-9
+        g = _gamma(gamma)
+        f = fits["median"]
+        ap, ar = max(f["alpha_p_us"], 0.0), max(f["alpha_r_us"], 0.0)
+        if f["alpha_p_us"] < 0 or f["alpha_r_us"] < 0:
+            click.echo("warning: a negative fitted value was clamped to 0", err=True)
+        spec = (
+            f"pipelined:alpha_p={modelfile.fmt_time(ap * 1e-6)},"
+            f"alpha_r={modelfile.fmt_time(ar * 1e-6)},beta={modelfile.fmt_time(beta_s)},"
+            f"gamma={modelfile.fmt_time(g * 1e-9)}"
+        )
+        fitted = {
+            "min": fits["min"],
+            "median": fits["median"],
+            "mode": mode,
+            "one_way_latency_us": {s: lat[0][f"{s}_us"] for s in ("min", "median")},
+            "beta_s_per_byte": beta_s,
+            "beta_source": "--beta" if beta is not None else "pingpong 64K:1M (median)",
+            "gamma_ns_per_byte": g,
+            "messages": [r["messages"] for r in rows],
+            "peers": [r["peers"] for r in rows],
+            "min_us": [r["min_us"] for r in rows],
+            "median_us": [r["median_us"] for r in rows],
+        }
+        modelfile.write(
+            model_file,
+            spec,
+            "bench multicast",
+            fitted,
+            modelfile.machine_info(_library(), comm.Get_size()),
+        )
+        click.echo(f"model file      {model_file}: {spec}")
+
+
+def _parse_time(text: str) -> float:
+    """``0.35ns``, ``1.2us``, ``500ps`` (a bare number is ns) as seconds."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?\d+)?)\s*(ps|ns|us|µs|ms|s)?\s*", text)
+    if not m:
+        raise click.ClickException(f"'{text}' is not a time such as 0.35ns or 1.2us")
+    scale = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+    return float(m.group(1)) * scale[m.group(2) or "ns"]
+
+
+if __name__ == "__main__":  # python -m hypercuboid.cli.bench ...
+    bench()

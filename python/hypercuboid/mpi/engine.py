@@ -1,0 +1,458 @@
+"""The executor's engine: runs one rank's program with non-blocking MPI point-to-point calls.
+
+A program arrives as columns (the dict of :meth:`hypercuboid.Schedule.program`). It is compiled
+once into a :class:`Plan` (dependency counters, dependents lists, slices), bound to the caller's
+buffers once (:class:`Bound`: NumPy views for every send, receive, reduce and copy), and then
+run as many times as asked by :func:`run`:
+
+* every op whose dependencies are satisfied is started in program order: a send becomes an
+  ``Isend`` of a view of its slice, a receive an ``Irecv`` (straight into its slice, or into a
+  temporary when it reduces: a fused receive-reduce), a reduce or copy is done on the spot with
+  a NumPy ufunc into the destination slice;
+* when nothing more can start, outstanding requests are completed with ``Waitsome`` (``Wait``
+  when only one is left), which satisfies the dependents of the ops that finished.
+
+Dependencies follow GOAL: ``requires`` (kind 0) = start after the other op completes,
+``irequires`` (kind 1) = start after it starts. Messages move as bytes (``MPI.BYTE``), so any
+fixed-size NumPy dtype travels; reductions use the dtype's ufuncs with the operand order the
+schedule gives (``combine`` 1: ``dst = incoming ⊕ dst``, 2: ``dst = dst ⊕ incoming``), which
+is what makes a non-commutative order, and the bits of a floating-point result, the schedule's.
+
+This module imports mpi4py only when a program runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from heapq import heappop, heappush
+from typing import Any
+
+import numpy as np
+
+from hypercuboid.errors import MPIError, ScheduleError
+
+SEND, RECV, REDUCE, COPY, COMPUTE, SLEEP = range(6)
+
+#: Names of the op kinds, indexed by the ``kind`` column.
+KIND_NAMES: tuple[str, ...] = ("send", "recv", "reduce", "copy", "compute", "sleep")
+
+#: Columns a program must have.
+COLUMNS: tuple[str, ...] = (
+    "kind",
+    "peer",
+    "tag",
+    "bytes",
+    "combine",
+    "buf_slot",
+    "buf_offset",
+    "buf_len",
+    "src_slot",
+    "src_offset",
+    "src_len",
+    "time_ps",
+    "deps",
+    "scratch",
+)
+
+#: NumPy ufunc of each reduction operator (the MPI names, lower case).
+UFUNCS: dict[str, np.ufunc] = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+
+_SLOT_NAMES = {0: "input", 1: "output"}
+
+
+def slot_name(slot: int) -> str:
+    """``input``, ``output``, ``scratch k`` or ``none`` for a slot code."""
+    if slot < 0:
+        return "none"
+    return _SLOT_NAMES.get(slot, f"scratch{slot - 2}")
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """One rank's program, compiled for execution (independent of the buffers)."""
+
+    rank: int
+    nranks: int
+    count: int
+    n: int
+    kind: list[int]
+    peer: list[int]
+    tag: list[int]
+    nbytes: list[int]
+    combine: list[int]
+    buf: list[tuple[int, int, int]]
+    src: list[tuple[int, int, int]]
+    time_ps: list[int]
+    ndeps: list[int]
+    after_start: list[tuple[int, ...]]
+    after_complete: list[tuple[int, ...]]
+    roots: list[int]
+    scratch: list[int]
+    opaque_bytes: int
+    messages: int
+
+    def describe(self, i: int) -> str:
+        """Op ``i`` in readable form, as error messages name it."""
+        k = self.kind[i]
+        name = KIND_NAMES[k] if 0 <= k < len(KIND_NAMES) else f"kind {k}"
+        slot, off, ln = self.buf[i]
+        dst = f"{slot_name(slot)}[{off}:{off + ln}]" if slot >= 0 else f"{self.nbytes[i]} bytes"
+        if k == SEND:
+            return f"op {i} (send {dst} to rank {self.peer[i]} tag {self.tag[i]})"
+        if k == RECV:
+            how = ("", " reducing as incoming ⊕ dst", " reducing as dst ⊕ incoming")[
+                self.combine[i]
+            ]
+            return f"op {i} (recv {dst} from rank {self.peer[i]} tag {self.tag[i]}{how})"
+        if k in (REDUCE, COPY):
+            s, so, sl = self.src[i]
+            return f"op {i} ({name} {slot_name(s)}[{so}:{so + sl}] -> {dst})"
+        return f"op {i} ({name} {self.time_ps[i]} ps)"
+
+
+def _column(program: dict, name: str) -> list:
+    try:
+        col = program[name]
+    except KeyError:
+        raise ScheduleError(
+            f"program has no '{name}' column; expected {', '.join(COLUMNS)}"
+        ) from None
+    return np.asarray(col).tolist()
+
+
+def compile_program(program: dict, *, rank: int, nranks: int, count: int) -> Plan:
+    """Checks a program given as columns and compiles it into a :class:`Plan`.
+
+    ``count`` is the number of elements of the input and output buffers. Raises
+    :class:`~hypercuboid.errors.ScheduleError` naming the op for a malformed program (an unknown
+    kind, a dependency on a missing op, a slice outside its buffer, a peer outside the
+    communicator, a reduce whose source and destination differ in length).
+    """
+    kind = [int(k) for k in _column(program, "kind")]
+    n = len(kind)
+    cols = {}
+    for name in COLUMNS:
+        if name in ("deps", "scratch", "kind"):
+            continue
+        col = _column(program, name)
+        if len(col) != n:
+            raise ScheduleError(
+                f"program column '{name}' has {len(col)} entries; the program has {n} ops"
+            )
+        cols[name] = [int(v) for v in col]
+    scratch = [int(s) for s in np.asarray(program.get("scratch", []), dtype=np.int64).tolist()]
+    extent = {0: count, 1: count}
+    for k, s in enumerate(scratch):
+        if s < 0:
+            raise ScheduleError(f"scratch buffer {k} has negative size {s}")
+        extent[2 + k] = s
+
+    def where(i: int) -> str:
+        return f"rank {rank}: op {i}"
+
+    buf = list(zip(cols["buf_slot"], cols["buf_offset"], cols["buf_len"], strict=True))
+    src = list(zip(cols["src_slot"], cols["src_offset"], cols["src_len"], strict=True))
+    peer = cols["peer"]
+    combine = cols["combine"]
+    messages = 0
+    opaque = 0
+    for i in range(n):
+        k = kind[i]
+        if not 0 <= k < len(KIND_NAMES):
+            raise ScheduleError(f"{where(i)}: unknown kind {k} (0 send .. 5 sleep)")
+        if not 0 <= combine[i] <= 2:
+            raise ScheduleError(f"{where(i)}: unknown combine {combine[i]} (0, 1 or 2)")
+        slices = [buf[i]] + ([src[i]] if k in (REDUCE, COPY) else [])
+        for slot, off, ln in slices:
+            if slot < 0:
+                continue
+            if slot not in extent:
+                raise ScheduleError(
+                    f"{where(i)}: buffer slot {slot} does not exist "
+                    f"(0 input, 1 output, 2..{1 + len(scratch)} scratch)"
+                )
+            if off < 0 or ln < 0 or off + ln > extent[slot]:
+                raise ScheduleError(
+                    f"{where(i)}: slice {slot_name(slot)}[{off}:{off + ln}] is outside the "
+                    f"buffer ({extent[slot]} elements)"
+                )
+        if k in (SEND, RECV):
+            messages += 1
+            p = peer[i]
+            if not (0 <= p < nranks or (k == RECV and p == -1)):
+                raise ScheduleError(
+                    f"{where(i)}: peer {p} is not a rank of the communicator (0..{nranks - 1})"
+                )
+            if buf[i][0] < 0:
+                opaque = max(opaque, cols["bytes"][i])
+        elif k in (REDUCE, COPY):
+            if buf[i][0] < 0 or src[i][0] < 0:
+                raise ScheduleError(
+                    f"{where(i)}: a {KIND_NAMES[k]} needs a source and a destination"
+                )
+            if buf[i][2] != src[i][2]:
+                raise ScheduleError(
+                    f"{where(i)}: {KIND_NAMES[k]} source has {src[i][2]} elements, destination "
+                    f"{buf[i][2]}"
+                )
+        if k in (RECV, REDUCE, COPY) and buf[i][0] == 0:
+            raise ScheduleError(f"{where(i)}: writes into the input buffer, which is read only")
+
+    ndeps = [0] * n
+    after_start: list[list[int]] = [[] for _ in range(n)]
+    after_complete: list[list[int]] = [[] for _ in range(n)]
+    raw = program.get("deps", [])
+    deps = np.asarray(raw, dtype=np.int64).reshape(-1, 3).tolist() if len(raw) else []
+    for op, on, dk in deps:
+        if not (0 <= op < n and 0 <= on < n):
+            raise ScheduleError(
+                f"rank {rank}: dependency ({op}, {on}) names an op outside 0..{n - 1}"
+            )
+        if op == on:
+            raise ScheduleError(f"{where(op)}: depends on itself")
+        if dk == 0:
+            after_complete[on].append(op)
+        elif dk == 1:
+            after_start[on].append(op)
+        else:
+            raise ScheduleError(f"{where(op)}: unknown dependency kind {dk} (0 or 1)")
+        ndeps[op] += 1
+    roots = [i for i in range(n) if ndeps[i] == 0]
+    return Plan(
+        rank=rank,
+        nranks=nranks,
+        count=count,
+        n=n,
+        kind=kind,
+        peer=peer,
+        tag=cols["tag"],
+        nbytes=cols["bytes"],
+        combine=combine,
+        buf=buf,
+        src=src,
+        time_ps=cols["time_ps"],
+        ndeps=ndeps,
+        after_start=[tuple(a) for a in after_start],
+        after_complete=[tuple(a) for a in after_complete],
+        roots=roots,
+        scratch=scratch,
+        opaque_bytes=opaque,
+        messages=messages,
+    )
+
+
+_MPI: Any = None
+
+
+def _mpi() -> Any:
+    global _MPI
+    if _MPI is None:
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
+
+
+class Bound:
+    """A :class:`Plan` bound to an input, an output and fresh scratch buffers: every op's
+    views are made once, so that a repeated call does no slicing.
+
+    ``ops[i]`` is ``(kind, message, peer, tag, action, after_start, after_complete)``: the
+    ``(buffer, MPI.BYTE)`` of a send or receive, and the local action of a reduce, copy or
+    reducing receive as ``(ufunc, a, b, out)`` (``out = a ⊕ b``; ``ufunc`` None: ``out[...] =
+    a``), or the nanoseconds to spin for a compute or sleep. Empty reduces and copies have no
+    action.
+    """
+
+    def __init__(
+        self, plan: Plan, inbuf: np.ndarray, outbuf: np.ndarray, ufunc: np.ufunc | None
+    ) -> None:
+        MPI = _mpi()
+        byte = MPI.BYTE
+        self.plan = plan
+        self.inbuf = inbuf
+        self.outbuf = outbuf
+        dtype = outbuf.dtype
+        bufs = [inbuf, outbuf] + [np.zeros(s, dtype=dtype) for s in plan.scratch]
+        self.bufs = bufs
+        opaque = np.zeros(plan.opaque_bytes, dtype=np.uint8)
+
+        def view(s: tuple[int, int, int]) -> np.ndarray:
+            slot, off, ln = s
+            return bufs[slot][off : off + ln]
+
+        def need_ufunc(i: int) -> np.ufunc:
+            if ufunc is None:
+                raise ScheduleError(
+                    f"rank {plan.rank}: {plan.describe(i)} reduces, but no reduction operator "
+                    "was given"
+                )
+            return ufunc
+
+        ops = []
+        for i in range(plan.n):
+            k = plan.kind[i]
+            c = plan.combine[i]
+            msg = None
+            act: Any = None
+            p = plan.peer[i]
+            t = plan.tag[i]
+            if k == SEND or k == RECV:
+                p = MPI.ANY_SOURCE if p == -1 else p
+                t = MPI.ANY_TAG if t == -1 else t
+                if plan.buf[i][0] < 0:
+                    msg = (opaque[: plan.nbytes[i]], byte)
+                else:
+                    dst = view(plan.buf[i])
+                    if k == RECV and c != 0:
+                        f = need_ufunc(i)
+                        tmp = np.zeros_like(dst)
+                        msg = (tmp.view(np.uint8), byte)
+                        if dst.size:
+                            act = (f, tmp, dst, dst) if c == 1 else (f, dst, tmp, dst)
+                    else:
+                        msg = (dst.view(np.uint8), byte)
+            elif k == REDUCE or k == COPY:
+                dst = view(plan.buf[i])
+                src = view(plan.src[i])
+                if dst.size:
+                    if k == COPY or c == 0:
+                        act = (None, src, None, dst)
+                    else:
+                        f = need_ufunc(i)
+                        # Before (1): dst = src ⊕ dst; After (2): dst = dst ⊕ src
+                        act = (f, src, dst, dst) if c == 1 else (f, dst, src, dst)
+            else:
+                act = plan.time_ps[i] // 1000
+            ops.append((k, msg, p, t, act, plan.after_start[i], plan.after_complete[i]))
+        self.ops = ops
+
+
+def _spin(ns: int) -> None:
+    end = time.perf_counter_ns() + ns
+    while time.perf_counter_ns() < end:
+        pass
+
+
+def run(comm: Any, bound: Bound, timeout: float | None = None) -> None:
+    """Runs a bound program once on ``comm`` (the communicator its peers and tags refer to).
+
+    Raises :class:`~hypercuboid.errors.MPIError` naming the rank and the op that failed, or,
+    after ``timeout`` seconds, the ops still waiting.
+    """
+    MPI = _MPI or _mpi()
+    plan = bound.plan
+    n = plan.n
+    ops = bound.ops
+    pending = plan.ndeps.copy()
+    ready = plan.roots.copy()  # sorted, hence a heap
+    reqs: list[Any] = []
+    rops: list[int] = []
+    done = 0
+    i = -1
+    isend = comm.Isend
+    irecv = comm.Irecv
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while True:
+            while ready:
+                i = heappop(ready)
+                k, m, pe, tg, a, ast, acp = ops[i]
+                if k == 0:
+                    reqs.append(isend(m, pe, tg))
+                    rops.append(i)
+                elif k == 1:
+                    reqs.append(irecv(m, pe, tg))
+                    rops.append(i)
+                else:
+                    if k < 4:
+                        if a is not None:
+                            f, x, y, o = a
+                            if f is None:
+                                o[...] = x
+                            else:
+                                f(x, y, out=o)
+                    elif a:
+                        _spin(a)
+                    done += 1
+                    for d in acp:
+                        pending[d] -= 1
+                        if not pending[d]:
+                            heappush(ready, d)
+                for d in ast:
+                    pending[d] -= 1
+                    if not pending[d]:
+                        heappush(ready, d)
+            if done == n:
+                return
+            i = -1
+            nreq = len(reqs)
+            if not nreq:
+                stuck = [j for j in range(n) if pending[j]]
+                raise MPIError(
+                    f"rank {plan.rank}: the program cannot progress: {len(stuck)} op(s) wait on "
+                    f"ops that never run (a dependency cycle), first {plan.describe(stuck[0])}"
+                )
+            if deadline is not None:
+                idx = MPI.Request.Testsome(reqs)
+                if not idx:
+                    if time.monotonic() > deadline:
+                        waiting = ", ".join(plan.describe(j) for j in rops[:4])
+                        raise MPIError(
+                            f"rank {plan.rank}: timed out after {timeout} s waiting for "
+                            f"{nreq} op(s): {waiting}"
+                        )
+                    continue
+            elif nreq == 1:
+                reqs[0].Wait()
+                idx = (0,)
+            else:
+                idx = MPI.Request.Waitsome(reqs)
+            for j in idx:
+                i = rops[j]
+                a = ops[i][4]
+                if a is not None:
+                    f, x, y, o = a
+                    f(x, y, out=o)
+                done += 1
+                for d in ops[i][6]:
+                    pending[d] -= 1
+                    if not pending[d]:
+                        heappush(ready, d)
+            i = -1
+            if len(idx) == nreq:
+                reqs = []
+                rops = []
+            else:
+                reqs = [r for r in reqs if r]
+                rops = [rops[j] for j in range(nreq) if j not in idx]
+    except MPIError:
+        _cancel(reqs, rops, plan)
+        raise
+    except Exception as e:
+        if i >= 0:
+            where = plan.describe(i)
+        elif rops:
+            where = "waiting for " + ", ".join(plan.describe(j) for j in rops[:4])
+        else:
+            where = "between ops"
+        _cancel(reqs, rops, plan)
+        raise MPIError(f"rank {plan.rank}: {where}: {type(e).__name__}: {e}") from e
+
+
+def _cancel(reqs: list, rops: list[int], plan: Plan) -> None:
+    """After a failure, cancels the receives still posted (so that they cannot match later
+    traffic) and waits for them; sends cannot be cancelled portably and are left to finish."""
+    for r, i in zip(reqs, rops, strict=False):
+        if plan.kind[i] == RECV and r:
+            try:
+                r.Cancel()
+                r.Wait()
+            except Exception:  # noqa: BLE001 - best effort on an already failing path
+                pass

@@ -1,0 +1,243 @@
+"""The public executor: :func:`allreduce` by algorithm name, :func:`execute` for any schedule."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from hypercuboid.errors import MPIError, ScheduleError
+from hypercuboid.mpi import engine
+from hypercuboid.mpi.programs import check_dtype_op, plan_for
+
+_keyval: int | None = None
+_MAX_BOUND = 4
+
+
+def _free_private(_comm: Any, _keyval: int, dup: Any) -> None:
+    try:
+        dup.Free()
+    except Exception:  # noqa: BLE001 - at finalize the dup may already be gone
+        pass
+
+
+def private_comm(comm: Any) -> Any:
+    """A duplicate of ``comm`` cached on it as an MPI attribute (freed with it), so that the
+    schedule's tags cannot match user traffic on ``comm``. Collective on first use."""
+    from mpi4py import MPI
+
+    global _keyval
+    if _keyval is None:
+        _keyval = MPI.Comm.Create_keyval(delete_fn=_free_private)
+    dup = comm.Get_attr(_keyval)
+    if dup is None:
+        dup = comm.Dup()
+        comm.Set_attr(_keyval, dup)
+    return dup
+
+
+def _as_vector(buf: Any, what: str) -> np.ndarray:
+    if not isinstance(buf, np.ndarray):
+        raise ScheduleError(f"{what} must be a NumPy array, not {type(buf).__name__}")
+    if not buf.flags.c_contiguous:
+        raise ScheduleError(f"{what} must be C-contiguous (pass np.ascontiguousarray(...))")
+    return buf.reshape(-1)
+
+
+def _fail(comm: Any, err: MPIError, abort: bool) -> None:
+    if abort:
+        sys.stderr.write(f"hypercuboid.mpi: {err}; aborting the job\n")
+        sys.stderr.flush()
+        comm.Abort(1)
+    raise err
+
+
+class _Binding:
+    """Per-plan cache of buffers bound to views (strong references keep the ids valid)."""
+
+    __slots__ = ("key", "bound", "refs")
+
+    def __init__(self, key: tuple, bound: engine.Bound, refs: tuple) -> None:
+        self.key = key
+        self.bound = bound
+        self.refs = refs
+
+
+_bindings: dict[int, list[_Binding]] = {}
+
+
+def _bind(
+    plan: engine.Plan, sendbuf: Any, recvbuf: np.ndarray, ufunc: np.ufunc | None, inplace: bool
+) -> engine.Bound:
+    key = (id(sendbuf), id(recvbuf), ufunc)
+    cache = _bindings.setdefault(id(plan), [])
+    for b in cache:
+        if b.key == key and b.refs[0] is plan:
+            return b.bound
+    out = recvbuf.reshape(-1)
+    inp = np.empty_like(out) if inplace else sendbuf.reshape(-1)
+    bound = engine.Bound(plan, inp, out, ufunc)
+    cache.insert(0, _Binding(key, bound, (plan, sendbuf, recvbuf)))
+    del cache[_MAX_BOUND:]
+    if len(_bindings) > 256:
+        _bindings.clear()
+    return bound
+
+
+def clear_bindings() -> None:
+    """Forgets the buffers cached by earlier calls (they keep the arrays alive)."""
+    _bindings.clear()
+
+
+def allreduce(
+    comm: Any,
+    sendbuf: Any,
+    recvbuf: np.ndarray | None = None,
+    algorithm: str = "recursive_doubling",
+    *,
+    op: str = "sum",
+    verify: bool = True,
+    abort: bool = True,
+    timeout: float | None = None,
+) -> np.ndarray:
+    """Allreduce with a hypercuboid schedule, run with non-blocking point-to-point calls.
+
+    ``algorithm`` takes the simulator's names and schedule strings (``ring``, ``tree``,
+    ``recursive_doubling``, ...). ``sendbuf`` is a C-contiguous NumPy array (or
+    ``MPI.IN_PLACE``: the input is then ``recvbuf``); ``recvbuf`` gets the result (allocated
+    when ``None``) and is returned. ``op`` is ``sum``, ``prod``, ``max`` or ``min``.
+
+    Each rank builds (once, then from a cache) only its own program. With ``verify`` (the
+    default) a schedule that fails verification raises
+    :class:`~hypercuboid.errors.VerificationError` on every rank before any message is sent.
+    Argument errors raise on the rank that has them. A failure while messages are in flight
+    prints the rank and the op and aborts the job (``abort=False``: raises
+    :class:`~hypercuboid.errors.MPIError` instead); ``timeout`` (seconds) turns a wait that
+    never ends into such a failure.
+    """
+    from mpi4py import MPI
+
+    if comm.Is_inter():
+        raise ScheduleError("allreduce on an intercommunicator is not supported")
+    inplace = sendbuf is MPI.IN_PLACE
+    if recvbuf is None:
+        if inplace:
+            raise ScheduleError("MPI.IN_PLACE needs a recvbuf holding the input")
+        src = _as_vector(sendbuf, "sendbuf")
+        recvbuf = np.empty_like(src)
+    out = _as_vector(recvbuf, "recvbuf")
+    if inplace:
+        src = out
+    else:
+        src = _as_vector(sendbuf, "sendbuf")
+        if src.dtype != out.dtype or src.size != out.size:
+            raise ScheduleError(
+                f"sendbuf ({src.size} x {src.dtype}) and recvbuf ({out.size} x {out.dtype}) differ"
+            )
+        if np.shares_memory(src, out):
+            raise ScheduleError("sendbuf and recvbuf overlap; use MPI.IN_PLACE")
+    if not recvbuf.flags.writeable:
+        raise ScheduleError("recvbuf is read only")
+    ufunc = check_dtype_op(out.dtype, op)
+    size = comm.Get_size()
+    rank = comm.Get_rank()
+    plan = plan_for(algorithm, size, rank, out.size, out.dtype, op, verify)
+    bound = _bind(plan, sendbuf, recvbuf, ufunc, inplace)
+    if inplace:
+        bound.inbuf[...] = out
+    pcomm = private_comm(comm)
+    try:
+        engine.run(pcomm, bound, timeout)
+    except MPIError as e:
+        _fail(comm, MPIError(f"allreduce '{algorithm}' ({size} ranks): {e}"), abort)
+    return recvbuf
+
+
+def execute(
+    comm: Any,
+    schedule: Any,
+    sendbuf: np.ndarray | None = None,
+    recvbuf: np.ndarray | None = None,
+    *,
+    verify: bool = True,
+    abort: bool = True,
+    timeout: float | None = None,
+) -> np.ndarray | None:
+    """Runs any :class:`~hypercuboid.Schedule` on ``comm`` (one program per rank; the schedule
+    must have ``comm.size`` ranks).
+
+    A schedule with data semantics (an allreduce) needs ``sendbuf`` (and gets ``recvbuf``,
+    allocated when ``None``, and returned); a sizes-only schedule (imported GOAL) moves
+    zero-filled bytes and returns ``None``. Compute and sleep ops spin for their time.
+    Verification, errors and ``timeout`` as in :func:`allreduce`.
+    """
+    size = comm.Get_size()
+    rank = comm.Get_rank()
+    if schedule.nranks != size:
+        raise ScheduleError(f"the schedule has {schedule.nranks} ranks, the communicator {size}")
+    meta = schedule.meta
+    if verify:
+        report = schedule.verify()
+        if not report.sound:
+            first = report.problems[0] if report.problems else str(report)
+            from hypercuboid.errors import VerificationError
+
+            raise VerificationError(
+                f"the schedule does not verify ({len(report.problems)} problem(s)); first: "
+                f"{first}. Nothing was sent."
+            )
+    count = int(meta["count"])
+    ufunc = None
+    result = None
+    if meta["collective"] == "none" or meta["dtype"] == "byte":
+        inp = np.zeros(count, dtype=np.uint8)
+        out = np.zeros(count, dtype=np.uint8)
+    else:
+        if sendbuf is None:
+            raise ScheduleError(f"a {meta['collective']} schedule needs a sendbuf")
+        inp = _as_vector(sendbuf, "sendbuf")
+        if inp.size != count:
+            raise ScheduleError(f"sendbuf has {inp.size} elements; the schedule {count}")
+        if recvbuf is None:
+            recvbuf = np.empty_like(inp)
+        out = _as_vector(recvbuf, "recvbuf")
+        if out.dtype != inp.dtype or out.size != count:
+            raise ScheduleError("sendbuf and recvbuf differ in dtype or size")
+        ufunc = check_dtype_op(out.dtype, meta["op"])
+        result = recvbuf
+    plan = engine.compile_program(schedule.program(rank), rank=rank, nranks=size, count=count)
+    bound = engine.Bound(plan, inp, out, ufunc)
+    pcomm = private_comm(comm)
+    try:
+        engine.run(pcomm, bound, timeout)
+    except MPIError as e:
+        _fail(comm, MPIError(f"schedule '{meta['name']}' ({size} ranks): {e}"), abort)
+    return result
+
+
+def run_program(
+    comm: Any,
+    program: dict,
+    sendbuf: np.ndarray,
+    recvbuf: np.ndarray,
+    *,
+    op: str | None = "sum",
+    abort: bool = True,
+    timeout: float | None = None,
+) -> np.ndarray:
+    """Runs a program given as columns (this rank's part of a schedule, in the format of
+    :meth:`hypercuboid.Schedule.program`) on ``comm``: the engine without a schedule, for
+    hand-made programs and tests. Nothing is verified."""
+    inp = _as_vector(sendbuf, "sendbuf")
+    out = _as_vector(recvbuf, "recvbuf")
+    ufunc = None if op is None else check_dtype_op(out.dtype, op)
+    plan = engine.compile_program(
+        program, rank=comm.Get_rank(), nranks=comm.Get_size(), count=out.size
+    )
+    bound = engine.Bound(plan, inp, out, ufunc)
+    try:
+        engine.run(private_comm(comm), bound, timeout)
+    except MPIError as e:
+        _fail(comm, e, abort)
+    return recvbuf

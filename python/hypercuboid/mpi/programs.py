@@ -1,0 +1,143 @@
+"""Where each rank's program comes from: one swappable function, and a cache of compiled plans.
+
+The default source builds the whole schedule with the Rust core
+(:func:`hypercuboid.schedule.allreduce`), verifies it, and keeps only this rank's program. A
+per-rank fast path (a core function that builds one rank's program without the others) plugs
+in with :func:`set_program_source`; nothing else changes.
+
+No mpi4py here: this module is plain Python and NumPy.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from hypercuboid.errors import ScheduleError, VerificationError
+from hypercuboid.mpi.engine import UFUNCS, Plan, compile_program
+
+#: Reduction operators the executor accepts (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN).
+OPS: tuple[str, ...] = ("sum", "prod", "max", "min")
+
+#: dtypes the schedule generators know by name; any other dtype MPI can carry runs with a
+#: stand-in of the same kind (the schedule's slices count elements, so only its byte sizes
+#: differ, and the executor does not use them).
+CORE_DTYPES: tuple[str, ...] = (
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+)
+
+
+@dataclass(frozen=True)
+class ProgramRequest:
+    """What a program source is asked for."""
+
+    algorithm: str
+    nranks: int
+    rank: int
+    count: int
+    dtype: str
+    op: str
+    verify: bool
+
+
+#: A program source: returns the rank's program as columns (see
+#: :meth:`hypercuboid.Schedule.program`), raising ScheduleError / VerificationError.
+ProgramSource = Callable[[ProgramRequest], dict]
+
+
+def core_program(req: ProgramRequest) -> dict:
+    """The default source: the whole schedule from the Rust core, verified when asked (every
+    rank reaches the same verdict, as every rank builds the same schedule), then this rank's
+    columns."""
+    from hypercuboid.schedule import allreduce
+
+    sched = allreduce(req.algorithm, req.nranks, req.count, dtype=req.dtype, op=req.op)
+    if req.verify:
+        report = sched.verify()
+        if not report.sound:
+            first = report.problems[0] if report.problems else str(report)
+            raise VerificationError(
+                f"allreduce '{req.algorithm}' on {req.nranks} ranks, {req.count} x {req.dtype}: "
+                f"the schedule does not verify ({len(report.problems)} problem(s)); first: "
+                f"{first}. Nothing was sent."
+            )
+    return sched.program(req.rank)
+
+
+_source: ProgramSource = core_program
+_plans: OrderedDict[tuple, Plan] = OrderedDict()
+_MAX_PLANS = 64
+
+
+def set_program_source(source: ProgramSource | None) -> ProgramSource:
+    """Replaces the function that produces a rank's program (``None`` restores the default)
+    and empties the plan cache. Returns the previous source."""
+    global _source
+    prev = _source
+    _source = core_program if source is None else source
+    _plans.clear()
+    return prev
+
+
+def clear_cache() -> None:
+    """Forgets every compiled plan."""
+    _plans.clear()
+
+
+def schedule_dtype(dtype: np.dtype) -> str:
+    """The dtype name to ask the schedule generators for."""
+    if dtype.name in CORE_DTYPES:
+        return dtype.name
+    if dtype.kind == "f":
+        return "float32" if dtype.itemsize <= 4 else "float64"
+    if dtype.kind == "c":
+        return "float64"
+    if dtype.kind == "i":
+        return "int64"
+    if dtype.kind == "u":
+        return "uint64"
+    raise ScheduleError(f"dtype {dtype} has no schedule stand-in")
+
+
+def check_dtype_op(dtype: np.dtype, op: str) -> np.ufunc:
+    """The ufunc of ``op`` on ``dtype``, or a ValueError naming what is accepted."""
+    if op not in UFUNCS:
+        raise ScheduleError(f"unknown reduction op '{op}'; accepted: {', '.join(OPS)}")
+    if dtype.kind not in "iufc" or dtype.hasobject:
+        raise ScheduleError(
+            f"dtype {dtype} cannot be reduced: accepted are signed and unsigned integers, "
+            "floating-point and complex types"
+        )
+    if dtype.kind == "c" and op in ("max", "min"):
+        raise ScheduleError(f"op '{op}' is not defined on complex dtype {dtype} (MPI has none)")
+    return UFUNCS[op]
+
+
+def plan_for(
+    algorithm: str, nranks: int, rank: int, count: int, dtype: np.dtype, op: str, verify: bool
+) -> Plan:
+    """The compiled plan of ``rank``, from the cache or from the program source."""
+    key = (id(_source), algorithm, nranks, rank, count, dtype.str, op, verify)
+    plan = _plans.get(key)
+    if plan is not None:
+        _plans.move_to_end(key)
+        return plan
+    req = ProgramRequest(algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify)
+    program = _source(req)
+    plan = compile_program(program, rank=rank, nranks=nranks, count=count)
+    _plans[key] = plan
+    if len(_plans) > _MAX_PLANS:
+        _plans.popitem(last=False)
+    return plan

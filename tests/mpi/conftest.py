@@ -1,0 +1,67 @@
+"""pytest under mpiexec: every rank runs the same tests; only rank 0's output is shown.
+
+A test that fails on any rank prints its report (with the rank) on that rank's real stderr
+and aborts the job: the other ranks may be waiting for it in a message, and a failing run
+must end, non-zero, instead of hanging. Outside mpiexec nothing changes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+
+def _launcher(var_sets: tuple[tuple[str, str], ...]) -> tuple[int, int] | None:
+    for rank_var, size_var in var_sets:
+        r, s = os.environ.get(rank_var), os.environ.get(size_var)
+        if r is not None and s is not None and r.isdigit() and s.isdigit():
+            return int(r), int(s)
+    return None
+
+
+_WHERE = _launcher(
+    (
+        ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+        ("PMI_RANK", "PMI_SIZE"),
+        ("PMIX_RANK", "PMIX_SIZE"),
+    )
+)
+RANK, SIZE = _WHERE if _WHERE else (0, 1)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if _WHERE is not None and RANK != 0:
+        reporter = config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None:
+            config.pluginmanager.unregister(reporter)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed and _WHERE is not None and SIZE > 1:
+        capman = item.config.pluginmanager.getplugin("capturemanager")
+        if capman is not None:
+            capman.suspend_global_capture(in_=True)
+        sys.stderr.write(
+            f"\n[rank {RANK} of {SIZE}] {item.nodeid} failed ({rep.when}):\n"
+            f"{rep.longreprtext}\n[rank {RANK}] aborting the job\n"
+        )
+        sys.stderr.flush()
+        time.sleep(1.0)  # let mpiexec forward the report before the job is killed
+        from mpi4py import MPI
+
+        MPI.COMM_WORLD.Abort(1)
+
+
+@pytest.fixture
+def comm():
+    """MPI_COMM_WORLD (MPI is initialised on first use only)."""
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
