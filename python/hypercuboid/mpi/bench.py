@@ -169,16 +169,14 @@ def bench_allreduce(
     ``algbw_GBps, busbw_GBps`` (from ``avg_us``), ``valid`` (``None`` without ``check``) and,
     with ``check``, ``check`` (the :class:`~hypercuboid.mpi.check.CheckResult` as a dict).
     """
-    from mpi4py.util import dtlib
-
-    from hypercuboid.mpi.check import check_allreduce, make_input, mpi_op
+    from hypercuboid.mpi.check import check_allreduce, make_input, mpi_datatype, mpi_op
     from hypercuboid.mpi.executor import allreduce
     from hypercuboid.mpi.programs import check_dtype_op
 
     dt = np.dtype(dtype)
     check_dtype_op(dt, op)
     mop = mpi_op(op)
-    mdt = dtlib.from_numpy_dtype(dt) if "native" in algorithms else None
+    mdt = mpi_datatype(dt) if "native" in algorithms else None
     if block < 1:
         raise BenchError(f"block {block}: must be at least 1")
     size = comm.Get_size()

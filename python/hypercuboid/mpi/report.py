@@ -34,7 +34,10 @@ def table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]]) -> str:
     for r in rows:
         cells.append([_fmt(r.get(k), spec) for k, _, spec in columns])
     widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
-    left = [all(isinstance(r.get(k), str) or r.get(k) is None for r in rows) for k, _, _ in columns]
+    left = [
+        all(isinstance(r.get(k), (str, bool)) or r.get(k) is None for r in rows)
+        for k, _, _ in columns
+    ]
     lines = []
     for c in cells:
         parts = [c[i].ljust(widths[i]) if left[i] else c[i].rjust(widths[i]) for i in range(len(c))]

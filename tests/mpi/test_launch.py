@@ -1,0 +1,74 @@
+"""Jobs launched with the venv's mpiexec from an ordinary test: a rank that fails while
+messages are in flight aborts the whole job with a message naming the rank and the op."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+HERE = Path(__file__).parent
+
+pytestmark = pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to the interpreter")
+
+
+def mpirun(n: int, args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.update(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_pml="ob1",
+        OMPI_MCA_btl="self,sm",
+        OMPI_MCA_mpi_yield_when_idle="1",
+        PYTHONPATH=str(HERE),
+    )
+    cmd = [str(MPIEXEC), "--oversubscribe", "--bind-to", "none", "-n", str(n), *args]
+    # the timeout only guards against a hang; it asserts nothing about speed
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_failing_rank_aborts_the_job_naming_rank_and_op(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            from mpi4py import MPI
+            from handmade import IN, OUT, Program
+            from hypercuboid.mpi import run_program
+
+            comm = MPI.COMM_WORLD
+            p = Program()
+            if comm.rank == 0:
+                p.send(1, (IN, 0, 4), tag=5)
+                p.recv(1, (OUT, 0, 4), tag=6)  # never sent: rank 0 would wait forever
+            else:
+                p.recv(0, (OUT, 0, 2), tag=5)  # too short: MPI_ERR_TRUNCATE
+            run_program(comm, p.columns(), np.ones(4), np.zeros(4))
+            print("not reached", flush=True)
+            """
+        )
+    )
+    res = mpirun(2, [sys.executable, str(script)], tmp_path)
+    assert res.returncode != 0
+    assert "not reached" not in res.stdout
+    assert (
+        "hypercuboid.mpi: rank 1: waiting for op 0 (recv output[0:2] from rank 0 tag 5): "
+        in res.stderr
+    )
+    assert "aborting the job" in res.stderr
+
+
+def test_cli_usage_errors_are_printed_once(tmp_path):
+    res = mpirun(
+        3,
+        [sys.executable, "-m", "hypercuboid.cli.bench", "allreduce", "-a", "native", "-m", "8:x"],
+        tmp_path,
+    )
+    assert res.returncode == 1
+    assert res.stderr.count("size 'x' is not a byte count") == 1
