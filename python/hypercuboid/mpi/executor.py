@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from hypercuboid.errors import MPIError, ScheduleError
-from hypercuboid.mpi import engine
+from hypercuboid.mpi import engine, programs
 from hypercuboid.mpi.programs import check_dtype_op, plan_for
 
 _keyval: int | None = None
@@ -42,7 +42,7 @@ def _as_vector(buf: Any, what: str) -> np.ndarray:
         raise ScheduleError(f"{what} must be a NumPy array, not {type(buf).__name__}")
     if not buf.flags.c_contiguous:
         raise ScheduleError(f"{what} must be C-contiguous (pass np.ascontiguousarray(...))")
-    return buf.reshape(-1)
+    return buf if buf.ndim == 1 else buf.reshape(-1)
 
 
 def _fail(comm: Any, err: MPIError, abort: bool) -> None:
@@ -65,6 +65,9 @@ class _Binding:
 
 
 _bindings: dict[int, list[_Binding]] = {}
+#: The last non-in-place call: (sendbuf, recvbuf, comm, algorithm, op, verify, generation,
+#: dtype, private comm, bound program); a repeated identical call skips every check.
+_last: tuple | None = None
 
 
 def _bind(
@@ -87,7 +90,9 @@ def _bind(
 
 def clear_bindings() -> None:
     """Forgets the buffers cached by earlier calls (they keep the arrays alive)."""
+    global _last
     _bindings.clear()
+    _last = None
 
 
 def allreduce(
@@ -116,6 +121,25 @@ def allreduce(
     :class:`~hypercuboid.errors.MPIError` instead); ``timeout`` (seconds) turns a wait that
     never ends into such a failure.
     """
+    global _last
+    last = _last
+    if (
+        last is not None
+        and last[0] is sendbuf
+        and last[1] is recvbuf
+        and last[2] is comm
+        and last[3] == algorithm
+        and last[4] == op
+        and last[5] == verify
+        and last[6] == programs.generation
+        and recvbuf.dtype == last[7]
+    ):
+        # the same call as the last one (a benchmark loop): nothing to check or look up
+        try:
+            engine.run(last[8], last[9], timeout)
+        except MPIError as e:
+            _fail(comm, MPIError(f"allreduce '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
+        return recvbuf
     from mpi4py import MPI
 
     if comm.Is_inter():
@@ -135,7 +159,7 @@ def allreduce(
             raise ScheduleError(
                 f"sendbuf ({src.size} x {src.dtype}) and recvbuf ({out.size} x {out.dtype}) differ"
             )
-        if np.shares_memory(src, out):
+        if np.may_share_memory(src, out):  # exact for contiguous buffers
             raise ScheduleError("sendbuf and recvbuf overlap; use MPI.IN_PLACE")
     if not recvbuf.flags.writeable:
         raise ScheduleError("recvbuf is read only")
@@ -147,6 +171,9 @@ def allreduce(
     if inplace:
         bound.inbuf[...] = out
     pcomm = private_comm(comm)
+    if not inplace:
+        _last = (sendbuf, recvbuf, comm, algorithm, op, verify, programs.generation, out.dtype)
+        _last += (pcomm, bound)
     try:
         engine.run(pcomm, bound, timeout)
     except MPIError as e:

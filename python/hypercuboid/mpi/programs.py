@@ -79,21 +79,26 @@ def core_program(req: ProgramRequest) -> dict:
 _source: ProgramSource = core_program
 _plans: OrderedDict[tuple, Plan] = OrderedDict()
 _MAX_PLANS = 64
+#: Bumped whenever cached plans become invalid (callers that keep plans compare it).
+generation = 0
 
 
 def set_program_source(source: ProgramSource | None) -> ProgramSource:
     """Replaces the function that produces a rank's program (``None`` restores the default)
     and empties the plan cache. Returns the previous source."""
-    global _source
+    global _source, generation
     prev = _source
     _source = core_program if source is None else source
     _plans.clear()
+    generation += 1
     return prev
 
 
 def clear_cache() -> None:
     """Forgets every compiled plan."""
+    global generation
     _plans.clear()
+    generation += 1
 
 
 def schedule_dtype(dtype: np.dtype) -> str:
@@ -129,7 +134,7 @@ def plan_for(
     algorithm: str, nranks: int, rank: int, count: int, dtype: np.dtype, op: str, verify: bool
 ) -> Plan:
     """The compiled plan of ``rank``, from the cache or from the program source."""
-    key = (id(_source), algorithm, nranks, rank, count, dtype.str, op, verify)
+    key = (algorithm, nranks, rank, count, dtype.str, op, verify)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
