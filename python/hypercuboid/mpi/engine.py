@@ -75,7 +75,11 @@ def slot_name(slot: int) -> str:
 
 @dataclass(frozen=True, eq=False)
 class Plan:
-    """One rank's program, compiled for execution (independent of the buffers)."""
+    """One rank's program, compiled for execution (independent of the buffers): the columns
+    as lists, ``ndeps`` (unsatisfied dependencies of each op at the start), the dependents to
+    release when an op starts (``after_start``, irequires) or completes (``after_complete``,
+    requires), ``roots`` (ops free at the start, in program order), ``opaque_bytes`` (the
+    largest sizes-only send) and ``messages`` (sends and receives)."""
 
     rank: int
     nranks: int
@@ -307,7 +311,9 @@ class Bound:
                 p = MPI.ANY_SOURCE if p == -1 else p
                 t = MPI.ANY_TAG if t == -1 else t
                 if plan.buf[i][0] < 0:
-                    msg = (opaque[: plan.nbytes[i]], byte)
+                    # sizes only: sends share one zero buffer, each receive has its own
+                    data = opaque if k == SEND else np.zeros(plan.nbytes[i], dtype=np.uint8)
+                    msg = (data[: plan.nbytes[i]], byte)
                 else:
                     dst = view(plan.buf[i])
                     if k == RECV and c != 0:
