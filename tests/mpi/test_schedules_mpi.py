@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from hypercuboid.errors import ScheduleError, VerificationError
 
 pytestmark = pytest.mark.mpi
