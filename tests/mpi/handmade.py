@@ -49,8 +49,13 @@ class Program:
     def send(self, peer: int, buf: tuple, tag: int = 0) -> int:
         return self._op(kind=0, peer=peer, tag=tag, buf=buf)
 
-    def recv(self, peer: int, buf: tuple, tag: int = 0, combine: int = 0) -> int:
-        return self._op(kind=1, peer=peer, tag=tag, buf=buf, combine=combine)
+    def recv(
+        self, peer: int, buf: tuple, tag: int = 0, combine: int = 0, operand: tuple | None = None
+    ) -> int:
+        """A receive; ``combine`` 1: buf = incoming ⊕ operand, 2: operand ⊕ incoming, where
+        the operand is ``buf`` itself unless given (receive-reduce-copy)."""
+        src = operand if operand is not None else (-1, 0, 0)
+        return self._op(kind=1, peer=peer, tag=tag, buf=buf, combine=combine, src=src)
 
     def send_bytes(self, peer: int, nbytes: int, tag: int = 0) -> int:
         return self._op(kind=0, peer=peer, tag=tag, bytes=nbytes)
@@ -120,6 +125,33 @@ def chain_allreduce(rank: int, nranks: int, count: int, itemsize: int = 8) -> di
     else:
         for q in range(last):
             p.after(p.send(q, (OUT, 0, n), tag=2), c)
+    return p.columns()
+
+
+def doubling_allreduce(rank: int, nranks: int, count: int) -> dict:
+    """Recursive doubling for a power-of-two number of ranks with receive-reduce-copy ops, as
+    the core generates it: step k sends the current buffer and receives into the other one
+    with the current buffer as operand (lower rank on the left), alternating output and
+    scratch 0; step 0 reads the input; a last copy when the result ends in scratch 0."""
+    p = Program()
+    n = count
+    p.scratch = [n]
+    cur = (IN, 0, n)
+    last: list[int] = []
+    step = 0
+    while (1 << step) < nranks:
+        peer = rank ^ (1 << step)
+        nxt = (OUT if step % 2 == 0 else scratch(0), 0, n)
+        s = p.after(p.send(peer, cur, tag=step), *last)
+        r = p.after(
+            p.recv(peer, nxt, tag=step, combine=1 if peer < rank else 2, operand=cur), *last
+        )
+        # the next step sends nxt, and the step after writes into cur: wait for both
+        last = [s, r]
+        cur = nxt
+        step += 1
+    if cur[0] != OUT:
+        p.after(p.copy(cur, (OUT, 0, n)), *last)
     return p.columns()
 
 

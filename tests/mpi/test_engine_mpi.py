@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from handmade import IN, OUT, Program, chain_allreduce, linear_allreduce, reference
+from handmade import (
+    IN,
+    OUT,
+    Program,
+    chain_allreduce,
+    doubling_allreduce,
+    linear_allreduce,
+    reference,
+)
 from hypercuboid.errors import MPIError
 
 pytestmark = pytest.mark.mpi
@@ -180,3 +188,69 @@ def test_dependency_cycle_is_an_error_not_a_hang(comm):
         f"rank {comm.rank}: the program cannot progress: 2 op(s) wait on ops that never run "
         "(a dependency cycle), first op 0 (copy input[0:1] -> output[0:1])"
     )
+
+
+def test_receive_reduce_copy_operand_order_with_a_noncommutative_ufunc(comm):
+    """A fused receive with an operand: combine 1 is ``dst = incoming ⊕ operand``, 2 is
+    ``dst = operand ⊕ incoming``; an operand overlapping ``dst`` is read before the message
+    overwrites anything."""
+    from hypercuboid.mpi import engine
+    from hypercuboid.mpi.executor import private_comm
+
+    if comm.size < 2:
+        pytest.skip("needs 2 ranks")
+    r = comm.rank
+    p = Program()
+    p.scratch = [4]
+    if r < 2:
+        other = 1 - r
+        fill = p.copy((IN, 0, 4), (2, 0, 4))
+        p.send(other, (IN, 0, 2), tag=1)
+        p.send(other, (IN, 2, 2), tag=2)
+        p.send(other, (IN, 0, 2), tag=3)
+        p.recv(other, (OUT, 0, 2), tag=1, combine=1, operand=(IN, 0, 2))
+        p.recv(other, (OUT, 2, 2), tag=2, combine=2, operand=(IN, 2, 2))
+        # scratch[1:3] = incoming - scratch[0:2], operand and destination overlap
+        p.after(p.recv(other, (2, 1, 2), tag=3, combine=1, operand=(2, 0, 2)), fill)
+    x = np.array([10.0, 20.0, 30.0, 40.0]) * (r + 1)
+    y = np.zeros(4)
+    plan = engine.compile_program(p.columns(), rank=r, nranks=comm.size, count=4)
+    b = engine.Bound(plan, x, y, np.subtract)
+    engine.run(private_comm(comm), b)
+    if r < 2:
+        xo = np.array([10.0, 20.0, 30.0, 40.0]) * (2 - r)
+        assert y.tolist() == [xo[0] - x[0], xo[1] - x[1], x[2] - xo[2], x[3] - xo[3]]
+        assert b.bufs[2].tolist() == [x[0], xo[0] - x[0], xo[1] - x[1], x[3]]
+        assert plan.describe(4) == (
+            f"op 4 (recv output[0:2] from rank {other} tag 1 reducing as incoming ⊕ input[0:2])"
+        )
+        assert plan.describe(5) == (
+            f"op 5 (recv output[2:4] from rank {other} tag 2 reducing as input[2:4] ⊕ incoming)"
+        )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_recursive_doubling_with_receive_reduce_copy(comm, dtype):
+    """On the largest power-of-two sub-communicator: every rank holds the same bits, exact for
+    integers, within rounding of the fixed-order reference for floats."""
+    from hypercuboid.mpi import run_program
+    from hypercuboid.mpi.check import reference_allreduce, same_bits, within_bound
+    from mpi4py import MPI
+
+    pof2 = 1 << (comm.size.bit_length() - 1)
+    sub = comm.Split(0 if comm.rank < pof2 else MPI.UNDEFINED, comm.rank)
+    if sub == MPI.COMM_NULL:
+        comm.Barrier()
+        return
+    try:
+        xs = inputs(pof2, 33, np.dtype(dtype))
+        out = np.zeros(33, dtype=dtype)
+        run_program(sub, doubling_allreduce(sub.rank, pof2, 33), xs[sub.rank], out)
+        ref, scale = reference_allreduce(pof2, 33, dtype, "sum", 3)
+        assert same_bits(ref, reference(xs, np.add))
+        assert within_bound(out, ref, scale, pof2, "sum")
+        everyone = sub.allgather(out)
+        assert all(same_bits(o, out) for o in everyone)
+    finally:
+        sub.Free()
+    comm.Barrier()

@@ -6,17 +6,20 @@ buffers once (:class:`Bound`: NumPy views for every send, receive, reduce and co
 run as many times as asked by :func:`run`:
 
 * every op whose dependencies are satisfied is started in program order: a send becomes an
-  ``Isend`` of a view of its slice, a receive an ``Irecv`` (straight into its slice, or into a
-  temporary when it reduces: a fused receive-reduce), a reduce or copy is done on the spot with
-  a NumPy ufunc into the destination slice;
+  ``Isend`` of a view of its slice, a receive an ``Irecv`` straight into its slice (or into a
+  temporary when it reduces in place), a reduce or copy is done on the spot with a NumPy ufunc
+  into the destination slice;
 * when nothing more can start, outstanding requests are completed with ``Waitsome`` (``Wait``
   when only one is left), which satisfies the dependents of the ops that finished.
 
 Dependencies follow GOAL: ``requires`` (kind 0) = start after the other op completes,
 ``irequires`` (kind 1) = start after it starts. Messages move as bytes (``MPI.BYTE``), so any
-fixed-size NumPy dtype travels; reductions use the dtype's ufuncs with the operand order the
-schedule gives (``combine`` 1: ``dst = incoming ⊕ dst``, 2: ``dst = dst ⊕ incoming``), which
-is what makes a non-commutative order, and the bits of a floating-point result, the schedule's.
+fixed-size NumPy dtype travels. Reductions use the dtype's ufuncs in the operand order the
+schedule gives, which is what makes a non-commutative order, and the bits of a floating-point
+result, the schedule's: a reduce with ``combine`` 1 is ``dst = src ⊕ dst``, 2 ``dst = dst ⊕
+src``; a fused receive with ``combine`` 1 is ``dst = incoming ⊕ operand``, 2 ``dst = operand ⊕
+incoming``, where the operand is its ``src`` slice (receive-reduce-copy: the message lands
+straight in ``dst`` and is reduced there) or ``dst`` itself when it has none.
 
 This module imports mpi4py only when a program runs.
 """
@@ -110,7 +113,9 @@ class Plan:
         if k == SEND:
             return f"op {i} (send {dst} to rank {self.peer[i]} tag {self.tag[i]})"
         if k == RECV:
-            how = ("", " reducing as incoming ⊕ dst", " reducing as dst ⊕ incoming")[
+            s, so, sl = self.src[i]
+            other = f"{slot_name(s)}[{so}:{so + sl}]" if s >= 0 else "dst"
+            how = ("", f" reducing as incoming ⊕ {other}", f" reducing as {other} ⊕ incoming")[
                 self.combine[i]
             ]
             return f"op {i} (recv {dst} from rank {self.peer[i]} tag {self.tag[i]}{how})"
@@ -172,7 +177,7 @@ def compile_program(program: dict, *, rank: int, nranks: int, count: int) -> Pla
             raise ScheduleError(f"{where(i)}: unknown kind {k} (0 send .. 5 sleep)")
         if not 0 <= combine[i] <= 2:
             raise ScheduleError(f"{where(i)}: unknown combine {combine[i]} (0, 1 or 2)")
-        slices = [buf[i]] + ([src[i]] if k in (REDUCE, COPY) else [])
+        slices = [buf[i]] + ([src[i]] if k in (REDUCE, COPY, RECV) else [])
         for slot, off, ln in slices:
             if slot < 0:
                 continue
@@ -195,6 +200,16 @@ def compile_program(program: dict, *, rank: int, nranks: int, count: int) -> Pla
                 )
             if buf[i][0] < 0:
                 opaque = max(opaque, cols["bytes"][i])
+            if k == RECV and src[i][0] >= 0:
+                if combine[i] == 0:
+                    raise ScheduleError(
+                        f"{where(i)}: a receive that does not reduce has an operand"
+                    )
+                if buf[i][0] < 0 or src[i][2] != buf[i][2]:
+                    raise ScheduleError(
+                        f"{where(i)}: receive operand has {src[i][2]} elements, destination "
+                        f"{buf[i][2] if buf[i][0] >= 0 else 'none'}"
+                    )
         elif k in (REDUCE, COPY):
             if buf[i][0] < 0 or src[i][0] < 0:
                 raise ScheduleError(
@@ -317,11 +332,17 @@ class Bound:
                 else:
                     dst = view(plan.buf[i])
                     if k == RECV and c != 0:
+                        # fused receive-reduce: dst = incoming ⊕ operand (1) or
+                        # operand ⊕ incoming (2); the operand is dst itself unless given
                         f = need_ufunc(i)
-                        tmp = np.zeros_like(dst)
-                        msg = (tmp.view(np.uint8), byte)
+                        operand = view(plan.src[i]) if plan.src[i][0] >= 0 else dst
+                        if operand is not dst and not np.may_share_memory(operand, dst):
+                            into = dst  # receive in place, then reduce in place: no copy
+                        else:
+                            into = np.zeros_like(dst)
+                        msg = (into.view(np.uint8), byte)
                         if dst.size:
-                            act = (f, tmp, dst, dst) if c == 1 else (f, dst, tmp, dst)
+                            act = (f, into, operand, dst) if c == 1 else (f, operand, into, dst)
                     else:
                         msg = (dst.view(np.uint8), byte)
             elif k == REDUCE or k == COPY:
