@@ -82,8 +82,8 @@ fn dissemination_file() {
         let mut p = Program::new();
         for k in 0..3 {
             let d = 1 << k;
-            let s = p.push(send((r + d) % 8, k as i32, 1));
-            p.push(recv((r + 8 - d) % 8, k as i32, 1));
+            let s = p.push(send((r + d) % 8, k, 1));
+            p.push(recv((r + 8 - d) % 8, k, 1));
             if k > 0 {
                 p.requires(s, s - 1);
             }
@@ -150,11 +150,21 @@ fn streaming_reader_agrees_with_parse() {
             "{name}"
         );
     }
-    let bad = "num_ranks 2\nrank 0 {\nsend 8b from 1\n}\n";
-    assert_eq!(
-        parse_reader(BufReader::with_capacity(3, bad.as_bytes()), "x").unwrap_err(),
-        parse(bad, "x").unwrap_err()
-    );
+    for bad in [
+        "num_ranks 2\nrank 0 {\nsend 8b from 1\n}\n",
+        "",
+        "\n",
+        "// c",
+        "// c\n",
+        "// c\r\n\n",
+        "num_ranks 1\nrank 0 {",
+    ] {
+        assert_eq!(
+            parse_reader(BufReader::with_capacity(3, bad.as_bytes()), "x").unwrap_err(),
+            parse(bad, "x").unwrap_err(),
+            "{bad:?}"
+        );
+    }
 }
 
 #[test]
@@ -389,5 +399,36 @@ fn invalid_utf8_is_one_error() {
     assert_eq!(
         e.to_string(),
         "line 2, column 6: the name is not valid UTF-8"
+    );
+}
+
+#[test]
+fn numbered_and_named_labels_are_distinct() {
+    // `l1` and `l01` are different labels to txt2bin (it compares strings); so are labels with
+    // more digits than a u64 holds.
+    let s = parse(
+        "num_ranks 1\nrank 0 {\nl1: calc 1\nl01: calc 2\nl0: calc 3\nl99999999999999999999: calc 4\nl999999999999999999: calc 5\n\
+         l0 requires l01\nl1 requires l0\nl999999999999999999 requires l99999999999999999999\n}\n",
+        "n",
+    )
+    .unwrap();
+    let mut p = Program::new();
+    for ns in 1..=5 {
+        p.push(calc(ns));
+    }
+    p.requires(2, 1);
+    p.requires(0, 2);
+    p.requires(4, 3);
+    assert_eq!(
+        s,
+        Schedule::from_programs(Meta::sizes_only("n"), [p]).unwrap()
+    );
+    assert_eq!(
+        in_rank0("l1: calc 1\nl01: calc 2\nl1: calc 3"),
+        "line 5, column 1: label 'l1' is defined twice in rank 0 (first on line 3)"
+    );
+    assert_eq!(
+        in_rank0("l1: calc 1\nl01: calc 2\nl2 requires l1"),
+        "line 5, column 1: unknown label 'l2' in dependency (labels defined in rank 0: l1, l01)"
     );
 }

@@ -130,23 +130,41 @@ pub fn parse(text: &str, name: &str) -> Result<Schedule, ScheduleError> {
 /// Like [`parse`], reading a line at a time (for multi-GB files). A read failure is
 /// [`ScheduleError::Io`] with `name` as the path.
 pub fn parse_reader(mut r: impl BufRead, name: &str) -> Result<Schedule, ScheduleError> {
+    let io_err = |e: std::io::Error| ScheduleError::Io {
+        path: name.to_string(),
+        message: e.to_string(),
+    };
     let mut p = parse::Parser::new(name);
-    let mut buf = Vec::with_capacity(256);
+    // Lines are parsed in place in the reader's buffer; only a line that straddles two fills is
+    // copied.
+    let mut carry: Vec<u8> = Vec::new();
     loop {
-        buf.clear();
-        let n = r
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ScheduleError::Io {
-                path: name.to_string(),
-                message: e.to_string(),
-            })?;
-        if n == 0 {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(e)),
+        };
+        if buf.is_empty() {
             break;
         }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
+        let mut start = 0;
+        while let Some(i) = buf[start..].iter().position(|&b| b == b'\n') {
+            let end = start + i;
+            if carry.is_empty() {
+                p.line(&buf[start..end])?;
+            } else {
+                carry.extend_from_slice(&buf[start..end]);
+                p.line(&carry)?;
+                carry.clear();
+            }
+            start = end + 1;
         }
-        p.line(&buf)?;
+        carry.extend_from_slice(&buf[start..]);
+        let n = buf.len();
+        r.consume(n);
+    }
+    if !carry.is_empty() {
+        p.line(&carry)?;
     }
     p.finish()
 }

@@ -235,6 +235,70 @@ struct Block {
     at: Pos,
 }
 
+/// The labels of one rank block. Canonical `l<n>` labels (as `write_goal` and Schedgen write
+/// them) are kept by number, without allocating; any other label by name.
+#[derive(Default)]
+struct Labels {
+    numbered: FxHashMap<u64, u32>,
+    named: FxHashMap<Box<[u8]>, u32>,
+    /// The first few names, in definition order and joined by ", ", for error messages.
+    first: Vec<u8>,
+    shown: usize,
+}
+
+impl Labels {
+    /// `n` if `l` is `l<n>` written without leading zeros.
+    #[inline]
+    fn number(l: &[u8]) -> Option<u64> {
+        match l {
+            [b'l', d @ ..]
+                if !d.is_empty() && d.len() <= 18 && d.iter().all(u8::is_ascii_digit) =>
+            {
+                (d[0] != b'0' || d.len() == 1).then(|| to_u64(d).unwrap_or(u64::MAX))
+            }
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn get(&self, l: &[u8]) -> Option<u32> {
+        match Labels::number(l) {
+            Some(n) => self.numbered.get(&n).copied(),
+            None => self.named.get(l).copied(),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, l: &[u8], op: u32) {
+        match Labels::number(l) {
+            Some(n) => {
+                self.numbered.insert(n, op);
+            }
+            None => {
+                self.named.insert(l.into(), op);
+            }
+        }
+        if self.shown < LABELS_SHOWN {
+            if self.shown > 0 {
+                self.first.extend_from_slice(b", ");
+            }
+            self.first.extend_from_slice(l);
+            self.shown += 1;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.numbered.len() + self.named.len()
+    }
+
+    fn clear(&mut self) {
+        self.numbered.clear();
+        self.named.clear();
+        self.first.clear();
+        self.shown = 0;
+    }
+}
+
 /// A dependency naming a label not defined yet, resolved at the end of the block.
 struct Forward {
     a: Box<[u8]>,
@@ -258,8 +322,7 @@ pub(crate) struct Parser {
     comment: Option<Pos>,
     prog: Program,
     op_pos: Vec<Pos>,
-    labels: FxHashMap<Box<[u8]>, u32>,
-    first_labels: Vec<String>,
+    labels: Labels,
     forward: Vec<Forward>,
     /// Programs of ranks read before a lower rank (validated already).
     held: BTreeMap<Rank, Program>,
@@ -279,8 +342,7 @@ impl Parser {
             comment: None,
             prog: Program::new(),
             op_pos: Vec::new(),
-            labels: FxHashMap::default(),
-            first_labels: Vec::new(),
+            labels: Labels::default(),
             forward: Vec::new(),
             held: BTreeMap::new(),
         }
@@ -601,25 +663,24 @@ impl Parser {
         }
         self.op_pos.clear();
         self.labels.clear();
-        self.first_labels.clear();
         Ok(())
     }
 
     fn resolve(&self, label: &[u8], at: Pos, rank: Rank) -> Result<u32> {
-        if let Some(&i) = self.labels.get(label) {
+        if let Some(i) = self.labels.get(label) {
             return Ok(i);
         }
-        let defined = if self.labels.is_empty() {
+        let defined = if self.labels.len() == 0 {
             format!("rank {rank} defines no labels")
         } else {
-            let more = if self.labels.len() > self.first_labels.len() {
+            let more = if self.labels.len() > self.labels.shown {
                 ", ..."
             } else {
                 ""
             };
             format!(
                 "labels defined in rank {rank}: {}{more}",
-                self.first_labels.join(", ")
+                text(&self.labels.first)
             )
         };
         Err(at.err(format!(
@@ -796,7 +857,14 @@ impl Parser {
     // ---- statements inside a rank block ----------------------------------------------------
 
     fn labelled_op(&mut self, c: &mut Cur, label: &[u8], at: usize) -> Result<()> {
-        self.need_block(c, at, &format!("label '{}'", text(label)))?;
+        if self.block.is_none() {
+            let what = format!("label '{}'", text(label));
+            return Err(self.err(
+                c,
+                at,
+                format!("{what} outside a rank block; expected 'rank R {{' before it"),
+            ));
+        }
         c.ws();
         let k_at = c.p;
         let Some(kw) = Kw::ALL.into_iter().find(|k| c.eat(k.word().as_bytes())) else {
@@ -848,7 +916,7 @@ impl Parser {
             ));
         }
         match (self.labels.get(a), self.labels.get(b)) {
-            (Some(&ia), Some(&ib)) => self.prog.deps.push((ia, Dep { on: ib, kind })),
+            (Some(ia), Some(ib)) => self.prog.deps.push((ia, Dep { on: ib, kind })),
             _ => {
                 let f = Forward {
                     a: a.into(),
@@ -866,7 +934,7 @@ impl Parser {
     fn op(&mut self, c: &mut Cur, kw: Kw, at: usize, label: Option<&[u8]>) -> Result<()> {
         let rank = self.block.as_ref().map_or(0, |b| b.rank);
         if let Some(l) = label {
-            if let Some(&i) = self.labels.get(l) {
+            if let Some(i) = self.labels.get(l) {
                 return Err(self.err(
                     c,
                     at,
@@ -989,10 +1057,7 @@ impl Parser {
         });
         self.op_pos.push(self.pos(c.s, at));
         if let Some(l) = label {
-            self.labels.insert(l.into(), idx);
-            if self.first_labels.len() < LABELS_SHOWN {
-                self.first_labels.push(text(l));
-            }
+            self.labels.insert(l, idx);
         }
         Ok(())
     }
