@@ -36,10 +36,11 @@
 //! value; `nic` on `calc`; `cpu`/`nic` up to 65535 (`txt2bin` keeps 8 bits).
 //!
 //! ## Refused although `txt2bin` takes it
-//! Ops outside a rank block (`txt2bin` gives them to rank 0), `num_ranks` after the first rank
-//! block or inside one, a rank opened twice, a `rank` inside another block, a label defined twice
+//! Ops outside a rank block (`txt2bin` gives them to rank 0), a first `num_ranks` after the first
+//! rank block, `num_ranks` inside a block or with a second value, a rank opened twice, a `rank` inside another block, a label defined twice
 //! in a rank (`txt2bin` silently keeps the first), numbers that overflow (`txt2bin` wraps them)
-//! and tags above 2^31 − 1. Each is one error naming the line, the column and what was expected.
+//! and tags above 2^31 − 1. Each is one error naming the line, the column and what was expected
+//! (columns count characters from 1; a tab is one).
 //!
 //! ## Mapping to the IR
 //! `send` → [`OpKind::Send`] with [`Payload::Bytes`]; `recv` → [`OpKind::Recv`] with
