@@ -544,20 +544,33 @@ fn every_rank_gets_the_exact_sum_for_1_to_64_ranks() {
 }
 
 #[test]
-fn random_larger_rank_counts_execute_correctly() {
-    let mut seed = 42u64;
-    for _ in 0..6 {
-        let n = 65 + (splitmix(&mut seed) % 200) as u32;
+fn tree_and_recursive_doubling_for_every_n_up_to_256() {
+    for n in 1..=256u32 {
         for alg in [Algorithm::Tree, Algorithm::RecursiveDoubling] {
-            let sp = spec(n, 3);
+            for count in [1, 5] {
+                let sp = spec(n, count);
+                check_generated(alg, &sp, &allreduce::generate(&alg, &sp).unwrap());
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn larger_random_rank_counts_and_element_counts(
+        n in 257u32..3000,
+        count in 0u64..40,
+        ring_n in 65u32..160,
+        ring_count in 0u64..400,
+    ) {
+        for alg in [Algorithm::Tree, Algorithm::RecursiveDoubling] {
+            let sp = spec(n, count);
             check_generated(alg, &sp, &allreduce::generate(&alg, &sp).unwrap());
         }
-        let sp = spec(n, 2 * n as u64 + 1);
-        check_generated(
-            Algorithm::Ring,
-            &sp,
-            &allreduce::generate(&Algorithm::Ring, &sp).unwrap(),
-        );
+        let sp = spec(ring_n, ring_count);
+        check_generated(Algorithm::Ring, &sp, &allreduce::generate(&Algorithm::Ring, &sp).unwrap());
     }
 }
 

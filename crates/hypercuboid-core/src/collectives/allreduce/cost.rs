@@ -9,7 +9,8 @@
 //!    its message arrives, without waiting for the matching receive (eager).
 //! 2. A rank's sends are serialised: a send occupies its rank's sending port from issue until
 //!    its message arrives (the postal model's single message transmission); a ready send waits
-//!    for the port. Receives are not serialised.
+//!    for the port, and sends that become ready at the same time issue in program order.
+//!    Receives are not serialised.
 //! 3. A receive posted at `p` whose message arrives at `a` completes at `max(p, a)`; a fused
 //!    receive-reduce completes `γ·b` later (rounded once). A `reduce` of `b` bytes takes `γ·b`;
 //!    a `copy` takes no time. Ops start as soon as their dependencies have completed.

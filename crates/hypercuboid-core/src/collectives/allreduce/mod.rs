@@ -24,7 +24,9 @@
 //!   bitwise-identical results, correct for a non-commutative operator. `ring` reduces each
 //!   chunk in cyclic rank order starting at the chunk's index (identical bits on every rank, but
 //!   a rotation of rank order); `ring_rotate` (faithful to the coursework) gives every rank its
-//!   own rotation. See each module.
+//!   own rotation. See each module. Pinning the order costs storage in `recursive_doubling`:
+//!   which side of each exchange a rank is on is part of its program, so its ranks share no
+//!   program shape (the schedule's shape sharing keys on everything but peers).
 //!
 //! Costs: [`cost`] has the closed forms and the model under which the simulator must equal them.
 
