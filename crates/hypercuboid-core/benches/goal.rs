@@ -29,6 +29,7 @@ fn schedule() -> Schedule {
                 tag: k as i32,
                 data: Payload::Bytes(bytes),
                 combine: Combine::Assign,
+                operand: None,
             }));
             if let Some(prev) = last {
                 p.requires(s, prev);

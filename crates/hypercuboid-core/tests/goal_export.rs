@@ -62,6 +62,7 @@ fn all_kinds() -> Schedule {
         tag: ANY_TAG,
         data: Payload::Bytes(3),
         combine: Combine::Assign,
+        operand: None,
     }));
     p0.irequires(s, copy);
     p0.requires(rr, copy);

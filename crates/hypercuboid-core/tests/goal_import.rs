@@ -27,6 +27,7 @@ fn recv(peer: u32, tag: i32, bytes: u64) -> Op {
         tag,
         data: Payload::Bytes(bytes),
         combine: Combine::Assign,
+        operand: None,
     })
 }
 
@@ -305,7 +306,7 @@ fn errors_in_ops() {
         ("recv 8b from 1 tag -2", "line 3, column 20: tag -2 is out of range (tags are 0..2147483647, or -1 for any)"),
         ("send 8b to 1 tag", "line 3, column 17: expected a tag (an integer >= 0, or -1 for any) after 'tag', found end of line"),
         ("send 8b to 1 tga 1", "line 3, column 14: expected 'tag', 'cpu', 'nic', 'data' or end of line after the send, found 'tga'"),
-        ("recv 8b from 1 sum", "line 3, column 16: expected 'tag', 'cpu', 'nic', 'data', 'reduce' or end of line after the recv, found 'sum'"),
+        ("recv 8b from 1 sum", "line 3, column 16: expected 'tag', 'cpu', 'nic', 'data', 'reduce', 'with' or end of line after the recv, found 'sum'"),
         ("send 8b to 1 tag 1 tag 2", "line 3, column 20: 'tag' given twice"),
         ("send 8b to 1 cpu 70000", "line 3, column 18: cpu 70000 is too large (at most 65535)"),
         ("send 8b to 1 nic x", "line 3, column 18: expected a number after 'nic', found 'x'"),

@@ -54,6 +54,7 @@ fn all_kinds() -> Schedule {
         tag: ANY_TAG,
         data: Payload::Bytes(3),
         combine: Combine::Before,
+        operand: None,
     }));
     p0.irequires(s, copy);
     p0.requires(rr, copy);
@@ -202,7 +203,8 @@ fn data_sizes_follow_the_dtype() {
             peer: 0,
             tag: 0,
             data: Payload::Data(v(Slot::Scratch(3), 2, 6)),
-            combine: Combine::Before
+            combine: Combine::Before,
+            operand: None,
         }
     );
     assert_eq!(s.shapes()[1].scratch, vec![0, 0, 0, 6]);
@@ -255,18 +257,34 @@ fn op(nranks: u32) -> impl Strategy<Value = Op> {
         prop_oneof![
             (0..nranks, send_tag.clone(), payload.clone())
                 .prop_map(|(peer, tag, data)| OpKind::Send { peer, tag, data }),
-            (recv_peer, send_tag, payload, recv_combine).prop_map(|(peer, tag, data, combine)| {
-                let data = match data {
-                    Payload::Data(s) => Payload::Data(writable(s)),
-                    b => b,
-                };
-                OpKind::Recv {
-                    peer,
-                    tag,
-                    data,
-                    combine,
-                }
-            }),
+            (
+                recv_peer,
+                send_tag,
+                payload,
+                recv_combine,
+                any::<bool>(),
+                0u64..20
+            )
+                .prop_map(|(peer, tag, data, combine, with, at)| {
+                    let data = match data {
+                        Payload::Data(s) => Payload::Data(writable(s)),
+                        b => b,
+                    };
+                    // a reducing receive with a data slice may read a separate operand
+                    let operand = match data {
+                        Payload::Data(s) if with && combine != Combine::Assign => {
+                            Some(Slice::new(Slot::Input, at, s.len))
+                        }
+                        _ => None,
+                    };
+                    OpKind::Recv {
+                        peer,
+                        tag,
+                        data,
+                        combine,
+                        operand,
+                    }
+                }),
             (0u64..20)
                 .prop_flat_map(|n| (slice_of(n), slice_of(n), combine()))
                 .prop_map(|(src, dst, combine)| OpKind::Reduce {
@@ -347,4 +365,32 @@ proptest! {
         let t = text(&s);
         prop_assert_eq!(parse(&t, "x").unwrap(), s, "{}", t);
     }
+}
+
+#[test]
+fn receive_reduce_with_an_operand_round_trips() {
+    let text = "num_ranks 2\ncollective allreduce count 2 dtype float32 op sum\nrank 0 {\nsend 8b to 1 tag 0 data in[0:2]\n}\nrank 1 {\nrecv 8b from 0 tag 0 data out[0:2] reduce before with in[0:2]\n}\n";
+    let s = parse(text, "w").unwrap();
+    assert_eq!(
+        s.rank(1).op(0).kind,
+        OpKind::Recv {
+            peer: 0,
+            tag: 0,
+            data: Payload::Data(v(Slot::Output, 0, 2)),
+            combine: Combine::Before,
+            operand: Some(v(Slot::Input, 0, 2)),
+        }
+    );
+    let mut out = Vec::new();
+    write_text(&s, &mut out).unwrap();
+    assert_eq!(parse(std::str::from_utf8(&out).unwrap(), "w").unwrap(), s);
+    let e = parse(
+        "num_ranks 2\ncollective allreduce count 2 dtype float32 op sum\nrank 0 {\nsend 8b to 1 tag 0 data in[0:2]\n}\nrank 1 {\nrecv 8b from 0 tag 0 data out[0:2] with in[0:2]\n}\n",
+        "w",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 7, column 1: recv with operand in[0:2] must reduce (before or after); a plain receive has no operand"
+    );
 }

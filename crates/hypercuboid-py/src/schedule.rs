@@ -118,7 +118,8 @@ impl PySchedule {
     /// any), `tag`, `bytes`, `combine` (0 assign, 1 incoming ⊕ dst, 2 dst ⊕ incoming), `cpu`,
     /// `nic`, `time_ps`; the data slice (`buf_slot`, `buf_offset`, `buf_len`: the sent or
     /// received slice, or the destination of a reduce/copy; slot 0 input, 1 output, 2+k
-    /// scratch k, -1 none) and the source of a reduce/copy (`src_*`). `deps` is a flat list of
+    /// scratch k, -1 none) and the source of a reduce/copy or the local operand of a fused
+    /// receive (`src_*`; a fused receive without one reduces into `buf_*` in place). `deps` is a flat list of
     /// `(op, on, kind)` with kind 0 = requires, 1 = irequires. `scratch` lists the elements each
     /// scratch buffer needs.
     fn program<'py>(&self, py: Python<'py>, rank: i64) -> PyResult<Bound<'py, PyDict>> {
@@ -156,7 +157,8 @@ impl PySchedule {
                     tag,
                     data,
                     combine,
-                } => (1, peer, tag, combine, 0, data.slice(), None),
+                    operand,
+                } => (1, peer, tag, combine, 0, data.slice(), operand),
                 OpKind::Reduce { src, dst, combine } => {
                     (2, u32::MAX, 0, combine, 0, Some(dst), Some(src))
                 }

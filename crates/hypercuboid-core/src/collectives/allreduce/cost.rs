@@ -98,11 +98,45 @@ pub fn eq2(nranks: u32, alpha: Time) -> Result<Time, ScheduleError> {
     fit(alpha as u128 * (floor_log2(nranks) + extra) as u128)
 }
 
-/// Recursive doubling with MPICH's fix, exact for any `N` (`n` = the vector's bytes,
-/// `K = ⌊log2 N⌋`): `K(α + nβ + nγ)` for a power of two (eq. 1), otherwise
-/// `(K + 1)(α + nβ + nγ) + (α + nβ)` — the collapse (a message and a reduction), `K` exchange
-/// steps, and the expand (a message). With `β = γ = 0` this is eq. 2.
+/// Recursive doubling with MPICH's fix (`n` = the vector's bytes, `K = ⌊log2 N⌋`):
+/// `K(α + nβ + nγ)` for a power of two (eq. 1), otherwise `(K + 2)(α + nβ)` when `γ = 0` — the
+/// collapse, `K` exchange steps and the expand, each a message; with `β = 0` this is eq. 2.
+///
+/// For a non-power of two with `γ > 0` there is no such formula: the folded ranks start the
+/// exchanges `α + nβ + nγ` late, and an unfolded peer's message is then already there when a
+/// folded rank posts its receive, so some reductions overlap the rank's own sending. The time
+/// lies between the `γ = 0` value and [`recursive_doubling_bound`]; simulate for the exact one.
+/// This returns an error in that case rather than a wrong number.
 pub fn recursive_doubling(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let msg = m.message(bytes) as u128;
+    let step = msg + m.reduction(bytes) as u128;
+    let k = floor_log2(spec.nranks) as u128;
+    if spec.nranks.is_power_of_two() {
+        fit(k * step)
+    } else if m.gamma == 0.0 {
+        fit((k + 2) * msg)
+    } else {
+        Err(ScheduleError::BadParameter {
+            name: "gamma".into(),
+            value: m.gamma.to_string(),
+            reason: format!(
+                "recursive doubling on {} ranks (not a power of two) has no exact closed form when \
+                 reductions cost time: skew between folded and unfolded ranks overlaps some \
+                 reductions; use gamma = 0, recursive_doubling_bound, or simulate",
+                spec.nranks
+            ),
+        })
+    }
+}
+
+/// An upper bound of recursive doubling's time for any `N` in the same model:
+/// `(K + 1)(α + nβ + nγ) + (α + nβ)` (every step as if no reduction overlapped a send), equal
+/// to [`recursive_doubling`] wherever that is defined.
+pub fn recursive_doubling_bound(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
     let bytes = checked(spec)?;
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);

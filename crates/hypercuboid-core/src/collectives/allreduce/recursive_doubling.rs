@@ -12,29 +12,24 @@
 //!    to `i − 1`.
 //!
 //! # Ops
-//! Step 0 of a rank whose running value is still its input is `send input`, `recv` into the
-//! output, `reduce input into output` (3 ops, no copy; the receive is posted at once). Every
-//! later step is exactly two ops: `send output` and a fused `recv … reduce` into the output.
-//! Ops a rank: `2K + 1` on a power of two (41 at 2^20), `2K + 3` for the odd ranks below `2·rem`,
-//! 2 for the even ones.
+//! Every step is exactly two ops: a send of the running value and a fused
+//! receive-reduce-copy (`dst = incoming ⊕ value` or `value ⊕ incoming`) that writes the new
+//! running value into the *other* of two buffers, `out` and `scratch0`, alternating so that the
+//! last step writes `out`. Step 0 reads the input directly. Ops a rank: `2K` on a power of two
+//! (40 at 2^20), `2K + 2` for the odd ranks below `2·rem`, 2 for the even ones.
 //!
-//! A fused receive that reduces into the buffer its step's send reads must `require` that send
-//! (otherwise it could overwrite data still being sent), so it is posted only when the send has
-//! completed. That is race-free and deadlock-free when sends complete without waiting for the
-//! matching receive (eager or buffered sends: the postal model, MPI below its eager limit). An
-//! engine that makes a send wait for its matching receive (rendezvous) must post such a
-//! receive's transfer into a private buffer as soon as possible and apply the reduction when the
-//! dependency allows — MPICH's `Sendrecv` into `tmp_buf` followed by `Reduce_local` does exactly
-//! that — or the pair would wait for each other.
+//! Because a step never writes the buffer its own send reads, the receive of step `k` needs
+//! only the send of step `k − 1` to have completed (it overwrites that send's buffer). A send
+//! that waits for its matching receive (rendezvous, synchronous send) therefore never waits in
+//! a cycle: the schedule is safe without any MPI buffering, which the verifier checks with
+//! `eager_limit = 0`.
 //!
 //! # Operand order
 //! As in MPICH, a rank whose peer is lower computes `incoming ⊕ own`, otherwise `own ⊕ incoming`
 //! (the real-to-virtual renumbering is monotone). Every rank's value after step `k` is the
 //! ordered reduction of a contiguous block of ranks, so all ranks end with the same expression:
-//! bitwise-identical results, correct for a non-commutative operator.
-//!
-//! This makes a rank's program depend on the bits of its virtual rank (which side of each
-//! exchange it is on), so a schedule of `N` ranks stores up to `p` distinct program shapes.
+//! bitwise-identical results, correct for a non-commutative operator. Schedules store a
+//! receive's operand order relative to its peer, so this costs no extra program shapes.
 
 use super::{floor_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
@@ -91,10 +86,20 @@ impl Fold {
 pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let input = whole(Slot::Input, spec.count);
     let output = whole(Slot::Output, spec.count);
+    let scratch = whole(Slot::Scratch(0), spec.count);
     let fold = Fold::new(spec.nranks);
     let steps = fold.steps();
     let collapse_tag = steps as i32;
     let expand_tag = steps as i32 + 1;
+    // Where the running value after step k lands (k = −1: after the collapse): alternating, so
+    // that the last step (k = steps − 1) writes the output.
+    let dst = |k: i64| {
+        if (steps as i64 - 1 - k) % 2 == 0 {
+            output
+        } else {
+            scratch
+        }
+    };
 
     let Some(v) = fold.virtual_rank(rank) else {
         // An even rank below 2·rem: hand the input over, then wait for the result.
@@ -103,48 +108,34 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         return;
     };
     let collapsed = rank < 2 * fold.rem;
-    // The last op that wrote the running value into the output (None: it is still the input).
+    // The running value and the op that wrote it (None: it is still the input).
+    let mut value = input;
     let mut last: Option<OpId> = None;
+    // The previous step's send, whose buffer the next receive overwrites.
+    let mut prev_send: Option<OpId> = None;
     if collapsed {
-        let r = out.recv(rank - 1, collapse_tag, output);
-        // output = incoming (rank − 1) ⊕ own.
-        let d = out.reduce(input, output, Combine::After);
-        out.requires(d, r);
-        last = Some(d);
+        // value = incoming (rank − 1) ⊕ own input.
+        let d = dst(-1);
+        let r = out.recv_reduce_into(rank - 1, collapse_tag, input, d, Combine::Before);
+        value = d;
+        last = Some(r);
     }
     for k in 0..steps {
         let peer = fold.real_rank(v ^ (1 << k));
-        let peer_is_lower = peer < rank;
         let tag = k as i32;
-        last = Some(match last {
-            None => {
-                out.send(peer, tag, input);
-                let r = out.recv(peer, tag, output);
-                // Reduce: After is dst ⊕ src = incoming ⊕ own; Before is own ⊕ incoming.
-                let side = if peer_is_lower {
-                    Combine::After
-                } else {
-                    Combine::Before
-                };
-                let d = out.reduce(input, output, side);
-                out.requires(d, r);
-                d
-            }
-            Some(prev) => {
-                let s = out.send(peer, tag, output);
-                out.requires(s, prev);
-                // Fused: Before is incoming ⊕ dst; After is dst ⊕ incoming.
-                let side = if peer_is_lower {
-                    Combine::Before
-                } else {
-                    Combine::After
-                };
-                let r = out.recv_reduce(peer, tag, output, side);
-                // The receive writes the buffer the send reads (and follows `prev` through it).
-                out.requires(r, s);
-                r
-            }
-        });
+        let s = out.send(peer, tag, value);
+        let d = dst(k as i64);
+        let r = out.recv_reduce_into(peer, tag, value, d, Combine::rank_order(rank, peer));
+        if let Some(prev) = last {
+            out.requires(s, prev);
+            out.requires(r, prev);
+        }
+        if let Some(ps) = prev_send {
+            out.requires(r, ps);
+        }
+        prev_send = Some(s);
+        value = d;
+        last = Some(r);
     }
     if collapsed {
         let s = out.send(rank - 1, expand_tag, output);

@@ -211,6 +211,7 @@ enum Clause {
     Nic,
     Data,
     Reduce,
+    With,
 }
 
 impl Clause {
@@ -221,6 +222,7 @@ impl Clause {
             Clause::Nic => "nic",
             Clause::Data => "data",
             Clause::Reduce => "reduce",
+            Clause::With => "with",
         }
     }
 }
@@ -232,6 +234,7 @@ struct Clauses {
     nic: Option<u16>,
     data: Option<(usize, Slice)>,
     reduce: Option<Combine>,
+    with: Option<Slice>,
 }
 
 struct Block {
@@ -977,6 +980,7 @@ impl Parser {
                         Clause::Nic,
                         Clause::Data,
                         Clause::Reduce,
+                        Clause::With,
                     ]
                 } else {
                     &[Clause::Tag, Clause::Cpu, Clause::Nic, Clause::Data]
@@ -1008,6 +1012,7 @@ impl Parser {
                         tag,
                         data,
                         combine: cl.reduce.unwrap_or(Combine::Assign),
+                        operand: cl.with,
                     }
                 } else {
                     OpKind::Send { peer, tag, data }
@@ -1106,6 +1111,10 @@ impl Parser {
                 Clause::Reduce => {
                     let comb = self.before_after(c, "after 'reduce'")?;
                     cl.reduce.replace(comb).is_some()
+                }
+                Clause::With => {
+                    let s = self.slice(c)?;
+                    cl.with.replace(s).is_some()
                 }
             };
             if dup {

@@ -261,6 +261,7 @@ pub fn write_goal(s: &Schedule, opts: &GoalExportOptions, out: &mut impl Write) 
                     tag: t,
                     data,
                     combine,
+                    ..
                 } => {
                     buf.extend_from_slice(b"recv ");
                     num(&mut buf, data.bytes(elem));
@@ -400,6 +401,7 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
                     tag: t,
                     data,
                     combine,
+                    operand,
                 } => {
                     buf.extend_from_slice(b"recv ");
                     num(&mut buf, data.bytes(elem));
@@ -412,6 +414,10 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
                         Combine::Assign => {}
                         Combine::Before => buf.extend_from_slice(b" reduce before"),
                         Combine::After => buf.extend_from_slice(b" reduce after"),
+                    }
+                    if let Some(o) = operand {
+                        buf.extend_from_slice(b" with ");
+                        slice(&mut buf, o);
                     }
                 }
                 OpKind::Reduce { src, dst, combine } => {
