@@ -1,0 +1,490 @@
+//! The verifier: matching, deadlock, buffer hazards and the data semantics of a schedule.
+//!
+//! [`verify`] checks, without simulating time:
+//! 1. **Matching** (MPI rules): per channel (source, destination, tag) the k-th send meets the
+//!    k-th receive, in each rank's local start order. Reported: unmatched sends and receives,
+//!    size mismatches (a send larger than its receive is MPI_ERR_TRUNCATE; a data-semantic
+//!    schedule must match lengths exactly; a smaller send into a larger receive is legal MPI and
+//!    accepted for size-only schedules), and same-channel messages whose pairing depends on
+//!    timing (unordered and different). Receives with `ANY_SOURCE` / `ANY_TAG` (imported GOAL)
+//!    are matched in one canonical execution order, and the report says so.
+//! 2. **Deadlock**, structurally: the wait-for graph of start and end events is peeled (see
+//!    [`graph`](self)); what never fires is explained by unmatched ops or by a cycle, reported
+//!    with the ranks and ops involved. First with eager delivery (any cycle is a deadlock),
+//!    then with sends above `eager_limit` bytes synchronous (a new cycle means the schedule
+//!    relies on MPI buffering: reported as unsafe), then, only as a note, with every send
+//!    synchronous.
+//! 3. **Buffer races** within a rank (data-semantic schedules): overlapping accesses, one a
+//!    write, not ordered by completion.
+//! 4. **Semantics** (collective `allreduce`): symbolic execution in the canonical order; every
+//!    output element must be the reduction of every rank's input element exactly once. Also
+//!    reported: whether the reduction order is the same on every rank (bitwise-identical
+//!    results, for a commutative floating-point op and for a non-commutative one), and whether
+//!    it is the canonical order `x0 ⊕ x1 ⊕ … ⊕ x(N-1)` a non-commutative op needs.
+//!
+//! Schedules with only sizes (`Collective::None` or `Payload::Bytes` messages) get 1 and 2.
+//!
+//! Cost: linear in the number of ops for 1 and 2 (about 8 bytes of state an op plus the
+//! schedule); 3 runs once per distinct program shape; 4 keeps one interval map per buffer and
+//! one node per distinct partial result (O(N log N) for recursive doubling, O(N²) for the ring
+//! algorithms, whose N² partial results are all distinct).
+
+mod graph;
+mod matching;
+mod order;
+mod problem;
+mod symbolic;
+
+pub use problem::{CycleStep, Problem, Wait};
+
+use crate::schedule::{Collective, Rank, Schedule};
+use graph::{Engine, NoExec, Protocol};
+use std::fmt;
+
+/// What to check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Check the data semantics (buffer races, symbolic execution) when the schedule has them.
+    pub semantics: bool,
+    /// Sends of at most this many bytes are delivered eagerly (buffered); larger ones are
+    /// synchronous. A schedule that deadlocks only because of synchronous sends is unsound
+    /// (it relies on buffering); one that needs the eager limit to run gets a note.
+    pub eager_limit: u64,
+    /// At most this many problems are listed (0: all); the rest are counted in
+    /// [`Report::truncated`].
+    pub max_problems: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> VerifyOptions {
+        VerifyOptions {
+            semantics: true,
+            eager_limit: 0,
+            max_problems: 20,
+        }
+    }
+}
+
+/// Size of the verified schedule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Ranks.
+    pub ranks: u32,
+    /// Ops over all ranks.
+    pub ops: u64,
+    /// Matched messages.
+    pub messages: u64,
+    /// Bytes of matched messages.
+    pub bytes: u64,
+}
+
+/// A reduction result at one element of one rank, rendered (`xq` is rank q's input element).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExprAt {
+    /// The rank.
+    pub rank: Rank,
+    /// The output element.
+    pub element: u64,
+    /// The value, rendered (truncated with `…` when long).
+    pub expr: String,
+}
+
+/// Two ranks whose results at one element are computed in different orders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// Rank 0's result.
+    pub a: ExprAt,
+    /// The first rank whose result differs.
+    pub b: ExprAt,
+}
+
+/// The data semantics of an allreduce schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Semantics {
+    /// Every output element of every rank is the reduction of every rank's input element at the
+    /// same position, each exactly once.
+    pub correct: bool,
+    /// Every rank computes every element in the same order up to swapping the operands of `⊕`:
+    /// bitwise-identical results for a commutative op such as floating-point sum (commutative
+    /// but not associative).
+    pub same_order_commutative: bool,
+    /// Every rank computes every element by the same expression: identical results for any op.
+    pub same_order_noncommutative: bool,
+    /// Every result reads its operands in rank order `x0, x1, …, x(N-1)`: right for a
+    /// non-commutative (associative) op.
+    pub canonical_order: bool,
+    /// Whether every correct result was confirmed by an exact walk of its leaves (beyond a
+    /// budget of node visits, by a 128-bit fingerprint of the leaf multiset only).
+    pub exact: bool,
+    /// The first element where a rank's expression differs from rank 0's.
+    pub noncommutative_difference: Option<Difference>,
+    /// The first element where they differ even with operands of `⊕` in canonical order.
+    pub commutative_difference: Option<Difference>,
+    /// The first result not in canonical order.
+    pub noncanonical: Option<ExprAt>,
+}
+
+/// What [`verify`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The schedule's name ([`crate::schedule::Meta::name`]).
+    pub name: String,
+    /// Problems, most fundamental first: matching, deadlock, ambiguous matching, out-of-bounds
+    /// slices, buffer races, uninitialized reads, wrong results.
+    pub problems: Vec<Problem>,
+    /// Problems found but not listed (beyond [`VerifyOptions::max_problems`]).
+    pub truncated: usize,
+    /// The data semantics, when checked (see [`Report::notes`] when not).
+    pub semantics: Option<Semantics>,
+    /// Sizes.
+    pub stats: Stats,
+    /// The eager limit the deadlock check assumed.
+    pub eager_limit: u64,
+    /// What was assumed or left unchecked.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Whether no problem was found. Order flags of [`Semantics`] do not count: a correct but
+    /// non-reproducible allreduce is sound.
+    pub fn is_sound(&self) -> bool {
+        self.problems.is_empty() && self.truncated == 0
+    }
+}
+
+/// Categories of problems, in report order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cat {
+    Matching = 0,
+    Deadlock = 1,
+    Ambiguous = 2,
+    Bounds = 3,
+    Race = 4,
+    Uninit = 5,
+    Wrong = 6,
+}
+
+const CATS: usize = 7;
+
+/// Collects problems, at most `max` per category (0: all), counting the rest.
+pub(crate) struct Collector {
+    max: usize,
+    lists: [Vec<Problem>; CATS],
+    dropped: [usize; CATS],
+}
+
+impl Collector {
+    fn new(max: usize) -> Collector {
+        Collector {
+            max,
+            lists: Default::default(),
+            dropped: [0; CATS],
+        }
+    }
+
+    pub(crate) fn push(&mut self, cat: Cat, p: Problem) {
+        let l = &mut self.lists[cat as usize];
+        if self.max == 0 || l.len() < self.max {
+            l.push(p);
+        } else {
+            self.dropped[cat as usize] += 1;
+        }
+    }
+
+    fn any(&self, cat: Cat) -> bool {
+        !self.lists[cat as usize].is_empty() || self.dropped[cat as usize] > 0
+    }
+
+    fn finish(self) -> (Vec<Problem>, usize) {
+        let mut out = Vec::new();
+        let mut truncated: usize = self.dropped.iter().sum();
+        for mut l in self.lists {
+            l.sort_by_key(|p| p.rank());
+            for p in l {
+                if self.max == 0 || out.len() < self.max {
+                    out.push(p);
+                } else {
+                    truncated += 1;
+                }
+            }
+        }
+        (out, truncated)
+    }
+}
+
+/// Verifies a schedule. Never panics on a schedule the builder accepted; the work is linear in
+/// the number of ops for matching and deadlock (see the module documentation).
+pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
+    let meta = s.meta();
+    let mut col = Collector::new(opts.max_problems);
+    let mut notes = Vec::new();
+    let orders: Vec<order::ShapeOrder> = s.shapes().iter().map(order::topo).collect();
+    let has_bytes = orders.iter().any(|o| o.has_bytes);
+    let data = meta.collective != Collective::None && !has_bytes;
+    let mut ranks_of: Vec<Vec<Rank>> = vec![Vec::new(); s.num_shapes()];
+    for r in 0..s.nranks() {
+        ranks_of[s.shape_index(r)].push(r);
+    }
+
+    // 1. Matching and per-program checks.
+    let links = matching::match_static(s, &orders, data, &mut col);
+    order::check_shapes(
+        s,
+        &orders,
+        &ranks_of,
+        data,
+        &|r| links.is_dynamic(r),
+        &mut col,
+    );
+    drop(ranks_of);
+    if links.any_dynamic {
+        let n = (0..s.nranks()).filter(|&r| links.is_dynamic(r)).count();
+        notes.push(format!(
+            "{n} {} wildcard receives (ANY_SOURCE / ANY_TAG); they were matched in one canonical \
+             order (breadth-first execution, MPI's earliest-posted rule), other timings may \
+             match differently",
+            if n == 1 { "rank posts" } else { "ranks post" }
+        ));
+    }
+
+    // 2. Canonical (eager) execution, with the symbolic execution riding along.
+    let max = opts.max_problems;
+    let mut sym = (opts.semantics && data).then(|| symbolic::Sym::new(s));
+    let mut eng = Engine::new(s, links);
+    match sym.as_mut() {
+        Some(x) => eng.run(Protocol::Eager, x, true, data, &mut col),
+        None => eng.run(Protocol::Eager, &mut NoExec, true, data, &mut col),
+    }
+    eng.finish_dynamic(&mut col);
+    let a = eng.analyse(None, max);
+    for &(r, i) in &a.dyn_unmatched {
+        let what = s.rank(r).op(i as usize);
+        col.push(
+            Cat::Matching,
+            Problem::UnmatchedRecv {
+                rank: r,
+                op: i,
+                what,
+                bytes: what.bytes(s.elem_size()),
+                nth: 0,
+                sends: 0,
+                recvs: 0,
+                wildcard: true,
+            },
+        );
+    }
+    let hard_deadlock = !a.cycles.is_empty() || a.more > 0;
+    for cycle in a.cycles {
+        col.push(
+            Cat::Deadlock,
+            Problem::Deadlock {
+                cycle,
+                needs_rendezvous: false,
+            },
+        );
+    }
+    for _ in 0..a.more {
+        col.dropped[Cat::Deadlock as usize] += 1;
+    }
+    let completes = !a.stuck;
+
+    // 3. Synchronous sends above the eager limit, then (a note only) every send synchronous.
+    let (min_send, max_send) = eng.links.send_bytes;
+    let mut unfired = a.unfired;
+    let mut clean = true;
+    if max_send > opts.eager_limit {
+        eng.run(
+            Protocol::Limit(opts.eager_limit),
+            &mut NoExec,
+            false,
+            data,
+            &mut col,
+        );
+        let b = eng.analyse(Some(&unfired), max);
+        clean = b.cycles.is_empty() && b.more == 0;
+        for cycle in b.cycles {
+            col.push(
+                Cat::Deadlock,
+                Problem::Deadlock {
+                    cycle,
+                    needs_rendezvous: true,
+                },
+            );
+        }
+        col.dropped[Cat::Deadlock as usize] += b.more;
+        unfired = b.unfired;
+    }
+    if clean && min_send <= opts.eager_limit && min_send != u64::MAX {
+        eng.run(Protocol::Sync, &mut NoExec, false, data, &mut col);
+        let c = eng.analyse(Some(&unfired), 1);
+        if let Some(cycle) = c.cycles.first() {
+            let p = Problem::Deadlock {
+                cycle: cycle.clone(),
+                needs_rendezvous: true,
+            };
+            notes.push(format!(
+                "runs only because sends of at most {} bytes are delivered eagerly; with every send \
+                 synchronous: {p}",
+                opts.eager_limit
+            ));
+        }
+    }
+
+    // 4. Semantics.
+    let mut semantics = None;
+    if !opts.semantics {
+        notes.push("semantics not checked: disabled".into());
+    } else if meta.collective == Collective::None {
+        notes.push(
+            "semantics not checked: the schedule has no collective (sizes only); matching and \
+             deadlock were checked"
+                .into(),
+        );
+    } else if has_bytes {
+        notes.push(format!(
+            "semantics not checked: the {} schedule has size-only messages",
+            meta.collective.name()
+        ));
+    } else if let Some(x) = sym {
+        if col.any(Cat::Matching) || hard_deadlock || !completes {
+            notes.push(
+                "semantics not checked: the schedule does not run to completion with matched \
+                 messages"
+                    .into(),
+            );
+        } else {
+            let (sem, wrong, more_wrong, uninit) = x.finish(max);
+            for p in uninit {
+                col.push(Cat::Uninit, p);
+            }
+            for p in wrong {
+                col.push(Cat::Wrong, p);
+            }
+            col.dropped[Cat::Wrong as usize] += more_wrong;
+            if !sem.exact {
+                notes.push(
+                    "some results were confirmed by a 128-bit fingerprint of their leaf multiset \
+                     only (exact-walk budget exhausted)"
+                        .into(),
+                );
+            }
+            semantics = Some(sem);
+        }
+    }
+
+    let stats = Stats {
+        ranks: s.nranks(),
+        ops: s.total_ops(),
+        messages: eng.links.messages,
+        bytes: eng.links.bytes,
+    };
+    let (problems, truncated) = col.finish();
+    Report {
+        name: meta.name.clone(),
+        problems,
+        truncated,
+        semantics,
+        stats,
+        eager_limit: opts.eager_limit,
+        notes,
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+impl fmt::Display for Semantics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "result: {}",
+            if self.correct {
+                "correct on every rank (every input element reduced exactly once)"
+            } else {
+                "WRONG"
+            }
+        )?;
+        writeln!(
+            f,
+            "same reduction order on every rank: commutative op {}, non-commutative op {}",
+            yes(self.same_order_commutative),
+            yes(self.same_order_noncommutative)
+        )?;
+        if let Some(d) = &self.commutative_difference {
+            writeln!(
+                f,
+                "  element {}: rank {} computes {}, rank {} computes {}",
+                d.a.element, d.a.rank, d.a.expr, d.b.rank, d.b.expr
+            )?;
+        } else if let Some(d) = &self.noncommutative_difference {
+            writeln!(
+                f,
+                "  element {}: rank {} computes {}, rank {} computes {} (equal up to operand order)",
+                d.a.element, d.a.rank, d.a.expr, d.b.rank, d.b.expr
+            )?;
+        }
+        write!(
+            f,
+            "canonical order x0 ⊕ x1 ⊕ … (right for a non-commutative op): {}",
+            yes(self.canonical_order)
+        )?;
+        if let Some(e) = &self.noncanonical {
+            write!(
+                f,
+                "\n  rank {} element {} computes {}",
+                e.rank, e.element, e.expr
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "schedule '{}': {} ranks, {} ops, {} messages ({} bytes)",
+            self.name, self.stats.ranks, self.stats.ops, self.stats.messages, self.stats.bytes
+        )?;
+        if self.is_sound() {
+            writeln!(
+                f,
+                "SOUND: every message matched; no deadlock with eager delivery or with sends \
+                 above {} bytes synchronous",
+                self.eager_limit
+            )?;
+        } else {
+            let total = self.problems.len() + self.truncated;
+            writeln!(
+                f,
+                "NOT SOUND: {} {}",
+                total,
+                if total == 1 { "problem" } else { "problems" }
+            )?;
+            for p in &self.problems {
+                writeln!(f, "  - {p}")?;
+            }
+            if self.truncated > 0 {
+                writeln!(
+                    f,
+                    "  … and {} more (raise max_problems to list them)",
+                    self.truncated
+                )?;
+            }
+        }
+        if let Some(sem) = &self.semantics {
+            for line in sem.to_string().lines() {
+                writeln!(f, "{line}")?;
+            }
+        }
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}
