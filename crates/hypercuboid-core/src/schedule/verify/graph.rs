@@ -57,6 +57,13 @@ pub(super) trait Exec {
 pub(super) struct NoExec;
 impl Exec for NoExec {}
 
+/// `pending` word: end conditions not yet met (start, message, rendezvous) in the low bits, a
+/// synchronous-send flag, and the dependencies not yet met above.
+const END_MASK: u32 = 3;
+const SYNC: u32 = 4;
+const START_SHIFT: u32 = 3;
+const START_ONE: u32 = 1 << START_SHIFT;
+
 /// A node: `rank << 32 | op << 1 | end`.
 type Node = u64;
 
@@ -92,7 +99,7 @@ pub(super) struct Engine<'a> {
     s: &'a Schedule,
     /// The matching (completed by the first, eager execution for wildcard receives).
     pub links: Links,
-    /// Per op: dependencies not yet satisfied `<< 2 |` end conditions not yet satisfied.
+    /// Per op: dependencies not yet met, a synchronous-send flag, end conditions not yet met.
     pending: Vec<u32>,
     proto: Protocol,
     queues: FxHashMap<Rank, DynQueue>,
@@ -132,9 +139,9 @@ impl<'a> Engine<'a> {
         let (r, i, end) = unnode(k);
         let p = self.pending[self.flat(r, i)];
         if end {
-            p & 3 == 0
+            p & END_MASK == 0
         } else {
-            p >> 2 == 0
+            p >> START_SHIFT == 0
         }
     }
 
@@ -143,31 +150,31 @@ impl<'a> Engine<'a> {
         2 * self.flat(r, i) + end as usize
     }
 
-    fn dec_start(&mut self, q: &mut VecDeque<Node>, r: Rank, i: u32) {
-        let f = self.flat(r, i);
-        self.pending[f] -= 4;
-        if self.pending[f] >> 2 == 0 {
-            q.push_back(node(r, i, false));
+    #[inline]
+    fn dec_start(&mut self, q: &mut Vec<Node>, f: usize, k: Node) {
+        let p = &mut self.pending[f];
+        *p -= START_ONE;
+        if *p >> START_SHIFT == 0 {
+            q.push(k);
         }
     }
 
-    fn dec_end(&mut self, q: &mut VecDeque<Node>, r: Rank, i: u32) {
-        let f = self.flat(r, i);
-        self.pending[f] -= 1;
-        if self.pending[f] & 3 == 0 {
-            q.push_back(node(r, i, true));
+    #[inline]
+    fn dec_end(&mut self, q: &mut Vec<Node>, f: usize, k: Node) {
+        let p = &mut self.pending[f];
+        *p -= 1;
+        if *p & END_MASK == 0 {
+            q.push(k | 1);
         }
-    }
-
-    fn send_bytes(&self, r: Rank, i: u32) -> u64 {
-        self.s.rank(r).shape.ops[i as usize].bytes(self.s.elem_size())
     }
 
     /// Executes the schedule under `proto`, calling `exec` at every start and end. With
     /// `dynamic`, receives of wildcard ranks are matched as they are posted (MPI's rule: an
     /// arriving message meets the earliest posted receive that accepts it; a posted receive
-    /// takes the earliest unexpected message it accepts); `col` gets the size mismatches of
-    /// those matches.
+    /// takes the earliest unexpected message it accepts), and ready events are taken first in,
+    /// first out (round by round: the canonical order); otherwise last in, first out, which
+    /// keeps a rank's events together (any order gives the same left-over nodes). `col` gets
+    /// the size mismatches of the run-time matches.
     pub fn run(
         &mut self,
         proto: Protocol,
@@ -181,72 +188,102 @@ impl<'a> Engine<'a> {
         self.pending.clear();
         self.pending.reserve(s.total_ops() as usize);
         self.queues.clear();
-        let mut q: VecDeque<Node> = VecDeque::new();
+        let fifo = dynamic && self.links.any_dynamic;
+        let mut q: Vec<Node> = Vec::new();
         let elem = s.elem_size();
         for r in 0..s.nranks() {
             let v = s.rank(r);
             for i in 0..v.len() {
                 let op = &v.shape.ops[i];
                 let deps = v.deps(i).len() as u32;
-                let end = 1 + match op.kind {
-                    OpKind::Recv { .. } => 1,
-                    OpKind::Send { data, .. } => proto.sync(data.bytes(elem)) as u32,
-                    _ => 0,
+                assert!(
+                    deps < 1 << (32 - START_SHIFT),
+                    "rank {r} op {i} has {deps} dependencies"
+                );
+                let word = match op.kind {
+                    OpKind::Recv { .. } => 2,
+                    OpKind::Send { data, .. } if proto.sync(data.bytes(elem)) => 2 | SYNC,
+                    _ => 1,
                 };
-                self.pending.push(deps << 2 | end);
+                self.pending.push(deps << START_SHIFT | word);
                 if deps == 0 {
-                    q.push_back(node(r, i as u32, false));
+                    q.push(node(r, i as u32, false));
                 }
             }
         }
-        while let Some(k) = q.pop_front() {
-            let (r, i, end) = unnode(k);
-            let v = s.rank(r);
-            if end {
-                exec.end(s, &self.links, r, i);
-                for &(k2, kind) in v.dependents(i as usize) {
-                    if kind == DepKind::Requires {
-                        self.dec_start(&mut q, r, k2);
-                    }
-                }
-                continue;
+        if fifo {
+            let mut fq: VecDeque<Node> = q.drain(..).collect();
+            while let Some(k) = fq.pop_front() {
+                self.step(k, exec, dynamic, equal_len, col, &mut q);
+                fq.extend(q.drain(..));
             }
-            exec.start(s, &self.links, r, i);
-            self.dec_end(&mut q, r, i);
+        } else {
+            while let Some(k) = q.pop() {
+                self.step(k, exec, dynamic, equal_len, col, &mut q);
+            }
+        }
+    }
+
+    #[inline]
+    fn step(
+        &mut self,
+        k: Node,
+        exec: &mut impl Exec,
+        dynamic: bool,
+        equal_len: bool,
+        col: &mut Collector,
+        q: &mut Vec<Node>,
+    ) {
+        let s = self.s;
+        let (r, i, end) = unnode(k);
+        let v = s.rank(r);
+        let base = s.op_offset(r) as usize;
+        if end {
+            exec.end(s, &self.links, r, i);
             for &(k2, kind) in v.dependents(i as usize) {
-                if kind == DepKind::IRequires {
-                    self.dec_start(&mut q, r, k2);
+                if kind == DepKind::Requires {
+                    self.dec_start(q, base + k2 as usize, node(r, k2, false));
                 }
             }
-            let f = self.flat(r, i);
-            match v.shape.ops[i as usize].kind {
-                OpKind::Send { tag, .. } => {
-                    let peer = v.peers[i as usize];
-                    let p = self.links.partner[f];
-                    if p == DYN {
-                        if dynamic {
-                            self.arrive(&mut q, (r, i, tag), peer, equal_len, col);
-                        }
-                    } else if p != NONE {
-                        self.dec_end(&mut q, peer, p);
+            return;
+        }
+        exec.start(s, &self.links, r, i);
+        let f = base + i as usize;
+        self.dec_end(q, f, k);
+        for &(k2, kind) in v.dependents(i as usize) {
+            if kind == DepKind::IRequires {
+                self.dec_start(q, base + k2 as usize, node(r, k2, false));
+            }
+        }
+        match v.shape.ops[i as usize].kind {
+            OpKind::Send { tag, .. } => {
+                let peer = v.peers[i as usize];
+                let p = self.links.partner[f];
+                if p == DYN {
+                    if dynamic {
+                        self.arrive(q, (r, i, tag), peer, equal_len, col);
                     }
+                } else if p != NONE {
+                    let fp = s.op_offset(peer) as usize + p as usize;
+                    self.dec_end(q, fp, node(peer, p, false));
                 }
-                OpKind::Recv { .. } => {
-                    if dynamic && self.links.is_dynamic(r) {
-                        self.post(&mut q, r, i, equal_len, col);
-                    } else {
-                        let p = self.links.partner[f];
-                        if p != NONE && p != DYN {
-                            if let Some(src) = self.links.source(s, r, i) {
-                                if proto.sync(self.send_bytes(src, p)) {
-                                    self.dec_end(&mut q, src, p);
-                                }
+            }
+            OpKind::Recv { .. } => {
+                if dynamic && self.links.is_dynamic(r) {
+                    self.post(q, r, i, equal_len, col);
+                } else {
+                    let p = self.links.partner[f];
+                    if p != NONE && p != DYN && self.proto != Protocol::Eager {
+                        if let Some(src) = self.links.source(s, r, i) {
+                            let fp = s.op_offset(src) as usize + p as usize;
+                            if self.pending[fp] & SYNC != 0 {
+                                self.dec_end(q, fp, node(src, p, false));
                             }
                         }
                     }
                 }
-                _ => {}
             }
+            _ => {}
         }
     }
 
@@ -267,7 +304,7 @@ impl<'a> Engine<'a> {
 
     fn arrive(
         &mut self,
-        q: &mut VecDeque<Node>,
+        q: &mut Vec<Node>,
         (r, i, tag): (Rank, u32, i32),
         d: Rank,
         equal_len: bool,
@@ -288,14 +325,7 @@ impl<'a> Engine<'a> {
         self.queues.insert(d, queue);
     }
 
-    fn post(
-        &mut self,
-        q: &mut VecDeque<Node>,
-        d: Rank,
-        j: u32,
-        equal_len: bool,
-        col: &mut Collector,
-    ) {
+    fn post(&mut self, q: &mut Vec<Node>, d: Rank, j: u32, equal_len: bool, col: &mut Collector) {
         let mut queue = self.queues.remove(&d).unwrap_or_default();
         let (peer, rtag) = self.recv_key(d, j);
         let hit = queue
@@ -314,7 +344,7 @@ impl<'a> Engine<'a> {
 
     fn meet(
         &mut self,
-        q: &mut VecDeque<Node>,
+        q: &mut Vec<Node>,
         (r, i): (Rank, u32),
         (d, j): (Rank, u32),
         equal_len: bool,
@@ -329,9 +359,9 @@ impl<'a> Engine<'a> {
         }
         self.links.messages += 1;
         self.links.bytes += check_sizes(self.s, (r, i), (d, j), equal_len, col);
-        self.dec_end(q, d, j);
-        if self.proto.sync(self.send_bytes(r, i)) {
-            self.dec_end(q, r, i);
+        self.dec_end(q, fr, node(d, j, false));
+        if self.pending[fs] & SYNC != 0 {
+            self.dec_end(q, fs, node(r, i, false));
         }
     }
 
@@ -414,7 +444,7 @@ impl<'a> Engine<'a> {
             OpKind::Send { .. } => f(node(v.peers[i as usize], p, true)),
             OpKind::Recv { .. } => {
                 if let Some(src) = self.links.source(self.s, r, i) {
-                    if self.proto.sync(self.send_bytes(src, p)) {
+                    if self.pending[self.flat(src, p)] & SYNC != 0 {
                         f(node(src, p, true));
                     }
                 }
@@ -457,7 +487,7 @@ impl<'a> Engine<'a> {
                 None
             }
             OpKind::Send { .. } => {
-                if p != NONE && p != DYN && self.proto.sync(self.send_bytes(r, i)) {
+                if p != NONE && p != DYN && self.pending[self.flat(r, i)] & SYNC != 0 {
                     let u = node(v.peers[i as usize], p, false);
                     return want(u).then_some(u);
                 }
@@ -491,11 +521,11 @@ impl<'a> Engine<'a> {
         let mut stuck = false;
         for f in 0..total {
             let p = self.pending[f];
-            if p >> 2 != 0 {
+            if p >> START_SHIFT != 0 {
                 set_bit(&mut unfired, 2 * f);
                 stuck = true;
             }
-            if p & 3 != 0 {
+            if p & END_MASK != 0 {
                 set_bit(&mut unfired, 2 * f + 1);
                 stuck = true;
             }
@@ -533,7 +563,7 @@ impl<'a> Engine<'a> {
             for i in 0..v.len() as u32 {
                 let f = base + i as usize;
                 let p = self.pending[f];
-                if p >> 2 != 0 || p & 3 == 0 || self.links.partner[f] != NONE {
+                if p >> START_SHIFT != 0 || p & END_MASK == 0 || self.links.partner[f] != NONE {
                     continue;
                 }
                 let root = match v.shape.ops[i as usize].kind {

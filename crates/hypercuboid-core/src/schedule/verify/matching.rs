@@ -72,11 +72,11 @@ pub(super) fn check_sizes(
     col: &mut Collector,
 ) -> u64 {
     let elem = s.elem_size();
-    let send = s.rank(sr).op(si as usize);
-    let recv = s.rank(rr).op(ri as usize);
-    let sb = send.bytes(elem);
-    let rb = recv.bytes(elem);
+    let sb = s.rank(sr).shape.ops[si as usize].bytes(elem);
+    let rb = s.rank(rr).shape.ops[ri as usize].bytes(elem);
     if sb > rb || (equal_len && sb != rb) {
+        let send = s.rank(sr).op(si as usize);
+        let recv = s.rank(rr).op(ri as usize);
         col.push(
             Cat::Matching,
             Problem::SizeMismatch {
@@ -119,11 +119,15 @@ pub(super) fn match_static(
     for r in 0..n as Rank {
         let v = s.rank(r);
         let ord = &orders[s.shape_index(r)];
-        if ord.any_tag || ord.recvs.iter().any(|&i| v.peers[i as usize] == ANY_SOURCE) {
+        if ord.any_tag
+            || ord
+                .recvs(v.shape)
+                .any(|i| v.peers[i as usize] == ANY_SOURCE)
+        {
             dynamic[r as usize / 64] |= 1 << (r % 64);
             any_dynamic = true;
         }
-        for &i in &ord.sends {
+        for i in ord.sends(v.shape) {
             let b = v.shape.ops[i as usize].bytes(elem);
             send_bytes = (send_bytes.0.min(b), send_bytes.1.max(b));
         }
@@ -134,7 +138,7 @@ pub(super) fn match_static(
     let mut start = vec![0u64; n + 1];
     for r in 0..n as Rank {
         let v = s.rank(r);
-        for &i in &orders[s.shape_index(r)].sends {
+        for i in orders[s.shape_index(r)].sends(v.shape) {
             let d = v.peers[i as usize];
             if !is_dyn(d) {
                 start[d as usize + 1] += 1;
@@ -150,7 +154,7 @@ pub(super) fn match_static(
     for r in 0..n as Rank {
         let v = s.rank(r);
         let base = s.op_offset(r) as usize;
-        for &i in &orders[s.shape_index(r)].sends {
+        for i in orders[s.shape_index(r)].sends(v.shape) {
             let d = v.peers[i as usize];
             if is_dyn(d) {
                 partner[base + i as usize] = DYN;
@@ -184,9 +188,8 @@ pub(super) fn match_static(
         recvs.clear();
         recvs.extend(
             orders[s.shape_index(d)]
-                .recvs
-                .iter()
-                .map(|&j| (v.peers[j as usize], tag(s, d, j), j)),
+                .recvs(v.shape)
+                .map(|j| (v.peers[j as usize], tag(s, d, j), j)),
         );
         recvs.sort_by_key(|&(src, t, _)| (src, t));
         let (mut a, mut b) = (0, 0);

@@ -221,22 +221,19 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
     let orders: Vec<order::ShapeOrder> = s.shapes().iter().map(order::topo).collect();
     let has_bytes = orders.iter().any(|o| o.has_bytes);
     let data = meta.collective != Collective::None && !has_bytes;
-    let mut ranks_of: Vec<Vec<Rank>> = vec![Vec::new(); s.num_shapes()];
-    for r in 0..s.nranks() {
-        ranks_of[s.shape_index(r)].push(r);
-    }
 
     // 1. Matching and per-program checks.
     let links = matching::match_static(s, &orders, data, &mut col);
+    let by_shape = order::RanksByShape::new(s);
     order::check_shapes(
         s,
         &orders,
-        &ranks_of,
+        &by_shape,
         data,
         &|r| links.is_dynamic(r),
         &mut col,
     );
-    drop(ranks_of);
+    drop(by_shape);
     if links.any_dynamic {
         let n = (0..s.nranks()).filter(|&r| links.is_dynamic(r)).count();
         notes.push(format!(
@@ -247,76 +244,88 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
         ));
     }
 
-    // 2. Canonical (eager) execution, with the symbolic execution riding along.
+    // 2. Executions. The eager one is the canonical execution: it matches wildcard receives
+    // and carries the symbolic execution. Synchronous sends only add waits, so when neither is
+    // needed and the run with synchronous sends completes, the eager one would too.
     let max = opts.max_problems;
     let mut sym = (opts.semantics && data).then(|| symbolic::Sym::new(s));
+    let (min_send, max_send) = links.send_bytes;
+    let any_dynamic = links.any_dynamic;
+    let limit = Protocol::Limit(opts.eager_limit);
+    let sync_differs = max_send > opts.eager_limit;
     let mut eng = Engine::new(s, links);
-    match sym.as_mut() {
-        Some(x) => eng.run(Protocol::Eager, x, true, data, &mut col),
-        None => eng.run(Protocol::Eager, &mut NoExec, true, data, &mut col),
-    }
-    eng.finish_dynamic(&mut col);
-    let a = eng.analyse(None, max);
-    for &(r, i) in &a.dyn_unmatched {
-        let what = s.rank(r).op(i as usize);
-        col.push(
-            Cat::Matching,
-            Problem::UnmatchedRecv {
-                rank: r,
-                op: i,
-                what,
-                bytes: what.bytes(s.elem_size()),
-                nth: 0,
-                sends: 0,
-                recvs: 0,
-                wildcard: true,
-            },
-        );
-    }
-    let hard_deadlock = !a.cycles.is_empty() || a.more > 0;
-    for cycle in a.cycles {
-        col.push(
-            Cat::Deadlock,
-            Problem::Deadlock {
-                cycle,
-                needs_rendezvous: false,
-            },
-        );
-    }
-    for _ in 0..a.more {
-        col.dropped[Cat::Deadlock as usize] += 1;
-    }
-    let completes = !a.stuck;
-
-    // 3. Synchronous sends above the eager limit, then (a note only) every send synchronous.
-    let (min_send, max_send) = eng.links.send_bytes;
-    let mut unfired = a.unfired;
+    let mut hard_deadlock = false;
+    let mut completes = true;
     let mut clean = true;
-    if max_send > opts.eager_limit {
-        eng.run(
-            Protocol::Limit(opts.eager_limit),
-            &mut NoExec,
-            false,
-            data,
-            &mut col,
-        );
-        let b = eng.analyse(Some(&unfired), max);
-        clean = b.cycles.is_empty() && b.more == 0;
-        for cycle in b.cycles {
+    let mut unfired = None;
+    let mut done = false;
+    if sym.is_none() && !any_dynamic && sync_differs {
+        eng.run(limit, &mut NoExec, false, data, &mut col);
+        let b = eng.analyse(None, max);
+        if !b.stuck {
+            unfired = Some(b.unfired);
+            done = true;
+        }
+    }
+    if !done {
+        match sym.as_mut() {
+            Some(x) => eng.run(Protocol::Eager, x, true, data, &mut col),
+            None => eng.run(Protocol::Eager, &mut NoExec, true, data, &mut col),
+        }
+        eng.finish_dynamic(&mut col);
+        let a = eng.analyse(None, max);
+        for &(r, i) in &a.dyn_unmatched {
+            let what = s.rank(r).op(i as usize);
+            col.push(
+                Cat::Matching,
+                Problem::UnmatchedRecv {
+                    rank: r,
+                    op: i,
+                    what,
+                    bytes: what.bytes(s.elem_size()),
+                    nth: 0,
+                    sends: 0,
+                    recvs: 0,
+                    wildcard: true,
+                },
+            );
+        }
+        hard_deadlock = !a.cycles.is_empty() || a.more > 0;
+        for cycle in a.cycles {
             col.push(
                 Cat::Deadlock,
                 Problem::Deadlock {
                     cycle,
-                    needs_rendezvous: true,
+                    needs_rendezvous: false,
                 },
             );
         }
-        col.dropped[Cat::Deadlock as usize] += b.more;
-        unfired = b.unfired;
+        col.dropped[Cat::Deadlock as usize] += a.more;
+        completes = !a.stuck;
+        let mut prev = a.unfired;
+        // 3. Sends above the eager limit synchronous: new cycles rely on buffering.
+        if sync_differs {
+            eng.run(limit, &mut NoExec, false, data, &mut col);
+            let b = eng.analyse(Some(&prev), max);
+            clean = b.cycles.is_empty() && b.more == 0;
+            for cycle in b.cycles {
+                col.push(
+                    Cat::Deadlock,
+                    Problem::Deadlock {
+                        cycle,
+                        needs_rendezvous: true,
+                    },
+                );
+            }
+            col.dropped[Cat::Deadlock as usize] += b.more;
+            prev = b.unfired;
+        }
+        unfired = Some(prev);
     }
+    // Every send synchronous: a note only, when the eager limit is what makes it run.
     if clean && min_send <= opts.eager_limit && min_send != u64::MAX {
         eng.run(Protocol::Sync, &mut NoExec, false, data, &mut col);
-        let c = eng.analyse(Some(&unfired), 1);
+        let c = eng.analyse(unfired.as_deref(), 1);
         if let Some(cycle) = c.cycles.first() {
             let p = Problem::Deadlock {
                 cycle: cycle.clone(),
@@ -353,6 +362,13 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
                     .into(),
             );
         } else {
+            if col.any(Cat::Race) {
+                notes.push(
+                    "the schedule has buffer races: its results were computed in one execution \
+                     order and depend on timing"
+                        .into(),
+                );
+            }
             let (sem, wrong, more_wrong, uninit) = x.finish(max);
             for p in uninit {
                 col.push(Cat::Uninit, p);

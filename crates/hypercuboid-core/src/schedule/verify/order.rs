@@ -15,7 +15,7 @@ use super::{Cat, Collector, Problem};
 use crate::schedule::{
     Combine, DepKind, Op, OpKind, Payload, Rank, Schedule, Shape, Slice, Slot, ANY_TAG,
 };
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -25,27 +25,88 @@ const REACH_WORDS: usize = 1 << 20;
 /// The local start order of one shape.
 #[derive(Debug, Clone)]
 pub(super) struct ShapeOrder {
-    /// Position of each op in a deterministic topological order of the dependencies (smallest
-    /// index first among ready ops). Ops on or behind a local dependency cycle come after the
-    /// `ordered` ones, in index order; they never start.
-    pub pos: Vec<u32>,
-    /// Ops by position.
-    pub by_pos: Vec<u32>,
+    /// Ops by position in a deterministic topological order of the dependencies (smallest
+    /// index first among ready ops); ops on or behind a local dependency cycle come after the
+    /// `ordered` ones, in index order (they never start). Empty when the order is the identity
+    /// (every dependency on an earlier op, the usual case).
+    by_pos: Vec<u32>,
+    /// Position of each op (empty for the identity).
+    pos: Vec<u32>,
+    /// Number of ops.
+    pub n: u32,
     /// Number of ops in the topological order.
     pub ordered: u32,
-    /// Send ops by position.
-    pub sends: Vec<u32>,
-    /// Receive ops by position.
-    pub recvs: Vec<u32>,
     /// Whether a receive uses `ANY_TAG`.
     pub any_tag: bool,
     /// Whether some message carries only a size (no data semantics).
     pub has_bytes: bool,
 }
 
+impl ShapeOrder {
+    /// Position of op `i`.
+    #[inline]
+    pub fn pos(&self, i: u32) -> u32 {
+        if self.pos.is_empty() {
+            i
+        } else {
+            self.pos[i as usize]
+        }
+    }
+
+    /// The op at position `p`.
+    #[inline]
+    pub fn at(&self, p: u32) -> u32 {
+        if self.by_pos.is_empty() {
+            p
+        } else {
+            self.by_pos[p as usize]
+        }
+    }
+
+    /// Ops in start order.
+    pub fn in_order(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.n).map(move |p| self.at(p))
+    }
+
+    /// Sends of `shape` (this order's shape) in start order.
+    pub fn sends<'a>(&'a self, shape: &'a Shape) -> impl Iterator<Item = u32> + 'a {
+        self.in_order()
+            .filter(move |&i| matches!(shape.ops[i as usize].kind, OpKind::Send { .. }))
+    }
+
+    /// Receives of `shape` (this order's shape) in start order.
+    pub fn recvs<'a>(&'a self, shape: &'a Shape) -> impl Iterator<Item = u32> + 'a {
+        self.in_order()
+            .filter(move |&i| matches!(shape.ops[i as usize].kind, OpKind::Recv { .. }))
+    }
+}
+
 /// Computes the local start order of a shape.
 pub(super) fn topo(shape: &Shape) -> ShapeOrder {
     let n = shape.len();
+    let mut any_tag = false;
+    let mut has_bytes = false;
+    for op in &shape.ops {
+        match op.kind {
+            OpKind::Send { data, .. } => has_bytes |= matches!(data, Payload::Bytes(_)),
+            OpKind::Recv { tag, data, .. } => {
+                any_tag |= tag == ANY_TAG;
+                has_bytes |= matches!(data, Payload::Bytes(_));
+            }
+            _ => {}
+        }
+    }
+    let mut ord = ShapeOrder {
+        by_pos: Vec::new(),
+        pos: Vec::new(),
+        n: n as u32,
+        ordered: n as u32,
+        any_tag,
+        has_bytes,
+    };
+    if (0..n).all(|i| shape.deps(i).iter().all(|d| (d.on as usize) < i)) {
+        return ord;
+    }
     let mut indeg: Vec<u32> = (0..n).map(|i| shape.deps(i).len() as u32).collect();
     let mut heap: BinaryHeap<Reverse<u32>> = (0..n as u32)
         .filter(|&i| indeg[i as usize] == 0)
@@ -61,7 +122,7 @@ pub(super) fn topo(shape: &Shape) -> ShapeOrder {
             }
         }
     }
-    let ordered = by_pos.len() as u32;
+    ord.ordered = by_pos.len() as u32;
     if by_pos.len() < n {
         by_pos.extend((0..n as u32).filter(|&i| indeg[i as usize] > 0));
     }
@@ -69,32 +130,40 @@ pub(super) fn topo(shape: &Shape) -> ShapeOrder {
     for (p, &i) in by_pos.iter().enumerate() {
         pos[i as usize] = p as u32;
     }
-    let mut sends = Vec::new();
-    let mut recvs = Vec::new();
-    let mut any_tag = false;
-    let mut has_bytes = false;
-    for &i in &by_pos {
-        match shape.ops[i as usize].kind {
-            OpKind::Send { data, .. } => {
-                sends.push(i);
-                has_bytes |= matches!(data, Payload::Bytes(_));
-            }
-            OpKind::Recv { tag, data, .. } => {
-                recvs.push(i);
-                any_tag |= tag == ANY_TAG;
-                has_bytes |= matches!(data, Payload::Bytes(_));
-            }
-            _ => {}
+    ord.by_pos = by_pos;
+    ord.pos = pos;
+    ord
+}
+
+/// The ranks running each shape (counting sort of ranks by shape).
+pub(super) struct RanksByShape {
+    start: Vec<u32>,
+    ranks: Vec<Rank>,
+}
+
+impl RanksByShape {
+    /// Groups the ranks of `s` by shape.
+    pub fn new(s: &Schedule) -> RanksByShape {
+        let mut start = vec![0u32; s.num_shapes() + 1];
+        for r in 0..s.nranks() {
+            start[s.shape_index(r) + 1] += 1;
         }
+        for k in 0..s.num_shapes() {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut ranks = vec![0; s.nranks() as usize];
+        for r in 0..s.nranks() {
+            let f = &mut fill[s.shape_index(r)];
+            ranks[*f as usize] = r;
+            *f += 1;
+        }
+        RanksByShape { start, ranks }
     }
-    ShapeOrder {
-        pos,
-        by_pos,
-        ordered,
-        sends,
-        recvs,
-        any_tag,
-        has_bytes,
+
+    /// The ranks running shape `k`, in increasing order.
+    pub fn of(&self, k: usize) -> &[Rank] {
+        &self.ranks[self.start[k] as usize..self.start[k + 1] as usize]
     }
 }
 
@@ -110,11 +179,11 @@ impl Reach {
     fn build(shape: &Shape, ord: &ShapeOrder, c0: u32, c1: u32, w: usize) -> Reach {
         let mut rows = vec![0u64; c1 as usize * w];
         for p in (0..c1 as usize).rev() {
-            let i = ord.by_pos[p] as usize;
+            let i = ord.at(p as u32) as usize;
             let (head, tail) = rows.split_at_mut((p + 1) * w);
             let row = &mut head[p * w..];
             for &(k, _) in shape.dependents(i) {
-                let pk = ord.pos[k as usize];
+                let pk = ord.pos(k);
                 if pk >= ord.ordered {
                     continue;
                 }
@@ -141,14 +210,14 @@ impl Reach {
 
     /// Whether op `i` starts before op `j` (`pos i < pos j`, `j` in the chunk).
     fn starts_before(&self, ord: &ShapeOrder, i: u32, j: u32) -> bool {
-        self.get(ord.pos[i as usize], ord.pos[j as usize])
+        self.get(ord.pos(i), ord.pos(j))
     }
 
     /// Whether op `i` completes before op `j` starts (`pos i < pos j`, `j` in the chunk).
     fn completes_before(&self, shape: &Shape, ord: &ShapeOrder, i: u32, j: u32) -> bool {
-        let pj = ord.pos[j as usize];
+        let pj = ord.pos(j);
         shape.dependents(i as usize).iter().any(|&(k, kind)| {
-            let pk = ord.pos[k as usize];
+            let pk = ord.pos(k);
             kind == DepKind::Requires
                 && pk < ord.ordered
                 && (pk == pj || (pk < pj && pk < self.c1 && self.get(pk, pj)))
@@ -166,7 +235,7 @@ fn starts_before_dfs(
     seen: &mut Vec<bool>,
     stack: &mut Vec<u32>,
 ) -> bool {
-    let pj = ord.pos[j as usize];
+    let pj = ord.pos(j);
     seen.clear();
     seen.resize(shape.len(), false);
     stack.clear();
@@ -176,7 +245,7 @@ fn starts_before_dfs(
             if k == j {
                 return true;
             }
-            let pk = ord.pos[k as usize];
+            let pk = ord.pos(k);
             if pk < pj && !seen[k as usize] {
                 seen[k as usize] = true;
                 stack.push(k);
@@ -255,39 +324,46 @@ fn match_key(op: &Op) -> (Payload, Option<Combine>) {
     }
 }
 
-fn tag_of(op: &Op) -> i32 {
-    match op.kind {
-        OpKind::Send { tag, .. } | OpKind::Recv { tag, .. } => tag,
-        _ => 0,
-    }
-}
-
-/// A group of same-kind, same-tag messages of a shape, by position.
+/// A group of same-kind, same-tag messages of a shape: `msgs[lo..hi]`, by position.
 struct Group {
-    ops: Vec<u32>,
+    lo: usize,
+    hi: usize,
     chain: bool,
     recv: bool,
 }
 
-fn groups(shape: &Shape, list: &[u32], ordered: &ShapeOrder, recv: bool) -> Vec<Group> {
-    let mut by_tag: FxHashMap<i32, Vec<u32>> = FxHashMap::default();
-    for &i in list {
-        if ordered.pos[i as usize] < ordered.ordered {
-            by_tag
-                .entry(tag_of(&shape.ops[i as usize]))
-                .or_default()
-                .push(i);
+/// Fills `msgs` with `(receive?, tag, position, op)` of the ordered messages of a shape, sorted,
+/// and `groups` with the runs of two or more messages of one kind and tag.
+fn groups(
+    shape: &Shape,
+    ord: &ShapeOrder,
+    msgs: &mut Vec<(bool, i32, u32, u32)>,
+    groups: &mut Vec<Group>,
+) {
+    msgs.clear();
+    groups.clear();
+    for i in ord.in_order().take(ord.ordered as usize) {
+        match shape.ops[i as usize].kind {
+            OpKind::Send { tag, .. } => msgs.push((false, tag, ord.pos(i), i)),
+            OpKind::Recv { tag, .. } if !ord.any_tag => msgs.push((true, tag, ord.pos(i), i)),
+            _ => {}
         }
     }
-    let mut v: Vec<(i32, Vec<u32>)> = by_tag.into_iter().filter(|(_, g)| g.len() > 1).collect();
-    v.sort_unstable_by_key(|(t, _)| *t);
-    v.into_iter()
-        .map(|(_, ops)| Group {
-            ops,
-            chain: true,
-            recv,
-        })
-        .collect()
+    msgs.sort_unstable();
+    let mut lo = 0;
+    while lo < msgs.len() {
+        let key = (msgs[lo].0, msgs[lo].1);
+        let hi = lo + msgs[lo..].partition_point(|m| (m.0, m.1) == key);
+        if hi - lo > 1 {
+            groups.push(Group {
+                lo,
+                hi,
+                chain: true,
+                recv: key.0,
+            });
+        }
+        lo = hi;
+    }
 }
 
 /// Where a race query came from: the slot and the elementary segment where both ops meet.
@@ -316,10 +392,10 @@ fn race_queries(
     ord: &ShapeOrder,
     queries: &mut Vec<Query>,
     ctxs: &mut Vec<RaceCtx>,
-    accs_out: &mut Vec<Access>,
+    accs: &mut Vec<Access>,
 ) {
-    let mut accs: Vec<Access> = Vec::new();
-    for &i in &ord.by_pos[..ord.ordered as usize] {
+    accs.clear();
+    for i in ord.in_order().take(ord.ordered as usize) {
         accesses(&shape.ops[i as usize], |s, write| {
             accs.push(Access {
                 slot: s.slot,
@@ -363,7 +439,7 @@ fn race_queries(
                 entries.clear();
                 entries.extend(active.iter().map(|&x| {
                     let g = &group[x];
-                    (ord.pos[g.op as usize], g.op, g.write)
+                    (ord.pos(g.op), g.op, g.write)
                 }));
                 entries.sort_unstable();
                 // One entry per op (an op may read and write the same elements).
@@ -383,7 +459,7 @@ fn race_queries(
                 let mut ask = |i: u32, j: u32| {
                     if seen.insert((i, j)) {
                         queries.push(Query {
-                            pj: ord.pos[j as usize],
+                            pj: ord.pos(j),
                             i,
                             j,
                             completes: true,
@@ -410,16 +486,15 @@ fn race_queries(
         }
         start = end;
     }
-    *accs_out = accs;
 }
 
 /// Runs the per-shape checks for every distinct shape: out-of-bounds slices and buffer races
-/// (when `data`), and ambiguous matching. `ranks_of(shape)` lists the ranks running a shape;
-/// `dynamic(rank)` tells whether the rank's receives are matched at run time (wildcards).
+/// (when `data`), and ambiguous matching. `dynamic(rank)` tells whether the rank's receives are
+/// matched at run time (wildcards).
 pub(super) fn check_shapes(
     s: &Schedule,
     orders: &[ShapeOrder],
-    ranks_of: &[Vec<Rank>],
+    by_shape: &RanksByShape,
     data: bool,
     dynamic: &dyn Fn(Rank) -> bool,
     col: &mut Collector,
@@ -427,13 +502,23 @@ pub(super) fn check_shapes(
     let count = s.meta().count;
     let mut seen = Vec::new();
     let mut stack = Vec::new();
+    let mut queries = Vec::new();
+    let mut ctxs = Vec::new();
+    let mut accs = Vec::new();
+    let mut msgs = Vec::new();
+    let mut groups_v = Vec::new();
+    let mut failed_races: Vec<(u32, u32, u32)> = Vec::new();
+    let mut sub: Vec<(Rank, u32, u32)> = Vec::new();
     for (si, shape) in s.shapes().iter().enumerate() {
         let ord = &orders[si];
-        let ranks = &ranks_of[si];
+        let ranks = by_shape.of(si);
         let Some(&first) = ranks.first() else {
             continue;
         };
         let view = s.rank(first);
+        queries.clear();
+        ctxs.clear();
+        accs.clear();
         if data {
             for (i, op) in shape.ops.iter().enumerate() {
                 vector_slices(op, |sl| {
@@ -452,23 +537,15 @@ pub(super) fn check_shapes(
                     }
                 });
             }
-        }
-        let mut queries = Vec::new();
-        let mut ctxs = Vec::new();
-        let mut accs = Vec::new();
-        if data {
             race_queries(shape, ord, &mut queries, &mut ctxs, &mut accs);
         }
-        let mut groups_v = groups(shape, &ord.sends, ord, false);
-        if !ord.any_tag {
-            groups_v.extend(groups(shape, &ord.recvs, ord, true));
-        }
+        groups(shape, ord, &mut msgs, &mut groups_v);
         for (gi, g) in groups_v.iter().enumerate() {
-            for w in g.ops.windows(2) {
+            for w in msgs[g.lo..g.hi].windows(2) {
                 queries.push(Query {
-                    pj: ord.pos[w[1] as usize],
-                    i: w[0],
-                    j: w[1],
+                    pj: w[1].2,
+                    i: w[0].3,
+                    j: w[1].3,
                     completes: false,
                     ctx: gi as u32,
                 });
@@ -481,7 +558,7 @@ pub(super) fn check_shapes(
         let n = ord.ordered as usize;
         let w = (REACH_WORDS / n.max(1)).clamp(1, n.div_ceil(64));
         let width = (w * 64) as u32;
-        let mut failed_races: Vec<(u32, u32, u32)> = Vec::new();
+        failed_races.clear();
         let mut full: Option<Reach> = None;
         let mut q = 0;
         while q < queries.len() {
@@ -503,11 +580,13 @@ pub(super) fn check_shapes(
                 full = Some(reach);
             }
         }
-        for (i, j, ctx) in failed_races {
-            let c = ctxs[ctx as usize];
+        for &(i, j, ctx) in &failed_races {
+            let c: RaceCtx = ctxs[ctx as usize];
             let range = |op: u32| {
                 accs.iter()
-                    .find(|a| a.op == op && a.slot == c.slot && a.lo <= c.lo && c.lo < a.hi)
+                    .find(|a: &&Access| {
+                        a.op == op && a.slot == c.slot && a.lo <= c.lo && c.lo < a.hi
+                    })
                     .map_or((c.lo, c.lo + 1), |a| (a.lo, a.hi))
             };
             let (a, b) = (range(i), range(j));
@@ -526,22 +605,20 @@ pub(super) fn check_shapes(
             );
         }
         // Ambiguity: only groups whose messages are not totally ordered need the peers.
-        let loose: Vec<&Group> = groups_v.iter().filter(|g| !g.chain).collect();
-        if loose.is_empty() {
+        if groups_v.iter().all(|g| g.chain) {
             continue;
         }
-        let mut sub: Vec<(Rank, u32, u32)> = Vec::new();
         for &r in ranks {
             let v = s.rank(r);
-            for g in &loose {
+            for g in groups_v.iter().filter(|g| !g.chain) {
                 if g.recv && dynamic(r) {
                     continue;
                 }
                 sub.clear();
                 sub.extend(
-                    g.ops
+                    msgs[g.lo..g.hi]
                         .iter()
-                        .map(|&i| (v.peers[i as usize], ord.pos[i as usize], i)),
+                        .map(|m| (v.peers[m.3 as usize], m.2, m.3)),
                 );
                 sub.sort_unstable();
                 for chan in sub.chunk_by(|a, b| a.0 == b.0) {
