@@ -632,8 +632,10 @@ fn race_reduce_while_send_in_flight() {
     );
     assert_eq!(
         rep.notes,
-        ["the schedule has buffer races: its results were computed in one execution order and \
-          depend on timing"]
+        [
+            "the schedule has buffer races: its results were computed in one execution order and \
+          depend on timing"
+        ]
     );
 }
 
@@ -666,6 +668,46 @@ fn ambiguous_matching() {
     a3.send(1, 0, Slice::new(Slot::Input, 0, 2));
     let s = Schedule::from_programs(Meta::sizes_only("amb"), [a3, b]).unwrap();
     assert!(run(&s).is_sound());
+}
+
+#[test]
+fn consequences_of_a_deadlock_are_not_reported() {
+    // Ranks 0 and 1 deadlock head to head; rank 2 waits for a message rank 0 sends after its
+    // receive, and rank 0 would then wait for rank 2: only the root cycle is reported.
+    let mut progs = pairwise(2, true);
+    let s2 = progs[0].send(2, 1, input());
+    progs[0].requires(s2, 1);
+    let r2 = progs[0].recv(2, 1, out());
+    progs[0].requires(r2, s2);
+    let mut p2 = Program::new();
+    let a = p2.recv(0, 1, out());
+    let b = p2.send(0, 1, input());
+    p2.requires(b, a);
+    progs.push(p2);
+    let s = Schedule::from_programs(Meta::sizes_only("h2h"), progs).unwrap();
+    let rep = run(&s);
+    assert_eq!(rep.problems.len(), 1, "{rep}");
+    assert_eq!(rep.problems[0].kind(), "deadlock");
+}
+
+#[test]
+fn ambiguous_receives() {
+    let mut a = Program::new();
+    let s0 = a.send(1, 0, Slice::new(Slot::Input, 0, 2));
+    let s1 = a.send(1, 0, Slice::new(Slot::Input, 2, 2));
+    a.requires(s1, s0);
+    let mut b = Program::new();
+    b.recv(0, 0, Slice::new(Slot::Output, 0, 2));
+    b.recv_reduce(0, 0, Slice::new(Slot::Output, 0, 2), Combine::After);
+    let s = Schedule::from_programs(Meta::sizes_only("amb"), [a, b]).unwrap();
+    assert_eq!(
+        messages(&run(&s)),
+        [
+            "ambiguous matching: rank 1 ops 0 (recv out[0:2] from 0 tag 0) and 1 (recv out[0:2] \
+          from 0 tag 0 reduce after) use channel 0→1 tag 0 but neither is ordered before the \
+          other, so which message meets which receive depends on timing"
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -199,3 +199,28 @@ fn ring_reduce_scatter_allgather_semantics_512() {
     let sem = rep.semantics.unwrap();
     assert!(sem.correct && sem.same_order_noncommutative, "{sem}");
 }
+
+/// Every rank with a program of its own (as imported GOAL text gives): 2^18 distinct shapes.
+#[test]
+#[ignore]
+fn distinct_programs_per_rank() {
+    let n = 1 << 18;
+    let s = timed("build 2^18 distinct programs x 36 ops", || {
+        build(n, Meta::sizes_only("rd distinct"), |p, r| {
+            rd_program(p, r, n, false);
+            // Rank-dependent operand order makes every program distinct.
+            for (k, op) in p.ops.iter_mut().enumerate() {
+                if let hypercuboid_core::schedule::OpKind::Recv { combine, .. } = &mut op.kind {
+                    if (r >> (k / 2)) & 1 == 1 {
+                        *combine = Combine::After;
+                    }
+                }
+            }
+        })
+    });
+    assert_eq!(s.num_shapes(), 1 << 18);
+    let rep = timed("verify 2^18 distinct programs", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert!(rep.is_sound(), "{rep}");
+}

@@ -19,8 +19,9 @@ use rustc_hash::FxHashSet;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Bitset words one chunk of the reachability matrix may hold (8 MiB).
-const REACH_WORDS: usize = 1 << 20;
+/// Bitset words one chunk of the reachability matrix may hold (8 MiB; tiny in unit tests, to
+/// exercise the chunked path and the depth-first fallback).
+const REACH_WORDS: usize = if cfg!(test) { 64 } else { 1 << 20 };
 
 /// The local start order of one shape.
 #[derive(Debug, Clone)]

@@ -27,6 +27,8 @@ const F_SHIFTED: u8 = 1;
 const F_UNDEF: u8 = 2;
 /// Node visits the exact leaf check may spend over the whole schedule.
 const EXACT_BUDGET: u64 = 1 << 27;
+/// Tree nodes the diagnosis of a wrong result may visit.
+const DIAGNOSE_NODES: u64 = 1 << 20;
 /// Length of rendered expressions.
 const RENDER_CHARS: usize = 120;
 
@@ -517,7 +519,7 @@ impl Facts {
     /// Post-order evaluation of a memoised function of the expression DAG.
     fn eval<T: Copy + PartialEq>(
         ar: &Arena,
-        memo: &mut Vec<T>,
+        memo: &mut [T],
         unset: T,
         e: u32,
         mut f: impl FnMut(&Arena, u32, Option<(T, T)>) -> T,
@@ -713,17 +715,20 @@ fn diagnose(ar: &Arena, v: Val) -> String {
     if ar.flags[e] & F_UNDEF != 0 {
         parts.push("includes uninitialized data".into());
     }
-    if ar.count[e] > 1 << 16 {
-        parts.push(format!(
-            "has {} contributions where {} are expected",
-            ar.count[e], ar.n
-        ));
-        return parts.join(", ");
-    }
-    // Count leaves by (rank, offset) with a walk of the tree.
+    // Count leaves by (rank, offset) with a walk of the tree, within a budget (a value built
+    // from uninitialized data only has no leaves counted but may be a huge tree).
     let mut counts: BTreeMap<(u32, i64), u64> = BTreeMap::new();
     let mut stack = vec![(v.e, v.sh)];
+    let mut budget = DIAGNOSE_NODES;
     while let Some((x, off)) = stack.pop() {
+        if budget == 0 {
+            parts.push(format!(
+                "has {} contributions where {} are expected",
+                ar.count[e], ar.n
+            ));
+            return parts.join(", ");
+        }
+        budget -= 1;
         if ar.is_leaf(x) {
             let q = ar.r[x as usize];
             if q < ar.n {
