@@ -13,11 +13,14 @@
 //!    with the ranks and ops involved. First with eager delivery (any cycle is a deadlock),
 //!    then with sends above `eager_limit` bytes synchronous (a new cycle means the schedule
 //!    relies on MPI buffering: reported as unsafe), then, only as a note, with every send
-//!    synchronous.
+//!    synchronous. Synchronous sends only add waits, so when neither the symbolic execution nor
+//!    wildcard matching needs the eager run and the synchronous one completes, it is skipped.
 //! 3. **Buffer races** within a rank (data-semantic schedules): overlapping accesses, one a
 //!    write, not ordered by completion.
-//! 4. **Semantics** (collective `allreduce`): symbolic execution in the canonical order; every
-//!    output element must be the reduction of every rank's input element exactly once. Also
+//! 4. **Semantics** (collective `allreduce`): symbolic execution along the eager run (an order
+//!    consistent with dependencies and matching; the results of a race-free schedule do not
+//!    depend on which); every output element must be the reduction of every rank's input
+//!    element exactly once. Also
 //!    reported: whether the reduction order is the same on every rank (bitwise-identical
 //!    results, for a commutative floating-point op and for a non-commutative one), and whether
 //!    it is the canonical order `x0 ⊕ x1 ⊕ … ⊕ x(N-1)` a non-commutative op needs.
@@ -25,9 +28,12 @@
 //! Schedules with only sizes (`Collective::None` or `Payload::Bytes` messages) get 1 and 2.
 //!
 //! Cost: linear in the number of ops for 1 and 2 (about 8 bytes of state an op plus the
-//! schedule); 3 runs once per distinct program shape; 4 keeps one interval map per buffer and
-//! one node per distinct partial result (O(N log N) for recursive doubling, O(N²) for the ring
-//! algorithms, whose N² partial results are all distinct).
+//! schedule; an op may have up to 2^29 dependencies); 3 runs once per distinct program shape;
+//! 4 keeps one interval map per buffer and one node per distinct partial result (O(N log N)
+//! for recursive doubling, O(N²) for the ring algorithms, whose N² partial results are all
+//! distinct). Measured (release, one core): recursive doubling on 2^20 ranks × 40 ops, sizes
+//! only, 6–7 s and 0.53 GB peak including the schedule; with semantics, 4096 ranks in 0.08 s,
+//! ring rotation on 1024 ranks (4M ops) in 1.1 s (`tests/verify_scale.rs`).
 
 mod graph;
 mod matching;
