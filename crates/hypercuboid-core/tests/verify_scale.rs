@@ -84,7 +84,7 @@ fn million_ranks_matching_and_deadlock() {
         })
     });
     assert_eq!(s.total_ops(), 40 << 20);
-    let rep = timed("verify (matching + deadlock, 3 passes)", || {
+    let rep = timed("verify (matching + deadlock)", || {
         verify(&s, &VerifyOptions::default())
     });
     assert!(rep.is_sound(), "{rep}");
