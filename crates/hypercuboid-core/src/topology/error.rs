@@ -87,3 +87,16 @@ pub(crate) fn param_err(
         reason: reason.into(),
     }
 }
+
+/// A [`TopologyError::Io`] for `path`, with the OS error's text without its "(os error N)".
+pub(crate) fn io_err(path: &str, e: &std::io::Error) -> TopologyError {
+    let text = e.to_string();
+    let reason = match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    TopologyError::Io {
+        path: path.to_string(),
+        reason,
+    }
+}

@@ -36,18 +36,13 @@ impl FullMesh {
         if self.p < 1 {
             return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
         }
-        let n = self.n as u64;
-        check_size(
-            FAMILY,
-            n as u128,
-            (n * self.p as u64) as u128,
-            (n * (n - 1) / 2) as u128,
-        )?;
+        let n = self.n as u128;
+        check_size(FAMILY, n, n * self.p as u128, n * (n - 1) / 2)?;
         Ok(Size {
-            routers: n,
-            endpoints: n * self.p as u64,
-            links: n * (n - 1) / 2,
-            router_radix: self.n - 1 + self.p,
+            routers: n as u64,
+            endpoints: (n * self.p as u128) as u64,
+            links: (n * (n - 1) / 2) as u64,
+            router_radix: (self.n - 1).saturating_add(self.p),
             network_radix: self.n - 1,
         })
     }

@@ -72,14 +72,15 @@ impl Mlfm {
     /// Closed-form size: R = l(h + 1) + h(h + 1)/2, N = l(h + 1)p.
     pub fn size(&self) -> Result<Size, TopologyError> {
         self.check()?;
-        let (h, l, p) = (self.h as u64, self.l as u64, self.p as u64);
+        let (h, l, p) = (self.h as u128, self.l as u128, self.p as u128);
         let lr = l * (h + 1);
         let gr = h * (h + 1) / 2;
+        check_size(FAMILY, lr + gr, lr * p, lr * h)?;
         Ok(Size {
-            routers: lr + gr,
-            endpoints: lr * p,
-            links: lr * h,
-            router_radix: (self.h + self.p).max(2 * self.l),
+            routers: (lr + gr) as u64,
+            endpoints: (lr * p) as u64,
+            links: (lr * h) as u64,
+            router_radix: self.h.saturating_add(self.p).max(2 * self.l),
             network_radix: self.h.max(2 * self.l),
         })
     }

@@ -114,13 +114,15 @@ impl Oft {
         if self.p < 1 {
             return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
         }
-        let k = self.k as u64;
+        let k = self.k as u128;
         let rl = k * k - k + 1;
+        let n = 2 * self.p as u128 * rl;
+        check_size(FAMILY, 3 * rl, n, 2 * k * rl)?;
         Ok(Size {
-            routers: 3 * rl,
-            endpoints: 2 * self.p as u64 * rl,
-            links: 2 * k * rl,
-            router_radix: (2 * self.k).max(self.k + self.p),
+            routers: (3 * rl) as u64,
+            endpoints: n as u64,
+            links: (2 * k * rl) as u64,
+            router_radix: (2 * self.k).max(self.k.saturating_add(self.p)),
             network_radix: 2 * self.k,
         })
     }

@@ -69,15 +69,17 @@ impl PolarFly {
     /// Closed-form size: R = q² + q + 1, links = q(q + 1)²/2, network radix q + 1.
     pub fn size(&self) -> Result<Size, TopologyError> {
         let p = self.check()?;
-        let q = self.q as u64;
+        let q = self.q as u128;
         let r = q * q + q + 1;
+        // Sum of degrees: (q² + q + 1 − (q + 1))(q + 1) + (q + 1)q = q(q + 1)².
+        let links = q * (q + 1) * (q + 1) / 2;
+        check_size(FAMILY, r, r * p as u128, links)?;
         Ok(Size {
-            routers: r,
-            endpoints: r * p as u64,
-            // Sum of degrees: (q² + q + 1 − (q + 1))(q + 1) + (q + 1)q = q(q + 1)².
-            links: q * (q + 1) * (q + 1) / 2,
-            router_radix: self.q + 1 + p,
-            network_radix: self.q + 1,
+            routers: r as u64,
+            endpoints: (r * p as u128) as u64,
+            links: links as u64,
+            router_radix: self.q.saturating_add(1).saturating_add(p),
+            network_radix: self.q.saturating_add(1),
         })
     }
 

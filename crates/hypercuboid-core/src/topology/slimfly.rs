@@ -129,13 +129,15 @@ impl SlimFly {
     pub fn size(&self) -> Result<Size, TopologyError> {
         let rn = self.network_radix()?;
         let p = self.endpoints_per_router()?;
-        let q = self.q as u64;
+        let q = self.q as u128;
         let r = 2 * q * q;
+        let (n, links) = (r * p as u128, r * rn as u128 / 2);
+        check_size(FAMILY, r, n, links)?;
         Ok(Size {
-            routers: r,
-            endpoints: r * p as u64,
-            links: r * rn as u64 / 2,
-            router_radix: rn + p,
+            routers: r as u64,
+            endpoints: n as u64,
+            links: links as u64,
+            router_radix: rn.saturating_add(p),
             network_radix: rn,
         })
     }

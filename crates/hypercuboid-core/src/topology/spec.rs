@@ -6,7 +6,7 @@
 //! their keys and defaults; an unknown family or key errors with the accepted ones.
 
 use super::dragonfly::Dragonfly;
-use super::error::{param_err, TopologyError};
+use super::error::{io_err, param_err, TopologyError};
 use super::export::{from_edge_list, from_json};
 use super::fattree::{FatTree, KaryNTree};
 use super::fullmesh::FullMesh;
@@ -386,10 +386,7 @@ fn link_of(family: &'static str, spec: &Spec) -> Result<LinkParams, TopologyErro
 }
 
 fn read_file(path: &str) -> Result<String, TopologyError> {
-    std::fs::read_to_string(path).map_err(|e| TopologyError::Io {
-        path: path.to_string(),
-        reason: e.to_string(),
-    })
+    std::fs::read_to_string(path).map_err(|e| io_err(path, &e))
 }
 
 /// Builds the topology a parsed spec names.

@@ -363,6 +363,11 @@ impl TreeDescription {
         }
         for (m, mname) in self.machines.iter().enumerate() {
             let links = &adj[ns + m];
+            if links.is_empty() {
+                return Err(TopologyError::NotATree {
+                    reason: format!("machine '{mname}' has no link"),
+                });
+            }
             if links.len() > 1 {
                 let to: Vec<&str> = links.iter().map(|&(o, _)| name(o)).collect();
                 return Err(TopologyError::NotATree {
