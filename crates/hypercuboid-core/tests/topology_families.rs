@@ -71,9 +71,9 @@ proptest! {
         // q + 1 absolute (quadric) points of degree q, the others q + 1.
         let quadric = (0..t.num_routers()).filter(|&r| t.router_kind_name(r) == "quadric").count();
         prop_assert_eq!(quadric as u32, q + 1);
-        for r in 0..t.num_routers() {
+        for (r, &dr) in d.iter().enumerate() {
             let want = if t.router_kind_name(r) == "quadric" { q } else { q + 1 };
-            prop_assert_eq!(d[r] as u32, want);
+            prop_assert_eq!(dr as u32, want);
         }
         prop_assert_eq!(analyze(&t).diameter, Some(2));
     }
