@@ -10,7 +10,9 @@ fn topologies(c: &mut Criterion) {
             b.iter(|| generate(black_box(spec)).unwrap())
         });
         let t = generate(spec).unwrap();
-        c.bench_function(&format!("analyze {spec}"), |b| b.iter(|| analyze(black_box(&t))));
+        c.bench_function(&format!("analyze {spec}"), |b| {
+            b.iter(|| analyze(black_box(&t)))
+        });
         let half: Vec<bool> = (0..t.num_routers()).map(|r| r % 2 == 1).collect();
         c.bench_function(&format!("refine_bisection {spec}"), |b| {
             b.iter(|| refine_bisection(black_box(&t), &half).unwrap())

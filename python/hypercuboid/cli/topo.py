@@ -68,9 +68,7 @@ def _fmt_split(b: dict) -> str:
 
 def _print_info(info: dict) -> None:
     rows: list[tuple[str, str]] = []
-    kinds = ", ".join(
-        f"{k['count']} {k['name']}" for k in info["kinds"] if len(info["kinds"]) > 1
-    )
+    kinds = ", ".join(f"{k['count']} {k['name']}" for k in info["kinds"] if len(info["kinds"]) > 1)
     rows.append(("endpoints", f"{info['endpoints']}"))
     rows.append(("routers", f"{info['routers']}" + (f" ({kinds})" if kinds else "")))
     rows.append(("router radix", f"{info['router_radix']}"))
@@ -100,7 +98,9 @@ def _print_info(info: dict) -> None:
         f"d={b['distance']}: {b['pairs']} pairs, mean {b['mean_paths']:.3f}, max {b['max_paths']}"
         for b in pd["by_distance"]
     )
-    rows.append(("minimal paths", f"mean {pd['mean']:.3f}, max {pd['max']}" + (f" [{by}]" if by else "")))
+    rows.append(
+        ("minimal paths", f"mean {pd['mean']:.3f}, max {pd['max']}" + (f" [{by}]" if by else ""))
+    )
     if info["moore_bound"]:
         m = info["moore_bound"]
         rows.append(
@@ -167,7 +167,9 @@ def show(spec: str, as_json: bool, bisection: bool, seeds: int, method: str) -> 
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="File (default stdout).")
 @click.option("--cycle", help="anynet: write link latencies in cycles of this time (e.g. 1ns).")
 @click.option("--no-endpoints", is_flag=True, help="dot: draw routers only.")
-def export_cmd(spec: str, fmt: str | None, output: str | None, cycle: str | None, no_endpoints: bool) -> None:
+def export_cmd(
+    spec: str, fmt: str | None, output: str | None, cycle: str | None, no_endpoints: bool
+) -> None:
     """Write the topology SPEC as JSON (our schema), GraphML, BookSim2 anynet or dot."""
     from hypercuboid import topology
 
@@ -183,7 +185,9 @@ def export_cmd(spec: str, fmt: str | None, output: str | None, cycle: str | None
     cycle_ps = None
     if cycle is not None:
         if fmt != "anynet":
-            raise click.BadParameter("--cycle applies to --format anynet only", param_hint="--cycle")
+            raise click.BadParameter(
+                "--cycle applies to --format anynet only", param_hint="--cycle"
+            )
         cycle_ps = _parse_ps(cycle)
     try:
         text = topology.export(spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints)

@@ -218,9 +218,7 @@ def export(
     elif fmt == "dot":
         text = t.to_dot(endpoints)
     else:
-        raise TopologyError(
-            f"unknown export format '{fmt}'; accepted: {', '.join(EXPORT_FORMATS)}"
-        )
+        raise TopologyError(f"unknown export format '{fmt}'; accepted: {', '.join(EXPORT_FORMATS)}")
     if path is not None:
         path = os.fspath(path)
         try:

@@ -90,7 +90,14 @@ def _from_graph(graph, *, name: str, family: str, endpoints_per_router: int):
         else:
             if u == v:
                 raise TopologyError(f"{where} is a self-loop")
-            links.append((rindex[u], rindex[v], bw, lat))
+            a, b = rindex[u], rindex[v]
+            if "link_a" in d and int(d["link_a"]) == b:
+                a, b = b, a
+            links.append((int(d.get("link", -1)), a, b, bw, lat))
+    # Our export numbers the links: restore their order; other graphs keep networkx's order.
+    if links and all(x[0] >= 0 for x in links):
+        links.sort(key=lambda x: x[0])
+    links = [x[1:] for x in links]
     if endpoints:
         missing = [str(endpoints[i]) for i, r in enumerate(ep_router) if r is None]
         if missing:
@@ -105,13 +112,10 @@ def _from_graph(graph, *, name: str, family: str, endpoints_per_router: int):
         params = [("p", str(endpoints_per_router))]
 
     def labels(items, data):
-        names = [str(data[n].get("label", n)) for n in items]
-        return names
+        return [str(data[n].get("label", n)) for n in items]
 
     data = dict(nodes)
-    has_labels = any("label" in data[n] for n in routers) or not any(
-        "type" in d for _, d in nodes
-    )
+    has_labels = any("label" in data[n] for n in routers) or not any("type" in d for _, d in nodes)
     return _core.topology_from_parts(
         str(gattr.get("name", name)),
         str(gattr.get("family", family)),
@@ -196,7 +200,9 @@ def from_networkx(graph, *, endpoints_per_router: int = 1, name: str = "networkx
 def to_networkx(topology, *, endpoints: bool = True):
     """The topology as a networkx graph (a MultiGraph if it has parallel links): routers
     ``r<i>`` and endpoints ``e<j>`` with ``type``, ``kind``, ``coords``; edges with
-    ``bandwidth_gbps`` and ``latency_ps``; graph attributes ``name``, ``family``, ``params``."""
+    ``bandwidth_gbps`` and ``latency_ps`` (router links also with their index ``link`` and first
+    end ``link_a``, so that :func:`from_networkx` restores the topology exactly); graph
+    attributes ``name``, ``family``, ``params``."""
     nx = _nx()
     from hypercuboid.topology._api import _topology
 
@@ -213,16 +219,17 @@ def to_networkx(topology, *, endpoints: bool = True):
     )
     kinds = t.kinds
     names = t.router_names()
-    for r, (k, c) in enumerate(zip(t.router_kinds(), t.coords())):
+    for r, (k, c) in enumerate(zip(t.router_kinds(), t.coords(), strict=True)):
         attrs = {"type": "router", "kind": kinds[k], "coords": ",".join(map(str, c))}
         if names is not None:
             attrs["label"] = names[r]
         g.add_node(f"r{r}", **attrs)
-    for a, b, bw, lat in links:
-        g.add_edge(f"r{a}", f"r{b}", bandwidth_gbps=bw, latency_ps=lat)
+    for i, (a, b, bw, lat) in enumerate(links):
+        g.add_edge(f"r{a}", f"r{b}", bandwidth_gbps=bw, latency_ps=lat, link=i, link_a=a)
     if endpoints:
         enames = t.endpoint_names()
-        for e, (r, (bw, lat)) in enumerate(zip(t.endpoint_routers(), t.endpoint_links())):
+        ep_links = zip(t.endpoint_routers(), t.endpoint_links(), strict=True)
+        for e, (r, (bw, lat)) in enumerate(ep_links):
             attrs = {"type": "endpoint"}
             if enames is not None:
                 attrs["label"] = enames[e]

@@ -344,8 +344,9 @@ fn xml(s: &str) -> String {
 }
 
 /// GraphML: routers `r<i>` and endpoints `e<j>` as nodes (`type` = router|endpoint, `kind`,
-/// `coords` as comma-separated text, optional `label`), links as edges with `bandwidth_gbps` and
-/// `latency_ps`; graph attributes `name`, `family`, `params` (`k=v,...`), `kinds` and
+/// `coords` as comma-separated text, optional `label`), links as edges with `bandwidth_gbps`,
+/// `latency_ps`, and for router links their index `link` and first end `link_a` (GraphML readers
+/// do not keep edge order or direction); graph attributes `name`, `family`, `params` (`k=v,...`), `kinds` and
 /// `coord_names` (comma-separated) so that the Python reader rebuilds the same topology.
 pub fn to_graphml(topo: &Topology) -> String {
     let p = topo.parts();
@@ -364,6 +365,8 @@ pub fn to_graphml(topo: &Topology) -> String {
         ("label", "node", "string"),
         ("bandwidth_gbps", "edge", "double"),
         ("latency_ps", "edge", "long"),
+        ("link", "edge", "long"),
+        ("link_a", "edge", "long"),
     ] {
         let _ = writeln!(
             o,
@@ -404,14 +407,15 @@ pub fn to_graphml(topo: &Topology) -> String {
         }
         o.push_str("</node>\n");
     }
-    for l in topo.links() {
+    for (i, l) in topo.links().iter().enumerate() {
         let _ = writeln!(
             o,
-            "    <edge source=\"r{}\" target=\"r{}\"><data key=\"bandwidth_gbps\">{}</data><data key=\"latency_ps\">{}</data></edge>",
+            "    <edge source=\"r{}\" target=\"r{}\"><data key=\"bandwidth_gbps\">{}</data><data key=\"latency_ps\">{}</data><data key=\"link\">{i}</data><data key=\"link_a\">{}</data></edge>",
             l.a,
             l.b,
             num(l.bandwidth_gbps),
-            l.latency
+            l.latency,
+            l.a
         );
     }
     for e in 0..topo.num_endpoints() {
