@@ -70,9 +70,9 @@ pub fn largest_within_radix(radix: u32) -> Vec<CompareRow> {
             2,
         );
     }
-    for (label, p, name) in [
-        ("Slim Fly (p=floor)", Concentration::Floor, "floor"),
-        ("Slim Fly (p=ceil)", Concentration::Ceil, "ceil"),
+    for (label, p) in [
+        ("Slim Fly (p=floor)", Concentration::Floor),
+        ("Slim Fly (p=ceil)", Concentration::Ceil),
     ] {
         let best = (3..=radix)
             .filter_map(|q| {
@@ -86,7 +86,6 @@ pub fn largest_within_radix(radix: u32) -> Vec<CompareRow> {
             })
             .max_by_key(|(_, s)| s.endpoints);
         if let Some((q, s)) = best {
-            let _ = name;
             push(
                 label,
                 format!("slimfly:q={q},p={}", s.router_radix - s.network_radix),
