@@ -210,95 +210,93 @@ fn columns<'py>(
     scratch: &[u64],
     es: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
-        let mut kind = Vec::with_capacity(n);
-        let mut peer = Vec::with_capacity(n);
-        let mut tag = Vec::with_capacity(n);
-        let mut bytes = Vec::with_capacity(n);
-        let mut combine = Vec::with_capacity(n);
-        let mut cpu = Vec::with_capacity(n);
-        let mut nic = Vec::with_capacity(n);
-        let mut time = Vec::with_capacity(n);
-        let mut buf = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut src = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut deps: Vec<(u32, u32, u8)> = Vec::new();
-        for i in 0..n {
-            let op = op_at(i);
-            let (k, p, t, c, tm, b, s) = match op.kind {
-                OpKind::Send { peer, tag, data } => {
-                    (0u8, peer, tag, Combine::Assign, 0, data.slice(), None)
-                }
-                OpKind::Recv {
-                    peer,
-                    tag,
-                    data,
-                    combine,
-                    operand,
-                } => (1, peer, tag, combine, 0, data.slice(), operand),
-                OpKind::Reduce { src, dst, combine } => {
-                    (2, u32::MAX, 0, combine, 0, Some(dst), Some(src))
-                }
-                OpKind::Copy { src, dst } => {
-                    (3, u32::MAX, 0, Combine::Assign, 0, Some(dst), Some(src))
-                }
-                OpKind::Compute { time } => (4, u32::MAX, 0, Combine::Assign, time, None, None),
-                OpKind::Sleep { time } => (5, u32::MAX, 0, Combine::Assign, time, None, None),
-            };
-            kind.push(k);
-            peer.push(if p == u32::MAX { -1i64 } else { p as i64 });
-            tag.push(t);
-            bytes.push(op.bytes(es));
-            combine.push(combine_code(c));
-            cpu.push(op.cpu);
-            nic.push(op.nic);
-            time.push(tm);
-            let push = |col: &mut (Vec<i32>, Vec<u64>, Vec<u64>), s: Option<Slice>| match s {
-                Some(s) => {
-                    col.0.push(slot_code(s.slot));
-                    col.1.push(s.offset);
-                    col.2.push(s.len);
-                }
-                None => {
-                    col.0.push(-1);
-                    col.1.push(0);
-                    col.2.push(0);
-                }
-            };
-            push(&mut buf, b);
-            push(&mut src, s);
-            for d in &deps_at(i) {
-                let dk = match d.kind {
-                    DepKind::Requires => 0,
-                    DepKind::IRequires => 1,
-                };
-                deps.push((i as u32, d.on, dk));
+    let mut kind = Vec::with_capacity(n);
+    let mut peer = Vec::with_capacity(n);
+    let mut tag = Vec::with_capacity(n);
+    let mut bytes = Vec::with_capacity(n);
+    let mut combine = Vec::with_capacity(n);
+    let mut cpu = Vec::with_capacity(n);
+    let mut nic = Vec::with_capacity(n);
+    let mut time = Vec::with_capacity(n);
+    let mut buf = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut src = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut deps: Vec<(u32, u32, u8)> = Vec::new();
+    for i in 0..n {
+        let op = op_at(i);
+        let (k, p, t, c, tm, b, s) = match op.kind {
+            OpKind::Send { peer, tag, data } => {
+                (0u8, peer, tag, Combine::Assign, 0, data.slice(), None)
             }
+            OpKind::Recv {
+                peer,
+                tag,
+                data,
+                combine,
+                operand,
+            } => (1, peer, tag, combine, 0, data.slice(), operand),
+            OpKind::Reduce { src, dst, combine } => {
+                (2, u32::MAX, 0, combine, 0, Some(dst), Some(src))
+            }
+            OpKind::Copy { src, dst } => (3, u32::MAX, 0, Combine::Assign, 0, Some(dst), Some(src)),
+            OpKind::Compute { time } => (4, u32::MAX, 0, Combine::Assign, time, None, None),
+            OpKind::Sleep { time } => (5, u32::MAX, 0, Combine::Assign, time, None, None),
+        };
+        kind.push(k);
+        peer.push(if p == u32::MAX { -1i64 } else { p as i64 });
+        tag.push(t);
+        bytes.push(op.bytes(es));
+        combine.push(combine_code(c));
+        cpu.push(op.cpu);
+        nic.push(op.nic);
+        time.push(tm);
+        let push = |col: &mut (Vec<i32>, Vec<u64>, Vec<u64>), s: Option<Slice>| match s {
+            Some(s) => {
+                col.0.push(slot_code(s.slot));
+                col.1.push(s.offset);
+                col.2.push(s.len);
+            }
+            None => {
+                col.0.push(-1);
+                col.1.push(0);
+                col.2.push(0);
+            }
+        };
+        push(&mut buf, b);
+        push(&mut src, s);
+        for d in &deps_at(i) {
+            let dk = match d.kind {
+                DepKind::Requires => 0,
+                DepKind::IRequires => 1,
+            };
+            deps.push((i as u32, d.on, dk));
         }
-        let d = PyDict::new(py);
-        d.set_item("kind", kind.into_pyarray(py))?;
-        d.set_item("peer", peer.into_pyarray(py))?;
-        d.set_item("tag", tag.into_pyarray(py))?;
-        d.set_item("bytes", bytes.into_pyarray(py))?;
-        d.set_item("combine", combine.into_pyarray(py))?;
-        d.set_item("cpu", cpu.into_pyarray(py))?;
-        d.set_item("nic", nic.into_pyarray(py))?;
-        d.set_item("time_ps", time.into_pyarray(py))?;
-        d.set_item("buf_slot", buf.0.into_pyarray(py))?;
-        d.set_item("buf_offset", buf.1.into_pyarray(py))?;
-        d.set_item("buf_len", buf.2.into_pyarray(py))?;
-        d.set_item("src_slot", src.0.into_pyarray(py))?;
-        d.set_item("src_offset", src.1.into_pyarray(py))?;
-        d.set_item("src_len", src.2.into_pyarray(py))?;
-        d.set_item("deps", deps)?;
-        d.set_item("scratch", scratch.to_vec())?;
-        Ok(d)
+    }
+    let d = PyDict::new(py);
+    d.set_item("kind", kind.into_pyarray(py))?;
+    d.set_item("peer", peer.into_pyarray(py))?;
+    d.set_item("tag", tag.into_pyarray(py))?;
+    d.set_item("bytes", bytes.into_pyarray(py))?;
+    d.set_item("combine", combine.into_pyarray(py))?;
+    d.set_item("cpu", cpu.into_pyarray(py))?;
+    d.set_item("nic", nic.into_pyarray(py))?;
+    d.set_item("time_ps", time.into_pyarray(py))?;
+    d.set_item("buf_slot", buf.0.into_pyarray(py))?;
+    d.set_item("buf_offset", buf.1.into_pyarray(py))?;
+    d.set_item("buf_len", buf.2.into_pyarray(py))?;
+    d.set_item("src_slot", src.0.into_pyarray(py))?;
+    d.set_item("src_offset", src.1.into_pyarray(py))?;
+    d.set_item("src_len", src.2.into_pyarray(py))?;
+    d.set_item("deps", deps)?;
+    d.set_item("scratch", scratch.to_vec())?;
+    Ok(d)
 }
 
 fn bytes_to_string(b: Vec<u8>) -> PyResult<String> {
@@ -348,7 +346,10 @@ fn report_dict<'py>(py: Python<'py>, rep: &verify::Report) -> PyResult<Bound<'py
                     )
                 })
             };
-            m.set_item("noncommutative_difference", diff(&sem.noncommutative_difference))?;
+            m.set_item(
+                "noncommutative_difference",
+                diff(&sem.noncommutative_difference),
+            )?;
             m.set_item("commutative_difference", diff(&sem.commutative_difference))?;
             m.set_item(
                 "noncanonical",
@@ -365,15 +366,24 @@ fn report_dict<'py>(py: Python<'py>, rep: &verify::Report) -> PyResult<Bound<'py
 
 fn spec(nranks: i64, count: i64, dtype: &str, op: &str) -> PyResult<AllreduceSpec> {
     if nranks < 1 {
-        return Err(error(Kind::Schedule, format!("invalid number of ranks {nranks}: must be >= 1")));
+        return Err(error(
+            Kind::Schedule,
+            format!("invalid number of ranks {nranks}: must be >= 1"),
+        ));
     }
     if count < 0 {
-        return Err(error(Kind::Schedule, format!("invalid count {count}: must be >= 0")));
+        return Err(error(
+            Kind::Schedule,
+            format!("invalid count {count}: must be >= 0"),
+        ));
     }
     if nranks > u32::MAX as i64 {
         return Err(error(
             Kind::Schedule,
-            format!("invalid number of ranks {nranks}: at most {}", schedule::MAX_RANKS),
+            format!(
+                "invalid number of ranks {nranks}: at most {}",
+                schedule::MAX_RANKS
+            ),
         ));
     }
     Ok(AllreduceSpec {
@@ -397,7 +407,9 @@ fn allreduce_schedule(
 ) -> PyResult<PySchedule> {
     let alg = Algorithm::parse(algorithm).py_err(Kind::Schedule)?;
     let sp = spec(nranks, count, dtype, op)?;
-    let s = py.detach(move || allreduce::generate(&alg, &sp)).py_err(Kind::Schedule)?;
+    let s = py
+        .detach(move || allreduce::generate(&alg, &sp))
+        .py_err(Kind::Schedule)?;
     Ok(PySchedule::new(s))
 }
 
@@ -454,7 +466,9 @@ fn allreduce_algorithms() -> Vec<&'static str> {
 #[pyo3(signature = (text, name = "<text>"))]
 fn parse_schedule(py: Python<'_>, text: String, name: &str) -> PyResult<PySchedule> {
     let name = name.to_string();
-    let s = py.detach(move || goal::parse(&text, &name)).py_err(Kind::Schedule)?;
+    let s = py
+        .detach(move || goal::parse(&text, &name))
+        .py_err(Kind::Schedule)?;
     Ok(PySchedule::new(s))
 }
 
