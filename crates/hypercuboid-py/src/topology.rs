@@ -1,8 +1,443 @@
-//! Bindings of hypercuboid_core::topology.
+//! Bindings of hypercuboid_core::topology: convert, call, convert.
 
+use crate::errors::{error, IntoPy, Kind};
+use hypercuboid_core::topology::{
+    self as topo,
+    analysis::Analysis,
+    bisection::Bisection,
+    compare, export, oft, spec,
+    tree::{TreeDescription, TreeEdge},
+    Link, LinkParams, Topology, TopologyParts,
+};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+/// A network topology: routers, endpoints attached to routers, links with bandwidth (Gb/s) and
+/// latency (ps). Build one with `generate(spec)`.
+#[pyclass(name = "Topology", module = "hypercuboid._core", frozen)]
+pub struct PyTopology {
+    inner: Topology,
+}
+
+fn wrap(t: Topology) -> PyTopology {
+    PyTopology { inner: t }
+}
+
+fn analysis_dict<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("endpoints", a.endpoints)?;
+    d.set_item("routers", a.routers)?;
+    d.set_item("endpoint_routers", a.endpoint_routers)?;
+    d.set_item("network_links", a.network_links)?;
+    d.set_item("router_radix", a.router_radix)?;
+    d.set_item("network_radix", a.network_radix)?;
+    let kinds = PyList::empty(py);
+    for k in &a.kinds {
+        let kd = PyDict::new(py);
+        kd.set_item("name", &k.name)?;
+        kd.set_item("count", k.count)?;
+        kd.set_item("network_degree", [k.network_degree.0, k.network_degree.1])?;
+        kd.set_item("endpoints", [k.endpoints.0, k.endpoints.1])?;
+        kinds.append(kd)?;
+    }
+    d.set_item("kinds", kinds)?;
+    d.set_item("total_ports", a.total_ports)?;
+    d.set_item("ports_per_endpoint", a.ports_per_endpoint)?;
+    d.set_item("total_links", a.total_links)?;
+    d.set_item("links_per_endpoint", a.links_per_endpoint)?;
+    d.set_item("connected", a.connected)?;
+    d.set_item("diameter", a.diameter)?;
+    d.set_item("router_diameter", a.router_diameter)?;
+    d.set_item("avg_hops", a.avg_hops)?;
+    d.set_item("avg_router_distance", a.avg_router_distance)?;
+    d.set_item("distance_histogram", &a.distance_histogram)?;
+    let pd = PyDict::new(py);
+    let hist: Vec<[u64; 2]> = a.paths.histogram.iter().map(|&(p, c)| [p, c]).collect();
+    pd.set_item("histogram", hist)?;
+    pd.set_item("mean", a.paths.mean)?;
+    pd.set_item("max", a.paths.max)?;
+    let by = PyList::empty(py);
+    for b in &a.paths.by_distance {
+        let bd = PyDict::new(py);
+        bd.set_item("distance", b.distance)?;
+        bd.set_item("pairs", b.pairs)?;
+        bd.set_item("mean_paths", b.mean_paths)?;
+        bd.set_item("max_paths", b.max_paths)?;
+        by.append(bd)?;
+    }
+    pd.set_item("by_distance", by)?;
+    d.set_item("path_diversity", pd)?;
+    match &a.moore {
+        Some(m) => {
+            let md = PyDict::new(py);
+            md.set_item("degree", m.degree)?;
+            md.set_item("diameter", m.diameter)?;
+            md.set_item("bound", m.bound)?;
+            md.set_item("fraction", m.fraction)?;
+            d.set_item("moore_bound", md)?;
+        }
+        None => d.set_item("moore_bound", py.None())?,
+    }
+    match &a.tree {
+        Some(t) => {
+            let td = PyDict::new(py);
+            td.set_item("bottleneck", &t.bottleneck_name)?;
+            match t.bottleneck {
+                TreeEdge::Link(i) => td.set_item("bottleneck_link", i)?,
+                TreeEdge::Endpoint(e) => td.set_item("bottleneck_endpoint", e)?,
+            }
+            td.set_item("m_u", t.m_u)?;
+            td.set_item("m_v", t.m_v)?;
+            td.set_item("load", t.load)?;
+            td.set_item("endpoint_load", t.endpoint_load)?;
+            td.set_item("bottleneck_bandwidth_gbps", t.bottleneck_bandwidth_gbps)?;
+            td.set_item("peak_throughput_gbps", t.peak_throughput_gbps)?;
+            td.set_item("root", t.root)?;
+            td.set_item("root_name", &t.root_name)?;
+            let subs = PyList::empty(py);
+            for s in &t.subtrees {
+                let sd = PyDict::new(py);
+                sd.set_item("top", &s.top)?;
+                sd.set_item("machines", s.machines)?;
+                subs.append(sd)?;
+            }
+            td.set_item("subtrees", subs)?;
+            td.set_item("link_loads", &t.link_loads)?;
+            d.set_item("tree", td)?;
+        }
+        None => d.set_item("tree", py.None())?,
+    }
+    Ok(d)
+}
+
+fn bisection_dict<'py>(py: Python<'py>, b: &Bisection) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("router_side", &b.router_side)?;
+    d.set_item("endpoint_side", &b.endpoint_side)?;
+    d.set_item("endpoints", b.endpoints)?;
+    d.set_item("routers", b.routers)?;
+    d.set_item("cut_links", b.cut_links)?;
+    d.set_item("cut_endpoint_links", b.cut_endpoint_links)?;
+    d.set_item("cut_bandwidth_gbps", b.cut_bandwidth_gbps)?;
+    d.set_item("per_endpoint", b.per_endpoint)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl PyTopology {
+    /// Canonical spec string, or the file the topology was read from.
+    #[getter]
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// Family name.
+    #[getter]
+    fn family(&self) -> &str {
+        self.inner.family()
+    }
+
+    /// Resolved generator parameters as (key, value) strings.
+    #[getter]
+    fn params(&self) -> Vec<(String, String)> {
+        self.inner.params().to_vec()
+    }
+
+    /// Number of routers R.
+    #[getter]
+    fn num_routers(&self) -> usize {
+        self.inner.num_routers()
+    }
+
+    /// Number of endpoints N.
+    #[getter]
+    fn num_endpoints(&self) -> usize {
+        self.inner.num_endpoints()
+    }
+
+    /// Number of router-to-router links.
+    #[getter]
+    fn num_links(&self) -> usize {
+        self.inner.num_links()
+    }
+
+    /// Names of the router kinds.
+    #[getter]
+    fn kinds(&self) -> Vec<String> {
+        self.inner.kinds().to_vec()
+    }
+
+    /// Names of the router coordinates.
+    #[getter]
+    fn coord_names(&self) -> Vec<String> {
+        self.inner.coord_names().to_vec()
+    }
+
+    /// Kind index of every router.
+    fn router_kinds(&self) -> Vec<u8> {
+        self.inner.parts().router_kind.clone()
+    }
+
+    /// Coordinates of every router.
+    fn coords(&self) -> Vec<Vec<u32>> {
+        (0..self.inner.num_routers())
+            .map(|r| self.inner.coords(r).to_vec())
+            .collect()
+    }
+
+    /// Router of every endpoint.
+    fn endpoint_routers(&self) -> Vec<u32> {
+        self.inner.endpoint_routers().to_vec()
+    }
+
+    /// (bandwidth_gbps, latency_ps) of every endpoint link.
+    fn endpoint_links(&self) -> Vec<(f64, u64)> {
+        self.inner
+            .parts()
+            .endpoint_links
+            .iter()
+            .map(|l| (l.bandwidth_gbps, l.latency))
+            .collect()
+    }
+
+    /// (a, b, bandwidth_gbps, latency_ps) of every router-to-router link.
+    fn links(&self) -> Vec<(u32, u32, f64, u64)> {
+        self.inner
+            .links()
+            .iter()
+            .map(|l| (l.a, l.b, l.bandwidth_gbps, l.latency))
+            .collect()
+    }
+
+    /// Router adjacency as CSR arrays (offsets, neighbours, link ids).
+    fn csr(&self) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        let (o, n, l) = self.inner.csr();
+        (o.to_vec(), n.to_vec(), l.to_vec())
+    }
+
+    /// Endpoints attached to router `r`.
+    fn router_endpoints(&self, r: usize) -> PyResult<Vec<u32>> {
+        if r >= self.inner.num_routers() {
+            return Err(error(
+                Kind::Topology,
+                format!("router {r} out of range (0..{})", self.inner.num_routers()),
+            ));
+        }
+        Ok(self.inner.router_endpoints(r).to_vec())
+    }
+
+    /// Router names, if any.
+    fn router_names(&self) -> Option<Vec<String>> {
+        self.inner.parts().router_names.clone()
+    }
+
+    /// Endpoint names, if any.
+    fn endpoint_names(&self) -> Option<Vec<String>> {
+        self.inner.parts().endpoint_names.clone()
+    }
+
+    /// Graph analysis (everything but the bisection) as a dict.
+    fn analyze<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let a = py.detach(|| topo::analyze(&self.inner));
+        analysis_dict(py, &a)
+    }
+
+    /// All-pairs router distances as little-endian u16 bytes (R×R, row-major; 65535 =
+    /// unreachable).
+    fn distances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let m = py
+            .detach(|| topo::router_distances(&self.inner))
+            .py_err(Kind::Topology)?;
+        let bytes: Vec<u8> = m.as_slice().iter().flat_map(|d| d.to_le_bytes()).collect();
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Repairs and refines a router partition (list of bools, one per router) into an exact
+    /// endpoint bisection.
+    fn refine_bisection<'py>(
+        &self,
+        py: Python<'py>,
+        sides: Vec<bool>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let b = py
+            .detach(|| topo::refine_bisection(&self.inner, &sides))
+            .py_err(Kind::Topology)?;
+        bisection_dict(py, &b)
+    }
+
+    /// Bisection from `starts` breadth-first-grown partitions (no METIS), seeded by `seed`.
+    #[pyo3(signature = (starts=8, seed=0))]
+    fn bisect<'py>(&self, py: Python<'py>, starts: u32, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+        let b = py
+            .detach(|| topo::bisect(&self.inner, starts, seed))
+            .py_err(Kind::Topology)?;
+        bisection_dict(py, &b)
+    }
+
+    /// Our JSON schema.
+    fn to_json(&self) -> String {
+        export::to_json(&self.inner)
+    }
+
+    /// GraphML.
+    fn to_graphml(&self) -> String {
+        export::to_graphml(&self.inner)
+    }
+
+    /// BookSim2 anynet; with `cycle_ps`, link latencies in cycles.
+    #[pyo3(signature = (cycle_ps=None))]
+    fn to_anynet(&self, cycle_ps: Option<u64>) -> PyResult<String> {
+        export::to_anynet(&self.inner, cycle_ps).py_err(Kind::Topology)
+    }
+
+    /// Graphviz dot, with endpoints if `endpoints`.
+    #[pyo3(signature = (endpoints=true))]
+    fn to_dot(&self, endpoints: bool) -> String {
+        export::to_dot(&self.inner, endpoints)
+    }
+
+    fn __eq__(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Topology('{}', routers={}, endpoints={}, links={})",
+            self.inner.name(),
+            self.inner.num_routers(),
+            self.inner.num_endpoints(),
+            self.inner.num_links()
+        )
+    }
+}
+
+/// Builds the topology a spec string names (`slimfly:q=13,p=9`, `oft:k=12`, `tree:fig1`, ...).
+#[pyfunction]
+fn topology_generate(py: Python<'_>, spec: &str) -> PyResult<PyTopology> {
+    let spec = spec.to_string();
+    py.detach(|| topo::generate(&spec))
+        .py_err(Kind::Topology)
+        .map(wrap)
+}
+
+/// Reads our JSON schema; `what` names the source in errors.
+#[pyfunction]
+#[pyo3(signature = (text, what="<json>"))]
+fn topology_from_json(text: &str, what: &str) -> PyResult<PyTopology> {
+    export::from_json(text, what)
+        .py_err(Kind::Topology)
+        .map(wrap)
+}
+
+/// Builds a topology from its pieces (the GraphML and networkx readers use this).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (name, family, params, kinds, router_kinds, coord_names, coords, endpoint_routers, endpoint_links, links, router_names=None, endpoint_names=None))]
+fn topology_from_parts(
+    name: String,
+    family: String,
+    params: Vec<(String, String)>,
+    kinds: Vec<String>,
+    router_kinds: Vec<u8>,
+    coord_names: Vec<String>,
+    coords: Vec<u32>,
+    endpoint_routers: Vec<u32>,
+    endpoint_links: Vec<(f64, u64)>,
+    links: Vec<(u32, u32, f64, u64)>,
+    router_names: Option<Vec<String>>,
+    endpoint_names: Option<Vec<String>>,
+) -> PyResult<PyTopology> {
+    let parts = TopologyParts {
+        name,
+        family,
+        params,
+        kinds,
+        router_kind: router_kinds,
+        coord_names,
+        coords,
+        router_names,
+        endpoint_names,
+        endpoint_router: endpoint_routers,
+        endpoint_links: endpoint_links
+            .into_iter()
+            .map(|(b, l)| LinkParams {
+                bandwidth_gbps: b,
+                latency: l,
+            })
+            .collect(),
+        links: links
+            .into_iter()
+            .map(|(a, b, bw, lat)| Link {
+                a,
+                b,
+                bandwidth_gbps: bw,
+                latency: lat,
+            })
+            .collect(),
+    };
+    Topology::from_parts(parts).py_err(Kind::Topology).map(wrap)
+}
+
+/// Families the spec parser accepts: list of dicts (name, summary, keys, positional, example).
+#[pyfunction]
+fn topology_families<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for f in spec::FAMILIES {
+        let d = PyDict::new(py);
+        d.set_item("name", f.name)?;
+        d.set_item("summary", f.summary)?;
+        d.set_item("keys", f.keys.to_vec())?;
+        d.set_item("positional", f.positional)?;
+        d.set_item("example", f.example)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The largest instance of each family within router radix `radix` (the seed's Figure 3).
+#[pyfunction]
+fn topology_compare<'py>(py: Python<'py>, radix: u32) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for row in compare::largest_within_radix(radix) {
+        let d = PyDict::new(py);
+        d.set_item("label", row.label)?;
+        d.set_item("spec", &row.spec)?;
+        d.set_item("endpoints", row.size.endpoints)?;
+        d.set_item("routers", row.size.routers)?;
+        d.set_item("network_links", row.size.links)?;
+        d.set_item("router_radix", row.size.router_radix)?;
+        d.set_item("network_radix", row.size.network_radix)?;
+        d.set_item("diameter", row.diameter)?;
+        d.set_item("ports_per_endpoint", row.size.ports_per_endpoint())?;
+        d.set_item("links_per_endpoint", row.size.links_per_endpoint())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The JSON description of an Ethernet tree preset (fig1, fig5a, fig5b, fig5c).
+#[pyfunction]
+fn topology_tree_preset(name: &str) -> PyResult<String> {
+    TreeDescription::preset(name)
+        .py_err(Kind::Topology)
+        .map(|d| d.to_json())
+}
+
+/// The tabular k-ML3B of the OFT (R_L rows of k L1 routers).
+#[pyfunction]
+fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
+    oft::ml3b(k).py_err(Kind::Topology)
+}
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTopology>()?;
+    m.add_function(wrap_pyfunction!(topology_generate, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_from_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_families, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_compare, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_tree_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_ml3b, m)?)?;
     Ok(())
 }

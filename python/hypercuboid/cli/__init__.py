@@ -5,16 +5,21 @@ from __future__ import annotations
 import click
 
 from hypercuboid import __version__
+from hypercuboid.cli.common import HypercuboidGroup
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HypercuboidGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hypercuboid")
 def cli() -> None:
     """Design, verify, simulate and run the communication of HPC programs."""
 
 
+from hypercuboid.cli.schedule import schedule  # noqa: E402
+from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
 
+cli.add_command(schedule)
+cli.add_command(simulate)
 cli.add_command(topo)
 
 

@@ -1,1 +1,181 @@
 //! Cost models (postal, pipelined postal, LogGOPS) behind one trait, and noise.
+//!
+//! The discrete-event engine ([`crate::sim`]) owns the schedule: dependencies, message matching,
+//! the event queue. A [`CostModel`] owns the machine: when an op may start given what its CPU,
+//! NIC or send port is doing, when a message arrives, what a reduction costs. The engine calls
+//! the model at a handful of points (an op is ready, a send tries to issue, a message reaches
+//! its receiver, a rendezvous send is matched, local work tries to run); the model keeps any
+//! state it likes in [`CostModel::State`], which is how a model whose timing depends on global
+//! state (a network with contention) fits the same trait: it sees every send and delivery in
+//! simulated-time order and may answer [`Attempt::Retry`] to have the engine try again later.
+//!
+//! # Models
+//! - [`PostalModel`] covers the postal model (α + nβ per message, one message at a time) and
+//!   the pipelined postal model of Ruefenacht, Bull and Booth (Parallel Computing 2017,
+//!   section 3), where α splits into α_r (issue cost, serialised at the sender) and α_p
+//!   (latency that overlaps with later sends). Postal is the case α_p = 0, α_r = α.
+//! - [`LogGopsModel`] reproduces LogGOPSim (Hoefler, Schneider and Lumsdaine, HPDC 2010).
+//!
+//! Their exact semantics are documented on each type. Specs such as
+//! `postal:alpha=1us,beta=0.4ns` are parsed by [`parse_model`] into a [`ModelSpec`]; noise specs
+//! such as `exp:mean=100ns` by [`parse_noise`] into a [`NoiseSpec`].
+
+mod error;
+mod loggops;
+mod noise;
+mod postal;
+mod spec;
+
+pub use error::ModelError;
+pub use loggops::{LogGopsModel, LogGopsState};
+pub use noise::{parse_noise, NoiseSpec};
+pub use postal::{PostalModel, PostalState};
+pub use spec::{parse_model, ModelSpec, MODEL_NAMES};
+
+use crate::schedule::Rank;
+use crate::units::Time;
+
+/// What an op asks of the machine, for [`CostModel::ready_time`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Activity {
+    /// A send (CPU and NIC / send port).
+    Send,
+    /// Posting a receive.
+    Recv,
+    /// Local work on a CPU: reduce, copy, compute, or the reduction of a fused receive.
+    Local,
+    /// A sleep, which occupies nothing.
+    Sleep,
+}
+
+/// The op the engine asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpSite {
+    /// Its rank.
+    pub rank: Rank,
+    /// What it does.
+    pub activity: Activity,
+    /// Its CPU index.
+    pub cpu: u16,
+    /// Its NIC index.
+    pub nic: u16,
+}
+
+/// A message, as the model sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// Sending rank.
+    pub src: Rank,
+    /// Receiving rank.
+    pub dst: Rank,
+    /// Payload size in bytes.
+    pub bytes: u64,
+    /// Tag.
+    pub tag: i32,
+    /// CPU index of the send op.
+    pub cpu: u16,
+    /// NIC index of the send op.
+    pub nic: u16,
+}
+
+/// The answer to "may this start now?".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempt<T> {
+    /// Not now: try again at this time (which must be later than the time asked about).
+    Retry(Time),
+    /// Started.
+    Go(T),
+}
+
+/// When a send completes (releases the ops that `require` it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendCompletion {
+    /// At this time (eager protocol, or postal models).
+    At(Time),
+    /// When the receiver matches it (rendezvous).
+    OnMatch,
+}
+
+/// A send that was issued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendIssue {
+    /// When the message reaches the receiver (its first delivery attempt).
+    pub arrival: Time,
+    /// When the send completes.
+    pub completion: SendCompletion,
+    /// When the resources it took at the sender are free again (for traces).
+    pub busy_until: Time,
+}
+
+/// Local work that started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalRun {
+    /// When the op completes (releases the ops that `require` it).
+    pub done: Time,
+    /// When its CPU is free again (for traces).
+    pub busy_until: Time,
+}
+
+/// How ops of one rank freed by the same event are ordered among themselves after being grouped
+/// sends, receives, local ops (see [`crate::sim`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum TieOrder {
+    /// In the order they were freed (program order for ops freed together).
+    #[default]
+    Stable,
+    /// As GCC libstdc++'s `std::sort` by type leaves them, which is what LogGOPSim does: the
+    /// order they were freed up to 16 ops, a fixed permutation of it beyond.
+    Libstdcxx,
+}
+
+/// A cost model: the machine's side of a simulation. See the [module docs](self).
+///
+/// All times are absolute simulated times in picoseconds. The engine calls the methods in
+/// simulated-time order (except that [`LogGopsModel`] may, as LogGOPSim does, date an op before
+/// the current time; see there), and never calls `send`, `deliver` or `local` with a time
+/// earlier than a `Retry` it was given for the same op.
+pub trait CostModel {
+    /// Mutable per-simulation state (resource clocks, network state).
+    type State;
+
+    /// A fresh state for `nranks` ranks with `ncpus` CPUs and `nnics` NICs each.
+    fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> Self::State;
+
+    /// The time at which an op whose dependencies were satisfied at `now` is first tried.
+    fn ready_time(&self, st: &Self::State, now: Time, op: OpSite) -> Time;
+
+    /// Tries to issue a send of `m` at `t`.
+    fn send(&self, st: &mut Self::State, t: Time, m: &Message) -> Attempt<SendIssue>;
+
+    /// Message `m` reached its receiver at `t`: tries to take it in. `Go` carries the time the
+    /// receiver's CPU is busy until (for traces).
+    fn deliver(&self, st: &mut Self::State, t: Time, m: &Message) -> Attempt<Time>;
+
+    /// A rendezvous send `m` was matched at `t`, either when its receive was posted
+    /// (`recv_site` is that receive) or when the message reached a posted receive (`recv_site`
+    /// is `None`).
+    fn rendezvous_matched(
+        &self,
+        st: &mut Self::State,
+        t: Time,
+        m: &Message,
+        recv_site: Option<OpSite>,
+    );
+
+    /// Tries to run local work costing `cost` on `site` at `t`.
+    fn local(&self, st: &mut Self::State, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun>;
+
+    /// The cost of reducing `bytes` bytes (a reduce op, or the reduction of a fused receive).
+    fn reduce_cost(&self, bytes: u64) -> Time;
+
+    /// The cost of copying `bytes` bytes.
+    fn copy_cost(&self, bytes: u64) -> Time;
+
+    /// The finish time reported for `rank`, given the completion time of its last op.
+    fn rank_finish(&self, st: &Self::State, rank: Rank, last_done: Time) -> Time;
+
+    /// How ops freed together are ordered ([`TieOrder::Stable`] unless overridden).
+    fn tie_order(&self) -> TieOrder {
+        TieOrder::Stable
+    }
+}

@@ -233,10 +233,25 @@ impl Meta {
     }
 }
 
+/// The form an op takes in a [`Shape`]: no peer, and a receive's [`Combine`] stated as if the
+/// peer were above the rank, so that exchanges which put the lower rank's value on the left
+/// (MPICH's order for non-commutative operators) share one shape across ranks.
+fn canonical(op: &Op, rank: Rank) -> Op {
+    let mut c = op.with_peer(0);
+    if let (OpKind::Recv { peer, .. }, OpKind::Recv { combine, .. }) = (&op.kind, &mut c.kind) {
+        if *peer < rank {
+            *combine = combine.flipped();
+        }
+    }
+    c
+}
+
 /// A distinct program, without peers. Shared by every rank that runs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shape {
-    /// Ops in program order; send/recv peers are 0 here (each rank's peers are stored apart).
+    /// Ops in program order, in canonical form: send/recv peers are 0 here (each rank's peers
+    /// are stored apart) and a receive's `combine` is stated as seen from a peer above the rank.
+    /// Read ops through [`RankView::op`], which restores both.
     pub ops: Vec<Op>,
     /// `deps[dep_start[i]..dep_start[i + 1]]` are the dependencies of op `i`, sorted.
     pub dep_start: Vec<u32>,
@@ -251,9 +266,9 @@ pub struct Shape {
 }
 
 impl Shape {
-    fn from_program(p: &Program) -> Shape {
+    fn from_program(p: &Program, rank: Rank) -> Shape {
         let n = p.ops.len();
-        let ops = p.ops.iter().map(|o| o.with_peer(0)).collect();
+        let ops = p.ops.iter().map(|o| canonical(o, rank)).collect();
         let mut dep_start = Vec::with_capacity(n + 1);
         let mut deps = Vec::with_capacity(p.deps.len());
         let mut counts = vec![0u32; n + 1];
@@ -311,7 +326,7 @@ impl Shape {
         &self.dependents[self.dependent_start[i] as usize..self.dependent_start[i + 1] as usize]
     }
 
-    fn matches(&self, p: &Program) -> bool {
+    fn matches(&self, p: &Program, rank: Rank) -> bool {
         if self.ops.len() != p.ops.len() || self.deps.len() != p.deps.len() {
             return false;
         }
@@ -319,7 +334,7 @@ impl Shape {
             .ops
             .iter()
             .zip(&p.ops)
-            .all(|(a, b)| *a == b.with_peer(0))
+            .all(|(a, b)| *a == canonical(b, rank))
         {
             return false;
         }
@@ -337,11 +352,11 @@ impl Shape {
     }
 }
 
-fn shape_hash(p: &Program) -> u64 {
+fn shape_hash(p: &Program, rank: Rank) -> u64 {
     let mut h = FxHasher::default();
     p.ops.len().hash(&mut h);
     for o in &p.ops {
-        o.with_peer(0).hash(&mut h);
+        canonical(o, rank).hash(&mut h);
     }
     p.deps.hash(&mut h);
     h.finish()
@@ -369,11 +384,21 @@ impl<'a> RankView<'a> {
         self.shape.ops.is_empty()
     }
 
-    /// Op `i` with its real peer.
+    /// Op `i` with its real peer (and a receive's real operand order).
     pub fn op(&self, i: usize) -> Op {
         let op = self.shape.ops[i];
         match op.kind {
-            OpKind::Send { .. } | OpKind::Recv { .. } => op.with_peer(self.peers[i]),
+            OpKind::Send { .. } => op.with_peer(self.peers[i]),
+            OpKind::Recv { .. } => {
+                let peer = self.peers[i];
+                let mut op = op.with_peer(peer);
+                if peer < self.rank {
+                    if let OpKind::Recv { combine, .. } = &mut op.kind {
+                        *combine = combine.flipped();
+                    }
+                }
+                op
+            }
             _ => op,
         }
     }
@@ -553,7 +578,7 @@ impl ScheduleBuilder {
         }
         program.normalize();
         program.validate(rank, self.nranks)?;
-        let shape = self.intern(program);
+        let shape = self.intern(program, rank);
         self.rank_shape.push(shape);
         self.peers
             .extend(program.ops.iter().map(|o| o.peer().unwrap_or(ANY_SOURCE)));
@@ -561,23 +586,23 @@ impl ScheduleBuilder {
         Ok(())
     }
 
-    fn intern(&mut self, p: &Program) -> u32 {
+    fn intern(&mut self, p: &Program, rank: Rank) -> u32 {
         // Consecutive ranks usually share a shape: try the last one before hashing.
         if let Some(&last) = self.rank_shape.last() {
-            if self.shapes[last as usize].matches(p) {
+            if self.shapes[last as usize].matches(p, rank) {
                 return last;
             }
         }
-        let h = shape_hash(p);
+        let h = shape_hash(p, rank);
         if let Some(ids) = self.index.get(&h) {
             for &id in ids {
-                if self.shapes[id as usize].matches(p) {
+                if self.shapes[id as usize].matches(p, rank) {
                     return id;
                 }
             }
         }
         let id = self.shapes.len() as u32;
-        self.shapes.push(Shape::from_program(p));
+        self.shapes.push(Shape::from_program(p, rank));
         self.index.entry(h).or_default().push(id);
         id
     }
@@ -613,7 +638,7 @@ mod tests {
         let out = Slice::new(Slot::Output, 0, 4);
         let c = p.copy(all, out);
         let s = p.send(peer % n, 0, all);
-        let r = p.recv_reduce(peer % n, 0, out, Combine::After);
+        let r = p.recv_reduce(peer % n, 0, out, Combine::rank_order(rank, peer % n));
         p.requires(r, c);
         p.irequires(s, c);
         p
@@ -645,6 +670,38 @@ mod tests {
             &[(1, DepKind::IRequires), (2, DepKind::Requires)]
         );
         assert!(v.dependents(2).is_empty());
+    }
+
+    #[test]
+    fn rank_ordered_reductions_share_a_shape() {
+        // MPICH's order: the lower rank's value on the left. Rank 2k receives from 2k+1 with
+        // `After`, rank 2k+1 from 2k with `Before`; stored relative to the peer, both are alike.
+        let meta = Meta::allreduce(1, Dtype::Float64, ReduceOp::Sum, "t");
+        let progs = (0..4u32).map(|r| {
+            let mut p = Program::new();
+            let x = Slice::new(Slot::Input, 0, 1);
+            let y = Slice::new(Slot::Output, 0, 1);
+            p.send(r ^ 1, 0, x);
+            p.recv_reduce_into(r ^ 1, 0, x, y, Combine::rank_order(r, r ^ 1));
+            p
+        });
+        let s = Schedule::from_programs(meta, progs).unwrap();
+        assert_eq!(s.num_shapes(), 1);
+        for r in 0..4 {
+            let OpKind::Recv {
+                combine, operand, ..
+            } = s.rank(r).op(1).kind
+            else {
+                panic!("op 1 is a recv")
+            };
+            let expect = if r % 2 == 0 {
+                Combine::After
+            } else {
+                Combine::Before
+            };
+            assert_eq!(combine, expect, "rank {r}");
+            assert_eq!(operand, Some(Slice::new(Slot::Input, 0, 1)));
+        }
     }
 
     #[test]

@@ -123,13 +123,17 @@ pub enum OpKind {
     /// must not be written until the send completes.
     Send { peer: Rank, tag: i32, data: Payload },
     /// Receive from `peer` with `tag` into `data`, combining as `combine` says. A receive with
-    /// `combine` other than [`Combine::Assign`] is a fused receive-and-reduce (MSCCL's `rrc`):
-    /// the reduction costs what a [`OpKind::Reduce`] of the same size costs.
+    /// `combine` other than [`Combine::Assign`] is a fused receive-and-reduce (MSCCL's
+    /// receive-reduce-copy): `data = incoming ⊕ operand` ([`Combine::Before`]) or
+    /// `data = operand ⊕ incoming` ([`Combine::After`]), where `operand` is a local slice of the
+    /// same length read when the receive completes, or `data` itself when `None` (in place).
+    /// The reduction costs what a [`OpKind::Reduce`] of the same size costs.
     Recv {
         peer: Rank,
         tag: i32,
         data: Payload,
         combine: Combine,
+        operand: Option<Slice>,
     },
     /// Local reduction `dst = dst ⊕ src` ([`Combine::After`]) or `dst = src ⊕ dst`
     /// ([`Combine::Before`]); `src` and `dst` have the same length.
@@ -155,6 +159,27 @@ pub struct Op {
     pub cpu: u16,
     /// The NIC a send or receive uses.
     pub nic: u16,
+}
+
+impl Combine {
+    /// The same operation seen from the other operand: `Before` ⇄ `After`.
+    pub const fn flipped(self) -> Combine {
+        match self {
+            Combine::Assign => Combine::Assign,
+            Combine::Before => Combine::After,
+            Combine::After => Combine::Before,
+        }
+    }
+
+    /// The order that puts the lower rank's value on the left (MPI's order for a
+    /// non-commutative operator): incoming first when the peer is below `rank`.
+    pub const fn rank_order(rank: Rank, peer: Rank) -> Combine {
+        if peer < rank {
+            Combine::Before
+        } else {
+            Combine::After
+        }
+    }
 }
 
 impl Op {
@@ -243,6 +268,7 @@ impl fmt::Display for Op {
                 tag,
                 data,
                 combine,
+                operand,
             } => {
                 write!(f, "recv ")?;
                 payload(f, data)?;
@@ -260,6 +286,9 @@ impl fmt::Display for Op {
                     Combine::Assign => {}
                     Combine::Before => write!(f, " reduce before")?,
                     Combine::After => write!(f, " reduce after")?,
+                }
+                if let Some(o) = operand {
+                    write!(f, " with {o}")?;
                 }
             }
             OpKind::Reduce { src, dst, combine } => {

@@ -62,6 +62,7 @@ impl Program {
             tag,
             data: Payload::Data(data),
             combine: super::op::Combine::Assign,
+            operand: None,
         }))
     }
 
@@ -78,6 +79,28 @@ impl Program {
             tag,
             data: Payload::Data(data),
             combine,
+            operand: None,
+        }))
+    }
+
+    /// Fused receive-reduce-copy from `peer`: `dst = incoming ⊕ operand` or
+    /// `dst = operand ⊕ incoming`. With `dst` apart from `operand`, the buffer a concurrent send
+    /// reads is never written, so an exchange needs no extra op and stays safe when sends are
+    /// synchronous.
+    pub fn recv_reduce_into(
+        &mut self,
+        peer: Rank,
+        tag: i32,
+        operand: Slice,
+        dst: Slice,
+        combine: super::op::Combine,
+    ) -> OpId {
+        self.push(Op::new(OpKind::Recv {
+            peer,
+            tag,
+            data: Payload::Data(dst),
+            combine,
+            operand: Some(operand),
         }))
     }
 
@@ -183,7 +206,33 @@ impl Program {
                         )));
                     }
                 }
-                OpKind::Recv { peer, tag, .. } => {
+                OpKind::Recv {
+                    peer,
+                    tag,
+                    data,
+                    combine,
+                    operand,
+                } => {
+                    if let Some(o) = operand {
+                        if combine == super::op::Combine::Assign {
+                            return Err(bad(format!(
+                                "recv with operand {o} must reduce (before or after); a plain receive has no operand"
+                            )));
+                        }
+                        match data {
+                            Payload::Data(d) if d.len == o.len => {}
+                            Payload::Data(d) => {
+                                return Err(bad(format!(
+                                    "recv into {d} with operand {o}: lengths differ"
+                                )))
+                            }
+                            Payload::Bytes(_) => {
+                                return Err(bad(format!(
+                                    "recv with operand {o} needs a data slice, not a byte count"
+                                )))
+                            }
+                        }
+                    }
                     if peer != super::op::ANY_SOURCE && peer >= nranks {
                         return Err(bad(format!(
                             "recv from rank {peer} but the schedule has ranks 0..{nranks} (or -1 for any)"
@@ -245,9 +294,16 @@ impl Program {
         };
         for op in &self.ops {
             match &op.kind {
-                OpKind::Send { data, .. } | OpKind::Recv { data, .. } => {
+                OpKind::Send {
+                    data: Payload::Data(s),
+                    ..
+                } => see(s),
+                OpKind::Recv { data, operand, .. } => {
                     if let Payload::Data(s) = data {
                         see(s)
+                    }
+                    if let Some(o) = operand {
+                        see(o)
                     }
                 }
                 OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {

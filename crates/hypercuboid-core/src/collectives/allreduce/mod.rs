@@ -1,1 +1,318 @@
-//! Allreduce algorithms.
+//! Allreduce algorithms: per-rank schedules and their closed-form costs.
+//!
+//! Every generator builds the program of **one rank alone** in time proportional to that rank's
+//! own ops ([`program`]), so that an MPI back end can build only its own rank; [`generate`]
+//! builds all ranks into a [`Schedule`] by calling it once per rank with one reused [`Program`].
+//!
+//! # What every generated schedule guarantees
+//! - `Slot::Input` is only read; it holds the rank's contribution. The result ends in
+//!   `Slot::Output` on every rank. Temporaries live in `Slot::Scratch(k)`.
+//! - `nranks = 1`: one copy of the input to the output. `count = 0`: no ops at all.
+//! - Reductions are fused receive-reduces where the destination already holds the rank's running
+//!   value. Where it does not yet (the first reduction into a fresh output), the message is
+//!   received into the output and the rank's input is reduced into it by a separate `reduce` op;
+//!   this costs the same op count as an initial copy plus a fused receive, but moves no extra
+//!   data and puts no copy on the critical path.
+//! - No buffer is written while a send reading it is in flight (the writer `requires` the send),
+//!   and no buffer is read before the receive writing it completes. Receives are posted as soon
+//!   as their buffer allows, independently of the rank's sends.
+//! - Tags differ between the steps and phases of an algorithm, so no two messages that can be in
+//!   flight at once on one `(source, destination)` channel share a tag. Each module documents its
+//!   tags. Tags wrap modulo 2^31 only past 2^31 steps (a ring of more than 2^30 ranks).
+//! - Operand order: lower ranks' contributions are kept on the left wherever the algorithm
+//!   allows it (`tree`, `recursive_doubling`), so that every rank computes the same expression:
+//!   bitwise-identical results, correct for a non-commutative operator. `ring` reduces each
+//!   chunk in cyclic rank order starting at the chunk's index (identical bits on every rank, but
+//!   a rotation of rank order); `ring_rotate` (faithful to the coursework) gives every rank its
+//!   own rotation. See each module. Pinning the order costs storage in `recursive_doubling`:
+//!   which side of each exchange a rank is on is part of its program, so its ranks share no
+//!   program shape (the schedule's shape sharing keys on everything but peers).
+//!
+//! Costs: [`cost`] has the closed forms and the model under which the simulator must equal them.
+
+pub mod cost;
+pub mod recursive_doubling;
+pub mod ring;
+pub mod ring_rotate;
+pub mod tree;
+
+use crate::schedule::{
+    Dtype, Meta, Program, Rank, ReduceOp, Schedule, ScheduleBuilder, ScheduleError, Slice, Slot,
+    MAX_RANKS,
+};
+use std::fmt;
+
+/// An allreduce algorithm. Names are the snake_case strings users type ([`Algorithm::NAMES`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// `ring_rotate`: the coursework's ring (its Alg. 1): P − 1 rounds, each passing the whole
+    /// running vector to the next rank, which reduces its own input into it.
+    RingRotate,
+    /// `ring`: reduce-scatter then allgather around the ring, in chunks of count / P (the
+    /// bandwidth-optimal ring of MPICH and NCCL).
+    Ring,
+    /// `tree`: binomial-tree reduce to rank 0, then binomial broadcast (the coursework's Alg. 2,
+    /// for any P).
+    Tree,
+    /// `recursive_doubling`: pairwise exchange with MPICH's collapse/expand fix for a
+    /// non-power-of-two P (Ruefenacht et al., Algorithm 1).
+    RecursiveDoubling,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order of [`Algorithm::NAMES`].
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::RingRotate,
+        Algorithm::Ring,
+        Algorithm::Tree,
+        Algorithm::RecursiveDoubling,
+    ];
+
+    /// The names [`Algorithm::parse`] accepts.
+    pub const NAMES: &'static [&'static str] =
+        &["ring_rotate", "ring", "tree", "recursive_doubling"];
+
+    /// The name users type.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Algorithm::RingRotate => "ring_rotate",
+            Algorithm::Ring => "ring",
+            Algorithm::Tree => "tree",
+            Algorithm::RecursiveDoubling => "recursive_doubling",
+        }
+    }
+
+    /// Parses a name of [`Algorithm::NAMES`].
+    pub fn parse(name: &str) -> Result<Algorithm, ScheduleError> {
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name() == name)
+            .ok_or_else(|| ScheduleError::UnknownName {
+                what: "allreduce algorithm",
+                name: name.to_string(),
+                accepted: Algorithm::NAMES.join(", "),
+            })
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an allreduce works on: `nranks` ranks each contributing `count` elements of `dtype`,
+/// combined with `op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllreduceSpec {
+    /// Number of ranks (1 ..= [`MAX_RANKS`]).
+    pub nranks: u32,
+    /// Elements in each rank's vector (0 is legal: no ops).
+    pub count: u64,
+    /// Element type (any numeric dtype; not the opaque `byte`).
+    pub dtype: Dtype,
+    /// Reduction operator.
+    pub op: ReduceOp,
+}
+
+impl AllreduceSpec {
+    /// A spec; see [`AllreduceSpec::validate`] for what is accepted.
+    pub const fn new(nranks: u32, count: u64, dtype: Dtype, op: ReduceOp) -> AllreduceSpec {
+        AllreduceSpec {
+            nranks,
+            count,
+            dtype,
+            op,
+        }
+    }
+
+    /// Bytes of each rank's vector (`count × dtype size`), if it fits in a `u64`.
+    pub fn bytes(&self) -> Option<u64> {
+        self.count.checked_mul(self.dtype.size() as u64)
+    }
+
+    /// Checks that the spec can be generated: 1 ..= [`MAX_RANKS`] ranks, a vector whose byte size
+    /// fits in a `u64`, and a numeric dtype (`byte` has no arithmetic to reduce with).
+    pub fn validate(&self) -> Result<(), ScheduleError> {
+        if self.nranks == 0 || self.nranks as u64 > MAX_RANKS {
+            return Err(ScheduleError::BadRankCount {
+                nranks: self.nranks as u64,
+                reason: format!("an allreduce has 1 to {MAX_RANKS} ranks"),
+            });
+        }
+        if self.dtype == Dtype::Byte {
+            return Err(ScheduleError::BadParameter {
+                name: "dtype".into(),
+                value: "byte".into(),
+                reason: "an allreduce needs a numeric dtype to reduce; accepted: int8, int16, \
+                         int32, int64, uint8, uint16, uint32, uint64, float32, float64"
+                    .into(),
+            });
+        }
+        if self.bytes().is_none() {
+            return Err(ScheduleError::BadParameter {
+                name: "count".into(),
+                value: self.count.to_string(),
+                reason: format!(
+                    "{} elements of {} ({} bytes each) exceed 2^64 - 1 bytes",
+                    self.count,
+                    self.dtype,
+                    self.dtype.size()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The schedule metadata of `alg` on this spec.
+    pub fn meta(&self, alg: &Algorithm) -> Meta {
+        Meta::allreduce(
+            self.count,
+            self.dtype,
+            self.op,
+            format!("allreduce {}", alg.name()),
+        )
+    }
+}
+
+/// The block `i` of `count` elements split into `parts` blocks as evenly as possible:
+/// `(offset, len)`. The first `count % parts` blocks have one element more than the others, so
+/// sizes differ by at most one (count = 10, parts = 4: 3, 3, 2, 2). Requires `i < parts`.
+pub fn block(count: u64, parts: u64, i: u64) -> (u64, u64) {
+    debug_assert!(i < parts);
+    let q = count / parts;
+    let r = count % parts;
+    let offset = i * q + i.min(r);
+    let len = q + u64::from(i < r);
+    (offset, len)
+}
+
+/// The program of rank `rank` alone, written into `out` (cleared first), in time proportional to
+/// its own ops. Dependencies come out sorted ([`Program::normalize`]), so the result equals
+/// `generate(alg, spec)?.program(rank)`.
+pub fn program(
+    alg: &Algorithm,
+    spec: &AllreduceSpec,
+    rank: Rank,
+    out: &mut Program,
+) -> Result<(), ScheduleError> {
+    spec.validate()?;
+    if rank >= spec.nranks {
+        return Err(ScheduleError::BadParameter {
+            name: "rank".into(),
+            value: rank.to_string(),
+            reason: format!("the allreduce has ranks 0..{}", spec.nranks),
+        });
+    }
+    build(alg, spec, rank, out);
+    out.normalize();
+    Ok(())
+}
+
+/// The schedule of every rank, built one rank at a time into a [`ScheduleBuilder`].
+pub fn generate(alg: &Algorithm, spec: &AllreduceSpec) -> Result<Schedule, ScheduleError> {
+    spec.validate()?;
+    let mut builder = ScheduleBuilder::new(spec.nranks as u64, spec.meta(alg))?;
+    let mut p = Program::new();
+    for rank in 0..spec.nranks {
+        build(alg, spec, rank, &mut p);
+        if rank == 0 {
+            builder.reserve_ops(p.len().saturating_mul(spec.nranks as usize));
+        }
+        builder.push(&mut p)?;
+    }
+    builder.finish()
+}
+
+/// Writes rank `rank`'s program into `out` (cleared first). The spec is valid and the rank in
+/// range.
+fn build(alg: &Algorithm, spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
+    out.clear();
+    if spec.count == 0 {
+        return;
+    }
+    if spec.nranks == 1 {
+        out.copy(
+            whole(Slot::Input, spec.count),
+            whole(Slot::Output, spec.count),
+        );
+        return;
+    }
+    match alg {
+        Algorithm::RingRotate => ring_rotate::build(spec, rank, out),
+        Algorithm::Ring => ring::build(spec, rank, out),
+        Algorithm::Tree => tree::build(spec, rank, out),
+        Algorithm::RecursiveDoubling => recursive_doubling::build(spec, rank, out),
+    }
+}
+
+/// All `count` elements of `slot`.
+const fn whole(slot: Slot, count: u64) -> Slice {
+    Slice::new(slot, 0, count)
+}
+
+/// A step index as a message tag: the index itself below 2^31, wrapped modulo 2^31 above (only
+/// a ring of more than 2^30 ranks gets there; messages 2^31 steps apart are never in flight
+/// together).
+fn tag(step: u64) -> i32 {
+    (step & (i32::MAX as u64)) as i32
+}
+
+/// ⌊log2 n⌋ for n ≥ 1.
+const fn floor_log2(n: u32) -> u32 {
+    31 - n.leading_zeros()
+}
+
+/// ⌈log2 n⌉ for n ≥ 1.
+const fn ceil_log2(n: u32) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        32 - (n - 1).leading_zeros()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs() {
+        assert_eq!(floor_log2(1), 0);
+        assert_eq!(floor_log2(6), 2);
+        assert_eq!(floor_log2(8), 3);
+        assert_eq!(floor_log2(u32::MAX), 31);
+        assert_eq!(ceil_log2(1), 0);
+        assert_eq!(ceil_log2(2), 1);
+        assert_eq!(ceil_log2(6), 3);
+        assert_eq!(ceil_log2(8), 3);
+        assert_eq!(ceil_log2(u32::MAX), 32);
+    }
+
+    #[test]
+    fn blocks_cover_the_vector() {
+        for count in 0..40u64 {
+            for parts in 1..12u64 {
+                let mut next = 0;
+                for i in 0..parts {
+                    let (o, l) = block(count, parts, i);
+                    assert_eq!(o, next);
+                    assert!(l == count / parts || l == count / parts + 1);
+                    next = o + l;
+                }
+                assert_eq!(next, count);
+            }
+        }
+        let huge = u64::MAX;
+        assert_eq!(block(huge, 3, 2), (2 * (huge / 3), huge / 3));
+    }
+
+    #[test]
+    fn tags_wrap() {
+        assert_eq!(tag(5), 5);
+        assert_eq!(tag(i32::MAX as u64), i32::MAX);
+        assert_eq!(tag(1 << 31), 0);
+    }
+}

@@ -1,0 +1,97 @@
+"""Generation + analysis time of the diameter-two seed's topologies, without and with the
+bisection (METIS, 8 seeds, plus the exact-balance repair).
+
+Run: .venv/bin/python benchmarks/topology.py [--repeat 3] [--seeds 8]
+Prints a table and writes benchmarks/topology.json next to this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+from hypercuboid import topology
+
+INSTANCES = [
+    ("SF q=13, p=9", "slimfly:q=13,p=9"),
+    ("OFT k=12", "oft:k=12"),
+    ("MLFM h=15", "mlfm:h=15"),
+    ("SF radix 64 (q=29, p=21)", "slimfly:q=29,p=21"),
+    ("OFT radix 64 (k=32)", "oft:k=32"),
+    ("MLFM radix 64 (h=32)", "mlfm:h=32"),
+]
+
+
+def timed(f, repeat: int):
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = f()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=3, help="median of this many runs")
+    ap.add_argument("--seeds", type=int, default=8, help="METIS seeds of the bisection")
+    args = ap.parse_args()
+    rows = []
+    for label, spec in INSTANCES:
+        gen, t = timed(lambda spec=spec: topology.generate(spec), args.repeat)
+        ana, info = timed(lambda t=t: t.analyze(), args.repeat)
+        bis, b = timed(lambda t=t: topology.bisection(t, seeds=args.seeds), 1)
+        rows.append(
+            {
+                "label": label,
+                "spec": t.name,
+                "endpoints": info["endpoints"],
+                "routers": info["routers"],
+                "router_radix": info["router_radix"],
+                "diameter": info["diameter"],
+                "generate_s": gen,
+                "analyze_s": ana,
+                "bisection_s": bis,
+                "total_without_bisection_s": gen + ana,
+                "total_with_bisection_s": gen + ana + bis,
+                "bisection_per_endpoint": b["per_endpoint"],
+            }
+        )
+    header = (
+        f"{'instance':26} {'N':>7} {'R':>5} {'r':>3} {'D':>2} {'generate':>9} {'analyze':>9} "
+        f"{'without bis.':>12} {'bisection':>10} {'with bis.':>10} {'bis./N':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(
+            f"{r['label']:26} {r['endpoints']:>7} {r['routers']:>5} {r['router_radix']:>3} "
+            f"{r['diameter']:>2} {r['generate_s'] * 1e3:>7.2f}ms {r['analyze_s'] * 1e3:>7.1f}ms "
+            f"{r['total_without_bisection_s'] * 1e3:>10.1f}ms {r['bisection_s']:>9.2f}s "
+            f"{r['total_with_bisection_s']:>9.2f}s {r['bisection_per_endpoint']:>7.3f}"
+        )
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "topology.json")
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(
+            {
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
+                "repeat": args.repeat,
+                "seeds": args.seeds,
+                "rows": rows,
+            },
+            f,
+            indent=2,
+        )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

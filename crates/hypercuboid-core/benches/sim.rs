@@ -1,0 +1,36 @@
+//! Simulator throughput: recursive doubling allreduce of 8 B under LogGOPS (LogGOPSim's default
+//! parameters with L = 3000), 40 ops a rank at N = 2^20 scale. Run with
+//! `cargo bench -p hypercuboid-core --bench sim`. The 2^20 end-to-end measurement is the ignored
+//! test `tests/sim_scale.rs`.
+
+#[path = "../tests/sim_common.rs"]
+mod common;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hypercuboid_core::model::parse_model;
+use hypercuboid_core::sim::{simulate, SimOptions};
+use std::hint::black_box;
+
+fn recursive_doubling_loggops(c: &mut Criterion) {
+    let model = parse_model("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535").unwrap();
+    let mut g = c.benchmark_group("sim/recursive_doubling_8B_loggops");
+    g.sample_size(10);
+    for log_n in [14u32, 17] {
+        let n = 1u32 << log_n;
+        let s = common::recursive_doubling(n, 8);
+        g.throughput(Throughput::Elements(s.total_ops()));
+        g.bench_with_input(BenchmarkId::new("simulate", n), &s, |b, s| {
+            b.iter(|| simulate(black_box(s), &model, &SimOptions::default()).unwrap())
+        });
+        g.bench_with_input(BenchmarkId::new("generate+simulate", n), &n, |b, &n| {
+            b.iter(|| {
+                let s = common::recursive_doubling(black_box(n), 8);
+                simulate(&s, &model, &SimOptions::default()).unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, recursive_doubling_loggops);
+criterion_main!(benches);

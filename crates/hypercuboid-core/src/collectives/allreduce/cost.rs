@@ -1,0 +1,322 @@
+//! Closed-form costs of the allreduce algorithms in the postal model, in picoseconds.
+//!
+//! # The model
+//! The postal model with a reduction term (Ruefenacht et al. 2017, section 3, after Chan et al.)
+//! and these precise rules, under which a discrete-event simulation of the generated schedules
+//! equals the functions below to the picosecond:
+//! 1. A message of `b` bytes issued at `t` arrives at `t + α + β·b`, where `β·b` is rounded to the
+//!    nearest picosecond once per message ([`crate::units::per_byte`]). A send completes when
+//!    its message arrives, without waiting for the matching receive (eager).
+//! 2. A rank's sends are serialised: a send occupies its rank's sending port from issue until
+//!    its message arrives (the postal model's single message transmission); a ready send waits
+//!    for the port, and sends that become ready at the same time issue in program order.
+//!    Receives are not serialised.
+//! 3. A receive posted at `p` whose message arrives at `a` completes at `max(p, a)`; a fused
+//!    receive-reduce completes `γ·b` later (rounded once). A `reduce` of `b` bytes takes `γ·b`;
+//!    a `copy` takes no time. Ops start as soon as their dependencies have completed.
+//! 4. No contention: any number of messages fly at once without slowing each other.
+//!
+//! With `count = 0` no algorithm has ops: every cost is 0. With one rank the only op is a copy:
+//! every cost is 0.
+//!
+//! Rule 2 matters only for `tree` (its broadcast is the only place a rank has several sends
+//! ready at once): the other algorithms never have a second send ready before the first
+//! arrived. Reductions on one rank never overlap in any of these schedules, so a model that
+//! serialises a rank's reductions gives the same times.
+
+use super::{floor_log2, Algorithm, AllreduceSpec};
+use crate::schedule::ScheduleError;
+use crate::units::{per_byte, Time};
+
+/// Parameters of the postal model with a reduction term.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Postal {
+    /// Latency α of every message.
+    pub alpha: Time,
+    /// Transfer time β in picoseconds per byte.
+    pub beta: f64,
+    /// Reduction time γ in picoseconds per byte.
+    pub gamma: f64,
+}
+
+impl Postal {
+    /// The model with latency `alpha` and per-byte costs `beta` and `gamma` (ps per byte; finite
+    /// and non-negative).
+    pub fn new(alpha: Time, beta: f64, gamma: f64) -> Result<Postal, ScheduleError> {
+        for (name, v) in [("beta", beta), ("gamma", gamma)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(ScheduleError::BadParameter {
+                    name: name.into(),
+                    value: v.to_string(),
+                    reason: "a per-byte time is a finite number of picoseconds >= 0".into(),
+                });
+            }
+        }
+        Ok(Postal { alpha, beta, gamma })
+    }
+
+    /// `α + β·b`: the time from issuing a message of `bytes` to its arrival.
+    pub fn message(&self, bytes: u64) -> Time {
+        self.alpha.saturating_add(per_byte(bytes, self.beta))
+    }
+
+    /// `γ·b`: the time to reduce `bytes`.
+    pub fn reduction(&self, bytes: u64) -> Time {
+        per_byte(bytes, self.gamma)
+    }
+}
+
+/// Eq. 1 of Ruefenacht et al.: `(α + nβ + nγ)·log2 N` for recursive doubling on `N = 2^k` ranks
+/// exchanging `n` bytes. Exact in the model for every power of two (N = 1: 0).
+pub fn eq1(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, ScheduleError> {
+    if nranks == 0 || !nranks.is_power_of_two() {
+        return Err(not_exact(
+            "nranks",
+            nranks,
+            "eq. 1 holds for a power of two; use recursive_doubling for any N",
+        ));
+    }
+    if bytes == 0 {
+        return Ok(0);
+    }
+    let per_step = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    fit(per_step * floor_log2(nranks) as u128)
+}
+
+/// Eq. 2 of Ruefenacht et al.: the small-message cost `α(⌊log2 N⌋ + 0)` for `N` a power of two,
+/// `α(⌊log2 N⌋ + 2)` otherwise (the collapse and expand steps). Exact in the model when
+/// `β = γ = 0` and the vector is not empty.
+pub fn eq2(nranks: u32, alpha: Time) -> Result<Time, ScheduleError> {
+    if nranks == 0 {
+        return Err(not_exact(
+            "nranks",
+            nranks,
+            "an allreduce has at least 1 rank",
+        ));
+    }
+    let extra = if nranks.is_power_of_two() { 0 } else { 2 };
+    fit(alpha as u128 * (floor_log2(nranks) + extra) as u128)
+}
+
+/// Recursive doubling with MPICH's fix (`n` = the vector's bytes, `K = ⌊log2 N⌋`):
+/// `K(α + nβ + nγ)` for a power of two (eq. 1), otherwise `(K + 2)(α + nβ)` when `γ = 0` — the
+/// collapse, `K` exchange steps and the expand, each a message; with `β = 0` this is eq. 2.
+///
+/// For a non-power of two with `γ > 0` there is no such formula: the folded ranks start the
+/// exchanges `α + nβ + nγ` late, and an unfolded peer's message is then already there when a
+/// folded rank posts its receive, so some reductions overlap the rank's own sending. The time
+/// lies between the `γ = 0` value and [`recursive_doubling_bound`]; simulate for the exact one.
+/// This returns an error in that case rather than a wrong number.
+pub fn recursive_doubling(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let msg = m.message(bytes) as u128;
+    let step = msg + m.reduction(bytes) as u128;
+    let k = floor_log2(spec.nranks) as u128;
+    if spec.nranks.is_power_of_two() {
+        fit(k * step)
+    } else if m.gamma == 0.0 {
+        fit((k + 2) * msg)
+    } else {
+        Err(ScheduleError::BadParameter {
+            name: "gamma".into(),
+            value: m.gamma.to_string(),
+            reason: format!(
+                "recursive doubling on {} ranks (not a power of two) has no exact closed form when \
+                 reductions cost time: skew between folded and unfolded ranks overlaps some \
+                 reductions; use gamma = 0, recursive_doubling_bound, or simulate",
+                spec.nranks
+            ),
+        })
+    }
+}
+
+/// An upper bound of recursive doubling's time for any `N` in the same model:
+/// `(K + 1)(α + nβ + nγ) + (α + nβ)` (every step as if no reduction overlapped a send), equal
+/// to [`recursive_doubling`] wherever that is defined.
+pub fn recursive_doubling_bound(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let msg = m.message(bytes) as u128;
+    let step = msg + m.reduction(bytes) as u128;
+    let k = floor_log2(spec.nranks) as u128;
+    if spec.nranks.is_power_of_two() {
+        fit(k * step)
+    } else {
+        fit((k + 1) * step + msg)
+    }
+}
+
+/// The coursework's ring rotation, exact for any `P`: `(P − 1)(α + βn + γn)`. The coursework's
+/// `T_ring = (P − 1)(α + βB)` (section 3.1) is the case `γ = 0`; the γ term is the reduction of
+/// the whole received vector in each of the `P − 1` rounds, which the next round's send waits for.
+pub fn ring_rotate(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if bytes == 0 {
+        return Ok(0);
+    }
+    let round = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    fit((spec.nranks as u128 - 1) * round)
+}
+
+/// The coursework's tree formula `T_tree = 2·log2 P·(α + βn)` (section 3.1): exact for `P` a
+/// power of two and `γ = 0`. See [`tree`] for any `P` and `γ`.
+pub fn tree_coursework(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, ScheduleError> {
+    if nranks == 0 || !nranks.is_power_of_two() {
+        return Err(not_exact(
+            "nranks",
+            nranks,
+            "the coursework's tree formula holds for a power of two; use tree for any P",
+        ));
+    }
+    if m.gamma != 0.0 {
+        return Err(ScheduleError::BadParameter {
+            name: "gamma".into(),
+            value: m.gamma.to_string(),
+            reason: "the coursework's tree formula has no reduction term (gamma = 0); use tree"
+                .into(),
+        });
+    }
+    if bytes == 0 {
+        return Ok(0);
+    }
+    fit(2 * floor_log2(nranks) as u128 * m.message(bytes) as u128)
+}
+
+/// The binomial tree, exact for any `P` (rule 2 of the model matters here). For `P = 2^k`:
+/// `k(α + βn + γn) + k(α + βn)` — the reduce waits for each level's message and reduction, the
+/// broadcast for `k` messages along rank 0's sends (which the coursework's `2·log2 P·(α + βn)`
+/// gives at `γ = 0`). For other `P` it evaluates the same recurrences over the tree (`O(log² P)`):
+/// a subtree of `s` ranks is reduced at its root by
+/// `R(s) = fold over children i = 0, 1, … of  t ← max(t, R(size_i) + α + βn) + γn`, and
+/// broadcast in `B(s) = max over children sent k-th (largest first) of (k + 1)(α + βn) + B(size)`.
+pub fn tree(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let msg = m.message(bytes) as u128;
+    let red = m.reduction(bytes) as u128;
+    let n = spec.nranks as u64;
+    fit(tree_reduce(n, msg, red) + tree_bcast(n, msg))
+}
+
+/// Time for the root of a subtree of `size` contiguous ranks to hold their reduction.
+fn tree_reduce(size: u64, msg: u128, red: u128) -> u128 {
+    if size.is_power_of_two() {
+        return size.trailing_zeros() as u128 * (msg + red);
+    }
+    let mut t = 0u128;
+    let mut m = 1u64;
+    while m < size {
+        let child = m.min(size - m);
+        t = t.max(tree_reduce(child, msg, red) + msg) + red;
+        m <<= 1;
+    }
+    t
+}
+
+/// Time for the root of a subtree of `size` ranks to broadcast to all of them.
+fn tree_bcast(size: u64, msg: u128) -> u128 {
+    if size.is_power_of_two() {
+        return size.trailing_zeros() as u128 * msg;
+    }
+    let mut levels = Vec::new();
+    let mut m = 1u64;
+    while m < size {
+        levels.push(m.min(size - m));
+        m <<= 1;
+    }
+    levels
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(k, &child)| (k as u128 + 1) * msg + tree_bcast(child, msg))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The bandwidth-optimal ring for `count` divisible by `P` (chunks of `m = n/P` bytes):
+/// `2(P − 1)(α + βm) + (P − 1)γm` — `P − 1` reduce-scatter steps of a message and a reduction,
+/// then `P − 1` allgather steps of a message. Exact when every chunk has the same size.
+pub fn ring(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    if spec.count % spec.nranks as u64 != 0 {
+        return Err(ScheduleError::BadParameter {
+            name: "count".into(),
+            value: spec.count.to_string(),
+            reason: format!(
+                "the ring's closed form needs equal chunks: count divisible by nranks = {}",
+                spec.nranks
+            ),
+        });
+    }
+    let chunk = bytes / spec.nranks as u64;
+    let steps = spec.nranks as u128 - 1;
+    fit(2 * steps * m.message(chunk) as u128 + steps * m.reduction(chunk) as u128)
+}
+
+/// The exact cost of `alg` on `spec` in the model: [`ring_rotate`], [`ring`], [`tree`] or
+/// [`recursive_doubling`].
+pub fn allreduce(alg: &Algorithm, spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    match alg {
+        Algorithm::RingRotate => ring_rotate(spec, m),
+        Algorithm::Ring => ring(spec, m),
+        Algorithm::Tree => tree(spec, m),
+        Algorithm::RecursiveDoubling => recursive_doubling(spec, m),
+    }
+}
+
+fn checked(spec: &AllreduceSpec) -> Result<u64, ScheduleError> {
+    spec.validate()?;
+    Ok(spec.bytes().unwrap_or(u64::MAX))
+}
+
+fn fit(t: u128) -> Result<Time, ScheduleError> {
+    Time::try_from(t).map_err(|_| ScheduleError::BadParameter {
+        name: "cost".into(),
+        value: format!("{t} ps"),
+        reason: "exceeds the 2^64 - 1 ps (213 days) that simulated time can hold".into(),
+    })
+}
+
+fn not_exact(name: &str, value: u32, reason: &str) -> ScheduleError {
+    ScheduleError::BadParameter {
+        name: name.into(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{Dtype, ReduceOp};
+
+    fn spec(n: u32, count: u64) -> AllreduceSpec {
+        AllreduceSpec::new(n, count, Dtype::Float64, ReduceOp::Sum)
+    }
+
+    #[test]
+    fn tree_general_form_reduces_to_powers_of_two() {
+        let m = Postal::new(1000, 2.0, 0.5).unwrap();
+        let (msg, red) = (1000 + 32, 8); // 16 bytes at 2 and 0.5 ps/B
+        assert_eq!(tree(&spec(8, 2), &m).unwrap(), 3 * (msg + red) + 3 * msg);
+        // P = 3: rank 0's children 1 and 2 are leaves: both messages arrive at msg, then two
+        // reductions; the broadcast sends to 2, then 1.
+        assert_eq!(tree(&spec(3, 2), &m).unwrap(), msg + 2 * red + 2 * msg);
+        // P = 5: children 1, 2, 4 (a leaf) of rank 0: its message arrives before the others
+        // are done, so the reduce takes 2 levels + 1 reduction; the broadcast goes to 4 first.
+        assert_eq!(
+            tree(&spec(5, 2), &m).unwrap(),
+            2 * (msg + red) + red + 3 * msg
+        );
+    }
+}

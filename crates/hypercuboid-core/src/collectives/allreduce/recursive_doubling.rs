@@ -1,0 +1,161 @@
+//! `recursive_doubling`: pairwise-exchange recursive doubling with MPICH's fix for a
+//! non-power-of-two rank count (Ruefenacht, Bull, Booth, "Generalisation of recursive doubling
+//! for AllReduce", Parallel Computing 2017, section 2, Algorithm 1 and Fig. 2).
+//!
+//! With `p = 2^⌊log2 N⌋` and `rem = N − p`:
+//! 1. **Collapse** (only if `rem > 0`, tag `K = log2 p`): each even rank `i < 2·rem` sends its
+//!    input to `i + 1` and drops out; `i + 1` receives it and reduces (`incoming ⊕ own`).
+//! 2. **Doubling** steps `k = 0 .. K` (tag `k`): the active ranks, renumbered `0 .. p` (virtual
+//!    rank `i / 2` for odd `i < 2·rem`, `i − rem` above), exchange their running value with the
+//!    virtual peer `v xor 2^k` and reduce.
+//! 3. **Expand** (only if `rem > 0`, tag `K + 1`): each odd rank `i < 2·rem` sends the result
+//!    to `i − 1`.
+//!
+//! # Ops
+//! Every step is exactly two ops: a send of the running value and a fused
+//! receive-reduce-copy (`dst = incoming ⊕ value` or `value ⊕ incoming`) that writes the new
+//! running value into the *other* of two buffers, `out` and `scratch0`, alternating so that the
+//! last step writes `out`. Step 0 reads the input directly. Ops a rank: `2K` on a power of two
+//! (40 at 2^20), `2K + 2` for the odd ranks below `2·rem`, 2 for the even ones.
+//!
+//! Because a step never writes the buffer its own send reads, the receive of step `k` needs
+//! only the send of step `k − 1` to have completed (it overwrites that send's buffer). A send
+//! that waits for its matching receive (rendezvous, synchronous send) therefore never waits in
+//! a cycle: the schedule is safe without any MPI buffering, which the verifier checks with
+//! `eager_limit = 0`.
+//!
+//! # Operand order
+//! As in MPICH, a rank whose peer is lower computes `incoming ⊕ own`, otherwise `own ⊕ incoming`
+//! (the real-to-virtual renumbering is monotone). Every rank's value after step `k` is the
+//! ordered reduction of a contiguous block of ranks, so all ranks end with the same expression:
+//! bitwise-identical results, correct for a non-commutative operator. Schedules store a
+//! receive's operand order relative to its peer, so this costs no extra program shapes.
+
+use super::{floor_log2, whole, AllreduceSpec};
+use crate::schedule::{Combine, OpId, Program, Rank, Slot};
+
+/// MPICH's folding of `nranks` ranks onto the largest power of two not above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fold {
+    /// `2^⌊log2 nranks⌋`: the ranks that take part in the doubling steps.
+    pub pof2: u32,
+    /// `nranks − pof2`: pairs of ranks collapsed into one before the doubling steps.
+    pub rem: u32,
+}
+
+impl Fold {
+    /// The fold of `nranks ≥ 1` ranks.
+    pub const fn new(nranks: u32) -> Fold {
+        let pof2 = 1u32 << floor_log2(nranks);
+        Fold {
+            pof2,
+            rem: nranks - pof2,
+        }
+    }
+
+    /// Number of doubling steps, `log2 pof2`.
+    pub const fn steps(&self) -> u32 {
+        self.pof2.trailing_zeros()
+    }
+
+    /// The virtual rank of `rank` during the doubling steps, `None` if it drops out (even ranks
+    /// below `2·rem`).
+    pub const fn virtual_rank(&self, rank: Rank) -> Option<u32> {
+        if rank < 2 * self.rem {
+            if rank % 2 == 0 {
+                None
+            } else {
+                Some(rank / 2)
+            }
+        } else {
+            Some(rank - self.rem)
+        }
+    }
+
+    /// The real rank of virtual rank `v < pof2`.
+    pub const fn real_rank(&self, v: u32) -> Rank {
+        if v < self.rem {
+            2 * v + 1
+        } else {
+            v + self.rem
+        }
+    }
+}
+
+/// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).
+pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
+    let input = whole(Slot::Input, spec.count);
+    let output = whole(Slot::Output, spec.count);
+    let scratch = whole(Slot::Scratch(0), spec.count);
+    let fold = Fold::new(spec.nranks);
+    let steps = fold.steps();
+    let collapse_tag = steps as i32;
+    let expand_tag = steps as i32 + 1;
+    // Where the running value after step k lands (k = −1: after the collapse): alternating, so
+    // that the last step (k = steps − 1) writes the output.
+    let dst = |k: i64| {
+        if (steps as i64 - 1 - k) % 2 == 0 {
+            output
+        } else {
+            scratch
+        }
+    };
+
+    let Some(v) = fold.virtual_rank(rank) else {
+        // An even rank below 2·rem: hand the input over, then wait for the result.
+        out.send(rank + 1, collapse_tag, input);
+        out.recv(rank + 1, expand_tag, output);
+        return;
+    };
+    let collapsed = rank < 2 * fold.rem;
+    // The running value and the op that wrote it (None: it is still the input).
+    let mut value = input;
+    let mut last: Option<OpId> = None;
+    // The previous step's send, whose buffer the next receive overwrites.
+    let mut prev_send: Option<OpId> = None;
+    if collapsed {
+        // value = incoming (rank − 1) ⊕ own input.
+        let d = dst(-1);
+        let r = out.recv_reduce_into(rank - 1, collapse_tag, input, d, Combine::Before);
+        value = d;
+        last = Some(r);
+    }
+    for k in 0..steps {
+        let peer = fold.real_rank(v ^ (1 << k));
+        let tag = k as i32;
+        let s = out.send(peer, tag, value);
+        let d = dst(k as i64);
+        let r = out.recv_reduce_into(peer, tag, value, d, Combine::rank_order(rank, peer));
+        if let Some(prev) = last {
+            out.requires(s, prev);
+            out.requires(r, prev);
+        }
+        if let Some(ps) = prev_send {
+            out.requires(r, ps);
+        }
+        prev_send = Some(s);
+        value = d;
+        last = Some(r);
+    }
+    if collapsed {
+        let s = out.send(rank - 1, expand_tag, output);
+        if let Some(prev) = last {
+            out.requires(s, prev);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_of_six_matches_fig_2() {
+        let f = Fold::new(6);
+        assert_eq!(f, Fold { pof2: 4, rem: 2 });
+        let v: Vec<Option<u32>> = (0..6).map(|r| f.virtual_rank(r)).collect();
+        assert_eq!(v, [None, Some(0), None, Some(1), Some(2), Some(3)]);
+        let real: Vec<u32> = (0..4).map(|v| f.real_rank(v)).collect();
+        assert_eq!(real, [1, 3, 4, 5]);
+    }
+}

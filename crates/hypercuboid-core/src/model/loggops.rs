@@ -1,0 +1,223 @@
+//! The LogGOPS model with the semantics of LogGOPSim.
+//!
+//! Source studied (not copied): spcl/LogGOPSim, `src/LogGOPSim/LogGOPSim.cpp` at commit
+//! d5bb14a851e082ceb97ce27c47a4693ea5d28134 (the event loop: `OP_LOCOP`, `OP_SEND`, `OP_RECV`,
+//! `OP_MSG` cases and the loop that queues newly executable ops), `src/LogGOPSim/Parser.hpp`
+//! (dependency bookkeeping), `LogGOPSim.hpp` (queue order).
+
+use super::{
+    Activity, Attempt, CostModel, LocalRun, Message, OpSite, SendCompletion, SendIssue, TieOrder,
+};
+use crate::schedule::Rank;
+use crate::units::{per_byte, Time};
+
+/// LogGOPS as LogGOPSim simulates it (Hoefler, Schneider and Lumsdaine, "LogGOPSim —
+/// Simulating Large-Scale Applications in the LogGOPS Model", HPDC 2010).
+///
+/// # Semantics (those of LogGOPSim's event loop)
+/// Each rank has a CPU clock per `cpu` index (`o`, `O` are charged there) and, per `nic`
+/// index, a send and a receive NIC clock (`g`, `G`).
+/// - An op whose dependencies are satisfied is queued at the time its resources are next free:
+///   a send at `max(cpu, nic_send)`, a receive or a local op at `cpu`. This may be earlier than
+///   the current time (an op on an idle second CPU); LogGOPSim does the same. When it comes up,
+///   a send or local op whose resources have become busy meanwhile is queued again at their
+///   new free time, keeping its place among equal times.
+/// - **Send** of `s` bytes at `t`: `cpu = t + o + (s−1)·O`, `nic_send = t + g + (s−1)·G`;
+///   the message reaches the receiver at `t + o + L`. If `s ≤ S` (eager) the send completes at
+///   `t`; otherwise (rendezvous) when the receiver matches it, and the sender's clocks are then
+///   moved up to the match time.
+/// - **Message** reaching its receiver at `t`: waits until the receiver's clocks
+///   `cpu[send's cpu]` and `nic_recv[send's nic]` are free (LogGOPSim charges the receiver on
+///   the *sender's* cpu and nic indices), then `cpu = t + o + max((s−1)·O, (s−1)·G)`,
+///   `nic_recv = t + g + (s−1)·G`, and it matches the first posted receive; the receive
+///   completes then. Otherwise it waits in the unexpected queue.
+/// - **Receive** posted at `t`: charges nothing; if a matching message is in the unexpected
+///   queue it completes at `t` (its `o` was charged on arrival), else it waits.
+/// - **Local** op (compute, reduce, copy) costing `c` at `t`: `cpu = t + c`; it completes, as
+///   LogGOPSim's `calc` does, at its *start* `t` — ops that require it on the same CPU still
+///   wait for the CPU, ops on another CPU do not. Reductions cost `n·gamma + delta` (0 by
+///   default); copies 0. A fused receive-reduce whose reduction costs more than 0 behaves as a
+///   receive followed by such a local op; with cost 0 it is a plain receive.
+/// - A rank's finish time is the latest of its CPU clocks (what LogGOPSim prints per host).
+/// - `(s−1)` is taken as 0 for zero-byte messages (LogGOPSim computes it in unsigned 64-bit
+///   arithmetic, which wraps and yields a time before the send).
+///
+/// The engine ([`crate::sim`]) supplies the rest of LogGOPSim's rules: ops freed by one event
+/// are queued by rank, sends first, then receives, then local ops, ties in the order GCC's
+/// `std::sort` leaves them ([`TieOrder::Libstdcxx`]: the order they were freed for up to 16
+/// ops); matching is in posting order with `ANY_SOURCE` / `ANY_TAG`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogGopsModel {
+    /// `L`, wire latency.
+    pub latency: Time,
+    /// `o`, CPU overhead per message.
+    pub overhead: Time,
+    /// `g`, NIC gap per message.
+    pub gap: Time,
+    /// `G`, NIC gap per byte (ps/byte).
+    pub gap_per_byte: f64,
+    /// `O`, CPU overhead per byte (ps/byte).
+    pub overhead_per_byte: f64,
+    /// `S`, largest eager message (bytes).
+    pub eager_limit: u64,
+    /// γ, ps per reduced byte.
+    pub gamma: f64,
+    /// δ, fixed cost per reduction.
+    pub delta: Time,
+}
+
+/// Per-simulation state of [`LogGopsModel`]: LogGOPSim's `nexto`, `nextgs`, `nextgr` clocks.
+#[derive(Clone, Debug)]
+pub struct LogGopsState {
+    cpu: Vec<Time>,
+    nic_send: Vec<Time>,
+    nic_recv: Vec<Time>,
+    ncpus: usize,
+    nnics: usize,
+}
+
+impl LogGopsState {
+    #[inline]
+    fn c(&self, rank: Rank, cpu: u16) -> usize {
+        rank as usize * self.ncpus + cpu as usize
+    }
+    #[inline]
+    fn n(&self, rank: Rank, nic: u16) -> usize {
+        rank as usize * self.nnics + nic as usize
+    }
+}
+
+impl LogGopsModel {
+    #[inline]
+    fn per_extra_byte(bytes: u64, rate: f64) -> Time {
+        per_byte(bytes.saturating_sub(1), rate)
+    }
+}
+
+impl CostModel for LogGopsModel {
+    type State = LogGopsState;
+
+    fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> LogGopsState {
+        let n = nranks as usize;
+        LogGopsState {
+            cpu: vec![0; n * ncpus as usize],
+            nic_send: vec![0; n * nnics as usize],
+            nic_recv: vec![0; n * nnics as usize],
+            ncpus: ncpus as usize,
+            nnics: nnics as usize,
+        }
+    }
+
+    #[inline]
+    fn ready_time(&self, st: &LogGopsState, now: Time, op: OpSite) -> Time {
+        match op.activity {
+            Activity::Send => st.cpu[st.c(op.rank, op.cpu)].max(st.nic_send[st.n(op.rank, op.nic)]),
+            Activity::Recv | Activity::Local => st.cpu[st.c(op.rank, op.cpu)],
+            Activity::Sleep => now,
+        }
+    }
+
+    #[inline]
+    fn send(&self, st: &mut LogGopsState, t: Time, m: &Message) -> Attempt<SendIssue> {
+        let (c, n) = (st.c(m.src, m.cpu), st.n(m.src, m.nic));
+        let busy = st.cpu[c].max(st.nic_send[n]);
+        if busy > t {
+            return Attempt::Retry(busy);
+        }
+        let cpu_end = t
+            .saturating_add(self.overhead)
+            .saturating_add(Self::per_extra_byte(m.bytes, self.overhead_per_byte));
+        st.cpu[c] = cpu_end;
+        st.nic_send[n] = t
+            .saturating_add(self.gap)
+            .saturating_add(Self::per_extra_byte(m.bytes, self.gap_per_byte));
+        Attempt::Go(SendIssue {
+            arrival: t.saturating_add(self.overhead).saturating_add(self.latency),
+            completion: if m.bytes <= self.eager_limit {
+                SendCompletion::At(t)
+            } else {
+                SendCompletion::OnMatch
+            },
+            busy_until: cpu_end,
+        })
+    }
+
+    #[inline]
+    fn deliver(&self, st: &mut LogGopsState, t: Time, m: &Message) -> Attempt<Time> {
+        // The receiver is charged on the send op's cpu and nic indices (LogGOPSim OP_MSG).
+        let (c, n) = (st.c(m.dst, m.cpu), st.n(m.dst, m.nic));
+        let busy = st.cpu[c].max(st.nic_recv[n]);
+        if busy > t {
+            return Attempt::Retry(busy);
+        }
+        let by_o = Self::per_extra_byte(m.bytes, self.overhead_per_byte);
+        let by_g = Self::per_extra_byte(m.bytes, self.gap_per_byte);
+        let cpu_end = t
+            .saturating_add(self.overhead)
+            .saturating_add(by_o.max(by_g));
+        st.cpu[c] = cpu_end;
+        st.nic_recv[n] = t.saturating_add(self.gap).saturating_add(by_g);
+        Attempt::Go(cpu_end)
+    }
+
+    fn rendezvous_matched(
+        &self,
+        st: &mut LogGopsState,
+        t: Time,
+        m: &Message,
+        recv_site: Option<OpSite>,
+    ) {
+        // LogGOPSim moves the sender's clocks up to the match time, indexing them with the
+        // receive's cpu/nic when the receive was posted after the message arrived (OP_RECV) and
+        // with the send's when the message found the receive posted (OP_MSG).
+        let (cpu, nic) = match recv_site {
+            Some(site) => (site.cpu, site.nic),
+            None => (m.cpu, m.nic),
+        };
+        let (c, n) = (st.c(m.src, cpu), st.n(m.src, nic));
+        if let Some(x) = st.cpu.get_mut(c) {
+            *x = (*x).max(t);
+        }
+        if let Some(x) = st.nic_send.get_mut(n) {
+            *x = (*x).max(t);
+        }
+    }
+
+    #[inline]
+    fn local(&self, st: &mut LogGopsState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
+        let c = st.c(site.rank, site.cpu);
+        if st.cpu[c] > t {
+            return Attempt::Retry(st.cpu[c]);
+        }
+        let end = t.saturating_add(cost);
+        st.cpu[c] = end;
+        Attempt::Go(LocalRun {
+            done: t,
+            busy_until: end,
+        })
+    }
+
+    #[inline]
+    fn reduce_cost(&self, bytes: u64) -> Time {
+        per_byte(bytes, self.gamma).saturating_add(self.delta)
+    }
+
+    #[inline]
+    fn copy_cost(&self, _bytes: u64) -> Time {
+        0
+    }
+
+    fn rank_finish(&self, st: &LogGopsState, rank: Rank, last_done: Time) -> Time {
+        let lo = rank as usize * st.ncpus;
+        st.cpu[lo..lo + st.ncpus]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(last_done)
+    }
+
+    fn tie_order(&self) -> TieOrder {
+        TieOrder::Libstdcxx
+    }
+}

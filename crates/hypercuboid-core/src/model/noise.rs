@@ -1,0 +1,215 @@
+//! Noise: a random delay per (rank, op), drawn from a named distribution with an explicit seed.
+//!
+//! Draws are a pure function of `(seed, rank, op)` (a counter-based hash turned into uniform
+//! variates), not of a generator's state, so a simulation gives the same result for the same
+//! seed whatever order its engine happens to process events in.
+
+use super::error::ModelError;
+use super::spec::{check_duplicates, fmt_rate, rate_value, split_spec};
+use crate::units::Time;
+use std::fmt;
+
+const NOISE_NAMES: &str = "none, exp, uniform, normal";
+
+/// A noise distribution (times in picoseconds, `f64`). Parsed by [`parse_noise`];
+/// [`fmt::Display`] prints a spec that parses back to an equal value.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum NoiseSpec {
+    /// No noise (`none`).
+    None,
+    /// Exponential with the given mean (`exp:mean=100ns`).
+    Exp {
+        /// Mean delay (ps).
+        mean: f64,
+    },
+    /// Uniform on `[min, max)` (`uniform:min=0,max=1us`; `min` defaults to 0).
+    Uniform {
+        /// Smallest delay (ps).
+        min: f64,
+        /// Largest delay (ps).
+        max: f64,
+    },
+    /// Normal, truncated at 0: negative draws are drawn again (`normal:mean=1us,sd=200ns`).
+    Normal {
+        /// Mean of the untruncated normal (ps).
+        mean: f64,
+        /// Standard deviation (ps).
+        sd: f64,
+    },
+}
+
+/// Parses a noise spec: `none`, `exp:mean=100ns`, `uniform:min=0,max=1us`,
+/// `normal:mean=1us,sd=200ns` (a bare number is ns).
+pub fn parse_noise(spec: &str) -> Result<NoiseSpec, ModelError> {
+    let (name, pairs) = split_spec(spec)?;
+    let keys = |model: &'static str, accepted: &'static str, allowed: &[&str]| {
+        check_duplicates(model, &pairs)?;
+        for (k, _) in &pairs {
+            if !allowed.contains(k) {
+                return Err(ModelError::UnknownParameter {
+                    model,
+                    key: k.to_string(),
+                    accepted,
+                });
+            }
+        }
+        Ok(())
+    };
+    let get = |model: &'static str, key: &'static str| -> Result<Option<f64>, ModelError> {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(k, v)| rate_value(model, k, v))
+            .transpose()
+    };
+    let need = |model: &'static str, key: &'static str| -> Result<f64, ModelError> {
+        get(model, key)?.ok_or(ModelError::MissingParameter { model, key })
+    };
+    match name {
+        "none" => {
+            keys("none", "(none)", &[])?;
+            Ok(NoiseSpec::None)
+        }
+        "exp" => {
+            keys("exp", "mean", &["mean"])?;
+            Ok(NoiseSpec::Exp {
+                mean: need("exp", "mean")?,
+            })
+        }
+        "uniform" => {
+            keys("uniform", "min, max", &["min", "max"])?;
+            let min = get("uniform", "min")?.unwrap_or(0.0);
+            let max = need("uniform", "max")?;
+            if min > max {
+                let v = pairs.iter().find(|(k, _)| *k == "min").unwrap().1;
+                return Err(ModelError::BadValue {
+                    model: "uniform",
+                    key: "min".into(),
+                    value: v.to_string(),
+                    reason: "min must not exceed max".into(),
+                });
+            }
+            Ok(NoiseSpec::Uniform { min, max })
+        }
+        "normal" => {
+            keys("normal", "mean, sd", &["mean", "sd"])?;
+            Ok(NoiseSpec::Normal {
+                mean: need("normal", "mean")?,
+                sd: need("normal", "sd")?,
+            })
+        }
+        _ => Err(ModelError::UnknownModel {
+            what: "noise distribution",
+            name: name.to_string(),
+            accepted: NOISE_NAMES,
+        }),
+    }
+}
+
+impl fmt::Display for NoiseSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoiseSpec::None => write!(f, "none"),
+            NoiseSpec::Exp { mean } => write!(f, "exp:mean={}", fmt_rate(*mean)),
+            NoiseSpec::Uniform { min, max } => {
+                write!(f, "uniform:min={},max={}", fmt_rate(*min), fmt_rate(*max))
+            }
+            NoiseSpec::Normal { mean, sd } => {
+                write!(f, "normal:mean={},sd={}", fmt_rate(*mean), fmt_rate(*sd))
+            }
+        }
+    }
+}
+
+/// SplitMix64 finaliser: a bijective mix of 64 bits.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A uniform variate in the open interval (0, 1), a pure function of its arguments.
+#[inline]
+fn uniform01(seed: u64, rank: u32, op: u32, k: u32) -> f64 {
+    let a = mix(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let b = mix(a ^ ((rank as u64) << 32 | op as u64));
+    let c = mix(b ^ (k as u64).wrapping_mul(0xd1b5_4a32_d192_ed03));
+    // 53 random bits, shifted by half a step so that neither 0 nor 1 occurs.
+    ((c >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+impl NoiseSpec {
+    /// Whether the spec adds any delay.
+    pub fn is_none(&self) -> bool {
+        matches!(self, NoiseSpec::None)
+    }
+
+    /// The delay for op `op` of rank `rank` under `seed`, in whole picoseconds (rounded).
+    pub fn delay(&self, seed: u64, rank: u32, op: u32) -> Time {
+        let ps = match *self {
+            NoiseSpec::None => 0.0,
+            NoiseSpec::Exp { mean } => -mean * (1.0 - uniform01(seed, rank, op, 0)).ln(),
+            NoiseSpec::Uniform { min, max } => min + (max - min) * uniform01(seed, rank, op, 0),
+            NoiseSpec::Normal { mean, sd } => {
+                // Box–Muller; redraw negative values (truncation at 0), giving up after 64
+                // tries (probability < 2^-64 unless the mean is far below 0).
+                let mut x = 0.0;
+                for k in 0..64u32 {
+                    let u1 = uniform01(seed, rank, op, 2 * k);
+                    let u2 = uniform01(seed, rank, op, 2 * k + 1);
+                    let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                    let v = mean + sd * z;
+                    if v >= 0.0 {
+                        x = v;
+                        break;
+                    }
+                }
+                x
+            }
+        };
+        if ps.is_finite() && ps > 0.0 {
+            ps.round().min(u64::MAX as f64 / 4.0) as Time
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_variates_are_in_range_and_spread() {
+        let mut sum = 0.0;
+        for op in 0..10_000 {
+            let u = uniform01(7, 3, op, 0);
+            assert!(u > 0.0 && u < 1.0);
+            sum += u;
+        }
+        let mean = sum / 10_000.0;
+        assert!((mean - 0.5).abs() < 0.02, "{mean}");
+    }
+
+    #[test]
+    fn exp_mean_is_close() {
+        let n = NoiseSpec::Exp { mean: 1000.0 };
+        let s: u64 = (0..20_000).map(|i| n.delay(1, i, 0)).sum();
+        let mean = s as f64 / 20_000.0;
+        assert!((mean - 1000.0).abs() < 40.0, "{mean}");
+    }
+
+    #[test]
+    fn normal_is_truncated() {
+        let n = NoiseSpec::Normal {
+            mean: 0.0,
+            sd: 1000.0,
+        };
+        // Half-normal mean is sd·sqrt(2/π) ≈ 797.9.
+        let s: u64 = (0..20_000).map(|i| n.delay(5, 0, i)).sum();
+        let mean = s as f64 / 20_000.0;
+        assert!((mean - 797.9).abs() < 30.0, "{mean}");
+    }
+}

@@ -1,0 +1,1518 @@
+//! The parser behind [`super::parse`] and [`super::parse_reader`]: fed one line at a time, it
+//! builds each rank's program while reading and hands it to a [`ScheduleBuilder`] at the rank's
+//! closing `}`, so memory holds the schedule being built and one rank of text (plus the programs
+//! of ranks read ahead of a lower rank that has not appeared yet).
+//!
+//! The statement structure follows LogGOPSim's `txt2bin.re` scanner: at the start of a statement
+//! an identifier is read greedily (so `send8b` is a label, not `send`), whereas keywords after
+//! that point are matched as prefixes without a word boundary (`to1`, `tag0` and `8bto 1` are
+//! accepted, as `txt2bin` accepts them).
+
+use crate::schedule::{
+    Collective, Combine, Dep, DepKind, Dtype, Meta, Op, OpKind, Payload, Program, Rank, ReduceOp,
+    Schedule, ScheduleBuilder, ScheduleError, Slice, Slot, ANY_SOURCE, ANY_TAG, MAX_RANKS,
+};
+use crate::units::Time;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+type Result<T> = std::result::Result<T, ScheduleError>;
+
+/// How many label names an "unknown label" error lists.
+const LABELS_SHOWN: usize = 4;
+
+/// A 1-based position in the text.
+#[derive(Clone, Copy, Debug)]
+struct Pos {
+    line: usize,
+    col: usize,
+}
+
+impl Pos {
+    fn err(self, message: String) -> ScheduleError {
+        ScheduleError::Parse {
+            line: self.line,
+            column: self.col,
+            message,
+        }
+    }
+}
+
+/// 1-based column of byte `at` of `s`, counting characters (UTF-8 continuation bytes do not
+/// start a character).
+fn column(s: &[u8], at: usize) -> usize {
+    s[..at.min(s.len())]
+        .iter()
+        .filter(|&&b| b & 0xC0 != 0x80)
+        .count()
+        + 1
+}
+
+/// What an error message says was found at byte `at`: the next whitespace-delimited token, or
+/// `end of line`.
+fn found(s: &[u8], mut at: usize) -> String {
+    while at < s.len() && (s[at] == b' ' || s[at] == b'\t') {
+        at += 1;
+    }
+    if at >= s.len() {
+        return "end of line".into();
+    }
+    let end = s[at..]
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t')
+        .map_or(s.len(), |i| at + i);
+    let tok = String::from_utf8_lossy(&s[at..end]);
+    if tok.chars().count() > 24 {
+        format!("'{}...'", tok.chars().take(24).collect::<String>())
+    } else {
+        format!("'{tok}'")
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Decimal digits to u64; `None` on overflow.
+#[inline]
+fn to_u64(d: &[u8]) -> Option<u64> {
+    if d.len() <= 19 {
+        Some(d.iter().fold(0u64, |n, &b| n * 10 + (b - b'0') as u64))
+    } else {
+        d.iter().try_fold(0u64, |n, &b| {
+            n.checked_mul(10)?.checked_add((b - b'0') as u64)
+        })
+    }
+}
+
+/// A cursor over one line.
+struct Cur<'a> {
+    s: &'a [u8],
+    p: usize,
+}
+
+impl<'a> Cur<'a> {
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(&b) = self.s.get(self.p) {
+            if b == b' ' || b == b'\t' {
+                self.p += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.p).copied()
+    }
+
+    #[inline]
+    fn at_end(&self) -> bool {
+        self.p >= self.s.len()
+    }
+
+    /// Whether the text at the cursor starts with `kw` (byte by byte: keywords are short, and a
+    /// `memcmp` call per keyword showed in profiles).
+    #[inline]
+    fn looking_at(&self, kw: &[u8]) -> bool {
+        let rest = self.s.get(self.p..).unwrap_or(&[]);
+        rest.len() >= kw.len() && rest.iter().zip(kw).all(|(a, b)| a == b)
+    }
+
+    #[inline]
+    fn eat(&mut self, kw: &[u8]) -> bool {
+        if self.looking_at(kw) {
+            self.p += kw.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `[a-zA-Z][a-zA-Z0-9_]*`, possibly empty.
+    #[inline]
+    fn ident(&mut self) -> &'a [u8] {
+        let start = self.p;
+        if self.peek().is_some_and(|b| b.is_ascii_alphabetic()) {
+            self.p += 1;
+            while self
+                .peek()
+                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                self.p += 1;
+            }
+        }
+        &self.s[start..self.p]
+    }
+
+    /// `[0-9]*`.
+    #[inline]
+    fn digits(&mut self) -> &'a [u8] {
+        let start = self.p;
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.p += 1;
+        }
+        &self.s[start..self.p]
+    }
+
+    /// `-` followed by a digit.
+    fn at_negative(&self) -> bool {
+        self.peek() == Some(b'-') && self.s.get(self.p + 1).is_some_and(|b| b.is_ascii_digit())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kw {
+    Send,
+    Recv,
+    Calc,
+    Sleep,
+    Reduce,
+    Copy,
+}
+
+impl Kw {
+    const ALL: [Kw; 6] = [
+        Kw::Send,
+        Kw::Recv,
+        Kw::Calc,
+        Kw::Sleep,
+        Kw::Reduce,
+        Kw::Copy,
+    ];
+
+    fn word(self) -> &'static str {
+        match self {
+            Kw::Send => "send",
+            Kw::Recv => "recv",
+            Kw::Calc => "calc",
+            Kw::Sleep => "sleep",
+            Kw::Reduce => "reduce",
+            Kw::Copy => "copy",
+        }
+    }
+
+    fn from_word(w: &[u8]) -> Option<Kw> {
+        Kw::ALL.into_iter().find(|k| k.word().as_bytes() == w)
+    }
+}
+
+/// Optional clauses after an op's fixed part.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clause {
+    Tag,
+    Cpu,
+    Nic,
+    Data,
+    Reduce,
+    With,
+}
+
+impl Clause {
+    fn word(self) -> &'static str {
+        match self {
+            Clause::Tag => "tag",
+            Clause::Cpu => "cpu",
+            Clause::Nic => "nic",
+            Clause::Data => "data",
+            Clause::Reduce => "reduce",
+            Clause::With => "with",
+        }
+    }
+}
+
+#[derive(Default)]
+struct Clauses {
+    tag: Option<i32>,
+    cpu: Option<u16>,
+    nic: Option<u16>,
+    data: Option<(usize, Slice)>,
+    reduce: Option<Combine>,
+    with: Option<Slice>,
+}
+
+struct Block {
+    rank: Rank,
+    at: Pos,
+}
+
+/// The labels of one rank block. Canonical `l<n>` labels (as `write_goal` and Schedgen write
+/// them) are kept by number, without allocating; any other label by name.
+#[derive(Default)]
+struct Labels {
+    numbered: FxHashMap<u64, u32>,
+    named: FxHashMap<Box<[u8]>, u32>,
+    /// The first few names, in definition order and joined by ", ", for error messages.
+    first: Vec<u8>,
+    shown: usize,
+}
+
+impl Labels {
+    /// `n` if `l` is `l<n>` written without leading zeros.
+    #[inline]
+    fn number(l: &[u8]) -> Option<u64> {
+        match l {
+            [b'l', d @ ..]
+                if !d.is_empty() && d.len() <= 18 && d.iter().all(u8::is_ascii_digit) =>
+            {
+                (d[0] != b'0' || d.len() == 1).then(|| to_u64(d).unwrap_or(u64::MAX))
+            }
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn get(&self, l: &[u8]) -> Option<u32> {
+        match Labels::number(l) {
+            Some(n) => self.numbered.get(&n).copied(),
+            None => self.named.get(l).copied(),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, l: &[u8], op: u32) {
+        match Labels::number(l) {
+            Some(n) => {
+                self.numbered.insert(n, op);
+            }
+            None => {
+                self.named.insert(l.into(), op);
+            }
+        }
+        if self.shown < LABELS_SHOWN {
+            if self.shown > 0 {
+                self.first.extend_from_slice(b", ");
+            }
+            self.first.extend_from_slice(l);
+            self.shown += 1;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.numbered.len() + self.named.len()
+    }
+
+    fn clear(&mut self) {
+        self.numbered.clear();
+        self.named.clear();
+        self.first.clear();
+        self.shown = 0;
+    }
+}
+
+/// A dependency naming a label not defined yet, resolved at the end of the block.
+struct Forward {
+    a: Box<[u8]>,
+    a_at: Pos,
+    b: Box<[u8]>,
+    b_at: Pos,
+    kind: DepKind,
+}
+
+/// Line-fed parser state.
+pub(crate) struct Parser {
+    line_no: usize,
+    last_len: usize,
+    nranks: Option<(u32, Pos)>,
+    meta: Meta,
+    collective_at: Option<Pos>,
+    name_at: Option<Pos>,
+    builder: Option<ScheduleBuilder>,
+    block: Option<Block>,
+    /// An open `/* ...` comment.
+    comment: Option<Pos>,
+    prog: Program,
+    op_pos: Vec<Pos>,
+    labels: Labels,
+    forward: Vec<Forward>,
+    /// Programs of ranks read before a lower rank (validated already).
+    held: BTreeMap<Rank, Program>,
+}
+
+impl Parser {
+    pub(crate) fn new(name: &str) -> Parser {
+        Parser {
+            line_no: 0,
+            last_len: 0,
+            nranks: None,
+            meta: Meta::sizes_only(name),
+            collective_at: None,
+            name_at: None,
+            builder: None,
+            block: None,
+            comment: None,
+            prog: Program::new(),
+            op_pos: Vec::new(),
+            labels: Labels::default(),
+            forward: Vec::new(),
+            held: BTreeMap::new(),
+        }
+    }
+
+    fn pos(&self, s: &[u8], at: usize) -> Pos {
+        Pos {
+            line: self.line_no,
+            col: column(s, at),
+        }
+    }
+
+    fn err(&self, c: &Cur, at: usize, message: String) -> ScheduleError {
+        self.pos(c.s, at).err(message)
+    }
+
+    /// Feeds one line, without its `\n` (a trailing `\r` is dropped).
+    pub(crate) fn line(&mut self, raw: &[u8]) -> Result<()> {
+        self.line_no += 1;
+        let s = raw.strip_suffix(b"\r").unwrap_or(raw);
+        self.last_len = s.len();
+        let mut c = Cur { s, p: 0 };
+        loop {
+            if self.comment.is_some() {
+                match find(&s[c.p..], b"*/") {
+                    Some(i) => {
+                        c.p += i + 2;
+                        self.comment = None;
+                    }
+                    None => return Ok(()),
+                }
+            }
+            c.ws();
+            if c.at_end() || c.looking_at(b"//") {
+                return Ok(());
+            }
+            if c.looking_at(b"/*") {
+                self.comment = Some(self.pos(s, c.p));
+                c.p += 2;
+                continue;
+            }
+            if c.peek() == Some(b'}') {
+                self.close_block(&c)?;
+                c.p += 1;
+                continue;
+            }
+            let start = c.p;
+            let w = c.ident();
+            if w.is_empty() {
+                return Err(self.err(&c, start, self.expected_statement(s, start)));
+            }
+            // `w:` labels an op and `w requires ...` is a dependency, whatever the word.
+            let after = c.p;
+            c.ws();
+            if c.peek() == Some(b':') {
+                c.p += 1;
+                return self.labelled_op(&mut c, w, start);
+            }
+            if c.looking_at(b"requires") || c.looking_at(b"irequires") {
+                return self.dependency(&mut c, w, start);
+            }
+            c.p = after;
+            match w {
+                b"num_ranks" => self.num_ranks(&mut c, start)?,
+                b"rank" => self.open_block(&mut c, start)?,
+                b"collective" => return self.collective(&mut c, start),
+                b"name" => return self.name(&mut c, start),
+                _ => match Kw::from_word(w) {
+                    Some(kw) => {
+                        self.need_block(&c, start, kw.word())?;
+                        return self.op(&mut c, kw, start, None);
+                    }
+                    None => return Err(self.err(&c, start, self.expected_statement(s, start))),
+                },
+            }
+        }
+    }
+
+    fn expected_statement(&self, s: &[u8], at: usize) -> String {
+        if self.block.is_some() {
+            format!(
+                "expected an op (send, recv, calc, reduce, copy, sleep), a label ('l1: send ...'), \
+                 a dependency ('l2 requires l1') or '}}', found {}",
+                found(s, at)
+            )
+        } else {
+            format!(
+                "expected 'num_ranks N', 'rank R {{', 'collective ...' or 'name ...', found {}",
+                found(s, at)
+            )
+        }
+    }
+
+    /// After a statement: whitespace and comments. `true` if the line ends here (an unclosed
+    /// `/*` stays open into the next lines).
+    fn trailing(&mut self, c: &mut Cur) -> bool {
+        loop {
+            c.ws();
+            if c.at_end() {
+                return true;
+            }
+            if c.looking_at(b"//") {
+                c.p = c.s.len();
+                return true;
+            }
+            if c.looking_at(b"/*") {
+                match find(&c.s[c.p + 2..], b"*/") {
+                    Some(i) => {
+                        c.p += i + 4;
+                        continue;
+                    }
+                    None => {
+                        self.comment = Some(self.pos(c.s, c.p));
+                        c.p = c.s.len();
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }
+    }
+
+    fn end_of_statement(&mut self, c: &mut Cur, what: &str) -> Result<()> {
+        if self.trailing(c) {
+            Ok(())
+        } else {
+            Err(self.err(
+                c,
+                c.p,
+                format!(
+                    "expected end of line after {what}, found {}",
+                    found(c.s, c.p)
+                ),
+            ))
+        }
+    }
+
+    fn need_block(&self, c: &Cur, at: usize, what: &str) -> Result<()> {
+        if self.block.is_none() {
+            return Err(self.err(
+                c,
+                at,
+                format!("{what} outside a rank block; expected 'rank R {{' before it"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn before_blocks(&self, c: &Cur, at: usize, what: &str) -> Result<()> {
+        if self.block.is_some() || self.builder.is_some() {
+            return Err(self.err(
+                c,
+                at,
+                format!("'{what}' must come before the first rank block"),
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- file-level statements -------------------------------------------------------------
+
+    fn num_ranks(&mut self, c: &mut Cur, at: usize) -> Result<()> {
+        if self.block.is_some() {
+            return Err(self.err(
+                c,
+                at,
+                "'num_ranks' inside a rank block; it must come before the first rank block".into(),
+            ));
+        }
+        c.ws();
+        let d_at = c.p;
+        let d = c.digits();
+        if d.is_empty() {
+            return Err(self.err(
+                c,
+                d_at,
+                format!(
+                    "expected the number of ranks after 'num_ranks', found {}",
+                    found(c.s, d_at)
+                ),
+            ));
+        }
+        let n = match to_u64(d) {
+            Some(n) if (1..=MAX_RANKS).contains(&n) => n as u32,
+            _ => {
+                return Err(self.err(
+                    c,
+                    d_at,
+                    format!("num_ranks {} is out of range (1 to {MAX_RANKS})", text(d)),
+                ))
+            }
+        };
+        match self.nranks {
+            Some((m, p)) if m != n => Err(self.err(
+                c,
+                at,
+                format!("num_ranks {n} contradicts num_ranks {m} on line {}", p.line),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.nranks = Some((n, self.pos(c.s, at)));
+                Ok(())
+            }
+        }
+    }
+
+    fn open_block(&mut self, c: &mut Cur, at: usize) -> Result<()> {
+        c.ws();
+        let d_at = c.p;
+        let d = c.digits();
+        if d.is_empty() {
+            return Err(self.err(
+                c,
+                d_at,
+                format!(
+                    "expected a rank number after 'rank', found {}",
+                    found(c.s, d_at)
+                ),
+            ));
+        }
+        c.ws();
+        if !c.eat(b"{") {
+            return Err(self.err(
+                c,
+                c.p,
+                format!(
+                    "expected '{{' after 'rank {}', found {}",
+                    text(d),
+                    found(c.s, c.p)
+                ),
+            ));
+        }
+        if let Some(b) = &self.block {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "rank {} block opened inside the block of rank {} (opened on line {}); \
+                     expected '}}' first",
+                    text(d),
+                    b.rank,
+                    b.at.line
+                ),
+            ));
+        }
+        let Some((n, _)) = self.nranks else {
+            return Err(self.err(
+                c,
+                at,
+                "expected 'num_ranks N' before the first rank block".into(),
+            ));
+        };
+        let r = match to_u64(d) {
+            Some(r) if r < n as u64 => r as Rank,
+            _ => {
+                return Err(self.err(
+                    c,
+                    at,
+                    format!(
+                        "rank {} is outside num_ranks {n} (ranks are 0..{})",
+                        text(d),
+                        n - 1
+                    ),
+                ))
+            }
+        };
+        if self.builder.is_none() {
+            self.builder = Some(ScheduleBuilder::new(n as u64, self.meta.clone())?);
+        }
+        let next = self.builder.as_ref().map_or(0, |b| b.next_rank());
+        if r < next || self.held.contains_key(&r) {
+            return Err(self.err(
+                c,
+                at,
+                format!("rank {r} has a second block (a rank has at most one)"),
+            ));
+        }
+        self.block = Some(Block {
+            rank: r,
+            at: self.pos(c.s, at),
+        });
+        Ok(())
+    }
+
+    fn close_block(&mut self, c: &Cur) -> Result<()> {
+        let Some(block) = self.block.take() else {
+            return Err(self.err(c, c.p, "'}' without an open rank block".into()));
+        };
+        let rank = block.rank;
+        for f in std::mem::take(&mut self.forward) {
+            let a = self.resolve(&f.a, f.a_at, rank)?;
+            let b = self.resolve(&f.b, f.b_at, rank)?;
+            self.prog.deps.push((
+                a,
+                Dep {
+                    on: b,
+                    kind: f.kind,
+                },
+            ));
+        }
+        let nranks = self.nranks.map_or(0, |n| n.0);
+        let builder = self.builder.as_mut().expect("a block has a builder");
+        if rank == builder.next_rank() {
+            let pushed = builder.push(&mut self.prog);
+            pushed.map_err(|e| map_program_error(&self.op_pos, block.at, e))?;
+            while let Some(mut p) = self.held.remove(&builder.next_rank()) {
+                builder
+                    .push(&mut p)
+                    .map_err(|e| map_program_error(&[], block.at, e))?;
+            }
+            self.prog.clear();
+        } else {
+            self.prog.normalize();
+            self.prog
+                .validate(rank, nranks)
+                .map_err(|e| map_program_error(&self.op_pos, block.at, e))?;
+            self.held.insert(rank, std::mem::take(&mut self.prog));
+        }
+        self.op_pos.clear();
+        self.labels.clear();
+        Ok(())
+    }
+
+    fn resolve(&self, label: &[u8], at: Pos, rank: Rank) -> Result<u32> {
+        if let Some(i) = self.labels.get(label) {
+            return Ok(i);
+        }
+        let defined = if self.labels.len() == 0 {
+            format!("rank {rank} defines no labels")
+        } else {
+            let more = if self.labels.len() > self.labels.shown {
+                ", ..."
+            } else {
+                ""
+            };
+            format!(
+                "labels defined in rank {rank}: {}{more}",
+                text(&self.labels.first)
+            )
+        };
+        Err(at.err(format!(
+            "unknown label '{}' in dependency ({defined})",
+            text(label)
+        )))
+    }
+
+    fn collective(&mut self, c: &mut Cur, at: usize) -> Result<()> {
+        self.before_blocks(c, at, "collective")?;
+        if let Some(p) = self.collective_at {
+            return Err(self.err(
+                c,
+                at,
+                format!("'collective' given twice (first on line {})", p.line),
+            ));
+        }
+        c.ws();
+        let n_at = c.p;
+        let name = c.ident();
+        if name.is_empty() {
+            return Err(self.err(
+                c,
+                n_at,
+                format!(
+                    "expected a collective (none, allreduce) after 'collective', found {}",
+                    found(c.s, n_at)
+                ),
+            ));
+        }
+        let collective =
+            Collective::parse(&text(name)).map_err(|e| self.err(c, n_at, e.to_string()))?;
+        let (mut count, mut dtype, mut op) = (None, None, None);
+        while !self.trailing(c) {
+            let k_at = c.p;
+            let key = c.ident();
+            c.ws();
+            let v_at = c.p;
+            let dup = match key {
+                b"count" => {
+                    let d = c.digits();
+                    let v = to_u64(d).filter(|_| !d.is_empty()).ok_or_else(|| {
+                        self.err(
+                            c,
+                            v_at,
+                            format!(
+                                "expected an element count after 'count', found {}",
+                                found(c.s, v_at)
+                            ),
+                        )
+                    })?;
+                    count.replace(v).is_some()
+                }
+                b"dtype" => {
+                    let w = c.ident();
+                    let d = Dtype::parse(&text(w)).map_err(|e| self.err(c, v_at, e.to_string()))?;
+                    dtype.replace(d).is_some()
+                }
+                b"op" => {
+                    let w = c.ident();
+                    let o =
+                        ReduceOp::parse(&text(w)).map_err(|e| self.err(c, v_at, e.to_string()))?;
+                    op.replace(o).is_some()
+                }
+                _ => {
+                    return Err(self.err(
+                        c,
+                        k_at,
+                        format!(
+                            "expected 'count', 'dtype', 'op' or end of line after the \
+                             collective, found {}",
+                            found(c.s, k_at)
+                        ),
+                    ))
+                }
+            };
+            if dup {
+                return Err(self.err(c, k_at, format!("'{}' given twice", text(key))));
+            }
+        }
+        self.collective_at = Some(self.pos(c.s, at));
+        self.meta.collective = collective;
+        self.meta.count = count.unwrap_or(0);
+        self.meta.dtype = dtype.unwrap_or(Dtype::Byte);
+        self.meta.op = op.unwrap_or(ReduceOp::Sum);
+        Ok(())
+    }
+
+    fn name(&mut self, c: &mut Cur, at: usize) -> Result<()> {
+        self.before_blocks(c, at, "name")?;
+        if let Some(p) = self.name_at {
+            return Err(self.err(
+                c,
+                at,
+                format!("'name' given twice (first on line {})", p.line),
+            ));
+        }
+        c.ws();
+        let v_at = c.p;
+        let bytes = if c.eat(b"\"") {
+            let mut out = Vec::new();
+            loop {
+                let Some(b) = c.peek() else {
+                    return Err(self.err(
+                        c,
+                        v_at,
+                        "unterminated quoted name: expected a closing '\"' on the same line".into(),
+                    ));
+                };
+                c.p += 1;
+                match b {
+                    b'"' => break,
+                    b'\\' => {
+                        let e_at = c.p - 1;
+                        let e = c.peek();
+                        c.p += 1;
+                        match e {
+                            Some(b'\\') => out.push(b'\\'),
+                            Some(b'"') => out.push(b'"'),
+                            Some(b'n') => out.push(b'\n'),
+                            Some(b'r') => out.push(b'\r'),
+                            Some(b't') => out.push(b'\t'),
+                            Some(b'x') => {
+                                let h = c.s.get(c.p..c.p + 2).and_then(|h| {
+                                    u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+                                });
+                                match h {
+                                    Some(v) if v < 0x80 => {
+                                        out.push(v);
+                                        c.p += 2;
+                                    }
+                                    _ => {
+                                        return Err(self.err(
+                                            c,
+                                            e_at,
+                                            "expected two hex digits below 80 after '\\x'".into(),
+                                        ))
+                                    }
+                                }
+                            }
+                            _ => {
+                                return Err(self.err(
+                                    c,
+                                    e_at,
+                                    format!(
+                                        "unknown escape {} in the name (accepted: \\\\ \\\" \\n \
+                                         \\r \\t \\xHH)",
+                                        found(c.s, e_at)
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                    _ => out.push(b),
+                }
+            }
+            self.end_of_statement(c, "the quoted name")?;
+            out
+        } else {
+            let mut end = c.s.len();
+            while end > v_at && (c.s[end - 1] == b' ' || c.s[end - 1] == b'\t') {
+                end -= 1;
+            }
+            c.p = c.s.len();
+            c.s[v_at..end].to_vec()
+        };
+        let name = String::from_utf8(bytes)
+            .map_err(|_| self.err(c, v_at, "the name is not valid UTF-8".into()))?;
+        self.name_at = Some(self.pos(c.s, at));
+        self.meta.name = name;
+        Ok(())
+    }
+
+    // ---- statements inside a rank block ----------------------------------------------------
+
+    fn labelled_op(&mut self, c: &mut Cur, label: &[u8], at: usize) -> Result<()> {
+        if self.block.is_none() {
+            let what = format!("label '{}'", text(label));
+            return Err(self.err(
+                c,
+                at,
+                format!("{what} outside a rank block; expected 'rank R {{' before it"),
+            ));
+        }
+        c.ws();
+        let k_at = c.p;
+        let Some(kw) = Kw::ALL.into_iter().find(|k| c.eat(k.word().as_bytes())) else {
+            return Err(self.err(
+                c,
+                k_at,
+                format!(
+                    "expected an op (send, recv, calc, reduce, copy, sleep) after the label \
+                     '{}:', found {}",
+                    text(label),
+                    found(c.s, k_at)
+                ),
+            ));
+        };
+        self.op(c, kw, at, Some(label))
+    }
+
+    fn dependency(&mut self, c: &mut Cur, a: &[u8], a_at: usize) -> Result<()> {
+        self.need_block(c, a_at, "a dependency")?;
+        let (kind, word) = if c.eat(b"irequires") {
+            (DepKind::IRequires, "irequires")
+        } else {
+            c.eat(b"requires");
+            (DepKind::Requires, "requires")
+        };
+        c.ws();
+        let b_at = c.p;
+        let b = c.ident();
+        if b.is_empty() {
+            return Err(self.err(
+                c,
+                b_at,
+                format!(
+                    "expected a label after '{word}', found {}",
+                    found(c.s, b_at)
+                ),
+            ));
+        }
+        self.end_of_statement(c, "the dependency")?;
+        if a == b {
+            return Err(self.err(
+                c,
+                b_at,
+                format!(
+                    "'{} {word} {}': an op cannot depend on itself",
+                    text(a),
+                    text(b)
+                ),
+            ));
+        }
+        match (self.labels.get(a), self.labels.get(b)) {
+            (Some(ia), Some(ib)) => self.prog.deps.push((ia, Dep { on: ib, kind })),
+            _ => {
+                let f = Forward {
+                    a: a.into(),
+                    a_at: self.pos(c.s, a_at),
+                    b: b.into(),
+                    b_at: self.pos(c.s, b_at),
+                    kind,
+                };
+                self.forward.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    fn op(&mut self, c: &mut Cur, kw: Kw, at: usize, label: Option<&[u8]>) -> Result<()> {
+        let rank = self.block.as_ref().map_or(0, |b| b.rank);
+        if let Some(l) = label {
+            if let Some(i) = self.labels.get(l) {
+                return Err(self.err(
+                    c,
+                    at,
+                    format!(
+                        "label '{}' is defined twice in rank {rank} (first on line {})",
+                        text(l),
+                        self.op_pos[i as usize].line
+                    ),
+                ));
+            }
+        }
+        let word = kw.word();
+        let (kind, cl) = match kw {
+            Kw::Send | Kw::Recv => {
+                let recv = kw == Kw::Recv;
+                c.ws();
+                let size = self.size(c, word)?;
+                c.ws();
+                let dir = if recv { "from" } else { "to" };
+                if !c.eat(dir.as_bytes()) {
+                    return Err(self.err(
+                        c,
+                        c.p,
+                        format!(
+                            "expected '{dir}' after the {word} size, found {}",
+                            found(c.s, c.p)
+                        ),
+                    ));
+                }
+                c.ws();
+                let peer = self.peer(c, recv)?;
+                let allowed: &[Clause] = if recv {
+                    &[
+                        Clause::Tag,
+                        Clause::Cpu,
+                        Clause::Nic,
+                        Clause::Data,
+                        Clause::Reduce,
+                        Clause::With,
+                    ]
+                } else {
+                    &[Clause::Tag, Clause::Cpu, Clause::Nic, Clause::Data]
+                };
+                let cl = self.clauses(c, word, allowed)?;
+                let data = match cl.data {
+                    None => Payload::Bytes(size),
+                    Some((d_at, s)) => {
+                        let elem = self.meta.dtype.size() as u128;
+                        let bytes = s.len as u128 * elem;
+                        if bytes != size as u128 {
+                            return Err(self.err(
+                                c,
+                                d_at,
+                                format!(
+                                    "{word} size {size}b does not match data {s}: {} elements \
+                                     of {} are {bytes} bytes",
+                                    s.len, self.meta.dtype
+                                ),
+                            ));
+                        }
+                        Payload::Data(s)
+                    }
+                };
+                let tag = cl.tag.unwrap_or(0);
+                let kind = if recv {
+                    OpKind::Recv {
+                        peer,
+                        tag,
+                        data,
+                        combine: cl.reduce.unwrap_or(Combine::Assign),
+                        operand: cl.with,
+                    }
+                } else {
+                    OpKind::Send { peer, tag, data }
+                };
+                (kind, cl)
+            }
+            Kw::Calc | Kw::Sleep => {
+                c.ws();
+                let time = self.time(c, word)?;
+                let cl = self.clauses(c, word, &[Clause::Cpu, Clause::Nic])?;
+                let kind = if kw == Kw::Calc {
+                    OpKind::Compute { time }
+                } else {
+                    OpKind::Sleep { time }
+                };
+                (kind, cl)
+            }
+            Kw::Reduce | Kw::Copy => {
+                c.ws();
+                let src = self.slice(c)?;
+                c.ws();
+                let joint = if kw == Kw::Reduce { "into" } else { "to" };
+                if !c.eat(joint.as_bytes()) {
+                    return Err(self.err(
+                        c,
+                        c.p,
+                        format!(
+                            "expected '{joint}' after the {word} source {src}, found {}",
+                            found(c.s, c.p)
+                        ),
+                    ));
+                }
+                c.ws();
+                let dst = self.slice(c)?;
+                let kind = if kw == Kw::Reduce {
+                    c.ws();
+                    let combine = self.before_after(c, "after the reduce destination")?;
+                    OpKind::Reduce { src, dst, combine }
+                } else {
+                    OpKind::Copy { src, dst }
+                };
+                let cl = self.clauses(c, word, &[Clause::Cpu, Clause::Nic])?;
+                (kind, cl)
+            }
+        };
+        let idx = self.prog.ops.len() as u32;
+        self.prog.ops.push(Op {
+            kind,
+            cpu: cl.cpu.unwrap_or(0),
+            nic: cl.nic.unwrap_or(0),
+        });
+        self.op_pos.push(self.pos(c.s, at));
+        if let Some(l) = label {
+            self.labels.insert(l, idx);
+        }
+        Ok(())
+    }
+
+    /// Optional clauses, in any order, each at most once, up to the end of the line.
+    fn clauses(&mut self, c: &mut Cur, word: &str, allowed: &[Clause]) -> Result<Clauses> {
+        let mut cl = Clauses::default();
+        while !self.trailing(c) {
+            let k_at = c.p;
+            let Some(k) = allowed.iter().copied().find(|k| c.eat(k.word().as_bytes())) else {
+                let names: Vec<String> =
+                    allowed.iter().map(|k| format!("'{}'", k.word())).collect();
+                return Err(self.err(
+                    c,
+                    k_at,
+                    format!(
+                        "expected {} or end of line after the {word}, found {}",
+                        names.join(", "),
+                        found(c.s, k_at)
+                    ),
+                ));
+            };
+            c.ws();
+            let dup = match k {
+                Clause::Tag => {
+                    let t = self.tag(c)?;
+                    cl.tag.replace(t).is_some()
+                }
+                Clause::Cpu => {
+                    let v = self.small(c, "cpu")?;
+                    cl.cpu.replace(v).is_some()
+                }
+                Clause::Nic => {
+                    let v = self.small(c, "nic")?;
+                    cl.nic.replace(v).is_some()
+                }
+                Clause::Data => {
+                    let d_at = c.p;
+                    let s = self.slice(c)?;
+                    cl.data.replace((d_at, s)).is_some()
+                }
+                Clause::Reduce => {
+                    let comb = self.before_after(c, "after 'reduce'")?;
+                    cl.reduce.replace(comb).is_some()
+                }
+                Clause::With => {
+                    let s = self.slice(c)?;
+                    cl.with.replace(s).is_some()
+                }
+            };
+            if dup {
+                return Err(self.err(c, k_at, format!("'{}' given twice", k.word())));
+            }
+        }
+        Ok(cl)
+    }
+
+    fn size(&self, c: &mut Cur, word: &str) -> Result<u64> {
+        let at = c.p;
+        if c.at_negative() {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "{word} size must be a whole number of bytes >= 0, found {}",
+                    found(c.s, at)
+                ),
+            ));
+        }
+        let d = c.digits();
+        if d.is_empty() {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "expected a size in bytes after '{word}' (e.g. 8b), found {}",
+                    found(c.s, at)
+                ),
+            ));
+        }
+        let Some(size) = to_u64(d) else {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "{word} size {} is too large (at most {} bytes)",
+                    text(d),
+                    u64::MAX
+                ),
+            ));
+        };
+        c.ws();
+        if !c.eat(b"b") {
+            return Err(self.err(
+                c,
+                c.p,
+                format!(
+                    "expected 'b' after the {word} size {size} (sizes are in bytes, e.g. \
+                     {size}b), found {}",
+                    found(c.s, c.p)
+                ),
+            ));
+        }
+        Ok(size)
+    }
+
+    fn peer(&self, c: &mut Cur, recv: bool) -> Result<Rank> {
+        let at = c.p;
+        let n = self.nranks.map_or(0, |n| n.0);
+        let (what, any) = if recv {
+            ("recv from", ", or -1 for any source")
+        } else {
+            ("send to", "")
+        };
+        if c.at_negative() {
+            c.p += 1;
+            let d = c.digits();
+            if recv && d == b"1" {
+                return Ok(ANY_SOURCE);
+            }
+            return Err(self.err(
+                c,
+                at,
+                format!("{what} rank -{}: ranks are 0..{}{any}", text(d), n - 1),
+            ));
+        }
+        let d = c.digits();
+        if d.is_empty() {
+            let expect = if recv {
+                "a rank or -1 after 'from'"
+            } else {
+                "a rank after 'to'"
+            };
+            return Err(self.err(
+                c,
+                at,
+                format!("expected {expect}, found {}", found(c.s, at)),
+            ));
+        }
+        match to_u64(d) {
+            Some(r) if r < n as u64 => Ok(r as Rank),
+            _ => Err(self.err(
+                c,
+                at,
+                format!(
+                    "{what} rank {} but num_ranks is {n} (ranks are 0..{}{any})",
+                    text(d),
+                    n - 1
+                ),
+            )),
+        }
+    }
+
+    fn tag(&self, c: &mut Cur) -> Result<i32> {
+        let at = c.p;
+        let neg = c.eat(b"-");
+        let d = c.digits();
+        if d.is_empty() {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "expected a tag (an integer >= 0, or -1 for any) after 'tag', found {}",
+                    found(c.s, at)
+                ),
+            ));
+        }
+        match (neg, to_u64(d)) {
+            (true, Some(1)) => Ok(ANY_TAG),
+            (false, Some(t)) if t <= i32::MAX as u64 => Ok(t as i32),
+            _ => Err(self.err(
+                c,
+                at,
+                format!(
+                    "tag {}{} is out of range (tags are 0..{}, or -1 for any)",
+                    if neg { "-" } else { "" },
+                    text(d),
+                    i32::MAX
+                ),
+            )),
+        }
+    }
+
+    fn small(&self, c: &mut Cur, what: &str) -> Result<u16> {
+        let at = c.p;
+        let d = c.digits();
+        if d.is_empty() {
+            return Err(self.err(
+                c,
+                at,
+                format!("expected a number after '{what}', found {}", found(c.s, at)),
+            ));
+        }
+        match to_u64(d) {
+            Some(v) if v <= u16::MAX as u64 => Ok(v as u16),
+            _ => Err(self.err(
+                c,
+                at,
+                format!("{what} {} is too large (at most {})", text(d), u16::MAX),
+            )),
+        }
+    }
+
+    fn before_after(&self, c: &mut Cur, where_: &str) -> Result<Combine> {
+        if c.eat(b"before") {
+            Ok(Combine::Before)
+        } else if c.eat(b"after") {
+            Ok(Combine::After)
+        } else {
+            Err(self.err(
+                c,
+                c.p,
+                format!(
+                    "expected 'before' (dst = src op dst) or 'after' (dst = dst op src) \
+                     {where_}, found {}",
+                    found(c.s, c.p)
+                ),
+            ))
+        }
+    }
+
+    /// `in[a:b]`, `out[a:b]` or `scratchK[a:b]`.
+    fn slice(&self, c: &mut Cur) -> Result<Slice> {
+        let at = c.p;
+        let slot = if c.eat(b"scratch") {
+            let k_at = c.p;
+            let d = c.digits();
+            match to_u64(d) {
+                Some(k) if !d.is_empty() && k <= u16::MAX as u64 => Slot::Scratch(k as u16),
+                _ => {
+                    return Err(self.err(
+                        c,
+                        k_at,
+                        format!(
+                            "expected a scratch buffer number 0..{} after 'scratch', found {}",
+                            u16::MAX,
+                            found(c.s, k_at)
+                        ),
+                    ))
+                }
+            }
+        } else if c.eat(b"out") {
+            Slot::Output
+        } else if c.eat(b"in") {
+            Slot::Input
+        } else {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "expected a buffer slice (in[a:b], out[a:b] or scratchK[a:b]), found {}",
+                    found(c.s, at)
+                ),
+            ));
+        };
+        let bound = |c: &mut Cur, before: u8, what: &str| -> Result<u64> {
+            if !c.eat(&[before]) {
+                return Err(self.err(
+                    c,
+                    c.p,
+                    format!(
+                        "expected '{}' in the slice (e.g. in[0:8]), found {}",
+                        before as char,
+                        found(c.s, c.p)
+                    ),
+                ));
+            }
+            let d_at = c.p;
+            let d = c.digits();
+            match to_u64(d) {
+                Some(v) if !d.is_empty() => Ok(v),
+                _ => Err(self.err(
+                    c,
+                    d_at,
+                    format!(
+                        "expected the {what} element of the slice, found {}",
+                        found(c.s, d_at)
+                    ),
+                )),
+            }
+        };
+        let a = bound(c, b'[', "first")?;
+        let b = bound(c, b':', "end")?;
+        if !c.eat(b"]") {
+            return Err(self.err(
+                c,
+                c.p,
+                format!("expected ']' to close the slice, found {}", found(c.s, c.p)),
+            ));
+        }
+        if b < a {
+            return Err(self.err(
+                c,
+                at,
+                format!("slice {slot}[{a}:{b}] ends before it starts"),
+            ));
+        }
+        Ok(Slice::new(slot, a, b - a))
+    }
+
+    /// A time: digits, an optional decimal fraction and an optional unit; a bare number is ns.
+    /// Exact integer arithmetic (no floating point) so every picosecond value round-trips.
+    fn time(&self, c: &mut Cur, word: &str) -> Result<Time> {
+        let at = c.p;
+        let expected = || {
+            format!(
+                "expected a time after '{word}' (a number of ns, or with a unit: 250ns, \
+                 1.5us), found {}",
+                found(c.s, at)
+            )
+        };
+        if c.at_negative() {
+            return Err(self.err(
+                c,
+                at,
+                format!("{word} time must be >= 0, found {}", found(c.s, at)),
+            ));
+        }
+        let int = c.digits();
+        if int.is_empty() {
+            return Err(self.err(c, at, expected()));
+        }
+        let mut frac: &[u8] = &[];
+        if c.peek() == Some(b'.') {
+            c.p += 1;
+            frac = c.digits();
+            if frac.is_empty() {
+                return Err(self.err(c, at, expected()));
+            }
+        }
+        let u_at = c.p;
+        while c
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == 0xC2 || b == 0xB5)
+        {
+            c.p += 1;
+        }
+        let unit = &c.s[u_at..c.p];
+        let scale: u128 = match unit {
+            b"" => 1_000,
+            b"ps" => 1,
+            b"ns" => 1_000,
+            b"us" | b"\xc2\xb5s" => 1_000_000,
+            b"ms" => 1_000_000_000,
+            b"s" => 1_000_000_000_000,
+            // `calc 100cpu 1`, as txt2bin reads it: no unit, then the cpu clause.
+            _ if unit.starts_with(b"cpu") || unit.starts_with(b"nic") => {
+                c.p = u_at;
+                1_000
+            }
+            _ => {
+                return Err(self.err(
+                    c,
+                    u_at,
+                    format!(
+                        "unknown time unit '{}' (units are ps, ns, us, ms, s; a bare number is ns)",
+                        text(unit)
+                    ),
+                ))
+            }
+        };
+        let too_large = || {
+            self.err(
+                c,
+                at,
+                format!(
+                    "{word} time {} is too large (at most {} ps)",
+                    text(&c.s[at..c.p]),
+                    u64::MAX
+                ),
+            )
+        };
+        if int.len() > 30 || frac.len() > 30 {
+            return Err(too_large());
+        }
+        let digits = |d: &[u8]| d.iter().fold(0u128, |n, &b| n * 10 + (b - b'0') as u128);
+        let whole = digits(int) * scale;
+        let den = 10u128.pow(frac.len() as u32);
+        let part = digits(frac) * scale;
+        if part % den != 0 {
+            return Err(self.err(
+                c,
+                at,
+                format!(
+                    "{word} time {} is finer than one picosecond, the simulator's resolution",
+                    text(&c.s[at..c.p])
+                ),
+            ));
+        }
+        let ps = whole + part / den;
+        if ps > u64::MAX as u128 {
+            return Err(too_large());
+        }
+        Ok(ps as Time)
+    }
+
+    /// Ends the input: checks that nothing is left open and builds the schedule.
+    pub(crate) fn finish(mut self) -> Result<Schedule> {
+        if let Some(p) = self.comment {
+            return Err(
+                p.err("unterminated '/*' comment: no '*/' before the end of the file".into())
+            );
+        }
+        if let Some(b) = &self.block {
+            return Err(b.at.err(format!(
+                "rank {} block is not closed: expected '}}' before the end of the file",
+                b.rank
+            )));
+        }
+        let Some((n, _)) = self.nranks else {
+            let at = Pos {
+                line: self.line_no.max(1),
+                col: self.last_len + 1,
+            };
+            return Err(
+                at.err("missing 'num_ranks N': the file never says how many ranks it has".into())
+            );
+        };
+        let mut builder = match self.builder.take() {
+            Some(b) => b,
+            None => ScheduleBuilder::new(n as u64, self.meta.clone())?,
+        };
+        let mut empty = Program::new();
+        while builder.next_rank() < n {
+            match self.held.remove(&builder.next_rank()) {
+                Some(mut p) => builder.push(&mut p)?,
+                None => builder.push(&mut empty)?,
+            }
+        }
+        builder.finish()
+    }
+}
+
+/// A program error from the builder, placed at the op it names.
+fn map_program_error(op_pos: &[Pos], block: Pos, e: ScheduleError) -> ScheduleError {
+    match e {
+        ScheduleError::BadOp { op, reason, .. } => op_pos
+            .get(op as usize)
+            .copied()
+            .unwrap_or(block)
+            .err(reason),
+        ScheduleError::BadDependency { op, on, reason, .. } => op_pos
+            .get(op as usize)
+            .copied()
+            .unwrap_or(block)
+            .err(format!("dependency on op {on}: {reason}")),
+        other => other,
+    }
+}

@@ -1,1 +1,0 @@
-//! The verifier: matching, deadlock, buffer hazards and the data semantics of a schedule.

@@ -1,0 +1,262 @@
+//! Message matching: which receive each send meets.
+//!
+//! MPI's rule: per channel (source, destination, tag) messages are non-overtaking, so the k-th
+//! send posted on a channel meets the k-th receive posted on it. "Posted" is the local start
+//! order of [`super::order`]: a deterministic topological order of the dependencies, which is
+//! program order wherever dependencies leave two ops unordered (such pairs are reported as
+//! ambiguous when they differ). Ranks that post wildcard receives (`ANY_SOURCE`, `ANY_TAG`) are
+//! matched at run time, in the canonical execution of [`super::graph`].
+//!
+//! Cost: one pass over the sends to bucket them by destination (8 bytes a send, freed before
+//! returning), then per destination a sort of its few incoming sends and receives.
+
+use super::order::ShapeOrder;
+use super::{Cat, Collector, Problem};
+use crate::schedule::{OpKind, Rank, Schedule, ANY_SOURCE, ANY_TAG};
+use rustc_hash::FxHashMap;
+
+/// `partner` of an op no message matches.
+pub(super) const NONE: u32 = u32::MAX;
+/// `partner` of a send to a rank with wildcard receives, before the run-time matching.
+pub(super) const DYN: u32 = u32::MAX - 1;
+
+/// The result of matching: for every send and receive, the index of its partner op in the
+/// peer's program.
+pub(super) struct Links {
+    /// Per op (flat numbering [`Schedule::op_offset`]): the partner's op index, [`NONE`] or [`DYN`].
+    pub partner: Vec<u32>,
+    /// Ranks with wildcard receives (bitset).
+    dynamic: Vec<u64>,
+    /// Whether any rank has wildcard receives.
+    pub any_dynamic: bool,
+    /// Sends to each rank with wildcard receives: `(source, op)`.
+    pub dyn_incoming: FxHashMap<Rank, Vec<(Rank, u32)>>,
+    /// Source rank of each matched `ANY_SOURCE` receive, by flat op index.
+    pub dyn_source: FxHashMap<u64, Rank>,
+    /// Matched messages.
+    pub messages: u64,
+    /// Bytes of matched messages.
+    pub bytes: u64,
+    /// Smallest and largest send size in bytes (`u64::MAX, 0` without sends).
+    pub send_bytes: (u64, u64),
+}
+
+impl Links {
+    /// Whether rank `r` matches its receives at run time.
+    pub fn is_dynamic(&self, r: Rank) -> bool {
+        (self.dynamic[r as usize / 64] >> (r % 64)) & 1 == 1
+    }
+
+    /// Source rank of receive `i` of rank `r`, once matched.
+    pub fn source(&self, s: &Schedule, r: Rank, i: u32) -> Option<Rank> {
+        let p = s.rank(r).peers[i as usize];
+        if p != ANY_SOURCE {
+            Some(p)
+        } else {
+            self.dyn_source.get(&(s.op_offset(r) + i as u64)).copied()
+        }
+    }
+}
+
+/// Whether a send of rank `src` with `send_tag` can meet receive `(peer, tag)`.
+pub(super) fn compatible(src: Rank, send_tag: i32, peer: Rank, tag: i32) -> bool {
+    (peer == ANY_SOURCE || peer == src) && (tag == ANY_TAG || tag == send_tag)
+}
+
+/// Checks a matched pair's sizes.
+pub(super) fn check_sizes(
+    s: &Schedule,
+    (sr, si): (Rank, u32),
+    (rr, ri): (Rank, u32),
+    equal_len: bool,
+    col: &mut Collector,
+) -> u64 {
+    let elem = s.elem_size();
+    let sb = s.rank(sr).shape.ops[si as usize].bytes(elem);
+    let rb = s.rank(rr).shape.ops[ri as usize].bytes(elem);
+    if sb > rb || (equal_len && sb != rb) {
+        let send = s.rank(sr).op(si as usize);
+        let recv = s.rank(rr).op(ri as usize);
+        col.push(
+            Cat::Matching,
+            Problem::SizeMismatch {
+                send_rank: sr,
+                send_op: si,
+                send,
+                send_bytes: sb,
+                recv_rank: rr,
+                recv_op: ri,
+                recv,
+                recv_bytes: rb,
+            },
+        );
+    }
+    sb
+}
+
+fn tag(s: &Schedule, r: Rank, i: u32) -> i32 {
+    match s.rank(r).shape.ops[i as usize].kind {
+        OpKind::Send { tag, .. } | OpKind::Recv { tag, .. } => tag,
+        _ => 0,
+    }
+}
+
+/// Matches every send of a rank without wildcard receives to its receive, reporting unmatched
+/// ops and size mismatches. `equal_len`: the schedule has data semantics, so matched lengths
+/// must agree exactly.
+pub(super) fn match_static(
+    s: &Schedule,
+    orders: &[ShapeOrder],
+    equal_len: bool,
+    col: &mut Collector,
+) -> Links {
+    let n = s.nranks() as usize;
+    let elem = s.elem_size();
+    let mut partner = vec![NONE; s.total_ops() as usize];
+    let mut dynamic = vec![0u64; n.div_ceil(64)];
+    let mut any_dynamic = false;
+    let mut send_bytes = (u64::MAX, 0u64);
+    for r in 0..n as Rank {
+        let v = s.rank(r);
+        let ord = &orders[s.shape_index(r)];
+        if ord.any_tag
+            || ord
+                .recvs(v.shape)
+                .any(|i| v.peers[i as usize] == ANY_SOURCE)
+        {
+            dynamic[r as usize / 64] |= 1 << (r % 64);
+            any_dynamic = true;
+        }
+        for i in ord.sends(v.shape) {
+            let b = v.shape.ops[i as usize].bytes(elem);
+            send_bytes = (send_bytes.0.min(b), send_bytes.1.max(b));
+        }
+    }
+    let is_dyn = |r: Rank| (dynamic[r as usize / 64] >> (r % 64)) & 1 == 1;
+
+    // Bucket sends by destination, in (source, start order) order.
+    let mut start = vec![0u64; n + 1];
+    for r in 0..n as Rank {
+        let v = s.rank(r);
+        for i in orders[s.shape_index(r)].sends(v.shape) {
+            let d = v.peers[i as usize];
+            if !is_dyn(d) {
+                start[d as usize + 1] += 1;
+            }
+        }
+    }
+    for d in 0..n {
+        start[d + 1] += start[d];
+    }
+    let mut cursor: Vec<u64> = start[..n].to_vec();
+    let mut entries = vec![(0u32, 0u32); start[n] as usize];
+    let mut dyn_incoming: FxHashMap<Rank, Vec<(Rank, u32)>> = FxHashMap::default();
+    for r in 0..n as Rank {
+        let v = s.rank(r);
+        let base = s.op_offset(r) as usize;
+        for i in orders[s.shape_index(r)].sends(v.shape) {
+            let d = v.peers[i as usize];
+            if is_dyn(d) {
+                partner[base + i as usize] = DYN;
+                dyn_incoming.entry(d).or_default().push((r, i));
+            } else {
+                let c = &mut cursor[d as usize];
+                entries[*c as usize] = (r, i);
+                *c += 1;
+            }
+        }
+    }
+    drop(cursor);
+
+    let mut messages = 0u64;
+    let mut bytes = 0u64;
+    let mut sends: Vec<(Rank, i32, u32)> = Vec::new();
+    let mut recvs: Vec<(Rank, i32, u32)> = Vec::new();
+    for d in 0..n as Rank {
+        if is_dyn(d) {
+            continue;
+        }
+        let v = s.rank(d);
+        let dbase = s.op_offset(d) as usize;
+        sends.clear();
+        sends.extend(
+            entries[start[d as usize] as usize..start[d as usize + 1] as usize]
+                .iter()
+                .map(|&(src, i)| (src, tag(s, src, i), i)),
+        );
+        sends.sort_by_key(|&(src, t, _)| (src, t));
+        recvs.clear();
+        recvs.extend(
+            orders[s.shape_index(d)]
+                .recvs(v.shape)
+                .map(|j| (v.peers[j as usize], tag(s, d, j), j)),
+        );
+        recvs.sort_by_key(|&(src, t, _)| (src, t));
+        let (mut a, mut b) = (0, 0);
+        while a < sends.len() || b < recvs.len() {
+            let key = match (sends.get(a), recvs.get(b)) {
+                (Some(x), Some(y)) => (x.0, x.1).min((y.0, y.1)),
+                (Some(x), None) => (x.0, x.1),
+                (None, Some(y)) => (y.0, y.1),
+                (None, None) => unreachable!(),
+            };
+            let ea = a + sends[a..].partition_point(|x| (x.0, x.1) == key);
+            let eb = b + recvs[b..].partition_point(|y| (y.0, y.1) == key);
+            let (ns, nr) = (ea - a, eb - b);
+            for k in 0..ns.min(nr) {
+                let (src, _, i) = sends[a + k];
+                let j = recvs[b + k].2;
+                partner[s.op_offset(src) as usize + i as usize] = j;
+                partner[dbase + j as usize] = i;
+                messages += 1;
+                bytes += check_sizes(s, (src, i), (d, j), equal_len, col);
+            }
+            for k in nr..ns {
+                let (src, _, i) = sends[a + k];
+                let what = s.rank(src).op(i as usize);
+                col.push(
+                    Cat::Matching,
+                    Problem::UnmatchedSend {
+                        rank: src,
+                        op: i,
+                        what,
+                        bytes: what.bytes(elem),
+                        nth: k as u32 + 1,
+                        sends: ns as u32,
+                        recvs: nr as u32,
+                        wildcard: false,
+                    },
+                );
+            }
+            for k in ns..nr {
+                let j = recvs[b + k].2;
+                let what = v.op(j as usize);
+                col.push(
+                    Cat::Matching,
+                    Problem::UnmatchedRecv {
+                        rank: d,
+                        op: j,
+                        what,
+                        bytes: what.bytes(elem),
+                        nth: k as u32 + 1,
+                        sends: ns as u32,
+                        recvs: nr as u32,
+                        wildcard: false,
+                    },
+                );
+            }
+            a = ea;
+            b = eb;
+        }
+    }
+    Links {
+        partner,
+        dynamic,
+        any_dynamic,
+        dyn_incoming,
+        dyn_source: FxHashMap::default(),
+        messages,
+        bytes,
+        send_bytes,
+    }
+}

@@ -1,0 +1,638 @@
+//! The discrete-event engine: dependencies, matching and the event loop (see [`super`]).
+
+use super::cxxsort;
+use super::error::{SimError, StuckOp, Wait};
+use super::matching::{MatchQueues, Queue};
+use super::queue::{Event, EventQueue};
+use super::trace::{Trace, TraceKind};
+use super::{SimOptions, SimResult};
+use crate::model::{
+    Activity, Attempt, CostModel, Message, NoiseSpec, OpSite, SendCompletion, TieOrder,
+};
+use crate::schedule::{Combine, DepKind, Op, OpKind, Rank, Schedule};
+use crate::units::Time;
+
+// Per-op state word: bits 0..29 count satisfied dependencies, then three flags.
+const COUNT: u32 = (1 << 29) - 1;
+const RDV: u32 = 1 << 29;
+const STARTED: u32 = 1 << 30;
+const DONE: u32 = 1 << 31;
+
+// Event payload: op index in the low 30 bits, kind in the top 2.
+const OP_BITS: u32 = 30;
+const OP_MASK: u32 = (1 << OP_BITS) - 1;
+const EXEC: u32 = 0;
+const MSG: u32 = 1;
+const FINISH: u32 = 2;
+const TAIL: u32 = 3;
+
+/// Largest number of ops in one rank's program (the event payload has 30 bits).
+pub(crate) const MAX_OPS_PER_RANK: u64 = OP_MASK as u64;
+/// Largest `ranks × CPUs` (and `ranks × NICs`) the engine allocates clocks for.
+pub(crate) const MAX_CLOCKS: u64 = 1 << 31;
+
+/// Issue order of ops freed by the same event (LogGOPSim sorts them by type:
+/// `OP_SEND < OP_RECV < OP_LOCOP`).
+const CLASS_SEND: u8 = 0;
+const CLASS_RECV: u8 = 1;
+const CLASS_LOCAL: u8 = 2;
+
+fn class_of(op: &Op) -> u8 {
+    match op.kind {
+        OpKind::Send { .. } => CLASS_SEND,
+        OpKind::Recv { .. } => CLASS_RECV,
+        _ => CLASS_LOCAL,
+    }
+}
+
+/// What the engine needs of a shape, precomputed once per shape.
+struct ShapeInfo {
+    /// Dependencies of each op.
+    ndeps: Vec<u32>,
+    /// Ops without dependencies, in program order.
+    roots: Vec<u32>,
+    /// Issue class of each op.
+    class: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Freed {
+    rank: Rank,
+    op: u32,
+    class: u8,
+    tail: bool,
+}
+
+struct TraceBuf {
+    start: Vec<Time>,
+    end: Vec<Time>,
+    /// Message row of each send op (flat op index).
+    msg_row: Vec<u32>,
+    msgs: Trace,
+}
+
+struct Engine<'a, M: CostModel> {
+    s: &'a Schedule,
+    m: &'a M,
+    st: M::State,
+    info: Vec<ShapeInfo>,
+    elem: u32,
+    state: Vec<u32>,
+    q: EventQueue,
+    ts: u64,
+    freed: Vec<Freed>,
+    mq: MatchQueues,
+    last_done: Vec<Time>,
+    done_ops: u64,
+    messages: u64,
+    noise: Option<NoiseSpec>,
+    seed: u64,
+    tie_order: TieOrder,
+    trace: Option<TraceBuf>,
+}
+
+pub(crate) fn run<M: CostModel>(
+    s: &Schedule,
+    model: &M,
+    opts: &SimOptions,
+) -> Result<SimResult, SimError> {
+    let nranks = s.nranks();
+    let (mut ncpus, mut nnics) = (1u32, 1u32);
+    let mut info = Vec::with_capacity(s.num_shapes());
+    for shape in s.shapes() {
+        if shape.len() as u64 > MAX_OPS_PER_RANK {
+            return Err(SimError::TooLarge {
+                what: format!("a rank with {} ops", shape.len()),
+                limit: MAX_OPS_PER_RANK,
+            });
+        }
+        let n = shape.len();
+        let mut ndeps = Vec::with_capacity(n);
+        let mut roots = Vec::new();
+        let mut class = Vec::with_capacity(n);
+        for (i, op) in shape.ops.iter().enumerate() {
+            let d = shape.dep_start[i + 1] - shape.dep_start[i];
+            ndeps.push(d);
+            if d == 0 {
+                roots.push(i as u32);
+            }
+            class.push(class_of(op));
+            ncpus = ncpus.max(op.cpu as u32 + 1);
+            nnics = nnics.max(op.nic as u32 + 1);
+        }
+        info.push(ShapeInfo {
+            ndeps,
+            roots,
+            class,
+        });
+    }
+    for (what, n) in [("CPUs", ncpus), ("NICs", nnics)] {
+        if nranks as u64 * n as u64 > MAX_CLOCKS {
+            return Err(SimError::TooLarge {
+                what: format!("{nranks} ranks × {n} {what} per rank"),
+                limit: MAX_CLOCKS,
+            });
+        }
+    }
+    let total = s.total_ops() as usize;
+    let trace = opts.trace.then(|| TraceBuf {
+        start: vec![0; total],
+        end: vec![0; total],
+        msg_row: vec![u32::MAX; total],
+        msgs: Trace::default(),
+    });
+    let mut e = Engine {
+        s,
+        m: model,
+        st: model.new_state(nranks, ncpus as u16, nnics as u16),
+        info,
+        elem: s.elem_size(),
+        state: vec![0; total],
+        q: EventQueue::new(),
+        ts: 0,
+        freed: Vec::new(),
+        mq: MatchQueues::new(nranks),
+        last_done: vec![0; nranks as usize],
+        done_ops: 0,
+        messages: 0,
+        noise: opts.noise.clone().filter(|n| !n.is_none()),
+        seed: opts.seed,
+        tie_order: model.tie_order(),
+        trace,
+    };
+    e.run();
+    e.finish()
+}
+
+impl<M: CostModel> Engine<'_, M> {
+    #[inline]
+    fn off(&self, rank: Rank) -> usize {
+        self.s.op_offset(rank) as usize
+    }
+
+    #[inline]
+    fn op(&self, rank: Rank, i: u32) -> Op {
+        self.s.rank(rank).op(i as usize)
+    }
+
+    #[inline]
+    fn push_new(&mut self, time: Time, rank: Rank, op: u32, kind: u32) {
+        let ts = self.ts;
+        self.ts += 1;
+        self.q.push(Event {
+            time,
+            ts,
+            rank,
+            what: op | kind << OP_BITS,
+        });
+    }
+
+    /// Queues `e` again at `t`, keeping its stamp (its place among events at equal times).
+    #[inline]
+    fn requeue(&mut self, mut e: Event, t: Time) {
+        debug_assert!(t > e.time, "a model asked to retry at {t} <= {}", e.time);
+        e.time = t.max(e.time.saturating_add(1));
+        self.q.push(e);
+    }
+
+    fn run(&mut self) {
+        for r in 0..self.s.nranks() {
+            let si = self.s.shape_index(r);
+            for k in 0..self.info[si].roots.len() {
+                let op = self.info[si].roots[k];
+                let class = self.info[si].class[op as usize];
+                self.freed.push(Freed {
+                    rank: r,
+                    op,
+                    class,
+                    tail: false,
+                });
+            }
+            self.flush(0);
+        }
+        while let Some(e) = self.q.pop() {
+            match e.what >> OP_BITS {
+                EXEC => self.exec(e),
+                MSG => self.arrive(e),
+                FINISH => self.complete(e.rank, e.what & OP_MASK, e.time),
+                _ => self.tail(e),
+            }
+            self.flush(e.time);
+        }
+    }
+
+    /// Queues the ops freed by the last event: by rank, then sends, receives, local ops, each
+    /// in the order they were freed (LogGOPSim: `check_hosts` sorted, then `gnp_op_comp_func`).
+    #[inline]
+    fn flush(&mut self, now: Time) {
+        if self.freed.is_empty() {
+            return;
+        }
+        if self.freed.len() > 1 {
+            // By rank (stable: each rank's ops stay in the order they were freed), then each
+            // rank's run by class.
+            self.freed.sort_by_key(|f| f.rank);
+            let mut lo = 0;
+            while lo < self.freed.len() {
+                let r = self.freed[lo].rank;
+                let hi = lo + self.freed[lo..].partition_point(|f| f.rank == r);
+                let run = &mut self.freed[lo..hi];
+                match self.tie_order {
+                    TieOrder::Stable => run.sort_by_key(|f| f.class),
+                    TieOrder::Libstdcxx => {
+                        cxxsort::sort(run, &|a: &Freed, b: &Freed| a.class < b.class)
+                    }
+                }
+                lo = hi;
+            }
+        }
+        for k in 0..self.freed.len() {
+            let f = self.freed[k];
+            let op = self.op(f.rank, f.op);
+            let activity = if f.tail {
+                Activity::Local
+            } else {
+                match op.kind {
+                    OpKind::Send { .. } => Activity::Send,
+                    OpKind::Recv { .. } => Activity::Recv,
+                    OpKind::Sleep { .. } => Activity::Sleep,
+                    _ => Activity::Local,
+                }
+            };
+            let site = OpSite {
+                rank: f.rank,
+                activity,
+                cpu: op.cpu,
+                nic: op.nic,
+            };
+            let mut t = self.m.ready_time(&self.st, now, site);
+            if !f.tail {
+                if let Some(n) = &self.noise {
+                    t = t.saturating_add(n.delay(self.seed, f.rank, f.op));
+                }
+            }
+            self.push_new(t, f.rank, f.op, if f.tail { TAIL } else { EXEC });
+        }
+        self.freed.clear();
+    }
+
+    #[inline]
+    fn dec(&mut self, rank: Rank, off: usize, si: usize, j: u32) {
+        let w = &mut self.state[off + j as usize];
+        *w += 1;
+        let info = &self.info[si];
+        if *w & COUNT == info.ndeps[j as usize] {
+            self.freed.push(Freed {
+                rank,
+                op: j,
+                class: info.class[j as usize],
+                tail: false,
+            });
+        }
+    }
+
+    /// Marks op `i` of `rank` started at `t` (its `irequires` dependents may go).
+    #[inline]
+    fn start(&mut self, rank: Rank, i: u32, t: Time, busy_until: Time) {
+        let off = self.off(rank);
+        self.state[off + i as usize] |= STARTED;
+        if let Some(tr) = &mut self.trace {
+            tr.start[off + i as usize] = t;
+            tr.end[off + i as usize] = busy_until.max(t);
+        }
+        let si = self.s.shape_index(rank);
+        let deps = self.s.shapes()[si].dependents(i as usize);
+        for &(j, kind) in deps {
+            if kind == DepKind::IRequires {
+                self.dec(rank, off, si, j);
+            }
+        }
+    }
+
+    /// Marks op `i` of `rank` completed at `t` (its `requires` dependents may go).
+    #[inline]
+    fn complete(&mut self, rank: Rank, i: u32, t: Time) {
+        let off = self.off(rank);
+        self.state[off + i as usize] |= DONE;
+        self.done_ops += 1;
+        let ld = &mut self.last_done[rank as usize];
+        *ld = (*ld).max(t);
+        if let Some(tr) = &mut self.trace {
+            let e = &mut tr.end[off + i as usize];
+            *e = (*e).max(t);
+        }
+        let si = self.s.shape_index(rank);
+        let deps = self.s.shapes()[si].dependents(i as usize);
+        for &(j, kind) in deps {
+            if kind == DepKind::Requires {
+                self.dec(rank, off, si, j);
+            }
+        }
+    }
+
+    #[inline]
+    fn message(&self, src: Rank, i: u32) -> Message {
+        let op = self.op(src, i);
+        match op.kind {
+            OpKind::Send { peer, tag, data } => Message {
+                src,
+                dst: peer,
+                bytes: data.bytes(self.elem),
+                tag,
+                cpu: op.cpu,
+                nic: op.nic,
+            },
+            _ => unreachable!("message of a non-send op"),
+        }
+    }
+
+    fn exec(&mut self, e: Event) {
+        let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
+        let op = self.op(rank, i);
+        match op.kind {
+            OpKind::Send { .. } => {
+                let m = self.message(rank, i);
+                match self.m.send(&mut self.st, t, &m) {
+                    Attempt::Retry(t2) => self.requeue(e, t2),
+                    Attempt::Go(issue) => {
+                        self.start(rank, i, t, issue.busy_until);
+                        self.messages += 1;
+                        if let Some(tr) = &mut self.trace {
+                            let row = tr.msgs.msg_src.len() as u32;
+                            tr.msg_row[self.s.op_offset(rank) as usize + i as usize] = row;
+                            let mt = &mut tr.msgs;
+                            mt.msg_src.push(rank);
+                            mt.msg_dst.push(m.dst);
+                            mt.msg_src_op.push(i);
+                            mt.msg_dst_op.push(u32::MAX);
+                            mt.msg_start.push(t);
+                            mt.msg_arrival.push(issue.arrival);
+                            mt.msg_bytes.push(m.bytes);
+                        }
+                        self.push_new(issue.arrival, rank, i, MSG);
+                        match issue.completion {
+                            SendCompletion::At(d) if d <= t => self.complete(rank, i, t),
+                            SendCompletion::At(d) => self.push_new(d, rank, i, FINISH),
+                            SendCompletion::OnMatch => {
+                                let f = self.off(rank) + i as usize;
+                                self.state[f] |= RDV;
+                            }
+                        }
+                    }
+                }
+            }
+            OpKind::Recv { peer, tag, .. } => {
+                self.start(rank, i, t, t);
+                match self.mq.take(rank, Queue::Unexpected, peer, tag) {
+                    Some((src, _, send_op)) => {
+                        let site = OpSite {
+                            rank,
+                            activity: Activity::Recv,
+                            cpu: op.cpu,
+                            nic: op.nic,
+                        };
+                        self.matched(src, send_op, rank, i, t, Some(site));
+                    }
+                    None => self.mq.push(rank, Queue::Posted, peer, tag, i),
+                }
+            }
+            OpKind::Reduce { .. } | OpKind::Copy { .. } | OpKind::Compute { .. } => {
+                let cost = match op.kind {
+                    OpKind::Reduce { .. } => self.m.reduce_cost(op.reduced_bytes(self.elem)),
+                    OpKind::Copy { .. } => self.m.copy_cost(op.bytes(self.elem)),
+                    OpKind::Compute { time } => time,
+                    _ => 0,
+                };
+                let site = OpSite {
+                    rank,
+                    activity: Activity::Local,
+                    cpu: op.cpu,
+                    nic: op.nic,
+                };
+                match self.m.local(&mut self.st, t, site, cost) {
+                    Attempt::Retry(t2) => self.requeue(e, t2),
+                    Attempt::Go(run) => {
+                        self.start(rank, i, t, run.busy_until);
+                        if run.done <= t {
+                            self.complete(rank, i, t);
+                        } else {
+                            self.push_new(run.done, rank, i, FINISH);
+                        }
+                    }
+                }
+            }
+            OpKind::Sleep { time } => {
+                let d = t.saturating_add(time);
+                self.start(rank, i, t, d);
+                if d == t {
+                    self.complete(rank, i, t);
+                } else {
+                    self.push_new(d, rank, i, FINISH);
+                }
+            }
+        }
+    }
+
+    /// The message of send `i` of `e.rank` reaches its receiver.
+    fn arrive(&mut self, e: Event) {
+        let (src, i, t) = (e.rank, e.what & OP_MASK, e.time);
+        let m = self.message(src, i);
+        match self.m.deliver(&mut self.st, t, &m) {
+            Attempt::Retry(t2) => self.requeue(e, t2),
+            Attempt::Go(busy_until) => match self.mq.take(m.dst, Queue::Posted, src, m.tag) {
+                Some((_, _, recv_op)) => {
+                    if let Some(tr) = &mut self.trace {
+                        let f = self.s.op_offset(m.dst) as usize + recv_op as usize;
+                        tr.end[f] = tr.end[f].max(busy_until);
+                    }
+                    self.matched(src, i, m.dst, recv_op, t, None);
+                }
+                None => self.mq.push(m.dst, Queue::Unexpected, src, m.tag, i),
+            },
+        }
+    }
+
+    /// Send `send_op` of `src` matched receive `recv_op` of `dst` at `t`: a rendezvous send
+    /// completes (first, as in LogGOPSim), then the receive, after its reduction if it is a
+    /// fused receive-reduce whose reduction costs something.
+    fn matched(
+        &mut self,
+        src: Rank,
+        send_op: u32,
+        dst: Rank,
+        recv_op: u32,
+        t: Time,
+        recv_site: Option<OpSite>,
+    ) {
+        let sf = self.off(src) + send_op as usize;
+        if self.state[sf] & RDV != 0 {
+            self.state[sf] &= !RDV;
+            let m = self.message(src, send_op);
+            self.m.rendezvous_matched(&mut self.st, t, &m, recv_site);
+            self.complete(src, send_op, t);
+        }
+        if let Some(tr) = &mut self.trace {
+            let row = tr.msg_row[sf];
+            if row != u32::MAX {
+                tr.msgs.msg_dst_op[row as usize] = recv_op;
+            }
+        }
+        let op = self.op(dst, recv_op);
+        let cost = self.fused_cost(&op);
+        if cost > 0 {
+            self.freed.push(Freed {
+                rank: dst,
+                op: recv_op,
+                class: CLASS_LOCAL,
+                tail: true,
+            });
+        } else {
+            self.complete(dst, recv_op, t);
+        }
+    }
+
+    #[inline]
+    fn fused_cost(&self, op: &Op) -> Time {
+        match op.kind {
+            OpKind::Recv { combine, .. } if combine != Combine::Assign => {
+                self.m.reduce_cost(op.reduced_bytes(self.elem))
+            }
+            _ => 0,
+        }
+    }
+
+    /// The reduction of a fused receive-reduce runs on the receive's CPU.
+    fn tail(&mut self, e: Event) {
+        let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
+        let op = self.op(rank, i);
+        let cost = self.fused_cost(&op);
+        let site = OpSite {
+            rank,
+            activity: Activity::Local,
+            cpu: op.cpu,
+            nic: op.nic,
+        };
+        match self.m.local(&mut self.st, t, site, cost) {
+            Attempt::Retry(t2) => self.requeue(e, t2),
+            Attempt::Go(run) => {
+                if let Some(tr) = &mut self.trace {
+                    let f = self.s.op_offset(rank) as usize + i as usize;
+                    tr.end[f] = tr.end[f].max(run.busy_until);
+                }
+                if run.done <= t {
+                    self.complete(rank, i, t);
+                } else {
+                    self.push_new(run.done, rank, i, FINISH);
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> Result<SimResult, SimError> {
+        let total = self.s.total_ops();
+        if self.done_ops < total {
+            return Err(self.deadlock());
+        }
+        if self.mq.live() > 0 {
+            let mut examples = Vec::new();
+            let mut messages = 0;
+            for r in 0..self.s.nranks() {
+                for (src, tag, op) in self.mq.entries(r, Queue::Unexpected) {
+                    messages += 1;
+                    if examples.len() < 4 {
+                        examples.push((src, op, r, tag));
+                    }
+                }
+            }
+            return Err(SimError::Unreceived { messages, examples });
+        }
+        let nranks = self.s.nranks();
+        let rank_finish: Vec<Time> = (0..nranks)
+            .map(|r| self.m.rank_finish(&self.st, r, self.last_done[r as usize]))
+            .collect();
+        let completion = rank_finish.iter().copied().max().unwrap_or(0);
+        if completion == Time::MAX {
+            return Err(SimError::TimeOverflow);
+        }
+        let trace = self.trace.map(|tb| {
+            let mut t = tb.msgs;
+            let n = total as usize;
+            t.op_rank.reserve(n);
+            t.op_index.reserve(n);
+            t.op_kind.reserve(n);
+            t.op_cpu.reserve(n);
+            for r in 0..nranks {
+                let v = self.s.rank(r);
+                for i in 0..v.len() {
+                    let op = &v.shape.ops[i];
+                    t.op_rank.push(r);
+                    t.op_index.push(i as u32);
+                    t.op_kind.push(TraceKind::of(&op.kind));
+                    t.op_cpu.push(op.cpu);
+                }
+            }
+            t.op_start = tb.start;
+            t.op_end = tb.end;
+            t
+        });
+        Ok(SimResult {
+            completion,
+            rank_finish,
+            ops: self.done_ops,
+            messages: self.messages,
+            trace,
+        })
+    }
+
+    fn deadlock(&self) -> SimError {
+        let total = self.s.total_ops();
+        let mut stuck = Vec::new();
+        let mut stuck_ranks = 0;
+        for r in 0..self.s.nranks() {
+            let off = self.off(r);
+            let v = self.s.rank(r);
+            let first = (0..v.len()).find(|&i| self.state[off + i] & DONE == 0);
+            let Some(i) = first else { continue };
+            stuck_ranks += 1;
+            if stuck.len() >= 4 {
+                continue;
+            }
+            let w = self.state[off + i];
+            let op = v.op(i);
+            let wait = if w & STARTED != 0 {
+                match op.kind {
+                    OpKind::Recv { peer, tag, .. } => Wait::Message { from: peer, tag },
+                    OpKind::Send { peer, tag, .. } => Wait::Receiver { to: peer, tag },
+                    // Local ops and sleeps always complete once started.
+                    _ => continue,
+                }
+            } else {
+                let blocking = v.deps(i).iter().find(|d| {
+                    let dw = self.state[off + d.on as usize];
+                    match d.kind {
+                        DepKind::Requires => dw & DONE == 0,
+                        DepKind::IRequires => dw & STARTED == 0,
+                    }
+                });
+                match blocking {
+                    Some(d) => Wait::Dependency {
+                        on: d.on,
+                        kind: d.kind,
+                    },
+                    None => continue,
+                }
+            };
+            stuck.push(StuckOp {
+                rank: r,
+                op: i as u32,
+                text: op.to_string(),
+                wait,
+            });
+        }
+        SimError::Deadlock {
+            unfinished_ops: total - self.done_ops,
+            stuck_ranks,
+            stuck,
+        }
+    }
+}

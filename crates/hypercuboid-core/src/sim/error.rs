@@ -1,0 +1,160 @@
+//! Errors of a simulation.
+
+use crate::schedule::{DepKind, Rank, ANY_SOURCE, ANY_TAG};
+use std::fmt;
+
+/// What a stuck op waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Wait {
+    /// A posted receive that no message matched (`from` may be [`ANY_SOURCE`], `tag`
+    /// [`ANY_TAG`]).
+    Message { from: Rank, tag: i32 },
+    /// A rendezvous send whose receiver never posted a matching receive.
+    Receiver { to: Rank, tag: i32 },
+    /// An op that never started because op `on` of the same rank never completed
+    /// ([`DepKind::Requires`]) or started ([`DepKind::IRequires`]).
+    Dependency { on: u32, kind: DepKind },
+}
+
+/// One op that never completed, with what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckOp {
+    /// Its rank.
+    pub rank: Rank,
+    /// Its index in the rank's program.
+    pub op: u32,
+    /// The op, as text (`recv 8b from 1 tag 0`).
+    pub text: String,
+    /// What it waits for.
+    pub wait: Wait,
+}
+
+impl fmt::Display for StuckOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rank = |r: Rank| {
+            if r == ANY_SOURCE {
+                "any rank".to_string()
+            } else {
+                format!("rank {r}")
+            }
+        };
+        let tag = |t: i32| {
+            if t == ANY_TAG {
+                "any tag".to_string()
+            } else {
+                format!("tag {t}")
+            }
+        };
+        write!(f, "rank {} op {} ({}) ", self.rank, self.op, self.text)?;
+        match &self.wait {
+            Wait::Message { from, tag: t } => write!(
+                f,
+                "waits for a message from {} with {}",
+                rank(*from),
+                tag(*t)
+            ),
+            Wait::Receiver { to, tag: t } => write!(
+                f,
+                "waits for {} to post a receive with {} (rendezvous)",
+                rank(*to),
+                tag(*t)
+            ),
+            Wait::Dependency { on, kind } => write!(
+                f,
+                "waits for op {on} to {}",
+                match kind {
+                    DepKind::Requires => "complete",
+                    DepKind::IRequires => "start",
+                }
+            ),
+        }
+    }
+}
+
+/// What can go wrong in a simulation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimError {
+    /// Nothing was left to happen but some ops never completed.
+    Deadlock {
+        /// Ops that never completed.
+        unfinished_ops: u64,
+        /// Ranks with such ops.
+        stuck_ranks: u64,
+        /// The first unfinished op of the first few stuck ranks.
+        stuck: Vec<StuckOp>,
+    },
+    /// Every op completed but some messages were never received.
+    Unreceived {
+        /// Messages left in unexpected queues.
+        messages: u64,
+        /// A few of them: `(sender, send op index, receiver, tag)`.
+        examples: Vec<(Rank, u32, Rank, i32)>,
+    },
+    /// The schedule needs more simulator state than allowed.
+    TooLarge {
+        /// What is too large.
+        what: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// Simulated time exceeded 2^64 picoseconds.
+    TimeOverflow,
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Deadlock {
+                unfinished_ops,
+                stuck_ranks,
+                stuck,
+            } => {
+                write!(
+                    f,
+                    "deadlock: {} on {} never completed",
+                    count(*unfinished_ops, "op", "ops"),
+                    count(*stuck_ranks, "rank", "ranks")
+                )?;
+                for (i, s) in stuck.iter().enumerate() {
+                    write!(f, "{} {s}", if i == 0 { ":" } else { ";" })?;
+                }
+                if (stuck.len() as u64) < *stuck_ranks {
+                    write!(f, "; ...")?;
+                }
+                Ok(())
+            }
+            SimError::Unreceived { messages, examples } => {
+                write!(
+                    f,
+                    "{} sent but never received",
+                    count(*messages, "message was", "messages were")
+                )?;
+                for (i, (src, op, dst, tag)) in examples.iter().enumerate() {
+                    write!(
+                        f,
+                        "{} rank {src} op {op} (to rank {dst} tag {tag})",
+                        if i == 0 { ":" } else { ";" }
+                    )?;
+                }
+                if (examples.len() as u64) < *messages {
+                    write!(f, "; ...")?;
+                }
+                Ok(())
+            }
+            SimError::TooLarge { what, limit } => {
+                write!(f, "schedule too large to simulate: {what} (limit {limit})")
+            }
+            SimError::TimeOverflow => {
+                write!(f, "simulated time overflowed 2^64 ps (213 days)")
+            }
+        }
+    }
+}
+
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl std::error::Error for SimError {}

@@ -1,0 +1,121 @@
+//! HyperX (generalised hypercube): the Cartesian product of n full meshes (diameter-two seed,
+//! section 2.1.1; Ahn et al., SC09). Diameter n.
+//!
+//! Router (c₀, …, c_{n−1}), c_i < s_i, has index c₀ + s₀(c₁ + s₁(c₂ + …)) (dimension 0
+//! fastest) and links to every router that differs from it in exactly one coordinate: network
+//! radix Σ(s_i − 1). p endpoints per router, default min(s_i) − 1, the seed's balanced 2D
+//! HyperX (r/3 ports to each dimension and to endpoints: R = (r/3 + 1)², N = (r/3)(r/3 + 1)²).
+
+use super::error::{param_err, TopologyError};
+use super::graph::{check_size, kv, Builder, LinkParams, Topology};
+use super::Size;
+
+/// An n-dimensional HyperX.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HyperX {
+    /// Size of every dimension (each ≥ 2), at least one dimension.
+    pub sizes: Vec<u32>,
+    /// Endpoints per router.
+    pub p: u32,
+    /// Every link's bandwidth and latency.
+    pub link: LinkParams,
+}
+
+const FAMILY: &str = "hyperx";
+
+/// `8x8x4` for a list of sizes.
+pub(crate) fn dims_text(sizes: &[u32]) -> String {
+    sizes
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+impl HyperX {
+    /// The balanced HyperX with these sizes (p = min(s_i) − 1).
+    pub fn new(sizes: &[u32]) -> HyperX {
+        HyperX {
+            sizes: sizes.to_vec(),
+            p: sizes.iter().copied().min().unwrap_or(2).saturating_sub(1),
+            link: LinkParams::default(),
+        }
+    }
+
+    /// Closed-form size.
+    pub fn size(&self) -> Result<Size, TopologyError> {
+        if self.sizes.is_empty() || self.sizes.iter().any(|&s| s < 2) {
+            return Err(param_err(
+                FAMILY,
+                "s",
+                dims_text(&self.sizes),
+                "every dimension needs size >= 2, e.g. s=8x8",
+            ));
+        }
+        if self.p < 1 {
+            return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
+        }
+        let r: u128 = self
+            .sizes
+            .iter()
+            .try_fold(1u128, |a, &s| a.checked_mul(s as u128))
+            .unwrap_or(u128::MAX);
+        let rn: u64 = self.sizes.iter().map(|&s| s as u64 - 1).sum();
+        check_size(
+            FAMILY,
+            r,
+            r.saturating_mul(self.p as u128),
+            r.saturating_mul(rn as u128) / 2,
+        )?;
+        let r = r as u64;
+        Ok(Size {
+            routers: r,
+            endpoints: r * self.p as u64,
+            links: r * rn / 2,
+            router_radix: rn as u32 + self.p,
+            network_radix: rn as u32,
+        })
+    }
+
+    /// Builds the topology.
+    pub fn build(&self) -> Result<Topology, TopologyError> {
+        let size = self.size()?;
+        let n = self.sizes.len();
+        let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        let mut b = Builder::new(FAMILY, &["router"], &names, self.link);
+        b.reserve(
+            size.routers as usize,
+            size.endpoints as usize,
+            size.links as usize,
+        );
+        let mut stride = vec![1u32; n];
+        for i in 1..n {
+            stride[i] = stride[i - 1] * self.sizes[i - 1];
+        }
+        let mut c = vec![0u32; n];
+        for r in 0..size.routers as u32 {
+            let mut x = r;
+            for (ci, &s) in c.iter_mut().zip(&self.sizes) {
+                *ci = x % s;
+                x /= s;
+            }
+            b.router(0, &c);
+            b.endpoints(r, self.p);
+        }
+        for r in 0..size.routers as u32 {
+            let mut x = r;
+            for (&s, &st) in self.sizes.iter().zip(&stride) {
+                let ci = x % s;
+                x /= s;
+                for cj in ci + 1..s {
+                    b.link(r, r + (cj - ci) * st);
+                }
+            }
+        }
+        b.finish(kv(&[
+            ("s", dims_text(&self.sizes)),
+            ("p", self.p.to_string()),
+        ]))
+    }
+}

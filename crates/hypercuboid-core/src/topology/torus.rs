@@ -1,0 +1,146 @@
+//! Torus and mesh (k-ary n-cube with or without wrap-around links).
+//!
+//! Router (c₀, …, c_{n−1}) has index c₀ + s₀(c₁ + …) (dimension 0 fastest) and links to its
+//! ±1 neighbours in every dimension (with wrap-around for a torus). A dimension of size 2 gives
+//! one link (not two parallel ones), a dimension of size 1 none. p endpoints per router
+//! (default 1).
+
+use super::error::{param_err, TopologyError};
+use super::graph::{check_size, kv, Builder, LinkParams, Topology};
+use super::hyperx::dims_text;
+use super::Size;
+
+/// A torus (`wrap`) or mesh.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Torus {
+    /// Size of every dimension (≥ 1), at least one dimension.
+    pub sizes: Vec<u32>,
+    /// Wrap-around links (torus) or not (mesh).
+    pub wrap: bool,
+    /// Endpoints per router.
+    pub p: u32,
+    /// Every link's bandwidth and latency.
+    pub link: LinkParams,
+}
+
+impl Torus {
+    /// A torus with one endpoint per router.
+    pub fn wrapped(sizes: &[u32]) -> Torus {
+        Torus {
+            sizes: sizes.to_vec(),
+            wrap: true,
+            p: 1,
+            link: LinkParams::default(),
+        }
+    }
+
+    /// A mesh with one endpoint per router.
+    pub fn mesh(sizes: &[u32]) -> Torus {
+        Torus {
+            wrap: false,
+            ..Torus::wrapped(sizes)
+        }
+    }
+
+    fn family(&self) -> &'static str {
+        if self.wrap {
+            "torus"
+        } else {
+            "mesh"
+        }
+    }
+
+    /// Links along a dimension of size s, per line of routers.
+    fn links_per_line(&self, s: u32) -> u64 {
+        match s {
+            0 | 1 => 0,
+            2 => 1,
+            s if self.wrap => s as u64,
+            s => s as u64 - 1,
+        }
+    }
+
+    /// Closed-form size.
+    pub fn size(&self) -> Result<Size, TopologyError> {
+        let fam = self.family();
+        if self.sizes.is_empty() || self.sizes.iter().any(|&s| s < 1) {
+            return Err(param_err(
+                fam,
+                "dims",
+                dims_text(&self.sizes),
+                "every dimension needs size >= 1, e.g. dims=4x4x4",
+            ));
+        }
+        if self.p < 1 {
+            return Err(param_err(fam, "p", self.p, "must be >= 1"));
+        }
+        let r: u128 = self
+            .sizes
+            .iter()
+            .try_fold(1u128, |a, &s| a.checked_mul(s as u128))
+            .unwrap_or(u128::MAX);
+        let mut links: u128 = 0;
+        let mut rn = 0u32;
+        for &s in &self.sizes {
+            links = links
+                .saturating_add((r / s as u128).saturating_mul(self.links_per_line(s) as u128));
+            rn += match s {
+                1 => 0,
+                2 => 1,
+                _ => 2,
+            };
+        }
+        check_size(fam, r, r.saturating_mul(self.p as u128), links)?;
+        Ok(Size {
+            routers: r as u64,
+            endpoints: r as u64 * self.p as u64,
+            links: links as u64,
+            router_radix: rn + self.p,
+            network_radix: rn,
+        })
+    }
+
+    /// Builds the topology.
+    pub fn build(&self) -> Result<Topology, TopologyError> {
+        let size = self.size()?;
+        let n = self.sizes.len();
+        let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+        let mut b = Builder::new(self.family(), &["router"], &names, self.link);
+        b.reserve(
+            size.routers as usize,
+            size.endpoints as usize,
+            size.links as usize,
+        );
+        let mut stride = vec![1u32; n];
+        for i in 1..n {
+            stride[i] = stride[i - 1] * self.sizes[i - 1];
+        }
+        let mut c = vec![0u32; n];
+        for r in 0..size.routers as u32 {
+            let mut x = r;
+            for (ci, &s) in c.iter_mut().zip(&self.sizes) {
+                *ci = x % s;
+                x /= s;
+            }
+            b.router(0, &c);
+            b.endpoints(r, self.p);
+        }
+        for r in 0..size.routers as u32 {
+            let mut x = r;
+            for (&s, &st) in self.sizes.iter().zip(&stride) {
+                let ci = x % s;
+                x /= s;
+                if ci + 1 < s {
+                    b.link(r, r + st);
+                } else if self.wrap && s > 2 {
+                    b.link(r, r - ci * st);
+                }
+            }
+        }
+        b.finish(kv(&[
+            ("dims", dims_text(&self.sizes)),
+            ("p", self.p.to_string()),
+        ]))
+    }
+}

@@ -1,0 +1,212 @@
+//! Schedules for the simulator tests, built by hand with `Program` (the real generators live
+//! elsewhere), and a minimal reader of GOAL text for the LogGOPSim golden files.
+//!
+//! Included by the `sim_*` tests with `#[path = "sim_common.rs"] mod common;`.
+#![allow(dead_code)]
+
+use hypercuboid_core::schedule::{
+    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder,
+};
+
+/// A sizes-only send.
+pub fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
+    p.push(Op::new(OpKind::Send {
+        peer,
+        tag,
+        data: Payload::Bytes(bytes),
+    }))
+}
+
+/// A sizes-only receive; `fused` makes it a receive-reduce.
+pub fn recv(p: &mut Program, peer: u32, tag: i32, bytes: u64, fused: bool) -> u32 {
+    p.push(Op::new(OpKind::Recv {
+        peer,
+        tag,
+        data: Payload::Bytes(bytes),
+        combine: if fused {
+            Combine::After
+        } else {
+            Combine::Assign
+        },
+        operand: None,
+    }))
+}
+
+pub fn schedule(name: &str, programs: Vec<Program>) -> Schedule {
+    let mut b = ScheduleBuilder::new(programs.len() as u64, Meta::sizes_only(name)).unwrap();
+    for mut p in programs {
+        b.push(&mut p).unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// Recursive doubling (N a power of two): each step a send and a fused receive-reduce from
+/// `rank ^ 2^k`; both require the previous step's receive. Programs are streamed into the
+/// builder (one reused `Program`), so 2^20 ranks take only the schedule's own memory.
+pub fn recursive_doubling(n: u32, bytes: u64) -> Schedule {
+    let steps = n.trailing_zeros();
+    assert_eq!(1 << steps, n);
+    let mut b = ScheduleBuilder::new(n as u64, Meta::sizes_only("recursive doubling")).unwrap();
+    b.reserve_ops(n as usize * 2 * steps as usize);
+    let mut p = Program::new();
+    for r in 0..n {
+        p.clear();
+        let mut last = None;
+        for k in 0..steps {
+            let peer = r ^ (1 << k);
+            let s = send(&mut p, peer, k as i32, bytes);
+            let rv = recv(&mut p, peer, k as i32, bytes, true);
+            if let Some(l) = last {
+                p.requires(s, l);
+                p.requires(rv, l);
+            }
+            last = Some(rv);
+        }
+        b.push(&mut p).unwrap();
+    }
+    b.finish().unwrap()
+}
+
+/// MPICH recursive doubling with the non-power-of-two fix (Ruefenacht et al. 2017,
+/// Algorithm 1): the first `2·rem` ranks pair up (even sends to odd), the `p` survivors run
+/// recursive doubling, odd ranks send the result back. Every op requires the previous
+/// receive (blocking MPI calls).
+pub fn mpich_recursive_doubling(n: u32, bytes: u64) -> Schedule {
+    let pof2 = 1u32 << (31 - n.leading_zeros());
+    let rem = n - pof2;
+    let progs = (0..n)
+        .map(|r| {
+            let mut p = Program::new();
+            let mut last: Option<u32> = None;
+            let dep = |p: &mut Program, op: u32, last: Option<u32>| {
+                if let Some(l) = last {
+                    p.requires(op, l);
+                }
+            };
+            let myrank = if r < 2 * rem {
+                if r % 2 == 0 {
+                    let s = send(&mut p, r + 1, 1000, bytes);
+                    last = Some(s);
+                    None
+                } else {
+                    last = Some(recv(&mut p, r - 1, 1000, bytes, true));
+                    Some(r / 2)
+                }
+            } else {
+                Some(r - rem)
+            };
+            if let Some(me) = myrank {
+                let mut mask = 1;
+                let mut k = 0;
+                while mask < pof2 {
+                    let nd = me ^ mask;
+                    let dst = if nd < rem { nd * 2 + 1 } else { nd + rem };
+                    let s = send(&mut p, dst, k, bytes);
+                    dep(&mut p, s, last);
+                    let rv = recv(&mut p, dst, k, bytes, true);
+                    dep(&mut p, rv, last);
+                    last = Some(rv);
+                    mask <<= 1;
+                    k += 1;
+                }
+            }
+            if r < 2 * rem {
+                if r % 2 == 1 {
+                    let s = send(&mut p, r - 1, 2000, bytes);
+                    dep(&mut p, s, last);
+                } else {
+                    let rv = recv(&mut p, r + 1, 2000, bytes, false);
+                    dep(&mut p, rv, last);
+                }
+            }
+            p
+        })
+        .collect();
+    schedule("mpich recursive doubling", progs)
+}
+
+/// Ring rotation (P−1 steps): each step sends to the right neighbour what arrived from the left
+/// in the previous step and receives (and reduces) from the left.
+pub fn ring_rotation(np: u32, bytes: u64) -> Schedule {
+    let progs = (0..np)
+        .map(|r| {
+            let mut p = Program::new();
+            let mut last = None;
+            for k in 0..np - 1 {
+                let s = send(&mut p, (r + 1) % np, k as i32, bytes);
+                let rv = recv(&mut p, (r + np - 1) % np, k as i32, bytes, true);
+                if let Some(l) = last {
+                    p.requires(s, l);
+                    p.requires(rv, l);
+                }
+                last = Some(rv);
+            }
+            p
+        })
+        .collect();
+    schedule("ring rotation", progs)
+}
+
+/// Binomial-tree reduce to rank 0 then binomial broadcast from rank 0 (P a power of two),
+/// every op requiring the one before it (blocking calls).
+pub fn binomial_reduce_bcast(np: u32, bytes: u64) -> Schedule {
+    assert!(np.is_power_of_two());
+    let progs = (0..np)
+        .map(|r| {
+            let mut p = Program::new();
+            let mut ops = Vec::new();
+            let mut mask = 1;
+            while mask < np {
+                if r & mask != 0 {
+                    ops.push(send(&mut p, r - mask, 1, bytes));
+                    break;
+                }
+                if r + mask < np {
+                    ops.push(recv(&mut p, r + mask, 1, bytes, true));
+                }
+                mask <<= 1;
+            }
+            let low = if r == 0 { np } else { r & r.wrapping_neg() };
+            if r != 0 {
+                ops.push(recv(&mut p, r - low, 2, bytes, false));
+            }
+            let mut m = low >> 1;
+            while m > 0 {
+                if r + m < np {
+                    ops.push(send(&mut p, r + m, 2, bytes));
+                }
+                m >>= 1;
+            }
+            for w in ops.windows(2) {
+                p.requires(w[1], w[0]);
+            }
+            p
+        })
+        .collect();
+    schedule("binomial reduce + bcast", progs)
+}
+
+/// One stage of a `b`-way exchange among `b + 1` ranks: every rank sends to and receives from
+/// every other rank, all ops independent.
+pub fn multi_send_stage(b: u32, bytes: u64) -> Schedule {
+    let n = b + 1;
+    let progs = (0..n)
+        .map(|r| {
+            let mut p = Program::new();
+            for k in 1..n {
+                send(&mut p, (r + k) % n, 0, bytes);
+            }
+            for k in 1..n {
+                recv(&mut p, (r + n - k) % n, 0, bytes, true);
+            }
+            p
+        })
+        .collect();
+    schedule("b-way stage", progs)
+}
+
+/// Reads a golden GOAL file with the library's own parser (`calc n` is `n` ns, as in
+/// LogGOPSim), so these goldens check the parser too.
+pub fn read_goal(text: &str) -> Schedule {
+    hypercuboid_core::schedule::goal::parse(text, "golden").unwrap()
+}

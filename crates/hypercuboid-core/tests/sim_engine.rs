@@ -1,0 +1,272 @@
+//! Engine behaviour common to all models: errors, noise, traces.
+
+#[path = "sim_common.rs"]
+mod common;
+
+use common::*;
+use hypercuboid_core::model::{parse_model, parse_noise, NoiseSpec};
+use hypercuboid_core::schedule::{Op, OpKind, Program, ANY_SOURCE};
+use hypercuboid_core::sim::{simulate, write_chrome_trace, SimError, SimOptions, TraceKind, Wait};
+use hypercuboid_core::units::{ns, us};
+
+fn opts() -> SimOptions {
+    SimOptions::default()
+}
+
+#[test]
+fn unmatched_receives_are_a_deadlock_naming_the_sender() {
+    let mut progs = vec![Program::new(); 2];
+    recv(&mut progs[0], 1, 0, 8, false);
+    recv(&mut progs[1], 0, 0, 8, false);
+    let s = schedule("deadlock", progs);
+    for model in ["postal:alpha=1us", "loggops"] {
+        let e = simulate(&s, &parse_model(model).unwrap(), &opts()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "deadlock: 2 ops on 2 ranks never completed: \
+             rank 0 op 0 (recv 8b from 1 tag 0) waits for a message from rank 1 with tag 0; \
+             rank 1 op 0 (recv 8b from 0 tag 0) waits for a message from rank 0 with tag 0"
+        );
+        let SimError::Deadlock {
+            unfinished_ops,
+            stuck_ranks,
+            stuck,
+        } = e
+        else {
+            panic!()
+        };
+        assert_eq!((unfinished_ops, stuck_ranks), (2, 2));
+        assert_eq!(stuck[1].wait, Wait::Message { from: 0, tag: 0 });
+    }
+}
+
+#[test]
+fn deadlock_names_dependencies_and_rendezvous_waits() {
+    // Rank 0: op 0 (send) requires op 1 (a receive nobody serves). Rank 1 sends with tag 1
+    // (rendezvous under S = 0) but rank 0 receives tag 5; rank 2 waits for any source.
+    let mut progs = vec![Program::new(); 3];
+    let sd = send(&mut progs[0], 1, 0, 8);
+    let rv = recv(&mut progs[0], 1, 5, 8, false);
+    progs[0].requires(sd, rv);
+    send(&mut progs[1], 0, 1, 8);
+    recv(&mut progs[2], ANY_SOURCE, 3, 8, false);
+    let s = schedule("deadlock", progs);
+    let e = simulate(&s, &parse_model("loggops:S=0").unwrap(), &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "deadlock: 4 ops on 3 ranks never completed: \
+         rank 0 op 0 (send 8b to 1 tag 0) waits for op 1 to complete; \
+         rank 1 op 0 (send 8b to 0 tag 1) waits for rank 0 to post a receive with tag 1 \
+         (rendezvous); \
+         rank 2 op 0 (recv 8b from any tag 3) waits for a message from any rank with tag 3"
+    );
+}
+
+#[test]
+fn deadlock_report_is_capped() {
+    let progs = (0..10u32)
+        .map(|r| {
+            let mut p = Program::new();
+            recv(&mut p, (r + 1) % 10, 0, 1, false);
+            p
+        })
+        .collect();
+    let s = schedule("ring of receives", progs);
+    let e = simulate(&s, &parse_model("postal").unwrap(), &opts()).unwrap_err();
+    let text = e.to_string();
+    assert!(text.starts_with("deadlock: 10 ops on 10 ranks never completed: rank 0 op 0"));
+    assert!(text.ends_with("; ..."), "{text}");
+    assert_eq!(text.matches("waits for").count(), 4);
+}
+
+#[test]
+fn messages_never_received_are_reported() {
+    let mut progs = vec![Program::new(); 2];
+    send(&mut progs[0], 1, 3, 8);
+    let s = schedule("unreceived", progs);
+    let e = simulate(&s, &parse_model("postal:alpha=1us").unwrap(), &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "1 message was sent but never received: rank 0 op 0 (to rank 1 tag 3)"
+    );
+}
+
+#[test]
+fn too_many_cpus_is_refused() {
+    let progs = (0..40_000)
+        .map(|_| {
+            let mut p = Program::new();
+            p.push(Op {
+                kind: OpKind::Compute { time: 1 },
+                cpu: 65535,
+                nic: 0,
+            });
+            p
+        })
+        .collect();
+    let s = schedule("wide", progs);
+    let e = simulate(&s, &parse_model("postal").unwrap(), &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "schedule too large to simulate: 40000 ranks × 65536 CPUs per rank (limit 2147483648)"
+    );
+}
+
+#[test]
+fn noise_is_deterministic_per_seed() {
+    let s = recursive_doubling(64, 8);
+    let m = parse_model("postal:alpha=1us").unwrap();
+    let noisy = |spec: &str, seed| SimOptions {
+        trace: true,
+        noise: Some(parse_noise(spec).unwrap()),
+        seed,
+    };
+    let base = simulate(&s, &m, &opts()).unwrap().completion;
+    assert_eq!(base, us(6));
+    for spec in [
+        "exp:mean=100ns",
+        "uniform:min=0,max=1us",
+        "normal:mean=200ns,sd=100ns",
+    ] {
+        let a = simulate(&s, &m, &noisy(spec, 7)).unwrap();
+        let b = simulate(&s, &m, &noisy(spec, 7)).unwrap();
+        let c = simulate(&s, &m, &noisy(spec, 8)).unwrap();
+        assert_eq!(a, b, "{spec}");
+        assert_ne!(a.completion, c.completion, "{spec}");
+        assert!(a.completion > base && c.completion > base, "{spec}");
+    }
+    // "none" is no noise.
+    let n = simulate(&s, &m, &noisy("none", 7)).unwrap();
+    assert_eq!(n.completion, base);
+}
+
+#[test]
+fn noise_draws_are_a_pure_function_of_seed_rank_op() {
+    // Pinned so that a seed gives the same simulation in every version.
+    let n = NoiseSpec::Uniform { min: 0.0, max: 1e6 };
+    let draws: Vec<u64> = (0..4).map(|op| n.delay(42, 3, op)).collect();
+    assert_eq!(draws, vec![224_831, 616_757, 369_595, 978_163]);
+    let e = NoiseSpec::Exp { mean: 1e5 };
+    let draws_exp: Vec<u64> = (0..4).map(|op| e.delay(42, 3, op)).collect();
+    assert_eq!(draws_exp, vec![25_467, 95_909, 46_139, 382_415]);
+    assert_ne!(n.delay(42, 3, 0), n.delay(43, 3, 0));
+    assert_ne!(n.delay(42, 3, 0), n.delay(42, 4, 0));
+    assert!(draws.iter().all(|&d| d < 1_000_000));
+    // A uniform draw on [5 ns, 5 ns] is exactly 5 ns.
+    let fixed = NoiseSpec::Uniform {
+        min: 5000.0,
+        max: 5000.0,
+    };
+    let s = recursive_doubling(8, 8);
+    let r = simulate(
+        &s,
+        &parse_model("postal:alpha=1us").unwrap(),
+        &SimOptions {
+            trace: false,
+            noise: Some(fixed),
+            seed: 1,
+        },
+    )
+    .unwrap();
+    // Every op is delayed 5 ns after it becomes ready: 3 steps of 1 us + 5 ns.
+    assert_eq!(r.completion, 3 * (us(1) + ns(5)));
+}
+
+#[test]
+fn trace_records_ops_and_messages() {
+    // Two ranks exchange 1000 B under postal α = 1 us, β = 1 ns, γ = 1 ns.
+    let s = recursive_doubling(2, 1000);
+    let r = simulate(
+        &s,
+        &parse_model("postal:alpha=1us,beta=1ns,gamma=1ns").unwrap(),
+        &SimOptions {
+            trace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = r.trace.unwrap();
+    assert_eq!(t.num_ops(), 4);
+    assert_eq!(t.op_rank, vec![0, 0, 1, 1]);
+    assert_eq!(t.op_index, vec![0, 1, 0, 1]);
+    assert_eq!(
+        t.op_kind,
+        vec![
+            TraceKind::Send,
+            TraceKind::Recv,
+            TraceKind::Send,
+            TraceKind::Recv
+        ]
+    );
+    // Send 0..2 us; receive posted at 0, message at 2 us, reduction 2..3 us.
+    assert_eq!(t.op_start, vec![0, 0, 0, 0]);
+    assert_eq!(t.op_end, vec![us(2), us(3), us(2), us(3)]);
+    assert_eq!(t.num_messages(), 2);
+    assert_eq!(t.msg_src, vec![0, 1]);
+    assert_eq!(t.msg_dst, vec![1, 0]);
+    assert_eq!(t.msg_src_op, vec![0, 0]);
+    assert_eq!(t.msg_dst_op, vec![1, 1]);
+    assert_eq!(t.msg_start, vec![0, 0]);
+    assert_eq!(t.msg_arrival, vec![us(2), us(2)]);
+    assert_eq!(t.msg_bytes, vec![1000, 1000]);
+    assert_eq!(r.completion, us(3));
+}
+
+#[test]
+fn chrome_trace_is_valid_json() {
+    let s = binomial_reduce_bcast(8, 64);
+    let r = simulate(
+        &s,
+        &parse_model("loggops").unwrap(),
+        &SimOptions {
+            trace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let t = r.trace.unwrap();
+    let mut buf = Vec::new();
+    write_chrome_trace(&t, &mut buf).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&buf).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+    assert_eq!(count("X"), t.num_ops());
+    assert_eq!(count("s"), t.num_messages());
+    assert_eq!(count("f"), t.num_messages());
+    assert_eq!(count("M"), 2 * 8);
+    assert_eq!(
+        events
+            .iter()
+            .find(|e| e["ph"] == "M" && e["pid"] == 3 && e["name"] == "process_name")
+            .unwrap()["args"]["name"],
+        "rank 3"
+    );
+    // Timestamps are microseconds with picosecond digits. Rank 1's send starts at 0 and lasts
+    // o = 1.5 us; rank 0's receive of it is posted at 0 and ends after the message arrives
+    // (o + L = 4 us) and is taken in (o + 63·G = 1.878 us).
+    let x = |pid: u32, name: &str| {
+        events
+            .iter()
+            .find(|e| e["ph"] == "X" && e["pid"] == pid && e["name"] == name)
+            .unwrap()
+    };
+    assert_eq!(x(1, "send")["ts"].as_f64().unwrap(), 0.0);
+    assert_eq!(x(1, "send")["dur"].as_f64().unwrap(), 1.5);
+    assert_eq!(x(0, "recv")["dur"].as_f64().unwrap(), 5.878);
+    let last_end = events
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!((last_end - r.completion as f64 / 1e6).abs() < 1e-9);
+}
+
+#[test]
+fn results_count_ops_and_messages() {
+    let s = ring_rotation(5, 8);
+    let r = simulate(&s, &parse_model("pipelined:alpha_r=1us").unwrap(), &opts()).unwrap();
+    assert_eq!(r.ops, 40);
+    assert_eq!(r.messages, 20);
+    assert_eq!(r.rank_finish.len(), 5);
+    assert!(r.trace.is_none());
+}

@@ -1,0 +1,226 @@
+//! The verifier at scale. Ignored by default (they take seconds in release and minutes in
+//! debug); they assert results, never times, and print how long they took:
+//! `cargo test -p hypercuboid-core --release --test verify_scale -- --ignored --nocapture`.
+
+use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
+use hypercuboid_core::schedule::{
+    Combine, Dtype, Meta, Program, ReduceOp, Schedule, ScheduleBuilder, Slice, Slot,
+};
+use std::time::Instant;
+
+const C: u64 = 1 << 20;
+
+fn input() -> Slice {
+    Slice::new(Slot::Input, 0, C)
+}
+fn out() -> Slice {
+    Slice::new(Slot::Output, 0, C)
+}
+fn tmp() -> Slice {
+    Slice::new(Slot::Scratch(0), 0, C)
+}
+
+/// Recursive doubling as sendrecv pairs with fused receive-reduce: 2 ops a stage.
+fn rd_program(p: &mut Program, r: u32, n: u32, data: bool) {
+    p.clear();
+    let mut prev: Vec<u32> = Vec::new();
+    if data {
+        prev.push(p.copy(input(), out()));
+    }
+    let mut mask = 1;
+    while mask < n {
+        let dst = r ^ mask;
+        let s = p.send(dst, 0, out());
+        // MPICH's order for a non-commutative op makes every rank's program distinct (it
+        // depends on the bits of the rank); without data, use the commutative order.
+        let combine = if data && dst < r {
+            Combine::Before
+        } else if data {
+            Combine::After
+        } else {
+            Combine::Before
+        };
+        let rv = if data {
+            p.recv(dst, 0, tmp())
+        } else {
+            p.recv_reduce(dst, 0, out(), combine)
+        };
+        p.requires_all(s, &prev);
+        p.requires_all(rv, &prev);
+        prev = vec![s, rv];
+        if data {
+            let red = p.reduce(tmp(), out(), combine);
+            p.requires_all(red, &[s, rv]);
+            prev = vec![red];
+        }
+        mask <<= 1;
+    }
+}
+
+fn build(n: u32, meta: Meta, f: impl Fn(&mut Program, u32)) -> Schedule {
+    let mut b = ScheduleBuilder::new(n as u64, meta).unwrap();
+    let mut p = Program::new();
+    for r in 0..n {
+        f(&mut p, r);
+        b.push(&mut p).unwrap();
+    }
+    b.finish().unwrap()
+}
+
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let x = f();
+    println!("{what}: {:.2} s", t.elapsed().as_secs_f64());
+    x
+}
+
+#[test]
+#[ignore]
+fn million_ranks_matching_and_deadlock() {
+    let n = 1 << 20;
+    let s = timed("build 2^20 ranks x 40 ops", || {
+        build(n, Meta::sizes_only("rd 2^20"), |p, r| {
+            rd_program(p, r, n, false)
+        })
+    });
+    assert_eq!(s.total_ops(), 40 << 20);
+    let rep = timed("verify (matching + deadlock)", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert!(rep.is_sound(), "{rep}");
+    assert_eq!(rep.stats.messages, 20 << 20);
+}
+
+#[test]
+#[ignore]
+fn million_ranks_with_a_deadlock() {
+    // Every rank receives before it sends at stage 10: one head-to-head deadlock per pair.
+    let n = 1 << 20;
+    let s = build(n, Meta::sizes_only("rd 2^20 broken"), |p, r| {
+        rd_program(p, r, n, false);
+        // Make the stage-10 send wait for the stage-10 receive.
+        p.requires(20, 21);
+    });
+    let rep = timed("verify 2^20 ranks with 2^19 deadlocks", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert_eq!(rep.problems.len(), 20);
+    assert_eq!(rep.truncated, (1 << 19) - 20);
+}
+
+#[test]
+#[ignore]
+fn recursive_doubling_semantics_4096() {
+    let n = 4096;
+    let meta = Meta::allreduce(C, Dtype::Float64, ReduceOp::Sum, "rd 4096");
+    let s = build(n, meta, |p, r| rd_program(p, r, n, true));
+    let rep = timed("verify rd 4096 with semantics", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert!(rep.is_sound(), "{rep}");
+    let sem = rep.semantics.unwrap();
+    assert!(sem.correct && sem.same_order_noncommutative && sem.canonical_order);
+}
+
+#[test]
+#[ignore]
+fn ring_rotate_semantics_1024() {
+    let n = 1024u32;
+    let meta = Meta::allreduce(C, Dtype::Float64, ReduceOp::Sum, "ring_rotate 1024");
+    let s = build(n, meta, |p, r| {
+        p.clear();
+        let mut prev = p.copy(input(), out());
+        for k in 0..n - 1 {
+            let s = p.send((r + 1) % n, k as i32, out());
+            let rv = p.recv((r + n - 1) % n, k as i32, tmp());
+            let red = p.reduce(input(), tmp(), Combine::After);
+            let cp = p.copy(tmp(), out());
+            p.requires(s, prev);
+            p.requires(rv, prev);
+            p.requires(red, rv);
+            p.requires_all(cp, &[red, s]);
+            prev = cp;
+        }
+    });
+    let rep = timed("verify ring_rotate 1024 (4M ops) with semantics", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert!(rep.is_sound(), "{rep}");
+    let sem = rep.semantics.unwrap();
+    assert!(sem.correct && !sem.same_order_commutative);
+}
+
+/// Ring reduce-scatter + allgather on `n` chunks: every rank's program differs (chunk offsets),
+/// and there are n² distinct partial results.
+#[test]
+#[ignore]
+fn ring_reduce_scatter_allgather_semantics_512() {
+    let n = 512u32;
+    let chunk = 8u64;
+    let count = chunk * n as u64;
+    let meta = Meta::allreduce(count, Dtype::Float64, ReduceOp::Sum, "ring 512");
+    let piece = |slot: Slot, c: u32| Slice::new(slot, c as u64 * chunk, chunk);
+    let s = build(n, meta, |p, r| {
+        p.clear();
+        let (next, prev_rank) = ((r + 1) % n, (r + n - 1) % n);
+        let mut prev = vec![p.copy(
+            Slice::new(Slot::Input, 0, count),
+            Slice::new(Slot::Output, 0, count),
+        )];
+        for k in 0..n - 1 {
+            let send_c = (r + n - k) % n;
+            let recv_c = (r + n - k - 1) % n;
+            let s = p.send(next, 0, piece(Slot::Output, send_c));
+            let rv = p.recv(prev_rank, 0, piece(Slot::Scratch(0), recv_c));
+            let red = p.reduce(
+                piece(Slot::Scratch(0), recv_c),
+                piece(Slot::Output, recv_c),
+                Combine::Before,
+            );
+            p.requires_all(s, &prev);
+            p.requires_all(rv, &prev);
+            p.requires(red, rv);
+            prev = vec![red, s];
+        }
+        for k in 0..n - 1 {
+            let send_c = (r + 1 + n - k) % n;
+            let recv_c = (r + n - k) % n;
+            let s = p.send(next, 1, piece(Slot::Output, send_c));
+            let rv = p.recv(prev_rank, 1, piece(Slot::Output, recv_c));
+            p.requires_all(s, &prev);
+            p.requires_all(rv, &prev);
+            prev = vec![s, rv];
+        }
+    });
+    let rep = timed("verify ring 512 with semantics", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert!(rep.is_sound(), "{rep}");
+    let sem = rep.semantics.unwrap();
+    assert!(sem.correct && sem.same_order_noncommutative, "{sem}");
+}
+
+/// Every rank with a program of its own (as imported GOAL text gives): 2^18 distinct shapes.
+#[test]
+#[ignore]
+fn distinct_programs_per_rank() {
+    let n = 1 << 18;
+    let s = timed("build 2^18 distinct programs x 36 ops", || {
+        build(n, Meta::sizes_only("rd distinct"), |p, r| {
+            rd_program(p, r, n, false);
+            // Rank-dependent operand order makes every program distinct.
+            for (k, op) in p.ops.iter_mut().enumerate() {
+                if let hypercuboid_core::schedule::OpKind::Recv { combine, .. } = &mut op.kind {
+                    if (r >> (k / 2)) & 1 == 1 {
+                        *combine = Combine::After;
+                    }
+                }
+            }
+        })
+    });
+    assert_eq!(s.num_shapes(), 1 << 18);
+    let rep = timed("verify 2^18 distinct programs", || {
+        verify(&s, &VerifyOptions::default())
+    });
+    assert!(rep.is_sound(), "{rep}");
+}

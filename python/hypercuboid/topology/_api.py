@@ -1,0 +1,229 @@
+"""Generation, analysis, bisection and export (thin layer over ``hypercuboid._core``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from hypercuboid import _core
+from hypercuboid.errors import TopologyError
+
+Topology = _core.Topology
+
+#: Formats accepted by :func:`export`.
+EXPORT_FORMATS = ("json", "graphml", "anynet", "dot")
+
+
+def families() -> list[dict[str, Any]]:
+    """The topology families a spec string may name, with their keys and an example."""
+    return _core.topology_families()
+
+
+def generate(spec: str) -> Topology:
+    """Builds the topology named by ``spec`` (``slimfly:q=13,p=9``, ``oft:k=12``,
+    ``tree:fig1``, ``json:file.json``, ``graphml:file.graphml,p=2``, ...)."""
+    if not isinstance(spec, str):
+        raise TopologyError(f"a topology spec must be a string, got {type(spec).__name__}")
+    name, _, rest = spec.strip().partition(":")
+    if name.strip().lower() == "graphml":
+        from hypercuboid.topology._io import read_graphml_spec
+
+        return read_graphml_spec(spec, rest)
+    return _core.topology_generate(spec)
+
+
+def _topology(topology: Topology | str) -> Topology:
+    return generate(topology) if isinstance(topology, str) else topology
+
+
+def load(path: str | os.PathLike[str]) -> Topology:
+    """Reads a topology written by ``export(topology, "json", path)``."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise TopologyError(f"cannot access '{path}': {err.strerror}") from None
+    return _core.topology_from_json(text, path)
+
+
+def from_json(text: str, what: str = "<json>") -> Topology:
+    """Parses our topology JSON (the schema of docs/topologies.md)."""
+    return _core.topology_from_json(text, what)
+
+
+def tree_preset(name: str) -> str:
+    """The JSON description of an Ethernet tree preset (``fig1``, ``fig5a``, ``fig5b``,
+    ``fig5c``): a starting point for a description file."""
+    return _core.topology_tree_preset(name)
+
+
+def ml3b(k: int) -> list[list[int]]:
+    """The tabular k-ML3B of the two-level OFT (row i: the L1 routers of L0 router i)."""
+    return _core.topology_ml3b(k)
+
+
+def distances(topology: Topology | str) -> np.ndarray:
+    """All-pairs router distances as an R×R ``uint16`` array (65535 = unreachable)."""
+    t = _topology(topology)
+    r = t.num_routers
+    return np.frombuffer(t.distances(), dtype="<u2").reshape(r, r)
+
+
+def _metis_graph(t: Topology) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Simple undirected CSR of the router graph (parallel links merged, weights summed)."""
+    r = t.num_routers
+    links = t.links()
+    if not links:
+        return np.zeros(r + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), None
+    arr = np.array([(a, b) for a, b, _, _ in links], dtype=np.int64)
+    bw = np.array([x[2] for x in links], dtype=np.float64)
+    lo, hi = arr.min(axis=1), arr.max(axis=1)
+    keys, inverse = np.unique(lo * r + hi, return_inverse=True)
+    weight = np.zeros(len(keys))
+    np.add.at(weight, inverse, bw)
+    a, b = keys // r, keys % r
+    src = np.concatenate([a, b])
+    dst = np.concatenate([b, a])
+    w = np.concatenate([weight, weight])
+    order = np.lexsort((dst, src))
+    src, dst, w = src[order], dst[order], w[order]
+    xadj = np.zeros(r + 1, dtype=np.int32)
+    np.add.at(xadj, src + 1, 1)
+    xadj = np.cumsum(xadj, dtype=np.int32)
+    eweights = None
+    if not np.allclose(w, w[0]):
+        eweights = np.maximum(1, np.rint(w / w.min())).astype(np.int32)
+    return xadj, dst.astype(np.int32), eweights
+
+
+def _metis_partition(xadj, adjncy, vweights, eweights, seed: int) -> list[int]:
+    import pymetis
+
+    options = pymetis.Options(seed=seed)
+    if hasattr(pymetis, "CSRAdjacency"):
+        result = pymetis.part_graph(
+            2,
+            pymetis.CSRAdjacency(xadj, adjncy),
+            vweights=vweights,
+            eweights=eweights,
+            options=options,
+        )
+    else:  # pymetis before 2025.2
+        result = pymetis.part_graph(
+            2, xadj=xadj, adjncy=adjncy, vweights=vweights, eweights=eweights, options=options
+        )
+    return list(result[1])
+
+
+def bisection(topology: Topology | str, *, seeds: int = 8, method: str = "metis") -> dict:
+    """Bisection bandwidth: the smallest cut found that splits the endpoints exactly in half.
+
+    ``method="metis"``: METIS (pymetis) partitions the router graph (vertex weights = endpoints)
+    with ``seeds`` seeds; each partition is repaired to an exact ⌊N/2⌋/⌈N/2⌉ endpoint split and
+    refined by balance-preserving Fiduccia–Mattheyses swaps (Rust); the best cut is kept.
+    ``method="fm"``: the same refinement from breadth-first-grown starts, without METIS.
+
+    Returns ``cut_links``, ``cut_endpoint_links``, ``cut_bandwidth_gbps``, ``per_endpoint`` (cut
+    bandwidth / (⌊N/2⌋ · endpoint-link bandwidth)), the ``endpoints`` and ``routers`` per side,
+    the sides themselves, and for METIS the raw partition's ``metis_split`` (endpoints and
+    routers per side before the repair) and ``metis_cut``.
+    """
+    t = _topology(topology)
+    if seeds < 1:
+        raise TopologyError(f"bisection: seeds={seeds}; at least 1 seed is needed")
+    if method == "fm":
+        result = t.bisect(seeds, 0)
+        result.update(method="fm", seeds=seeds)
+        return result
+    if method != "metis":
+        raise TopologyError(f"bisection: unknown method '{method}'; accepted: metis, fm")
+    try:
+        import pymetis  # noqa: F401
+    except ImportError:
+        raise TopologyError(
+            "bisection with METIS needs pymetis (pip install 'hypercuboid[topo]'), "
+            "or use method='fm'"
+        ) from None
+    xadj, adjncy, eweights = _metis_graph(t)
+    r = t.num_routers
+    vweights = np.zeros(r, dtype=np.int32)
+    np.add.at(vweights, np.array(t.endpoint_routers(), dtype=np.int64), 1)
+    best = None
+    for seed in range(seeds):
+        part = _metis_partition(xadj, adjncy, vweights, eweights, seed)
+        sides = [p == 1 for p in part]
+        refined = t.refine_bisection(sides)
+        if best is None or refined["cut_bandwidth_gbps"] < best["cut_bandwidth_gbps"] - 1e-9:
+            side = np.array(sides)
+            raw_cut = int(sum(1 for a, b, _, _ in t.links() if side[a] != side[b]))
+            refined.update(
+                metis_split={
+                    "endpoints": [int(vweights[~side].sum()), int(vweights[side].sum())],
+                    "routers": [int((~side).sum()), int(side.sum())],
+                },
+                metis_cut=raw_cut,
+                seed=seed,
+            )
+            best = refined
+    best.update(method="metis", seeds=seeds)
+    return best
+
+
+_bisection = bisection
+
+
+def analyze(
+    topology: Topology | str,
+    *,
+    bisection: bool = False,
+    seeds: int = 8,
+    method: str = "metis",
+) -> dict:
+    """Analysis of a topology: the keys of docs/topologies.md (``endpoints``, ``routers``,
+    ``router_radix``, ``network_radix``, ``ports_per_endpoint``, ``links_per_endpoint``,
+    ``diameter``, ``avg_hops``, ``path_diversity``, ``moore_bound``, ``tree``, ...), and with
+    ``bisection=True`` a ``bisection`` entry (without the per-router sides)."""
+    t = _topology(topology)
+    info = {"name": t.name, "family": t.family, "params": dict(t.params)}
+    info.update(t.analyze())
+    if bisection:
+        b = _bisection(t, seeds=seeds, method=method)
+        b.pop("router_side", None)
+        b.pop("endpoint_side", None)
+        info["bisection"] = b
+    return info
+
+
+def export(
+    topology: Topology | str,
+    fmt: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    cycle_ps: int | None = None,
+    endpoints: bool = True,
+) -> str:
+    """Writes the topology as ``json`` (our schema), ``graphml``, ``anynet`` (BookSim2; link
+    latencies in cycles of ``cycle_ps`` if given) or ``dot`` (with endpoints unless
+    ``endpoints=False``); returns the text and writes it to ``path`` if given."""
+    t = _topology(topology)
+    if fmt == "json":
+        text = t.to_json()
+    elif fmt == "graphml":
+        text = t.to_graphml()
+    elif fmt == "anynet":
+        text = t.to_anynet(cycle_ps)
+    elif fmt == "dot":
+        text = t.to_dot(endpoints)
+    else:
+        raise TopologyError(f"unknown export format '{fmt}'; accepted: {', '.join(EXPORT_FORMATS)}")
+    if path is not None:
+        path = os.fspath(path)
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as err:
+            raise TopologyError(f"cannot write '{path}': {err.strerror}") from None
+    return text
