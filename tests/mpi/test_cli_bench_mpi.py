@@ -53,7 +53,7 @@ def test_bench_allreduce_json_contract(comm, tmp_path, linear_source):
     assert lines[0].startswith(f"# allreduce, {comm.size} ranks, float64 sum, block 1; ")
     assert lines[1].split() == [
         "algorithm", "size", "min", "us", "p25", "us", "median", "us", "p75", "us", "max", "us",
-        "avg", "us", "busbw", "GB/s", "valid",
+        "avg", "us", "busbw", "GB/s", "valid", "same", "bits",
     ]  # fmt: skip
     assert len(lines) == 2 + len(rows)
     assert csv.read_text().splitlines()[0].startswith("algorithm,bytes,count,dtype,op,nranks")

@@ -321,17 +321,21 @@ def test_table_and_csv(tmp_path):
          "median_us": 102.0, "p75_us": 103.0, "max_us": 1000.0, "avg_us": 110.0,
          "busbw_GBps": 9.5, "valid": False},
     ]  # fmt: skip
+    rows[0]["check"]["identical_bits"] = False
     assert allreduce_table(rows).splitlines() == [
-        "algorithm  size  min us  p25 us  median us  p75 us   max us  avg us  busbw GB/s  valid",
-        "ring       8       1.00    1.50       2.00    2.50    30.25    2.12       0.004  yes",
-        "native     1M    100.00  101.00     102.00  103.00  1000.00  110.00       9.500  NO",
+        "algorithm  size  min us  p25 us  median us  p75 us   max us  avg us  busbw GB/s  valid"
+        "  same bits",
+        "ring       8       1.00    1.50       2.00    2.50    30.25    2.12       0.004  yes"
+        "    NO",
+        "native     1M    100.00  101.00     102.00  103.00  1000.00  110.00       9.500  NO"
+        "     -",
     ]
     assert [human_bytes(n) for n in (0, 8, 1024, 1536, 4 << 20, 1 << 30)] == [
         "0", "8", "1K", "1536", "4M", "1G",
     ]  # fmt: skip
     write_csv(tmp_path / "r.csv", rows)
     lines = (tmp_path / "r.csv").read_text().splitlines()
-    assert lines[0].split(",")[-1] == "check.max_ulp_native"
+    assert lines[0].split(",")[-2:] == ["check.max_ulp_native", "check.identical_bits"]
     assert len(lines) == 3
 
 

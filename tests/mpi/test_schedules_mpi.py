@@ -29,15 +29,30 @@ def _counts(nranks: int) -> list[int]:
     return sorted({1, max(1, nranks - 1), nranks + 1, 2 * nranks + 3, 1000})
 
 
+def _same_order(algorithm: str, nranks: int) -> bool:
+    """Whether the verifier says every rank reduces every element in the same order."""
+    import hypercuboid.schedule as hs
+
+    sem = hs.allreduce(algorithm, nranks, 3).verify().semantics
+    return bool(sem["same_order_commutative"])
+
+
 @needs_core
 @pytest.mark.parametrize("algorithm", ALGORITHMS or ["-"])
 def test_every_algorithm_every_count(comm, algorithm):
+    """Valid for every count; consistent (same bits on all ranks) exactly when the verifier
+    says all ranks reduce in the same order (ring_rotate's ranks do not)."""
     from hypercuboid.mpi import check_allreduce
 
+    same_order = _same_order(algorithm, comm.size)
     for count in _counts(comm.size):
         r = check_allreduce(comm, algorithm, count, "float64", "sum")
-        assert r.valid, (count, r)
-        assert r.identical_bits and r.native_identical_bits
+        assert r.valid and r.within_bound, (count, r)
+        assert r.native_identical_bits
+        if same_order:
+            assert r.identical_bits, (count, r)
+    # with 1000 random elements different orders show in the bits (deterministic inputs)
+    assert r.identical_bits is same_order
 
 
 @needs_core
@@ -47,8 +62,8 @@ def test_every_algorithm_dtypes_and_ops(comm, algorithm, dtype, op):
     from hypercuboid.mpi import check_allreduce
 
     r = check_allreduce(comm, algorithm, comm.size + 2, dtype, op)
+    # integers and max/min are exact whatever the order: consistent, equal to MPI_Allreduce too
     assert r.valid and r.identical_bits
-    # integers and max/min are exact whatever the order: equal to MPI_Allreduce too
     assert r.exact_reference and r.exact_native
 
 

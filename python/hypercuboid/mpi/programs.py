@@ -1,9 +1,10 @@
 """Where each rank's program comes from: one swappable function, and a cache of compiled plans.
 
-The default source builds the whole schedule with the Rust core
-(:func:`hypercuboid.schedule.allreduce`), verifies it, and keeps only this rank's program. A
-per-rank fast path (a core function that builds one rank's program without the others) plugs
-in with :func:`set_program_source`; nothing else changes.
+The default source asks the Rust core for this rank's program only
+(``_core.allreduce_program``: O(the rank's own ops), whatever the communicator size) when
+verification is off; with verification on it builds the whole schedule
+(:func:`hypercuboid.schedule.allreduce`), verifies it, and keeps this rank's program. Any other
+source plugs in with :func:`set_program_source`; nothing else changes.
 
 No mpi4py here: this module is plain Python and NumPy.
 """
@@ -58,11 +59,16 @@ ProgramSource = Callable[[ProgramRequest], dict]
 
 
 def core_program(req: ProgramRequest) -> dict:
-    """The default source: the whole schedule from the Rust core, verified when asked (every
-    rank reaches the same verdict, as every rank builds the same schedule), then this rank's
-    columns."""
+    """The default source. With ``verify``: the whole schedule from the Rust core, verified
+    (every rank reaches the same verdict, as every rank builds the same schedule), then this
+    rank's columns. Without: only this rank's program, built alone by the core."""
+    from hypercuboid import _core
     from hypercuboid.schedule import allreduce
 
+    if not req.verify:
+        return _core.allreduce_program(
+            req.algorithm, req.nranks, req.rank, req.count, req.dtype, req.op
+        )
     sched = allreduce(req.algorithm, req.nranks, req.count, dtype=req.dtype, op=req.op)
     if req.verify:
         report = sched.verify()

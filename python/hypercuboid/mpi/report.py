@@ -56,17 +56,22 @@ ALLREDUCE_COLUMNS = [
     ("avg_us", "avg us", ".2f"),
     ("busbw_GBps", "busbw GB/s", ".3f"),
     ("valid", "valid", ""),
+    ("same_bits", "same bits", ""),
 ]
 
 
 def allreduce_table(rows: Sequence[dict]) -> str:
     """The ``bench allreduce`` table (one line per size and algorithm)."""
-    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
-    cols = (
-        ALLREDUCE_COLUMNS
-        if any(r.get("valid") is not None for r in rows)
-        else ALLREDUCE_COLUMNS[:-1]
-    )
+    shown = [
+        {
+            **r,
+            "size": human_bytes(r["bytes"]),
+            "same_bits": r.get("check", {}).get("identical_bits"),
+        }
+        for r in rows
+    ]
+    checked = any(r.get("valid") is not None for r in rows)
+    cols = ALLREDUCE_COLUMNS if checked else ALLREDUCE_COLUMNS[:-2]
     return table(shown, cols)
 
 
