@@ -7,8 +7,11 @@ must end, non-zero, instead of hanging. Outside mpiexec nothing changes.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import pytest
@@ -32,8 +35,20 @@ _WHERE = _launcher(
 RANK, SIZE = _WHERE if _WHERE else (0, 1)
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    """Every rank gets a temporary directory of its own (ranks sharing pytest's numbered
+    directories race when they clean them up), removed when the rank exits."""
+    if _WHERE is not None and config.option.basetemp is None:
+        base = tempfile.mkdtemp(prefix=f"hypercuboid-mpi-rank{RANK}-")
+        atexit.register(shutil.rmtree, base, ignore_errors=True)
+        config.option.basetemp = base
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Only rank 0 reports: the other ranks lose their terminal reporter."""
+    config = session.config
     if _WHERE is not None and RANK != 0:
         reporter = config.pluginmanager.getplugin("terminalreporter")
         if reporter is not None:

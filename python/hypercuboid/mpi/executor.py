@@ -240,6 +240,8 @@ def execute(
         engine.run(pcomm, bound, timeout)
     except MPIError as e:
         _fail(comm, MPIError(f"schedule '{meta['name']}' ({size} ranks): {e}"), abort)
+    finally:
+        bound.free()
     return result
 
 
@@ -267,4 +269,6 @@ def run_program(
         engine.run(private_comm(comm), bound, timeout)
     except MPIError as e:
         _fail(comm, e, abort)
+    finally:
+        bound.free()
     return recvbuf
