@@ -16,11 +16,15 @@ def cli() -> None:
 
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
+from hypercuboid.cli.netsim import netsim  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
+from hypercuboid.cli.tune import tune  # noqa: E402
 
 cli.add_command(schedule)
 cli.add_command(simulate)
 cli.add_command(topo)
+cli.add_command(tune)
+cli.add_command(netsim)
 
 
 def main() -> None:
