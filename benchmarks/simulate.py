@@ -55,16 +55,30 @@ def main() -> None:
     args = ap.parse_args()
     rows = [run(int(k)) for k in args.sizes.split(",")]
     print(f"recursive-doubling allreduce, 8 B, {MODEL}")
-    print(f"{'ranks':>9} {'ops':>11} {'generate s':>11} {'simulate s':>11} {'total s':>8} "
-          f"{'Mops/s':>8} {'peak MB':>8} {'sim = closed form':>18}")
+    print(
+        f"{'ranks':>9} {'ops':>11} {'generate s':>11} {'simulate s':>11} {'total s':>8} "
+        f"{'Mops/s':>8} {'peak MB':>8} {'sim = closed form':>18}"
+    )
     for r in rows:
-        print(f"{r['nranks']:>9} {r['ops']:>11} {r['generate_s']:>11.3f} {r['simulate_s']:>11.3f}"
-              f" {r['total_s']:>8.3f} {r['ops_per_s'] / 1e6:>8.2f} {r['peak_rss_mb']:>8.0f}"
-              f" {str(r['matches_closed_form']):>18}")
+        print(
+            f"{r['nranks']:>9} {r['ops']:>11} {r['generate_s']:>11.3f} {r['simulate_s']:>11.3f}"
+            f" {r['total_s']:>8.3f} {r['ops_per_s'] / 1e6:>8.2f} {r['peak_rss_mb']:>8.0f}"
+            f" {str(r['matches_closed_form']):>18}"
+        )
     out = Path(__file__).parent / "results" / "simulate.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"machine": platform.machine(), "python": platform.python_version(),
-                               "model": MODEL, "rows": rows}, indent=2) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "machine": platform.machine(),
+                "python": platform.python_version(),
+                "model": MODEL,
+                "rows": rows,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     print(f"wrote {out}")
 
 

@@ -1,6 +1,5 @@
-from click.testing import CliRunner
-
 import hypercuboid
+from click.testing import CliRunner
 from hypercuboid.cli import cli
 
 

@@ -87,13 +87,29 @@ def timeline(
         width = (trace.op_end[i] - trace.op_start[i]) / scale
         y = row_of[r]
         if kind == "recv":
-            ax.barh(y, width, left=start, height=0.18, color=_COLORS[kind], edgecolor="#999999",
-                    linewidth=0.4, label=None if kind in seen else "recv (posted → complete)")
+            ax.barh(
+                y,
+                width,
+                left=start,
+                height=0.18,
+                color=_COLORS[kind],
+                edgecolor="#999999",
+                linewidth=0.4,
+                label=None if kind in seen else "recv (posted → complete)",
+            )
         elif kind == "sleep":
             continue
         else:
-            ax.barh(y, max(width, 0.0), left=start, height=0.6, color=_COLORS[kind],
-                    edgecolor="black", linewidth=0.4, label=None if kind in seen else kind)
+            ax.barh(
+                y,
+                max(width, 0.0),
+                left=start,
+                height=0.6,
+                color=_COLORS[kind],
+                edgecolor="black",
+                linewidth=0.4,
+                label=None if kind in seen else kind,
+            )
         seen.add(kind)
     if arrows:
         for k in range(len(trace.msg_src)):
@@ -106,8 +122,13 @@ def timeline(
                 "",
                 xy=(x1, row_of[d]),
                 xytext=(x0, row_of[s]),
-                arrowprops={"arrowstyle": "->", "color": "#333333", "lw": 0.6,
-                            "shrinkA": 0, "shrinkB": 0},
+                arrowprops={
+                    "arrowstyle": "->",
+                    "color": "#333333",
+                    "lw": 0.6,
+                    "shrinkA": 0,
+                    "shrinkB": 0,
+                },
             )
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([str(r) for r in rows])
@@ -119,8 +140,13 @@ def timeline(
     if title:
         ax.set_title(title)
     if seen:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.4 / height),
-                  ncol=min(len(seen), 5), frameon=False, fontsize="small")
+        ax.legend(
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.12 - 0.4 / height),
+            ncol=min(len(seen), 5),
+            frameon=False,
+            fontsize="small",
+        )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)

@@ -17,8 +17,6 @@ pub enum Kind {
     Model,
     /// `SimulationError`
     Simulation,
-    /// `VerificationError`
-    Verification,
     /// `TopologyError`
     Topology,
     /// `NetworkError`
@@ -31,7 +29,6 @@ impl Kind {
             Kind::Schedule => "ScheduleError",
             Kind::Model => "ModelError",
             Kind::Simulation => "SimulationError",
-            Kind::Verification => "VerificationError",
             Kind::Topology => "TopologyError",
             Kind::Network => "NetworkError",
         }

@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod network;
 mod schedule;
 mod sim;
 mod topology;
@@ -13,5 +14,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     schedule::register(m)?;
     sim::register(m)?;
     topology::register(m)?;
+    network::register(m)?;
     Ok(())
 }

@@ -153,6 +153,23 @@ impl PySchedule {
         report_dict(py, &rep)
     }
 
+    /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
+    /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
+    /// (None, or a dict of NumPy columns); with `chrome_trace` a path, the trace is also written
+    /// there as Chrome / Perfetto JSON. The GIL is released while simulating.
+    #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None))]
+    fn simulate<'py>(
+        &self,
+        py: Python<'py>,
+        model: &str,
+        trace: bool,
+        noise: Option<&str>,
+        seed: u64,
+        chrome_trace: Option<String>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        crate::sim::simulate(self, py, model, trace, noise, seed, chrome_trace)
+    }
+
     /// GOAL text (LogGOPSim txt2bin input).
     #[pyo3(signature = (reduce_ns_per_byte = 0.0))]
     fn to_goal(&self, py: Python<'_>, reduce_ns_per_byte: f64) -> PyResult<String> {

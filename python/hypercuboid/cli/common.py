@@ -106,11 +106,8 @@ def schedule_verb(
         type=click.Path(dir_okay=False),
         help="Read the schedule from a GOAL file (or hypercuboid's lossless text form).",
     )
-    group = click.Group(
-        name,
-        help=help,
-        invoke_without_command=True,
-        callback=click.pass_context(_apply([goal_opt, *verb_options], group_callback)),
+    group = click.group(name, help=help, invoke_without_command=True)(
+        _apply([goal_opt, *verb_options], click.pass_context(group_callback))
     )
     for opt in verb_options:
         probe = opt(lambda: None)
@@ -134,10 +131,8 @@ def schedule_verb(
                     sched = gen.build(**kwargs)
                     action(sched, **verb_kwargs)
 
-            return click.Command(
-                gen.name,
-                help=gen.help,
-                callback=click.pass_context(_apply([*gen.options, *verb_options], callback)),
+            return click.command(gen.name, help=gen.help)(
+                _apply([*gen.options, *verb_options], click.pass_context(callback))
             )
 
         group.add_command(make(gen))

@@ -42,12 +42,12 @@ def _out_options() -> list:
 
 def _write(sched, output, fmt, reduce_ns_per_byte, force):
     if reduce_ns_per_byte < 0:
-        raise click.ClickException(
-            f"--reduce-ns-per-byte {reduce_ns_per_byte}: must be >= 0"
-        )
+        raise click.ClickException(f"--reduce-ns-per-byte {reduce_ns_per_byte}: must be >= 0")
     if output is None:
-        text = sched.to_text() if fmt == "text" else sched.to_goal(
-            reduce_ns_per_byte=reduce_ns_per_byte
+        text = (
+            sched.to_text()
+            if fmt == "text"
+            else sched.to_goal(reduce_ns_per_byte=reduce_ns_per_byte)
         )
         click.echo(text, nl=False)
         return
@@ -82,9 +82,7 @@ def _show(sched, ranks, as_json):
     ranks = list(ranks) or None
     for r in ranks or []:
         if not 0 <= r < sched.nranks:
-            raise click.ClickException(
-                f"--rank {r}: the schedule has ranks 0..{sched.nranks - 1}"
-            )
+            raise click.ClickException(f"--rank {r}: the schedule has ranks 0..{sched.nranks - 1}")
     if as_json:
         shown = ranks if ranks is not None else list(range(min(sched.nranks, 16)))
         echo_json(
@@ -153,7 +151,10 @@ schedule.add_command(
             ),
             click.option("--json", "as_json", is_flag=True, help="Print JSON."),
             click.option(
-                "--max-problems", type=int, default=20, show_default=True,
+                "--max-problems",
+                type=int,
+                default=20,
+                show_default=True,
                 help="Report at most this many problems.",
             ),
         ],

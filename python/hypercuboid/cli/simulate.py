@@ -36,9 +36,7 @@ def _simulate(
                 f"--plot of {sched.nranks} ranks would be unreadable; choose ranks with "
                 "--plot-ranks 0-15 (at most 256)"
             )
-    res = sched.simulate(
-        model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome
-    )
+    res = sched.simulate(model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome)
     if plot is not None:
         from hypercuboid.plot import timeline
 

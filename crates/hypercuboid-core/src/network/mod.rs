@@ -1,0 +1,1 @@
+//! Network simulation: routing (MIN / Valiant / UGAL) with virtual channels, traffic patterns, packet-level engine.
