@@ -29,9 +29,9 @@ mc = bench.multicast(comm, 8, nbytes=8, iterations=1000, warmup=100, mode="issue
 if comm.rank == 0:
     postal = bench.fit_postal(pp, "median_us")
     pipe = bench.fit_pipelined(mc, "median_us")
-    gamma_ns = bench.measure_gamma()
+    gamma_ns, delta_ns = bench.measure_reduction()
     beta = modelfile.fmt_time(max(postal["beta_ns_per_byte"], 0) * 1e-9)
-    gamma = modelfile.fmt_time(gamma_ns * 1e-9)
+    gamma = modelfile.fmt_time(gamma_ns * 1e-9) + ",delta=" + modelfile.fmt_time(delta_ns * 1e-9)
     specs = {
         "postal": f"postal:alpha={modelfile.fmt_time(max(postal['alpha_us'], 0) * 1e-6)},"
         f"beta={beta},gamma={gamma}",

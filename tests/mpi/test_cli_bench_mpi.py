@@ -90,7 +90,8 @@ def test_bench_pingpong_writes_a_postal_model_file(comm, tmp_path):
     assert res.exit_code == 0, res.output
     if comm.rank == 0:
         spec = modelfile.load(mf)
-        assert spec.startswith("postal:alpha=") and ",beta=" in spec and ",gamma=" in spec
+        assert spec.startswith("postal:alpha=") and ",beta=" in spec
+        assert ",gamma=" in spec and ",delta=" in spec
         doc = json.loads(mf.read_text())
         assert doc["source"] == "bench pingpong"
         assert doc["fitted"]["sizes"] == [1 << k for k in range(11)]
@@ -110,7 +111,7 @@ def test_bench_multicast_writes_a_pipelined_model_file(comm, tmp_path):
     if comm.rank == 0:
         spec = modelfile.load(mf)
         assert spec.startswith("pipelined:alpha_p=")
-        assert spec.endswith(",beta=400ps,gamma=0")
+        assert spec.endswith(",beta=400ps,gamma=0,delta=0")
         doc = json.loads(mf.read_text())
         assert doc["fitted"]["messages"] == [1, 2, 3]
         assert doc["fitted"]["peers"] == [1, min(2, comm.size - 1), min(3, comm.size - 1)]

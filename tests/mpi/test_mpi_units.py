@@ -276,8 +276,8 @@ def test_model_file_round_trip(tmp_path):
             "pipelined, loggops",
         ),
         (
-            '{"model": "postal:alpha=1us,delta=2"}',
-            "'delta' is not a parameter of model 'postal'; accepted: alpha, beta, gamma",
+            '{"model": "postal:alpha=1us,epsilon=2"}',
+            "'epsilon' is not a parameter of model 'postal'; accepted: alpha, beta, gamma, delta",
         ),
         (
             '{"model": "postal:alpha=-1us"}',

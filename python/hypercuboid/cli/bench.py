@@ -280,10 +280,17 @@ def _known_algorithms() -> list[str]:
         return []
 
 
-def _gamma(measure: bool) -> float:
-    from hypercuboid.mpi.bench import measure_gamma
+def _reduction_cost(measure: bool) -> tuple[float, float]:
+    """(γ ns/B, δ ns) of the executor's reductions, or zeros."""
+    from hypercuboid.mpi.bench import measure_reduction
 
-    return measure_gamma() if measure else 0.0
+    return measure_reduction() if measure else (0.0, 0.0)
+
+
+def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
+    from hypercuboid.mpi.modelfile import fmt_time
+
+    return f"gamma={fmt_time(gamma_ns * 1e-9)},delta={fmt_time(delta_ns * 1e-9)}"
 
 
 @bench.command("pingpong")
@@ -303,7 +310,8 @@ def _gamma(measure: bool) -> float:
     "--gamma/--no-gamma",
     default=True,
     show_default=True,
-    help="Measure γ (ns per byte of a NumPy reduction) for the model; else γ = 0.",
+    help="Measure γ and δ (per byte and per call of the executor's NumPy reductions) for the "
+    "model; else 0.",
 )
 @click.option(
     "--model-file",
@@ -350,7 +358,7 @@ def bench_pingpong_cmd(
     if comm.Get_rank() != 0:
         return
     fit = hb.fit_postal(rows, f"{stat}_us")
-    g = _gamma(gamma)
+    g, d = _reduction_cost(gamma)
     shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
     click.echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
     click.echo(
@@ -369,7 +377,7 @@ def bench_pingpong_cmd(
     click.echo(
         f"postal fit ({stat}): alpha = {fit['alpha_us']:.4g} us, beta = "
         f"{fit['beta_ns_per_byte']:.4g} ns/B ({1 / max(fit['beta_ns_per_byte'], 1e-12):.3g} "
-        f"GB/s), gamma = {g:.4g} ns/B, R^2 = {fit['r2']:.4f}"
+        f"GB/s), R^2 = {fit['r2']:.4f}; reductions: gamma = {g:.4g} ns/B, delta = {d:.4g} ns"
     )
     _write_outputs(rows, as_json, as_csv)
     if model_file:
@@ -379,11 +387,12 @@ def bench_pingpong_cmd(
             click.echo("warning: a negative fitted value was clamped to 0", err=True)
         spec = (
             f"postal:alpha={modelfile.fmt_time(alpha * 1e-6)},"
-            f"beta={modelfile.fmt_time(beta * 1e-9)},gamma={modelfile.fmt_time(g * 1e-9)}"
+            f"beta={modelfile.fmt_time(beta * 1e-9)},{_reduction_spec(g, d)}"
         )
         fitted = {
             **fit,
             "gamma_ns_per_byte": g,
+            "delta_ns": d,
             "sizes": [r["bytes"] for r in rows],
             f"{stat}_us": [r[f"{stat}_us"] for r in rows],
         }
@@ -427,7 +436,8 @@ def bench_pingpong_cmd(
     "--gamma/--no-gamma",
     default=True,
     show_default=True,
-    help="Measure γ (ns per byte of a NumPy reduction) for the model; else γ = 0.",
+    help="Measure γ and δ (per byte and per call of the executor's NumPy reductions) for the "
+    "model; else 0.",
 )
 @click.option(
     "--model-file",
@@ -518,7 +528,7 @@ def bench_multicast_cmd(
         if beta_s is None:
             pf = hb.fit_postal(pp, "median_us")
             beta_s = max(pf["beta_ns_per_byte"], 0.0) * 1e-9
-        g = _gamma(gamma)
+        g, d = _reduction_cost(gamma)
         f = fits["median"]
         ap, ar = max(f["alpha_p_us"], 0.0), max(f["alpha_r_us"], 0.0)
         if f["alpha_p_us"] < 0 or f["alpha_r_us"] < 0:
@@ -526,7 +536,7 @@ def bench_multicast_cmd(
         spec = (
             f"pipelined:alpha_p={modelfile.fmt_time(ap * 1e-6)},"
             f"alpha_r={modelfile.fmt_time(ar * 1e-6)},beta={modelfile.fmt_time(beta_s)},"
-            f"gamma={modelfile.fmt_time(g * 1e-9)}"
+            f"{_reduction_spec(g, d)}"
         )
         fitted = {
             "min": fits["min"],
@@ -536,6 +546,7 @@ def bench_multicast_cmd(
             "beta_s_per_byte": beta_s,
             "beta_source": "--beta" if beta is not None else "pingpong 64K:1M (median)",
             "gamma_ns_per_byte": g,
+            "delta_ns": d,
             "messages": [r["messages"] for r in rows],
             "peers": [r["peers"] for r in rows],
             "min_us": [r["min_us"] for r in rows],

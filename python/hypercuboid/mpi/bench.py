@@ -311,22 +311,32 @@ def fit_postal(rows: Sequence[dict], stat: str = "median_us") -> dict:
     return {"alpha_us": f["a"], "beta_ns_per_byte": f["b"] * 1e3, "r2": f["r2"], "stat": stat}
 
 
-def measure_gamma(dtype: Any = "float64", op: str = "sum", nbytes: int = 1 << 20) -> float:
-    """Nanoseconds per byte of a NumPy reduction of two ``nbytes`` vectors into one (the
-    executor's γ), the minimum over 20 runs."""
+def measure_reduction(
+    dtype: Any = "float64", op: str = "sum", nbytes: int = 1 << 20, small: int = 8
+) -> tuple[float, float]:
+    """(γ in ns per byte, δ in ns per reduction) of the executor's NumPy reductions: δ is the
+    time of a ufunc call on ``small`` elements, γ the slope up to ``nbytes`` (minimum of 20
+    runs each)."""
     from hypercuboid.mpi.engine import UFUNCS
 
     dt = np.dtype(dtype)
-    n = max(1, nbytes // dt.itemsize)
-    a = np.ones(n, dtype=dt)
-    b = np.ones(n, dtype=dt)
     f = UFUNCS[op]
-    best = float("inf")
-    for _ in range(20):
-        t0 = time.perf_counter_ns()
-        f(a, b, out=b)
-        best = min(best, time.perf_counter_ns() - t0)
-    return best / (n * dt.itemsize)
+
+    def best(n: int) -> float:
+        a = np.ones(n, dtype=dt)
+        b = np.ones(n, dtype=dt)
+        t = float("inf")
+        for _ in range(20):
+            t0 = time.perf_counter_ns()
+            f(a, b, out=b)
+            t = min(t, time.perf_counter_ns() - t0)
+        return t
+
+    n_big = max(small + 1, nbytes // dt.itemsize)
+    t_small = best(small)
+    t_big = best(n_big)
+    gamma = max(t_big - t_small, 0.0) / ((n_big - small) * dt.itemsize)
+    return gamma, t_small
 
 
 def multicast(

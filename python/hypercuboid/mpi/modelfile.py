@@ -8,8 +8,8 @@ A model file is JSON::
      "machine": {...},          # host, MPI library, ranks
      "date": "2025-01-01T12:00:00+00:00"}
 
-``model`` is a cost-model spec string (times with units; β and γ per byte). This module is
-plain Python: it imports neither mpi4py nor the Rust core.
+``model`` is a cost-model spec string (times with units; β and γ per byte, δ per
+reduction). This module is plain Python: it imports neither mpi4py nor the Rust core.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from hypercuboid.errors import ModelError
 
 #: Parameters each model family takes (the spec may leave some out).
 MODEL_PARAMS: dict[str, tuple[str, ...]] = {
-    "postal": ("alpha", "beta", "gamma"),
-    "pipelined": ("alpha_p", "alpha_r", "beta", "gamma"),
-    "loggops": ("L", "o", "g", "G", "O", "S"),
+    "postal": ("alpha", "beta", "gamma", "delta"),
+    "pipelined": ("alpha_p", "alpha_r", "beta", "gamma", "delta"),
+    "loggops": ("L", "o", "g", "G", "O", "S", "gamma", "delta"),
 }
 
 _VALUE = re.compile(r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?(ps|ns|us|µs|ms|s)?$")
