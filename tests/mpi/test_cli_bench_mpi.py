@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from handmade import linear_allreduce
+from hypercuboid.schedule import parse_model
 
 pytestmark = pytest.mark.mpi
 
@@ -92,6 +93,7 @@ def test_bench_pingpong_writes_a_postal_model_file(comm, tmp_path):
         spec = modelfile.load(mf)
         assert spec.startswith("postal:alpha=") and ",beta=" in spec
         assert ",gamma=" in spec and ",delta=" in spec
+        assert parse_model(spec).startswith("postal:alpha=")  # the simulator reads it
         doc = json.loads(mf.read_text())
         assert doc["source"] == "bench pingpong"
         assert doc["fitted"]["sizes"] == [1 << k for k in range(11)]
@@ -112,6 +114,7 @@ def test_bench_multicast_writes_a_pipelined_model_file(comm, tmp_path):
         spec = modelfile.load(mf)
         assert spec.startswith("pipelined:alpha_p=")
         assert spec.endswith(",beta=400ps,gamma=0,delta=0")
+        assert parse_model(spec).endswith(",beta=400ps,gamma=0,delta=0")
         doc = json.loads(mf.read_text())
         assert doc["fitted"]["messages"] == [1, 2, 3]
         assert doc["fitted"]["peers"] == [1, min(2, comm.size - 1), min(3, comm.size - 1)]
