@@ -109,3 +109,24 @@ def test_schedule_failing_verification_is_refused_before_any_message(comm):
     with pytest.raises(VerificationError, match="Nothing was sent"):
         execute(comm, sched)
     comm.Barrier()
+
+
+def test_execute_a_sizes_only_goal_schedule(comm):
+    """An imported GOAL schedule (sizes only): a ring of 100-byte messages and a calc."""
+    import hypercuboid.schedule as hs
+    from hypercuboid.mpi import execute
+
+    n = comm.size
+    lines = [f"num_ranks {n}"]
+    for r in range(n):
+        lines += [
+            f"rank {r} {{",
+            f"l1: send 100b to {(r + 1) % n} tag 4",
+            f"l2: recv 100b from {(r - 1) % n} tag 4",
+            "l3: calc 2000",
+            "l3 requires l2",
+            "}",
+        ]
+    sched = hs.Schedule.parse("\n".join(lines) + "\n")
+    assert execute(comm, sched) is None
+    comm.Barrier()
