@@ -258,7 +258,10 @@ def bench_allreduce_cmd(
     )
     if comm.Get_rank() != 0:
         return
-    click.echo(f"# allreduce, {comm.Get_size()} ranks, {dt.name} {op}, block {block}; {_library()}")
+    n = comm.Get_size()
+    click.echo(
+        f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; {_library()}"
+    )
     click.echo(allreduce_table(rows))
     _write_outputs(rows, as_json, as_csv)
     if plot:

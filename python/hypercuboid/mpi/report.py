@@ -125,6 +125,12 @@ def plot_latency(
         ax.plot(xs, [r["median_us"] for r in rs], marker="o", ms=3, label=alg)
         ax.fill_between(xs, [r["p25_us"] for r in rs], [r["p75_us"] for r in rs], alpha=0.2)
     ax.set_xscale("log", base=2)
+    if x == "bytes":
+        from matplotlib.ticker import FuncFormatter
+
+        ax.xaxis.set_major_formatter(
+            FuncFormatter(lambda v, _: human_bytes(int(v)) if v >= 1 and v == int(v) else "")
+        )
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("latency (µs, median; band p25–p75)")
