@@ -5,7 +5,7 @@ oversubscription and root allowed) for recursive doubling, ring and ``native`` a
 1 MiB, with ``--check``, prints the table and writes ``benchmarks/results/mpi_allreduce.json``.
 The issue's expectation: a few µs of Python overhead per step at 8 B; equal to native at 1 MiB.
 
-    .venv/bin/python benchmarks/mpi_allreduce.py [--np 2] [--sizes 8,1M] [--iterations N]
+    .venv/bin/python benchmarks/mpi_allreduce.py [--np 2] [--sizes 8,1M] [--iterations 1000]
 
 Then the model fits of the same machine (``bench pingpong``, ``bench multicast``) are run and
 their α, β, α_p, α_r printed (model files in ``benchmarks/results/``).
@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--sizes", default="8,1M")
     ap.add_argument("--algorithms", default="recursive_doubling,ring,native")
-    ap.add_argument("--iterations", type=int, default=None)
+    ap.add_argument("--iterations", type=int, default=1000, help="Timed calls per size.")
     ap.add_argument("--no-fits", action="store_true", help="Skip pingpong and multicast.")
     a = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
