@@ -209,6 +209,31 @@ impl Op {
         self
     }
 
+    /// Calls `f(slice, writes)` for every buffer slice the op names: a send reads its slice; a
+    /// receive writes its slice and reads its operand; a reduce reads `src` and reads and
+    /// writes `dst`; a copy reads `src` and writes `dst`. Byte-count payloads name no slice.
+    pub fn for_each_slice(&self, mut f: impl FnMut(Slice, bool)) {
+        match self.kind {
+            OpKind::Send {
+                data: Payload::Data(s),
+                ..
+            } => f(s, false),
+            OpKind::Recv { data, operand, .. } => {
+                if let Payload::Data(s) = data {
+                    f(s, true)
+                }
+                if let Some(o) = operand {
+                    f(o, false)
+                }
+            }
+            OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {
+                f(src, false);
+                f(dst, true);
+            }
+            _ => {}
+        }
+    }
+
     /// Short name of the op's kind: `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`.
     pub fn name(&self) -> &'static str {
         match self.kind {

@@ -293,25 +293,7 @@ impl Program {
             }
         };
         for op in &self.ops {
-            match &op.kind {
-                OpKind::Send {
-                    data: Payload::Data(s),
-                    ..
-                } => see(s),
-                OpKind::Recv { data, operand, .. } => {
-                    if let Payload::Data(s) = data {
-                        see(s)
-                    }
-                    if let Some(o) = operand {
-                        see(o)
-                    }
-                }
-                OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {
-                    see(src);
-                    see(dst);
-                }
-                _ => {}
-            }
+            op.for_each_slice(|s, _| see(&s));
         }
         ext
     }

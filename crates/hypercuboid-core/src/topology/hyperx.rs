@@ -80,42 +80,70 @@ impl HyperX {
     /// Builds the topology.
     pub fn build(&self) -> Result<Topology, TopologyError> {
         let size = self.size()?;
-        let n = self.sizes.len();
-        let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
-        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-        let mut b = Builder::new(FAMILY, &["router"], &names, self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
+        // every other router of the same row in each dimension (a full mesh per dimension)
+        let b = build_grid(
+            FAMILY,
+            &self.sizes,
+            self.p,
+            self.link,
+            &size,
+            |ci, s, to| to.extend(ci + 1..s),
         );
-        let mut stride = vec![1u32; n];
-        for i in 1..n {
-            stride[i] = stride[i - 1] * self.sizes[i - 1];
-        }
-        let mut c = vec![0u32; n];
-        for r in 0..size.routers as u32 {
-            let mut x = r;
-            for (ci, &s) in c.iter_mut().zip(&self.sizes) {
-                *ci = x % s;
-                x /= s;
-            }
-            b.router(0, &c);
-            b.endpoints(r, self.p);
-        }
-        for r in 0..size.routers as u32 {
-            let mut x = r;
-            for (&s, &st) in self.sizes.iter().zip(&stride) {
-                let ci = x % s;
-                x /= s;
-                for cj in ci + 1..s {
-                    b.link(r, r + (cj - ci) * st);
-                }
-            }
-        }
         b.finish(kv(&[
             ("s", dims_text(&self.sizes)),
             ("p", self.p.to_string()),
         ]))
     }
+}
+
+/// The routers of an n-dimensional grid of `sizes` (dimension 0 varies fastest in the router
+/// numbering, coordinates recorded as `d0, d1, …`), `p` endpoints on each, and links: for every
+/// router and dimension, `forward(coordinate, extent, &mut to)` lists the coordinates along that
+/// dimension to link to (each link listed once, by one of its two routers).
+pub(super) fn build_grid(
+    family: &'static str,
+    sizes: &[u32],
+    p: u32,
+    link: LinkParams,
+    size: &Size,
+    mut forward: impl FnMut(u32, u32, &mut Vec<u32>),
+) -> Builder {
+    let n = sizes.len();
+    let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+    let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let mut b = Builder::new(family, &["router"], &names, link);
+    b.reserve(
+        size.routers as usize,
+        size.endpoints as usize,
+        size.links as usize,
+    );
+    let mut stride = vec![1u32; n];
+    for i in 1..n {
+        stride[i] = stride[i - 1] * sizes[i - 1];
+    }
+    let mut c = vec![0u32; n];
+    for r in 0..size.routers as u32 {
+        let mut x = r;
+        for (ci, &s) in c.iter_mut().zip(sizes) {
+            *ci = x % s;
+            x /= s;
+        }
+        b.router(0, &c);
+        b.endpoints(r, p);
+    }
+    let mut to = Vec::new();
+    for r in 0..size.routers as u32 {
+        let mut x = r;
+        for (&s, &st) in sizes.iter().zip(&stride) {
+            let ci = x % s;
+            x /= s;
+            to.clear();
+            forward(ci, s, &mut to);
+            for &cj in &to {
+                // r's coordinate along this dimension goes from ci to cj
+                b.link(r, r - ci * st + cj * st);
+            }
+        }
+    }
+    b
 }

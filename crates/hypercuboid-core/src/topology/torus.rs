@@ -6,8 +6,8 @@
 //! (default 1).
 
 use super::error::{param_err, TopologyError};
-use super::graph::{check_size, kv, Builder, LinkParams, Topology};
-use super::hyperx::dims_text;
+use super::graph::{check_size, kv, LinkParams, Topology};
+use super::hyperx::{build_grid, dims_text};
 use super::Size;
 
 /// A torus (`wrap`) or mesh.
@@ -103,41 +103,22 @@ impl Torus {
     /// Builds the topology.
     pub fn build(&self) -> Result<Topology, TopologyError> {
         let size = self.size()?;
-        let n = self.sizes.len();
-        let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
-        let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-        let mut b = Builder::new(self.family(), &["router"], &names, self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
-        let mut stride = vec![1u32; n];
-        for i in 1..n {
-            stride[i] = stride[i - 1] * self.sizes[i - 1];
-        }
-        let mut c = vec![0u32; n];
-        for r in 0..size.routers as u32 {
-            let mut x = r;
-            for (ci, &s) in c.iter_mut().zip(&self.sizes) {
-                *ci = x % s;
-                x /= s;
-            }
-            b.router(0, &c);
-            b.endpoints(r, self.p);
-        }
-        for r in 0..size.routers as u32 {
-            let mut x = r;
-            for (&s, &st) in self.sizes.iter().zip(&stride) {
-                let ci = x % s;
-                x /= s;
+        let wrap = self.wrap;
+        // the next router along each dimension, and around for a torus (a ring of 2 has one link)
+        let b = build_grid(
+            self.family(),
+            &self.sizes,
+            self.p,
+            self.link,
+            &size,
+            |ci, s, to| {
                 if ci + 1 < s {
-                    b.link(r, r + st);
-                } else if self.wrap && s > 2 {
-                    b.link(r, r - ci * st);
+                    to.push(ci + 1);
+                } else if wrap && s > 2 {
+                    to.push(0);
                 }
-            }
-        }
+            },
+        );
         b.finish(kv(&[
             ("dims", dims_text(&self.sizes)),
             ("p", self.p.to_string()),

@@ -108,19 +108,8 @@ pub fn eq2(nranks: u32, alpha: Time) -> Result<Time, ScheduleError> {
 /// lies between the `γ = 0` value and [`recursive_doubling_bound`]; simulate for the exact one.
 /// This returns an error in that case rather than a wrong number.
 pub fn recursive_doubling(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
-    let bytes = checked(spec)?;
-    if bytes == 0 || spec.nranks == 1 {
-        return Ok(0);
-    }
-    let msg = m.message(bytes) as u128;
-    let step = msg + m.reduction(bytes) as u128;
-    let k = floor_log2(spec.nranks) as u128;
-    if spec.nranks.is_power_of_two() {
-        fit(k * step)
-    } else if m.gamma == 0.0 {
-        fit((k + 2) * msg)
-    } else {
-        Err(ScheduleError::BadParameter {
+    if !spec.nranks.is_power_of_two() && m.gamma != 0.0 && spec.nranks > 1 {
+        return Err(ScheduleError::BadParameter {
             name: "gamma".into(),
             value: m.gamma.to_string(),
             reason: format!(
@@ -129,8 +118,10 @@ pub fn recursive_doubling(spec: &AllreduceSpec, m: &Postal) -> Result<Time, Sche
                  reductions; use gamma = 0, recursive_doubling_bound, or simulate",
                 spec.nranks
             ),
-        })
+        });
     }
+    // Where exact, the bound is the time: K(α + nβ + nγ), or (K + 2)(α + nβ) with γ = 0.
+    recursive_doubling_bound(spec, m)
 }
 
 /// An upper bound of recursive doubling's time for any `N` in the same model:

@@ -270,58 +270,20 @@ struct Query {
 /// Elements an op reads and writes: `(slice, writes)`; the input buffer and empty slices are
 /// left out (nothing writes the input).
 fn accesses(op: &Op, mut f: impl FnMut(Slice, bool)) {
-    let mut see = |s: Slice, w: bool| {
+    op.for_each_slice(|s, w| {
         if s.slot != Slot::Input && s.len > 0 {
             f(s, w)
         }
-    };
-    match op.kind {
-        OpKind::Send {
-            data: Payload::Data(s),
-            ..
-        } => see(s, false),
-        OpKind::Recv { data, operand, .. } => {
-            if let Payload::Data(s) = data {
-                see(s, true)
-            }
-            if let Some(o) = operand {
-                see(o, false)
-            }
-        }
-        OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {
-            see(src, false);
-            see(dst, true);
-        }
-        _ => {}
-    }
+    })
 }
 
 /// The slices of `in` and `out` an op names.
 fn vector_slices(op: &Op, mut f: impl FnMut(Slice)) {
-    let mut see = |s: Slice| {
+    op.for_each_slice(|s, _| {
         if matches!(s.slot, Slot::Input | Slot::Output) {
             f(s)
         }
-    };
-    match op.kind {
-        OpKind::Send {
-            data: Payload::Data(s),
-            ..
-        } => see(s),
-        OpKind::Recv { data, operand, .. } => {
-            if let Payload::Data(s) = data {
-                see(s)
-            }
-            if let Some(o) = operand {
-                see(o)
-            }
-        }
-        OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {
-            see(src);
-            see(dst);
-        }
-        _ => {}
-    }
+    })
 }
 
 /// What two same-channel messages must agree on for their order not to matter.
