@@ -51,7 +51,8 @@ def test_bench_allreduce_json_contract(comm, tmp_path, linear_source):
     # the linear program reduces in rank order: exactly the fixed-order reference
     assert all(r["check"]["exact_reference"] for r in rows if r["algorithm"] == "linear")
     lines = res.output.splitlines()
-    assert lines[0].startswith(f"# allreduce, {comm.size} ranks, float64 sum, block 1; ")
+    ranks = "1 rank" if comm.size == 1 else f"{comm.size} ranks"
+    assert lines[0].startswith(f"# allreduce, {ranks}, float64 sum, block 1; ")
     assert lines[1].split() == [
         "algorithm", "size", "min", "us", "p25", "us", "median", "us", "p75", "us", "max", "us",
         "avg", "us", "busbw", "GB/s", "valid", "same", "bits",
