@@ -1,4 +1,5 @@
-"""Runs every end-to-end benchmark script in this folder, one after the other."""
+"""Runs every end-to-end benchmark script in this folder (each prints its table and writes its
+JSON under ``benchmarks/results/``), one after the other."""
 
 from __future__ import annotations
 
@@ -6,15 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPTS = ["simulate.py"]
-
 
 def main() -> None:
     here = Path(__file__).parent
-    for name in SCRIPTS:
-        if (here / name).exists():
-            print(f"== {name}", flush=True)
-            subprocess.run([sys.executable, str(here / name)], check=True)
+    scripts = sorted(p for p in here.glob("*.py") if p.name != "run.py")
+    for script in scripts:
+        print(f"== {script.name}", flush=True)
+        subprocess.run([sys.executable, str(script)], check=True)
 
 
 if __name__ == "__main__":

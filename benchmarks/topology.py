@@ -2,7 +2,7 @@
 bisection (METIS, 8 seeds, plus the exact-balance repair).
 
 Run: .venv/bin/python benchmarks/topology.py [--repeat 3] [--seeds 8]
-Prints a table and writes benchmarks/topology.json next to this script.
+Prints a table and writes benchmarks/results/topology.json.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def main() -> None:
             f"{r['total_without_bisection_s'] * 1e3:>10.1f}ms {r['bisection_s']:>9.2f}s "
             f"{r['total_with_bisection_s']:>9.2f}s {r['bisection_per_endpoint']:>7.3f}"
         )
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "topology.json")
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "topology.json")
     with open(out, "w", encoding="utf-8") as f:
         json.dump(
             {

@@ -16,7 +16,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hypercuboid.mpi import bench, modelfile
+from hypercuboid import modelfile
+from hypercuboid.mpi import bench
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD

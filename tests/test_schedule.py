@@ -241,7 +241,10 @@ def test_cli_errors_are_one_line(tmp_path):
             ["simulate", "allreduce", "-a", "ring", "-n", "4", "--model", "postal:alpha=5 parsecs"],
             "Error: ",
         ),
-        (["simulate", "allreduce", "-a", "ring", "-n", "4"], "Error: missing --model; "),
+        (
+            ["simulate", "allreduce", "-a", "ring", "-n", "4"],
+            "Error: missing --model (or --model-file); ",
+        ),
         (["simulate", "--goal", str(tmp_path / "missing.goal"), "--model", LOGGOPS], "Error: "),
     ]
     for args, start in cases:
@@ -298,3 +301,36 @@ def test_demo_writes_its_files(tmp_path):
         math.isclose(float(row["postal_closed_form"].replace(",", "")), row["postal"], abs_tol=0.05)
         for row in closed
     )
+
+
+def test_cli_model_file(tmp_path):
+    from hypercuboid import modelfile
+
+    f = modelfile.write(tmp_path / "m.json", LOGGOPS, "test", {}, {})
+    r = run(
+        "simulate",
+        "allreduce",
+        "-a",
+        "recursive_doubling",
+        "-n",
+        "4",
+        "--dtype",
+        "int64",
+        "--model-file",
+        str(f),
+        "--json",
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["completion_time_ns"] == 2 * 6042.0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model": "postal:alpha=1us,epsilon=2"}')
+    r = run("simulate", "allreduce", "-a", "ring", "-n", "4", "--model-file", str(bad))
+    assert r.exit_code == 1
+    assert r.output == (
+        f"Error: {bad}: unknown parameter 'epsilon' for postal; accepted: alpha, beta, gamma, "
+        "delta\n"
+    )
+    r = run(
+        "simulate", "allreduce", "-a", "ring", "-n", "4", "--model-file", str(f), "--model", LOGGOPS
+    )
+    assert r.output == "Error: give --model or --model-file, not both\n"

@@ -81,7 +81,7 @@ def test_bench_blocks_of_ten_and_plot(comm, tmp_path):
 
 
 def test_bench_pingpong_writes_a_postal_model_file(comm, tmp_path):
-    from hypercuboid.mpi import modelfile
+    from hypercuboid import modelfile
 
     mf = tmp_path / "postal.json"
     res = run(["pingpong", "-m", "1:1K", "-i", "5", "-x", "1", "--model-file", str(mf), "-q"])
@@ -102,7 +102,7 @@ def test_bench_pingpong_writes_a_postal_model_file(comm, tmp_path):
 
 
 def test_bench_multicast_writes_a_pipelined_model_file(comm, tmp_path):
-    from hypercuboid.mpi import modelfile
+    from hypercuboid import modelfile
 
     mf = tmp_path / "pipe.json"
     args = ["multicast", "-b", "3", "-i", "5", "-x", "1", "--beta", "0.4ns", "--no-gamma", "-q"]

@@ -291,7 +291,7 @@ def _reduction_cost(measure: bool) -> tuple[float, float]:
 
 
 def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
-    from hypercuboid.mpi.modelfile import fmt_time
+    from hypercuboid.modelfile import fmt_time
 
     return f"gamma={fmt_time(gamma_ns * 1e-9)},delta={fmt_time(delta_ns * 1e-9)}"
 
@@ -338,7 +338,7 @@ def bench_pingpong_cmd(
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
     from hypercuboid.mpi import bench as hb
-    from hypercuboid.mpi import modelfile
+    from hypercuboid import modelfile
     from hypercuboid.mpi.report import human_bytes, table
 
     size_list = hb.parse_sizes(sizes)
@@ -467,7 +467,7 @@ def bench_multicast_cmd(
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
     Table 1: 1.34 / 0.34 µs min, 1.51 / 0.38 µs median on a Cray XC30)."""
     from hypercuboid.mpi import bench as hb
-    from hypercuboid.mpi import modelfile
+    from hypercuboid import modelfile
     from hypercuboid.mpi.report import table
 
     if iterations < 1 or warmup < 0 or nbytes < 0:

@@ -14,10 +14,27 @@ MODEL_HELP = (
 
 
 def _simulate(
-    sched, model, as_json, no_per_rank, trace, plot, plot_ranks, noise, seed, strict, force
+    sched,
+    model,
+    model_file,
+    as_json,
+    no_per_rank,
+    trace,
+    plot,
+    plot_ranks,
+    noise,
+    seed,
+    strict,
+    force,
 ):
+    if model is not None and model_file is not None:
+        raise click.ClickException("give --model or --model-file, not both")
+    if model_file is not None:
+        from hypercuboid.modelfile import load
+
+        model = load(model_file)
     if model is None:
-        raise click.ClickException("missing --model; " + MODEL_HELP)
+        raise click.ClickException("missing --model (or --model-file); " + MODEL_HELP)
     if strict:
         report = sched.verify()
         if not report.sound:
@@ -88,6 +105,13 @@ simulate = schedule_verb(
     "optionally a Chrome trace and a timeline PNG.",
     [
         click.option("--model", "-m", default=None, help=MODEL_HELP),
+        click.option(
+            "--model-file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
+            "by 'hypercuboid bench pingpong' or 'bench multicast'.",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object."),
         click.option("--no-per-rank", is_flag=True, help="Omit per-rank finish times."),
         click.option(

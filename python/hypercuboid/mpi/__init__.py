@@ -3,7 +3,7 @@ and fit cost models from measurements.
 
 ``import hypercuboid`` does not import this package, and importing this package does not
 import mpi4py (nor initialise MPI): the names below load on first use, and
-:mod:`hypercuboid.mpi.modelfile` is plain Python. Install with ``pip install hypercuboid[mpi]``.
+:mod:`hypercuboid.modelfile` needs no MPI. Install with ``pip install hypercuboid[mpi]``.
 
 Main entry points::
 

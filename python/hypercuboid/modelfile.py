@@ -9,7 +9,8 @@ A model file is JSON::
      "date": "2025-01-01T12:00:00+00:00"}
 
 ``model`` is a cost-model spec string (times with units; β and γ per byte, δ per
-reduction). This module is plain Python: it imports neither mpi4py nor the Rust core.
+reduction), checked by the core's own model parser. No mpi4py is imported here: ``simulate``
+and ``tune`` read model files on machines without MPI.
 """
 
 from __future__ import annotations
@@ -17,54 +18,21 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import platform
-import re
 from pathlib import Path
 from typing import Any
 
 from hypercuboid.errors import ModelError
 
-#: Parameters each model family takes (the spec may leave some out).
-MODEL_PARAMS: dict[str, tuple[str, ...]] = {
-    "postal": ("alpha", "beta", "gamma", "delta"),
-    "pipelined": ("alpha_p", "alpha_r", "beta", "gamma", "delta"),
-    "loggops": ("L", "o", "g", "G", "O", "S", "gamma", "delta"),
-}
-
-_VALUE = re.compile(r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?(ps|ns|us|µs|ms|s)?$")
-
 
 def check_spec(spec: str) -> str:
-    """Checks the syntax of a cost-model spec (``NAME:key=value,...``: a known model, known
-    keys, each once, non-negative numbers with an optional time unit) and returns it stripped.
-    The core re-reads it; this catches a corrupt file early with a clear message."""
+    """Checks a cost-model spec with the core's parser (the one ``simulate`` uses) and returns
+    it stripped; raises :class:`~hypercuboid.errors.ModelError` naming what is wrong."""
     if not isinstance(spec, str) or not spec.strip():
         raise ModelError(f"model spec must be a non-empty string, not {spec!r}")
-    spec = spec.strip()
-    name, _, params = spec.partition(":")
-    if name not in MODEL_PARAMS:
-        raise ModelError(
-            f"model '{name}' in spec '{spec}' is unknown; accepted: {', '.join(MODEL_PARAMS)}"
-        )
-    seen = set()
-    for part in filter(None, params.split(",")):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq:
-            raise ModelError(f"'{part}' in model spec '{spec}' is not key=value")
-        if key not in MODEL_PARAMS[name]:
-            raise ModelError(
-                f"'{key}' is not a parameter of model '{name}'; accepted: "
-                f"{', '.join(MODEL_PARAMS[name])}"
-            )
-        if key in seen:
-            raise ModelError(f"'{key}' appears twice in model spec '{spec}'")
-        seen.add(key)
-        if not _VALUE.match(value.strip()):
-            raise ModelError(
-                f"{key}={value} in model spec '{spec}' is not a non-negative number with an "
-                "optional unit (ps, ns, us, ms, s)"
-            )
-    return spec
+    from hypercuboid import _core
+
+    _core.parse_model(spec.strip())
+    return spec.strip()
 
 
 def load(path: str | Path) -> str:
