@@ -337,8 +337,8 @@ def bench_pingpong_cmd(
 ) -> None:
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
-    from hypercuboid.mpi import bench as hb
     from hypercuboid import modelfile
+    from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import human_bytes, table
 
     size_list = hb.parse_sizes(sizes)
@@ -466,8 +466,8 @@ def bench_multicast_cmd(
     """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
     Table 1: 1.34 / 0.34 µs min, 1.51 / 0.38 µs median on a Cray XC30)."""
-    from hypercuboid.mpi import bench as hb
     from hypercuboid import modelfile
+    from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import table
 
     if iterations < 1 or warmup < 0 or nbytes < 0:
