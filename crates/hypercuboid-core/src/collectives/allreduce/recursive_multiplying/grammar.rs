@@ -160,11 +160,21 @@ impl ScheduleStringError {
                 suggestions,
                 ..
             } => {
-                let mut s = format!("it does not fit {nranks} ranks: {reason}");
+                let mut s = format!("it does not fit {}: {reason}", ranks(*nranks as u64));
                 if !suggestions.is_empty() {
-                    let list: Vec<String> = suggestions.iter().map(|x| format!("'{x}'")).collect();
+                    let list: Vec<String> = suggestions
+                        .iter()
+                        .map(|x| {
+                            if x.is_empty() {
+                                "'' (the empty schedule)".to_string()
+                            } else {
+                                format!("'{x}'")
+                            }
+                        })
+                        .collect();
                     s.push_str(&format!(
-                        "; schedules that fit {nranks} ranks include {}",
+                        "; schedules that fit {} include {}",
+                        ranks(*nranks as u64),
                         list.join(", ")
                     ));
                 }
@@ -189,6 +199,15 @@ impl From<ScheduleStringError> for crate::schedule::ScheduleError {
             value: e.text().to_string(),
             reason: e.reason(),
         }
+    }
+}
+
+/// `1 rank`, `7 ranks`.
+fn ranks(n: u64) -> String {
+    if n == 1 {
+        "1 rank".into()
+    } else {
+        format!("{n} ranks")
     }
 }
 
@@ -545,7 +564,8 @@ impl ScheduleString {
                 let (t, b) = (threshold as u64, base as u64);
                 if t > n {
                     return Err(format!(
-                        "'{s}' folds the ranks below T = {t}, but only {n} rank(s) are left there"
+                        "'{s}' folds the ranks below T = {t}, but only {} are there",
+                        ranks(n)
                     ));
                 }
                 levels.push(Level::Collapse {
@@ -578,19 +598,19 @@ impl ScheduleString {
             };
             if remainder as u64 >= n {
                 return Err(format!(
-                    "'{}' sets {remainder} rank(s) aside, but only {n} rank(s) are there; R must \
-                     be smaller",
-                    body[0]
+                    "'{}' sets {} aside, but only {} are there; R must be smaller",
+                    body[0],
+                    ranks(remainder as u64),
+                    ranks(n)
                 ));
             }
             let inner = n - remainder as u64;
             let product = product(body);
             if product != Some(inner) {
                 return Err(format!(
-                    "{n} rank(s) minus the remainder R = {remainder} leave {inner}, but the \
-                     factors {} multiply to {}",
-                    factor_list(body),
-                    product.map_or("more than 2^64".into(), |p| p.to_string())
+                    "{} minus the remainder R = {remainder} leave {inner}, but {}",
+                    ranks(n),
+                    product_text(body, product)
                 ));
             }
             for (s, g, b) in [(body[0], g1, b1), (body[body.len() - 1], gk, bk)] {
@@ -613,25 +633,26 @@ impl ScheduleString {
             });
             n = inner;
         } else {
-            let p = product(body);
-            if p != Some(n) {
-                let p = p.map_or("more than 2^64".into(), |p| p.to_string());
+            let prod = product(body);
+            if prod != Some(n) {
+                let p = prod.unwrap_or(u64::MAX);
                 return Err(if shape.collapses == 0 {
                     if body.is_empty() {
                         format!("the empty schedule fits 1 rank, not {n}")
                     } else {
-                        format!("the factors {} multiply to {p}, not {n}", factor_list(body))
+                        format!("{}, not {n}", product_text(body, Some(p)))
                     }
                 } else if body.is_empty() {
                     format!(
-                        "after the collapse(s) {n} rank(s) are left, but there is no exchange \
-                         stage between the collapse and the expand"
+                        "the collapses leave {}, but there is no exchange stage between the \
+                         collapse and the expand (that fits only when 1 rank is left)",
+                        ranks(n)
                     )
                 } else {
                     format!(
-                        "after the collapse(s) {n} rank(s) are left, but the factors {} multiply \
-                         to {p}",
-                        factor_list(body)
+                        "the collapses leave {}, but {}",
+                        ranks(n),
+                        product_text(body, Some(p))
                     )
                 });
             }
@@ -664,13 +685,19 @@ fn product(stages: &[Stage]) -> Option<u64> {
     Some(p)
 }
 
-fn factor_list(stages: &[Stage]) -> String {
+/// `the factors 8 x 3 multiply to 24` / `the stage a7 spans 7 ranks`.
+fn product_text(stages: &[Stage], product: Option<u64>) -> String {
     let f: Vec<String> = stages
         .iter()
         .filter_map(|s| s.factor())
         .map(|b| b.to_string())
         .collect();
-    f.join(" x ")
+    let p = product.map_or("more than 2^64".to_string(), |p| p.to_string());
+    if f.len() == 1 {
+        format!("the stage {} spans {p} ranks", stages[0])
+    } else {
+        format!("the factors {} multiply to {p}", f.join(" x "))
+    }
 }
 
 impl fmt::Display for ScheduleString {
