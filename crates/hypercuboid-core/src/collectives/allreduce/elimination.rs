@@ -1,7 +1,7 @@
 //! `elimination`: recursive doubling on a power of two, reached from any `N` by the 3-2 and 2-1
 //! elimination steps of Rabenseifner and Träff ("More efficient reduction algorithms for
 //! non-power-of-two number of processors in message-passing parallel systems", EuroPVM/MPI
-//! 2004, LNCS 3241; seed reference [17], simulated in the seed's section 6.4 and Fig. 23).
+//! 2004, LNCS 3241; seed reference 17, simulated in the seed's section 6.4 and Fig. 23).
 //!
 //! **This is our reconstruction for short vectors (whole-vector messages, as the seed
 //! simulates it), not a transcription of Rabenseifner and Träff's protocol**, which splits the
@@ -41,7 +41,7 @@
 use super::{floor_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
-/// How [`build`] lays out the ranks of `N`: `p = 2^⌊log2 N⌋`, `triples` 3-2 and `pairs` 2-1
+/// How the generator lays out the ranks of `N`: `p = 2^⌊log2 N⌋`, `triples` 3-2 and `pairs` 2-1
 /// eliminations (`triples + pairs = N − p`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Elimination {

@@ -20,13 +20,21 @@
 //!   flight at once on one `(source, destination)` channel share a tag. Each module documents its
 //!   tags. Tags wrap modulo 2^31 only past 2^31 steps (a ring of more than 2^30 ranks).
 //! - Operand order: lower ranks' contributions are kept on the left wherever the algorithm
-//!   allows it (`tree`, `recursive_doubling`), so that every rank computes the same expression:
-//!   bitwise-identical results, correct for a non-commutative operator. `ring` reduces each
-//!   chunk in cyclic rank order starting at the chunk's index (identical bits on every rank, but
-//!   a rotation of rank order); `ring_rotate` (faithful to the coursework) gives every rank its
-//!   own rotation. See each module. Pinning the order costs storage in `recursive_doubling`:
-//!   which side of each exchange a rank is on is part of its program, so its ranks share no
-//!   program shape (the schedule's shape sharing keys on everything but peers).
+//!   allows it, so that every rank computes the same expression. Verified for every N ≤ 256
+//!   (`tests/allreduce_verified.rs`, `tests/allreduce_rm_verified.rs`):
+//!
+//!   | algorithm | identical bits on every rank | rank order (non-commutative op) |
+//!   |---|---|---|
+//!   | `tree`, `recursive_doubling`, `rabenseifner` | yes | yes |
+//!   | `recursive_multiplying:…` (every enumerated schedule) | yes | yes |
+//!   | `ring` | yes | a rotation of rank order per chunk |
+//!   | `elimination` | yes | only for a power of two and N = 3 |
+//!   | `mpich_recursive_multiplying:k=K` | yes | only for N a power of K (MPICH's own order) |
+//!   | `ring_rotate` | only for N ≤ 2 | no (the coursework's per-rank rotation) |
+//!
+//!   See each module. Pinning the order costs storage in `recursive_doubling`: which side of
+//!   each exchange a rank is on is part of its program, so its ranks share no program shape
+//!   (the schedule's shape sharing keys on everything but peers).
 //!
 //! Costs: [`cost`] has the closed forms and the model under which the simulator must equal them.
 

@@ -1,6 +1,6 @@
 //! `rabenseifner`: reduce-scatter by recursive halving, then allgather by recursive doubling
 //! (Rabenseifner's algorithm as MPICH implements it in `MPIR_Allreduce_intra_reduce_scatter_
-//! allgather`; Thakur, Rabenseifner and Gropp, IJHPCA 2005, seed reference [19]), for any `N`
+//! allgather`; Thakur, Rabenseifner and Gropp, IJHPCA 2005, seed reference 19), for any `N`
 //! and any count.
 //!
 //! With `p = 2^⌊log2 N⌋`, `rem = N − p` and `K = log2 p`:
