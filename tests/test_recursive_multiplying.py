@@ -3,10 +3,9 @@ verification, the seed's simulated timelines (Figs. 18-23), errors."""
 
 import math
 
+import hypercuboid as hc
 import numpy as np
 import pytest
-
-import hypercuboid as hc
 from hypercuboid.errors import ScheduleError
 
 SEED_MODEL = "pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0,delta=10ns"

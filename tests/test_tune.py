@@ -2,10 +2,9 @@
 
 import json
 
+import hypercuboid.tune as t
 import pytest
 from click.testing import CliRunner
-
-import hypercuboid.tune as t
 from hypercuboid.cli import cli
 from hypercuboid.errors import ModelError, ScheduleError
 
