@@ -25,7 +25,10 @@ fn nranks_u32(n: i64) -> PyResult<u32> {
     if n < 1 || n > u32::MAX as i64 - 1 {
         return Err(error(
             Kind::Schedule,
-            format!("invalid number of ranks {n}: must be 1 ..= {}", u32::MAX - 1),
+            format!(
+                "invalid number of ranks {n}: must be 1 ..= {}",
+                u32::MAX - 1
+            ),
         ));
     }
     Ok(n as u32)
@@ -35,12 +38,7 @@ fn parse_schedule(text: &str) -> PyResult<ScheduleString> {
     ScheduleString::parse(text).py_err(Kind::Schedule)
 }
 
-fn options(
-    factored: bool,
-    split: bool,
-    merged: bool,
-    max_schedules: u64,
-) -> EnumerateOptions {
+fn options(factored: bool, split: bool, merged: bool, max_schedules: u64) -> EnumerateOptions {
     EnumerateOptions {
         factored,
         split,
@@ -130,8 +128,7 @@ fn rm_count<'py>(
     merged: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n = nranks_u32(nranks)?;
-    let c = tuning::count_schedules(n, &options(factored, split, merged, 0))
-        .map_err(tuning_err)?;
+    let c = tuning::count_schedules(n, &options(factored, split, merged, 0)).map_err(tuning_err)?;
     let d = PyDict::new(py);
     d.set_item("factored", c.factored)?;
     d.set_item("split", c.split)?;
