@@ -66,7 +66,16 @@ fn recvs(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
 fn names_round_trip_and_unknown_names_list_the_accepted_ones() {
     assert_eq!(
         Algorithm::NAMES,
-        ["ring_rotate", "ring", "tree", "recursive_doubling"]
+        [
+            "ring_rotate",
+            "ring",
+            "tree",
+            "recursive_doubling",
+            "rabenseifner",
+            "elimination",
+            "recursive_multiplying",
+            "mpich_recursive_multiplying"
+        ]
     );
     for (alg, name) in ALL.iter().zip(Algorithm::NAMES) {
         assert_eq!(alg.name(), *name);
@@ -76,7 +85,9 @@ fn names_round_trip_and_unknown_names_list_the_accepted_ones() {
     assert_eq!(
         Algorithm::parse("butterfly").unwrap_err().to_string(),
         "unknown allreduce algorithm 'butterfly'; accepted: ring_rotate, ring, tree, \
-         recursive_doubling"
+         recursive_doubling, rabenseifner, elimination, recursive_multiplying:SCHEDULE (e.g. \
+         recursive_multiplying:a8,a3,a4, or the bare schedule a8,a3,a4), \
+         mpich_recursive_multiplying[:k=K] (K >= 2, default 2)"
     );
     assert_eq!(
         gen(Algorithm::Tree, 4, 2).meta().name,
@@ -275,8 +286,11 @@ fn op_counts_per_rank() {
     assert_eq!(counts(Algorithm::Tree, 3), [5, 2, 2]);
     // Every algorithm on one rank: a copy; on an empty vector: nothing.
     for alg in ALL {
-        assert_eq!(ops_text(&gen(alg, 1, 5), 0), ["copy in[0:5] to out[0:5]"]);
-        let empty = gen(alg, 9, 0);
+        assert_eq!(
+            ops_text(&gen(alg.clone(), 1, 5), 0),
+            ["copy in[0:5] to out[0:5]"]
+        );
+        let empty = gen(alg.clone(), 9, 0);
         assert_eq!(empty.total_ops(), 0, "{alg}");
         assert_eq!(empty.nranks(), 9);
     }
@@ -423,7 +437,7 @@ fn dependencies_point_backwards_and_shapes_are_shared_where_the_algorithm_allows
     // Every dependency is on an earlier op: program order is an execution order.
     for alg in ALL {
         for n in [2, 5, 8, 13] {
-            let s = gen(alg, n, 7);
+            let s = gen(alg.clone(), n, 7);
             for r in 0..n {
                 let p = s.program(r);
                 for (a, d) in &p.deps {
@@ -537,7 +551,7 @@ fn every_rank_gets_the_exact_sum_for_1_to_64_ranks() {
             for count in [0, 1, n as u64 - 1, n as u64 + 3] {
                 let sp = spec(n, count);
                 let s = allreduce::generate(&alg, &sp).unwrap();
-                check_generated(alg, &sp, &s);
+                check_generated(alg.clone(), &sp, &s);
             }
         }
     }
@@ -549,7 +563,7 @@ fn tree_and_recursive_doubling_for_every_n_up_to_256() {
         for alg in [Algorithm::Tree, Algorithm::RecursiveDoubling] {
             for count in [1, 5] {
                 let sp = spec(n, count);
-                check_generated(alg, &sp, &allreduce::generate(&alg, &sp).unwrap());
+                check_generated(alg.clone(), &sp, &allreduce::generate(&alg, &sp).unwrap());
             }
         }
     }
@@ -567,7 +581,7 @@ proptest::proptest! {
     ) {
         for alg in [Algorithm::Tree, Algorithm::RecursiveDoubling] {
             let sp = spec(n, count);
-            check_generated(alg, &sp, &allreduce::generate(&alg, &sp).unwrap());
+            check_generated(alg.clone(), &sp, &allreduce::generate(&alg, &sp).unwrap());
         }
         let sp = spec(ring_n, ring_count);
         check_generated(Algorithm::Ring, &sp, &allreduce::generate(&Algorithm::Ring, &sp).unwrap());
@@ -594,7 +608,7 @@ fn tree_and_recursive_doubling_keep_rank_order_on_every_rank() {
     for alg in [Algorithm::Tree, Algorithm::RecursiveDoubling] {
         for n in 1..=40u32 {
             let order: Vec<u16> = (0..n as u16).collect();
-            for out in words(&gen(alg, n, 3)) {
+            for out in words(&gen(alg.clone(), n, 3)) {
                 for w in out {
                     assert_eq!(w, order, "{alg} n={n}");
                 }
@@ -645,7 +659,7 @@ fn ring_tree_and_rotation_also_complete_with_rendezvous_sends() {
     for n in [2, 3, 6, 8, 13] {
         for alg in ALL {
             let r = reference::run(
-                &gen(alg, n, 9),
+                &gen(alg.clone(), n, 9),
                 &m,
                 reference::Protocol::Rendezvous,
                 |_, _| 1u64,

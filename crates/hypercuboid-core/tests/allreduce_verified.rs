@@ -1,9 +1,11 @@
 //! Every generated allreduce schedule passes the verifier (issue "Foundation", section 5:
-//! "property tests over all N in 1..=256 and random larger N, several counts").
+//! "property tests over all N in 1..=256 and random larger N, several counts"; issue 3: the
+//! new algorithms, all verified for all N ≤ 256).
 //!
 //! Verified with `eager_limit = 0`: no schedule relies on MPI buffering. Beyond soundness, each
 //! algorithm's reduction order is pinned: which ones give bitwise-identical results on every
-//! rank, and which ones are also right for a non-commutative operator.
+//! rank, and which ones are also right for a non-commutative operator. Recursive multiplying's
+//! schedules are verified in `allreduce_rm_verified.rs`.
 
 use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec};
 use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
@@ -17,14 +19,33 @@ const ALL: [Algorithm; 4] = [
     Algorithm::RecursiveDoubling,
 ];
 
-fn check(alg: Algorithm, n: u32, count: u64) {
+/// The issue-3 algorithms without a schedule string (MPICH's radix at several values).
+const NEW: [Algorithm; 6] = [
+    Algorithm::Rabenseifner,
+    Algorithm::Elimination,
+    Algorithm::MpichRecursiveMultiplying { k: 2 },
+    Algorithm::MpichRecursiveMultiplying { k: 3 },
+    Algorithm::MpichRecursiveMultiplying { k: 4 },
+    Algorithm::MpichRecursiveMultiplying { k: 7 },
+];
+
+/// Whether `n` is a power of `k` (1 included).
+fn power_of(n: u32, k: u32) -> bool {
+    let mut p = 1u64;
+    while p < n as u64 {
+        p *= k as u64;
+    }
+    p == n as u64
+}
+
+fn check(alg: &Algorithm, n: u32, count: u64) {
     let spec = AllreduceSpec {
         nranks: n,
         count,
         dtype: Dtype::Float64,
         op: ReduceOp::Sum,
     };
-    let s = allreduce::generate(&alg, &spec).unwrap();
+    let s = allreduce::generate(alg, &spec).unwrap();
     let rep = verify(&s, &VerifyOptions::default());
     let what = format!("{alg} n={n} count={count}");
     assert!(rep.is_sound(), "{what}:\n{rep}");
@@ -55,6 +76,22 @@ fn check(alg: Algorithm, n: u32, count: u64) {
             assert!(sem.same_order_commutative, "{what}");
             assert!(sem.canonical_order, "{what}");
         }
+        // Chunks reduced once in rank order (lower virtual rank on the left), then copied.
+        Algorithm::Rabenseifner => {
+            assert!(sem.same_order_noncommutative, "{what}");
+            assert!(sem.canonical_order, "{what}");
+        }
+        // The same expression everywhere; the downward masks that let each triple meet last
+        // break rank order unless there is no triple (a power of two) or only one step (N = 3).
+        Algorithm::Elimination => {
+            assert!(sem.same_order_noncommutative, "{what}");
+            assert_eq!(sem.canonical_order, n.is_power_of_two() || n == 3, "{what}");
+        }
+        // MPICH's fold puts the folded-in higher ranks first: rank order only on a power of k.
+        Algorithm::MpichRecursiveMultiplying { k } => {
+            assert!(sem.same_order_noncommutative, "{what}");
+            assert_eq!(sem.canonical_order, power_of(n, *k), "{what}");
+        }
         _ => unreachable!(),
     }
 }
@@ -76,6 +113,25 @@ fn every_algorithm_verifies_for_every_n_up_to_256() {
             counts.sort_unstable();
             counts.dedup();
             for &c in &counts {
+                check(&alg, n, c);
+            }
+        }
+    }
+}
+
+#[test]
+fn new_algorithms_verify_for_every_n_up_to_256() {
+    for n in 1..=256u32 {
+        for alg in &NEW {
+            // Rabenseifner splits the vector: counts around N give empty and uneven chunks.
+            // The others move whole vectors: the count does not change their structure.
+            let mut counts = vec![0, 1, 3];
+            if *alg == Algorithm::Rabenseifner {
+                counts.extend([7, n as u64 - 1, n as u64 + 1]);
+            }
+            counts.sort_unstable();
+            counts.dedup();
+            for &c in &counts {
                 check(alg, n, c);
             }
         }
@@ -86,14 +142,17 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     #[test]
     fn larger_random_n(n in 257u32..4096, count in 1u64..40) {
-        check(Algorithm::Tree, n, count);
-        check(Algorithm::RecursiveDoubling, n, count);
+        check(&Algorithm::Tree, n, count);
+        check(&Algorithm::RecursiveDoubling, n, count);
+        check(&Algorithm::Rabenseifner, n, count);
+        check(&Algorithm::Elimination, n, count);
+        check(&Algorithm::MpichRecursiveMultiplying { k: 4 }, n, count);
     }
 
     #[test]
     fn rings_at_larger_random_n(n in 257u32..400, count in prop_oneof![Just(1u64), 1u64..500]) {
-        check(Algorithm::Ring, n, count);
-        check(Algorithm::RingRotate, n, count);
+        check(&Algorithm::Ring, n, count);
+        check(&Algorithm::RingRotate, n, count);
     }
 }
 

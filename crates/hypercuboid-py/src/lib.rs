@@ -7,6 +7,7 @@ mod network;
 mod schedule;
 mod sim;
 mod topology;
+mod tuning;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -15,5 +16,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     topology::register(m)?;
     network::register(m)?;
+    tuning::register(m)?;
     Ok(())
 }

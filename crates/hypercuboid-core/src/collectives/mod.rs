@@ -1,2 +1,3 @@
 //! Collective generators: per-rank communication schedules of collective algorithms.
 pub mod allreduce;
+pub mod tuning;

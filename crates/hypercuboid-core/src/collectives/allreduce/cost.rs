@@ -254,14 +254,123 @@ pub fn ring(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
     fit(2 * steps * m.message(chunk) as u128 + steps * m.reduction(chunk) as u128)
 }
 
-/// The exact cost of `alg` on `spec` in the model: [`ring_rotate`], [`ring`], [`tree`] or
-/// [`recursive_doubling`].
+/// Recursive multiplying with a factored schedule `aB₁,…,aB_s` (only `a` stages):
+/// `Σ (B_i − 1)(α + nβ + nγ)`. In each stage a rank sends `B_i − 1` messages one after the
+/// other; the member whose fold waits for the last of them then does `B_i − 1` reductions, and
+/// every group's members start the stage together (they share their history), so the sum is
+/// exact. Split and merged schedules skew the ranks: no closed form (an error says so).
+pub fn recursive_multiplying(
+    schedule: &super::ScheduleString,
+    spec: &AllreduceSpec,
+    m: &Postal,
+) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    schedule.fit(spec.nranks)?;
+    if !schedule.is_factored() {
+        return Err(ScheduleError::BadParameter {
+            name: "schedule".into(),
+            value: schedule.to_string(),
+            reason: "collapse/expand and merge stages skew the ranks, so there is no exact \
+                     closed form; simulate, or use tuning::estimate for the model's estimate"
+                .into(),
+        });
+    }
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let per = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    let b: u128 = schedule.factors().iter().map(|&f| f as u128 - 1).sum();
+    fit(b * per)
+}
+
+/// MPICH's recursive multiplying with radix `k` on `N = k^j` ranks: `j(k − 1)(α + nβ + nγ)`
+/// (each round: `k − 1` messages one after the other, then `k − 1` reductions once all have
+/// arrived). Other `N` fold ranks in first: an error says to simulate.
+pub fn mpich_recursive_multiplying(
+    k: u32,
+    spec: &AllreduceSpec,
+    m: &Postal,
+) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    let (p, rounds) = super::mpich_recursive_multiplying::pofk(spec.nranks, k.max(2));
+    if k < 2 || p != spec.nranks {
+        return Err(not_exact(
+            "nranks",
+            spec.nranks,
+            &format!("the closed form holds when nranks is a power of k = {k}; simulate otherwise"),
+        ));
+    }
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let per = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    fit(rounds as u128 * (k as u128 - 1) * per)
+}
+
+/// Rabenseifner's algorithm on `N = 2^K` ranks with `count` divisible by `N`: step `s` of the
+/// reduce-scatter moves and reduces `n/2^{s+1}` bytes, the allgather's step moves the same, so
+/// `Σ_s [2(α + β·n/2^{s+1}) + γ·n/2^{s+1}]` (each message rounded once), which tends to
+/// `2Kα + 2(N−1)/N·nβ + (N−1)/N·nγ`. Other cases skew the ranks (uneven chunks, the fold):
+/// an error says to simulate.
+pub fn rabenseifner(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    let bytes = checked(spec)?;
+    if !spec.nranks.is_power_of_two() {
+        return Err(not_exact(
+            "nranks",
+            spec.nranks,
+            "the closed form holds for a power of two; simulate otherwise",
+        ));
+    }
+    if spec.count % spec.nranks as u64 != 0 {
+        return Err(ScheduleError::BadParameter {
+            name: "count".into(),
+            value: spec.count.to_string(),
+            reason: format!(
+                "the closed form needs equal chunks: count divisible by nranks = {}",
+                spec.nranks
+            ),
+        });
+    }
+    if bytes == 0 || spec.nranks == 1 {
+        return Ok(0);
+    }
+    let es = spec.dtype.size() as u64;
+    let mut t: u128 = 0;
+    let mut elems = spec.count;
+    for _ in 0..floor_log2(spec.nranks) {
+        elems /= 2;
+        let b = elems * es;
+        t += 2 * m.message(b) as u128 + m.reduction(b) as u128;
+    }
+    fit(t)
+}
+
+/// The exact cost of `alg` on `spec` in the model, where a closed form is exact:
+/// [`ring_rotate`], [`ring`], [`tree`], [`recursive_doubling`], [`recursive_multiplying`]
+/// (factored schedules), [`rabenseifner`] (powers of two), [`mpich_recursive_multiplying`]
+/// (powers of k), and `elimination` on a power of two (recursive doubling). Elsewhere an error
+/// says why there is none.
 pub fn allreduce(alg: &Algorithm, spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
     match alg {
         Algorithm::RingRotate => ring_rotate(spec, m),
         Algorithm::Ring => ring(spec, m),
         Algorithm::Tree => tree(spec, m),
         Algorithm::RecursiveDoubling => recursive_doubling(spec, m),
+        Algorithm::RecursiveMultiplying(s) => recursive_multiplying(s, spec, m),
+        Algorithm::Rabenseifner => rabenseifner(spec, m),
+        Algorithm::MpichRecursiveMultiplying { k } => mpich_recursive_multiplying(*k, spec, m),
+        Algorithm::Elimination => {
+            if spec.nranks.is_power_of_two() {
+                recursive_doubling(spec, m)
+            } else {
+                checked(spec)?;
+                Err(not_exact(
+                    "nranks",
+                    spec.nranks,
+                    "elimination skews the ranks of a non-power of two; simulate",
+                ))
+            }
+        }
     }
 }
 

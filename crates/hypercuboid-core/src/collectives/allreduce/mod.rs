@@ -20,30 +20,46 @@
 //!   flight at once on one `(source, destination)` channel share a tag. Each module documents its
 //!   tags. Tags wrap modulo 2^31 only past 2^31 steps (a ring of more than 2^30 ranks).
 //! - Operand order: lower ranks' contributions are kept on the left wherever the algorithm
-//!   allows it (`tree`, `recursive_doubling`), so that every rank computes the same expression:
-//!   bitwise-identical results, correct for a non-commutative operator. `ring` reduces each
-//!   chunk in cyclic rank order starting at the chunk's index (identical bits on every rank, but
-//!   a rotation of rank order); `ring_rotate` (faithful to the coursework) gives every rank its
-//!   own rotation. See each module. Pinning the order costs storage in `recursive_doubling`:
-//!   which side of each exchange a rank is on is part of its program, so its ranks share no
-//!   program shape (the schedule's shape sharing keys on everything but peers).
+//!   allows it, so that every rank computes the same expression. Verified for every N ≤ 256
+//!   (`tests/allreduce_verified.rs`, `tests/allreduce_rm_verified.rs`):
+//!
+//!   | algorithm | identical bits on every rank | rank order (non-commutative op) |
+//!   |---|---|---|
+//!   | `tree`, `recursive_doubling`, `rabenseifner` | yes | yes |
+//!   | `recursive_multiplying:…` (every enumerated schedule) | yes | yes |
+//!   | `ring` | yes | a rotation of rank order per chunk |
+//!   | `elimination` | yes | only for a power of two and N = 3 |
+//!   | `mpich_recursive_multiplying:k=K` | yes | only for N a power of K (MPICH's own order) |
+//!   | `ring_rotate` | only for N ≤ 2 | no (the coursework's per-rank rotation) |
+//!
+//!   See each module. Pinning the order costs storage in `recursive_doubling`: which side of
+//!   each exchange a rank is on is part of its program, so its ranks share no program shape
+//!   (the schedule's shape sharing keys on everything but peers).
 //!
 //! Costs: [`cost`] has the closed forms and the model under which the simulator must equal them.
 
 pub mod cost;
+pub mod elimination;
+pub mod mpich_recursive_multiplying;
+pub mod rabenseifner;
 pub mod recursive_doubling;
+pub mod recursive_multiplying;
 pub mod ring;
 pub mod ring_rotate;
 pub mod tree;
+
+pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
 use crate::schedule::{
     Dtype, Meta, Program, Rank, ReduceOp, Schedule, ScheduleBuilder, ScheduleError, Slice, Slot,
     MAX_RANKS,
 };
+use std::borrow::Cow;
 use std::fmt;
 
-/// An allreduce algorithm. Names are the snake_case strings users type ([`Algorithm::NAMES`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// An allreduce algorithm. [`Algorithm::parse`] reads the strings users type and
+/// [`Algorithm::name`] prints them back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Algorithm {
     /// `ring_rotate`: the coursework's ring (its Alg. 1): P − 1 rounds, each passing the whole
@@ -58,48 +74,137 @@ pub enum Algorithm {
     /// `recursive_doubling`: pairwise exchange with MPICH's collapse/expand fix for a
     /// non-power-of-two P (Ruefenacht et al., Algorithm 1).
     RecursiveDoubling,
+    /// `recursive_multiplying:SCHEDULE` (or the bare schedule, e.g. `a8,a3,a4`): the mixed-radix
+    /// recursive multiplying of Ruefenacht et al. with collapse/expand and merge stages; see
+    /// [`recursive_multiplying`].
+    RecursiveMultiplying(ScheduleString),
+    /// `rabenseifner`: reduce-scatter by recursive halving, allgather by recursive doubling,
+    /// MPICH's fold for a non-power of two; see [`rabenseifner`].
+    Rabenseifner,
+    /// `elimination`: recursive doubling reached by Rabenseifner–Träff 3-2 and 2-1 eliminations;
+    /// see [`elimination`].
+    Elimination,
+    /// `mpich_recursive_multiplying:k=K` (default `k = 2`): MPICH's single-radix recursive
+    /// multiplying; see [`mpich_recursive_multiplying`].
+    MpichRecursiveMultiplying {
+        /// The radix, 2 ..= 65536.
+        k: u32,
+    },
 }
 
 impl Algorithm {
-    /// Every algorithm, in the order of [`Algorithm::NAMES`].
+    /// The algorithms without parameters (and MPICH's recursive multiplying with its default
+    /// radix), in the order of the first names of [`Algorithm::NAMES`].
     pub const ALL: &'static [Algorithm] = &[
         Algorithm::RingRotate,
         Algorithm::Ring,
         Algorithm::Tree,
         Algorithm::RecursiveDoubling,
+        Algorithm::Rabenseifner,
+        Algorithm::Elimination,
     ];
 
-    /// The names [`Algorithm::parse`] accepts.
-    pub const NAMES: &'static [&'static str] =
-        &["ring_rotate", "ring", "tree", "recursive_doubling"];
+    /// The algorithm names. `recursive_multiplying` needs a schedule
+    /// (`recursive_multiplying:a8,a3,a4`); `mpich_recursive_multiplying` takes an optional
+    /// radix (`mpich_recursive_multiplying:k=4`, default 2).
+    pub const NAMES: &'static [&'static str] = &[
+        "ring_rotate",
+        "ring",
+        "tree",
+        "recursive_doubling",
+        "rabenseifner",
+        "elimination",
+        "recursive_multiplying",
+        "mpich_recursive_multiplying",
+    ];
 
-    /// The name users type.
-    pub const fn name(&self) -> &'static str {
+    /// The forms [`Algorithm::parse`] accepts, for error messages.
+    pub const ACCEPTED: &'static str = "ring_rotate, ring, tree, recursive_doubling, \
+        rabenseifner, elimination, recursive_multiplying:SCHEDULE (e.g. \
+        recursive_multiplying:a8,a3,a4, or the bare schedule a8,a3,a4), \
+        mpich_recursive_multiplying[:k=K] (K >= 2, default 2)";
+
+    /// The string users type, which [`Algorithm::parse`] reads back to the same algorithm.
+    pub fn name(&self) -> Cow<'static, str> {
         match self {
-            Algorithm::RingRotate => "ring_rotate",
-            Algorithm::Ring => "ring",
-            Algorithm::Tree => "tree",
-            Algorithm::RecursiveDoubling => "recursive_doubling",
+            Algorithm::RingRotate => "ring_rotate".into(),
+            Algorithm::Ring => "ring".into(),
+            Algorithm::Tree => "tree".into(),
+            Algorithm::RecursiveDoubling => "recursive_doubling".into(),
+            Algorithm::Rabenseifner => "rabenseifner".into(),
+            Algorithm::Elimination => "elimination".into(),
+            Algorithm::RecursiveMultiplying(s) => format!("recursive_multiplying:{s}").into(),
+            Algorithm::MpichRecursiveMultiplying { k } => {
+                format!("mpich_recursive_multiplying:k={k}").into()
+            }
         }
     }
 
-    /// Parses a name of [`Algorithm::NAMES`].
+    /// Parses a name: one of [`Algorithm::ACCEPTED`]. A string that looks like a schedule
+    /// (`a8,a3,a4`, `c6m2,a2,a2,e6m2`) is read as `recursive_multiplying` with it.
     pub fn parse(name: &str) -> Result<Algorithm, ScheduleError> {
-        Algorithm::ALL
-            .iter()
-            .copied()
-            .find(|a| a.name() == name)
-            .ok_or_else(|| ScheduleError::UnknownName {
-                what: "allreduce algorithm",
-                name: name.to_string(),
-                accepted: Algorithm::NAMES.join(", "),
-            })
+        let unknown = || ScheduleError::UnknownName {
+            what: "allreduce algorithm",
+            name: name.to_string(),
+            accepted: Algorithm::ACCEPTED.into(),
+        };
+        if let Some(a) = Algorithm::ALL.iter().find(|a| a.name() == name) {
+            return Ok(a.clone());
+        }
+        if name == "recursive_multiplying" {
+            return Err(ScheduleError::BadParameter {
+                name: "allreduce algorithm".into(),
+                value: name.into(),
+                reason: "recursive_multiplying needs a schedule, e.g. \
+                         recursive_multiplying:a8,a3,a4 (or the bare schedule a8,a3,a4); \
+                         'hypercuboid tune allreduce --ranks N' ranks the schedules of N ranks"
+                    .into(),
+            });
+        }
+        if let Some(sched) = name.strip_prefix("recursive_multiplying:") {
+            return Ok(Algorithm::RecursiveMultiplying(ScheduleString::parse(
+                sched,
+            )?));
+        }
+        if name == "mpich_recursive_multiplying" {
+            return Ok(Algorithm::MpichRecursiveMultiplying {
+                k: mpich_recursive_multiplying::DEFAULT_K,
+            });
+        }
+        if let Some(arg) = name.strip_prefix("mpich_recursive_multiplying:") {
+            let bad = |reason: String| ScheduleError::BadParameter {
+                name: "mpich_recursive_multiplying radix".into(),
+                value: arg.to_string(),
+                reason,
+            };
+            let v = arg
+                .strip_prefix("k=")
+                .ok_or_else(|| bad("expected k=K, e.g. mpich_recursive_multiplying:k=4".into()))?;
+            let k: u32 = v
+                .parse()
+                .map_err(|_| bad(format!("k = '{v}' is not a whole number")))?;
+            if !(2..=mpich_recursive_multiplying::MAX_K).contains(&k) {
+                return Err(bad(format!(
+                    "k = {k}; the radix is 2 ..= {}",
+                    mpich_recursive_multiplying::MAX_K
+                )));
+            }
+            return Ok(Algorithm::MpichRecursiveMultiplying { k });
+        }
+        // A bare schedule string: a stage letter followed by a digit.
+        let b = name.as_bytes();
+        if b.len() >= 2 && b"acemn".contains(&b[0]) && b[1].is_ascii_digit() {
+            return Ok(Algorithm::RecursiveMultiplying(ScheduleString::parse(
+                name,
+            )?));
+        }
+        Err(unknown())
     }
 }
 
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.name())
     }
 }
 
@@ -206,18 +311,42 @@ pub fn program(
             reason: format!("the allreduce has ranks 0..{}", spec.nranks),
         });
     }
-    build(alg, spec, rank, out);
+    let plan = prepare(alg, spec)?;
+    build(alg, plan.as_ref(), spec, rank, out);
     out.normalize();
     Ok(())
+}
+
+/// Checks what `alg` needs beyond a valid spec (the schedule fits, the radix is in range) and
+/// returns the recursive multiplying plan, if any.
+fn prepare(
+    alg: &Algorithm,
+    spec: &AllreduceSpec,
+) -> Result<Option<recursive_multiplying::Plan>, ScheduleError> {
+    match alg {
+        Algorithm::RecursiveMultiplying(s) => Ok(Some(s.fit(spec.nranks)?)),
+        Algorithm::MpichRecursiveMultiplying { k } => {
+            if !(2..=mpich_recursive_multiplying::MAX_K).contains(k) {
+                return Err(ScheduleError::BadParameter {
+                    name: "mpich_recursive_multiplying radix".into(),
+                    value: k.to_string(),
+                    reason: format!("the radix is 2 ..= {}", mpich_recursive_multiplying::MAX_K),
+                });
+            }
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// The schedule of every rank, built one rank at a time into a [`ScheduleBuilder`].
 pub fn generate(alg: &Algorithm, spec: &AllreduceSpec) -> Result<Schedule, ScheduleError> {
     spec.validate()?;
+    let plan = prepare(alg, spec)?;
     let mut builder = ScheduleBuilder::new(spec.nranks as u64, spec.meta(alg))?;
     let mut p = Program::new();
     for rank in 0..spec.nranks {
-        build(alg, spec, rank, &mut p);
+        build(alg, plan.as_ref(), spec, rank, &mut p);
         if rank == 0 {
             builder.reserve_ops(p.len().saturating_mul(spec.nranks as usize));
         }
@@ -226,9 +355,15 @@ pub fn generate(alg: &Algorithm, spec: &AllreduceSpec) -> Result<Schedule, Sched
     builder.finish()
 }
 
-/// Writes rank `rank`'s program into `out` (cleared first). The spec is valid and the rank in
-/// range.
-fn build(alg: &Algorithm, spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
+/// Writes rank `rank`'s program into `out` (cleared first). The spec is valid, the rank in
+/// range, and `plan` is what [`prepare`] returned.
+fn build(
+    alg: &Algorithm,
+    plan: Option<&recursive_multiplying::Plan>,
+    spec: &AllreduceSpec,
+    rank: Rank,
+    out: &mut Program,
+) {
     out.clear();
     if spec.count == 0 {
         return;
@@ -245,6 +380,15 @@ fn build(alg: &Algorithm, spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         Algorithm::Ring => ring::build(spec, rank, out),
         Algorithm::Tree => tree::build(spec, rank, out),
         Algorithm::RecursiveDoubling => recursive_doubling::build(spec, rank, out),
+        Algorithm::Rabenseifner => rabenseifner::build(spec, rank, out),
+        Algorithm::Elimination => elimination::build(spec, rank, out),
+        Algorithm::MpichRecursiveMultiplying { k } => {
+            mpich_recursive_multiplying::build(*k, spec, rank, out)
+        }
+        Algorithm::RecursiveMultiplying(_) => {
+            let plan = plan.expect("checked by prepare");
+            recursive_multiplying::build(plan, spec, rank, out)
+        }
     }
 }
 

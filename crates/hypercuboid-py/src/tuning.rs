@@ -1,0 +1,289 @@
+//! Bindings of hypercuboid_core::collectives::tuning and the recursive multiplying schedule
+//! strings: parse, fit, enumerate, count, estimate, optimise, rank (GIL released).
+
+use hypercuboid_core::collectives::allreduce::{ScheduleString, Stage};
+use hypercuboid_core::collectives::tuning::{
+    self, EnumerateOptions, Method, Params, RankOptions, TuningError,
+};
+use hypercuboid_core::model::parse_model;
+use hypercuboid_core::schedule::Dtype;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors::{error, IntoPy, Kind};
+
+fn tuning_err(e: TuningError) -> PyErr {
+    let kind = match &e {
+        TuningError::Simulation(_) => Kind::Simulation,
+        TuningError::BadParameter { name, .. } if name == "model" => Kind::Model,
+        _ => Kind::Schedule,
+    };
+    error(kind, e.to_string())
+}
+
+fn nranks_u32(n: i64) -> PyResult<u32> {
+    if n < 1 || n > u32::MAX as i64 - 1 {
+        return Err(error(
+            Kind::Schedule,
+            format!(
+                "invalid number of ranks {n}: must be 1 ..= {}",
+                u32::MAX - 1
+            ),
+        ));
+    }
+    Ok(n as u32)
+}
+
+fn parse_schedule(text: &str) -> PyResult<ScheduleString> {
+    ScheduleString::parse(text).py_err(Kind::Schedule)
+}
+
+fn options(factored: bool, split: bool, merged: bool, max_schedules: u64) -> EnumerateOptions {
+    EnumerateOptions {
+        factored,
+        split,
+        merged,
+        max_schedules,
+    }
+}
+
+fn stage_tuple(s: &Stage) -> (&'static str, u32, u32, u32) {
+    match *s {
+        Stage::Factor(b) => ("a", b, 0, 0),
+        Stage::Collapse { threshold, base } => ("c", threshold, base, 0),
+        Stage::Expand { threshold, base } => ("e", threshold, base, 0),
+        Stage::Merge {
+            remainder,
+            groups,
+            base,
+        } => ("m", remainder, groups, base),
+        Stage::InverseMerge {
+            remainder,
+            groups,
+            base,
+        } => ("n", remainder, groups, base),
+    }
+}
+
+/// Parses a schedule string: `{text, stages: [(kind, x, y, z)], factored, nranks}` where kind is
+/// a/c/e/m/n with (B) / (T, B) / (R, G, B) and `nranks` the N it fits (None if none).
+#[pyfunction]
+fn rm_parse<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+    let s = parse_schedule(text)?;
+    let d = PyDict::new(py);
+    d.set_item("text", s.to_string())?;
+    let stages: Vec<(&str, u32, u32, u32)> = s.stages().iter().map(stage_tuple).collect();
+    d.set_item("stages", stages)?;
+    d.set_item("factored", s.is_factored())?;
+    d.set_item("nranks", s.nranks())?;
+    Ok(d)
+}
+
+/// Checks that a schedule fits `nranks`; raises ScheduleError saying why not (with
+/// suggestions).
+#[pyfunction]
+fn rm_fit(text: &str, nranks: i64) -> PyResult<()> {
+    let s = parse_schedule(text)?;
+    s.fit(nranks_u32(nranks)?).py_err(Kind::Schedule)?;
+    Ok(())
+}
+
+/// A few schedules that fit `nranks`.
+#[pyfunction]
+fn rm_suggest(nranks: i64) -> PyResult<Vec<String>> {
+    Ok(tuning::suggest(nranks_u32(nranks)?)
+        .iter()
+        .map(|s| s.to_string())
+        .collect())
+}
+
+/// Every schedule of `nranks` in the selected families (see the core's `for_each_schedule`).
+#[pyfunction]
+#[pyo3(signature = (nranks, factored = true, split = true, merged = true, max_schedules = tuning::DEFAULT_MAX_SCHEDULES))]
+fn rm_enumerate(
+    py: Python<'_>,
+    nranks: i64,
+    factored: bool,
+    split: bool,
+    merged: bool,
+    max_schedules: u64,
+) -> PyResult<Vec<String>> {
+    let n = nranks_u32(nranks)?;
+    let opts = options(factored, split, merged, max_schedules);
+    py.detach(move || {
+        let mut out = Vec::new();
+        tuning::for_each_schedule(n, &opts, &mut |s| out.push(s.to_string())).map(|_| out)
+    })
+    .map_err(tuning_err)
+}
+
+/// How many schedules each family has: `{factored, split, merged, total}`.
+#[pyfunction]
+#[pyo3(signature = (nranks, factored = true, split = true, merged = true))]
+fn rm_count<'py>(
+    py: Python<'py>,
+    nranks: i64,
+    factored: bool,
+    split: bool,
+    merged: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = nranks_u32(nranks)?;
+    let c = tuning::count_schedules(n, &options(factored, split, merged, 0)).map_err(tuning_err)?;
+    let d = PyDict::new(py);
+    d.set_item("factored", c.factored)?;
+    d.set_item("split", c.split)?;
+    d.set_item("merged", c.merged)?;
+    d.set_item("total", c.total())?;
+    Ok(d)
+}
+
+fn params_from(model: &str, bytes: u64) -> PyResult<Params> {
+    let spec = parse_model(model).py_err(Kind::Model)?;
+    Params::from_model(&spec, bytes).map_err(tuning_err)
+}
+
+/// The closed-form time (ps) of a schedule on `nranks` ranks under `model` (postal or
+/// pipelined spec) for vectors of `bytes` bytes.
+#[pyfunction]
+#[pyo3(signature = (schedule, nranks, model, bytes = 0))]
+fn rm_estimate(schedule: &str, nranks: i64, model: &str, bytes: u64) -> PyResult<u64> {
+    let s = parse_schedule(schedule)?;
+    let p = params_from(model, bytes)?;
+    tuning::estimate(&s, nranks_u32(nranks)?, &p).map_err(tuning_err)
+}
+
+/// The model-optimal factored schedule (dynamic program): `{schedule, time_ps, divisors}`.
+#[pyfunction]
+#[pyo3(signature = (nranks, model, bytes = 0))]
+fn rm_optimal<'py>(
+    py: Python<'py>,
+    nranks: i64,
+    model: &str,
+    bytes: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = nranks_u32(nranks)?;
+    let p = params_from(model, bytes)?;
+    let o = py
+        .detach(move || tuning::optimal_factored(n, &p))
+        .map_err(tuning_err)?;
+    let d = PyDict::new(py);
+    d.set_item("schedule", o.schedule.to_string())?;
+    d.set_item("time_ps", o.time)?;
+    d.set_item("divisors", o.divisors)?;
+    Ok(d)
+}
+
+/// Eq. 5: the real `b` minimising `(α_p + b α_r) log_{b+1} N` for `ratio = α_p/α_r`.
+#[pyfunction]
+fn b_opt(ratio: f64) -> PyResult<f64> {
+    tuning::b_opt(ratio).map_err(tuning_err)
+}
+
+/// The best integer `b` for `ratio`.
+#[pyfunction]
+fn b_opt_integer(ratio: f64) -> PyResult<u32> {
+    tuning::b_opt_integer(ratio).map_err(tuning_err)
+}
+
+/// Ranks the schedules of `nranks` ranks under `model` (postal or pipelined spec) for `count`
+/// elements of `dtype`; with `simulate`, simulates the `pool` best by the closed form on the
+/// same model and ranks them by simulated time. Returns `{nranks, model, params, b_opt,
+/// method ("exhaustive" or "dynamic_program"), reason, divisors, counts, simulated, rows:
+/// [{schedule, stages, predicted_ps, simulated_ps}]}`.
+#[pyfunction]
+#[pyo3(signature = (nranks, model, count = 1, dtype = "float64", top = 10, simulate = false, pool = 40, max_schedules = tuning::DEFAULT_MAX_SCHEDULES, factored = true, split = true, merged = true))]
+#[allow(clippy::too_many_arguments)]
+fn tune_allreduce<'py>(
+    py: Python<'py>,
+    nranks: i64,
+    model: &str,
+    count: u64,
+    dtype: &str,
+    top: usize,
+    simulate: bool,
+    pool: usize,
+    max_schedules: u64,
+    factored: bool,
+    split: bool,
+    merged: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = nranks_u32(nranks)?;
+    let spec = parse_model(model).py_err(Kind::Model)?;
+    let dt = Dtype::parse(dtype).py_err(Kind::Schedule)?;
+    let bytes = count.checked_mul(dt.size() as u64).ok_or_else(|| {
+        error(
+            Kind::Schedule,
+            format!("invalid count {count}: {count} elements of {dtype} exceed 2^64 - 1 bytes"),
+        )
+    })?;
+    let p = Params::from_model(&spec, bytes).map_err(tuning_err)?;
+    let opts = RankOptions {
+        top,
+        enumerate: options(factored, split, merged, max_schedules),
+        simulate: simulate.then(|| spec.clone()),
+        pool,
+        count,
+        dtype: dt,
+    };
+    let r = py
+        .detach(move || tuning::rank_schedules(n, &p, &opts))
+        .map_err(tuning_err)?;
+    let d = PyDict::new(py);
+    d.set_item("nranks", r.nranks)?;
+    d.set_item("model", spec.to_string())?;
+    let pd = PyDict::new(py);
+    pd.set_item("alpha_p_ps", r.params.alpha_p)?;
+    pd.set_item("alpha_r_ps", r.params.alpha_r)?;
+    pd.set_item("beta_ps_per_byte", r.params.beta)?;
+    pd.set_item("gamma_ps_per_byte", r.params.gamma)?;
+    pd.set_item("delta_ps", r.params.delta)?;
+    pd.set_item("bytes", r.params.bytes)?;
+    d.set_item("params", pd)?;
+    d.set_item("b_opt", r.b_opt)?;
+    match &r.method {
+        Method::Exhaustive { counts } => {
+            d.set_item("method", "exhaustive")?;
+            d.set_item("reason", py.None())?;
+            d.set_item("divisors", py.None())?;
+            let c = PyDict::new(py);
+            c.set_item("factored", counts.factored)?;
+            c.set_item("split", counts.split)?;
+            c.set_item("merged", counts.merged)?;
+            c.set_item("total", counts.total())?;
+            d.set_item("counts", c)?;
+        }
+        Method::DynamicProgram { reason, divisors } => {
+            d.set_item("method", "dynamic_program")?;
+            d.set_item("reason", reason)?;
+            d.set_item("divisors", *divisors)?;
+            d.set_item("counts", py.None())?;
+        }
+    }
+    d.set_item("simulated", r.simulated)?;
+    let rows = PyList::empty(py);
+    for row in &r.rows {
+        let x = PyDict::new(py);
+        x.set_item("schedule", row.schedule.to_string())?;
+        x.set_item("stages", row.schedule.len())?;
+        x.set_item("predicted_ps", row.predicted)?;
+        x.set_item("simulated_ps", row.simulated)?;
+        rows.append(x)?;
+    }
+    d.set_item("rows", rows)?;
+    Ok(d)
+}
+
+/// Adds this module's functions to `hypercuboid._core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(rm_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(rm_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(rm_suggest, m)?)?;
+    m.add_function(wrap_pyfunction!(rm_enumerate, m)?)?;
+    m.add_function(wrap_pyfunction!(rm_count, m)?)?;
+    m.add_function(wrap_pyfunction!(rm_estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(rm_optimal, m)?)?;
+    m.add_function(wrap_pyfunction!(b_opt, m)?)?;
+    m.add_function(wrap_pyfunction!(b_opt_integer, m)?)?;
+    m.add_function(wrap_pyfunction!(tune_allreduce, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,315 @@
+"""Schedule search for recursive multiplying allreduce (Ruefenacht, Bull and Booth, Parallel
+Computing 2017): enumerate the schedules of N ranks, rank them by the pipelined postal model's
+closed form and by simulation, find the model-optimal factored schedule of large N, and
+``b_opt`` (the paper's eq. 5).
+
+>>> import hypercuboid.tune as t
+>>> t.optimal_schedule(1_000_000, t.pipelined_model("1.34us", "0.34us"))[0]
+'a5,a5,a5,a5,a5,a5,a4,a4,a4'
+
+Models are cost-model spec strings (``pipelined:alpha_p=1.34us,alpha_r=0.34us`` or
+``postal:alpha=1us``); :func:`pipelined_model` builds one from times with units.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from hypercuboid import _core
+from hypercuboid.errors import ModelError
+
+#: Schedules beyond this many are not enumerated: the dynamic program runs instead.
+DEFAULT_MAX_SCHEDULES: int = 200_000
+
+#: Bytes per element of each dtype name.
+DTYPE_SIZES: dict[str, int] = {
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "float64": 8,
+}
+
+#: The paper's Table 1 fits of α_p and α_r (non-blocking sends on ARCHER, a Cray XC30).
+TABLE1 = {
+    "minimum": ("1.34us", "0.34us"),
+    "median": ("1.51us", "0.38us"),
+}
+
+
+def _time(v: str | float | int, name: str) -> str:
+    """A time for a spec string: numbers are nanoseconds, strings keep their unit."""
+    if isinstance(v, bool):
+        raise ModelError(f"{name} must be a time such as 500ns or 1.5us, not {v!r}")
+    if isinstance(v, (int, float)):
+        return f"{v!r}ns"
+    return str(v).strip()
+
+
+def pipelined_model(
+    alpha_p: str | float,
+    alpha_r: str | float,
+    beta: str | float = 0,
+    gamma: str | float = 0,
+    delta: str | float = 0,
+) -> str:
+    """The pipelined postal model spec with these parameters (times with units, or numbers of
+    nanoseconds; ``beta`` and ``gamma`` per byte, ``delta`` per reduction), checked and in
+    canonical form."""
+    spec = (
+        f"pipelined:alpha_p={_time(alpha_p, 'alpha_p')},alpha_r={_time(alpha_r, 'alpha_r')},"
+        f"beta={_time(beta, 'beta')},gamma={_time(gamma, 'gamma')},delta={_time(delta, 'delta')}"
+    )
+    return _core.parse_model(spec)
+
+
+def load_model_file(path: str | Path) -> str:
+    """The model spec of a model file (JSON ``{"model": "pipelined:..."}``); raises
+    :class:`~hypercuboid.errors.ModelError` saying what is wrong with the file."""
+    try:
+        from hypercuboid.modelfile import load  # the MPI back end's loader, when present
+    except ImportError:  # pragma: no cover - depends on the package version
+        load = _load_model_file
+    return load(path)
+
+
+def _load_model_file(path: str | Path) -> str:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ModelError(f"{p}: not a model file (not UTF-8 text)") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelError(
+            f"{p}: not a model file (invalid JSON at line {e.lineno}, column {e.colno}: {e.msg})"
+        ) from None
+    if not isinstance(doc, dict):
+        raise ModelError(
+            f"{p}: not a model file (expected a JSON object, got {type(doc).__name__})"
+        )
+    if "model" not in doc:
+        raise ModelError(
+            f"{p}: not a model file (no 'model' key; keys: {', '.join(sorted(doc)) or 'none'})"
+        )
+    spec = doc["model"]
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelError(f"{p}: model spec must be a non-empty string, not {spec!r}")
+    try:
+        return _core.parse_model(spec.strip())
+    except ModelError as e:
+        raise ModelError(f"{p}: {e}") from None
+
+
+def _bytes(count: int, dtype: str) -> int:
+    if dtype not in DTYPE_SIZES:
+        raise ValueError(f"unknown dtype '{dtype}'; accepted: {', '.join(DTYPE_SIZES)}")
+    if count < 0:
+        raise ValueError(f"invalid count {count}: must be >= 0")
+    return count * DTYPE_SIZES[dtype]
+
+
+def b_opt(alpha_p: float, alpha_r: float | None = None) -> float:
+    """Eq. 5: ``b_opt = e^{W((α_p − α_r)/(e α_r)) + 1} − 1``, the number of messages per stage
+    that minimises ``(α_p + b α_r) log_{b+1} N``. Give the ratio ``α_p/α_r``, or both times
+    (in the same unit). Ratio 1 gives ``e − 1 ≈ 1.718``."""
+    ratio = alpha_p if alpha_r is None else alpha_p / alpha_r
+    return _core.b_opt(float(ratio))
+
+
+def b_opt_integer(alpha_p: float, alpha_r: float | None = None) -> int:
+    """The best whole number of messages per stage for the ratio ``α_p/α_r``."""
+    ratio = alpha_p if alpha_r is None else alpha_p / alpha_r
+    return _core.b_opt_integer(float(ratio))
+
+
+def check_schedule(schedule: str, nranks: int) -> None:
+    """Raises :class:`~hypercuboid.errors.ScheduleError` if ``schedule`` does not fit
+    ``nranks`` ranks, saying why and suggesting schedules that fit."""
+    _core.rm_fit(schedule, nranks)
+
+
+def parse_schedule_string(schedule: str) -> dict:
+    """``{text, stages, factored, nranks}``: the canonical text, the stages as tuples
+    (``('a', B, 0, 0)``, ``('c', T, B, 0)``, ``('e', T, B, 0)``, ``('m', R, G, B)``,
+    ``('n', R, G, B)``), whether only ``a`` stages, and the number of ranks it fits."""
+    d = _core.rm_parse(schedule)
+    d["stages"] = [tuple(s) for s in d["stages"]]
+    return d
+
+
+def suggest(nranks: int) -> list[str]:
+    """A few schedules that fit ``nranks`` ranks."""
+    return list(_core.rm_suggest(nranks))
+
+
+def schedules(
+    nranks: int,
+    *,
+    factored: bool = True,
+    split: bool = True,
+    merged: bool = True,
+    max_schedules: int = DEFAULT_MAX_SCHEDULES,
+) -> list[str]:
+    """Every schedule of ``nranks`` ranks in the selected families: ordered factorisations,
+    and the split (collapse/expand) and merged variants that avoid a large prime factor (see
+    ``docs/recursive-multiplying.md``). Refuses more than ``max_schedules`` (0: no cap)."""
+    return list(_core.rm_enumerate(nranks, factored, split, merged, max_schedules))
+
+
+def count_schedules(
+    nranks: int, *, factored: bool = True, split: bool = True, merged: bool = True
+) -> dict:
+    """``{factored, split, merged, total}``: how many schedules each family has."""
+    return dict(_core.rm_count(nranks, factored, split, merged))
+
+
+def estimate(
+    schedule: str, nranks: int, model: str, count: int = 0, dtype: str = "float64"
+) -> float:
+    """The closed-form time in nanoseconds of ``schedule`` on ``nranks`` ranks (exact for
+    factored schedules; an estimate for split and merged ones)."""
+    return _core.rm_estimate(schedule, nranks, model, _bytes(count, dtype)) / 1e3
+
+
+def optimal_schedule(
+    nranks: int, model: str, count: int = 0, dtype: str = "float64"
+) -> tuple[str, float]:
+    """The factored schedule with the least closed-form time and that time in nanoseconds,
+    by dynamic programming over the divisors of ``nranks`` (fast at any N)."""
+    d = _core.rm_optimal(nranks, model, _bytes(count, dtype))
+    return d["schedule"], d["time_ps"] / 1e3
+
+
+@dataclass(frozen=True)
+class TuneRow:
+    """One ranked schedule."""
+
+    rank: int
+    schedule: str
+    stages: int
+    predicted_ns: float
+    simulated_ns: float | None
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What :func:`tune_allreduce` found."""
+
+    nranks: int
+    model: str
+    count: int
+    dtype: str
+    b_opt: float | None
+    method: str
+    reason: str | None
+    counts: dict | None
+    divisors: int | None
+    simulated: int
+    rows: list[TuneRow]
+    elapsed_s: float
+
+    @property
+    def best(self) -> TuneRow:
+        """The first row."""
+        return self.rows[0]
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        d = asdict(self)
+        d["rows"] = [asdict(r) for r in self.rows]
+        return d
+
+
+def tune_allreduce(
+    nranks: int,
+    model: str,
+    *,
+    count: int = 1,
+    dtype: str = "float64",
+    top: int = 10,
+    simulate: bool = False,
+    pool: int = 40,
+    max_schedules: int = DEFAULT_MAX_SCHEDULES,
+    factored: bool = True,
+    split: bool = True,
+    merged: bool = True,
+) -> TuneResult:
+    """Ranks the recursive multiplying schedules of ``nranks`` ranks under ``model`` (a postal
+    or pipelined spec) for ``count`` elements of ``dtype``.
+
+    With at most ``max_schedules`` schedules, all are enumerated and ranked by the closed form;
+    otherwise the dynamic program's optimum alone is returned (``method ==
+    "dynamic_program"``, ``reason`` says why). With ``simulate``, the ``pool`` best by the
+    closed form are simulated on the same model and ranked by simulated time.
+    """
+    if top < 1:
+        raise ValueError(f"invalid top {top}: at least one row")
+    t0 = time.perf_counter()
+    d = _core.tune_allreduce(
+        nranks,
+        model,
+        count,
+        dtype,
+        top,
+        simulate,
+        pool,
+        max_schedules,
+        factored,
+        split,
+        merged,
+    )
+    elapsed = time.perf_counter() - t0
+    rows = [
+        TuneRow(
+            rank=i + 1,
+            schedule=r["schedule"],
+            stages=r["stages"],
+            predicted_ns=r["predicted_ps"] / 1e3,
+            simulated_ns=None if r["simulated_ps"] is None else r["simulated_ps"] / 1e3,
+        )
+        for i, r in enumerate(d["rows"])
+    ]
+    return TuneResult(
+        nranks=d["nranks"],
+        model=d["model"],
+        count=count,
+        dtype=dtype,
+        b_opt=d["b_opt"],
+        method=d["method"],
+        reason=d["reason"],
+        counts=None if d["counts"] is None else dict(d["counts"]),
+        divisors=d["divisors"],
+        simulated=d["simulated"],
+        rows=rows,
+        elapsed_s=elapsed,
+    )
+
+
+__all__ = [
+    "DEFAULT_MAX_SCHEDULES",
+    "TABLE1",
+    "TuneResult",
+    "TuneRow",
+    "b_opt",
+    "b_opt_integer",
+    "check_schedule",
+    "count_schedules",
+    "estimate",
+    "load_model_file",
+    "optimal_schedule",
+    "parse_schedule_string",
+    "pipelined_model",
+    "schedules",
+    "suggest",
+    "tune_allreduce",
+]
