@@ -13,7 +13,6 @@ Models are cost-model spec strings (``pipelined:alpha_p=1.34us,alpha_r=0.34us`` 
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -74,40 +73,9 @@ def pipelined_model(
 def load_model_file(path: str | Path) -> str:
     """The model spec of a model file (JSON ``{"model": "pipelined:..."}``); raises
     :class:`~hypercuboid.errors.ModelError` saying what is wrong with the file."""
-    try:
-        from hypercuboid.modelfile import load  # the MPI back end's loader, when present
-    except ImportError:  # pragma: no cover - depends on the package version
-        load = _load_model_file
+    from hypercuboid.modelfile import load
+
     return load(path)
-
-
-def _load_model_file(path: str | Path) -> str:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ModelError(f"{p}: not a model file (not UTF-8 text)") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ModelError(
-            f"{p}: not a model file (invalid JSON at line {e.lineno}, column {e.colno}: {e.msg})"
-        ) from None
-    if not isinstance(doc, dict):
-        raise ModelError(
-            f"{p}: not a model file (expected a JSON object, got {type(doc).__name__})"
-        )
-    if "model" not in doc:
-        raise ModelError(
-            f"{p}: not a model file (no 'model' key; keys: {', '.join(sorted(doc)) or 'none'})"
-        )
-    spec = doc["model"]
-    if not isinstance(spec, str) or not spec.strip():
-        raise ModelError(f"{p}: model spec must be a non-empty string, not {spec!r}")
-    try:
-        return _core.parse_model(spec.strip())
-    except ModelError as e:
-        raise ModelError(f"{p}: {e}") from None
 
 
 def _bytes(count: int, dtype: str) -> int:

@@ -25,6 +25,16 @@ ALGORITHMS = _algorithms()
 needs_core = pytest.mark.skipif(not ALGORITHMS, reason="the core has no allreduce generators")
 
 
+def _concrete(algorithm: str, nranks: int) -> list[str]:
+    """The algorithm strings to run for a name: recursive multiplying needs a schedule, so every
+    schedule the enumerator gives for ``nranks`` (factored, split and merged) is run."""
+    if algorithm != "recursive_multiplying":
+        return [algorithm]
+    from hypercuboid.tune import schedules
+
+    return [f"recursive_multiplying:{s}" for s in schedules(nranks)]
+
+
 def _counts(nranks: int) -> list[int]:
     return sorted({1, max(1, nranks - 1), nranks + 1, 2 * nranks + 3, 1000})
 
@@ -44,15 +54,16 @@ def test_every_algorithm_every_count(comm, algorithm):
     says all ranks reduce in the same order (ring_rotate's ranks do not)."""
     from hypercuboid.mpi import check_allreduce
 
-    same_order = _same_order(algorithm, comm.size)
-    for count in _counts(comm.size):
-        r = check_allreduce(comm, algorithm, count, "float64", "sum")
-        assert r.valid and r.within_bound, (count, r)
-        assert r.native_identical_bits
-        if same_order:
-            assert r.identical_bits, (count, r)
-    # with 1000 random elements different orders show in the bits (deterministic inputs)
-    assert r.identical_bits is same_order
+    for alg in _concrete(algorithm, comm.size):
+        same_order = _same_order(alg, comm.size)
+        for count in _counts(comm.size):
+            r = check_allreduce(comm, alg, count, "float64", "sum")
+            assert r.valid and r.within_bound, (alg, count, r)
+            assert r.native_identical_bits
+            if same_order:
+                assert r.identical_bits, (alg, count, r)
+        # with 1000 random elements different orders show in the bits (deterministic inputs)
+        assert r.identical_bits is same_order, alg
 
 
 @needs_core
@@ -61,10 +72,11 @@ def test_every_algorithm_every_count(comm, algorithm):
 def test_every_algorithm_dtypes_and_ops(comm, algorithm, dtype, op):
     from hypercuboid.mpi import check_allreduce
 
-    r = check_allreduce(comm, algorithm, comm.size + 2, dtype, op)
-    # integers and max/min are exact whatever the order: consistent, equal to MPI_Allreduce too
-    assert r.valid and r.identical_bits
-    assert r.exact_reference and r.exact_native
+    for alg in _concrete(algorithm, comm.size):
+        r = check_allreduce(comm, alg, comm.size + 2, dtype, op)
+        # integers and max/min are exact whatever the order: consistent, equal to MPI_Allreduce
+        assert r.valid and r.identical_bits, alg
+        assert r.exact_reference and r.exact_native, alg
 
 
 @needs_core
