@@ -10,12 +10,13 @@
 //! * **Input-output buffered routers with VCs.** Every port of a router has an input buffer and
 //!   an output buffer of `buffer_bytes` each (100 KB), split evenly over the routing's virtual
 //!   channels (endpoint ports use one VC with the whole buffer). The head packet of an input VC
-//!   is routed when it arrives, then crosses the switch to an output VC when that output VC has
-//!   room; an input port moves one packet per serialisation time of its link, an output buffer
-//!   accepts packets from every input at once (output queuing), and the packet becomes eligible
-//!   for its output link `switch_latency` (100 ns) later. An output port sends one packet per
-//!   serialisation time, choosing round-robin among VCs whose head is eligible and that hold a
-//!   credit for the downstream input VC.
+//!   takes `switch_latency` (100 ns) from its arrival to be routed and cross the switch, then
+//!   moves into its output VC as soon as that has room; an input port moves one packet per
+//!   serialisation time of its link, an output buffer accepts packets from every input at once
+//!   (output queuing). The traversal is charged before the output buffer so that an output
+//!   buffer holds exactly the packets waiting for their link: the occupancy UGAL reads. An
+//!   output port sends one packet per serialisation time, choosing round-robin among VCs whose
+//!   head holds a credit for the downstream input VC.
 //! * **Credits.** Sending a packet takes a credit; the downstream input returns it when the
 //!   packet's tail leaves that input buffer, and it arrives back one link latency later.
 //! * **Endpoints.** A source endpoint injects into its router's endpoint port at up to its
@@ -34,7 +35,7 @@
 //! # Events
 //! Three idempotent "try" events, each naming a port or endpoint: an output port tries to send,
 //! an input port tries to move its head packets across the switch, an endpoint tries to inject.
-//! Each is scheduled only when something can change (a packet arrives or becomes eligible, a
+//! Each is scheduled only when something can change (a packet may cross the switch, a
 //! link frees, a credit returns to a port that waits for one), at most once per port and time.
 //! An input VC whose head finds its output VC full registers as a waiter and is woken when a
 //! slot frees. Credit returns are kept as per-VC queues of arrival times, consulted lazily.
@@ -298,7 +299,8 @@ impl<'t> Network<'t> {
 #[repr(C, align(32))]
 struct Packet {
     gen: Time,
-    /// Head arrival at the current input, or eligibility at the current output.
+    /// At an input: when the head may cross the switch (head arrival + switch latency); at
+    /// an output: when it may be sent.
     t: Time,
     dst: u32,
     /// Next packet in the same queue.
@@ -947,7 +949,7 @@ impl<'n, 't> Sim<'n, 't> {
             }
         };
         let ps = self.ports[port];
-        let arrive = now + ps.lat as Time;
+        let arrive = now + ps.lat as Time + self.switch;
         self.pk[pid as usize] = Packet {
             gen,
             t: arrive,
@@ -1045,15 +1047,16 @@ impl<'n, 't> Sim<'n, 't> {
         } else {
             self.outq[q].credits -= 1;
             let d = ps.peer as usize;
+            let movable = now + lat + self.switch;
             let p = &mut self.pk[pid as usize];
-            p.t = now + lat;
+            p.t = movable;
             p.add_hop();
             p.clear_out();
             let dq = d * self.v + vc;
             let was_empty = self.inq[dq].len == 0;
             self.in_push(dq, pid);
             if was_empty {
-                self.sched_in(d, now + lat);
+                self.sched_in(d, movable);
             }
         }
         if self.ports[o].out_occ > 0 {
@@ -1131,7 +1134,9 @@ impl<'n, 't> Sim<'n, 't> {
             self.in_pop(q);
             let ser_in = ps.ser as Time;
             let ser_out = self.ports[o].ser as Time;
-            let ready = (now + self.switch).max((arrived + ser_in).saturating_sub(ser_out));
+            // Virtual cut-through: the output may start once the head is through the
+            // switch, but not finish before the tail has arrived (links of unequal speed).
+            let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
             self.pk[pid as usize].t = ready;
             self.out_push(oq, pid);
             self.ports[o].out_occ += 1;

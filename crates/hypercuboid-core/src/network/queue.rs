@@ -7,8 +7,10 @@
 //! sorted once when its turn comes, so events come out in `(time, code)` order, which makes the
 //! run independent of insertion order. Events scheduled into the bucket being processed (a
 //! delay shorter than `W`) go to a small heap merged with the sorted batch. Duplicate
-//! `(time, code)` pairs are delivered once: every event is an idempotent "try" (the engine
-//! re-examines the port's state), so a duplicate carries no information.
+//! `(time, code)` pairs in a bucket are delivered once: every event is an idempotent "try"
+//! (the engine re-examines the port's state), so a duplicate queued before its time comes
+//! carries no information. An event queued again for the current time after it was delivered
+//! is delivered again: the state it reacts to has changed since.
 
 use crate::units::Time;
 use std::cmp::Reverse;
@@ -27,7 +29,6 @@ pub(crate) struct Wheel {
     late: BinaryHeap<Reverse<(Time, u32)>>,
     batch: Vec<u64>,
     pos: usize,
-    last: Option<(Time, u32)>,
 }
 
 impl Wheel {
@@ -44,7 +45,6 @@ impl Wheel {
             late: BinaryHeap::new(),
             batch: Vec::new(),
             pos: 0,
-            last: None,
         }
     }
 
@@ -102,10 +102,6 @@ impl Wheel {
                     continue;
                 }
             };
-            if self.last == Some(ev) {
-                continue;
-            }
-            self.last = Some(ev);
             return Some(ev);
         }
     }
@@ -149,6 +145,7 @@ impl Wheel {
                 let mut b = std::mem::take(&mut self.buckets[slot]);
                 self.in_wheel -= b.len();
                 b.sort_unstable();
+                b.dedup();
                 self.batch = b;
                 self.pos = 0;
                 return true;
@@ -162,14 +159,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pops_in_time_then_code_order_and_dedups() {
+    fn pops_in_time_then_code_order_and_merges_queued_duplicates() {
         let mut w = Wheel::new(4, 3); // 16 ps buckets, 8 buckets
         let evs = [
             (5u64, 3u32),
             (5, 1),
             (1000, 7),
             (17, 2),
-            (5, 1),
+            (130, 9),
             (130, 9),
             (129, 9),
         ];
@@ -178,10 +175,12 @@ mod tests {
         }
         let mut out = Vec::new();
         while let Some(e) = w.pop() {
-            if e == (17, 2) {
-                // scheduled into the current bucket while processing it
+            if e == (17, 2) && !out.contains(&e) {
+                // scheduled into the current bucket while processing it, and (17, 2) again:
+                // delivered again since it was queued after its delivery
                 w.push(20, 0);
                 w.push(17, 5);
+                w.push(17, 2);
             }
             out.push(e);
         }
@@ -190,6 +189,7 @@ mod tests {
             vec![
                 (5, 1),
                 (5, 3),
+                (17, 2),
                 (17, 2),
                 (17, 5),
                 (20, 0),

@@ -186,9 +186,9 @@ fn worst_case(topo: &Topology, routes: &Routes) -> Result<Pattern, String> {
             let p = p.ok_or("the routers carry different numbers of endpoints")?;
             let f = distance_two_walks(routes);
             let mut map = vec![0u32; n];
-            for r in 0..topo.num_routers() {
+            for (r, &fr) in f.iter().enumerate() {
                 let src = topo.router_endpoints(r);
-                let dst = topo.router_endpoints(f[r] as usize);
+                let dst = topo.router_endpoints(fr as usize);
                 for j in 0..p {
                     map[src[j] as usize] = dst[j];
                 }
@@ -302,6 +302,9 @@ pub enum ExchangeSpec {
     AllToAll {
         /// Bytes per (source, destination) pair.
         bytes: u64,
+        /// Interleave packets over the destinations (true) or send whole messages one after
+        /// the other (false), in both cases in a random order of destinations per node.
+        interleave: bool,
     },
     /// 3-D torus nearest neighbour: `bytes` to each of 6 neighbours.
     NearestNeighbor {
@@ -316,7 +319,10 @@ impl ExchangeSpec {
     /// Parses `a2a` or `nn`, with the seed's sizes (7.5 KB, 512 KB).
     pub fn parse(text: &str) -> Result<ExchangeSpec, NetworkError> {
         match text.trim().to_ascii_lowercase().as_str() {
-            "a2a" | "alltoall" | "all-to-all" => Ok(ExchangeSpec::AllToAll { bytes: 7680 }),
+            "a2a" | "alltoall" | "all-to-all" => Ok(ExchangeSpec::AllToAll {
+                bytes: 7680,
+                interleave: true,
+            }),
             "nn" | "nearest-neighbor" | "nearest-neighbour" | "halo" => {
                 Ok(ExchangeSpec::NearestNeighbor {
                     dims: None,
@@ -359,7 +365,7 @@ impl ExchangeSpec {
             })
         };
         match *self {
-            ExchangeSpec::AllToAll { bytes } => {
+            ExchangeSpec::AllToAll { bytes, interleave } => {
                 if n < 2 {
                     return Err(param(
                         "endpoints",
@@ -397,7 +403,7 @@ impl ExchangeSpec {
                     off,
                     dest,
                     packets_per_message: per,
-                    interleave: false,
+                    interleave,
                     message_bytes: bytes,
                 })
             }
