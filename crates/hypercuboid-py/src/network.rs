@@ -105,12 +105,9 @@ fn report_dict<'py>(
         }
         d.set_item("links", all)?;
     }
-    match (r.completion, r.effective_throughput) {
-        (Some(c), Some(e)) => {
-            d.set_item("completion_ns", ns(c))?;
-            d.set_item("effective_throughput", e)?;
-        }
-        _ => {}
+    if let (Some(c), Some(e)) = (r.completion, r.effective_throughput) {
+        d.set_item("completion_ns", ns(c))?;
+        d.set_item("effective_throughput", e)?;
     }
     if let Some(dims) = r.dims {
         d.set_item("dims", dims.to_vec())?;
