@@ -294,6 +294,21 @@ impl<'t> Network<'t> {
     }
 }
 
+/// Asks the CPU to bring `r`'s cache line closer (a hint: no effect on results).
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults and has no architectural effect; the
+    // pointer comes from a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            r as *const T as *const i8,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 /// A packet: 32 bytes, two to a cache line.
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
@@ -473,7 +488,13 @@ struct Sim<'n, 't> {
     hops: Vec<u64>,
     port_packets: Vec<u64>,
     completion: Time,
+    /// Depth of inline event handling (an output tried from an input, an input woken by an
+    /// output), bounded by `MAX_INLINE`.
+    depth: u32,
 }
+
+/// Nesting of inline event handling before falling back to a zero-delay event.
+const MAX_INLINE: u32 = 4;
 
 impl<'n, 't> Sim<'n, 't> {
     fn new(net: &'n Network<'t>, workload: &'n Workload) -> Sim<'n, 't> {
@@ -624,6 +645,7 @@ impl<'n, 't> Sim<'n, 't> {
             hops: Vec::new(),
             port_packets: vec![0; np],
             completion: 0,
+            depth: 0,
         };
         if let Some(s) = synthetic {
             for e in 0..nep {
@@ -846,6 +868,7 @@ impl<'n, 't> Sim<'n, 't> {
             }
             self.now = t;
             self.events += 1;
+            self.prefetch_ahead();
             let id = (code & ID_MASK) as usize;
             match code >> KIND_SHIFT {
                 K_OUT => self.out_try(id),
@@ -876,6 +899,41 @@ impl<'n, 't> Sim<'n, 't> {
             });
         }
         Ok(())
+    }
+
+    /// Starts loading what the events a few places ahead will touch: their port (or
+    /// endpoint) state and queue heads far ahead, the head packets of those queues nearer.
+    /// The engine's working set lives in the last-level cache and every event touches a few
+    /// scattered lines of it, so overlapping those loads is worth about a third of the time.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        const FAR: usize = 12;
+        const NEAR: usize = 6;
+        if let Some(c) = self.wheel.peek_code(FAR) {
+            let id = (c & ID_MASK) as usize;
+            match c >> KIND_SHIFT {
+                K_OUT => {
+                    prefetch(&self.ports[id]);
+                    prefetch(&self.outq[id * self.v]);
+                }
+                K_IN => {
+                    prefetch(&self.ports[id]);
+                    prefetch(&self.inq[id * self.v]);
+                }
+                _ => prefetch(&self.nics[id]),
+            }
+        }
+        if let Some(c) = self.wheel.peek_code(NEAR) {
+            let id = (c & ID_MASK) as usize;
+            let head = match c >> KIND_SHIFT {
+                K_OUT => self.outq[id * self.v].head,
+                K_IN => self.inq[id * self.v].head,
+                _ => NONE,
+            };
+            if head != NONE {
+                prefetch(&self.pk[head as usize]);
+            }
+        }
     }
 
     fn nic_try(&mut self, e: usize) {
@@ -1065,7 +1123,14 @@ impl<'n, 't> Sim<'n, 't> {
         // A slot of (o, vc) freed: wake the first input waiting for it.
         if let Some(w) = self.waiters[q].pop_front() {
             self.inq[w as usize].blocked = false;
-            self.in_try(w as usize / self.v);
+            let i = w as usize / self.v;
+            if self.depth < MAX_INLINE {
+                self.depth += 1;
+                self.in_try(i);
+                self.depth -= 1;
+            } else {
+                self.sched_in(i, now);
+            }
         }
     }
 
@@ -1162,7 +1227,16 @@ impl<'n, 't> Sim<'n, 't> {
                     self.sched_out(up, tc);
                 }
             }
-            self.sched_out(o, ready);
+            // When the output link frees, if it is busy now; at once (inline, a few calls
+            // deep at most) if it is idle.
+            let t = ready.max(self.ports[o].out_busy);
+            if t == now && self.depth < MAX_INLINE {
+                self.depth += 1;
+                self.out_try(o);
+                self.depth -= 1;
+            } else {
+                self.sched_out(o, t);
+            }
             // More to move from this input?
             let mut next = NEVER;
             for vc2 in 0..nv {

@@ -3,14 +3,13 @@
 //! Events are 32-bit codes (kind and port, see the engine) at picosecond times. The wheel has
 //! `M` buckets of `W = 2^shift` ps each; an event `t` goes to bucket `t >> shift` if that is
 //! less than `M` buckets ahead of the current one, otherwise to an overflow heap that feeds the
-//! wheel as time advances. A bucket holds `(offset within bucket) << 32 | code` words; it is
-//! sorted once when its turn comes, so events come out in `(time, code)` order, which makes the
-//! run independent of insertion order. Events scheduled into the bucket being processed (a
-//! delay shorter than `W`) go to a small heap merged with the sorted batch. Duplicate
-//! `(time, code)` pairs in a bucket are delivered once: every event is an idempotent "try"
-//! (the engine re-examines the port's state), so a duplicate queued before its time comes
-//! carries no information. An event queued again for the current time after it was delivered
-//! is delivered again: the state it reacts to has changed since.
+//! wheel as time advances. A bucket holds `(offset within bucket) << 32 | code` words; when its
+//! turn comes it is sorted, so events come out in `(time, code)` order. Events scheduled into
+//! the bucket being processed (a delay shorter than `W`) go to a small heap merged with the
+//! sorted batch (at equal times after it). The order depends only on what was queued when, so a
+//! run is deterministic.
+//! Every event is an idempotent "try" (the engine re-examines the port's state), so an event
+//! queued twice is harmless.
 
 use crate::units::Time;
 use std::cmp::Reverse;
@@ -83,7 +82,7 @@ impl Wheel {
                 )
             });
             let ev = match (from_batch, self.late.peek()) {
-                (Some(b), Some(&Reverse(l))) if l < b => {
+                (Some(b), Some(&Reverse(l))) if l.0 < b.0 => {
                     self.late.pop();
                     l
                 }
@@ -104,6 +103,14 @@ impl Wheel {
             };
             return Some(ev);
         }
+    }
+
+    /// The code of the event `d` places ahead in the current batch, if any (for prefetching).
+    #[inline]
+    pub fn peek_code(&self, d: usize) -> Option<u32> {
+        self.batch
+            .get(self.pos + d)
+            .map(|&w| (w & 0xffff_ffff) as u32)
     }
 
     /// Moves to the next non-empty bucket; false when nothing is left.
@@ -142,15 +149,21 @@ impl Wheel {
             }
             let slot = (self.cur & self.mask) as usize;
             if !self.buckets[slot].is_empty() || !self.late.is_empty() {
-                let mut b = std::mem::take(&mut self.buckets[slot]);
+                let b = std::mem::take(&mut self.buckets[slot]);
                 self.in_wheel -= b.len();
-                b.sort_unstable();
-                b.dedup();
-                self.batch = b;
+                self.batch = self.sort(b);
                 self.pos = 0;
                 return true;
             }
         }
+    }
+
+    /// Sorts bucket words by (offset, code): time order, ties by code, so that events at one
+    /// time visit ports in index order (kind to kind, port to port), which is kind to the
+    /// caches.
+    fn sort(&mut self, mut b: Vec<u64>) -> Vec<u64> {
+        b.sort_unstable();
+        b
     }
 }
 
@@ -159,16 +172,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pops_in_time_then_code_order_and_merges_queued_duplicates() {
+    fn pops_in_time_then_code_order() {
         let mut w = Wheel::new(4, 3); // 16 ps buckets, 8 buckets
         let evs = [
             (5u64, 3u32),
             (5, 1),
             (1000, 7),
             (17, 2),
-            (130, 9),
+            (21, 8),
+            (21, 6),
             (130, 9),
             (129, 9),
+            (130, 4),
         ];
         for &(t, c) in &evs {
             w.push(t, c);
@@ -176,8 +191,7 @@ mod tests {
         let mut out = Vec::new();
         while let Some(e) = w.pop() {
             if e == (17, 2) && !out.contains(&e) {
-                // scheduled into the current bucket while processing it, and (17, 2) again:
-                // delivered again since it was queued after its delivery
+                // scheduled into the current bucket while processing it
                 w.push(20, 0);
                 w.push(17, 5);
                 w.push(17, 2);
@@ -190,10 +204,13 @@ mod tests {
                 (5, 1),
                 (5, 3),
                 (17, 2),
-                (17, 2),
+                (17, 2), // queued again after its delivery: delivered again
                 (17, 5),
                 (20, 0),
+                (21, 6),
+                (21, 8),
                 (129, 9),
+                (130, 4),
                 (130, 9),
                 (1000, 7)
             ]
