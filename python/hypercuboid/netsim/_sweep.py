@@ -77,6 +77,9 @@ def sweep(
     ``jobs`` local processes, default the CPU count, or in-process for one job or one point),
     ``mpi``, ``processes`` or ``serial``. ``progress(done, total, point, report)`` is called as
     points finish. Under MPI, ranks other than 0 return None once the sweep is over.
+
+    Local processes are spawned, so a script that calls this must guard its top level with
+    ``if __name__ == "__main__":`` (the rule of :mod:`multiprocessing`).
     """
     points = list(points)
     kind = executor_kind(jobs, len(points), executor)
