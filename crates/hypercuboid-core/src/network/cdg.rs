@@ -3,7 +3,7 @@
 //! c₁ may request c₂ next. A routing is deadlock-free if this graph is acyclic.
 //!
 //! The graph is built from the same tables and VC function the engine uses
-//! ([`Routes::min_ports`], [`VcScheme::vc`]). A packet's next channel depends only on its
+//! ([`Routes::min_ports`], [`VcScheme::vc`](super::VcScheme::vc)). A packet's next channel depends only on its
 //! router, its current target (intermediate or destination router), its hop count and whether
 //! it has passed its intermediate router, so the builder propagates, per target, the set of
 //! hop counts a packet can have at each router (a bitmask) from the routers where such packets

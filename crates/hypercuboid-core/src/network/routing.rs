@@ -380,17 +380,22 @@ pub struct Routes {
     /// Router → index among the targets (routers with endpoints), or `NONE`.
     target_idx: Vec<u32>,
     targets: Vec<u32>,
-    /// Per (router, target index): the single minimal local port, or `MULTI | offset` of a
-    /// count-prefixed list in `mn_ports`, or `EMPTY` at the target itself.
-    mn_first: Vec<u32>,
+    /// Per (router, target index): the single minimal local port, or `MULTI` (several: see
+    /// `multi`), or `EMPTY` at the target itself. Two bytes an entry, so that the table of a
+    /// few hundred routers stays in the second-level cache.
+    mn_first: Vec<u16>,
+    /// Per router, CSR into `multi_keys`: the targets toward which it has several minimal
+    /// ports, ascending, with the offset of their count-prefixed list in `mn_ports`.
+    multi_off: Vec<u32>,
+    multi_keys: Vec<(u32, u32)>,
     mn_ports: Vec<u16>,
     /// `0, 1, 2, ...`: one-element slices for single minimal ports.
     ident: Vec<u16>,
     diameter: u16,
 }
 
-const MULTI: u32 = 1 << 31;
-const EMPTY: u32 = u32::MAX;
+const MULTI: u16 = u16::MAX;
+const EMPTY: u16 = u16::MAX - 1;
 
 /// Largest routers × routers-with-endpoints for the minimal-hop tables.
 const MAX_TABLE: usize = 1 << 26;
@@ -486,20 +491,23 @@ impl Routes {
         // Minimal next hops toward every target.
         let nt = targets.len();
         let mut mn_first = Vec::with_capacity(r * nt);
+        let mut multi_off = Vec::with_capacity(r + 1);
+        let mut multi_keys: Vec<(u32, u32)> = Vec::new();
         let mut mn_ports: Vec<u16> = Vec::new();
         let mut cands: Vec<u16> = Vec::new();
         let mut max_deg = 0usize;
+        multi_off.push(0u32);
         for x in 0..r {
             let nbrs = topo.neighbors(x);
             max_deg = max_deg.max(nbrs.len());
-            if nbrs.len() > u16::MAX as usize {
+            if nbrs.len() >= EMPTY as usize {
                 return Err(unsupported(format!(
                     "router {x} has {} neighbours, more than {}",
                     nbrs.len(),
-                    u16::MAX
+                    EMPTY - 1
                 )));
             }
-            for &t in &targets {
+            for (ti, &t) in targets.iter().enumerate() {
                 let row = &dist[t as usize * r..(t as usize + 1) * r];
                 let dx = row[x];
                 cands.clear();
@@ -512,15 +520,16 @@ impl Routes {
                 }
                 mn_first.push(match cands.len() {
                     0 => EMPTY,
-                    1 => cands[0] as u32,
+                    1 => cands[0],
                     k => {
-                        let off = mn_ports.len() as u32;
+                        multi_keys.push((ti as u32, mn_ports.len() as u32));
                         mn_ports.push(k as u16);
                         mn_ports.extend_from_slice(&cands);
-                        MULTI | off
+                        MULTI
                     }
                 });
             }
+            multi_off.push(multi_keys.len() as u32);
         }
         let ident: Vec<u16> = (0..max_deg.max(1) as u32).map(|j| j as u16).collect();
         let mut routes = Routes {
@@ -540,6 +549,8 @@ impl Routes {
             target_idx,
             targets,
             mn_first,
+            multi_off,
+            multi_keys,
             mn_ports,
             ident,
             diameter,
@@ -652,15 +663,18 @@ impl Routes {
     /// endpoints); empty when `router == t`.
     #[inline]
     pub fn min_ports(&self, router: usize, t: usize) -> &[u16] {
-        let k = router * self.targets.len() + self.target_idx[t] as usize;
-        let f = self.mn_first[k];
-        if f & MULTI == 0 {
+        let ti = self.target_idx[t];
+        let f = self.mn_first[router * self.targets.len() + ti as usize];
+        if f < EMPTY {
             let j = f as usize;
             &self.ident[j..j + 1]
         } else if f == EMPTY {
             &[]
         } else {
-            let off = (f & !MULTI) as usize;
+            let keys = &self.multi_keys
+                [self.multi_off[router] as usize..self.multi_off[router + 1] as usize];
+            let k = keys.partition_point(|&(x, _)| x < ti);
+            let off = keys[k].1 as usize;
             let n = self.mn_ports[off] as usize;
             &self.mn_ports[off + 1..off + 1 + n]
         }
