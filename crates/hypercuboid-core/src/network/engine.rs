@@ -287,11 +287,28 @@ impl<'t> Network<'t> {
                 }
             }
         }
-        let start = std::time::Instant::now();
-        let mut sim = Sim::new(self, workload);
-        sim.run()?;
-        Ok(sim.report(traffic, start.elapsed().as_secs_f64()))
+        // The VC count is a compile-time constant of the engine, rounded up, so that a port's
+        // state and its VC queues share cache lines.
+        match self.routes.num_vcs() {
+            1 => simulate::<1>(self, workload, traffic),
+            2 => simulate::<2>(self, workload, traffic),
+            3 | 4 => simulate::<4>(self, workload, traffic),
+            5..=8 => simulate::<8>(self, workload, traffic),
+            9..=16 => simulate::<16>(self, workload, traffic),
+            _ => simulate::<32>(self, workload, traffic),
+        }
     }
+}
+
+fn simulate<const V: usize>(
+    net: &Network<'_>,
+    workload: &Workload,
+    traffic: &str,
+) -> Result<Report, NetworkError> {
+    let start = std::time::Instant::now();
+    let mut sim = Sim::<V>::new(net, workload);
+    sim.run()?;
+    Ok(sim.report(traffic, start.elapsed().as_secs_f64()))
 }
 
 /// Asks the CPU to bring `r`'s cache line closer (a hint: no effect on results).
@@ -307,6 +324,25 @@ fn prefetch<T>(r: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
+}
+
+/// Prefetches the first two cache lines of a port block (its state and first VCs).
+#[inline(always)]
+fn prefetch_block<T>(r: &T) {
+    prefetch(r);
+    if std::mem::size_of::<T>() > 64 {
+        // The block is 64-byte aligned: its second line.
+        let second = (r as *const T as *const u8).wrapping_add(64);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `prefetch`; the address lies within `*r`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                second as *const i8,
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = second;
+    }
 }
 
 /// A packet: 32 bytes, two to a cache line.
@@ -376,50 +412,65 @@ impl Packet {
     }
 }
 
-/// Everything an event touches about one port, in one cache line.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct PortState {
-    out_busy: Time,
-    in_busy: Time,
-    out_sched: Time,
-    in_sched: Time,
-    /// Network port: the peer port; endpoint port: the endpoint.
-    peer: u32,
-    router: u32,
-    ser: u32,
-    lat: u32,
-    /// Packets in the output buffer (all VCs).
-    out_occ: u32,
-    /// Credit returns pending from this input port: ring in `cret[port * K ..]`.
-    cret_head: u16,
-    cret_len: u16,
-    out_rr: u8,
-    in_rr: u8,
-    ep: bool,
-}
-
 /// An input VC: a FIFO of packets linked through `Packet::next`.
 #[derive(Clone, Copy)]
 struct InQ {
-    /// Arrival time of the head packet.
+    /// When the head packet may cross the switch.
     head_t: Time,
     head: u32,
     tail: u32,
     len: u32,
+    /// The head waits for room in its output VC (registered as a waiter there).
     blocked: bool,
 }
 
 /// An output VC and the credits it holds for the downstream input VC.
 #[derive(Clone, Copy)]
 struct OutQ {
-    /// Eligibility time of the head packet.
+    /// When the head packet may be sent.
     head_t: Time,
     head: u32,
     tail: u32,
     len: u32,
     credits: u32,
-    credit_wait: bool,
+}
+
+/// The input side of a port and its VCs, together: what an input event touches.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct InPort<const V: usize> {
+    busy: Time,
+    sched: Time,
+    /// Network port: the upstream port; endpoint port: the endpoint.
+    peer: u32,
+    router: u32,
+    ser: u32,
+    lat: u32,
+    /// Credit returns pending from this input: ring in `cret[port * k ..]`.
+    cret_head: u16,
+    cret_len: u16,
+    rr: u8,
+    ep: bool,
+    /// The upstream output (or endpoint) waits for a credit of this VC.
+    up_wait: [bool; V],
+    q: [InQ; V],
+}
+
+/// The output side of a port and its VCs, together: what an output event touches.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct OutPort<const V: usize> {
+    busy: Time,
+    sched: Time,
+    /// Network port: the downstream port; endpoint port: the endpoint.
+    peer: u32,
+    ser: u32,
+    lat: u32,
+    /// Packets in the output buffer (all VCs).
+    occ: u32,
+    rr: u8,
+    ep: bool,
+    q: [OutQ; V],
 }
 
 #[derive(Clone)]
@@ -435,14 +486,14 @@ struct Nic {
     total: u64,
     credits: u32,
     fixed: u32,
-    wait: bool,
     gap_rng: SplitMix64,
     dst_rng: SplitMix64,
 }
 
-struct Sim<'n, 't> {
+struct Sim<'n, 't, const V: usize> {
     net: &'n Network<'t>,
     r: &'n Routes,
+    /// VCs in use (≤ V).
     v: usize,
     scheme: VcScheme,
     algorithm: Algorithm,
@@ -453,9 +504,9 @@ struct Sim<'n, 't> {
     /// Buffer per endpoint port (packets) and per VC of a network port.
     cap_ep: u32,
     cap_vc: u32,
-    ports: Vec<PortState>,
-    inq: Vec<InQ>,
-    outq: Vec<OutQ>,
+    inp: Vec<InPort<V>>,
+    outp: Vec<OutPort<V>>,
+    /// Inputs `(port · V + vc)` waiting for room in output VC `port · V + vc`.
     waiters: Vec<VecDeque<u32>>,
     /// Credit returns `(time << 5) | vc`, `k` slots per input port.
     cret: Vec<u64>,
@@ -496,15 +547,25 @@ struct Sim<'n, 't> {
 /// Nesting of inline event handling before falling back to a zero-delay event.
 const MAX_INLINE: u32 = 4;
 
-impl<'n, 't> Sim<'n, 't> {
-    fn new(net: &'n Network<'t>, workload: &'n Workload) -> Sim<'n, 't> {
+const EMPTY_IN: InQ = InQ {
+    head_t: 0,
+    head: NONE,
+    tail: NONE,
+    len: 0,
+    blocked: false,
+};
+
+impl<'n, 't, const V: usize> Sim<'n, 't, V> {
+    fn new(net: &'n Network<'t>, workload: &'n Workload) -> Sim<'n, 't, V> {
         let r = &net.routes;
         let topo = net.topo;
         let v = r.num_vcs();
+        assert!(v <= V, "{v} VCs in an engine built for {V}");
         let np = r.num_ports();
         let pkts = (net.params.buffer_bytes / net.params.packet_bytes as u64) as u32;
         let per_vc = pkts / v as u32;
-        let mut ports = Vec::with_capacity(np);
+        let mut inp = Vec::with_capacity(np);
+        let mut outp = Vec::with_capacity(np);
         let mut k = 2usize;
         for p in 0..np {
             let (ep, peer, lp) = match r.port_endpoint(p) {
@@ -517,50 +578,42 @@ impl<'n, 't> Sim<'n, 't> {
             let ser = net.serialisation(lp.bandwidth_gbps).max(1);
             // Pending credit returns of an input port: moves within the last σ + L.
             k = k.max(((ser + lp.latency) / ser) as usize + 3);
-            ports.push(PortState {
-                out_busy: 0,
-                in_busy: 0,
-                out_sched: NEVER,
-                in_sched: NEVER,
+            inp.push(InPort {
+                busy: 0,
+                sched: NEVER,
                 peer,
                 router: r.port_router(p),
                 ser: ser as u32,
                 lat: lp.latency as u32,
-                out_occ: 0,
                 cret_head: 0,
                 cret_len: 0,
-                out_rr: 0,
-                in_rr: 0,
+                rr: 0,
                 ep,
+                up_wait: [false; V],
+                q: [EMPTY_IN; V],
+            });
+            outp.push(OutPort {
+                busy: 0,
+                sched: NEVER,
+                peer,
+                ser: ser as u32,
+                lat: lp.latency as u32,
+                occ: 0,
+                rr: 0,
+                ep,
+                q: [OutQ {
+                    head_t: 0,
+                    head: NONE,
+                    tail: NONE,
+                    len: 0,
+                    credits: if ep { 0 } else { per_vc },
+                }; V],
             });
         }
         assert!(
             k < u16::MAX as usize,
             "link latency too large for the credit rings"
         );
-        let mut outq = Vec::with_capacity(np * v);
-        for p in &ports {
-            for _ in 0..v {
-                outq.push(OutQ {
-                    head_t: 0,
-                    head: NONE,
-                    tail: NONE,
-                    len: 0,
-                    credits: if p.ep { 0 } else { per_vc },
-                    credit_wait: false,
-                });
-            }
-        }
-        let inq = vec![
-            InQ {
-                head_t: 0,
-                head: NONE,
-                tail: NONE,
-                len: 0,
-                blocked: false,
-            };
-            np * v
-        ];
         let ep_router: Vec<u32> = topo.endpoint_routers().to_vec();
         let nep = topo.num_endpoints();
         let seed = net.params.seed;
@@ -579,7 +632,6 @@ impl<'n, 't> Sim<'n, 't> {
                 total: 0,
                 credits: pkts,
                 fixed: NONE,
-                wait: false,
                 gap_rng: SplitMix64::stream(seed, 2 * e as u64),
                 dst_rng: SplitMix64::stream(seed, 2 * e as u64 + 1),
             };
@@ -613,12 +665,11 @@ impl<'n, 't> Sim<'n, 't> {
             switch: net.params.switch_latency,
             cap_ep: pkts,
             cap_vc: per_vc,
-            inq,
-            outq,
-            waiters: (0..np * v).map(|_| VecDeque::new()).collect(),
+            inp,
+            outp,
+            waiters: (0..np * V).map(|_| VecDeque::new()).collect(),
             cret: vec![0; np * k],
             k,
-            ports,
             ep_router,
             nics,
             pk: Vec::new(),
@@ -659,7 +710,7 @@ impl<'n, 't> Sim<'n, 't> {
                 }
                 let first = sim.gap(e, true);
                 sim.nics[e].slot = first;
-                let ser = sim.ports[sim.r.endpoint_port(e)].ser as Time;
+                let ser = sim.inp[sim.r.endpoint_port(e)].ser as Time;
                 let t = first.saturating_mul(ser);
                 sim.nics[e].next = if t < s.duration { t } else { NEVER };
             }
@@ -682,22 +733,13 @@ impl<'n, 't> Sim<'n, 't> {
         base + k as u64
     }
 
-    #[inline]
-    fn cap(&self, port: usize) -> u32 {
-        if self.ports[port].ep {
-            self.cap_ep
-        } else {
-            self.cap_vc
-        }
-    }
-
     // -- intrusive queues ----------------------------------------------------------------
 
     #[inline]
-    fn in_push(&mut self, q: usize, pid: u32) {
+    fn in_push(&mut self, i: usize, vc: usize, pid: u32) {
         let t = self.pk[pid as usize].t;
         self.pk[pid as usize].next = NONE;
-        let iq = &mut self.inq[q];
+        let iq = &mut self.inp[i].q[vc];
         if iq.len == 0 {
             iq.head = pid;
             iq.head_t = t;
@@ -705,28 +747,28 @@ impl<'n, 't> Sim<'n, 't> {
             let tail = iq.tail;
             self.pk[tail as usize].next = pid;
         }
-        let iq = &mut self.inq[q];
+        let iq = &mut self.inp[i].q[vc];
         iq.tail = pid;
         iq.len += 1;
     }
 
     #[inline]
-    fn in_pop(&mut self, q: usize) {
-        let h = self.inq[q].head;
+    fn in_pop(&mut self, i: usize, vc: usize) {
+        let h = self.inp[i].q[vc].head;
         let n = self.pk[h as usize].next;
-        let iq = &mut self.inq[q];
+        let iq = &mut self.inp[i].q[vc];
         iq.head = n;
         iq.len -= 1;
         if iq.len > 0 {
-            self.inq[q].head_t = self.pk[n as usize].t;
+            self.inp[i].q[vc].head_t = self.pk[n as usize].t;
         }
     }
 
     #[inline]
-    fn out_push(&mut self, q: usize, pid: u32) {
+    fn out_push(&mut self, o: usize, vc: usize, pid: u32) {
         let t = self.pk[pid as usize].t;
         self.pk[pid as usize].next = NONE;
-        let oq = &mut self.outq[q];
+        let oq = &mut self.outp[o].q[vc];
         if oq.len == 0 {
             oq.head = pid;
             oq.head_t = t;
@@ -734,20 +776,20 @@ impl<'n, 't> Sim<'n, 't> {
             let tail = oq.tail;
             self.pk[tail as usize].next = pid;
         }
-        let oq = &mut self.outq[q];
+        let oq = &mut self.outp[o].q[vc];
         oq.tail = pid;
         oq.len += 1;
     }
 
     #[inline]
-    fn out_pop(&mut self, q: usize) {
-        let h = self.outq[q].head;
+    fn out_pop(&mut self, o: usize, vc: usize) {
+        let h = self.outp[o].q[vc].head;
         let n = self.pk[h as usize].next;
-        let oq = &mut self.outq[q];
+        let oq = &mut self.outp[o].q[vc];
         oq.head = n;
         oq.len -= 1;
         if oq.len > 0 {
-            self.outq[q].head_t = self.pk[n as usize].t;
+            self.outp[o].q[vc].head_t = self.pk[n as usize].t;
         }
     }
 
@@ -756,12 +798,11 @@ impl<'n, 't> Sim<'n, 't> {
     /// Credits the upstream of input port `i` (its NIC or the peer output port) for VC `vc`.
     #[inline]
     fn credit(&mut self, i: usize, vc: usize) {
-        let ps = &self.ports[i];
-        if ps.ep {
-            self.nics[ps.peer as usize].credits += 1;
+        let (ep, peer) = (self.inp[i].ep, self.inp[i].peer as usize);
+        if ep {
+            self.nics[peer].credits += 1;
         } else {
-            let uq = ps.peer as usize * self.v + vc;
-            self.outq[uq].credits += 1;
+            self.outp[peer].q[vc].credits += 1;
         }
     }
 
@@ -771,21 +812,21 @@ impl<'n, 't> Sim<'n, 't> {
         let now = self.now;
         let k = self.k;
         loop {
-            let ps = &self.ports[i];
-            if ps.cret_len == 0 {
+            let ip = &self.inp[i];
+            if ip.cret_len == 0 {
                 return;
             }
-            let w = self.cret[i * k + ps.cret_head as usize];
+            let w = self.cret[i * k + ip.cret_head as usize];
             if (w >> 5) > now {
                 return;
             }
-            let ps = &mut self.ports[i];
-            ps.cret_head = if ps.cret_head as usize + 1 == k {
+            let ip = &mut self.inp[i];
+            ip.cret_head = if ip.cret_head as usize + 1 == k {
                 0
             } else {
-                ps.cret_head + 1
+                ip.cret_head + 1
             };
-            ps.cret_len -= 1;
+            ip.cret_len -= 1;
             self.credit(i, (w & 31) as usize);
         }
     }
@@ -793,24 +834,24 @@ impl<'n, 't> Sim<'n, 't> {
     /// Time of the next pending credit return of input port `i`.
     #[inline]
     fn cret_front(&self, i: usize) -> Option<Time> {
-        let ps = &self.ports[i];
-        (ps.cret_len > 0).then(|| self.cret[i * self.k + ps.cret_head as usize] >> 5)
+        let ip = &self.inp[i];
+        (ip.cret_len > 0).then(|| self.cret[i * self.k + ip.cret_head as usize] >> 5)
     }
 
     /// Queues a credit return of input port `i`, VC `vc`, arriving at `t`.
     #[inline]
     fn cret_push(&mut self, i: usize, vc: usize, t: Time) {
-        if self.ports[i].cret_len as usize == self.k {
+        if self.inp[i].cret_len as usize == self.k {
             self.cret_refresh(i);
         }
         let k = self.k;
-        let ps = &mut self.ports[i];
-        debug_assert!((ps.cret_len as usize) < k, "credit ring overflow");
-        let mut slot = ps.cret_head as usize + ps.cret_len as usize;
+        let ip = &mut self.inp[i];
+        debug_assert!((ip.cret_len as usize) < k, "credit ring overflow");
+        let mut slot = ip.cret_head as usize + ip.cret_len as usize;
         if slot >= k {
             slot -= k;
         }
-        ps.cret_len += 1;
+        ip.cret_len += 1;
         self.cret[i * k + slot] = (t << 5) | vc as u64;
     }
 
@@ -823,21 +864,21 @@ impl<'n, 't> Sim<'n, 't> {
 
     #[inline]
     fn sched_out(&mut self, o: usize, t: Time) {
-        let s = self.ports[o].out_sched;
+        let s = self.outp[o].sched;
         if s != NEVER && s >= self.now && s <= t {
             return;
         }
-        self.ports[o].out_sched = t;
+        self.outp[o].sched = t;
         self.push_event(t, K_OUT, o);
     }
 
     #[inline]
     fn sched_in(&mut self, i: usize, t: Time) {
-        let s = self.ports[i].in_sched;
+        let s = self.inp[i].sched;
         if s != NEVER && s >= self.now && s <= t {
             return;
         }
-        self.ports[i].in_sched = t;
+        self.inp[i].sched = t;
         self.push_event(t, K_IN, i);
     }
 
@@ -901,10 +942,10 @@ impl<'n, 't> Sim<'n, 't> {
         Ok(())
     }
 
-    /// Starts loading what the events a few places ahead will touch: their port (or
-    /// endpoint) state and queue heads far ahead, the head packets of those queues nearer.
-    /// The engine's working set lives in the last-level cache and every event touches a few
-    /// scattered lines of it, so overlapping those loads is worth about a third of the time.
+    /// Starts loading what the events a few places ahead will touch: their port block (or
+    /// endpoint) far ahead, the head packet of their first VC nearer. The engine's working
+    /// set lives in the last-level cache and every event touches a few scattered lines of it,
+    /// so overlapping those loads pays.
     #[inline]
     fn prefetch_ahead(&self) {
         const FAR: usize = 12;
@@ -912,22 +953,16 @@ impl<'n, 't> Sim<'n, 't> {
         if let Some(c) = self.wheel.peek_code(FAR) {
             let id = (c & ID_MASK) as usize;
             match c >> KIND_SHIFT {
-                K_OUT => {
-                    prefetch(&self.ports[id]);
-                    prefetch(&self.outq[id * self.v]);
-                }
-                K_IN => {
-                    prefetch(&self.ports[id]);
-                    prefetch(&self.inq[id * self.v]);
-                }
+                K_OUT => prefetch_block(&self.outp[id]),
+                K_IN => prefetch_block(&self.inp[id]),
                 _ => prefetch(&self.nics[id]),
             }
         }
         if let Some(c) = self.wheel.peek_code(NEAR) {
             let id = (c & ID_MASK) as usize;
             let head = match c >> KIND_SHIFT {
-                K_OUT => self.outq[id * self.v].head,
-                K_IN => self.inq[id * self.v].head,
+                K_OUT => self.outp[id].q[0].head,
+                K_IN => self.inp[id].q[0].head,
                 _ => NONE,
             };
             if head != NONE {
@@ -960,7 +995,7 @@ impl<'n, 't> Sim<'n, 't> {
             if self.nics[e].credits == 0 {
                 match self.cret_front(port) {
                     Some(tc) => self.sched_nic(e, tc),
-                    None => self.nics[e].wait = true,
+                    None => self.inp[port].up_wait[0] = true,
                 }
                 return;
             }
@@ -991,7 +1026,7 @@ impl<'n, 't> Sim<'n, 't> {
                 self.generated += 1;
             }
             let g = self.gap(e, false);
-            let ser = self.ports[port].ser as Time;
+            let ser = self.inp[port].ser as Time;
             let nic = &mut self.nics[e];
             nic.slot = nic.slot.saturating_add(g);
             let t = nic.slot.saturating_mul(ser);
@@ -1006,8 +1041,8 @@ impl<'n, 't> Sim<'n, 't> {
                 (self.pk.len() - 1) as u32
             }
         };
-        let ps = self.ports[port];
-        let arrive = now + ps.lat as Time + self.switch;
+        let (lat, ser) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
+        let arrive = now + lat + self.switch;
         self.pk[pid as usize] = Packet {
             gen,
             t: arrive,
@@ -1018,13 +1053,12 @@ impl<'n, 't> Sim<'n, 't> {
         };
         self.injected += 1;
         self.in_flight += 1;
-        let q = port * self.v;
-        let was_empty = self.inq[q].len == 0;
-        self.in_push(q, pid);
+        let was_empty = self.inp[port].q[0].len == 0;
+        self.in_push(port, 0, pid);
         if was_empty {
             self.sched_in(port, arrive);
         }
-        let busy = now + ps.ser as Time;
+        let busy = now + ser;
         self.nics[e].busy = busy;
         let next = self.nics[e].next;
         if next != NEVER {
@@ -1034,19 +1068,22 @@ impl<'n, 't> Sim<'n, 't> {
 
     fn out_try(&mut self, o: usize) {
         let now = self.now;
-        let ps = self.ports[o];
-        if ps.out_sched == now {
-            self.ports[o].out_sched = NEVER;
+        let op = &self.outp[o];
+        if op.sched == now {
+            self.outp[o].sched = NEVER;
         }
-        if ps.out_busy > now {
-            self.sched_out(o, ps.out_busy);
+        let op = &self.outp[o];
+        if op.busy > now {
+            let b = op.busy;
+            self.sched_out(o, b);
             return;
         }
-        if ps.out_occ == 0 {
+        if op.occ == 0 {
             return;
         }
-        let nv = if ps.ep { 1 } else { self.v };
-        let start = ps.out_rr as usize;
+        let (ep, peer, ser, lat) = (op.ep, op.peer as usize, op.ser as Time, op.lat as Time);
+        let nv = if ep { 1 } else { self.v };
+        let start = op.rr as usize;
         let mut wake = NEVER;
         let mut chosen = None;
         let mut refreshed = false;
@@ -1055,75 +1092,68 @@ impl<'n, 't> Sim<'n, 't> {
             if vc >= nv {
                 vc -= nv;
             }
-            let q = o * self.v + vc;
-            let oq = self.outq[q];
+            let oq = self.outp[o].q[vc];
             if oq.len == 0 {
                 continue;
             }
-            let pid = oq.head;
-            let ready = oq.head_t;
-            if ready > now {
-                wake = wake.min(ready);
+            if oq.head_t > now {
+                wake = wake.min(oq.head_t);
                 continue;
             }
-            if !ps.ep && oq.credits == 0 {
+            if !ep && oq.credits == 0 {
                 if !refreshed {
-                    self.cret_refresh(ps.peer as usize);
+                    self.cret_refresh(peer);
                     refreshed = true;
                 }
-                if self.outq[q].credits == 0 {
-                    match self.cret_front(ps.peer as usize) {
+                if self.outp[o].q[vc].credits == 0 {
+                    match self.cret_front(peer) {
                         Some(tc) => wake = wake.min(tc),
-                        None => self.outq[q].credit_wait = true,
+                        None => self.inp[peer].up_wait[vc] = true,
                     }
                     continue;
                 }
             }
-            chosen = Some((vc, q, pid));
+            chosen = Some((vc, oq.head));
             break;
         }
-        let Some((vc, q, pid)) = chosen else {
+        let Some((vc, pid)) = chosen else {
             if wake != NEVER {
                 self.sched_out(o, wake);
             }
             return;
         };
-        self.out_pop(q);
-        let ser = ps.ser as Time;
-        let lat = ps.lat as Time;
+        self.out_pop(o, vc);
         {
-            let pm = &mut self.ports[o];
-            pm.out_occ -= 1;
-            pm.out_rr = (vc + 1) as u8;
-            pm.out_busy = now + ser;
+            let op = &mut self.outp[o];
+            op.occ -= 1;
+            op.rr = (vc + 1) as u8;
+            op.busy = now + ser;
         }
         if now >= self.w0 && now < self.w1 {
             self.port_packets[o] += 1;
         }
-        if ps.ep {
+        if ep {
             self.deliver(pid, now + lat + ser);
         } else {
-            self.outq[q].credits -= 1;
-            let d = ps.peer as usize;
+            self.outp[o].q[vc].credits -= 1;
             let movable = now + lat + self.switch;
             let p = &mut self.pk[pid as usize];
             p.t = movable;
             p.add_hop();
             p.clear_out();
-            let dq = d * self.v + vc;
-            let was_empty = self.inq[dq].len == 0;
-            self.in_push(dq, pid);
+            let was_empty = self.inp[peer].q[vc].len == 0;
+            self.in_push(peer, vc, pid);
             if was_empty {
-                self.sched_in(d, movable);
+                self.sched_in(peer, movable);
             }
         }
-        if self.ports[o].out_occ > 0 {
+        if self.outp[o].occ > 0 {
             self.sched_out(o, now + ser);
         }
         // A slot of (o, vc) freed: wake the first input waiting for it.
-        if let Some(w) = self.waiters[q].pop_front() {
-            self.inq[w as usize].blocked = false;
-            let i = w as usize / self.v;
+        if let Some(w) = self.waiters[o * V + vc].pop_front() {
+            let (i, ivc) = (w as usize / V, w as usize % V);
+            self.inp[i].q[ivc].blocked = false;
             if self.depth < MAX_INLINE {
                 self.depth += 1;
                 self.in_try(i);
@@ -1157,24 +1187,26 @@ impl<'n, 't> Sim<'n, 't> {
 
     fn in_try(&mut self, i: usize) {
         let now = self.now;
-        let ps = self.ports[i];
-        if ps.in_sched == now {
-            self.ports[i].in_sched = NEVER;
+        let ip = &self.inp[i];
+        if ip.sched == now {
+            self.inp[i].sched = NEVER;
         }
-        if ps.in_busy > now {
-            self.sched_in(i, ps.in_busy);
+        let ip = &self.inp[i];
+        if ip.busy > now {
+            let b = ip.busy;
+            self.sched_in(i, b);
             return;
         }
-        let nv = if ps.ep { 1 } else { self.v };
-        let start = ps.in_rr as usize;
+        let (ep, router, ser_in, lat) = (ip.ep, ip.router as usize, ip.ser as Time, ip.lat);
+        let nv = if ep { 1 } else { self.v };
+        let start = ip.rr as usize;
         let mut wake = NEVER;
         for k in 0..nv {
             let mut vc = start + k;
             if vc >= nv {
                 vc -= nv;
             }
-            let q = i * self.v + vc;
-            let iq = self.inq[q];
+            let iq = self.inp[i].q[vc];
             if iq.blocked || iq.len == 0 {
                 continue;
             }
@@ -1185,51 +1217,49 @@ impl<'n, 't> Sim<'n, 't> {
                 continue;
             }
             if self.pk[pid as usize].out() == OUT_NONE {
-                self.route(pid as usize, ps.router as usize, ps.ep);
+                self.route(pid as usize, router, ep);
             }
             let p = self.pk[pid as usize];
-            let o = p.out() as usize;
-            let oq = o * self.v + p.vc();
-            if self.outq[oq].len >= self.cap(o) {
-                self.inq[q].blocked = true;
-                self.waiters[oq].push_back(q as u32);
+            let (o, ovc) = (p.out() as usize, p.vc());
+            let cap = if self.outp[o].ep {
+                self.cap_ep
+            } else {
+                self.cap_vc
+            };
+            if self.outp[o].q[ovc].len >= cap {
+                self.inp[i].q[vc].blocked = true;
+                self.waiters[o * V + ovc].push_back((i * V + vc) as u32);
                 continue;
             }
             // Cross the switch.
-            self.in_pop(q);
-            let ser_in = ps.ser as Time;
-            let ser_out = self.ports[o].ser as Time;
+            self.in_pop(i, vc);
+            let ser_out = self.outp[o].ser as Time;
             // Virtual cut-through: the output may start once the head is through the
             // switch, but not finish before the tail has arrived (links of unequal speed).
             let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
             self.pk[pid as usize].t = ready;
-            self.out_push(oq, pid);
-            self.ports[o].out_occ += 1;
+            self.out_push(o, ovc, pid);
+            self.outp[o].occ += 1;
             {
-                let pm = &mut self.ports[i];
-                pm.in_busy = now + ser_in;
-                pm.in_rr = (vc + 1) as u8;
+                let ip = &mut self.inp[i];
+                ip.busy = now + ser_in;
+                ip.rr = (vc + 1) as u8;
             }
             // The slot frees when the tail has left; the credit arrives a latency later.
-            let tc = now + ser_in + ps.lat as Time;
+            let tc = now + ser_in + lat as Time;
             self.cret_push(i, vc, tc);
-            if ps.ep {
-                let e = ps.peer as usize;
-                if self.nics[e].wait {
-                    self.nics[e].wait = false;
-                    self.sched_nic(e, tc);
-                }
-            } else {
-                let up = ps.peer as usize;
-                let uq = up * self.v + vc;
-                if self.outq[uq].credit_wait {
-                    self.outq[uq].credit_wait = false;
+            if self.inp[i].up_wait[vc] {
+                self.inp[i].up_wait[vc] = false;
+                let up = self.inp[i].peer as usize;
+                if ep {
+                    self.sched_nic(up, tc);
+                } else {
                     self.sched_out(up, tc);
                 }
             }
             // When the output link frees, if it is busy now; at once (inline, a few calls
             // deep at most) if it is idle.
-            let t = ready.max(self.ports[o].out_busy);
+            let t = ready.max(self.outp[o].busy);
             if t == now && self.depth < MAX_INLINE {
                 self.depth += 1;
                 self.out_try(o);
@@ -1240,7 +1270,7 @@ impl<'n, 't> Sim<'n, 't> {
             // More to move from this input?
             let mut next = NEVER;
             for vc2 in 0..nv {
-                let iq = self.inq[i * self.v + vc2];
+                let iq = &self.inp[i].q[vc2];
                 if !iq.blocked && iq.len > 0 {
                     next = next.min(iq.head_t);
                 }
@@ -1268,7 +1298,7 @@ impl<'n, 't> Sim<'n, 't> {
                 let mut best_q = u32::MAX;
                 let mut ties = 0u64;
                 for &j in ports {
-                    let q = self.ports[self.r.port(r, j as usize)].out_occ;
+                    let q = self.outp[self.r.port(r, j as usize)].occ;
                     if q < best_q {
                         best_q = q;
                         best = j;
@@ -1313,7 +1343,7 @@ impl<'n, 't> Sim<'n, 't> {
                 }
                 Algorithm::Ugal | Algorithm::UgalThreshold => {
                     let jm = self.pick(r, routes.min_ports(r, dr));
-                    let qm = self.ports[routes.port(r, jm as usize)].out_occ;
+                    let qm = self.outp[routes.port(r, jm as usize)].occ;
                     let below = self.algorithm == Algorithm::UgalThreshold
                         && (qm as f64) < self.threshold_pkts;
                     let mut take = None;
@@ -1323,7 +1353,7 @@ impl<'n, 't> Sim<'n, 't> {
                         for _ in 0..self.ugal_n {
                             let x = self.intermediate(r, dr);
                             let j = self.pick(r, routes.min_ports(r, x));
-                            let q = self.ports[routes.port(r, j as usize)].out_occ;
+                            let q = self.outp[routes.port(r, j as usize)].occ;
                             let li = routes.dist(r, x) + routes.dist(x, dr);
                             let cost = routes.ugal_factor(li, lm) * q as f64;
                             if cost < best {
@@ -1371,28 +1401,28 @@ impl<'n, 't> Sim<'n, 't> {
     /// A cycle of input VCs, each full and blocked on a full output VC without credit toward
     /// the next: a deadlock.
     fn wait_cycle(&mut self) -> Option<Vec<Channel>> {
-        let v = self.v;
-        let np = self.ports.len();
-        let n = np * v;
+        let np = self.inp.len();
+        let n = np * V;
         for i in 0..np {
             self.cret_refresh(i);
         }
+        // Nodes are input VCs `port · V + vc`.
         let succ = |s: &Self, q: usize| -> Option<usize> {
-            let i = q / v;
-            let iq = s.inq[q];
-            if s.ports[i].ep || !iq.blocked || iq.len < s.cap_vc {
+            let (i, vc) = (q / V, q % V);
+            let ip = &s.inp[i];
+            if vc >= s.v || ip.ep || !ip.q[vc].blocked || ip.q[vc].len < s.cap_vc {
                 return None;
             }
-            let p = s.pk[iq.head as usize];
-            let o = p.out() as usize;
-            let oq = o * v + p.vc();
-            let out = s.outq[oq];
-            let d = s.ports[o].peer as usize;
+            let p = s.pk[ip.q[vc].head as usize];
+            let (o, ovc) = (p.out() as usize, p.vc());
+            let op = &s.outp[o];
+            let d = op.peer as usize;
             // Full, no credit, none on its way back.
-            if s.ports[o].ep || out.len < s.cap_vc || out.credits != 0 || s.ports[d].cret_len != 0 {
+            if op.ep || op.q[ovc].len < s.cap_vc || op.q[ovc].credits != 0 || s.inp[d].cret_len != 0
+            {
                 return None;
             }
-            Some(d * v + p.vc())
+            Some(d * V + ovc)
         };
         let mut state = vec![0u8; n];
         let mut path = Vec::new();
@@ -1409,11 +1439,11 @@ impl<'n, 't> Sim<'n, 't> {
                         path[at..]
                             .iter()
                             .map(|&x: &usize| {
-                                let i = x / v;
+                                let i = x / V;
                                 Channel {
-                                    from: self.ports[self.ports[i].peer as usize].router,
-                                    to: self.ports[i].router,
-                                    vc: (x % v) as u8,
+                                    from: self.inp[self.inp[i].peer as usize].router,
+                                    to: self.inp[i].router,
+                                    vc: (x % V) as u8,
                                 }
                             })
                             .collect(),
@@ -1456,7 +1486,7 @@ impl<'n, 't> Sim<'n, 't> {
                 if self.nics[e].next == NEVER {
                     continue;
                 }
-                let ser = self.ports[r.endpoint_port(e)].ser as Time;
+                let ser = self.inp[r.endpoint_port(e)].ser as Time;
                 let mut slot = self.nics[e].slot;
                 loop {
                     let t = slot.saturating_mul(ser);
@@ -1485,7 +1515,7 @@ impl<'n, 't> Sim<'n, 't> {
                 _ => false,
             };
             if active {
-                capacity += window / self.ports[r.endpoint_port(e)].ser as f64;
+                capacity += window / self.inp[r.endpoint_port(e)].ser as f64;
             }
         }
         let frac = |x: u64| {
@@ -1535,7 +1565,7 @@ impl<'n, 't> Sim<'n, 't> {
             events: self.events,
             wall_seconds: wall,
             port_packets: std::mem::take(&mut self.port_packets),
-            port_ser: self.ports.iter().map(|p| p.ser as Time).collect(),
+            port_ser: self.outp.iter().map(|p| p.ser as Time).collect(),
             completion,
             effective_throughput: eff,
             dims: self.exchange.and_then(|x| x.dims),
