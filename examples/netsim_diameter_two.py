@@ -10,7 +10,8 @@ On SF q=13 p=9 and p=10, MLFM h=15 and OFT k=12 (3042 to 3600 nodes):
 Writes ``<out>/seed_synthetic.json``, ``<out>/seed_exchanges.json`` and the figures
 ``<out>/seed_uni.png``, ``seed_wc.png``, ``seed_a2a.png``, ``seed_nn.png``; prints the
 saturation table. Full scale takes hours of CPU time (``--quick`` shortens the windows to
-50 us and skips the exchanges' slowest runs). Runs over local processes, or MPI ranks:
+50 us and skips the exchanges' slowest runs; ``--duration``, ``--warmup``, ``--a2a-message``
+and ``--nn-message`` scale the experiments). Runs over local processes, or MPI ranks:
 
     python examples/netsim_diameter_two.py --out docs/figures -j 2
     mpiexec -n 9 python examples/netsim_diameter_two.py --out docs/figures
@@ -46,10 +47,18 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="50 us windows, fewer loads")
     ap.add_argument("--skip-synthetic", action="store_true")
     ap.add_argument("--skip-exchanges", action="store_true")
+    ap.add_argument("--duration", help="simulated time of a load point (default 200us)")
+    ap.add_argument("--warmup", help="warm-up of a load point (default 20us)")
+    ap.add_argument("--a2a-message", help="all-to-all bytes per pair (default 7.5KB)")
+    ap.add_argument("--nn-message", help="nearest-neighbour bytes per pair (default 512KB)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     windows = {"duration": "50us", "warmup": "10us"} if args.quick else {}
+    if args.duration:
+        windows["duration"] = args.duration
+    if args.warmup:
+        windows["warmup"] = args.warmup
     t0 = time.time()
 
     def progress(done: int, total: int, point, r: dict) -> None:
@@ -88,10 +97,13 @@ def main() -> None:
         points = []
         for t in TOPOLOGIES:
             for r in ("min", "inr", "ugal"):
-                points.append(netsim.Point(t, r, "a2a", None, "a2a", (("top_links", 3),)))
-                opts = (("dims", TORI[t]), ("top_links", 3))
-                if args.quick:
-                    opts += (("message", 65536),)
+                a2a: tuple = (("top_links", 3),)
+                if args.a2a_message:
+                    a2a += (("message", args.a2a_message),)
+                points.append(netsim.Point(t, r, "a2a", None, "a2a", a2a))
+                opts: tuple = (("dims", TORI[t]), ("top_links", 3))
+                if args.nn_message or args.quick:
+                    opts += (("message", args.nn_message or 65536),)
                 points.append(netsim.Point(t, r, "nn", None, "nn", opts))
         if args.quick:
             points = [p for p in points if p.exchange == "nn"]
