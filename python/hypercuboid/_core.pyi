@@ -169,3 +169,48 @@ def topology_families() -> list[dict[str, Any]]: ...
 def topology_compare(radix: int) -> list[dict[str, Any]]: ...
 def topology_tree_preset(name: str) -> str: ...
 def topology_ml3b(k: int) -> list[list[int]]: ...
+
+# -- network simulator (hypercuboid.netsim) --------------------------------------------------
+def netsim_run(
+    topology: Topology,
+    routing: str,
+    traffic: str,
+    loads: list[float],
+    *,
+    seed: int = 1,
+    warmup_ps: int = 20_000_000,
+    duration_ps: int = 200_000_000,
+    drain: bool = False,
+    packet_bytes: int = 256,
+    buffer_bytes: int = 102_400,
+    switch_latency_ps: int = 100_000,
+    watchdog_ps: int = 50_000_000,
+    top_links: int = 10,
+    links: bool = False,
+) -> list[dict[str, Any]]: ...
+def netsim_exchange(
+    topology: Topology,
+    routing: str,
+    pattern: str,
+    *,
+    dims: tuple[int, int, int] | None = None,
+    message_bytes: int | None = None,
+    interleave: bool = True,
+    seed: int = 1,
+    packet_bytes: int = 256,
+    buffer_bytes: int = 102_400,
+    switch_latency_ps: int = 100_000,
+    watchdog_ps: int = 50_000_000,
+    top_links: int = 10,
+    links: bool = False,
+) -> dict[str, Any]: ...
+def netsim_cdg(topology: Topology, routing: str) -> dict[str, Any]: ...
+def netsim_pattern(topology: Topology, traffic: str, *, seed: int = 1) -> list[int] | None: ...
+def netsim_routing(spec: str) -> str: ...
+def netsim_traffic(spec: str) -> str: ...
+def netsim_names() -> dict[str, list[str]]: ...
+def netsim_fit_torus(n: int) -> tuple[int, int, int] | None: ...
+def netsim_parse_time(text: str) -> int: ...
+def netsim_zero_load_latency(
+    topology: Topology, hops: int, *, packet_bytes: int = 256, switch_latency_ps: int = 100_000
+) -> int: ...

@@ -1,8 +1,388 @@
-//! Bindings of hypercuboid_core::network.
+//! Bindings of hypercuboid_core::network: convert, call (GIL released), convert.
 
+use crate::errors::{error, IntoPy, Kind};
+use crate::topology::PyTopology;
+use hypercuboid_core::network::{
+    self as net, cdg, ExchangeSpec, NetParams, Network, Report, Routes, RoutingSpec, Synthetic,
+    TrafficSpec, Workload,
+};
+use hypercuboid_core::units::{self, Time};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+fn ns(t: Time) -> f64 {
+    units::to_ns(t)
+}
+
+fn params(
+    seed: u64,
+    packet_bytes: u32,
+    buffer_bytes: u64,
+    switch_latency_ps: Time,
+    watchdog_ps: Time,
+) -> NetParams {
+    NetParams {
+        packet_bytes,
+        buffer_bytes,
+        switch_latency: switch_latency_ps,
+        seed,
+        watchdog: watchdog_ps,
+    }
+}
+
+/// The report of one run as a dict (see `hypercuboid.netsim` for the fields).
+fn report_dict<'py>(
+    py: Python<'py>,
+    topo: &str,
+    routes: &Routes,
+    r: &Report,
+    top_links: usize,
+    links: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("topology", topo)?;
+    d.set_item("routing", &r.routing)?;
+    d.set_item("vc_scheme", r.vc_scheme)?;
+    d.set_item("vcs", r.vcs)?;
+    d.set_item("traffic", &r.traffic)?;
+    d.set_item("offered", r.offered)?;
+    d.set_item("generated", r.generated)?;
+    d.set_item("accepted", r.accepted)?;
+    d.set_item("latency_avg_ns", r.latency.mean() / 1e3)?;
+    d.set_item("latency_p50_ns", ns(r.latency.quantile(0.5)))?;
+    d.set_item("latency_p99_ns", ns(r.latency.quantile(0.99)))?;
+    d.set_item("latency_min_ns", ns(r.latency.min()))?;
+    d.set_item("latency_max_ns", ns(r.latency.max()))?;
+    d.set_item("hops_avg", r.hops_avg())?;
+    d.set_item("hop_histogram", r.hops.clone())?;
+    d.set_item("indirect_fraction", r.indirect_fraction())?;
+    d.set_item("delivered", r.delivered)?;
+    d.set_item("generated_packets", r.generated_packets)?;
+    d.set_item("injected_total", r.injected_total)?;
+    d.set_item("delivered_total", r.delivered_total)?;
+    d.set_item("in_flight", r.in_flight)?;
+    d.set_item("source_queued", r.source_queued)?;
+    d.set_item("window_ns", [ns(r.window.0), ns(r.window.1)])?;
+    d.set_item("end_ns", ns(r.end_time))?;
+    d.set_item("events", r.events)?;
+    d.set_item("wall_seconds", r.wall_seconds)?;
+    d.set_item(
+        "packets_per_second",
+        if r.wall_seconds > 0.0 {
+            r.delivered_total as f64 / r.wall_seconds
+        } else {
+            0.0
+        },
+    )?;
+    let uses = r.link_uses(routes);
+    let lu = PyDict::new(py);
+    let n = uses.len().max(1) as f64;
+    lu.set_item("mean", uses.iter().map(|u| u.utilisation).sum::<f64>() / n)?;
+    lu.set_item(
+        "max",
+        uses.iter().map(|u| u.utilisation).fold(0.0, f64::max),
+    )?;
+    lu.set_item("endpoint_mean", r.endpoint_utilisation(routes))?;
+    d.set_item("link_utilisation", lu)?;
+    let link_item = |u: &net::LinkUse| -> PyResult<Bound<'py, PyDict>> {
+        let x = PyDict::new(py);
+        x.set_item("from", u.from)?;
+        x.set_item("to", u.to)?;
+        x.set_item("link", u.link)?;
+        x.set_item("packets", u.packets)?;
+        x.set_item("utilisation", u.utilisation)?;
+        Ok(x)
+    };
+    let top = PyList::empty(py);
+    for u in r.top_links(routes, top_links) {
+        top.append(link_item(&u)?)?;
+    }
+    d.set_item("top_links", top)?;
+    if links {
+        let all = PyList::empty(py);
+        for u in &uses {
+            all.append(link_item(u)?)?;
+        }
+        d.set_item("links", all)?;
+    }
+    if let (Some(c), Some(e)) = (r.completion, r.effective_throughput) {
+        d.set_item("completion_ns", ns(c))?;
+        d.set_item("effective_throughput", e)?;
+    }
+    if let Some(dims) = r.dims {
+        d.set_item("dims", dims.to_vec())?;
+    }
+    Ok(d)
+}
+
+/// Runs synthetic traffic at each load; returns one report dict per load.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (topology, routing, traffic, loads, *, seed=1, warmup_ps=20_000_000, duration_ps=200_000_000, drain=false, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false))]
+fn netsim_run<'py>(
+    py: Python<'py>,
+    topology: &PyTopology,
+    routing: &str,
+    traffic: &str,
+    loads: Vec<f64>,
+    seed: u64,
+    warmup_ps: Time,
+    duration_ps: Time,
+    drain: bool,
+    packet_bytes: u32,
+    buffer_bytes: u64,
+    switch_latency_ps: Time,
+    watchdog_ps: Time,
+    top_links: usize,
+    links: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let topo = topology.topology();
+    let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
+    let tspec = TrafficSpec::parse(traffic).py_err(Kind::Network)?;
+    let p = params(
+        seed,
+        packet_bytes,
+        buffer_bytes,
+        switch_latency_ps,
+        watchdog_ps,
+    );
+    let out = PyList::empty(py);
+    let network = py
+        .detach(|| Network::new(topo, &spec, p))
+        .py_err(Kind::Network)?;
+    let pattern = py
+        .detach(|| tspec.resolve(topo, network.routes(), seed))
+        .py_err(Kind::Network)?;
+    let name = tspec.to_string();
+    for load in loads {
+        let s = Synthetic {
+            pattern: pattern.clone(),
+            load,
+            warmup: warmup_ps,
+            duration: duration_ps,
+            drain,
+        };
+        let rep = py
+            .detach(|| network.run(&Workload::Synthetic(s), &name))
+            .py_err(Kind::Network)?;
+        out.append(report_dict(
+            py,
+            topo.name(),
+            network.routes(),
+            &rep,
+            top_links,
+            links,
+        )?)?;
+    }
+    Ok(out)
+}
+
+/// Runs an exchange (`a2a` or `nn`) to completion; returns its report dict.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (topology, routing, pattern, *, dims=None, message_bytes=None, interleave=true, seed=1, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false))]
+fn netsim_exchange<'py>(
+    py: Python<'py>,
+    topology: &PyTopology,
+    routing: &str,
+    pattern: &str,
+    dims: Option<[u32; 3]>,
+    message_bytes: Option<u64>,
+    interleave: bool,
+    seed: u64,
+    packet_bytes: u32,
+    buffer_bytes: u64,
+    switch_latency_ps: Time,
+    watchdog_ps: Time,
+    top_links: usize,
+    links: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let topo = topology.topology();
+    let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
+    let mut x = ExchangeSpec::parse(pattern).py_err(Kind::Network)?;
+    match &mut x {
+        ExchangeSpec::AllToAll {
+            bytes,
+            interleave: il,
+        } => {
+            if dims.is_some() {
+                return Err(error(
+                    Kind::Network,
+                    "torus dimensions apply to the nn exchange, not a2a",
+                ));
+            }
+            if let Some(b) = message_bytes {
+                *bytes = b;
+            }
+            *il = interleave;
+        }
+        ExchangeSpec::NearestNeighbor { dims: d, bytes } => {
+            if dims.is_some() {
+                *d = dims;
+            }
+            if let Some(b) = message_bytes {
+                *bytes = b;
+            }
+        }
+    }
+    let p = params(
+        seed,
+        packet_bytes,
+        buffer_bytes,
+        switch_latency_ps,
+        watchdog_ps,
+    );
+    let network = py
+        .detach(|| Network::new(topo, &spec, p))
+        .py_err(Kind::Network)?;
+    let plan = py
+        .detach(|| x.plan(topo, packet_bytes, seed))
+        .py_err(Kind::Network)?;
+    let name = x.name();
+    let rep = py
+        .detach(|| network.run(&Workload::Exchange(plan), name))
+        .py_err(Kind::Network)?;
+    report_dict(py, topo.name(), network.routes(), &rep, top_links, links)
+}
+
+/// The channel dependency graph of a routing on a topology: VC scheme, VCs, size, and a cycle
+/// if there is one.
+#[pyfunction]
+fn netsim_cdg<'py>(
+    py: Python<'py>,
+    topology: &PyTopology,
+    routing: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let topo = topology.topology();
+    let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
+    let (routes, g, cycle) = py
+        .detach(|| -> Result<_, net::NetworkError> {
+            let routes = Routes::new(topo, &spec)?;
+            let g = cdg::build(&routes, spec.algorithm);
+            let cycle = g.find_cycle();
+            Ok((routes, g, cycle))
+        })
+        .py_err(Kind::Network)?;
+    let d = PyDict::new(py);
+    d.set_item("topology", topo.name())?;
+    d.set_item("routing", spec.to_string())?;
+    d.set_item("vc_scheme", routes.scheme().name())?;
+    d.set_item("vcs", routes.num_vcs())?;
+    d.set_item("channels", g.used_channels())?;
+    d.set_item("dependencies", g.edges().len())?;
+    d.set_item("acyclic", cycle.is_none())?;
+    match cycle {
+        Some(c) => d.set_item(
+            "cycle",
+            c.iter()
+                .map(|ch| (ch.from, ch.to, ch.vc))
+                .collect::<Vec<_>>(),
+        )?,
+        None => d.set_item("cycle", py.None())?,
+    }
+    d.set_item("diameter", routes.diameter())?;
+    d.set_item("ugal_cost", routes.ugal_cost_mode())?;
+    Ok(d)
+}
+
+/// The destination of every endpoint under a synthetic pattern (-1 for uniform traffic,
+/// which has none fixed).
+#[pyfunction]
+#[pyo3(signature = (topology, traffic, *, seed=1))]
+fn netsim_pattern(
+    py: Python<'_>,
+    topology: &PyTopology,
+    traffic: &str,
+    seed: u64,
+) -> PyResult<Option<Vec<u32>>> {
+    let topo = topology.topology();
+    let t = TrafficSpec::parse(traffic).py_err(Kind::Network)?;
+    let pat = py
+        .detach(|| -> Result<_, net::NetworkError> {
+            let routes = Routes::new(topo, &RoutingSpec::new(net::Algorithm::Min))?;
+            t.resolve(topo, &routes, seed)
+        })
+        .py_err(Kind::Network)?;
+    Ok(match pat {
+        net::Pattern::Uniform => None,
+        net::Pattern::Map(m) => Some(m),
+    })
+}
+
+/// Checks a routing spec and returns its canonical form.
+#[pyfunction]
+fn netsim_routing(spec: &str) -> PyResult<String> {
+    RoutingSpec::parse(spec)
+        .py_err(Kind::Network)
+        .map(|s| s.to_string())
+}
+
+/// Checks a traffic spec and returns its canonical form.
+#[pyfunction]
+fn netsim_traffic(spec: &str) -> PyResult<String> {
+    TrafficSpec::parse(spec)
+        .py_err(Kind::Network)
+        .map(|s| s.to_string())
+}
+
+/// Names: `{"routings": [...], "traffics": [...], "exchanges": [...]}`.
+#[pyfunction]
+fn netsim_names<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("routings", net::routing::ROUTINGS.to_vec())?;
+    d.set_item("traffics", net::traffic::TRAFFICS.to_vec())?;
+    d.set_item("exchanges", net::traffic::EXCHANGES.to_vec())?;
+    Ok(d)
+}
+
+/// The largest 3-D torus of at most `n` processes (the seed's rule; see the core docs).
+#[pyfunction]
+fn netsim_fit_torus(n: u64) -> Option<[u32; 3]> {
+    net::fit_torus(n)
+}
+
+/// A duration with unit (`20us`, `100ns`, a bare number is ns) in picoseconds.
+#[pyfunction]
+fn netsim_parse_time(text: &str) -> PyResult<u64> {
+    units::parse_time(text).py_err(Kind::Network)
+}
+
+/// Zero-load latency (ps) of a path of `hops` router hops with the links of endpoint 0.
+#[pyfunction]
+#[pyo3(signature = (topology, hops, *, packet_bytes=256, switch_latency_ps=100_000))]
+fn netsim_zero_load_latency(
+    topology: &PyTopology,
+    hops: u32,
+    packet_bytes: u32,
+    switch_latency_ps: Time,
+) -> PyResult<u64> {
+    let topo = topology.topology();
+    if topo.num_endpoints() == 0 {
+        return Err(error(Kind::Network, "the topology has no endpoints"));
+    }
+    let l = topo.endpoint_link(0);
+    if packet_bytes == 0 {
+        return Err(error(
+            Kind::Network,
+            "invalid packet size 0 B: a packet needs at least 1 byte",
+        ));
+    }
+    let ser = (packet_bytes as f64 * 8000.0 / l.bandwidth_gbps).ceil() as Time;
+    let h = hops as Time;
+    Ok((h + 2) * l.latency + (h + 1) * switch_latency_ps + ser)
+}
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(netsim_run, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_exchange, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_cdg, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_routing, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_traffic, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_names, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_fit_torus, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_zero_load_latency, m)?)?;
     Ok(())
 }

@@ -23,6 +23,13 @@ fn wrap(t: Topology) -> PyTopology {
     PyTopology { inner: t }
 }
 
+impl PyTopology {
+    /// The core topology (for the other binding modules).
+    pub(crate) fn topology(&self) -> &Topology {
+        &self.inner
+    }
+}
+
 fn analysis_dict<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("endpoints", a.endpoints)?;

@@ -1,10 +1,431 @@
-"""``hypercuboid netsim``."""
+"""``hypercuboid netsim``: packet-level simulation of routing and traffic on a topology."""
 
 from __future__ import annotations
 
+import csv
+import io
+import sys
+from collections.abc import Callable
+from typing import Any
+
 import click
+
+from hypercuboid.cli.common import echo_json, refuse_overwrite
 
 
 @click.group()
 def netsim() -> None:
-    """Simulate traffic on a network topology with routing."""
+    """Simulate traffic on a network topology with routing.
+
+    Packet-level and event-driven (virtual cut-through, input-output buffered routers with
+    virtual channels and credits), with the diameter-two seed's parameters by default:
+    100 Gb/s links of 50 ns, 100 ns switch traversal, 100 KB buffers, 256 B packets.
+    Routings: min, inr (Valiant), ugal, ugal-th (options as ugal:n=4,c=1 or ugal-th:t=10).
+    Sweeps run in parallel over local processes, or over MPI ranks under mpiexec.
+    """
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        # a comma inside a spec's options (ugal:n=4,c=1) is not a separator: split on commas
+        # that start a known name
+        parts = v.split(",")
+        cur = parts[0]
+        for p in parts[1:]:
+            if "=" in p and ":" not in p:
+                cur += "," + p
+            else:
+                out.append(cur)
+                cur = p
+        out.append(cur)
+    return [x.strip() for x in out if x.strip()]
+
+
+def _router_options(f: Callable) -> Callable:
+    opts = [
+        click.option("--seed", type=int, default=1, show_default=True, help="Random seed."),
+        click.option(
+            "--buffer",
+            default="100KB",
+            show_default=True,
+            help="Buffer per port per direction (split over the VCs).",
+        ),
+        click.option(
+            "--packet", "packet_bytes", type=int, default=256, show_default=True, help="Bytes."
+        ),
+        click.option(
+            "--switch-latency", default="100ns", show_default=True, help="Switch traversal."
+        ),
+        click.option(
+            "--watchdog",
+            default="50us",
+            show_default=True,
+            help="Simulated time without a delivery after which to look for a deadlock.",
+        ),
+        click.option(
+            "--jobs",
+            "-j",
+            type=int,
+            default=None,
+            help="Local worker processes (default: CPU count; ignored under mpiexec).",
+        ),
+        click.option(
+            "--executor",
+            type=click.Choice(["auto", "mpi", "processes", "serial"]),
+            default="auto",
+            show_default=True,
+            help="auto: MPI ranks under mpiexec, local processes otherwise.",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="One JSON object per point."),
+        click.option("--csv", "as_csv", is_flag=True, help="CSV, one row per point."),
+        click.option("--top-links", type=int, default=5, show_default=True, help="Busiest links."),
+        click.option("--links", is_flag=True, help="Every link's utilisation in the JSON."),
+        click.option("--force", is_flag=True, help="Overwrite the --plot file."),
+        click.option(
+            "--progress/--no-progress",
+            default=None,
+            help="Progress bar on stderr (default: when stderr is a terminal).",
+        ),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _common(kw: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "seed": kw["seed"],
+        "buffer": kw["buffer"],
+        "packet_bytes": kw["packet_bytes"],
+        "switch_latency": kw["switch_latency"],
+        "watchdog": kw["watchdog"],
+        "top_links": kw["top_links"],
+        "links": kw["links"],
+    }
+
+
+def _run_sweep(points: list, kw: dict[str, Any]) -> list[dict] | None:
+    from hypercuboid import netsim as ns
+
+    show = kw["progress"] if kw["progress"] is not None else sys.stderr.isatty()
+    kind = ns.executor_kind(kw["jobs"], len(points), kw["executor"])
+    if not show:
+        return ns.sweep(points, jobs=kw["jobs"], executor=kind)
+    with click.progressbar(
+        length=len(points),
+        label=f"{len(points)} simulations ({kind})",
+        file=sys.stderr,
+        show_pos=True,
+        item_show_func=lambda p: p.label() if p is not None else "",
+    ) as bar:
+
+        def progress(done: int, total: int, point, report) -> None:
+            bar.update(1, point)
+
+        return ns.sweep(points, jobs=kw["jobs"], executor=kind, progress=progress)
+
+
+_CSV_FIELDS = [
+    "topology",
+    "routing",
+    "traffic",
+    "offered",
+    "generated",
+    "accepted",
+    "latency_avg_ns",
+    "latency_p50_ns",
+    "latency_p99_ns",
+    "latency_max_ns",
+    "hops_avg",
+    "indirect_fraction",
+    "link_utilisation_mean",
+    "link_utilisation_max",
+    "busiest_link",
+    "busiest_link_utilisation",
+    "completion_ns",
+    "effective_throughput",
+    "delivered",
+    "events",
+    "wall_seconds",
+    "packets_per_second",
+]
+
+
+def _csv_row(r: dict) -> dict:
+    row = {k: r.get(k, "") for k in _CSV_FIELDS}
+    row["link_utilisation_mean"] = r["link_utilisation"]["mean"]
+    row["link_utilisation_max"] = r["link_utilisation"]["max"]
+    if r["top_links"]:
+        t = r["top_links"][0]
+        row["busiest_link"] = f"r{t['from']}->r{t['to']}"
+        row["busiest_link_utilisation"] = t["utilisation"]
+    return row
+
+
+def _emit(results: list[dict], kw: dict[str, Any], text: Callable[[list[dict]], None]) -> None:
+    if kw["as_json"]:
+        for r in results:
+            echo_json(r)
+    elif kw["as_csv"]:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=_CSV_FIELDS, lineterminator="\n")
+        w.writeheader()
+        for r in results:
+            w.writerow(_csv_row(r))
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        text(results)
+
+
+def _busiest(r: dict) -> str:
+    if not r["top_links"]:
+        return "-"
+    t = r["top_links"][0]
+    return f"r{t['from']}->r{t['to']} {100 * t['utilisation']:.0f}%"
+
+
+def _print_run(results: list[dict]) -> None:
+    from hypercuboid import netsim as ns
+
+    click.echo(
+        f"{'topology':18} {'routing':10} {'traffic':11} {'offered':>7} {'accepted':>8} "
+        f"{'lat avg':>9} {'lat p99':>9} {'hops':>5} {'indir':>5}  busiest link"
+    )
+    for r in results:
+        click.echo(
+            f"{r['topology']:18} {r['routing']:10} {r['traffic']:11} "
+            f"{100 * r['offered']:6.1f}% {100 * r['accepted']:7.2f}% "
+            f"{r['latency_avg_ns']:7.0f}ns {r['latency_p99_ns']:7.0f}ns "
+            f"{r['hops_avg']:5.2f} {100 * r['indirect_fraction']:4.0f}%  {_busiest(r)}"
+        )
+    sat = ns.saturation(results)
+    if any(len([r for r in results if r["routing"] == s["routing"]]) > 1 for s in sat):
+        click.echo(
+            f"\nsaturation (accepted < {ns.SATURATION_RATIO:g} x offered) and largest "
+            "accepted throughput:"
+        )
+        for s in sat:
+            where = (
+                f"saturated from {100 * s['saturation_load']:.0f}% offered"
+                + (f" (knee {100 * s['knee']:.1f}%)" if s["knee"] is not None else "")
+                if s["saturation_load"] is not None
+                else "not saturated in this sweep"
+            )
+            click.echo(
+                f"  {s['topology']} {s['routing']} {s['traffic']}: {where}; "
+                f"max accepted {100 * s['max_accepted']:.1f}%"
+            )
+
+
+def _check(topologies: list[str], routings: list[str], traffics: list[str] | None) -> None:
+    """Fails fast, before any worker starts, on a bad name or an unservable combination."""
+    from hypercuboid import _core
+    from hypercuboid.topology import generate
+
+    for r in routings:
+        _core.netsim_routing(r)
+    for t in traffics or []:
+        _core.netsim_traffic(t)
+    for spec in topologies:
+        topo = generate(spec)
+        for r in routings:
+            for t in traffics or ["uniform"]:
+                # builds the routing tables and resolves the pattern, simulates nothing
+                _core.netsim_run(topo, r, t, [])
+
+
+@netsim.command("run")
+@click.option(
+    "--topo", "-t", "topologies", multiple=True, required=True, help="Topology spec (repeatable)."
+)
+@click.option(
+    "--routing",
+    "-r",
+    "routings",
+    multiple=True,
+    default=("min",),
+    show_default=True,
+    help="min, inr, ugal, ugal-th (repeatable or comma-separated).",
+)
+@click.option(
+    "--traffic",
+    "traffics",
+    multiple=True,
+    default=("uniform",),
+    show_default=True,
+    help="uniform, worst, permutation, shift:K (repeatable or comma-separated).",
+)
+@click.option(
+    "--load",
+    default="0.1:1.0:0.1",
+    show_default=True,
+    help="Offered load(s) in (0, 1]: one value, a list 0.1,0.5 or a range start:stop:step.",
+)
+@click.option("--warmup", default="20us", show_default=True, help="Warm-up before measuring.")
+@click.option("--time", "duration", default="200us", show_default=True, help="Simulated time.")
+@click.option("--drain", is_flag=True, help="After --time, run until every packet is delivered.")
+@click.option("--plot", "plot_path", default=None, help="Draw throughput and latency vs load.")
+@_router_options
+def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_path, **kw):
+    """Sweep synthetic traffic over offered loads.
+
+    Per load point: offered and accepted throughput (fractions of the injection bandwidth),
+    average and p99 packet latency, hops, the fraction routed indirectly and the busiest link.
+
+    \b
+    hypercuboid netsim run --topo oft:k=12 --routing ugal --traffic uniform --load 0.1:1.0:0.1
+    hypercuboid netsim run -t mlfm:h=15 -r min,inr,ugal --traffic worst --plot wc.png
+    mpiexec -n 8 hypercuboid netsim run -t slimfly:q=13,p=9 -r min,inr --json
+    """
+    from hypercuboid import netsim as ns
+
+    if kw["as_json"] and kw["as_csv"]:
+        raise click.UsageError("--json and --csv are exclusive")
+    routings, traffics = _split(routings), _split(traffics)
+    loads = ns.parse_loads(load)
+    if plot_path:
+        refuse_overwrite(plot_path, kw["force"])
+    _check(list(topologies), routings, traffics)
+    points = ns.grid(
+        list(topologies),
+        routings,
+        traffics,
+        loads,
+        warmup=warmup,
+        duration=duration,
+        drain=drain,
+        **_common(kw),
+    )
+    results = _run_sweep(points, kw)
+    if results is None:  # an MPI worker rank
+        return
+    _emit(results, kw, _print_run)
+    if plot_path:
+        ns.plot(results, plot_path)
+        click.echo(f"wrote {plot_path}", err=True)
+
+
+def _print_exchange(results: list[dict]) -> None:
+    click.echo(
+        f"{'topology':18} {'routing':10} {'pattern':7} {'completion':>12} {'effective':>9} "
+        f"{'lat avg':>10} {'hops':>5} {'indir':>5}  busiest link"
+    )
+    for r in results:
+        click.echo(
+            f"{r['topology']:18} {r['routing']:10} {r['traffic']:7} "
+            f"{r['completion_ns'] / 1000:10.1f}us {100 * r['effective_throughput']:8.1f}% "
+            f"{r['latency_avg_ns']:8.0f}ns {r['hops_avg']:5.2f} "
+            f"{100 * r['indirect_fraction']:4.0f}%  {_busiest(r)}"
+        )
+
+
+@netsim.command("exchange")
+@click.option(
+    "--pattern",
+    type=click.Choice(["a2a", "nn"]),
+    required=True,
+    help="a2a: all-to-all; nn: 3-D torus nearest neighbour.",
+)
+@click.option(
+    "--topo", "-t", "topologies", multiple=True, required=True, help="Topology spec (repeatable)."
+)
+@click.option(
+    "--routing",
+    "-r",
+    "routings",
+    multiple=True,
+    default=("min",),
+    show_default=True,
+    help="Routing(s), repeatable or comma-separated.",
+)
+@click.option("--dims", default=None, help="nn torus XxYxZ (default: the largest that fits).")
+@click.option(
+    "--message",
+    default=None,
+    help="Bytes per pair (default: 7.5KB for a2a, 512KB for nn).",
+)
+@click.option(
+    "--order",
+    type=click.Choice(["interleaved", "sequential"]),
+    default="interleaved",
+    show_default=True,
+    help="a2a: packets interleaved over a random destination order, or whole messages.",
+)
+@click.option("--plot", "plot_path", default=None, help="Bar chart of effective throughput.")
+@_router_options
+def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path, **kw):
+    """Run an all-to-all or nearest-neighbour exchange to completion.
+
+    Effective throughput = data per node / completion time, as a fraction of the injection
+    bandwidth (the seed's Fig. 13 and 14).
+
+    \b
+    hypercuboid netsim exchange --pattern a2a -t oft:k=12 -r min,inr,ugal
+    hypercuboid netsim exchange --pattern nn -t mlfm:h=15 --dims 15x16x15 -r ugal
+    """
+    from hypercuboid import netsim as ns
+
+    if kw["as_json"] and kw["as_csv"]:
+        raise click.UsageError("--json and --csv are exclusive")
+    if dims is not None and pattern != "nn":
+        raise click.UsageError("--dims applies to --pattern nn")
+    routings = _split(routings)
+    if plot_path:
+        refuse_overwrite(plot_path, kw["force"])
+    _check(list(topologies), routings, None)
+    opts: dict[str, Any] = {"order": order, **_common(kw)}
+    if dims is not None:
+        opts["dims"] = ns._api._parse_dims(dims)
+    if message is not None:
+        opts["message"] = ns.parse_size(message)
+    points = [
+        ns.Point(t, r, pattern, None, pattern, tuple(sorted(opts.items())))
+        for t in topologies
+        for r in routings
+    ]
+    results = _run_sweep(points, kw)
+    if results is None:
+        return
+    _emit(results, kw, _print_exchange)
+    if plot_path:
+        ns.plot_exchange(results, plot_path)
+        click.echo(f"wrote {plot_path}", err=True)
+
+
+@netsim.command("cdg")
+@click.option("--topo", "-t", "topology", required=True, help="Topology spec.")
+@click.option("--routing", "-r", "routings", multiple=True, default=("min", "inr", "ugal"))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per routing.")
+def cdg_cmd(topology, routings, as_json):
+    """Check that a routing is deadlock-free: its channel dependency graph and VCs."""
+    from hypercuboid import netsim as ns
+
+    for r in _split(routings):
+        g = ns.cdg(topology, r)
+        if as_json:
+            echo_json(g)
+            continue
+        verdict = (
+            "acyclic (deadlock-free)"
+            if g["acyclic"]
+            else "CYCLE: " + " => ".join(f"r{a}->r{b} vc{v}" for a, b, v in g["cycle"])
+        )
+        click.echo(
+            f"{g['topology']} {g['routing']}: {g['vcs']} VC(s), {g['vc_scheme']} assignment, "
+            f"{g['channels']} channels, {g['dependencies']} dependencies: {verdict}"
+        )
+
+
+@netsim.command("list")
+def list_cmd():
+    """List routings, traffic patterns and exchanges."""
+    from hypercuboid import netsim as ns
+
+    n = ns.names()
+    click.echo("routings:  " + ", ".join(n["routings"]))
+    click.echo("  options: choice=random|lowest, vcs=auto|hop|phase|none; ugal and ugal-th:")
+    click.echo("           n (indirect candidates, 4), c (penalty), cost=auto|ratio|const;")
+    click.echo("           ugal-th: t (threshold, % of the output buffer, 10)")
+    click.echo("traffic:   " + ", ".join(n["traffics"]))
+    click.echo("exchanges: " + ", ".join(n["exchanges"]))

@@ -1,0 +1,43 @@
+//! Packet engine throughput on the seed's Slim Fly (q = 13, p = 9, 3042 nodes) under uniform
+//! traffic with minimal routing at 30 % and 90 % load: delivered packets per second. Criterion
+//! runs 20 µs of simulated time (4 µs warm-up) per iteration; `benchmarks/netsim.py` measures
+//! the full 200 µs runs.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use hypercuboid_core::network::{
+    NetParams, Network, RoutingSpec, Synthetic, TrafficSpec, Workload,
+};
+use hypercuboid_core::topology::generate;
+use hypercuboid_core::units::us;
+
+fn slim_fly(c: &mut Criterion) {
+    let topo = generate("slimfly:q=13,p=9").unwrap();
+    let mut g = c.benchmark_group("netsim slimfly:q=13,p=9 uniform 20us");
+    g.sample_size(10);
+    for routing in ["min", "ugal"] {
+        let net = Network::new(
+            &topo,
+            &RoutingSpec::parse(routing).unwrap(),
+            NetParams::default(),
+        )
+        .unwrap();
+        let pattern = TrafficSpec::Uniform
+            .resolve(&topo, net.routes(), 1)
+            .unwrap();
+        for load in [0.3, 0.9] {
+            let mut s = Synthetic::new(pattern.clone(), load);
+            s.warmup = us(4);
+            s.duration = us(20);
+            let w = Workload::Synthetic(s);
+            let delivered = net.run(&w, "uniform").unwrap().delivered_total;
+            g.throughput(Throughput::Elements(delivered));
+            g.bench_function(format!("{routing} load {load}"), |b| {
+                b.iter(|| net.run(&w, "uniform").unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, slim_fly);
+criterion_main!(benches);

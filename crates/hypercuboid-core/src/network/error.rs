@@ -1,0 +1,162 @@
+//! Errors of the network simulator: bad names and parameters, routings a topology cannot
+//! serve, and deadlocks found by the watchdog.
+
+use crate::topology::TopologyError;
+use std::fmt;
+
+/// One virtual channel of a directed router-to-router link: `from -> to` on VC `vc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Channel {
+    /// Router the link leaves.
+    pub from: u32,
+    /// Router the link enters.
+    pub to: u32,
+    /// Virtual channel.
+    pub vc: u8,
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{}->r{} vc{}", self.from, self.to, self.vc)
+    }
+}
+
+/// Formats a cycle of channels as `a -> b -> ... -> a`.
+pub fn format_cycle(cycle: &[Channel]) -> String {
+    let mut s = String::new();
+    for c in cycle {
+        s.push_str(&c.to_string());
+        s.push_str(" => ");
+    }
+    if let Some(c) = cycle.first() {
+        s.push_str(&c.to_string());
+    }
+    s
+}
+
+/// What can go wrong configuring or running a network simulation. Every message names the bad
+/// value and what is accepted.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum NetworkError {
+    /// A routing name that is not known.
+    UnknownRouting {
+        /// The name given.
+        name: String,
+    },
+    /// A traffic pattern name that is not known.
+    UnknownTraffic {
+        /// The name given.
+        name: String,
+    },
+    /// A malformed routing or traffic spec (`name:key=value,...`), an unknown or repeated key.
+    Spec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong and what is accepted.
+        reason: String,
+    },
+    /// A parameter outside its accepted range (`reason` says what is accepted).
+    Parameter {
+        /// The parameter (`load`, `buffer`, `ugal.c`, ...).
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        reason: String,
+    },
+    /// A routing or traffic pattern that this topology cannot serve (disconnected routers,
+    /// no intermediate router, no worst case defined, too many virtual channels, ...).
+    Unsupported {
+        /// The routing or traffic (`inr`, `worst`, ...).
+        what: String,
+        /// The topology's name.
+        topology: String,
+        /// Why.
+        reason: String,
+    },
+    /// The topology could not be generated or analysed.
+    Topology(TopologyError),
+    /// The network stopped delivering packets while some were in flight: `cycle` is a cycle of
+    /// virtual channels each of whose buffers is full and whose head packet waits for the next.
+    Deadlock {
+        /// Simulated time (ps) at which the watchdog fired.
+        time: u64,
+        /// Packets in the network.
+        in_flight: u64,
+        /// The cycle of waiting channels (empty if none was found: the network stalled without
+        /// a cyclic wait, which is a simulator bug).
+        cycle: Vec<Channel>,
+    },
+}
+
+impl fmt::Display for NetworkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NetworkError::UnknownRouting { name } => write!(
+                f,
+                "unknown routing '{name}'; accepted: {}",
+                super::routing::ROUTINGS.join(", ")
+            ),
+            NetworkError::UnknownTraffic { name } => write!(
+                f,
+                "unknown traffic '{name}'; accepted: {}",
+                super::traffic::TRAFFICS.join(", ")
+            ),
+            NetworkError::Spec { spec, reason } => write!(f, "invalid spec '{spec}': {reason}"),
+            NetworkError::Parameter {
+                name,
+                value,
+                reason,
+            } => write!(f, "invalid {name} {value}: {reason}"),
+            NetworkError::Unsupported {
+                what,
+                topology,
+                reason,
+            } => write!(f, "{what} cannot run on {topology}: {reason}"),
+            NetworkError::Topology(e) => write!(f, "{e}"),
+            NetworkError::Deadlock {
+                time,
+                in_flight,
+                cycle,
+            } => {
+                write!(
+                    f,
+                    "deadlock at {}: {in_flight} packets in the network stopped moving",
+                    crate::units::format_time(*time)
+                )?;
+                if cycle.is_empty() {
+                    write!(f, " (no cycle of waiting channels found)")
+                } else {
+                    write!(
+                        f,
+                        "; cycle of {} waiting channels: {}",
+                        cycle.len(),
+                        format_cycle(cycle)
+                    )
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for NetworkError {}
+
+impl From<TopologyError> for NetworkError {
+    fn from(e: TopologyError) -> Self {
+        NetworkError::Topology(e)
+    }
+}
+
+/// Shorthand for a [`NetworkError::Parameter`].
+pub(crate) fn param(
+    name: &'static str,
+    value: impl fmt::Display,
+    reason: impl Into<String>,
+) -> NetworkError {
+    NetworkError::Parameter {
+        name,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}

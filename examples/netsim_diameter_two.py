@@ -1,0 +1,140 @@
+"""Reproduce the diameter-two seed's simulations (Kathareios et al., SC15, section 4).
+
+On SF q=13 p=9 and p=10, MLFM h=15 and OFT k=12 (3042 to 3600 nodes):
+
+* synthetic traffic, uniform (UNI) and worst case (WC), offered-load sweeps with MIN, INR,
+  UGAL-L and UGAL-L with a 10 % threshold (Fig. 6-12), 200 us simulated, 20 us warm-up;
+* one all-to-all (7.5 KB per pair) and one nearest-neighbour exchange (512 KB per neighbour
+  on the seed's tori) with MIN, INR and UGAL-L (Fig. 13, 14).
+
+Writes ``<out>/seed_synthetic.json``, ``<out>/seed_exchanges.json`` and the figures
+``<out>/seed_uni.png``, ``seed_wc.png``, ``seed_a2a.png``, ``seed_nn.png``; prints the
+saturation table. Full scale takes hours of CPU time (``--quick`` shortens the windows to
+50 us and skips the exchanges' slowest runs; ``--duration``, ``--warmup``, ``--a2a-message``
+and ``--nn-message`` scale the experiments). Runs over local processes, or MPI ranks:
+
+    python examples/netsim_diameter_two.py --out docs/figures -j 2
+    mpiexec -n 9 python examples/netsim_diameter_two.py --out docs/figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from hypercuboid import netsim
+
+TOPOLOGIES = ["slimfly:q=13,p=9", "slimfly:q=13,p=10", "mlfm:h=15", "oft:k=12"]
+ROUTINGS = ["min", "inr", "ugal", "ugal-th"]
+UNI_LOADS = [round(0.1 * i, 2) for i in range(1, 11)] + [0.95]
+WC_LOADS = [0.02, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09] + [round(0.1 * i, 2) for i in range(1, 11)]
+# The seed's tori (section 4.4), in its dimension order.
+TORI = {
+    "slimfly:q=13,p=9": (13, 13, 18),
+    "slimfly:q=13,p=10": (13, 13, 20),
+    "mlfm:h=15": (15, 16, 15),
+    "oft:k=12": (12, 14, 19),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="docs/figures")
+    ap.add_argument("-j", "--jobs", type=int, default=None)
+    ap.add_argument("--quick", action="store_true", help="50 us windows, fewer loads")
+    ap.add_argument("--skip-synthetic", action="store_true")
+    ap.add_argument("--skip-exchanges", action="store_true")
+    ap.add_argument("--duration", help="simulated time of a load point (default 200us)")
+    ap.add_argument("--warmup", help="warm-up of a load point (default 20us)")
+    ap.add_argument("--a2a-message", help="all-to-all bytes per pair (default 7.5KB)")
+    ap.add_argument("--nn-message", help="nearest-neighbour bytes per pair (default 512KB)")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    windows = {"duration": "50us", "warmup": "10us"} if args.quick else {}
+    if args.duration:
+        windows["duration"] = args.duration
+    if args.warmup:
+        windows["warmup"] = args.warmup
+    t0 = time.time()
+
+    def progress(done: int, total: int, point, r: dict) -> None:
+        what = (
+            f"eff {100 * r['effective_throughput']:.1f}%"
+            if "effective_throughput" in r
+            else f"acc {100 * r['accepted']:.2f}% lat {r['latency_avg_ns']:.0f} ns"
+        )
+        print(f"[{done}/{total} {time.time() - t0:6.0f}s] {point.label()}: {what}", flush=True)
+
+    if not args.skip_synthetic:
+        uni = UNI_LOADS[::2] + [1.0] if args.quick else UNI_LOADS
+        wc = WC_LOADS[::2] + [1.0] if args.quick else WC_LOADS
+        points = netsim.grid(TOPOLOGIES, ROUTINGS, ["uniform"], uni, top_links=3, **windows)
+        points += netsim.grid(TOPOLOGIES, ROUTINGS, ["worst"], wc, top_links=3, **windows)
+        # the costly points (high loads, indirect routing) first, to balance the workers
+        points.sort(key=lambda p: -(p.load or 0) * (2 if p.routing == "inr" else 1))
+        res = netsim.sweep(points, jobs=args.jobs, progress=progress)
+        if res is None:  # an MPI worker rank
+            return
+        res.sort(key=lambda r: (r["topology"], r["routing"], r["traffic"], r["offered"]))
+        (out / "seed_synthetic.json").write_text(json.dumps(res, indent=0) + "\n")
+        netsim.plot(
+            [r for r in res if r["traffic"] == "uniform"],
+            out / "seed_uni.png",
+            title="Uniform random traffic (UNI)",
+        )
+        netsim.plot(
+            [r for r in res if r["traffic"] == "worst"],
+            out / "seed_wc.png",
+            title="Worst-case traffic (WC)",
+        )
+        print_saturation(res)
+
+    if not args.skip_exchanges:
+        points = []
+        for t in TOPOLOGIES:
+            for r in ("min", "inr", "ugal"):
+                a2a: tuple = (("top_links", 3),)
+                if args.a2a_message:
+                    a2a += (("message", args.a2a_message),)
+                points.append(netsim.Point(t, r, "a2a", None, "a2a", a2a))
+                opts: tuple = (("dims", TORI[t]), ("top_links", 3))
+                if args.nn_message or args.quick:
+                    opts += (("message", args.nn_message or 65536),)
+                points.append(netsim.Point(t, r, "nn", None, "nn", opts))
+        if args.quick:
+            points = [p for p in points if p.exchange == "nn"]
+        res = netsim.sweep(points, jobs=args.jobs, progress=progress)
+        if res is None:
+            return
+        (out / "seed_exchanges.json").write_text(json.dumps(res, indent=0) + "\n")
+        for pat in ("a2a", "nn"):
+            sel = [r for r in res if r["traffic"] == pat]
+            if sel:
+                netsim.plot_exchange(sel, out / f"seed_{pat}.png")
+        for r in res:
+            print(
+                f"{r['traffic']:4} {r['topology']:18} {r['routing']:8} "
+                f"{100 * r['effective_throughput']:5.1f}%  completion "
+                f"{r['completion_ns'] / 1000:8.1f} us"
+            )
+    print(f"done in {time.time() - t0:.0f} s", file=sys.stderr)
+
+
+def print_saturation(res: list[dict]) -> None:
+    print(
+        f"\n{'topology':18} {'routing':8} {'traffic':8} {'knee':>6} {'max acc':>8} {'lat@0.1':>8}"
+    )
+    for s in netsim.saturation(res):
+        knee = f"{100 * s['knee']:5.1f}%" if s["knee"] is not None else "   -  "
+        print(
+            f"{s['topology']:18} {s['routing']:8} {s['traffic']:8} {knee} "
+            f"{100 * s['max_accepted']:7.1f}% {s['low_load_latency_ns']:7.0f}ns"
+        )
+
+
+if __name__ == "__main__":
+    main()

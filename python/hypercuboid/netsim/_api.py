@@ -1,0 +1,289 @@
+"""Single runs, option parsing and sweep points."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypercuboid import _core
+from hypercuboid.errors import NetworkError
+from hypercuboid.topology import Topology, generate
+
+#: Defaults of the simulator: the seed's section 4.1 (100 KB = 102 400 B per port and
+#: direction, 256 B packets, 100 ns switch traversal; windows of 20 us warm-up and 200 us).
+DEFAULTS: dict[str, Any] = {
+    "seed": 1,
+    "warmup": "20us",
+    "duration": "200us",
+    "drain": False,
+    "packet_bytes": 256,
+    "buffer": "100KB",
+    "switch_latency": "100ns",
+    "watchdog": "50us",
+    "top_links": 10,
+    "links": False,
+}
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 1024,
+    "kib": 1024,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "gb": 1024**3,
+    "gib": 1024**3,
+}
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes from ``100KB``, ``7.5KB``, ``512KiB``, ``256`` (KB = KiB = 1024 B, as the seed's
+    buffer of 100 KB holding 400 packets of 256 B)."""
+    if isinstance(text, int):
+        if text < 0:
+            raise NetworkError(f"invalid size {text}: must be >= 0 bytes")
+        return text
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise NetworkError(
+            f"invalid size '{text}': expected a number with an optional unit "
+            "(B, KB, KiB, MB, MiB, GB; KB = 1024 B)"
+        )
+    value = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+    if value != int(value):
+        raise NetworkError(f"invalid size '{text}': not a whole number of bytes")
+    return int(value)
+
+
+def parse_time(text: str | int) -> int:
+    """Picoseconds from ``20us``, ``100ns``, ``1.5us`` (a bare number is nanoseconds; an int is
+    taken as picoseconds)."""
+    if isinstance(text, int):
+        return text
+    return _core.netsim_parse_time(str(text))
+
+
+def parse_loads(text: str | float | list[float]) -> list[float]:
+    """Offered loads from ``0.1:1.0:0.1`` (start:stop:step, stop included), ``0.1,0.5,0.9`` or
+    one number. Every load must be in (0, 1]."""
+    if isinstance(text, (int, float)):
+        loads = [float(text)]
+    elif isinstance(text, list):
+        loads = [float(x) for x in text]
+    else:
+        t = str(text).strip()
+        try:
+            if ":" in t:
+                parts = [float(x) for x in t.split(":")]
+                if len(parts) != 3:
+                    raise ValueError
+                start, stop, step = parts
+                if step <= 0 or stop < start:
+                    raise NetworkError(
+                        f"invalid load range '{text}': expected start:stop:step with "
+                        "start <= stop and step > 0"
+                    )
+                n = int(round((stop - start) / step)) + 1
+                loads = [round(start + i * step, 10) for i in range(n)]
+                loads = [x for x in loads if x <= stop + 1e-9]
+            else:
+                loads = [float(x) for x in t.split(",") if x.strip()]
+        except ValueError:
+            raise NetworkError(
+                f"invalid load '{text}': expected a number, a list 0.1,0.5 or a range "
+                "start:stop:step"
+            ) from None
+    if not loads:
+        raise NetworkError(f"invalid load '{text}': no load given")
+    for x in loads:
+        if not (x > 0.0 and x <= 1.0):
+            raise NetworkError(
+                f"invalid load {x:g}: the offered load is a fraction of the injection "
+                "bandwidth, in (0, 1]"
+            )
+    return loads
+
+
+def _topology(t: Topology | str) -> Topology:
+    return generate(t) if isinstance(t, str) else t
+
+
+def _core_options(opts: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(opts) - set(DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; accepted: {sorted(DEFAULTS)}")
+    o = {**DEFAULTS, **opts}
+    buffer = parse_size(o["buffer"])
+    return {
+        "seed": int(o["seed"]),
+        "packet_bytes": int(o["packet_bytes"]),
+        "buffer_bytes": buffer,
+        "switch_latency_ps": parse_time(o["switch_latency"]),
+        "watchdog_ps": parse_time(o["watchdog"]),
+        "top_links": int(o["top_links"]),
+        "links": bool(o["links"]),
+        "_warmup_ps": parse_time(o["warmup"]),
+        "_duration_ps": parse_time(o["duration"]),
+        "_drain": bool(o["drain"]),
+    }
+
+
+def run(
+    topology: Topology | str,
+    routing: str = "min",
+    traffic: str = "uniform",
+    load: float | list[float] | str = 0.5,
+    **options: Any,
+) -> dict | list[dict]:
+    """Simulates synthetic ``traffic`` at offered ``load`` (a number: one report; a list or a
+    range string: one report per load). Options (defaults in :data:`DEFAULTS`): ``seed``,
+    ``warmup``, ``duration``, ``drain``, ``packet_bytes``, ``buffer``, ``switch_latency``,
+    ``watchdog``, ``top_links``, ``links`` (every link's utilisation)."""
+    single = isinstance(load, (int, float))
+    loads = parse_loads(load)
+    o = _core_options(options)
+    reps = _core.netsim_run(
+        _topology(topology),
+        routing,
+        traffic,
+        loads,
+        seed=o["seed"],
+        warmup_ps=o["_warmup_ps"],
+        duration_ps=o["_duration_ps"],
+        drain=o["_drain"],
+        packet_bytes=o["packet_bytes"],
+        buffer_bytes=o["buffer_bytes"],
+        switch_latency_ps=o["switch_latency_ps"],
+        watchdog_ps=o["watchdog_ps"],
+        top_links=o["top_links"],
+        links=o["links"],
+    )
+    return reps[0] if single else reps
+
+
+def exchange(
+    topology: Topology | str,
+    routing: str = "min",
+    pattern: str = "a2a",
+    *,
+    dims: tuple[int, int, int] | str | None = None,
+    message: str | int | None = None,
+    order: str = "interleaved",
+    **options: Any,
+) -> dict:
+    """Simulates one exchange to completion: ``a2a`` (every node sends ``message``, default
+    7.5 KB, to every other; ``order`` ``interleaved`` packets over a random destination order,
+    or ``sequential`` whole messages) or ``nn`` (3-D torus ``dims``, default the largest that
+    fits, ``message`` default 512 KB to each of 6 neighbours). Reports ``completion_ns`` and
+    ``effective_throughput`` (data per node / completion time / injection bandwidth)."""
+    if order not in ("interleaved", "sequential"):
+        raise NetworkError(f"invalid order '{order}': accepted: interleaved, sequential")
+    if isinstance(dims, str):
+        dims = _parse_dims(dims)
+    o = _core_options(options)
+    return _core.netsim_exchange(
+        _topology(topology),
+        routing,
+        pattern,
+        dims=list(dims) if dims is not None else None,
+        message_bytes=parse_size(message) if message is not None else None,
+        interleave=order == "interleaved",
+        seed=o["seed"],
+        packet_bytes=o["packet_bytes"],
+        buffer_bytes=o["buffer_bytes"],
+        switch_latency_ps=o["switch_latency_ps"],
+        watchdog_ps=o["watchdog_ps"],
+        top_links=o["top_links"],
+        links=o["links"],
+    )
+
+
+def _parse_dims(text: str) -> tuple[int, int, int]:
+    try:
+        d = tuple(int(x) for x in text.lower().split("x"))
+    except ValueError:
+        d = ()
+    if len(d) != 3 or min(d) < 1:
+        raise NetworkError(f"invalid torus '{text}': expected XxYxZ with sizes >= 1, e.g. 12x14x19")
+    return d  # type: ignore[return-value]
+
+
+def cdg(topology: Topology | str, routing: str) -> dict:
+    """The channel dependency graph of ``routing`` on ``topology``: ``vc_scheme``, ``vcs``,
+    ``channels``, ``dependencies``, ``acyclic`` and a ``cycle`` of (from, to, vc) if any."""
+    return _core.netsim_cdg(_topology(topology), routing)
+
+
+def pattern(topology: Topology | str, traffic: str, *, seed: int = 1) -> list[int] | None:
+    """The destination endpoint of every endpoint under ``traffic`` (None for uniform)."""
+    return _core.netsim_pattern(_topology(topology), traffic, seed=seed)
+
+
+def names() -> dict[str, list[str]]:
+    """The routing, traffic and exchange names."""
+    return _core.netsim_names()
+
+
+def fit_torus(n: int) -> tuple[int, int, int]:
+    """The largest 3-D torus of at most ``n`` processes (X <= Y <= Z <= 2X, most cubic)."""
+    d = _core.netsim_fit_torus(n)
+    if d is None:
+        raise NetworkError(f"invalid node count {n}: no torus fits")
+    return tuple(d)  # type: ignore[return-value]
+
+
+def zero_load_latency(
+    topology: Topology | str, hops: int, *, packet_bytes: int = 256, switch_latency="100ns"
+) -> float:
+    """Zero-load latency in ns of a path of ``hops`` router-to-router hops:
+    (hops + 2)·L + (hops + 1)·S + σ."""
+    ps = _core.netsim_zero_load_latency(
+        _topology(topology),
+        hops,
+        packet_bytes=packet_bytes,
+        switch_latency_ps=parse_time(switch_latency),
+    )
+    return ps / 1000.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulation of a sweep: synthetic ``traffic`` at ``load``, or an ``exchange``
+    (``a2a``/``nn``, with ``load`` None)."""
+
+    topology: str
+    routing: str
+    traffic: str = "uniform"
+    load: float | None = None
+    exchange: str | None = None
+    options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def label(self) -> str:
+        what = self.exchange or f"{self.traffic}@{self.load:g}"
+        return f"{self.topology} {self.routing} {what}"
+
+
+def grid(
+    topologies: list[str],
+    routings: list[str],
+    traffics: list[str],
+    loads: list[float],
+    **options: Any,
+) -> list[Point]:
+    """Every (topology, routing, traffic, load) combination, in that nesting order."""
+    opts = tuple(sorted(options.items()))
+    return [
+        Point(t, r, tr, ld, None, opts)
+        for t, r, tr, ld in itertools.product(topologies, routings, traffics, loads)
+    ]
+
+
+def run_point(point: Point) -> dict:
+    """Runs one sweep point (in whatever process calls it)."""
+    opts = dict(point.options)
+    if point.exchange is not None:
+        ex = {k: opts.pop(k) for k in ("dims", "message", "order") if k in opts}
+        return exchange(point.topology, point.routing, point.exchange, **ex, **opts)
+    return run(point.topology, point.routing, point.traffic, float(point.load), **opts)

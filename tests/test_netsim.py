@@ -1,0 +1,217 @@
+"""hypercuboid.netsim: single runs, exchanges, sweeps (serial, local processes, MPI), summaries,
+plots and errors. Small topologies and short windows keep this fast."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypercuboid import NetworkError, netsim
+from hypercuboid.topology import generate
+
+SHORT = {"duration": "20us", "warmup": "5us"}
+
+
+def test_report_fields_and_offered_load():
+    r = netsim.run("mlfm:h=4", "min", "uniform", 0.4, **SHORT)
+    for key in (
+        "offered",
+        "accepted",
+        "generated",
+        "latency_avg_ns",
+        "latency_p99_ns",
+        "hops_avg",
+        "top_links",
+        "link_utilisation",
+        "packets_per_second",
+    ):
+        assert key in r
+    assert r["offered"] == 0.4
+    assert r["topology"] == "mlfm:h=4,l=4,p=4"
+    assert (r["routing"], r["vc_scheme"], r["vcs"]) == ("min", "phase", 1)
+    assert abs(r["accepted"] - r["generated"]) < 0.01
+    # MLFM minimal paths have 0 (same router) or 2 hops
+    assert [h for h, c in enumerate(r["hop_histogram"]) if c] == [0, 2]
+    assert r["latency_min_ns"] == pytest.approx(220.48)  # 2 links, 1 switch, 1 serialisation
+    top = r["top_links"]
+    assert len(top) == 10
+    assert top[0]["utilisation"] >= top[-1]["utilisation"]
+    assert r["link_utilisation"]["max"] == top[0]["utilisation"]
+
+
+def test_several_loads_and_a_topology_object():
+    t = generate("oft:k=4")
+    reps = netsim.run(t, "inr", "worst", "0.1,0.2", **SHORT)
+    assert [r["offered"] for r in reps] == [0.1, 0.2]
+    assert all(r["hop_histogram"][4] == r["delivered"] for r in reps)  # worst: no local pairs
+
+
+def test_zero_load_latency_closed_form():
+    # (h + 2) L + (h + 1) S + sigma with L = 50 ns, S = 100 ns, sigma = 20.48 ns
+    assert netsim.zero_load_latency("mlfm:h=4", 2) == pytest.approx(520.48)
+    assert netsim.zero_load_latency("slimfly:q=5", 1) == pytest.approx(370.48)
+    assert netsim.zero_load_latency("mlfm:h=4,bw=50", 0) == pytest.approx(240.96)
+
+
+def test_parse_loads_and_sizes():
+    assert netsim.parse_loads("0.1:1.0:0.1") == [round(0.1 * i, 10) for i in range(1, 11)]
+    assert netsim.parse_loads("0.05:0.15:0.05") == [0.05, 0.1, 0.15]
+    assert netsim.parse_loads(1) == [1.0]
+    with pytest.raises(NetworkError) as e:
+        netsim.parse_loads("0:1:0.5")
+    assert str(e.value) == (
+        "invalid load 0: the offered load is a fraction of the injection bandwidth, in (0, 1]"
+    )
+    with pytest.raises(NetworkError, match=r"invalid load 1.2: "):
+        netsim.parse_loads("0.5,1.2")
+    with pytest.raises(NetworkError, match=r"^invalid load 'half': expected a number"):
+        netsim.parse_loads("half")
+    assert netsim.parse_size("100KB") == 102400
+    assert netsim.parse_size("7.5KB") == 7680
+    assert netsim.parse_size("512KiB") == 524288
+    assert netsim.parse_size(256) == 256
+    with pytest.raises(NetworkError, match=r"^invalid size '3 parsecs'"):
+        netsim.parse_size("3 parsecs")
+    assert netsim.parse_time("20us") == 20_000_000
+    assert netsim.fit_torus(3192) == (12, 14, 19)
+
+
+def test_errors_are_network_errors_and_value_errors():
+    with pytest.raises(NetworkError) as e:
+        netsim.run("mlfm:h=4", "dor", "uniform", 0.5)
+    assert str(e.value) == "unknown routing 'dor'; accepted: min, inr, ugal, ugal-th"
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(NetworkError) as e:
+        netsim.run("mlfm:h=4", "min", "tornado", 0.5)
+    assert str(e.value) == (
+        "unknown traffic 'tornado'; accepted: uniform, worst, permutation, shift:K"
+    )
+    with pytest.raises(NetworkError, match=r"^invalid load 0: "):
+        netsim.run("mlfm:h=4", "min", "uniform", 0.0)
+    with pytest.raises(TypeError, match="unknown option"):
+        netsim.run("mlfm:h=4", "min", "uniform", 0.5, bogus=1)
+
+
+def test_forced_deadlock_raises_with_the_cycle():
+    with pytest.raises(NetworkError) as e:
+        netsim.run("torus:dims=8", "min:vcs=none", "uniform", 1.0, buffer="1KB", **SHORT)
+    msg = str(e.value)
+    assert msg.startswith("deadlock at ")
+    assert "cycle of 8 waiting channels: r" in msg
+
+
+def test_exchanges():
+    a = netsim.exchange("mlfm:h=4", "min", "a2a")
+    assert a["traffic"] == "a2a"
+    assert a["delivered_total"] == 80 * 79 * 30
+    assert 0.95 < a["effective_throughput"] <= 1.0
+    assert a["completion_ns"] * a["effective_throughput"] == pytest.approx(79 * 30 * 20.48)
+    s = netsim.exchange("mlfm:h=4", "min", "a2a", order="sequential")
+    assert s["effective_throughput"] < a["effective_throughput"]
+    n = netsim.exchange("mlfm:h=4", "ugal", "nn", dims="4x5x4", message="16KB")
+    assert n["dims"] == [4, 5, 4]
+    assert n["delivered_total"] == 80 * 6 * 64
+    with pytest.raises(NetworkError, match="^invalid torus '4x5'"):
+        netsim.exchange("mlfm:h=4", "min", "nn", dims="4x5")
+
+
+def test_cdg_and_pattern():
+    g = netsim.cdg("slimfly:q=5", "min")
+    assert (g["vcs"], g["vc_scheme"], g["acyclic"], g["cycle"]) == (2, "hop", True, None)
+    g = netsim.cdg("slimfly:q=5", "min:vcs=none")
+    assert g["acyclic"] is False
+    nxt = g["cycle"][1:] + g["cycle"][:1]
+    assert all(a[1] == b[0] for a, b in zip(g["cycle"], nxt, strict=True))
+    p = netsim.pattern("mlfm:h=4", "worst")
+    assert p == [(e + 4) % 80 for e in range(80)]
+    assert netsim.pattern("mlfm:h=4", "uniform") is None
+
+
+def _strip(rs):
+    timing = ("wall_seconds", "packets_per_second")
+    return [{k: v for k, v in r.items() if k not in timing} for r in rs]
+
+
+def test_sweep_in_processes_equals_serial():
+    pts = netsim.grid(["mlfm:h=3"], ["min", "ugal"], ["uniform", "worst"], [0.3, 0.6], **SHORT)
+    assert len(pts) == 8
+    seen = []
+    serial = netsim.sweep(pts, executor="serial", progress=lambda d, n, p, r: seen.append(d))
+    assert seen == list(range(1, 9))
+    assert netsim.executor_kind(jobs=2, npoints=8) == "processes"
+    par = netsim.sweep(pts, jobs=2)
+    assert _strip(par) == _strip(serial)
+    assert [(r["routing"], r["traffic"], r["offered"]) for r in par] == [
+        (p.routing, p.traffic, p.load) for p in pts
+    ]
+
+
+def test_executor_detection(monkeypatch):
+    monkeypatch.delenv("OMPI_COMM_WORLD_SIZE", raising=False)
+    monkeypatch.delenv("PMI_SIZE", raising=False)
+    monkeypatch.delenv("PMIX_SIZE", raising=False)
+    assert netsim.executor_kind(jobs=1) == "serial"
+    assert netsim.executor_kind(jobs=4, npoints=1) == "serial"
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "4")
+    assert netsim.executor_kind(jobs=1) == "mpi"
+    with pytest.raises(NetworkError, match="^invalid executor 'gpu'"):
+        netsim.executor_kind(executor="gpu")
+
+
+def _mpiexec() -> str | None:
+    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return exe if os.path.exists(exe) else shutil.which("mpiexec")
+
+
+@pytest.mark.skipif(_mpiexec() is None, reason="no mpiexec")
+def test_sweep_over_mpi_ranks_equals_serial():
+    code = (
+        "import json; from hypercuboid import netsim as ns\n"
+        "pts = ns.grid(['mlfm:h=3'], ['min', 'inr'], ['uniform'], [0.2, 0.4],"
+        " duration='10us', warmup='2us')\n"
+        "res = ns.sweep(pts)\n"
+        "if res is not None: print(json.dumps([ns.executor_kind(), "
+        "[r['accepted'] for r in res]]))\n"
+    )
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    out = subprocess.run(
+        [_mpiexec(), "--oversubscribe", "-n", "3", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    import json
+
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("[")]
+    assert len(lines) == 1  # only rank 0 gets results
+    kind, accepted = json.loads(lines[0])
+    assert kind == "mpi"
+    pts = netsim.grid(
+        ["mlfm:h=3"], ["min", "inr"], ["uniform"], [0.2, 0.4], duration="10us", warmup="2us"
+    )
+    assert accepted == [r["accepted"] for r in netsim.sweep(pts, executor="serial")]
+
+
+def test_saturation_summary_and_plots(tmp_path):
+    pts = netsim.grid(["mlfm:h=4"], ["min", "inr"], ["worst"], [0.1, 0.2, 0.3, 0.6], **SHORT)
+    res = netsim.sweep(pts, executor="serial")
+    sat = {s["routing"]: s for s in netsim.saturation(res)}
+    # MIN on the MLFM worst case saturates at 1/h = 25 %
+    assert sat["min"]["saturation_load"] == 0.3
+    assert sat["min"]["last_stable_load"] == 0.2
+    assert 0.2 < sat["min"]["knee"] < 0.3
+    assert sat["min"]["max_accepted"] == pytest.approx(0.25, abs=0.002)
+    assert sat["inr"]["saturation_load"] == 0.6
+    assert sat["inr"]["max_accepted"] < 0.5
+    png = netsim.plot(res, tmp_path / "wc.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ex = [netsim.exchange("mlfm:h=3", r, "a2a") for r in ("min", "inr")]
+    png = netsim.plot_exchange(ex, tmp_path / "a2a.png")
+    assert png.stat().st_size > 1000
+    with pytest.raises(NetworkError, match="nothing to plot"):
+        netsim.plot(ex, tmp_path / "x.png")
