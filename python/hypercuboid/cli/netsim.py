@@ -235,19 +235,24 @@ def _check(topologies: list[str], routings: list[str], traffics: list[str] | Non
                 _core.netsim_run(topo, r, t, [])
 
 
-@netsim.command("run")
-@click.option(
+_topo_option = click.option(
     "--topo", "-t", "topologies", multiple=True, required=True, help="Topology spec (repeatable)."
 )
-@click.option(
+_routing_option = click.option(
     "--routing",
     "-r",
     "routings",
     multiple=True,
     default=("min",),
     show_default=True,
-    help="min, inr, ugal, ugal-th (repeatable or comma-separated).",
+    help="min, inr, ugal, ugal-th with options (min:choice=lowest, ugal:n=8,c=1.5); "
+    "repeatable or comma-separated.",
 )
+
+
+@netsim.command("run")
+@_topo_option
+@_routing_option
 @click.option(
     "--traffic",
     "traffics",
@@ -327,18 +332,8 @@ def _print_exchange(results: list[dict]) -> None:
     required=True,
     help="a2a: all-to-all; nn: 3-D torus nearest neighbour.",
 )
-@click.option(
-    "--topo", "-t", "topologies", multiple=True, required=True, help="Topology spec (repeatable)."
-)
-@click.option(
-    "--routing",
-    "-r",
-    "routings",
-    multiple=True,
-    default=("min",),
-    show_default=True,
-    help="Routing(s), repeatable or comma-separated.",
-)
+@_topo_option
+@_routing_option
 @click.option("--dims", default=None, help="nn torus XxYxZ (default: the largest that fits).")
 @click.option(
     "--message",

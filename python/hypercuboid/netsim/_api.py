@@ -130,6 +130,12 @@ def _core_options(opts: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _engine_kwargs(o: dict[str, Any]) -> dict[str, Any]:
+    """The engine and report options that runs and exchanges share."""
+    keys = ("seed", "packet_bytes", "buffer_bytes", "switch_latency_ps", "watchdog_ps")
+    return {k: o[k] for k in keys + ("top_links", "links")}
+
+
 def run(
     topology: Topology | str,
     routing: str = "min",
@@ -149,16 +155,10 @@ def run(
         routing,
         traffic,
         loads,
-        seed=o["seed"],
         warmup_ps=o["_warmup_ps"],
         duration_ps=o["_duration_ps"],
         drain=o["_drain"],
-        packet_bytes=o["packet_bytes"],
-        buffer_bytes=o["buffer_bytes"],
-        switch_latency_ps=o["switch_latency_ps"],
-        watchdog_ps=o["watchdog_ps"],
-        top_links=o["top_links"],
-        links=o["links"],
+        **_engine_kwargs(o),
     )
     return reps[0] if single else reps
 
@@ -190,13 +190,7 @@ def exchange(
         dims=list(dims) if dims is not None else None,
         message_bytes=parse_size(message) if message is not None else None,
         interleave=order == "interleaved",
-        seed=o["seed"],
-        packet_bytes=o["packet_bytes"],
-        buffer_bytes=o["buffer_bytes"],
-        switch_latency_ps=o["switch_latency_ps"],
-        watchdog_ps=o["watchdog_ps"],
-        top_links=o["top_links"],
-        links=o["links"],
+        **_engine_kwargs(o),
     )
 
 
