@@ -9,8 +9,8 @@ run as many times as asked by :func:`run`:
   ``Isend`` of a view of its slice, a receive an ``Irecv`` straight into its slice (or into a
   temporary when it reduces in place), a reduce or copy is done on the spot with a NumPy ufunc
   into the destination slice;
-* when nothing more can start, outstanding requests are completed with ``Waitsome`` (``Wait``
-  when only one is left), which satisfies the dependents of the ops that finished.
+* when nothing more can start, one outstanding request is completed with ``Waitany`` (``Wait``
+  when only one is left), which satisfies the dependents of the op that finished.
 
 Dependencies follow GOAL: ``requires`` (kind 0) = start after the other op completes,
 ``irequires`` (kind 1) = start after it starts. Messages move as bytes (``MPI.BYTE``), so any
