@@ -51,8 +51,16 @@ def main() -> None:
     ap.add_argument("--warmup", help="warm-up of a load point (default 20us)")
     ap.add_argument("--a2a-message", help="all-to-all bytes per pair (default 7.5KB)")
     ap.add_argument("--nn-message", help="nearest-neighbour bytes per pair (default 512KB)")
+    ap.add_argument(
+        "--report",
+        action="store_true",
+        help="print the tables of docs/diameter-two.md from <out>/seed_*.json; run nothing",
+    )
     args = ap.parse_args()
     out = Path(args.out)
+    if args.report:
+        report(out)
+        return
     out.mkdir(parents=True, exist_ok=True)
     windows = {"duration": "50us", "warmup": "10us"} if args.quick else {}
     if args.duration:
@@ -134,6 +142,107 @@ def print_saturation(res: list[dict]) -> None:
             f"{s['topology']:18} {s['routing']:8} {s['traffic']:8} {knee} "
             f"{100 * s['max_accepted']:7.1f}% {s['low_load_latency_ns']:7.0f}ns"
         )
+
+
+SEED_SHORT = {
+    "slimfly:q=13,p=9": "SF p=9",
+    "slimfly:q=13,p=10": "SF p=10",
+    "mlfm:h=15": "MLFM h=15",
+    "oft:k=12": "OFT k=12",
+}
+
+
+def _short(topology: str) -> str:
+    for long, short in SEED_SHORT.items():
+        if topology.startswith(long.split(",")[0].split(":")[0]) and all(
+            part in topology for part in long.split(":")[1].split(",")
+        ):
+            return short
+    return topology
+
+
+def _routing(spec: str) -> str:
+    return spec.split(":")[0]
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{100 * x:.{digits}f} %"
+
+
+def report(out: Path) -> None:
+    """Markdown tables of the results under ``out`` (the figures quoted in the docs)."""
+    syn_path, exc_path = out / "seed_synthetic.json", out / "seed_exchanges.json"
+    if not syn_path.exists() and not exc_path.exists():
+        sys.exit(f"error: neither {syn_path} nor {exc_path} exists; run without --report first")
+    if syn_path.exists():
+        res = json.loads(syn_path.read_text())
+        sat = {
+            (_short(s["topology"]), _routing(s["routing"]), s["traffic"]): s
+            for s in netsim.saturation(res)
+        }
+        pts = {
+            (_short(r["topology"]), _routing(r["routing"]), r["traffic"], r["offered"]): r
+            for r in res
+        }
+        tops = list(SEED_SHORT.values())
+        for traffic, title in (("uniform", "Uniform (UNI)"), ("worst", "Worst case (WC)")):
+            print(f"\n{title}: knee (accepted < 97 % of offered) / plateau (largest accepted)\n")
+            print("| topology | " + " | ".join(ROUTINGS) + " |")
+            print("|---|" + "---|" * len(ROUTINGS))
+            for t in tops:
+                cells = []
+                for r in ROUTINGS:
+                    s = sat.get((t, r, traffic))
+                    cells.append(
+                        "–" if s is None else f"{_pct(s['knee'])} / {_pct(s['max_accepted'])}"
+                    )
+                print(f"| {t} | " + " | ".join(cells) + " |")
+        print("\nUNI average latency (ns) at offered 10 / 50 / 80 %\n")
+        print("| topology | " + " | ".join(ROUTINGS) + " |")
+        print("|---|" + "---|" * len(ROUTINGS))
+        for t in tops:
+            cells = []
+            for r in ROUTINGS:
+                lat = [pts.get((t, r, "uniform", x)) for x in (0.1, 0.5, 0.8)]
+                cells.append(
+                    " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in lat)
+                )
+            print(f"| {t} | " + " | ".join(cells) + " |")
+        print("\nWC: average latency (ns) at offered 4 %; packets routed indirectly at 20 %\n")
+        print("| topology | " + " | ".join(ROUTINGS) + " |")
+        print("|---|" + "---|" * len(ROUTINGS))
+        for t in tops:
+            cells = []
+            for r in ROUTINGS:
+                a, b = pts.get((t, r, "worst", 0.04)), pts.get((t, r, "worst", 0.2))
+                lat = "–" if a is None else f"{a['latency_avg_ns']:.0f}"
+                ind = "–" if b is None else _pct(b["indirect_fraction"], 0)
+                cells.append(f"{lat}; {ind}")
+            print(f"| {t} | " + " | ".join(cells) + " |")
+    if exc_path.exists():
+        res = json.loads(exc_path.read_text())
+        for pat, title in (("a2a", "All-to-all"), ("nn", "Nearest neighbour (3-D torus)")):
+            sel = {
+                (_short(r["topology"]), _routing(r["routing"])): r
+                for r in res
+                if r["traffic"] == pat
+            }
+            if not sel:
+                continue
+            print(f"\n{title}: effective throughput (completion time)\n")
+            print("| topology | min | inr | ugal |")
+            print("|---|---|---|---|")
+            for t in SEED_SHORT.values():
+                cells = []
+                for r in ("min", "inr", "ugal"):
+                    x = sel.get((t, r))
+                    cells.append(
+                        "–"
+                        if x is None
+                        else f"{_pct(x['effective_throughput'])} "
+                        f"({x['completion_ns'] / 1000:.1f} µs)"
+                    )
+                print(f"| {t} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
