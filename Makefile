@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 EXT    := $(VENV)/.built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all demo test test-rust test-python test-mpi bench lint fmt clean
+.PHONY: all demo test test-rust test-python test-mpi test-mpich bench lint fmt clean
 
 all: $(EXT)
 
@@ -27,7 +27,7 @@ $(EXT): $(STAMP) $(RUST_SOURCES)
 demo: $(EXT)
 	$(VENV)/bin/hypercuboid demo
 
-test: test-rust test-python test-mpi
+test: test-rust test-python test-mpi test-mpich
 
 test-rust:
 	cargo test --workspace --exclude hypercuboid-py
@@ -51,6 +51,26 @@ test-mpi: $(EXT)
 	    $(PY) -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
 	done
 
+# The same MPI tests under MPICH (PyPI wheel, Hydra launcher): one MPI per environment, so a
+# second venv with mpi4py + mpich runs the package in place (PYTHONPATH=python, the extension
+# maturin built there).
+MPICH_VENV := .venv-mpich
+MPICH_STAMP := $(MPICH_VENV)/.installed
+
+$(MPICH_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(MPICH_VENV)
+	$(MPICH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MPICH_VENV)/bin/python -m pip install --quiet numpy click matplotlib pytest mpi4py mpich
+	touch $@
+
+test-mpich: $(EXT) $(MPICH_STAMP)
+	@for n in $(MPI_NPS); do \
+	  echo "== MPICH mpiexec -n $$n pytest -m mpi tests/mpi"; \
+	  PYTHONPATH=$(abspath python) timeout -k 10 300 $(MPICH_VENV)/bin/mpiexec -n $$n \
+	    $(MPICH_VENV)/bin/python -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi \
+	    || exit 1; \
+	done
+
 bench: $(EXT)
 	cargo bench -p hypercuboid-core
 	$(PY) benchmarks/run.py
@@ -67,4 +87,4 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix python tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) $(MPICH_VENV) target
