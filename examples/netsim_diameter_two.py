@@ -54,7 +54,8 @@ def main() -> None:
     ap.add_argument(
         "--report",
         action="store_true",
-        help="print the tables of docs/diameter-two.md from <out>/seed_*.json; run nothing",
+        help="from <out>/seed_*.json, print the tables of docs/diameter-two.md and redraw "
+        "seed_uni.png and seed_wc.png; run nothing",
     )
     args = ap.parse_args()
     out = Path(args.out)
@@ -89,16 +90,7 @@ def main() -> None:
             return
         res.sort(key=lambda r: (r["topology"], r["routing"], r["traffic"], r["offered"]))
         (out / "seed_synthetic.json").write_text(json.dumps(res, indent=0) + "\n")
-        netsim.plot(
-            [r for r in res if r["traffic"] == "uniform"],
-            out / "seed_uni.png",
-            title="Uniform random traffic (UNI)",
-        )
-        netsim.plot(
-            [r for r in res if r["traffic"] == "worst"],
-            out / "seed_wc.png",
-            title="Worst-case traffic (WC)",
-        )
+        seed_figures(res, out)
         print_saturation(res)
 
     if not args.skip_exchanges:
@@ -169,13 +161,65 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f} %"
 
 
-def report(out: Path) -> None:
+def seed_figures(res: list[dict], out: Path) -> None:
+    """``seed_uni.png`` and ``seed_wc.png``: one column per topology, accepted throughput
+    (top) and average latency (bottom) against offered load, one line per routing."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    colours = {"min": "tab:blue", "inr": "tab:orange", "ugal": "tab:green", "ugal-th": "tab:red"}
+    for traffic, name, title in (
+        ("uniform", "seed_uni.png", "Uniform random traffic (UNI)"),
+        ("worst", "seed_wc.png", "Worst-case traffic (WC)"),
+    ):
+        fig, axes = plt.subplots(2, 4, figsize=(16, 7), sharex=True)
+        for c, topo in enumerate(SEED_SHORT.values()):
+            ax_t, ax_l = axes[0][c], axes[1][c]
+            ax_t.plot([0, 100], [0, 100], color="0.8", lw=0.8, ls="--")
+            for routing in ROUTINGS:
+                pts = sorted(
+                    (
+                        r
+                        for r in res
+                        if r["traffic"] == traffic
+                        and _short(r["topology"]) == topo
+                        and _routing(r["routing"]) == routing
+                    ),
+                    key=lambda r: r["offered"],
+                )
+                if not pts:
+                    continue
+                x = [100 * r["offered"] for r in pts]
+                kw = {"color": colours[routing], "marker": ".", "label": routing}
+                ax_t.plot(x, [100 * r["accepted"] for r in pts], **kw)
+                ax_l.plot(x, [r["latency_avg_ns"] for r in pts], **kw)
+            ax_t.set_title(topo)
+            ax_t.set_ylim(0, 100)
+            ax_l.set_yscale("log")
+            ax_l.set_xlabel("offered load (% of injection bandwidth)")
+            for ax in (ax_t, ax_l):
+                ax.set_xlim(0, 100)
+                ax.grid(True, alpha=0.3)
+        axes[0][0].set_ylabel("accepted throughput (%)")
+        axes[1][0].set_ylabel("average packet latency (ns)")
+        axes[0][0].legend(loc="upper left")
+        fig.suptitle(title)
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+
+
+def report(out: Path, figures: bool = True) -> None:
     """Markdown tables of the results under ``out`` (the figures quoted in the docs)."""
     syn_path, exc_path = out / "seed_synthetic.json", out / "seed_exchanges.json"
     if not syn_path.exists() and not exc_path.exists():
         sys.exit(f"error: neither {syn_path} nor {exc_path} exists; run without --report first")
     if syn_path.exists():
         res = json.loads(syn_path.read_text())
+        if figures:
+            seed_figures(res, out)
         sat = {
             (_short(s["topology"]), _routing(s["routing"]), s["traffic"]): s
             for s in netsim.saturation(res)
@@ -208,16 +252,17 @@ def report(out: Path) -> None:
                     " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in lat)
                 )
             print(f"| {t} | " + " | ".join(cells) + " |")
-        print("\nWC: average latency (ns) at offered 4 %; packets routed indirectly at 20 %\n")
+        print("\nWC: average latency (ns) at offered 4 / 10 %; packets routed indirectly at 20 %\n")
         print("| topology | " + " | ".join(ROUTINGS) + " |")
         print("|---|" + "---|" * len(ROUTINGS))
         for t in tops:
             cells = []
             for r in ROUTINGS:
-                a, b = pts.get((t, r, "worst", 0.04)), pts.get((t, r, "worst", 0.2))
-                lat = "–" if a is None else f"{a['latency_avg_ns']:.0f}"
+                lat = [pts.get((t, r, "worst", x)) for x in (0.04, 0.1)]
+                b = pts.get((t, r, "worst", 0.2))
+                lats = " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in lat)
                 ind = "–" if b is None else _pct(b["indirect_fraction"], 0)
-                cells.append(f"{lat}; {ind}")
+                cells.append(f"{lats}; {ind}")
             print(f"| {t} | " + " | ".join(cells) + " |")
     if exc_path.exists():
         res = json.loads(exc_path.read_text())
