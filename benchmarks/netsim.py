@@ -4,7 +4,9 @@
 Prints delivered packets, events, wall time and delivered packets per wall second, next to the
 bar of this project: 50x BookSim2's ~3e4 flits/s on the same network and machine = 1.5e6/s.
 Also prints packets per CPU second (the process's CPU time), which a machine shared with other
-jobs disturbs less than wall time. Writes ``benchmarks/results/netsim.json``.
+jobs disturbs less than wall time, and the average router hops and indirect share of the
+packets (every router a packet crosses costs the engine an input and an output event).
+Writes ``benchmarks/results/netsim.json``.
 
     python benchmarks/netsim.py [--routing min,ugal] [--loads 0.3,0.9] [--repeat 1]
 """
@@ -44,7 +46,8 @@ def main() -> None:
     rows = []
     print(
         f"{'routing':8} {'load':>5} {'accepted':>8} {'delivered':>11} {'events':>12} "
-        f"{'wall s':>7} {'pkt/s':>10} {'x bar':>6} {'cpu s':>7} {'pkt/cpu-s':>10}"
+        f"{'wall s':>7} {'pkt/s':>10} {'x bar':>6} {'cpu s':>7} {'pkt/cpu-s':>10} "
+        f"{'hops':>5} {'indirect':>8}"
     )
     for routing in args.routing.split(","):
         for load in netsim.parse_loads(args.loads):
@@ -72,12 +75,16 @@ def main() -> None:
                     "packets_per_cpu_second": r["delivered_total"] / cpu,
                     "packets_per_second": pps,
                     "events_per_second": r["events"] / r["wall_seconds"],
+                    "hops_avg": r["hops_avg"],
+                    "indirect_fraction": r["indirect_fraction"],
+                    "router_hops_per_second": pps * r["hops_avg"],
                 }
             )
             print(
                 f"{routing:8} {load:5.2f} {100 * r['accepted']:7.2f}% {r['delivered_total']:11d} "
                 f"{r['events']:12d} {r['wall_seconds']:7.2f} {pps:10.3e} {pps / BAR:6.2f} "
-                f"{cpu:7.2f} {r['delivered_total'] / cpu:10.3e}"
+                f"{cpu:7.2f} {r['delivered_total'] / cpu:10.3e} {r['hops_avg']:5.2f} "
+                f"{100 * r['indirect_fraction']:7.1f}%"
             )
     meta = {
         "machine": platform.processor() or platform.machine(),
