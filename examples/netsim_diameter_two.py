@@ -229,41 +229,39 @@ def report(out: Path, figures: bool = True) -> None:
             for r in res
         }
         tops = list(SEED_SHORT.values())
+
+        def lat(t: str, r: str, traffic: str, loads: tuple[float, ...]) -> str:
+            got = [pts.get((t, r, traffic, x)) for x in loads]
+            return " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in got)
+
+        def knee(t: str, r: str, traffic: str) -> str:
+            s = sat.get((t, r, traffic))
+            return "–" if s is None else f"{_pct(s['knee'])} / {_pct(s['max_accepted'])}"
+
+        def wc(t: str, r: str) -> str:
+            b = pts.get((t, r, "worst", 0.2))
+            ind = "–" if b is None else _pct(b["indirect_fraction"], 0)
+            return f"{lat(t, r, 'worst', (0.04, 0.1))}; {ind}"
+
         for traffic, title in (("uniform", "Uniform (UNI)"), ("worst", "Worst case (WC)")):
-            print(f"\n{title}: knee (accepted < 97 % of offered) / plateau (largest accepted)\n")
-            print("| topology | " + " | ".join(ROUTINGS) + " |")
-            print("|---|" + "---|" * len(ROUTINGS))
-            for t in tops:
-                cells = []
-                for r in ROUTINGS:
-                    s = sat.get((t, r, traffic))
-                    cells.append(
-                        "–" if s is None else f"{_pct(s['knee'])} / {_pct(s['max_accepted'])}"
-                    )
-                print(f"| {t} | " + " | ".join(cells) + " |")
-        print("\nUNI average latency (ns) at offered 10 / 50 / 80 %\n")
-        print("| topology | " + " | ".join(ROUTINGS) + " |")
-        print("|---|" + "---|" * len(ROUTINGS))
-        for t in tops:
-            cells = []
-            for r in ROUTINGS:
-                lat = [pts.get((t, r, "uniform", x)) for x in (0.1, 0.5, 0.8)]
-                cells.append(
-                    " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in lat)
-                )
-            print(f"| {t} | " + " | ".join(cells) + " |")
-        print("\nWC: average latency (ns) at offered 4 / 10 %; packets routed indirectly at 20 %\n")
-        print("| topology | " + " | ".join(ROUTINGS) + " |")
-        print("|---|" + "---|" * len(ROUTINGS))
-        for t in tops:
-            cells = []
-            for r in ROUTINGS:
-                lat = [pts.get((t, r, "worst", x)) for x in (0.04, 0.1)]
-                b = pts.get((t, r, "worst", 0.2))
-                lats = " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in lat)
-                ind = "–" if b is None else _pct(b["indirect_fraction"], 0)
-                cells.append(f"{lats}; {ind}")
-            print(f"| {t} | " + " | ".join(cells) + " |")
+            _table(
+                f"{title}: knee (accepted < 97 % of offered) / plateau (largest accepted)",
+                ROUTINGS,
+                tops,
+                lambda t, r, traffic=traffic: knee(t, r, traffic),
+            )
+        _table(
+            "UNI average latency (ns) at offered 10 / 50 / 80 %",
+            ROUTINGS,
+            tops,
+            lambda t, r: lat(t, r, "uniform", (0.1, 0.5, 0.8)),
+        )
+        _table(
+            "WC: average latency (ns) at offered 4 / 10 %; packets routed indirectly at 20 %",
+            ROUTINGS,
+            tops,
+            wc,
+        )
     if exc_path.exists():
         res = json.loads(exc_path.read_text())
         for pat, title in (("a2a", "All-to-all"), ("nn", "Nearest neighbour (3-D torus)")):
@@ -274,20 +272,28 @@ def report(out: Path, figures: bool = True) -> None:
             }
             if not sel:
                 continue
-            print(f"\n{title}: effective throughput (completion time)\n")
-            print("| topology | min | inr | ugal |")
-            print("|---|---|---|---|")
-            for t in SEED_SHORT.values():
-                cells = []
-                for r in ("min", "inr", "ugal"):
-                    x = sel.get((t, r))
-                    cells.append(
-                        "–"
-                        if x is None
-                        else f"{_pct(x['effective_throughput'])} "
-                        f"({x['completion_ns'] / 1000:.1f} µs)"
-                    )
-                print(f"| {t} | " + " | ".join(cells) + " |")
+
+            def cell(t: str, r: str, sel: dict = sel) -> str:
+                x = sel.get((t, r))
+                if x is None:
+                    return "–"
+                return f"{_pct(x['effective_throughput'])} ({x['completion_ns'] / 1000:.1f} µs)"
+
+            _table(
+                f"{title}: effective throughput (completion time)",
+                ["min", "inr", "ugal"],
+                list(SEED_SHORT.values()),
+                cell,
+            )
+
+
+def _table(title: str, columns: list[str], rows: list[str], cell) -> None:
+    """Prints a markdown table: one row per `rows`, one column per `columns`, `cell(row, col)`."""
+    print(f"\n{title}\n")
+    print("| topology | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for row in rows:
+        print(f"| {row} | " + " | ".join(cell(row, c) for c in columns) + " |")
 
 
 if __name__ == "__main__":
