@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from hypercuboid import netsim
+from hypercuboid.topology import generate
 
 TOPOLOGIES = ["slimfly:q=13,p=9", "slimfly:q=13,p=10", "mlfm:h=15", "oft:k=12"]
 ROUTINGS = ["min", "inr", "ugal", "ugal-th"]
@@ -136,21 +137,16 @@ def print_saturation(res: list[dict]) -> None:
         )
 
 
+#: Short names of the seed's topologies, in the order of the tables, keyed by the canonical name
+#: the results carry (``mlfm:h=15`` is reported as ``mlfm:h=15,l=15,p=15``).
 SEED_SHORT = {
-    "slimfly:q=13,p=9": "SF p=9",
-    "slimfly:q=13,p=10": "SF p=10",
-    "mlfm:h=15": "MLFM h=15",
-    "oft:k=12": "OFT k=12",
+    generate(spec).name: short
+    for spec, short in zip(TOPOLOGIES, ["SF p=9", "SF p=10", "MLFM h=15", "OFT k=12"], strict=True)
 }
 
 
 def _short(topology: str) -> str:
-    for long, short in SEED_SHORT.items():
-        if topology.startswith(long.split(",")[0].split(":")[0]) and all(
-            part in topology for part in long.split(":")[1].split(",")
-        ):
-            return short
-    return topology
+    return SEED_SHORT.get(topology, topology)
 
 
 def _routing(spec: str) -> str:
@@ -211,15 +207,14 @@ def seed_figures(res: list[dict], out: Path) -> None:
         plt.close(fig)
 
 
-def report(out: Path, figures: bool = True) -> None:
+def report(out: Path) -> None:
     """Markdown tables of the results under ``out`` (the figures quoted in the docs)."""
     syn_path, exc_path = out / "seed_synthetic.json", out / "seed_exchanges.json"
     if not syn_path.exists() and not exc_path.exists():
         sys.exit(f"error: neither {syn_path} nor {exc_path} exists; run without --report first")
     if syn_path.exists():
         res = json.loads(syn_path.read_text())
-        if figures:
-            seed_figures(res, out)
+        seed_figures(res, out)
         sat = {
             (_short(s["topology"]), _routing(s["routing"]), s["traffic"]): s
             for s in netsim.saturation(res)
