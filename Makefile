@@ -44,12 +44,18 @@ MPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 	OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,sm OMPI_MCA_mpi_yield_when_idle=1
 MPI_NPS ?= 1 3 4
 
-test-mpi: $(EXT)
+# $(call mpi_tests,LABEL,ENV,MPIEXEC,PYTHON): pytest -m mpi tests/mpi under each of $(MPI_NPS)
+# ranks, bounded by `timeout`.
+define mpi_tests
 	@for n in $(MPI_NPS); do \
-	  echo "== mpiexec -n $$n pytest -m mpi tests/mpi"; \
-	  $(MPI_ENV) timeout -k 10 300 $(MPIEXEC) -n $$n \
-	    $(PY) -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
+	  echo "== $(1)mpiexec -n $$n pytest -m mpi tests/mpi"; \
+	  $(2) timeout -k 10 300 $(3) -n $$n \
+	    $(4) -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
 	done
+endef
+
+test-mpi: $(EXT)
+	$(call mpi_tests,,$(MPI_ENV),$(MPIEXEC),$(PY))
 
 # The same MPI tests under MPICH (PyPI wheel, Hydra launcher): one MPI per environment, so a
 # second venv with mpi4py + mpich runs the package in place (PYTHONPATH=python, the extension
@@ -64,12 +70,7 @@ $(MPICH_STAMP): pyproject.toml
 	touch $@
 
 test-mpich: $(EXT) $(MPICH_STAMP)
-	@for n in $(MPI_NPS); do \
-	  echo "== MPICH mpiexec -n $$n pytest -m mpi tests/mpi"; \
-	  PYTHONPATH=$(abspath python) timeout -k 10 300 $(MPICH_VENV)/bin/mpiexec -n $$n \
-	    $(MPICH_VENV)/bin/python -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi \
-	    || exit 1; \
-	done
+	$(call mpi_tests,MPICH ,PYTHONPATH=$(abspath python),$(MPICH_VENV)/bin/mpiexec,$(MPICH_VENV)/bin/python)
 
 bench: $(EXT)
 	cargo bench -p hypercuboid-core
