@@ -77,7 +77,6 @@ def main() -> None:
                     "events_per_second": r["events"] / r["wall_seconds"],
                     "hops_avg": r["hops_avg"],
                     "indirect_fraction": r["indirect_fraction"],
-                    "router_hops_per_second": pps * r["hops_avg"],
                 }
             )
             print(
