@@ -95,6 +95,24 @@ def test_errors_are_network_errors_and_value_errors():
         netsim.run("mlfm:h=4", "min", "uniform", 0.5, bogus=1)
 
 
+def test_threads_do_not_change_the_report():
+    one = netsim.run("slimfly:q=5", "ugal", "uniform", 0.8, threads=1, **SHORT)
+    two = netsim.run("slimfly:q=5", "ugal", "uniform", 0.8, threads=2, **SHORT)
+    assert (one["threads"], two["threads"]) == (1, 2)
+    engine = ("threads", "wall_seconds", "packets_per_second", "events")
+    for key in one:
+        if key not in engine:
+            assert one[key] == two[key], key
+    assert netsim.run("slimfly:q=5", "min", "uniform", 0.1, **SHORT)["threads"] == 1  # small
+    for bad in (-1, 256, "two", 1.5):
+        with pytest.raises(NetworkError) as e:
+            netsim.run("slimfly:q=5", "min", "uniform", 0.1, threads=bad, **SHORT)
+        assert str(e.value) == (
+            f"invalid threads {bad!r}: expected a whole number from 1 to 255, or 0 for "
+            "automatic (every core for a network of 4096 ports or more)"
+        )
+
+
 def test_forced_deadlock_raises_with_the_cycle():
     with pytest.raises(NetworkError) as e:
         netsim.run("torus:dims=8", "min:vcs=none", "uniform", 1.0, buffer="1KB", **SHORT)

@@ -42,6 +42,20 @@ def test_run_json_one_object_per_load_point():
         assert set(o["top_links"][0]) == {"from", "to", "link", "packets", "utilisation"}
 
 
+def test_threads_option_reaches_the_engine():
+    args = ["run", "--topo", "slimfly:q=5", "--load", "0.5", "--json", *FAST]
+    one = json.loads(invoke(*args).stdout)
+    three = json.loads(invoke(*args, "--threads", "3").stdout)
+    assert (one["threads"], three["threads"]) == (1, 3)  # 1: a small network, automatic
+    assert (one["accepted"], one["latency_avg_ns"]) == (three["accepted"], three["latency_avg_ns"])
+    r = invoke(*args, "--threads", "-2")
+    assert r.exit_code != 0
+    assert r.output.splitlines()[-1] == (
+        "Error: invalid threads -2: expected a whole number from 1 to 255, or 0 for "
+        "automatic (every core for a network of 4096 ports or more)"
+    )
+
+
 def test_single_load_json_parses_as_one_document():
     r = invoke("run", "-t", "mlfm:h=3", "--load", "0.5", "--json", *FAST)
     assert r.exit_code == 0, r.output

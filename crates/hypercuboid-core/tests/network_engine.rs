@@ -451,3 +451,82 @@ fn routings_a_topology_cannot_serve_are_refused() {
          for torus of diameter 4; use shift:K or permutation"
     );
 }
+
+/// A report without what measures the engine rather than the network.
+fn network_only(mut r: Report) -> Report {
+    r.wall_seconds = 0.0;
+    r.events = 0;
+    r.threads = 0;
+    r
+}
+
+fn with_threads<'t>(topo: &'t Topology, routing: &str, threads: usize) -> Network<'t> {
+    let p = NetParams {
+        threads,
+        ..NetParams::default()
+    };
+    Network::new(topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap()
+}
+
+#[test]
+fn threads_do_not_change_the_results() {
+    // Every packet, latency, hop count and link count is the same whichever number of parts
+    // the routers are split into: synthetic traffic (with and without drain) and exchanges.
+    for (spec, routing, traffic, load, drain) in [
+        ("slimfly:q=5", "min", "uniform", 0.9, false),
+        ("slimfly:q=5", "ugal", "worst", 1.0, true),
+        ("mlfm:h=4", "inr", "uniform", 0.6, false),
+        ("mlfm:h=4", "ugal-th", "worst", 1.0, false),
+        ("oft:k=4", "min:choice=lowest", "permutation", 1.0, true),
+        ("fattree:k=4,levels=3", "ugal", "uniform", 1.0, false),
+        ("torus:dims=4x4,p=2", "inr", "shift:3", 1.0, true),
+    ] {
+        let topo = generate(spec).unwrap();
+        let one = with_threads(&topo, routing, 1);
+        assert_eq!(one.partition().0, vec![0u8; topo.num_routers()]);
+        let a = network_only(synthetic(&topo, &one, traffic, load, 20, drain).unwrap());
+        assert!(a.delivered > 1000, "{spec} {routing}");
+        for threads in [2, 3] {
+            let n = with_threads(&topo, routing, threads);
+            let (owner, lookahead) = n.partition();
+            assert_eq!(*owner.iter().max().unwrap() as usize, threads - 1);
+            assert_eq!(lookahead, L);
+            let b = network_only(synthetic(&topo, &n, traffic, load, 20, drain).unwrap());
+            assert_eq!(a, b, "{spec} {routing} {traffic}: {threads} threads");
+        }
+    }
+    let topo = generate("mlfm:h=4").unwrap();
+    for (pattern, routing) in [("a2a", "ugal"), ("nn", "min")] {
+        let plan = ExchangeSpec::parse(pattern)
+            .unwrap()
+            .plan(&topo, 256, 1)
+            .unwrap();
+        let runs: Vec<Report> = [1, 2, 4]
+            .iter()
+            .map(|&t| {
+                let n = with_threads(&topo, routing, t);
+                network_only(n.run(&Workload::Exchange(plan.clone()), pattern).unwrap())
+            })
+            .collect();
+        assert!(runs[0].completion.unwrap() > 0);
+        assert_eq!(runs[0], runs[1], "{pattern} {routing}: 2 threads");
+        assert_eq!(runs[0], runs[2], "{pattern} {routing}: 4 threads");
+    }
+}
+
+#[test]
+fn the_watchdog_finds_a_deadlock_across_threads() {
+    let topo = generate("torus:dims=8").unwrap();
+    let p = NetParams {
+        buffer_bytes: 4 * 256,
+        threads: 2,
+        ..NetParams::default()
+    };
+    let n = Network::new(&topo, &RoutingSpec::parse("min:vcs=none").unwrap(), p).unwrap();
+    assert_eq!(n.partition().0, vec![0, 0, 0, 0, 1, 1, 1, 1]);
+    let err = synthetic(&topo, &n, "uniform", 1.0, 50, false).unwrap_err();
+    let NetworkError::Deadlock { cycle, .. } = &err else {
+        panic!("expected a deadlock, got {err}");
+    };
+    assert_eq!(cycle.len(), 8, "{cycle:?}");
+}

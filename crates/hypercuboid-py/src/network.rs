@@ -20,6 +20,7 @@ fn params(
     buffer_bytes: u64,
     switch_latency_ps: Time,
     watchdog_ps: Time,
+    threads: usize,
 ) -> NetParams {
     NetParams {
         packet_bytes,
@@ -27,6 +28,7 @@ fn params(
         switch_latency: switch_latency_ps,
         seed,
         watchdog: watchdog_ps,
+        threads,
     }
 }
 
@@ -66,6 +68,7 @@ fn report_dict<'py>(
     d.set_item("end_ns", ns(r.end_time))?;
     d.set_item("events", r.events)?;
     d.set_item("wall_seconds", r.wall_seconds)?;
+    d.set_item("threads", r.threads)?;
     d.set_item(
         "packets_per_second",
         if r.wall_seconds > 0.0 {
@@ -118,7 +121,7 @@ fn report_dict<'py>(
 /// Runs synthetic traffic at each load; returns one report dict per load.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (topology, routing, traffic, loads, *, seed=1, warmup_ps=20_000_000, duration_ps=200_000_000, drain=false, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false))]
+#[pyo3(signature = (topology, routing, traffic, loads, *, seed=1, warmup_ps=20_000_000, duration_ps=200_000_000, drain=false, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false, threads=0))]
 fn netsim_run<'py>(
     py: Python<'py>,
     topology: &PyTopology,
@@ -135,6 +138,7 @@ fn netsim_run<'py>(
     watchdog_ps: Time,
     top_links: usize,
     links: bool,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let topo = topology.topology();
     let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
@@ -145,6 +149,7 @@ fn netsim_run<'py>(
         buffer_bytes,
         switch_latency_ps,
         watchdog_ps,
+        threads,
     );
     let out = PyList::empty(py);
     let network = py
@@ -180,7 +185,7 @@ fn netsim_run<'py>(
 /// Runs an exchange (`a2a` or `nn`) to completion; returns its report dict.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (topology, routing, pattern, *, dims=None, message_bytes=None, interleave=true, seed=1, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false))]
+#[pyo3(signature = (topology, routing, pattern, *, dims=None, message_bytes=None, interleave=true, seed=1, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false, threads=0))]
 fn netsim_exchange<'py>(
     py: Python<'py>,
     topology: &PyTopology,
@@ -196,6 +201,7 @@ fn netsim_exchange<'py>(
     watchdog_ps: Time,
     top_links: usize,
     links: bool,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let topo = topology.topology();
     let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
@@ -231,6 +237,7 @@ fn netsim_exchange<'py>(
         buffer_bytes,
         switch_latency_ps,
         watchdog_ps,
+        threads,
     );
     let network = py
         .detach(|| Network::new(topo, &spec, p))

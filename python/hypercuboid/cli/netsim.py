@@ -71,6 +71,14 @@ def _router_options(f: Callable) -> Callable:
             help="Local worker processes (default: CPU count; ignored under mpiexec).",
         ),
         click.option(
+            "--threads",
+            type=int,
+            default=None,
+            help="Engine threads per simulation (default: every core when points run one "
+            "after the other on a network of 4096 ports or more, one when they run side by "
+            "side). Results do not depend on it.",
+        ),
+        click.option(
             "--executor",
             type=click.Choice(["auto", "mpi", "processes", "serial"]),
             default="auto",
@@ -94,7 +102,8 @@ def _router_options(f: Callable) -> Callable:
 
 
 def _common(kw: dict[str, Any]) -> dict[str, Any]:
-    return {
+    threads = {} if kw["threads"] is None else {"threads": kw["threads"]}
+    return threads | {
         "seed": kw["seed"],
         "buffer": kw["buffer"],
         "packet_bytes": kw["packet_bytes"],

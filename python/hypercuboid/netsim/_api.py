@@ -24,6 +24,7 @@ DEFAULTS: dict[str, Any] = {
     "watchdog": "50us",
     "top_links": 10,
     "links": False,
+    "threads": 0,
 }
 
 _SIZE_UNITS = {
@@ -124,6 +125,7 @@ def _core_options(opts: dict[str, Any]) -> dict[str, Any]:
         "watchdog_ps": parse_time(o["watchdog"]),
         "top_links": int(o["top_links"]),
         "links": bool(o["links"]),
+        "threads": _threads(o["threads"]),
         "_warmup_ps": parse_time(o["warmup"]),
         "_duration_ps": parse_time(o["duration"]),
         "_drain": bool(o["drain"]),
@@ -133,7 +135,20 @@ def _core_options(opts: dict[str, Any]) -> dict[str, Any]:
 def _engine_kwargs(o: dict[str, Any]) -> dict[str, Any]:
     """The engine and report options that runs and exchanges share."""
     keys = ("seed", "packet_bytes", "buffer_bytes", "switch_latency_ps", "watchdog_ps")
-    return {k: o[k] for k in keys + ("top_links", "links")}
+    return {k: o[k] for k in keys + ("top_links", "links", "threads")}
+
+
+def _threads(value: Any) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = -1
+    if n < 0 or n > 255 or (isinstance(value, float) and value != n):
+        raise NetworkError(
+            f"invalid threads {value!r}: expected a whole number from 1 to 255, or 0 for "
+            "automatic (every core for a network of 4096 ports or more)"
+        )
+    return n
 
 
 def run(
@@ -146,7 +161,8 @@ def run(
     """Simulates synthetic ``traffic`` at offered ``load`` (a number: one report; a list or a
     range string: one report per load). Options (defaults in :data:`DEFAULTS`): ``seed``,
     ``warmup``, ``duration``, ``drain``, ``packet_bytes``, ``buffer``, ``switch_latency``,
-    ``watchdog``, ``top_links``, ``links`` (every link's utilisation)."""
+    ``watchdog``, ``top_links``, ``links`` (every link's utilisation), ``threads`` (0:
+    automatic; the results do not depend on it)."""
     single = isinstance(load, (int, float))
     loads = parse_loads(load)
     o = _core_options(options)

@@ -10,6 +10,7 @@ MPI a :class:`concurrent.futures.ProcessPoolExecutor` (spawned processes) runs t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, wait
@@ -76,7 +77,9 @@ def sweep(
     ``executor``: ``auto`` (MPI ranks when launched by mpiexec with several ranks, else
     ``jobs`` local processes, default the CPU count, or in-process for one job or one point),
     ``mpi``, ``processes`` or ``serial``. ``progress(done, total, point, report)`` is called as
-    points finish. Under MPI, ranks other than 0 return None once the sweep is over.
+    points finish. Under MPI, ranks other than 0 return None once the sweep is over. Points run
+    side by side use one thread each unless their options say otherwise; points run one after
+    the other use every core (option ``threads``; the results do not depend on it).
 
     Local processes are spawned, so a script that calls this must guard its top level with
     ``if __name__ == "__main__":`` (the rule of :mod:`multiprocessing`).
@@ -101,6 +104,7 @@ def sweep(
         comm = MPI.COMM_WORLD
         if comm.Get_size() == 1:
             return sweep(points, jobs=jobs, executor="serial", progress=progress)
+        points = _one_thread_each(points)
         with MPICommExecutor(comm, root=0) as ex:
             if ex is None:
                 return None
@@ -108,7 +112,18 @@ def sweep(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    points = _one_thread_each(points)
     workers = min(jobs or os.cpu_count() or 1, len(points))
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
         return _collect(ex, points, progress)
+
+
+def _one_thread_each(points: list[Point]) -> list[Point]:
+    """Points that run side by side: one engine thread each, unless a point asks for more."""
+    return [
+        p
+        if "threads" in dict(p.options)
+        else dataclasses.replace(p, options=tuple(sorted(p.options + (("threads", 1),))))
+        for p in points
+    ]

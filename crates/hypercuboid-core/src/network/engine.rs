@@ -56,6 +56,9 @@ use super::traffic::{ExchangePlan, Pattern};
 use crate::topology::Topology;
 use crate::units::{self, Time};
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::sync::{Condvar, Mutex};
 
 /// Router and packet parameters (defaults: the seed's section 4.1).
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +74,10 @@ pub struct NetParams {
     /// Simulated time without a delivery, with packets in flight, after which the watchdog
     /// looks for a deadlock (50 µs).
     pub watchdog: Time,
+    /// Threads that simulate the network, each a part of its routers (0: as many as the
+    /// machine has cores for a network of 4096 ports or more, else 1). The results do not
+    /// depend on it.
+    pub threads: usize,
 }
 
 impl Default for NetParams {
@@ -81,6 +88,7 @@ impl Default for NetParams {
             switch_latency: units::ns(100),
             seed: 1,
             watchdog: units::us(50),
+            threads: 0,
         }
     }
 }
@@ -251,6 +259,44 @@ impl<'t> Network<'t> {
             + self.serialisation(l.bandwidth_gbps)
     }
 
+    /// The parts the engine splits the routers into, one per thread (`owner[router]`), and
+    /// the smallest latency of a link between two parts. Parts are runs of consecutive
+    /// routers with about as many ports each. One part when one thread is asked for (or
+    /// chosen: networks below 4096 ports) or when a link between parts has no latency.
+    pub fn partition(&self) -> (Vec<u8>, Time) {
+        let r = &self.routes;
+        let routers = r.num_routers();
+        let np = r.num_ports();
+        let threads = match self.params.threads {
+            0 if np >= 4096 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => 1,
+            t => t,
+        };
+        let parts = threads.clamp(1, 255).min(routers.max(1));
+        let mut owner = vec![0u8; routers];
+        if parts == 1 {
+            return (owner, NEVER);
+        }
+        let mut before = 0usize;
+        for (x, o) in owner.iter_mut().enumerate() {
+            *o = (before * parts / np) as u8;
+            before += r.port_base[x + 1] as usize - r.port_base[x] as usize;
+        }
+        let mut lookahead = NEVER;
+        for p in 0..np {
+            if let Some(l) = r.port_link(p) {
+                let (a, b) = (r.port_router(p), r.port_router(r.port_peer[p] as usize));
+                if owner[a as usize] != owner[b as usize] {
+                    lookahead = lookahead.min(self.topo.links()[l as usize].latency);
+                }
+            }
+        }
+        if lookahead == 0 {
+            return (vec![0u8; routers], NEVER);
+        }
+        (owner, lookahead)
+    }
+
     /// Runs `workload`; `traffic` names it in the report.
     pub fn run(&self, workload: &Workload, traffic: &str) -> Result<Report, NetworkError> {
         if let Workload::Synthetic(s) = workload {
@@ -306,9 +352,23 @@ fn simulate<const V: usize>(
     traffic: &str,
 ) -> Result<Report, NetworkError> {
     let start = std::time::Instant::now();
-    let mut sim = Sim::<V>::new(net, workload);
-    sim.run()?;
-    Ok(sim.report(traffic, start.elapsed().as_secs_f64()))
+    let (owner, lookahead) = net.partition();
+    let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
+    if parts == 1 {
+        let mut sim = Sim::<V>::new(net, workload, 0, &owner);
+        sim.run()?;
+        return Ok(sim.report(traffic, start.elapsed().as_secs_f64(), 1));
+    }
+    let mut sims: Vec<Sim<'_, '_, V>> = (0..parts)
+        .map(|p| Sim::new(net, workload, p as u8, &owner))
+        .collect();
+    run_parts(&mut sims, lookahead)?;
+    let mut rest = sims.into_iter();
+    let mut sim = rest.next().expect("one part at least");
+    for o in rest {
+        sim.absorb(o);
+    }
+    Ok(sim.report(traffic, start.elapsed().as_secs_f64(), parts))
 }
 
 /// Asks the CPU to bring `r`'s cache line closer (a hint: no effect on results).
@@ -451,6 +511,10 @@ struct InPort<const V: usize> {
     cret_len: u16,
     rr: u8,
     ep: bool,
+    /// The upstream output is simulated by another part (credits go there as messages).
+    up_remote: bool,
+    /// That part.
+    up_part: u8,
     /// The upstream output (or endpoint) waits for a credit of this VC.
     up_wait: [bool; V],
     q: [InQ; V],
@@ -470,6 +534,10 @@ struct OutPort<const V: usize> {
     occ: u32,
     rr: u8,
     ep: bool,
+    /// The downstream input is simulated by another part (packets go there as messages).
+    remote: bool,
+    /// That part.
+    peer_part: u8,
     q: [OutQ; V],
 }
 
@@ -516,8 +584,20 @@ struct Sim<'n, 't, const V: usize> {
     pk: Vec<Packet>,
     free: Vec<u32>,
     wheel: Wheel,
-    rng: SplitMix64,
+    /// Random choices of routing, one stream per router (so that they do not depend on the
+    /// order in which routers are simulated).
+    rngs: Vec<SplitMix64>,
     now: Time,
+    /// This part of the network (routers `owner[r] == part`) and the messages it sends the
+    /// others: packets `(input port << 5 | VC, packet)` and credit returns `(input port << 5
+    /// | VC, arrival time)`, by destination part.
+    part: u8,
+    /// The part of every router.
+    owner: Vec<u8>,
+    out_pkts: Vec<Vec<(u32, Packet)>>,
+    out_creds: Vec<Vec<(u32, Time)>>,
+    /// Time of the last event processed.
+    last_t: Time,
     // workload
     synthetic: Option<&'n Synthetic>,
     exchange: Option<&'n ExchangePlan>,
@@ -530,7 +610,9 @@ struct Sim<'n, 't, const V: usize> {
     events: u64,
     injected: u64,
     delivered_total: u64,
-    in_flight: u64,
+    /// Injected minus delivered by this part (negative in a part that delivers more
+    /// packets than it injects).
+    in_flight: i64,
     last_delivery: Time,
     delivered: u64,
     generated: u64,
@@ -556,7 +638,9 @@ const EMPTY_IN: InQ = InQ {
 };
 
 impl<'n, 't, const V: usize> Sim<'n, 't, V> {
-    fn new(net: &'n Network<'t>, workload: &'n Workload) -> Sim<'n, 't, V> {
+    /// The part `part` of the network: the routers `r` with `owner[r] == part` (all of them
+    /// when `owner` is all zeros), their ports and their endpoints.
+    fn new(net: &'n Network<'t>, workload: &'n Workload, part: u8, owner: &[u8]) -> Sim<'n, 't, V> {
         let r = &net.routes;
         let topo = net.topo;
         let v = r.num_vcs();
@@ -567,7 +651,14 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         let mut inp = Vec::with_capacity(np);
         let mut outp = Vec::with_capacity(np);
         let mut k = 2usize;
+        let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
         for p in 0..np {
+            // The part of the router at the other end of the port.
+            let other = r.port_endpoint(p).map_or_else(
+                || owner[r.port_router(r.port_peer[p] as usize) as usize],
+                |_| owner[r.port_router(p) as usize],
+            );
+            let remote = other != owner[r.port_router(p) as usize];
             let (ep, peer, lp) = match r.port_endpoint(p) {
                 Some(e) => (true, e, topo.endpoint_link(e as usize)),
                 None => {
@@ -589,6 +680,8 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 cret_len: 0,
                 rr: 0,
                 ep,
+                up_remote: remote,
+                up_part: other,
                 up_wait: [false; V],
                 q: [EMPTY_IN; V],
             });
@@ -601,6 +694,8 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 occ: 0,
                 rr: 0,
                 ep,
+                remote,
+                peer_part: other,
                 q: [OutQ {
                     head_t: 0,
                     head: NONE,
@@ -635,7 +730,8 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 gap_rng: SplitMix64::stream(seed, 2 * e as u64),
                 dst_rng: SplitMix64::stream(seed, 2 * e as u64 + 1),
             };
-            if let Some(x) = exchange {
+            let mine = owner[topo.endpoint_routers()[e] as usize] == part;
+            if let (Some(x), true) = (exchange, mine) {
                 nic.total = (x.off[e + 1] - x.off[e]) * x.packets_per_message as u64;
                 if nic.total > 0 {
                     nic.next = 0;
@@ -675,8 +771,15 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             pk: Vec::new(),
             free: Vec::new(),
             wheel: Wheel::new(10, 10),
-            rng: SplitMix64::stream(seed, u64::MAX),
+            rngs: (0..topo.num_routers())
+                .map(|x| SplitMix64::stream(seed, u64::MAX - x as u64))
+                .collect(),
             now: 0,
+            part,
+            owner: owner.to_vec(),
+            out_pkts: vec![Vec::new(); parts],
+            out_creds: vec![Vec::new(); parts],
+            last_t: 0,
             synthetic,
             exchange,
             load,
@@ -706,6 +809,9 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 };
                 sim.nics[e].fixed = fixed;
                 if matches!(s.pattern, Pattern::Map(_)) && (fixed == NONE || fixed as usize == e) {
+                    continue;
+                }
+                if owner[sim.ep_router[e] as usize] != part {
                     continue;
                 }
                 let first = sim.gap(e, true);
@@ -855,6 +961,34 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         self.cret[i * k + slot] = (t << 5) | vc as u64;
     }
 
+    /// Packet `pid` (its `t` the time its head may cross the switch) enters input `i`, VC
+    /// `vc`.
+    #[inline]
+    fn arrive(&mut self, i: usize, vc: usize, pid: u32) {
+        let t = self.pk[pid as usize].t;
+        let was_empty = self.inp[i].q[vc].len == 0;
+        self.in_push(i, vc, pid);
+        if was_empty {
+            self.sched_in(i, t);
+        }
+    }
+
+    /// A credit of input `i`, VC `vc`, is on its way back to the upstream output (or
+    /// endpoint) and arrives at `tc`.
+    #[inline]
+    fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
+        self.cret_push(i, vc, tc);
+        if self.inp[i].up_wait[vc] {
+            self.inp[i].up_wait[vc] = false;
+            let up = self.inp[i].peer as usize;
+            if self.inp[i].ep {
+                self.sched_nic(up, tc);
+            } else {
+                self.sched_out(up, tc);
+            }
+        }
+    }
+
     // -- events ----------------------------------------------------------------------------
 
     #[inline]
@@ -892,13 +1026,128 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         self.push_event(t, K_NIC, e);
     }
 
-    fn run(&mut self) -> Result<(), NetworkError> {
+    /// A packet slot.
+    #[inline]
+    fn alloc(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(p) => p,
+            None => {
+                self.pk.push(Packet::default());
+                (self.pk.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Schedules the first injection of every endpoint of this part.
+    fn start(&mut self) {
         for e in 0..self.nics.len() {
             let t = self.nics[e].next;
             if t != NEVER {
                 self.sched_nic(e, t);
             }
         }
+    }
+
+    /// Handles event `code` at `t`.
+    #[inline(always)]
+    fn dispatch(&mut self, t: Time, code: u32) {
+        self.now = t;
+        self.events += 1;
+        self.prefetch_ahead();
+        let id = (code & ID_MASK) as usize;
+        match code >> KIND_SHIFT {
+            K_OUT => self.out_try(id),
+            K_IN => self.in_try(id),
+            _ => self.nic_try(id),
+        }
+    }
+
+    /// Handles the events before `end` (one window of a parallel run).
+    fn run_window(&mut self, end: Time) {
+        let mut any = false;
+        while let Some((t, code)) = self.wheel.pop_before(end) {
+            self.dispatch(t, code);
+            any = true;
+        }
+        if any {
+            self.last_t = self.now;
+        }
+    }
+
+    /// Hands the messages of the window to the parts they are for.
+    fn post(&mut self, sh: &Shared) {
+        let me = self.part as usize;
+        for d in 0..sh.parts {
+            if d != me && !(self.out_pkts[d].is_empty() && self.out_creds[d].is_empty()) {
+                let mut m = sh.mail[me * sh.parts + d].lock().expect("mailbox");
+                std::mem::swap(&mut m.pkts, &mut self.out_pkts[d]);
+                std::mem::swap(&mut m.creds, &mut self.out_creds[d]);
+            }
+        }
+    }
+
+    /// Takes in the packets and credits the other parts sent in the last window.
+    fn receive(&mut self, sh: &Shared) {
+        let me = self.part as usize;
+        for src in 0..sh.parts {
+            if src == me {
+                continue;
+            }
+            let mut m = sh.mail[src * sh.parts + me].lock().expect("mailbox");
+            for &(pv, pkt) in &m.pkts {
+                let pid = self.alloc();
+                self.pk[pid as usize] = pkt;
+                self.arrive((pv >> 5) as usize, (pv & 31) as usize, pid);
+            }
+            for &(pv, tc) in &m.creds {
+                self.credit_returns((pv >> 5) as usize, (pv & 31) as usize, tc);
+            }
+            m.pkts.clear();
+            m.creds.clear();
+        }
+    }
+
+    /// One thread of a parallel run: windows of `lookahead` simulated time, each started at
+    /// the earliest pending event of all parts, until the run ends or the watchdog must look.
+    fn work(&mut self, sh: &Shared, mut next_check: Time) -> Outcome {
+        let me = self.part as usize;
+        let watchdog = self.net.params.watchdog;
+        loop {
+            sh.next[me].store(self.wheel.peek_time().unwrap_or(NEVER), Relaxed);
+            sh.in_flight[me].store(self.in_flight, Relaxed);
+            sh.last_delivery[me].store(self.last_delivery, Relaxed);
+            sh.barrier.wait();
+            let t = sh
+                .next
+                .iter()
+                .map(|x| x.load(Relaxed))
+                .min()
+                .unwrap_or(NEVER);
+            let in_flight: i64 = sh.in_flight.iter().map(|x| x.load(Relaxed)).sum();
+            if t == NEVER {
+                return Outcome::Drained;
+            }
+            if t >= self.stop {
+                return Outcome::Stopped;
+            }
+            if t >= next_check {
+                next_check = t + watchdog / 4;
+                let last = sh.last_delivery.iter().map(|x| x.load(Relaxed)).max();
+                if in_flight > 0 && t - last.unwrap_or(0) >= watchdog {
+                    return Outcome::Check(t);
+                }
+            }
+            let end = t.saturating_add(sh.lookahead).min(self.stop);
+            self.run_window(end);
+            self.post(sh);
+            sh.barrier.wait();
+            self.now = end;
+            self.receive(sh);
+        }
+    }
+
+    fn run(&mut self) -> Result<(), NetworkError> {
+        self.start();
         let watchdog = self.net.params.watchdog;
         let mut next_check = watchdog;
         let mut stopped = false;
@@ -907,39 +1156,62 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 stopped = true;
                 break;
             }
-            self.now = t;
-            self.events += 1;
-            self.prefetch_ahead();
-            let id = (code & ID_MASK) as usize;
-            match code >> KIND_SHIFT {
-                K_OUT => self.out_try(id),
-                K_IN => self.in_try(id),
-                _ => self.nic_try(id),
-            }
+            self.dispatch(t, code);
             if t >= next_check {
                 next_check = t + watchdog / 4;
                 if self.in_flight > 0 && t - self.last_delivery >= watchdog {
-                    if let Some(cycle) = self.wait_cycle() {
+                    if let Some(cycle) = wait_cycle(std::slice::from_mut(self)) {
                         return Err(NetworkError::Deadlock {
                             time: t,
-                            in_flight: self.in_flight,
+                            in_flight: self.in_flight as u64,
                             cycle,
                         });
                     }
                 }
             }
         }
+        self.last_t = self.now;
         if stopped {
             self.now = self.stop;
         } else if self.in_flight > 0 {
-            let cycle = self.wait_cycle().unwrap_or_default();
+            let cycle = wait_cycle(std::slice::from_mut(self)).unwrap_or_default();
             return Err(NetworkError::Deadlock {
                 time: self.now,
-                in_flight: self.in_flight,
+                in_flight: self.in_flight as u64,
                 cycle,
             });
         }
         Ok(())
+    }
+
+    /// Adds the statistics and endpoint states of another part of the same run.
+    fn absorb(&mut self, o: Sim<'n, 't, V>) {
+        self.events += o.events;
+        self.injected += o.injected;
+        self.delivered_total += o.delivered_total;
+        self.in_flight += o.in_flight;
+        self.delivered += o.delivered;
+        self.generated += o.generated;
+        self.indirect += o.indirect;
+        self.latency.merge(&o.latency);
+        if self.hops.len() < o.hops.len() {
+            self.hops.resize(o.hops.len(), 0);
+        }
+        for (a, b) in self.hops.iter_mut().zip(&o.hops) {
+            *a += b;
+        }
+        for (a, b) in self.port_packets.iter_mut().zip(&o.port_packets) {
+            *a += b;
+        }
+        self.completion = self.completion.max(o.completion);
+        self.last_delivery = self.last_delivery.max(o.last_delivery);
+        self.last_t = self.last_t.max(o.last_t);
+        self.now = self.now.max(o.now);
+        for (e, nic) in o.nics.into_iter().enumerate() {
+            if self.owner[self.ep_router[e] as usize] == o.part {
+                self.nics[e] = nic;
+            }
+        }
     }
 
     /// Starts loading what the events a few places ahead will touch: their port block (or
@@ -1034,13 +1306,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             nic.sent += 1;
             (dst, gen)
         };
-        let pid = match self.free.pop() {
-            Some(p) => p,
-            None => {
-                self.pk.push(Packet::default());
-                (self.pk.len() - 1) as u32
-            }
-        };
+        let pid = self.alloc();
         let (lat, ser) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
         let arrive = now + lat + self.switch;
         self.pk[pid as usize] = Packet {
@@ -1141,10 +1407,13 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             p.t = movable;
             p.add_hop();
             p.clear_out();
-            let was_empty = self.inp[peer].q[vc].len == 0;
-            self.in_push(peer, vc, pid);
-            if was_empty {
-                self.sched_in(peer, movable);
+            let op = &self.outp[o];
+            if op.remote {
+                let part = op.peer_part as usize;
+                self.out_pkts[part].push((((peer as u32) << 5) | vc as u32, *p));
+                self.free.push(pid);
+            } else {
+                self.arrive(peer, vc, pid);
             }
         }
         if self.outp[o].occ > 0 {
@@ -1247,15 +1516,12 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             }
             // The slot frees when the tail has left; the credit arrives a latency later.
             let tc = now + ser_in + lat as Time;
-            self.cret_push(i, vc, tc);
-            if self.inp[i].up_wait[vc] {
-                self.inp[i].up_wait[vc] = false;
-                let up = self.inp[i].peer as usize;
-                if ep {
-                    self.sched_nic(up, tc);
-                } else {
-                    self.sched_out(up, tc);
-                }
+            let ip = &self.inp[i];
+            if ip.up_remote {
+                let part = ip.up_part as usize;
+                self.out_creds[part].push((((i as u32) << 5) | vc as u32, tc));
+            } else {
+                self.credit_returns(i, vc, tc);
             }
             // When the output link frees, if it is busy now; at once (inline, a few calls
             // deep at most) if it is idle.
@@ -1292,7 +1558,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             return ports[0];
         }
         match self.choice {
-            MinChoice::Random => ports[self.rng.below(ports.len() as u64) as usize],
+            MinChoice::Random => ports[self.rngs[r].below(ports.len() as u64) as usize],
             MinChoice::LowestCost => {
                 let mut best = ports[0];
                 let mut best_q = u32::MAX;
@@ -1305,7 +1571,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                         ties = 1;
                     } else if q == best_q {
                         ties += 1;
-                        if self.rng.below(ties) == 0 {
+                        if self.rngs[r].below(ties) == 0 {
                             best = j;
                         }
                     }
@@ -1315,12 +1581,12 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         }
     }
 
-    /// A uniformly random intermediate router other than `a` and `b`.
+    /// A uniformly random intermediate router other than `a` and `b`, drawn by `a`.
     #[inline]
     fn intermediate(&mut self, a: usize, b: usize) -> usize {
         let t = self.r.targets();
         loop {
-            let x = t[self.rng.below(t.len() as u64) as usize] as usize;
+            let x = t[self.rngs[a].below(t.len() as u64) as usize] as usize;
             if x != a && x != b {
                 return x;
             }
@@ -1398,75 +1664,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         self.pk[pid] = p;
     }
 
-    /// A cycle of input VCs, each full and blocked on a full output VC without credit toward
-    /// the next: a deadlock.
-    fn wait_cycle(&mut self) -> Option<Vec<Channel>> {
-        let np = self.inp.len();
-        let n = np * V;
-        for i in 0..np {
-            self.cret_refresh(i);
-        }
-        // Nodes are input VCs `port · V + vc`.
-        let succ = |s: &Self, q: usize| -> Option<usize> {
-            let (i, vc) = (q / V, q % V);
-            let ip = &s.inp[i];
-            if vc >= s.v || ip.ep || !ip.q[vc].blocked || ip.q[vc].len < s.cap_vc {
-                return None;
-            }
-            let p = s.pk[ip.q[vc].head as usize];
-            let (o, ovc) = (p.out() as usize, p.vc());
-            let op = &s.outp[o];
-            let d = op.peer as usize;
-            // Full, no credit, none on its way back.
-            if op.ep || op.q[ovc].len < s.cap_vc || op.q[ovc].credits != 0 || s.inp[d].cret_len != 0
-            {
-                return None;
-            }
-            Some(d * V + ovc)
-        };
-        let mut state = vec![0u8; n];
-        let mut path = Vec::new();
-        for s in 0..n {
-            if state[s] != 0 {
-                continue;
-            }
-            path.clear();
-            let mut q = s;
-            loop {
-                if state[q] == 1 {
-                    let at = path.iter().position(|&x| x == q).unwrap();
-                    return Some(
-                        path[at..]
-                            .iter()
-                            .map(|&x: &usize| {
-                                let i = x / V;
-                                Channel {
-                                    from: self.inp[self.inp[i].peer as usize].router,
-                                    to: self.inp[i].router,
-                                    vc: (x % V) as u8,
-                                }
-                            })
-                            .collect(),
-                    );
-                }
-                if state[q] == 2 {
-                    break;
-                }
-                state[q] = 1;
-                path.push(q);
-                match succ(self, q) {
-                    Some(nq) => q = nq,
-                    None => break,
-                }
-            }
-            for &x in &path {
-                state[x] = 2;
-            }
-        }
-        None
-    }
-
-    fn report(&mut self, traffic: &str, wall: f64) -> Report {
+    fn report(&mut self, traffic: &str, wall: f64, threads: usize) -> Report {
         let topo = self.net.topo;
         let r = self.r;
         let end = if self.stop != NEVER {
@@ -1558,17 +1756,260 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             },
             injected_total: self.injected,
             delivered_total: self.delivered_total,
-            in_flight: self.in_flight,
+            in_flight: self.in_flight.max(0) as u64,
             source_queued,
             window: (w0, w1),
             end_time: end,
             events: self.events,
             wall_seconds: wall,
+            threads,
             port_packets: std::mem::take(&mut self.port_packets),
             port_ser: self.outp.iter().map(|p| p.ser as Time).collect(),
             completion,
             effective_throughput: eff,
             dims: self.exchange.and_then(|x| x.dims),
+        }
+    }
+}
+
+/// A cycle of input VCs, each full and blocked on a full output VC without credit toward
+/// the next: a deadlock. `sims` are the parts of one run, between events.
+fn wait_cycle<const V: usize>(sims: &mut [Sim<'_, '_, V>]) -> Option<Vec<Channel>> {
+    for s in sims.iter_mut() {
+        for i in 0..s.inp.len() {
+            s.cret_refresh(i);
+        }
+    }
+    let s0 = &sims[0];
+    let np = s0.inp.len();
+    let n = np * V;
+    // The part that simulates input port `i`, its router's outputs, and the credit returns
+    // toward those outputs.
+    let part =
+        |i: usize| -> &Sim<'_, '_, V> { &sims[s0.owner[s0.inp[i].router as usize] as usize] };
+    // Nodes are input VCs `port · V + vc`.
+    let succ = |q: usize| -> Option<usize> {
+        let (i, vc) = (q / V, q % V);
+        let s = part(i);
+        let ip = &s.inp[i];
+        if vc >= s.v || ip.ep || !ip.q[vc].blocked || ip.q[vc].len < s.cap_vc {
+            return None;
+        }
+        let p = s.pk[ip.q[vc].head as usize];
+        let (o, ovc) = (p.out() as usize, p.vc());
+        let op = &s.outp[o];
+        let d = op.peer as usize;
+        // Full, no credit, none on its way back.
+        if op.ep || op.q[ovc].len < s.cap_vc || op.q[ovc].credits != 0 || s.inp[d].cret_len != 0 {
+            return None;
+        }
+        Some(d * V + ovc)
+    };
+    let mut state = vec![0u8; n];
+    let mut path = Vec::new();
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        path.clear();
+        let mut q = start;
+        loop {
+            if state[q] == 1 {
+                let at = path.iter().position(|&x| x == q).unwrap();
+                return Some(
+                    path[at..]
+                        .iter()
+                        .map(|&x: &usize| {
+                            let i = x / V;
+                            Channel {
+                                from: s0.inp[s0.inp[i].peer as usize].router,
+                                to: s0.inp[i].router,
+                                vc: (x % V) as u8,
+                            }
+                        })
+                        .collect(),
+                );
+            }
+            if state[q] == 2 {
+                break;
+            }
+            state[q] = 1;
+            path.push(q);
+            match succ(q) {
+                Some(nq) => q = nq,
+                None => break,
+            }
+        }
+        for &x in &path {
+            state[x] = 2;
+        }
+    }
+    None
+}
+
+/// What a thread of a parallel run found when it stopped.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Outcome {
+    /// No event is left.
+    Drained,
+    /// The next event is at or after the end of the run.
+    Stopped,
+    /// Nothing was delivered for a watchdog period at this time: look for a deadlock.
+    Check(Time),
+}
+
+/// Messages from one part to another, sent in one window and taken in before the next.
+#[derive(Default)]
+struct Mail {
+    pkts: Vec<(u32, Packet)>,
+    creds: Vec<(u32, Time)>,
+}
+
+/// What the threads of a parallel run share.
+struct Shared {
+    parts: usize,
+    lookahead: Time,
+    /// `mail[src · parts + dst]`.
+    mail: Vec<Mutex<Mail>>,
+    next: Vec<AtomicU64>,
+    in_flight: Vec<AtomicI64>,
+    last_delivery: Vec<AtomicU64>,
+    barrier: Barrier,
+}
+
+/// A barrier that a thread leaving by a panic opens for good, so that the others panic too
+/// instead of waiting forever.
+struct Barrier {
+    n: usize,
+    state: Mutex<(usize, u64, bool)>,
+    cv: Condvar,
+}
+
+impl Barrier {
+    fn new(n: usize) -> Barrier {
+        Barrier {
+            n,
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Waits until all `n` threads have arrived.
+    fn wait(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(!st.2, "another simulation thread failed");
+        st.0 += 1;
+        if st.0 == self.n {
+            st.0 = 0;
+            st.1 += 1;
+            self.cv.notify_all();
+            return;
+        }
+        let generation = st.1;
+        while st.1 == generation && !st.2 {
+            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        assert!(!st.2, "another simulation thread failed");
+    }
+
+    /// Opens the barrier for good (a thread failed).
+    fn poison(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.2 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Poisons the barrier if its thread unwinds.
+struct PoisonOnPanic<'a>(&'a Barrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poison();
+        }
+    }
+}
+
+/// Runs the parts of a network, one thread each, in windows of `lookahead` (the smallest
+/// latency of a link between two parts: nothing one part does can reach another sooner).
+fn run_parts<const V: usize>(
+    sims: &mut [Sim<'_, '_, V>],
+    lookahead: Time,
+) -> Result<(), NetworkError> {
+    let parts = sims.len();
+    let watchdog = sims[0].net.params.watchdog;
+    let stop = sims[0].stop;
+    let sh = Shared {
+        parts,
+        lookahead,
+        mail: (0..parts * parts)
+            .map(|_| Mutex::new(Mail::default()))
+            .collect(),
+        next: (0..parts).map(|_| AtomicU64::new(NEVER)).collect(),
+        in_flight: (0..parts).map(|_| AtomicI64::new(0)).collect(),
+        last_delivery: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+        barrier: Barrier::new(parts),
+    };
+    for s in sims.iter_mut() {
+        s.start();
+    }
+    let mut next_check = watchdog;
+    loop {
+        let outcome = std::thread::scope(|sc| {
+            let handles: Vec<_> = sims
+                .iter_mut()
+                .map(|s| {
+                    let sh = &sh;
+                    sc.spawn(move || {
+                        let _guard = PoisonOnPanic(&sh.barrier);
+                        s.work(sh, next_check)
+                    })
+                })
+                .collect();
+            let outs: Vec<Outcome> = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect();
+            debug_assert!(outs.iter().all(|&o| o == outs[0]));
+            outs[0]
+        });
+        let in_flight: i64 = sims.iter().map(|s| s.in_flight).sum();
+        match outcome {
+            Outcome::Stopped => {
+                for s in sims.iter_mut() {
+                    s.now = stop;
+                }
+                return Ok(());
+            }
+            Outcome::Drained => {
+                let last = sims.iter().map(|s| s.last_t).max().unwrap_or(0);
+                for s in sims.iter_mut() {
+                    s.now = last;
+                }
+                if in_flight > 0 {
+                    let cycle = wait_cycle(sims).unwrap_or_default();
+                    return Err(NetworkError::Deadlock {
+                        time: last,
+                        in_flight: in_flight as u64,
+                        cycle,
+                    });
+                }
+                return Ok(());
+            }
+            Outcome::Check(t) => {
+                for s in sims.iter_mut() {
+                    s.now = t;
+                }
+                if let Some(cycle) = wait_cycle(sims) {
+                    return Err(NetworkError::Deadlock {
+                        time: t,
+                        in_flight: in_flight as u64,
+                        cycle,
+                    });
+                }
+                next_check = t + watchdog / 4;
+            }
         }
     }
 }

@@ -6,8 +6,11 @@
 //! wheel as time advances. A bucket holds `(offset within bucket) << 32 | code` words; when its
 //! turn comes it is sorted, so events come out in `(time, code)` order. Events scheduled into
 //! the bucket being processed (a delay shorter than `W`) go to a small heap merged with the
-//! sorted batch (at equal times after it). The order depends only on what was queued when, so a
-//! run is deterministic.
+//! sorted batch in `(time, code)` order. Events therefore come out in `(time, code)` order
+//! whenever they were queued (an event queued for the time being processed with a smaller
+//! code than the current one comes next), so the order does not depend on when an event was
+//! queued, only on what is queued: a partition of the network simulated alone processes its
+//! events in the same order as the whole network simulated at once.
 //! Every event is an idempotent "try" (the engine re-examines the port's state), so an event
 //! queued twice is harmless.
 
@@ -74,6 +77,13 @@ impl Wheel {
     /// The next event `(time, code)` in order, or `None` when the queue is empty.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, u32)> {
+        self.pop_before(Time::MAX)
+    }
+
+    /// The next event `(time, code)` in order if it is before `end` (it stays queued
+    /// otherwise).
+    #[inline]
+    pub fn pop_before(&mut self, end: Time) -> Option<(Time, u32)> {
         loop {
             let from_batch = self.batch.get(self.pos).map(|&w| {
                 (
@@ -82,15 +92,24 @@ impl Wheel {
                 )
             });
             let ev = match (from_batch, self.late.peek()) {
-                (Some(b), Some(&Reverse(l))) if l.0 < b.0 => {
+                (Some(b), Some(&Reverse(l))) if l < b => {
+                    if l.0 >= end {
+                        return None;
+                    }
                     self.late.pop();
                     l
                 }
                 (Some(b), _) => {
+                    if b.0 >= end {
+                        return None;
+                    }
                     self.pos += 1;
                     b
                 }
                 (None, Some(&Reverse(l))) => {
+                    if l.0 >= end {
+                        return None;
+                    }
                     self.late.pop();
                     l
                 }
@@ -102,6 +121,27 @@ impl Wheel {
                 }
             };
             return Some(ev);
+        }
+    }
+
+    /// The time of the next event, or `None` when the queue is empty.
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<Time> {
+        loop {
+            let b = self
+                .batch
+                .get(self.pos)
+                .map(|&w| (self.cur << self.shift) | (w >> 32));
+            let l = self.late.peek().map(|r| r.0 .0);
+            match (b, l) {
+                (Some(b), Some(l)) => return Some(b.min(l)),
+                (Some(x), None) | (None, Some(x)) => return Some(x),
+                (None, None) => {
+                    if !self.advance() {
+                        return None;
+                    }
+                }
+            }
         }
     }
 
@@ -195,6 +235,10 @@ mod tests {
                 w.push(20, 0);
                 w.push(17, 5);
                 w.push(17, 2);
+                // Same bucket, queued late, before an event of the sorted batch: (time,
+                // code) order still holds.
+                w.push(21, 1);
+                assert_eq!(w.peek_time(), Some(17));
             }
             out.push(e);
         }
@@ -207,6 +251,7 @@ mod tests {
                 (17, 2), // queued again after its delivery: delivered again
                 (17, 5),
                 (20, 0),
+                (21, 1),
                 (21, 6),
                 (21, 8),
                 (129, 9),
@@ -216,5 +261,9 @@ mod tests {
             ]
         );
         assert!(w.is_empty());
+        assert_eq!(w.peek_time(), None);
+        w.push(5000, 3);
+        assert_eq!(w.peek_time(), Some(5000));
+        assert_eq!(w.pop(), Some((5000, 3)));
     }
 }

@@ -62,6 +62,17 @@ impl Histogram {
         self.max = self.max.max(v);
     }
 
+    /// Adds every value of `other`.
+    pub fn merge(&mut self, other: &Histogram) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
     /// Number of values.
     pub fn count(&self) -> u64 {
         self.n
@@ -167,6 +178,8 @@ pub struct Report {
     pub events: u64,
     /// Wall-clock seconds of the run.
     pub wall_seconds: f64,
+    /// Threads the run used (parts of the network simulated side by side).
+    pub threads: usize,
     /// Packets sent per port (output side) in the window, indexed by global port id.
     pub port_packets: Vec<u64>,
     /// Serialisation time of one packet per port (ps).
