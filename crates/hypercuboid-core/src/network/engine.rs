@@ -530,8 +530,6 @@ struct OutPort<const V: usize> {
     peer: u32,
     ser: u32,
     lat: u32,
-    /// Packets in the output buffer (all VCs).
-    occ: u32,
     rr: u8,
     ep: bool,
     /// The downstream input is simulated by another part (packets go there as messages).
@@ -574,6 +572,9 @@ struct Sim<'n, 't, const V: usize> {
     cap_vc: u32,
     inp: Vec<InPort<V>>,
     outp: Vec<OutPort<V>>,
+    /// Packets in the output buffer of every port (all VCs): what UGAL and lowest-cost
+    /// choices read, dense so that comparing candidates touches few cache lines.
+    occ: Vec<u32>,
     /// Inputs `(port · V + vc)` waiting for room in output VC `port · V + vc`.
     waiters: Vec<VecDeque<u32>>,
     /// Credit returns `(time << 5) | vc`, `k` slots per input port.
@@ -691,7 +692,6 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 peer,
                 ser: ser as u32,
                 lat: lp.latency as u32,
-                occ: 0,
                 rr: 0,
                 ep,
                 remote,
@@ -763,6 +763,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             cap_vc: per_vc,
             inp,
             outp,
+            occ: vec![0; np],
             waiters: (0..np * V).map(|_| VecDeque::new()).collect(),
             cret: vec![0; np * k],
             k,
@@ -1344,7 +1345,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             self.sched_out(o, b);
             return;
         }
-        if op.occ == 0 {
+        if self.occ[o] == 0 {
             return;
         }
         let (ep, peer, ser, lat) = (op.ep, op.peer as usize, op.ser as Time, op.lat as Time);
@@ -1391,7 +1392,6 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         self.out_pop(o, vc);
         {
             let op = &mut self.outp[o];
-            op.occ -= 1;
             op.rr = (vc + 1) as u8;
             op.busy = now + ser;
         }
@@ -1416,7 +1416,8 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 self.arrive(peer, vc, pid);
             }
         }
-        if self.outp[o].occ > 0 {
+        self.occ[o] -= 1;
+        if self.occ[o] > 0 {
             self.sched_out(o, now + ser);
         }
         // A slot of (o, vc) freed: wake the first input waiting for it.
@@ -1508,7 +1509,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
             self.pk[pid as usize].t = ready;
             self.out_push(o, ovc, pid);
-            self.outp[o].occ += 1;
+            self.occ[o] += 1;
             {
                 let ip = &mut self.inp[i];
                 ip.busy = now + ser_in;
@@ -1564,7 +1565,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 let mut best_q = u32::MAX;
                 let mut ties = 0u64;
                 for &j in ports {
-                    let q = self.outp[self.r.port(r, j as usize)].occ;
+                    let q = self.occ[self.r.port(r, j as usize)];
                     if q < best_q {
                         best_q = q;
                         best = j;
@@ -1609,7 +1610,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 }
                 Algorithm::Ugal | Algorithm::UgalThreshold => {
                     let jm = self.pick(r, routes.min_ports(r, dr));
-                    let qm = self.outp[routes.port(r, jm as usize)].occ;
+                    let qm = self.occ[routes.port(r, jm as usize)];
                     let below = self.algorithm == Algorithm::UgalThreshold
                         && (qm as f64) < self.threshold_pkts;
                     let mut take = None;
@@ -1619,7 +1620,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                         for _ in 0..self.ugal_n {
                             let x = self.intermediate(r, dr);
                             let j = self.pick(r, routes.min_ports(r, x));
-                            let q = self.outp[routes.port(r, j as usize)].occ;
+                            let q = self.occ[routes.port(r, j as usize)];
                             let li = routes.dist(r, x) + routes.dist(x, dr);
                             let cost = routes.ugal_factor(li, lm) * q as f64;
                             if cost < best {
