@@ -1,7 +1,7 @@
 //! Packet engine throughput on the seed's Slim Fly (q = 13, p = 9, 3042 nodes) under uniform
 //! traffic with minimal routing at 30 % and 90 % load: delivered packets per second. Criterion
-//! runs 20 µs of simulated time (4 µs warm-up) per iteration; `benchmarks/netsim.py` measures
-//! the full 200 µs runs.
+//! runs 20 µs of simulated time (4 µs warm-up) per iteration, with one engine thread and with
+//! every core; `benchmarks/netsim.py` measures the full 200 µs runs.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hypercuboid_core::network::{
@@ -14,13 +14,17 @@ fn slim_fly(c: &mut Criterion) {
     let topo = generate("slimfly:q=13,p=9").unwrap();
     let mut g = c.benchmark_group("netsim slimfly:q=13,p=9 uniform 20us");
     g.sample_size(10);
-    for routing in ["min", "ugal"] {
-        let net = Network::new(
-            &topo,
-            &RoutingSpec::parse(routing).unwrap(),
-            NetParams::default(),
-        )
-        .unwrap();
+    for (routing, threads) in [("min", 1), ("min", 0), ("ugal", 1), ("ugal", 0)] {
+        let p = NetParams {
+            threads,
+            ..NetParams::default()
+        };
+        let net = Network::new(&topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
+        let label = if threads == 0 {
+            "all cores"
+        } else {
+            "1 thread"
+        };
         let pattern = TrafficSpec::Uniform
             .resolve(&topo, net.routes(), 1)
             .unwrap();
@@ -31,7 +35,7 @@ fn slim_fly(c: &mut Criterion) {
             let w = Workload::Synthetic(s);
             let delivered = net.run(&w, "uniform").unwrap().delivered_total;
             g.throughput(Throughput::Elements(delivered));
-            g.bench_function(format!("{routing} load {load}"), |b| {
+            g.bench_function(format!("{routing} load {load} {label}"), |b| {
                 b.iter(|| net.run(&w, "uniform").unwrap())
             });
         }

@@ -40,6 +40,22 @@
 //! An input VC whose head finds its output VC full registers as a waiter and is woken when a
 //! slot frees. Credit returns are kept as per-VC queues of arrival times, consulted lazily.
 //!
+//! Events at one time are handled in the order of their codes (kind, then port), whenever
+//! they were queued, and every random routing choice at router r is drawn from r's own stream.
+//!
+//! # Parallel runs
+//! With `threads` > 1 the routers are split into parts, runs of consecutive routers with about
+//! as many ports each; a thread simulates each part (its ports, its endpoints, its packets).
+//! A part affects another only through a link between them: a packet sent on it, which can
+//! be handled no sooner than one link latency later, and a credit returned on it, which
+//! arrives one latency later too. The threads therefore advance in windows of the smallest
+//! latency of a link between parts, each window starting at the earliest pending event of
+//! all parts; what a window sends to another part is delivered to it before the next window
+//! starts. A part handles its own events in the same order as a single thread does (the
+//! order above depends only on what is queued), so the results — every packet's path and
+//! time — do not depend on the number of threads; `events` alone may differ. The watchdog
+//! looks at window boundaries.
+//!
 //! # Deadlock watchdog
 //! If no packet is delivered for `watchdog` of simulated time while packets are in flight, or
 //! the event queue runs dry with packets in flight, the engine looks for a cycle of input VCs
