@@ -426,8 +426,11 @@ fn prefetch_block<T>(r: &T) {
 #[repr(C, align(32))]
 struct Packet {
     gen: Time,
-    /// At an input: when the head may cross the switch (head arrival + switch latency); at
-    /// an output: when it may be sent.
+    /// In a queue, the time of the packet behind it (valid when `next` is not `NONE`): when
+    /// that packet's head may cross the switch (at an input) or be sent (at an output).
+    /// Keeping it here rather than in the packet itself lets a queue learn its new head's
+    /// time from the packet it pops, without loading the next one. In a message to another
+    /// part: the packet's own time.
     t: Time,
     dst: u32,
     /// Next packet in the same queue.
@@ -488,16 +491,16 @@ impl Packet {
     }
 }
 
-/// An input VC: a FIFO of packets linked through `Packet::next`.
+/// An input VC: a FIFO of packets linked through `Packet::next`. 20 bytes (packed to 4-byte
+/// alignment), so that a port with 4 VCs fits in two cache lines.
 #[derive(Clone, Copy)]
+#[repr(C, packed(4))]
 struct InQ {
     /// When the head packet may cross the switch.
     head_t: Time,
     head: u32,
     tail: u32,
     len: u32,
-    /// The head waits for room in its output VC (registered as a waiter there).
-    blocked: bool,
 }
 
 /// An output VC and the credits it holds for the downstream input VC.
@@ -531,10 +534,17 @@ struct InPort<const V: usize> {
     up_remote: bool,
     /// That part.
     up_part: u8,
-    /// The upstream output (or endpoint) waits for a credit of this VC.
-    up_wait: [bool; V],
+    /// Bit `vc`: the upstream output (or endpoint) waits for a credit of this VC.
+    up_wait: u32,
+    /// Bit `vc`: the head of this VC waits for room in its output VC (registered as a
+    /// waiter there).
+    blocked: u32,
     q: [InQ; V],
 }
+
+const _: () = assert!(std::mem::size_of::<InPort<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<OutPort<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<InPort<2>>() == 128);
 
 /// The output side of a port and its VCs, together: what an output event touches.
 #[derive(Clone, Copy)]
@@ -651,7 +661,6 @@ const EMPTY_IN: InQ = InQ {
     head: NONE,
     tail: NONE,
     len: 0,
-    blocked: false,
 };
 
 impl<'n, 't, const V: usize> Sim<'n, 't, V> {
@@ -699,7 +708,8 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 ep,
                 up_remote: remote,
                 up_part: other,
-                up_wait: [false; V],
+                up_wait: 0,
+                blocked: 0,
                 q: [EMPTY_IN; V],
             });
             outp.push(OutPort {
@@ -859,8 +869,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
     // -- intrusive queues ----------------------------------------------------------------
 
     #[inline]
-    fn in_push(&mut self, i: usize, vc: usize, pid: u32) {
-        let t = self.pk[pid as usize].t;
+    fn in_push(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
         self.pk[pid as usize].next = NONE;
         let iq = &mut self.inp[i].q[vc];
         if iq.len == 0 {
@@ -868,7 +877,9 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             iq.head_t = t;
         } else {
             let tail = iq.tail;
-            self.pk[tail as usize].next = pid;
+            let p = &mut self.pk[tail as usize];
+            p.next = pid;
+            p.t = t;
         }
         let iq = &mut self.inp[i].q[vc];
         iq.tail = pid;
@@ -878,18 +889,17 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
     #[inline]
     fn in_pop(&mut self, i: usize, vc: usize) {
         let h = self.inp[i].q[vc].head;
-        let n = self.pk[h as usize].next;
+        let (n, nt) = (self.pk[h as usize].next, self.pk[h as usize].t);
         let iq = &mut self.inp[i].q[vc];
         iq.head = n;
         iq.len -= 1;
         if iq.len > 0 {
-            self.inp[i].q[vc].head_t = self.pk[n as usize].t;
+            iq.head_t = nt;
         }
     }
 
     #[inline]
-    fn out_push(&mut self, o: usize, vc: usize, pid: u32) {
-        let t = self.pk[pid as usize].t;
+    fn out_push(&mut self, o: usize, vc: usize, pid: u32, t: Time) {
         self.pk[pid as usize].next = NONE;
         let oq = &mut self.outp[o].q[vc];
         if oq.len == 0 {
@@ -897,7 +907,9 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             oq.head_t = t;
         } else {
             let tail = oq.tail;
-            self.pk[tail as usize].next = pid;
+            let p = &mut self.pk[tail as usize];
+            p.next = pid;
+            p.t = t;
         }
         let oq = &mut self.outp[o].q[vc];
         oq.tail = pid;
@@ -907,12 +919,12 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
     #[inline]
     fn out_pop(&mut self, o: usize, vc: usize) {
         let h = self.outp[o].q[vc].head;
-        let n = self.pk[h as usize].next;
+        let (n, nt) = (self.pk[h as usize].next, self.pk[h as usize].t);
         let oq = &mut self.outp[o].q[vc];
         oq.head = n;
         oq.len -= 1;
         if oq.len > 0 {
-            self.outp[o].q[vc].head_t = self.pk[n as usize].t;
+            oq.head_t = nt;
         }
     }
 
@@ -978,13 +990,11 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         self.cret[i * k + slot] = (t << 5) | vc as u64;
     }
 
-    /// Packet `pid` (its `t` the time its head may cross the switch) enters input `i`, VC
-    /// `vc`.
+    /// Packet `pid` enters input `i`, VC `vc`; its head may cross the switch at `t`.
     #[inline]
-    fn arrive(&mut self, i: usize, vc: usize, pid: u32) {
-        let t = self.pk[pid as usize].t;
+    fn arrive(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
         let was_empty = self.inp[i].q[vc].len == 0;
-        self.in_push(i, vc, pid);
+        self.in_push(i, vc, pid, t);
         if was_empty {
             self.sched_in(i, t);
         }
@@ -995,8 +1005,8 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
     #[inline]
     fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
         self.cret_push(i, vc, tc);
-        if self.inp[i].up_wait[vc] {
-            self.inp[i].up_wait[vc] = false;
+        if self.inp[i].up_wait & (1 << vc) != 0 {
+            self.inp[i].up_wait &= !(1 << vc);
             let up = self.inp[i].peer as usize;
             if self.inp[i].ep {
                 self.sched_nic(up, tc);
@@ -1114,7 +1124,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             for &(pv, pkt) in &m.pkts {
                 let pid = self.alloc();
                 self.pk[pid as usize] = pkt;
-                self.arrive((pv >> 5) as usize, (pv & 31) as usize, pid);
+                self.arrive((pv >> 5) as usize, (pv & 31) as usize, pid, pkt.t);
             }
             for &(pv, tc) in &m.creds {
                 self.credit_returns((pv >> 5) as usize, (pv & 31) as usize, tc);
@@ -1284,7 +1294,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             if self.nics[e].credits == 0 {
                 match self.cret_front(port) {
                     Some(tc) => self.sched_nic(e, tc),
-                    None => self.inp[port].up_wait[0] = true,
+                    None => self.inp[port].up_wait |= 1,
                 }
                 return;
             }
@@ -1337,7 +1347,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         self.injected += 1;
         self.in_flight += 1;
         let was_empty = self.inp[port].q[0].len == 0;
-        self.in_push(port, 0, pid);
+        self.in_push(port, 0, pid, arrive);
         if was_empty {
             self.sched_in(port, arrive);
         }
@@ -1391,7 +1401,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 if self.outp[o].q[vc].credits == 0 {
                     match self.cret_front(peer) {
                         Some(tc) => wake = wake.min(tc),
-                        None => self.inp[peer].up_wait[vc] = true,
+                        None => self.inp[peer].up_wait |= 1 << vc,
                     }
                     continue;
                 }
@@ -1429,7 +1439,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 self.out_pkts[part].push((((peer as u32) << 5) | vc as u32, *p));
                 self.free.push(pid);
             } else {
-                self.arrive(peer, vc, pid);
+                self.arrive(peer, vc, pid, movable);
             }
         }
         self.occ[o] -= 1;
@@ -1439,7 +1449,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         // A slot of (o, vc) freed: wake the first input waiting for it.
         if let Some(w) = self.waiters[o * V + vc].pop_front() {
             let (i, ivc) = (w as usize / V, w as usize % V);
-            self.inp[i].q[ivc].blocked = false;
+            self.inp[i].blocked &= !(1 << ivc);
             if self.depth < MAX_INLINE {
                 self.depth += 1;
                 self.in_try(i);
@@ -1493,7 +1503,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 vc -= nv;
             }
             let iq = self.inp[i].q[vc];
-            if iq.blocked || iq.len == 0 {
+            if self.inp[i].blocked & (1 << vc) != 0 || iq.len == 0 {
                 continue;
             }
             let pid = iq.head;
@@ -1513,7 +1523,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 self.cap_vc
             };
             if self.outp[o].q[ovc].len >= cap {
-                self.inp[i].q[vc].blocked = true;
+                self.inp[i].blocked |= 1 << vc;
                 self.waiters[o * V + ovc].push_back((i * V + vc) as u32);
                 continue;
             }
@@ -1523,8 +1533,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             // Virtual cut-through: the output may start once the head is through the
             // switch, but not finish before the tail has arrived (links of unequal speed).
             let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
-            self.pk[pid as usize].t = ready;
-            self.out_push(o, ovc, pid);
+            self.out_push(o, ovc, pid, ready);
             self.occ[o] += 1;
             {
                 let ip = &mut self.inp[i];
@@ -1552,9 +1561,10 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             }
             // More to move from this input?
             let mut next = NEVER;
+            let ip = &self.inp[i];
             for vc2 in 0..nv {
-                let iq = &self.inp[i].q[vc2];
-                if !iq.blocked && iq.len > 0 {
+                let iq = &ip.q[vc2];
+                if ip.blocked & (1 << vc2) == 0 && iq.len > 0 {
                     next = next.min(iq.head_t);
                 }
             }
@@ -1809,7 +1819,7 @@ fn wait_cycle<const V: usize>(sims: &mut [Sim<'_, '_, V>]) -> Option<Vec<Channel
         let (i, vc) = (q / V, q % V);
         let s = part(i);
         let ip = &s.inp[i];
-        if vc >= s.v || ip.ep || !ip.q[vc].blocked || ip.q[vc].len < s.cap_vc {
+        if vc >= s.v || ip.ep || ip.blocked & (1 << vc) == 0 || ip.q[vc].len < s.cap_vc {
             return None;
         }
         let p = s.pk[ip.q[vc].head as usize];
