@@ -369,7 +369,7 @@ fn simulate<const V: usize>(
 ) -> Result<Report, NetworkError> {
     let start = std::time::Instant::now();
     let (owner, lookahead) = net.partition();
-    let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
+    let parts = num_parts(&owner);
     if parts == 1 {
         let mut sim = Sim::<V>::new(net, workload, 0, &owner);
         sim.run()?;
@@ -385,6 +385,11 @@ fn simulate<const V: usize>(
         sim.absorb(o);
     }
     Ok(sim.report(traffic, start.elapsed().as_secs_f64(), parts))
+}
+
+/// The number of parts of a partition `owner[router]`.
+fn num_parts(owner: &[u8]) -> usize {
+    owner.iter().copied().max().unwrap_or(0) as usize + 1
 }
 
 /// Asks the CPU to bring `r`'s cache line closer (a hint: no effect on results).
@@ -623,7 +628,8 @@ struct Sim<'n, 't, const V: usize> {
     owner: Vec<u8>,
     out_pkts: Vec<Vec<(u32, Packet)>>,
     out_creds: Vec<Vec<(u32, Time)>>,
-    /// Time of the last event processed.
+    /// Time of the last event processed (kept by parallel runs, whose `now` moves to window
+    /// ends).
     last_t: Time,
     // workload
     synthetic: Option<&'n Synthetic>,
@@ -677,21 +683,24 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         let mut inp = Vec::with_capacity(np);
         let mut outp = Vec::with_capacity(np);
         let mut k = 2usize;
-        let parts = owner.iter().copied().max().unwrap_or(0) as usize + 1;
+        let parts = num_parts(owner);
         for p in 0..np {
-            // The part of the router at the other end of the port.
-            let other = r.port_endpoint(p).map_or_else(
-                || owner[r.port_router(r.port_peer[p] as usize) as usize],
-                |_| owner[r.port_router(p) as usize],
-            );
-            let remote = other != owner[r.port_router(p) as usize];
-            let (ep, peer, lp) = match r.port_endpoint(p) {
-                Some(e) => (true, e, topo.endpoint_link(e as usize)),
+            let mine = owner[r.port_router(p) as usize];
+            // `other`: the part of the router at the other end of the port.
+            let (ep, peer, lp, other) = match r.port_endpoint(p) {
+                Some(e) => (true, e, topo.endpoint_link(e as usize), mine),
                 None => {
                     let l = topo.links()[r.port_link(p).unwrap() as usize];
-                    (false, r.port_peer[p], l.params())
+                    let peer = r.port_peer[p];
+                    (
+                        false,
+                        peer,
+                        l.params(),
+                        owner[r.port_router(peer as usize) as usize],
+                    )
                 }
             };
+            let remote = other != mine;
             let ser = net.serialisation(lp.bandwidth_gbps).max(1);
             // Pending credit returns of an input port: moves within the last σ + L.
             k = k.max(((ser + lp.latency) / ser) as usize + 3);
@@ -1197,7 +1206,6 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
                 }
             }
         }
-        self.last_t = self.now;
         if stopped {
             self.now = self.stop;
         } else if self.in_flight > 0 {
@@ -1232,7 +1240,6 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         }
         self.completion = self.completion.max(o.completion);
         self.last_delivery = self.last_delivery.max(o.last_delivery);
-        self.last_t = self.last_t.max(o.last_t);
         self.now = self.now.max(o.now);
         for (e, nic) in o.nics.into_iter().enumerate() {
             if self.owner[self.ep_router[e] as usize] == o.part {
@@ -1346,11 +1353,7 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         };
         self.injected += 1;
         self.in_flight += 1;
-        let was_empty = self.inp[port].q[0].len == 0;
-        self.in_push(port, 0, pid, arrive);
-        if was_empty {
-            self.sched_in(port, arrive);
-        }
+        self.arrive(port, 0, pid, arrive);
         let busy = now + ser;
         self.nics[e].busy = busy;
         let next = self.nics[e].next;
