@@ -4,7 +4,7 @@
 //! `cargo bench -p hypercuboid-core --bench tuning`
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use hypercuboid_core::collectives::tuning::{
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     count_schedules, optimal_factored, rank_schedules, EnumerateOptions, Params, RankOptions,
 };
 use std::hint::black_box;

@@ -13,5 +13,6 @@ pub mod model;
 pub mod network;
 pub mod schedule;
 pub mod sim;
+pub mod spec;
 pub mod topology;
 pub mod units;

@@ -1,4 +1,17 @@
-//! Simulated time and the parsing of quantities with units.
+//! Simulated time and the one grammar of quantities with units: times, sizes, bandwidths.
+//!
+//! | quantity | accepted | a bare number is |
+//! |---|---|---|
+//! | time ([`parse_time`]) | `500ps`, `1.5ns`, `2us` (or `µs`), `3ms`, `1s` | nanoseconds |
+//! | size ([`parse_size`]) | `256`, `256B`, `7.5KB`, `1K`, `1MiB`, `2GB`, `1T` | bytes |
+//! | bandwidth ([`parse_bandwidth`]) | `100Gbps`, `100Gb/s`, `400Mbps`, `12.5GB/s`, `1Tbps` | Gb/s |
+//!
+//! Sizes are binary: `K`, `KB` and `KiB` are all 1024 bytes (the seed's buffer of 100 KB holds
+//! 400 packets of 256 B; OSU's and MPI's message sizes are powers of two). Bandwidths are
+//! decimal, as networks quote them: `1Gbps` is 10^9 bits per second, `1GB/s` 8·10^9. Units
+//! match without regard to case except `b` (bits) against `B` (bytes) in a bandwidth, and blanks
+//! between the number and the unit are ignored. Negative and non-finite values are refused;
+//! a size must be a whole number of bytes.
 //!
 //! All simulated time is an integer number of **picoseconds** ([`Time`]). Integer time makes
 //! every closed-form cost exactly comparable with the simulator (no floating-point drift) and
@@ -40,6 +53,8 @@ pub fn per_byte(bytes: u64, ps_per_byte: f64) -> Time {
 /// Why a quantity with a unit could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError {
+    /// The quantity: `time`, `size` or `bandwidth`.
+    pub what: &'static str,
     /// The text that was given.
     pub text: String,
     /// What was wrong with it.
@@ -48,8 +63,177 @@ pub struct UnitError {
 
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid time '{}': {}", self.text, self.reason)
+        write!(f, "invalid {} '{}': {}", self.what, self.text, self.reason)
     }
+}
+
+/// Splits `text` into a non-negative finite number and its unit, reads the unit (trimmed) with
+/// `unit` (whose error is the reason) before the number, or says why not. `units` names the
+/// accepted units for the error.
+fn number_and_unit<S>(
+    what: &'static str,
+    text: &str,
+    units: &str,
+    example: &str,
+    unit: impl FnOnce(&str) -> Result<S, String>,
+) -> Result<(f64, S), UnitError> {
+    let err = |reason: String| UnitError {
+        what,
+        text: text.to_string(),
+        reason,
+    };
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(err(format!(
+            "empty; expected a number with an optional unit ({units})"
+        )));
+    }
+    // The number: digits, sign, point and an exponent ('1e3ns'); the unit is the rest. An 'e'
+    // or 'E' belongs to the number only when a digit or sign follows it ('1e3', not '1EB').
+    let b = t.as_bytes();
+    let mut split = 0;
+    while split < b.len() {
+        let c = b[split];
+        let exp = (c == b'e' || c == b'E')
+            && b.get(split + 1)
+                .is_some_and(|d| d.is_ascii_digit() || *d == b'-' || *d == b'+');
+        if c.is_ascii_digit() || c == b'.' || c == b'-' || c == b'+' || exp {
+            split += if exp { 2 } else { 1 };
+        } else {
+            break;
+        }
+    }
+    let (num, u) = t.split_at(split);
+    let scale = unit(u.trim()).map_err(err)?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| err(format!("not a number; expected e.g. {example}")))?;
+    if !value.is_finite() {
+        return Err(err("not a finite number".into()));
+    }
+    if value < 0.0 {
+        return Err(err(format!("negative; {what}s must be >= 0")));
+    }
+    Ok((value, scale))
+}
+
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("b", 1),
+    ("k", 1 << 10),
+    ("kb", 1 << 10),
+    ("kib", 1 << 10),
+    ("m", 1 << 20),
+    ("mb", 1 << 20),
+    ("mib", 1 << 20),
+    ("g", 1 << 30),
+    ("gb", 1 << 30),
+    ("gib", 1 << 30),
+    ("t", 1 << 40),
+    ("tb", 1 << 40),
+    ("tib", 1 << 40),
+];
+
+/// Parses a size in bytes: `256`, `256B`, `7.5KB`, `1K`, `1MiB`, `4M`, `2GB`, `1T` (binary
+/// multiples: K = KB = KiB = 1024 B; a bare number is bytes). The result must be a whole
+/// number of bytes that fits in 64 bits.
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
+    const UNITS: &str = "B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB";
+    let (value, scale) = number_and_unit("size", text, UNITS, "256, 7.5KB or 1MiB", |unit| {
+        if unit.is_empty() {
+            return Ok(1);
+        }
+        let u = unit.to_ascii_lowercase();
+        SIZE_UNITS
+            .iter()
+            .find(|(n, _)| *n == u)
+            .map(|(_, s)| *s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown unit '{unit}'; accepted units are {UNITS} (binary: 1 KB = 1024 B; \
+                     a bare number is bytes)"
+                )
+            })
+    })?;
+    let err = |reason: String| UnitError {
+        what: "size",
+        text: text.to_string(),
+        reason,
+    };
+    // Whole numbers are read exactly (an f64 holds integers exactly only up to 2^53).
+    let digits = text.trim().trim_end_matches(|c: char| !c.is_ascii_digit());
+    if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+        if let Ok(n) = digits.parse::<u64>() {
+            return n
+                .checked_mul(scale)
+                .ok_or_else(|| err("too large: above 2^64 - 1 bytes".into()));
+        }
+    }
+    let bytes = value * scale as f64;
+    if bytes >= 18_446_744_073_709_551_616.0 {
+        return Err(err("too large: above 2^64 - 1 bytes".into()));
+    }
+    if bytes.fract() != 0.0 {
+        return Err(err("not a whole number of bytes".into()));
+    }
+    Ok(bytes as u64)
+}
+
+/// Formats a byte count with the largest binary unit that represents it exactly (`100KiB`,
+/// `1MiB`, `256B`), which [`parse_size`] reads back to the same number.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, scale) in [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
+        if bytes >= scale && bytes % scale == 0 {
+            return format!("{}{unit}", bytes / scale);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// Parses a bandwidth into Gb/s: `100Gbps`, `100Gb/s`, `400Mbps`, `1Tbps`, `12.5GB/s` (bytes:
+/// × 8), a bare number is Gb/s. Decimal multiples (1 Gb/s = 10^9 bit/s). Must be > 0.
+pub fn parse_bandwidth(text: &str) -> Result<f64, UnitError> {
+    const UNITS: &str = "bps, Kbps, Mbps, Gbps, Tbps, Gb/s, B/s, KB/s, MB/s, GB/s, TB/s";
+    let (value, scale) =
+        number_and_unit("bandwidth", text, UNITS, "100Gbps or 12.5GB/s", |unit| {
+            if unit.is_empty() {
+                return Ok(1.0);
+            }
+            // Prefix (case-insensitive), then 'bps' / 'b/s' (bits) or 'Bps' / 'B/s' (bytes).
+            let (prefix, rest) = match unit.chars().next() {
+                Some(c) if "kKmMgGtT".contains(c) => (c.to_ascii_lowercase(), &unit[1..]),
+                _ => (' ', unit),
+            };
+            let scale = match prefix {
+                ' ' => 1e-9,
+                'k' => 1e-6,
+                'm' => 1e-3,
+                'g' => 1.0,
+                _ => 1e3,
+            };
+            match rest {
+                "bps" | "b/s" | "bit/s" => Ok(scale),
+                "Bps" | "B/s" => Ok(scale * 8.0),
+                _ => Err(format!(
+                    "unknown unit '{unit}'; accepted units are {UNITS} (decimal: 1 Gbps = 10^9 \
+                 bit/s; a bare number is Gb/s)"
+                )),
+            }
+        })?;
+    let err = |reason: String| UnitError {
+        what: "bandwidth",
+        text: text.to_string(),
+        reason,
+    };
+    let gbps = value * scale;
+    if gbps <= 0.0 || !gbps.is_finite() {
+        return Err(err("a bandwidth must be > 0".into()));
+    }
+    Ok(gbps)
 }
 
 impl std::error::Error for UnitError {}
@@ -68,45 +252,19 @@ const TIME_UNITS: &[(&str, f64)] = &[
 ///
 /// Accepted units: `ps`, `ns`, `us` (or `µs`), `ms`, `s`.
 pub fn parse_time_f64(text: &str) -> Result<f64, UnitError> {
-    let err = |reason: &str| UnitError {
-        text: text.to_string(),
-        reason: reason.to_string(),
-    };
-    let t = text.trim();
-    if t.is_empty() {
-        return Err(err(
-            "empty; expected a number with an optional unit (ps, ns, us, ms, s)",
-        ));
-    }
-    let split = t
-        .find(|c: char| {
-            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
-        })
-        .unwrap_or(t.len());
-    // "1e3ns" is fine, but a trailing 'e' belongs to no unit we know; let the number parser judge.
-    let (num, unit) = t.split_at(split);
-    let unit = unit.trim();
-    let scale = if unit.is_empty() {
-        1e3
-    } else {
-        match TIME_UNITS.iter().find(|(u, _)| *u == unit) {
-            Some((_, s)) => *s,
-            None => {
-                return Err(err(&format!(
-                "unknown unit '{unit}'; accepted units are ps, ns, us, ms, s (a bare number is ns)"
-            )))
-            }
+    const UNITS: &str = "ps, ns, us, ms, s";
+    let (value, scale) = number_and_unit("time", text, UNITS, "500ns, 1.5us or 3000", |unit| {
+        if unit.is_empty() {
+            return Ok(1e3);
         }
-    };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| err("not a number; expected e.g. 500ns, 1.5us or 3000"))?;
-    if !value.is_finite() {
-        return Err(err("not a finite number"));
-    }
-    if value < 0.0 {
-        return Err(err("negative; times must be >= 0"));
-    }
+        TIME_UNITS
+            .iter()
+            .find(|(u, _)| u.eq_ignore_ascii_case(unit))
+            .map(|(_, s)| *s)
+            .ok_or_else(|| {
+                format!("unknown unit '{unit}'; accepted units are {UNITS} (a bare number is ns)")
+            })
+    })?;
     Ok(value * scale)
 }
 
@@ -116,6 +274,7 @@ pub fn parse_time(text: &str) -> Result<Time, UnitError> {
     let ps = parse_time_f64(text)?;
     if ps > u64::MAX as f64 / 2.0 {
         return Err(UnitError {
+            what: "time",
             text: text.to_string(),
             reason: "too large".to_string(),
         });
@@ -123,6 +282,7 @@ pub fn parse_time(text: &str) -> Result<Time, UnitError> {
     let rounded = ps.round();
     if (ps - rounded).abs() > 1e-6 * ps.max(1.0) {
         return Err(UnitError {
+            what: "time",
             text: text.to_string(),
             reason: "finer than one picosecond, the simulator's resolution".to_string(),
         });
@@ -170,6 +330,11 @@ mod tests {
             e.to_string(),
             "invalid time '-1ns': negative; times must be >= 0"
         );
+        assert_eq!(
+            parse_time("5 parsecs").unwrap_err().to_string(),
+            "invalid time '5 parsecs': unknown unit 'parsecs'; accepted units are ps, ns, us, \
+             ms, s (a bare number is ns)"
+        );
         let e = parse_time("5 parsecs").unwrap_err();
         assert!(e.reason.starts_with("unknown unit 'parsecs'"), "{e}");
         assert!(parse_time("abc").is_err());
@@ -178,6 +343,83 @@ mod tests {
             .unwrap_err()
             .reason
             .contains("picosecond"));
+    }
+
+    #[test]
+    fn parses_sizes() {
+        assert_eq!(parse_size("256").unwrap(), 256);
+        assert_eq!(parse_size("256B").unwrap(), 256);
+        assert_eq!(parse_size("100KB").unwrap(), 102_400);
+        assert_eq!(parse_size("7.5KB").unwrap(), 7_680);
+        assert_eq!(parse_size("7.5 kib").unwrap(), 7_680);
+        assert_eq!(parse_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("2GB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1T").unwrap(), 1 << 40);
+        assert_eq!(parse_size("1e3").unwrap(), 1000);
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert_eq!(
+            parse_size("1.5B").unwrap_err().to_string(),
+            "invalid size '1.5B': not a whole number of bytes"
+        );
+        assert_eq!(
+            parse_size("3 parsecs").unwrap_err().to_string(),
+            "invalid size '3 parsecs': unknown unit 'parsecs'; accepted units are B, K/KB/KiB, \
+             M/MB/MiB, G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a bare number is bytes)"
+        );
+        assert_eq!(
+            parse_size("-1K").unwrap_err().to_string(),
+            "invalid size '-1K': negative; sizes must be >= 0"
+        );
+        assert_eq!(
+            parse_size("16777216T").unwrap_err().to_string(),
+            "invalid size '16777216T': too large: above 2^64 - 1 bytes"
+        );
+        assert!(parse_size("").is_err());
+        assert!(parse_size("K").is_err());
+        for b in [
+            0,
+            1,
+            256,
+            1000,
+            1024,
+            102_400,
+            7_680,
+            1 << 20,
+            3 << 30,
+            1 << 40,
+            u64::MAX,
+        ] {
+            assert_eq!(
+                parse_size(&format_size(b)).unwrap(),
+                b,
+                "{}",
+                format_size(b)
+            );
+        }
+        assert_eq!(format_size(102_400), "100KiB");
+        assert_eq!(format_size(1000), "1000B");
+    }
+
+    #[test]
+    fn parses_bandwidths() {
+        assert_eq!(parse_bandwidth("100").unwrap(), 100.0);
+        assert_eq!(parse_bandwidth("100Gbps").unwrap(), 100.0);
+        assert_eq!(parse_bandwidth("100 Gb/s").unwrap(), 100.0);
+        assert_eq!(parse_bandwidth("400Mbps").unwrap(), 0.4);
+        assert_eq!(parse_bandwidth("1Tbps").unwrap(), 1000.0);
+        assert_eq!(parse_bandwidth("12.5GB/s").unwrap(), 100.0);
+        assert_eq!(parse_bandwidth("25GBps").unwrap(), 200.0);
+        assert_eq!(parse_bandwidth("1e9bps").unwrap(), 1.0);
+        assert_eq!(
+            parse_bandwidth("0").unwrap_err().to_string(),
+            "invalid bandwidth '0': a bandwidth must be > 0"
+        );
+        assert!(parse_bandwidth("100Gbit")
+            .unwrap_err()
+            .reason
+            .starts_with("unknown unit 'Gbit'"));
+        assert!(parse_bandwidth("-5").is_err());
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! exact programs of the seed's small examples, simulated times of the seed's Figs. 18–23, and
 //! the closed forms against the simulator.
 
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
+    estimate, for_each_schedule, EnumerateOptions, Params,
+};
 use hypercuboid_core::collectives::allreduce::{
     self, cost, Algorithm, AllreduceSpec, ScheduleString, Stage,
-};
-use hypercuboid_core::collectives::tuning::{
-    estimate, for_each_schedule, EnumerateOptions, Params,
 };
 use hypercuboid_core::model::parse_model;
 use hypercuboid_core::schedule::{Dtype, OpKind, Program, Rank, ReduceOp, Schedule};
@@ -796,7 +796,7 @@ fn postal_closed_forms_match_the_simulator() {
             .unwrap_err()
             .to_string(),
         "invalid schedule 'm1g2a3,n1g3a2': collapse/expand and merge stages skew the ranks, so \
-         there is no exact closed form; simulate, or use tuning::estimate for the model's \
+         there is no exact closed form; simulate, or use search::estimate for the model's \
          estimate"
     );
     assert!(cost::allreduce(&Algorithm::Rabenseifner, &sp, &m).is_err());

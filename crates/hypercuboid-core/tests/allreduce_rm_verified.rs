@@ -8,10 +8,12 @@
 //! enumerator's 10,954 schedules of N ≤ 256 take about 40 s of CPU, split over two tests so
 //! that the harness runs them on two cores.
 
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
+    count_schedules, for_each_schedule, EnumerateOptions,
+};
 use hypercuboid_core::collectives::allreduce::{
     self, Algorithm, AllreduceSpec, ScheduleString, Stage,
 };
-use hypercuboid_core::collectives::tuning::{count_schedules, for_each_schedule, EnumerateOptions};
 use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
 use hypercuboid_core::schedule::{Dtype, ReduceOp};
 use proptest::prelude::*;

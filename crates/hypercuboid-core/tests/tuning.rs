@@ -1,13 +1,13 @@
 //! Schedule search: the enumerator's lists and counts, the closed form, the dynamic program
 //! against exhaustive search, b_opt (eq. 5), ranking and its limits.
 
-use hypercuboid_core::collectives::allreduce::ScheduleString;
-use hypercuboid_core::collectives::tuning::{
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     b_opt, b_opt_integer, collapse_for, count_schedules, enumerate_schedules, estimate,
     for_each_schedule, inner_sizes, lambert_w0, multiplicative_partitions, optimal_factored,
     ordered_factorisations, rank_schedules, suggest, Counts, EnumerateOptions, Method, Params,
     RankOptions, TuningError,
 };
+use hypercuboid_core::collectives::allreduce::ScheduleString;
 use hypercuboid_core::model::parse_model;
 use hypercuboid_core::schedule::Dtype;
 

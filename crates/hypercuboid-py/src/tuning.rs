@@ -1,10 +1,11 @@
-//! Bindings of hypercuboid_core::collectives::tuning and the recursive multiplying schedule
-//! strings: parse, fit, enumerate, count, estimate, optimise, rank (GIL released).
+//! Bindings of recursive multiplying (`collectives::allreduce::recursive_multiplying`): its
+//! schedule strings and its schedule search: parse, fit, enumerate, count, estimate, optimise,
+//! rank (GIL released).
 
-use hypercuboid_core::collectives::allreduce::{ScheduleString, Stage};
-use hypercuboid_core::collectives::tuning::{
-    self, EnumerateOptions, Method, Params, RankOptions, TuningError,
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
+    self as tuning, EnumerateOptions, Method, Params, RankOptions, TuningError,
 };
+use hypercuboid_core::collectives::allreduce::{ScheduleString, Stage};
 use hypercuboid_core::model::parse_model;
 use hypercuboid_core::schedule::Dtype;
 use pyo3::prelude::*;

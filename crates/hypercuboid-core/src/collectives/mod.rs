@@ -1,3 +1,2 @@
 //! Collective generators: per-rank communication schedules of collective algorithms.
 pub mod allreduce;
-pub mod tuning;

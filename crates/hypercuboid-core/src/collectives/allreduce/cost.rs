@@ -271,7 +271,7 @@ pub fn recursive_multiplying(
             name: "schedule".into(),
             value: schedule.to_string(),
             reason: "collapse/expand and merge stages skew the ranks, so there is no exact \
-                     closed form; simulate, or use tuning::estimate for the model's estimate"
+                     closed form; simulate, or use search::estimate for the model's estimate"
                 .into(),
         });
     }

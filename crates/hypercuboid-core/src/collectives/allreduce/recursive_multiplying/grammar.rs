@@ -533,21 +533,18 @@ impl ScheduleString {
             }
         }
         let n = u32::try_from(n).ok()?;
-        self.fit(n).ok().map(|_| n)
+        self.fit_unsuggested(n).ok().map(|_| n)
     }
 
     /// Checks that the schedule fits `nranks` ranks and returns its plan; the error says why
-    /// not and suggests schedules that fit.
-    pub fn fit(&self, nranks: u32) -> Result<Plan, ScheduleStringError> {
+    /// not, without suggestions ([`ScheduleString::fit`] adds them).
+    pub fn fit_unsuggested(&self, nranks: u32) -> Result<Plan, ScheduleStringError> {
         self.plan(nranks)
             .map_err(|reason| ScheduleStringError::DoesNotFit {
                 text: self.to_string(),
                 nranks,
                 reason,
-                suggestions: crate::collectives::tuning::suggest(nranks)
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
+                suggestions: Vec::new(),
             })
     }
 

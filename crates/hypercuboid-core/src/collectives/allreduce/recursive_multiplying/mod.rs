@@ -5,7 +5,7 @@
 //!
 //! The seed's pseudocode (Algorithms 2–6) is damaged in extraction; the semantics below are
 //! derived from its text and figures and checked by the verifier for every schedule the
-//! enumerator of [`crate::collectives::tuning`] produces on every N up to 256.
+//! enumerator of [`search`] produces on every N up to 256.
 //!
 //! # Stages
 //! - **`aB`** with stride `m` (the product of the earlier factors): the ranks of the stage are
@@ -68,12 +68,37 @@
 //! Stage `i` of the schedule (0-based, counting every stage of the string) uses tag `i`.
 
 pub mod grammar;
+pub mod search;
 
 pub use grammar::{Plan, ScheduleString, ScheduleStringError, Stage};
 
 use super::{whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 use grammar::Level;
+
+impl ScheduleString {
+    /// Checks that the schedule fits `nranks` ranks and returns its plan; the error says why
+    /// not and suggests schedules that fit ([`search::suggest`]).
+    pub fn fit(&self, nranks: u32) -> Result<Plan, ScheduleStringError> {
+        self.fit_unsuggested(nranks).map_err(|e| match e {
+            ScheduleStringError::DoesNotFit {
+                text,
+                nranks,
+                reason,
+                ..
+            } => ScheduleStringError::DoesNotFit {
+                text,
+                nranks,
+                reason,
+                suggestions: search::suggest(nranks)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            },
+            e => e,
+        })
+    }
+}
 
 /// Where a rank of one numbering level goes in the next.
 enum Down {

@@ -1,0 +1,633 @@
+//! The one grammar of the spec strings users type: cost models, noise, topologies, routings,
+//! traffic patterns, exchanges and collective algorithms.
+//!
+//! ```text
+//! spec  := NAME [ ':' item ( ',' item )* ]
+//! item  := KEY '=' VALUE          a parameter
+//!        | VALUE                  a positional argument (only where the entry takes one)
+//! ```
+//!
+//! `postal:alpha=1us,beta=0.4ns`, `slimfly:q=13,p=9`, `ugal-th:t=10`, `tree:fig1`, `shift:3`,
+//! `edgelist:links.txt,p=2`, `recursive_multiplying:a8,a3,a4`. Blanks around names, keys, values
+//! and items are ignored. Names and aliases match without regard to case; keys match exactly
+//! (LogGOPS has both `g` and `G`).
+//!
+//! Every kind of spec is a table of [`Form`]s (one per model, family, routing, algorithm, ...)
+//! that [`parse`] looks the name up in. It reports every problem the same way for every kind
+//! ([`SpecError`]): an unknown name with the accepted ones, an unknown key with the keys the
+//! entry has, a key given twice, a key without a value, a positional argument where none is
+//! taken or missing where one is needed, an empty item. What a value means is the entry's
+//! business: it reads values with [`Spec::get`], [`Spec::value`] and [`Spec::required`], which
+//! name the key and the spec in their errors ([`SpecError::BadValue`], [`SpecError::MissingKey`]).
+
+use std::fmt;
+
+/// A parameter an entry accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    /// The key as typed.
+    pub name: &'static str,
+    /// What it means, with its default.
+    pub help: &'static str,
+}
+
+impl Key {
+    /// A key and its help text.
+    pub const fn new(name: &'static str, help: &'static str) -> Key {
+        Key { name, help }
+    }
+}
+
+/// Whether an entry takes a positional argument (an item without `=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Positional {
+    /// None: every item is `key=value`.
+    None,
+    /// Exactly one item without `=` (a file, a preset, a number): what it is.
+    One(&'static str),
+    /// One or more items without `=`, joined back with commas (a recursive-multiplying schedule
+    /// `a8,a3,a4`): what they are.
+    List(&'static str),
+    /// As [`Positional::One`], but it may be left out.
+    Optional(&'static str),
+}
+
+/// What one entry of a table accepts: its names, keys, positional argument and an example.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Form {
+    /// The canonical name.
+    pub name: &'static str,
+    /// Other names accepted for it.
+    pub aliases: &'static [&'static str],
+    /// One line of description.
+    pub summary: &'static str,
+    /// Accepted keys.
+    pub keys: &'static [Key],
+    /// The positional argument, if any.
+    pub positional: Positional,
+    /// An example spec.
+    pub example: &'static str,
+}
+
+impl Form {
+    /// Whether `name` names this entry (its name or an alias, without regard to case).
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name.eq_ignore_ascii_case(name)
+            || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    /// The names of the keys, in order.
+    pub fn key_names(&self) -> Vec<&'static str> {
+        self.keys.iter().map(|k| k.name).collect()
+    }
+
+    /// The name as users type it with its positional argument, e.g. `tree:PRESET|FILE`.
+    pub fn usage(&self) -> String {
+        match self.positional {
+            Positional::None => self.name.to_string(),
+            Positional::One(w) | Positional::List(w) => format!("{}:{w}", self.name),
+            Positional::Optional(w) => format!("{}[:{w}]", self.name),
+        }
+    }
+}
+
+/// A spec string read against a [`Form`]: its name, positional argument and parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    /// The kind of spec (`model`, `topology`, `routing`, `allreduce algorithm`, ...), for errors.
+    pub what: &'static str,
+    /// The text as given.
+    pub text: String,
+    /// The entry's canonical name.
+    pub name: &'static str,
+    /// The positional argument (items without `=`, joined with commas), if any.
+    pub positional: Option<String>,
+    /// `key=value` pairs in the order given; every key is one of the entry's, given once.
+    pub params: Vec<(&'static str, String)>,
+    /// The entry's example, for errors.
+    example: &'static str,
+}
+
+/// Why a spec string was refused. Every message names the spec, the bad part and what is
+/// accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// Not of the form `NAME[:item,item,...]` (an empty name, an empty item, nothing after `:`).
+    Malformed {
+        /// The kind of spec.
+        what: &'static str,
+        /// The text as given.
+        spec: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A name that no entry answers to.
+    UnknownName {
+        /// The kind of spec.
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The accepted names (with their positional argument, e.g. `shift:K`).
+        accepted: Vec<String>,
+    },
+    /// A key the entry does not have.
+    UnknownKey {
+        /// The kind of spec.
+        what: &'static str,
+        /// The text as given.
+        spec: String,
+        /// The entry.
+        name: &'static str,
+        /// The key given.
+        key: String,
+        /// The entry's keys.
+        accepted: Vec<&'static str>,
+    },
+    /// A key given twice.
+    RepeatedKey {
+        /// The kind of spec.
+        what: &'static str,
+        /// The text as given.
+        spec: String,
+        /// The key.
+        key: String,
+    },
+    /// A key the entry needs but was not given (or a positional argument it needs).
+    MissingKey {
+        /// The kind of spec.
+        what: &'static str,
+        /// The text as given.
+        spec: String,
+        /// The entry.
+        name: &'static str,
+        /// The key (or what the positional argument is).
+        key: String,
+        /// An example spec of the entry.
+        example: &'static str,
+    },
+    /// A positional argument where the entry takes none, or a second one.
+    Positional {
+        /// The kind of spec.
+        what: &'static str,
+        /// The text as given.
+        spec: String,
+        /// The item.
+        item: String,
+        /// What the entry takes instead.
+        reason: String,
+    },
+    /// A value that could not be read or is out of range.
+    BadValue {
+        /// The kind of spec.
+        what: &'static str,
+        /// The text as given.
+        spec: String,
+        /// The key (or what the positional argument is).
+        key: String,
+        /// The value given.
+        value: String,
+        /// What is wrong and what is accepted.
+        reason: String,
+    },
+}
+
+impl SpecError {
+    /// The accepted values the error names (names, keys), if it names any.
+    pub fn accepted(&self) -> Vec<String> {
+        match self {
+            SpecError::UnknownName { accepted, .. } => accepted.clone(),
+            SpecError::UnknownKey { accepted, .. } => {
+                accepted.iter().map(|s| s.to_string()).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn join<S: AsRef<str>>(items: &[S]) -> String {
+    if items.is_empty() {
+        return "none".into();
+    }
+    items
+        .iter()
+        .map(|s| s.as_ref())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecError::Malformed { what, spec, reason } => {
+                write!(f, "invalid {what} spec '{spec}': {reason}")
+            }
+            SpecError::UnknownName {
+                what,
+                name,
+                accepted,
+            } => write!(f, "unknown {what} '{name}'; accepted: {}", join(accepted)),
+            SpecError::UnknownKey {
+                what,
+                spec,
+                name,
+                key,
+                accepted,
+            } => write!(
+                f,
+                "invalid {what} spec '{spec}': unknown key '{key}' for {name}; accepted: {}",
+                join(accepted)
+            ),
+            SpecError::RepeatedKey { what, spec, key } => {
+                write!(f, "invalid {what} spec '{spec}': key '{key}' given twice")
+            }
+            SpecError::MissingKey {
+                what,
+                spec,
+                name,
+                key,
+                example,
+            } => write!(
+                f,
+                "invalid {what} spec '{spec}': {name} needs {key}, e.g. {example}"
+            ),
+            SpecError::Positional {
+                what,
+                spec,
+                item,
+                reason,
+            } => write!(f, "invalid {what} spec '{spec}': '{item}' {reason}"),
+            SpecError::BadValue {
+                what,
+                spec,
+                key,
+                value,
+                reason,
+            } => write!(f, "invalid {what} spec '{spec}': {key}={value}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// The name of a spec string (the part before `:`, trimmed), without checking anything else.
+pub fn name_of(text: &str) -> &str {
+    let t = text.trim();
+    t.split_once(':').map_or(t, |(n, _)| n).trim()
+}
+
+/// The accepted names of a table, with their positional arguments (`shift:K`).
+pub fn accepted<E>(entries: &[E], form: impl Fn(&E) -> &Form) -> Vec<String> {
+    entries.iter().map(|e| form(e).usage()).collect()
+}
+
+/// Looks the name of `text` up in `entries` and reads the rest against the entry's form.
+/// `what` names the kind of spec in errors (`model`, `topology`, ...).
+pub fn parse<'e, E>(
+    what: &'static str,
+    entries: &'e [E],
+    form: impl Fn(&E) -> &Form,
+    text: &str,
+) -> Result<(&'e E, Spec), SpecError> {
+    let t = text.trim();
+    let (name, rest) = match t.split_once(':') {
+        Some((n, r)) => (n.trim(), Some(r)),
+        None => (t, None),
+    };
+    let malformed = |reason: String| SpecError::Malformed {
+        what,
+        spec: text.to_string(),
+        reason,
+    };
+    if name.is_empty() {
+        return Err(malformed(format!(
+            "empty name; expected NAME or NAME:key=value,...; accepted: {}",
+            join(&accepted(entries, &form))
+        )));
+    }
+    let entry = entries
+        .iter()
+        .find(|e| form(e).answers_to(name))
+        .ok_or_else(|| SpecError::UnknownName {
+            what,
+            name: name.to_string(),
+            accepted: accepted(entries, &form),
+        })?;
+    let f = form(entry);
+    let mut spec = Spec {
+        what,
+        text: text.to_string(),
+        name: f.name,
+        positional: None,
+        params: Vec::new(),
+        example: f.example,
+    };
+    if let Some(rest) = rest {
+        if rest.trim().is_empty() {
+            return Err(malformed(
+                "nothing after ':'; expected key=value,...".into(),
+            ));
+        }
+        let mut pos: Vec<&str> = Vec::new();
+        for item in rest.split(',') {
+            let item = item.trim();
+            if item.is_empty() {
+                return Err(malformed("empty item between commas".into()));
+            }
+            match item.split_once('=') {
+                Some((k, v)) => {
+                    let (k, v) = (k.trim(), v.trim());
+                    let Some(key) = f.keys.iter().find(|x| x.name == k) else {
+                        return Err(SpecError::UnknownKey {
+                            what,
+                            spec: text.to_string(),
+                            name: f.name,
+                            key: k.to_string(),
+                            accepted: f.key_names(),
+                        });
+                    };
+                    if v.is_empty() {
+                        return Err(malformed(format!("key '{k}' has no value")));
+                    }
+                    if spec.params.iter().any(|(x, _)| *x == key.name) {
+                        return Err(SpecError::RepeatedKey {
+                            what,
+                            spec: text.to_string(),
+                            key: k.to_string(),
+                        });
+                    }
+                    spec.params.push((key.name, v.to_string()));
+                }
+                None => {
+                    let takes = |reason: String| SpecError::Positional {
+                        what,
+                        spec: text.to_string(),
+                        item: item.to_string(),
+                        reason,
+                    };
+                    match f.positional {
+                        Positional::None => {
+                            return Err(takes(if f.keys.is_empty() {
+                                format!("is not key=value; {} takes no parameters", f.name)
+                            } else {
+                                format!(
+                                    "is not key=value; {} takes keys {}",
+                                    f.name,
+                                    join(&f.key_names())
+                                )
+                            }))
+                        }
+                        Positional::One(w) | Positional::Optional(w) if !pos.is_empty() => {
+                            return Err(takes(format!(
+                                "is a second {w}; {} takes one, e.g. {}",
+                                f.name, f.example
+                            )))
+                        }
+                        _ => pos.push(item),
+                    }
+                }
+            }
+        }
+        if !pos.is_empty() {
+            spec.positional = Some(pos.join(","));
+        }
+    }
+    match f.positional {
+        Positional::One(w) | Positional::List(w) if spec.positional.is_none() => {
+            return Err(SpecError::MissingKey {
+                what,
+                spec: text.to_string(),
+                name: f.name,
+                key: format!("a {w}"),
+                example: f.example,
+            })
+        }
+        _ => {}
+    }
+    Ok((entry, spec))
+}
+
+impl Spec {
+    /// The value of `key`, if given.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether `key` was given.
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// An error for `key` given as `value`: `reason` says what is accepted.
+    pub fn bad(&self, key: &str, value: &str, reason: impl Into<String>) -> SpecError {
+        SpecError::BadValue {
+            what: self.what,
+            spec: self.text.clone(),
+            key: key.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// An error for a missing `key` (or a missing combination, e.g. `one of a, p, h`).
+    pub fn missing(&self, key: &str) -> SpecError {
+        SpecError::MissingKey {
+            what: self.what,
+            spec: self.text.clone(),
+            name: self.name,
+            key: key.to_string(),
+            example: self.example,
+        }
+    }
+
+    /// The value of `key` read by `read` (whose error is the reason), if given.
+    pub fn value<T>(
+        &self,
+        key: &str,
+        read: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, SpecError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => read(v).map(Some).map_err(|reason| self.bad(key, v, reason)),
+        }
+    }
+
+    /// The value of `key` read by `read`, which must be given.
+    pub fn required<T>(
+        &self,
+        key: &str,
+        read: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, SpecError> {
+        self.value(key, read)?.ok_or_else(|| self.missing(key))
+    }
+}
+
+/// Reads a whole number of type `T` (for [`Spec::value`]).
+pub fn whole<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.parse::<T>()
+        .map_err(|_| "not a whole number in range".to_string())
+}
+
+/// Reads a finite number (for [`Spec::value`]).
+pub fn number(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| "not a number".to_string())
+}
+
+/// Reads one of `choices` (`(text, value)` pairs; the error lists the texts).
+pub fn choice<T: Copy>(choices: &[(&str, T)], v: &str) -> Result<T, String> {
+    choices
+        .iter()
+        .find(|(t, _)| *t == v)
+        .map(|(_, x)| *x)
+        .ok_or_else(|| {
+            let mut names: Vec<&str> = Vec::new();
+            for (t, _) in choices {
+                if !names.contains(t) {
+                    names.push(t);
+                }
+            }
+            format!("accepted: {}", names.join(", "))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYS: &[Key] = &[Key::new("q", "a prime power"), Key::new("p", "endpoints")];
+    const FORMS: &[Form] = &[
+        Form {
+            name: "slimfly",
+            aliases: &["sf"],
+            summary: "Slim Fly",
+            keys: KEYS,
+            positional: Positional::None,
+            example: "slimfly:q=5",
+        },
+        Form {
+            name: "tree",
+            aliases: &[],
+            summary: "a tree",
+            keys: &[],
+            positional: Positional::One("preset or file"),
+            example: "tree:fig1",
+        },
+        Form {
+            name: "rm",
+            aliases: &[],
+            summary: "a schedule",
+            keys: &[Key::new("k", "radix")],
+            positional: Positional::List("schedule"),
+            example: "rm:a2,a2",
+        },
+        Form {
+            name: "shift",
+            aliases: &[],
+            summary: "shift",
+            keys: &[],
+            positional: Positional::Optional("K"),
+            example: "shift:1",
+        },
+    ];
+
+    fn p(text: &str) -> Result<Spec, SpecError> {
+        parse("topology", FORMS, |f| f, text).map(|(_, s)| s)
+    }
+
+    fn e(text: &str) -> String {
+        p(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_names_keys_and_positionals() {
+        let s = p(" SF : q = 5 , p=3 ").unwrap();
+        assert_eq!(s.name, "slimfly");
+        assert_eq!(
+            s.params,
+            vec![("q", "5".to_string()), ("p", "3".to_string())]
+        );
+        assert_eq!(s.get("p"), Some("3"));
+        assert_eq!(s.positional, None);
+        assert_eq!(p("tree:fig1").unwrap().positional.as_deref(), Some("fig1"));
+        let rm = p("rm:a8,a3,k=2,a4").unwrap();
+        assert_eq!(rm.positional.as_deref(), Some("a8,a3,a4"));
+        assert_eq!(rm.get("k"), Some("2"));
+        assert_eq!(p("shift").unwrap().positional, None);
+        assert_eq!(p("slimfly").unwrap().params, vec![]);
+    }
+
+    #[test]
+    fn reports_every_problem_the_same_way() {
+        assert_eq!(
+            e("fly"),
+            "unknown topology 'fly'; accepted: slimfly, tree:preset or file, rm:schedule, \
+             shift[:K]"
+        );
+        assert_eq!(
+            e("slimfly:q=5,z=1"),
+            "invalid topology spec 'slimfly:q=5,z=1': unknown key 'z' for slimfly; accepted: q, p"
+        );
+        assert_eq!(
+            e("slimfly:q=5,q=7"),
+            "invalid topology spec 'slimfly:q=5,q=7': key 'q' given twice"
+        );
+        assert_eq!(
+            e("slimfly:q=5,,p=1"),
+            "invalid topology spec 'slimfly:q=5,,p=1': empty item between commas"
+        );
+        assert_eq!(
+            e("slimfly:"),
+            "invalid topology spec 'slimfly:': nothing after ':'; expected key=value,..."
+        );
+        assert_eq!(
+            e("slimfly:q="),
+            "invalid topology spec 'slimfly:q=': key 'q' has no value"
+        );
+        assert_eq!(
+            e("slimfly:13"),
+            "invalid topology spec 'slimfly:13': '13' is not key=value; slimfly takes keys q, p"
+        );
+        assert_eq!(
+            e("tree:a,b"),
+            "invalid topology spec 'tree:a,b': 'b' is a second preset or file; tree takes one, \
+             e.g. tree:fig1"
+        );
+        assert_eq!(
+            e("tree"),
+            "invalid topology spec 'tree': tree needs a preset or file, e.g. tree:fig1"
+        );
+        assert_eq!(
+            e(":q=1"),
+            "invalid topology spec ':q=1': empty name; expected NAME or NAME:key=value,...; \
+             accepted: slimfly, tree:preset or file, rm:schedule, shift[:K]"
+        );
+        let s = p("slimfly:q=x").unwrap();
+        assert_eq!(
+            s.required("q", whole::<u32>).unwrap_err().to_string(),
+            "invalid topology spec 'slimfly:q=x': q=x: not a whole number in range"
+        );
+        assert_eq!(
+            s.required("p", whole::<u32>).unwrap_err().to_string(),
+            "invalid topology spec 'slimfly:q=x': slimfly needs p, e.g. slimfly:q=5"
+        );
+        assert_eq!(s.value("p", whole::<u32>).unwrap(), None);
+        assert_eq!(
+            choice(&[("a", 1), ("b", 2), ("b", 3)], "c").unwrap_err(),
+            "accepted: a, b"
+        );
+        assert_eq!(number("inf").unwrap_err(), "not a number");
+    }
+
+    #[test]
+    fn accepted_values_travel_with_the_error() {
+        let err = p("slimfly:x=1").unwrap_err();
+        assert_eq!(err.accepted(), vec!["q", "p"]);
+        assert_eq!(name_of(" ugal : n=2"), "ugal");
+    }
+}
