@@ -13,8 +13,8 @@ import numpy as np
 
 from hypercuboid import _core
 
-#: Names of op kinds, indexed by the codes in :attr:`Trace.op_kind`.
-OP_KINDS: tuple[str, ...] = ("send", "recv", "reduce", "copy", "compute", "sleep")
+#: Names of op kinds, indexed by the codes in :attr:`Trace.op_kind` (the core's).
+OP_KINDS: tuple[str, ...] = _core.OP_KINDS
 
 
 def _ns(ps: int | float) -> float:
@@ -239,8 +239,10 @@ class Schedule:
             out.extend(f"  {line}" for line in self._core.program_text(r))
         return "\n".join(out)
 
-    def program(self, rank: int) -> dict:
-        """Rank ``rank``'s program as columns (what the MPI back end executes)."""
+    def program(self, rank: int) -> _core.Program:
+        """Rank ``rank``'s program as columns (what the MPI back end executes), checked against
+        the schedule's buffers: a :class:`hypercuboid._core.Program`, read like a dict of
+        columns (``p["kind"]``, ``p["deps"]``)."""
         return self._core.program(rank)
 
 

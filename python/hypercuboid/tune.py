@@ -23,19 +23,8 @@ from hypercuboid.errors import ModelError
 #: Schedules beyond this many are not enumerated: the dynamic program runs instead.
 DEFAULT_MAX_SCHEDULES: int = 200_000
 
-#: Bytes per element of each dtype name.
-DTYPE_SIZES: dict[str, int] = {
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "float32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "float64": 8,
-}
+#: Bytes per element of each dtype name (the core's).
+DTYPE_SIZES: dict[str, int] = dict(_core.DTYPES)
 
 #: The paper's Table 1 fits of α_p and α_r (non-blocking sends on ARCHER, a Cray XC30).
 TABLE1 = {

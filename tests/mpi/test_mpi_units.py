@@ -56,32 +56,35 @@ def test_compile_builds_dependency_counters_and_dependents():
     [
         (
             lambda p: p.send(1, (OUT, 2, 3)),
-            "rank 0: op 0: slice output[2:5] is outside the buffer (4 elements)",
+            "rank 0 op 0: send slice out[2:5] is outside the output buffer (4 elements)",
         ),
         (
             lambda p: p.send(2, (IN, 0, 1)),
-            "rank 0: op 0: peer 2 is not a rank of the communicator (0..1)",
+            "rank 0 op 0: send to rank 2 but the schedule has ranks 0..2",
         ),
         (
             lambda p: p.send(-1, (IN, 0, 1)),
-            "rank 0: op 0: peer -1 is not a rank of the communicator (0..1)",
+            "rank 0 op 0: send to rank -1 (any) but the schedule has ranks 0..2",
         ),
         (
             lambda p: p.recv(1, (IN, 0, 1)),
-            "rank 0: op 0: writes into the input buffer, which is read only",
+            "rank 0 op 0: recv into in[0:1]: the input buffer is read-only",
         ),
         (
             lambda p: p.recv(1, (3, 0, 1)),
-            "rank 0: op 0: buffer slot 3 does not exist (0 input, 1 output, 2..1 scratch)",
+            "rank 0 op 0: recv slice scratch1[0:1] is outside scratch buffer 1 (0 elements)",
         ),
         (
             lambda p: p.reduce((IN, 0, 2), (OUT, 0, 3)),
-            "rank 0: op 0: reduce source has 2 elements, destination 3",
+            "rank 0 op 0: reduce of in[0:2] into out[0:3]: lengths differ",
         ),
-        (lambda p: p.after(p.copy((IN, 0, 1), (OUT, 0, 1)), 0), "rank 0: op 0: depends on itself"),
+        (
+            lambda p: p.after(p.copy((IN, 0, 1), (OUT, 0, 1)), 0),
+            "rank 0 op 0 depends on op 0: an op cannot depend on itself",
+        ),
         (
             lambda p: p.after(p.copy((IN, 0, 1), (OUT, 0, 1)), 5),
-            "rank 0: dependency (0, 5) names an op outside 0..0",
+            "rank 0 op 0 depends on op 5: op index out of range (the rank has 1 ops)",
         ),
     ],
 )
@@ -106,7 +109,7 @@ def test_compile_refuses_missing_and_ragged_columns():
     cols["peer"] = np.array([1, 1])
     with pytest.raises(ScheduleError) as e:
         compile_program(cols, rank=0, nranks=2, count=1)
-    assert str(e.value) == "program column 'peer' has 2 entries; the program has 1 ops"
+    assert str(e.value) == "invalid program column 'peer': it has 2 entries; the program has 1 ops"
 
 
 # -- comparison arithmetic --------------------------------------------------------------------

@@ -81,6 +81,14 @@ impl Form {
         self.keys.iter().map(|k| k.name).collect()
     }
 
+    /// What the positional argument is, if the entry takes one.
+    pub fn positional_name(&self) -> Option<&'static str> {
+        match self.positional {
+            Positional::None => None,
+            Positional::One(w) | Positional::List(w) | Positional::Optional(w) => Some(w),
+        }
+    }
+
     /// The name as users type it with its positional argument, e.g. `tree:PRESET|FILE`.
     pub fn usage(&self) -> String {
         match self.positional {
@@ -324,6 +332,11 @@ pub fn parse<'e, E>(
     };
     if let Some(rest) = rest {
         if rest.trim().is_empty() {
+            if let Positional::List(_) = f.positional {
+                // An empty list (the empty recursive-multiplying schedule of one rank).
+                spec.positional = Some(String::new());
+                return Ok((entry, spec));
+            }
             return Err(malformed(
                 "nothing after ':'; expected key=value,...".into(),
             ));
@@ -398,7 +411,7 @@ pub fn parse<'e, E>(
                 what,
                 spec: text.to_string(),
                 name: f.name,
-                key: format!("a {w}"),
+                key: format!("a {}", w.to_lowercase()),
                 example: f.example,
             })
         }
@@ -559,6 +572,7 @@ mod tests {
         assert_eq!(rm.positional.as_deref(), Some("a8,a3,a4"));
         assert_eq!(rm.get("k"), Some("2"));
         assert_eq!(p("shift").unwrap().positional, None);
+        assert_eq!(p("rm:").unwrap().positional.as_deref(), Some(""));
         assert_eq!(p("slimfly").unwrap().params, vec![]);
     }
 

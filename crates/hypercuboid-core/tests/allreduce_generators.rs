@@ -64,8 +64,9 @@ fn recvs(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
 
 #[test]
 fn names_round_trip_and_unknown_names_list_the_accepted_ones() {
+    let names: Vec<&str> = allreduce::ALGORITHMS.iter().map(|e| e.form.name).collect();
     assert_eq!(
-        Algorithm::NAMES,
+        names,
         [
             "ring_rotate",
             "ring",
@@ -77,7 +78,7 @@ fn names_round_trip_and_unknown_names_list_the_accepted_ones() {
             "mpich_recursive_multiplying"
         ]
     );
-    for (alg, name) in ALL.iter().zip(Algorithm::NAMES) {
+    for (alg, name) in ALL.iter().zip(&names) {
         assert_eq!(alg.name(), *name);
         assert_eq!(Algorithm::parse(name).unwrap(), *alg);
         assert_eq!(alg.to_string(), *name);
@@ -85,9 +86,8 @@ fn names_round_trip_and_unknown_names_list_the_accepted_ones() {
     assert_eq!(
         Algorithm::parse("butterfly").unwrap_err().to_string(),
         "unknown allreduce algorithm 'butterfly'; accepted: ring_rotate, ring, tree, \
-         recursive_doubling, rabenseifner, elimination, recursive_multiplying:SCHEDULE (e.g. \
-         recursive_multiplying:a8,a3,a4, or the bare schedule a8,a3,a4), \
-         mpich_recursive_multiplying[:k=K] (K >= 2, default 2)"
+         recursive_doubling, rabenseifner, elimination, recursive_multiplying:SCHEDULE, \
+         mpich_recursive_multiplying"
     );
     assert_eq!(
         gen(Algorithm::Tree, 4, 2).meta().name,

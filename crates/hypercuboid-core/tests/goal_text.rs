@@ -168,10 +168,30 @@ fn units_and_header_defaults() {
             collective: Collective::None,
             count: 3,
             dtype: Dtype::Int32,
-            op: ReduceOp::Min,
             name: "my schedule".into()
         }
     );
+    // `op` belongs to a reducing collective: `none` reads and drops it, `allreduce` keeps it
+    // (and is `sum` without one, as files written before the operator moved into it have it).
+    let s = parse(
+        "num_ranks 1
+collective allreduce op min count 2
+",
+        "u",
+    )
+    .unwrap();
+    assert_eq!(
+        s.meta().collective,
+        Collective::Allreduce { op: ReduceOp::Min }
+    );
+    let s = parse(
+        "num_ranks 1
+collective allreduce count 2
+",
+        "u",
+    )
+    .unwrap();
+    assert_eq!(s.meta().op(), Some(ReduceOp::Sum));
 }
 
 #[test]
@@ -332,17 +352,19 @@ fn program(nranks: u32) -> impl Strategy<Value = Program> {
 
 fn schedule() -> impl Strategy<Value = Schedule> {
     let meta = (
-        prop_oneof![Just(Collective::None), Just(Collective::Allreduce)],
+        prop_oneof![
+            Just(Collective::None),
+            prop::sample::select(ReduceOp::ALL.to_vec())
+                .prop_map(|op| Collective::Allreduce { op })
+        ],
         any::<u64>(),
         prop::sample::select(Dtype::ALL.to_vec()),
-        prop::sample::select(ReduceOp::ALL.to_vec()),
         any::<String>(),
     )
-        .prop_map(|(collective, count, dtype, op, name)| Meta {
+        .prop_map(|(collective, count, dtype, name)| Meta {
             collective,
             count,
             dtype,
-            op,
             name,
         });
     (1u32..6, meta).prop_flat_map(|(n, meta)| {

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod network;
+mod program;
 mod schedule;
 mod sim;
 mod topology;
@@ -13,6 +14,7 @@ mod tuning;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     schedule::register(m)?;
+    program::register(m)?;
     sim::register(m)?;
     topology::register(m)?;
     network::register(m)?;

@@ -3,17 +3,17 @@
 use std::sync::Arc;
 
 use hypercuboid_core::collectives::allreduce::{self, cost, Algorithm, AllreduceSpec};
+use hypercuboid_core::collectives::registry::{self, Needs};
 use hypercuboid_core::schedule::goal::{self, GoalExportOptions};
 use hypercuboid_core::schedule::verify::{self, VerifyOptions};
 use hypercuboid_core::schedule::{
-    self, Combine, Dep, DepKind, Dtype, Op, OpKind, Program, ReduceOp, Schedule, ScheduleError,
-    Slice, Slot,
+    self, Columns, DepKind, Dtype, Program, ReduceOp, Schedule, ScheduleError,
 };
-use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{error, IntoPy, Kind};
+use crate::program::PyProgram;
 
 /// A schedule held in Rust memory. Python's `hypercuboid.Schedule` wraps it.
 #[pyclass(name = "Schedule", module = "hypercuboid._core", frozen)]
@@ -35,23 +35,6 @@ impl PySchedule {
             ));
         }
         Ok(rank as u32)
-    }
-}
-
-/// Slot code used in program columns: 0 input, 1 output, 2 + k scratch k, -1 none.
-fn slot_code(s: Slot) -> i32 {
-    match s {
-        Slot::Input => 0,
-        Slot::Output => 1,
-        Slot::Scratch(k) => 2 + k as i32,
-    }
-}
-
-fn combine_code(c: Combine) -> i8 {
-    match c {
-        Combine::Assign => 0,
-        Combine::Before => 1,
-        Combine::After => 2,
     }
 }
 
@@ -81,7 +64,8 @@ impl PySchedule {
         self.inner.memory_bytes()
     }
 
-    /// `{collective, count, dtype, op, name, elem_size}`.
+    /// `{collective, count, dtype, op, name, elem_size}` (`op` None for a collective that
+    /// does not reduce).
     #[getter]
     fn meta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = self.inner.meta();
@@ -89,7 +73,7 @@ impl PySchedule {
         d.set_item("collective", m.collective.name())?;
         d.set_item("count", m.count)?;
         d.set_item("dtype", m.dtype.name())?;
-        d.set_item("op", m.op.name())?;
+        d.set_item("op", m.op().map(|o| o.name()))?;
         d.set_item("name", &m.name)?;
         d.set_item("elem_size", m.elem_size())?;
         Ok(d)
@@ -118,18 +102,16 @@ impl PySchedule {
         Ok(lines)
     }
 
-    /// Rank `rank`'s program as columns (NumPy arrays), for the MPI back end; see
-    /// `allreduce_program` for the column layout.
-    fn program<'py>(&self, py: Python<'py>, rank: i64) -> PyResult<Bound<'py, PyDict>> {
+    /// Rank `rank`'s program as columns, for the MPI back end, checked against the schedule's
+    /// buffers.
+    fn program(&self, rank: i64) -> PyResult<PyProgram> {
         let r = self.check_rank(rank)?;
-        let v = self.inner.rank(r);
-        columns(
-            py,
-            v.len(),
-            |i| v.op(i),
-            |i| v.deps(i).to_vec(),
-            &v.shape.scratch,
-            self.inner.elem_size(),
+        let cols = Columns::of_rank(&self.inner.rank(r), self.inner.elem_size());
+        PyProgram::checked(
+            cols,
+            r,
+            self.inner.nranks(),
+            self.inner.meta().buffer_lens(),
         )
     }
 
@@ -216,104 +198,6 @@ impl PySchedule {
             self.inner.total_ops()
         )
     }
-}
-
-/// Program columns (see `allreduce_program`).
-fn columns<'py>(
-    py: Python<'py>,
-    n: usize,
-    op_at: impl Fn(usize) -> Op,
-    deps_at: impl Fn(usize) -> Vec<Dep>,
-    scratch: &[u64],
-    es: u32,
-) -> PyResult<Bound<'py, PyDict>> {
-    let mut kind = Vec::with_capacity(n);
-    let mut peer = Vec::with_capacity(n);
-    let mut tag = Vec::with_capacity(n);
-    let mut bytes = Vec::with_capacity(n);
-    let mut combine = Vec::with_capacity(n);
-    let mut cpu = Vec::with_capacity(n);
-    let mut nic = Vec::with_capacity(n);
-    let mut time = Vec::with_capacity(n);
-    let mut buf = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let mut src = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let mut deps: Vec<(u32, u32, u8)> = Vec::new();
-    for i in 0..n {
-        let op = op_at(i);
-        let (k, p, t, c, tm, b, s) = match op.kind {
-            OpKind::Send { peer, tag, data } => {
-                (0u8, peer, tag, Combine::Assign, 0, data.slice(), None)
-            }
-            OpKind::Recv {
-                peer,
-                tag,
-                data,
-                combine,
-                operand,
-            } => (1, peer, tag, combine, 0, data.slice(), operand),
-            OpKind::Reduce { src, dst, combine } => {
-                (2, u32::MAX, 0, combine, 0, Some(dst), Some(src))
-            }
-            OpKind::Copy { src, dst } => (3, u32::MAX, 0, Combine::Assign, 0, Some(dst), Some(src)),
-            OpKind::Compute { time } => (4, u32::MAX, 0, Combine::Assign, time, None, None),
-            OpKind::Sleep { time } => (5, u32::MAX, 0, Combine::Assign, time, None, None),
-        };
-        kind.push(k);
-        peer.push(if p == u32::MAX { -1i64 } else { p as i64 });
-        tag.push(t);
-        bytes.push(op.bytes(es));
-        combine.push(combine_code(c));
-        cpu.push(op.cpu);
-        nic.push(op.nic);
-        time.push(tm);
-        let push = |col: &mut (Vec<i32>, Vec<u64>, Vec<u64>), s: Option<Slice>| match s {
-            Some(s) => {
-                col.0.push(slot_code(s.slot));
-                col.1.push(s.offset);
-                col.2.push(s.len);
-            }
-            None => {
-                col.0.push(-1);
-                col.1.push(0);
-                col.2.push(0);
-            }
-        };
-        push(&mut buf, b);
-        push(&mut src, s);
-        for d in &deps_at(i) {
-            let dk = match d.kind {
-                DepKind::Requires => 0,
-                DepKind::IRequires => 1,
-            };
-            deps.push((i as u32, d.on, dk));
-        }
-    }
-    let d = PyDict::new(py);
-    d.set_item("kind", kind.into_pyarray(py))?;
-    d.set_item("peer", peer.into_pyarray(py))?;
-    d.set_item("tag", tag.into_pyarray(py))?;
-    d.set_item("bytes", bytes.into_pyarray(py))?;
-    d.set_item("combine", combine.into_pyarray(py))?;
-    d.set_item("cpu", cpu.into_pyarray(py))?;
-    d.set_item("nic", nic.into_pyarray(py))?;
-    d.set_item("time_ps", time.into_pyarray(py))?;
-    d.set_item("buf_slot", buf.0.into_pyarray(py))?;
-    d.set_item("buf_offset", buf.1.into_pyarray(py))?;
-    d.set_item("buf_len", buf.2.into_pyarray(py))?;
-    d.set_item("src_slot", src.0.into_pyarray(py))?;
-    d.set_item("src_offset", src.1.into_pyarray(py))?;
-    d.set_item("src_len", src.2.into_pyarray(py))?;
-    d.set_item("deps", deps)?;
-    d.set_item("scratch", scratch.to_vec())?;
-    Ok(d)
 }
 
 fn bytes_to_string(b: Vec<u8>) -> PyResult<String> {
@@ -430,26 +314,18 @@ fn allreduce_schedule(
     Ok(PySchedule::new(s))
 }
 
-/// The program of one rank of an allreduce, built alone (O(its own ops)), as columns:
-/// per op `kind` (0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep), `peer` (-1 none or
-/// any), `tag`, `bytes`, `combine` (0 assign, 1 dst = incoming ⊕ local, 2 dst = local ⊕
-/// incoming), `cpu`, `nic`, `time_ps`; `buf_slot/buf_offset/buf_len` (the sent or received
-/// slice, or the destination of a reduce/copy; slot 0 input, 1 output, 2+k scratch k, -1 none)
-/// and `src_slot/src_offset/src_len` (the source of a reduce/copy, or the local operand of a
-/// fused receive — none means the receive reduces into `buf_*` in place); `deps`: a list of
-/// `(op, on, kind)`, kind 0 requires (start after completion), 1 irequires (after start);
-/// `scratch`: elements each scratch buffer needs.
+/// The program of one rank of an allreduce, built alone (O(its own ops)), as a `Program`
+/// (the columns of `hypercuboid_core::schedule::columns`).
 #[pyfunction]
 #[pyo3(signature = (algorithm, nranks, rank, count = 1, dtype = "float64", op = "sum"))]
-fn allreduce_program<'py>(
-    py: Python<'py>,
+fn allreduce_program(
     algorithm: &str,
     nranks: i64,
     rank: i64,
     count: i64,
     dtype: &str,
     op: &str,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<PyProgram> {
     let alg = Algorithm::parse(algorithm).py_err(Kind::Schedule)?;
     let sp = spec(nranks, count, dtype, op)?;
     if rank < 0 || rank >= nranks {
@@ -460,22 +336,57 @@ fn allreduce_program<'py>(
     }
     let mut p = Program::new();
     allreduce::program(&alg, &sp, rank as u32, &mut p).py_err(Kind::Schedule)?;
-    p.normalize();
-    let scratch = p.scratch_extents();
-    columns(
-        py,
-        p.len(),
-        |i| p.ops[i],
-        |i| p.deps_of(i as u32).iter().map(|(_, d)| *d).collect(),
-        &scratch,
-        sp.dtype.size(),
-    )
+    let cols = Columns::of_program(&p, sp.dtype.size());
+    PyProgram::checked(cols, rank as u32, sp.nranks, (sp.count, sp.count))
 }
 
 /// Names of the allreduce algorithms.
 #[pyfunction]
 fn allreduce_algorithms() -> Vec<&'static str> {
-    Algorithm::NAMES.to_vec()
+    allreduce::ALGORITHMS.iter().map(|e| e.form.name).collect()
+}
+
+/// Every collective and its algorithms, from the registry: a list of
+/// `{name, summary, algorithms}`, each algorithm `{name, aliases, summary, keys: [(key,
+/// help)], positional (None or what it is), example, needs_topology, cost (None or the
+/// formula), guarantees: {property: when}}`.
+#[pyfunction]
+fn collectives<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for c in registry::COLLECTIVES {
+        let d = PyDict::new(py);
+        d.set_item("name", c.name)?;
+        d.set_item("summary", c.summary)?;
+        let algs = PyList::empty(py);
+        for a in (c.algorithms)() {
+            let x = PyDict::new(py);
+            x.set_item("name", a.form.name)?;
+            x.set_item("aliases", a.form.aliases.to_vec())?;
+            x.set_item("summary", a.form.summary)?;
+            x.set_item(
+                "keys",
+                a.form
+                    .keys
+                    .iter()
+                    .map(|k| (k.name, k.help))
+                    .collect::<Vec<_>>(),
+            )?;
+            x.set_item("positional", a.form.positional_name())?;
+            x.set_item("usage", a.form.usage())?;
+            x.set_item("example", a.form.example)?;
+            x.set_item("needs_topology", a.needs == Needs::Topology)?;
+            x.set_item("cost", a.cost)?;
+            let g = PyDict::new(py);
+            for (p, when) in &a.guarantees {
+                g.set_item(p.name(), *when)?;
+            }
+            x.set_item("guarantees", g)?;
+            algs.append(x)?;
+        }
+        d.set_item("algorithms", algs)?;
+        out.append(d)?;
+    }
+    Ok(out)
 }
 
 /// Reads GOAL text or the lossless text form.
@@ -529,6 +440,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(collectives, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_cost, m)?)?;
     m.add_function(wrap_pyfunction!(parse_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(read_schedule, m)?)?;

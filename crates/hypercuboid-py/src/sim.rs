@@ -1,24 +1,13 @@
 //! Bindings of hypercuboid_core::sim and ::model: simulate a schedule on a cost model.
 
 use hypercuboid_core::model::{parse_model, parse_noise};
-use hypercuboid_core::sim::{self, SimOptions, TraceKind};
+use hypercuboid_core::sim::{self, SimOptions};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::{error, IntoPy, Kind};
 use crate::schedule::PySchedule;
-
-fn kind_code(k: TraceKind) -> u8 {
-    match k {
-        TraceKind::Send => 0,
-        TraceKind::Recv => 1,
-        TraceKind::Reduce => 2,
-        TraceKind::Copy => 3,
-        TraceKind::Compute => 4,
-        TraceKind::Sleep => 5,
-    }
-}
 
 /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
 /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
@@ -65,7 +54,7 @@ pub(crate) fn simulate<'py>(
             let c = PyDict::new(py);
             c.set_item("op_rank", t.op_rank.into_pyarray(py))?;
             c.set_item("op_index", t.op_index.into_pyarray(py))?;
-            let kinds: Vec<u8> = t.op_kind.iter().map(|k| kind_code(*k)).collect();
+            let kinds: Vec<u8> = t.op_kind.iter().map(|k| *k as u8).collect();
             c.set_item("op_kind", kinds.into_pyarray(py))?;
             c.set_item("op_start", t.op_start.into_pyarray(py))?;
             c.set_item("op_end", t.op_end.into_pyarray(py))?;

@@ -95,9 +95,10 @@ def _show(sched, ranks, as_json):
         )
         return
     m = sched.meta
+    op = f", op {m['op']}" if m["op"] is not None else ""
     click.echo(
         f"{m['name'] or 'schedule'}: {sched.nranks} ranks, {sched.total_ops} ops, "
-        f"collective {m['collective']}, count {m['count']} x {m['dtype']}, op {m['op']}"
+        f"collective {m['collective']}, count {m['count']} x {m['dtype']}{op}"
     )
     click.echo(sched.show(ranks))
     if ranks is None and sched.nranks > 16:

@@ -33,30 +33,18 @@ from typing import Any
 
 import numpy as np
 
+from hypercuboid import _core
 from hypercuboid.errors import MPIError, ScheduleError
 
-SEND, RECV, REDUCE, COPY, COMPUTE, SLEEP = range(6)
-
-#: Names of the op kinds, indexed by the ``kind`` column.
-KIND_NAMES: tuple[str, ...] = ("send", "recv", "reduce", "copy", "compute", "sleep")
-
-#: Columns a program must have.
-COLUMNS: tuple[str, ...] = (
-    "kind",
-    "peer",
-    "tag",
-    "bytes",
-    "combine",
-    "buf_slot",
-    "buf_offset",
-    "buf_len",
-    "src_slot",
-    "src_offset",
-    "src_len",
-    "time_ps",
-    "deps",
-    "scratch",
+#: Names of the op kinds, indexed by the ``kind`` column (the core's codes).
+KIND_NAMES: tuple[str, ...] = _core.OP_KINDS
+SEND, RECV, REDUCE, COPY, COMPUTE, SLEEP = (
+    KIND_NAMES.index(k) for k in ("send", "recv", "reduce", "copy", "compute", "sleep")
 )
+#: Combine codes (the core's): assign, dst = x ⊕ dst (before), dst = dst ⊕ x (after).
+ASSIGN, BEFORE, AFTER = (_core.COMBINES.index(c) for c in ("assign", "before", "after"))
+#: Dependency codes (the core's): after the other op completes, after it starts.
+REQUIRES, IREQUIRES = (_core.DEP_KINDS.index(k) for k in ("requires", "irequires"))
 
 #: NumPy ufunc of each reduction operator (the MPI names, lower case).
 UFUNCS: dict[str, np.ufunc] = {
@@ -65,15 +53,18 @@ UFUNCS: dict[str, np.ufunc] = {
     "max": np.maximum,
     "min": np.minimum,
 }
-
-_SLOT_NAMES = {0: "input", 1: "output"}
+assert set(UFUNCS) == set(_core.REDUCE_OPS), "a reduction op without a ufunc"
 
 
 def slot_name(slot: int) -> str:
     """``input``, ``output``, ``scratch k`` or ``none`` for a slot code."""
-    if slot < 0:
+    if slot == _core.SLOT_NONE:
         return "none"
-    return _SLOT_NAMES.get(slot, f"scratch{slot - 2}")
+    if slot == _core.SLOT_INPUT:
+        return "input"
+    if slot == _core.SLOT_OUTPUT:
+        return "output"
+    return f"scratch{slot - _core.SLOT_SCRATCH}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,17 +98,20 @@ class Plan:
     def describe(self, i: int) -> str:
         """Op ``i`` in readable form, as error messages name it."""
         k = self.kind[i]
-        name = KIND_NAMES[k] if 0 <= k < len(KIND_NAMES) else f"kind {k}"
+        name = KIND_NAMES[k]
         slot, off, ln = self.buf[i]
-        dst = f"{slot_name(slot)}[{off}:{off + ln}]" if slot >= 0 else f"{self.nbytes[i]} bytes"
+        none = _core.SLOT_NONE
+        dst = f"{slot_name(slot)}[{off}:{off + ln}]" if slot != none else f"{self.nbytes[i]} bytes"
         if k == SEND:
             return f"op {i} (send {dst} to rank {self.peer[i]} tag {self.tag[i]})"
         if k == RECV:
             s, so, sl = self.src[i]
-            other = f"{slot_name(s)}[{so}:{so + sl}]" if s >= 0 else "dst"
-            how = ("", f" reducing as incoming ⊕ {other}", f" reducing as {other} ⊕ incoming")[
-                self.combine[i]
-            ]
+            other = f"{slot_name(s)}[{so}:{so + sl}]" if s != none else "dst"
+            how = {
+                ASSIGN: "",
+                BEFORE: f" reducing as incoming ⊕ {other}",
+                AFTER: f" reducing as {other} ⊕ incoming",
+            }[self.combine[i]]
             return f"op {i} (recv {dst} from rank {self.peer[i]} tag {self.tag[i]}{how})"
         if k in (REDUCE, COPY):
             s, so, sl = self.src[i]
@@ -125,142 +119,77 @@ class Plan:
         return f"op {i} ({name} {self.time_ps[i]} ps)"
 
 
-def _column(program: dict, name: str) -> list:
-    try:
-        col = program[name]
-    except KeyError:
-        raise ScheduleError(
-            f"program has no '{name}' column; expected {', '.join(COLUMNS)}"
-        ) from None
-    return np.asarray(col).tolist()
+def compile_program(program: Any, *, rank: int, nranks: int, count: int) -> Plan:
+    """Compiles one rank's program into a :class:`Plan`.
 
-
-def compile_program(program: dict, *, rank: int, nranks: int, count: int) -> Plan:
-    """Checks a program given as columns and compiles it into a :class:`Plan`.
-
-    ``count`` is the number of elements of the input and output buffers. Raises
-    :class:`~hypercuboid.errors.ScheduleError` naming the op for a malformed program (an unknown
-    kind, a dependency on a missing op, a slice outside its buffer, a peer outside the
-    communicator, a reduce whose source and destination differ in length).
+    ``program`` is a :class:`hypercuboid._core.Program` (from :meth:`Schedule.program` or the
+    core's generators: checked by the core for ``nranks`` ranks and buffers of ``count``
+    elements) or a dict of columns in its format, which the core checks here
+    (``_core.Program.from_columns``): a malformed program raises
+    :class:`~hypercuboid.errors.ScheduleError` naming the rank, the op and the problem (an
+    unknown kind, a dependency on a missing op, a slice outside its buffer, a peer outside the
+    communicator, a reduce whose source and destination differ in length). Nothing is checked
+    twice: the plan is built from checked columns.
     """
-    kind = [int(k) for k in _column(program, "kind")]
-    n = len(kind)
-    cols = {}
-    for name in COLUMNS:
-        if name in ("deps", "scratch", "kind"):
-            continue
-        col = _column(program, name)
-        if len(col) != n:
+    if isinstance(program, _core.Program):
+        if (program.rank, program.nranks, program.input_len) != (rank, nranks, count):
             raise ScheduleError(
-                f"program column '{name}' has {len(col)} entries; the program has {n} ops"
+                f"the program was built for rank {program.rank} of {program.nranks} with "
+                f"{program.input_len} elements, not rank {rank} of {nranks} with {count}"
             )
-        cols[name] = [int(v) for v in col]
-    scratch = [int(s) for s in np.asarray(program.get("scratch", []), dtype=np.int64).tolist()]
-    extent = {0: count, 1: count}
-    for k, s in enumerate(scratch):
-        if s < 0:
-            raise ScheduleError(f"scratch buffer {k} has negative size {s}")
-        extent[2 + k] = s
-
-    def where(i: int) -> str:
-        return f"rank {rank}: op {i}"
-
-    buf = list(zip(cols["buf_slot"], cols["buf_offset"], cols["buf_len"], strict=True))
-    src = list(zip(cols["src_slot"], cols["src_offset"], cols["src_len"], strict=True))
-    peer = cols["peer"]
-    combine = cols["combine"]
-    messages = 0
-    opaque = 0
-    for i in range(n):
-        k = kind[i]
-        if not 0 <= k < len(KIND_NAMES):
-            raise ScheduleError(f"{where(i)}: unknown kind {k} (0 send .. 5 sleep)")
-        if not 0 <= combine[i] <= 2:
-            raise ScheduleError(f"{where(i)}: unknown combine {combine[i]} (0, 1 or 2)")
-        slices = [buf[i]] + ([src[i]] if k in (REDUCE, COPY, RECV) else [])
-        for slot, off, ln in slices:
-            if slot < 0:
-                continue
-            if slot not in extent:
-                raise ScheduleError(
-                    f"{where(i)}: buffer slot {slot} does not exist "
-                    f"(0 input, 1 output, 2..{1 + len(scratch)} scratch)"
-                )
-            if off < 0 or ln < 0 or off + ln > extent[slot]:
-                raise ScheduleError(
-                    f"{where(i)}: slice {slot_name(slot)}[{off}:{off + ln}] is outside the "
-                    f"buffer ({extent[slot]} elements)"
-                )
-        if k in (SEND, RECV):
-            messages += 1
-            p = peer[i]
-            if not (0 <= p < nranks or (k == RECV and p == -1)):
-                raise ScheduleError(
-                    f"{where(i)}: peer {p} is not a rank of the communicator (0..{nranks - 1})"
-                )
-            if buf[i][0] < 0:
-                opaque = max(opaque, cols["bytes"][i])
-            if k == RECV and src[i][0] >= 0:
-                if combine[i] == 0:
-                    raise ScheduleError(
-                        f"{where(i)}: a receive that does not reduce has an operand"
-                    )
-                if buf[i][0] < 0 or src[i][2] != buf[i][2]:
-                    raise ScheduleError(
-                        f"{where(i)}: receive operand has {src[i][2]} elements, destination "
-                        f"{buf[i][2] if buf[i][0] >= 0 else 'none'}"
-                    )
-        elif k in (REDUCE, COPY):
-            if buf[i][0] < 0 or src[i][0] < 0:
-                raise ScheduleError(
-                    f"{where(i)}: a {KIND_NAMES[k]} needs a source and a destination"
-                )
-            if buf[i][2] != src[i][2]:
-                raise ScheduleError(
-                    f"{where(i)}: {KIND_NAMES[k]} source has {src[i][2]} elements, destination "
-                    f"{buf[i][2]}"
-                )
-        if k in (RECV, REDUCE, COPY) and buf[i][0] == 0:
-            raise ScheduleError(f"{where(i)}: writes into the input buffer, which is read only")
-
+    else:
+        program = _core.Program.from_columns(
+            program, rank=rank, nranks=nranks, input_len=count, output_len=count
+        )
+    kind = program["kind"].tolist()
+    n = len(kind)
+    buf = list(
+        zip(
+            program["buf_slot"].tolist(),
+            program["buf_offset"].tolist(),
+            program["buf_len"].tolist(),
+            strict=True,
+        )
+    )
+    src = list(
+        zip(
+            program["src_slot"].tolist(),
+            program["src_offset"].tolist(),
+            program["src_len"].tolist(),
+            strict=True,
+        )
+    )
+    nbytes = program["bytes"].tolist()
+    messages = sum(1 for k in kind if k in (SEND, RECV))
+    opaque = max(
+        (nbytes[i] for i in range(n) if kind[i] == SEND and buf[i][0] == _core.SLOT_NONE),
+        default=0,
+    )
     ndeps = [0] * n
     after_start: list[list[int]] = [[] for _ in range(n)]
     after_complete: list[list[int]] = [[] for _ in range(n)]
-    raw = program.get("deps", [])
-    deps = np.asarray(raw, dtype=np.int64).reshape(-1, 3).tolist() if len(raw) else []
-    for op, on, dk in deps:
-        if not (0 <= op < n and 0 <= on < n):
-            raise ScheduleError(
-                f"rank {rank}: dependency ({op}, {on}) names an op outside 0..{n - 1}"
-            )
-        if op == on:
-            raise ScheduleError(f"{where(op)}: depends on itself")
-        if dk == 0:
-            after_complete[on].append(op)
-        elif dk == 1:
-            after_start[on].append(op)
-        else:
-            raise ScheduleError(f"{where(op)}: unknown dependency kind {dk} (0 or 1)")
+    dep_op, dep_on, dep_kind = (c.tolist() for c in program.dep_columns)
+    for op, on, dk in zip(dep_op, dep_on, dep_kind, strict=True):
+        (after_complete if dk == REQUIRES else after_start)[on].append(op)
         ndeps[op] += 1
-    roots = [i for i in range(n) if ndeps[i] == 0]
     return Plan(
         rank=rank,
         nranks=nranks,
         count=count,
         n=n,
         kind=kind,
-        peer=peer,
-        tag=cols["tag"],
-        nbytes=cols["bytes"],
-        combine=combine,
+        peer=program["peer"].tolist(),
+        tag=program["tag"].tolist(),
+        nbytes=nbytes,
+        combine=program["combine"].tolist(),
         buf=buf,
         src=src,
-        time_ps=cols["time_ps"],
+        time_ps=program["time_ps"].tolist(),
         ndeps=ndeps,
         after_start=[tuple(a) for a in after_start],
         after_complete=[tuple(a) for a in after_complete],
-        roots=roots,
-        scratch=scratch,
+        roots=[i for i in range(n) if ndeps[i] == 0],
+        scratch=list(program["scratch"]),
         opaque_bytes=opaque,
         messages=messages,
     )
@@ -379,17 +308,17 @@ class Bound:
             msg = None
             act: Any = None
             if k == SEND or k == RECV:
-                if plan.buf[i][0] < 0:
+                if plan.buf[i][0] == _core.SLOT_NONE:
                     # sizes only: sends share one zero buffer, each receive has its own
                     data = opaque if k == SEND else np.zeros(plan.nbytes[i], dtype=np.uint8)
                     msg = (data[: plan.nbytes[i]], byte)
                 else:
                     dst = view(plan.buf[i])
-                    if k == RECV and c != 0:
+                    if k == RECV and c != ASSIGN:
                         # fused receive-reduce: dst = incoming ⊕ operand (1) or
                         # operand ⊕ incoming (2); the operand is dst itself unless given
                         f = need_ufunc(i)
-                        operand = view(plan.src[i]) if plan.src[i][0] >= 0 else dst
+                        operand = view(plan.src[i]) if plan.src[i][0] != _core.SLOT_NONE else dst
                         if operand is not dst and not np.may_share_memory(operand, dst):
                             into = dst  # receive in place, then reduce in place: no copy
                         else:
@@ -398,7 +327,7 @@ class Bound:
                         if dst.size:
                             act = (
                                 _action(f, into, operand, dst)
-                                if c == 1
+                                if c == BEFORE
                                 else _action(f, operand, into, dst)
                             )
                     else:
@@ -407,12 +336,14 @@ class Bound:
                 dst = view(plan.buf[i])
                 src = view(plan.src[i])
                 if dst.size:
-                    if k == COPY or c == 0:
+                    if k == COPY or c == ASSIGN:
                         act = (None, src, None, dst)
                     else:
                         f = need_ufunc(i)
-                        # Before (1): dst = src ⊕ dst; After (2): dst = dst ⊕ src
-                        act = _action(f, src, dst, dst) if c == 1 else _action(f, dst, src, dst)
+                        # before: dst = src ⊕ dst; after: dst = dst ⊕ src
+                        act = (
+                            _action(f, src, dst, dst) if c == BEFORE else _action(f, dst, src, dst)
+                        )
             else:
                 act = plan.time_ps[i] // 1000
             msgs.append(msg)

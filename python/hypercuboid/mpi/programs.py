@@ -14,30 +14,21 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from hypercuboid import _core
 from hypercuboid.errors import ScheduleError, VerificationError
 from hypercuboid.mpi.engine import UFUNCS, Plan, compile_program
 
-#: Reduction operators the executor accepts (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN).
-OPS: tuple[str, ...] = ("sum", "prod", "max", "min")
+#: Reduction operators the executor accepts (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN): the core's.
+OPS: tuple[str, ...] = _core.REDUCE_OPS
 
-#: dtypes the schedule generators know by name; any other dtype MPI can carry runs with a
-#: stand-in of the same kind (the schedule's slices count elements, so only its byte sizes
-#: differ, and the executor does not use them).
-CORE_DTYPES: tuple[str, ...] = (
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-)
+#: dtypes the schedule generators know by name (the core's); any other dtype MPI can carry
+#: runs with a stand-in of the same kind (the schedule's slices count elements, so only its
+#: byte sizes differ, and the executor does not use them).
+CORE_DTYPES: tuple[str, ...] = tuple(_core.DTYPES)
 
 
 @dataclass(frozen=True)
@@ -53,16 +44,16 @@ class ProgramRequest:
     verify: bool
 
 
-#: A program source: returns the rank's program as columns (see
-#: :meth:`hypercuboid.Schedule.program`), raising ScheduleError / VerificationError.
-ProgramSource = Callable[[ProgramRequest], dict]
+#: A program source: returns the rank's program (a :class:`hypercuboid._core.Program`, or a
+#: dict of columns in its format, see :meth:`hypercuboid.Schedule.program`), raising
+#: ScheduleError / VerificationError.
+ProgramSource = Callable[[ProgramRequest], Any]
 
 
-def core_program(req: ProgramRequest) -> dict:
+def core_program(req: ProgramRequest) -> _core.Program:
     """The default source. With ``verify``: the whole schedule from the Rust core, verified
     (every rank reaches the same verdict, as every rank builds the same schedule), then this
     rank's columns. Without: only this rank's program, built alone by the core."""
-    from hypercuboid import _core
     from hypercuboid.schedule import allreduce
 
     if not req.verify:

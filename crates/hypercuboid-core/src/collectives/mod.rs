@@ -1,2 +1,7 @@
 //! Collective generators: per-rank communication schedules of collective algorithms.
+//!
+//! [`registry`] holds one entry per algorithm (names, parameters, parse, build, closed-form
+//! cost, guarantees); each collective is a directory with one file per algorithm:
+//! [`allreduce`].
 pub mod allreduce;
+pub mod registry;

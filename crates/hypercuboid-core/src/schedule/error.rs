@@ -42,6 +42,15 @@ pub enum ScheduleError {
     },
     /// Reading or writing a file failed.
     Io { path: String, message: String },
+    /// A spec string (an algorithm with its parameters) that is malformed or names an unknown
+    /// algorithm or key.
+    Spec(crate::spec::SpecError),
+}
+
+impl From<crate::spec::SpecError> for ScheduleError {
+    fn from(e: crate::spec::SpecError) -> Self {
+        ScheduleError::Spec(e)
+    }
 }
 
 impl fmt::Display for ScheduleError {
@@ -96,6 +105,7 @@ impl fmt::Display for ScheduleError {
                 write!(f, "line {line}, column {column}: {message}")
             }
             ScheduleError::Io { path, message } => write!(f, "{path}: {message}"),
+            ScheduleError::Spec(e) => write!(f, "{e}"),
         }
     }
 }

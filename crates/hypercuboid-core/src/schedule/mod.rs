@@ -12,14 +12,18 @@
 //! schedule is simulated (sizes only), verified (symbolically) and executed (real data). A
 //! schedule imported from GOAL text carries only sizes ([`Payload::Bytes`]).
 
+pub mod columns;
 mod error;
 pub mod goal;
 mod op;
 mod program;
 pub mod verify;
 
+pub use columns::Columns;
 pub use error::ScheduleError;
-pub use op::{Combine, Dep, DepKind, Op, OpKind, Payload, Rank, Slice, Slot, ANY_SOURCE, ANY_TAG};
+pub use op::{
+    Combine, Dep, DepKind, Op, OpCode, OpKind, Payload, Rank, Slice, Slot, ANY_SOURCE, ANY_TAG,
+};
 pub use program::{OpId, Program};
 
 use rustc_hash::FxHasher;
@@ -156,34 +160,60 @@ impl fmt::Display for ReduceOp {
     }
 }
 
-/// The collective a schedule implements, which tells the verifier what "correct" means.
+/// What a schedule computes (its data semantics), which tells the verifier what "correct" means
+/// and the executor which buffers a rank has. Each collective carries what it needs: the
+/// reduction operator of a reducing collective, the blocks or the decomposition of the ones to
+/// come (alltoall, halo exchange).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Collective {
     /// No data semantics (e.g. imported GOAL): only matching and deadlock are checked.
     None,
-    /// Every rank's `output` ends as the reduction of every rank's `input`, element by element.
-    Allreduce,
+    /// Every rank's `output` ends as the reduction with `op` of every rank's `input`, element
+    /// by element; both have `count` elements.
+    Allreduce {
+        /// The reduction operator.
+        op: ReduceOp,
+    },
 }
 
 impl Collective {
+    /// The collectives' names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["none", "allreduce"];
+
     /// `none`, `allreduce`.
-    pub const fn name(self) -> &'static str {
+    pub const fn name(&self) -> &'static str {
         match self {
             Collective::None => "none",
-            Collective::Allreduce => "allreduce",
+            Collective::Allreduce { .. } => "allreduce",
         }
     }
 
-    /// Parses a collective name.
-    pub fn parse(name: &str) -> Result<Collective, ScheduleError> {
+    /// Whether the collective has data semantics (the verifier checks its result).
+    pub const fn has_data(&self) -> bool {
+        !matches!(self, Collective::None)
+    }
+
+    /// The reduction operator of a reducing collective.
+    pub const fn op(&self) -> Option<ReduceOp> {
+        match self {
+            Collective::Allreduce { op } => Some(*op),
+            Collective::None => None,
+        }
+    }
+
+    /// The collective named `name` (one of [`Collective::NAMES`]), with `op` where it reduces
+    /// (`sum` when not given; the others ignore it).
+    pub fn parse(name: &str, op: Option<ReduceOp>) -> Result<Collective, ScheduleError> {
         match name {
             "none" => Ok(Collective::None),
-            "allreduce" => Ok(Collective::Allreduce),
+            "allreduce" => Ok(Collective::Allreduce {
+                op: op.unwrap_or(ReduceOp::Sum),
+            }),
             _ => Err(ScheduleError::UnknownName {
                 what: "collective",
                 name: name.to_string(),
-                accepted: "none, allreduce".into(),
+                accepted: Collective::NAMES.join(", "),
             }),
         }
     }
@@ -192,14 +222,12 @@ impl Collective {
 /// What a schedule computes and on what data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Meta {
-    /// The collective (what correctness means).
+    /// The collective (what correctness means), with its operator where it reduces.
     pub collective: Collective,
-    /// Elements in each rank's input and output vector.
+    /// Elements in each rank's input vector (and its output vector, for an allreduce).
     pub count: u64,
     /// Element type.
     pub dtype: Dtype,
-    /// Reduction operator (for reducing collectives).
-    pub op: ReduceOp,
     /// Free text naming how the schedule was made (`allreduce recursive_doubling`, a file name).
     pub name: String,
 }
@@ -211,7 +239,6 @@ impl Meta {
             collective: Collective::None,
             count: 0,
             dtype: Dtype::Byte,
-            op: ReduceOp::Sum,
             name: name.into(),
         }
     }
@@ -219,10 +246,9 @@ impl Meta {
     /// An allreduce of `count` elements of `dtype` with `op`.
     pub fn allreduce(count: u64, dtype: Dtype, op: ReduceOp, name: impl Into<String>) -> Meta {
         Meta {
-            collective: Collective::Allreduce,
+            collective: Collective::Allreduce { op },
             count,
             dtype,
-            op,
             name: name.into(),
         }
     }
@@ -230,6 +256,19 @@ impl Meta {
     /// Bytes per element.
     pub fn elem_size(&self) -> u32 {
         self.dtype.size()
+    }
+
+    /// The reduction operator, for a reducing collective.
+    pub fn op(&self) -> Option<ReduceOp> {
+        self.collective.op()
+    }
+
+    /// Elements of a rank's `input` and `output` buffers (`count` both, for every collective
+    /// so far), which the executor allocates and every data slice of a program must fit.
+    pub fn buffer_lens(&self) -> (u64, u64) {
+        match self.collective {
+            Collective::None | Collective::Allreduce { .. } => (self.count, self.count),
+        }
     }
 }
 

@@ -24,6 +24,94 @@ pub enum Slot {
     Scratch(u16),
 }
 
+impl Slot {
+    /// The code of "no slice" in a slot column ([`super::columns`]).
+    pub const NONE_CODE: i32 = -1;
+    /// The code of `scratch 0`; `scratch k` is `SCRATCH_CODE + k`.
+    pub const SCRATCH_CODE: i32 = 2;
+
+    /// The slot's code in the columnar encoding: 0 input, 1 output, 2 + k scratch k.
+    pub const fn code(self) -> i32 {
+        match self {
+            Slot::Input => 0,
+            Slot::Output => 1,
+            Slot::Scratch(k) => Slot::SCRATCH_CODE + k as i32,
+        }
+    }
+
+    /// The slot of a code (see [`Slot::code`]), if it names one.
+    pub fn from_code(code: i32) -> Option<Slot> {
+        match code {
+            0 => Some(Slot::Input),
+            1 => Some(Slot::Output),
+            c if c >= Slot::SCRATCH_CODE && c - Slot::SCRATCH_CODE <= u16::MAX as i32 => {
+                Some(Slot::Scratch((c - Slot::SCRATCH_CODE) as u16))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The kind of an op without its operands: the op-kind code of the columnar encoding and of
+/// traces (the discriminant), shared with Python and C through the binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum OpCode {
+    /// A send.
+    Send = 0,
+    /// A receive (fused receive-reduce included).
+    Recv = 1,
+    /// A local reduction.
+    Reduce = 2,
+    /// A local copy.
+    Copy = 3,
+    /// Local computation.
+    Compute = 4,
+    /// A sleep.
+    Sleep = 5,
+}
+
+impl OpCode {
+    /// Every kind, in code order.
+    pub const ALL: [OpCode; 6] = [
+        OpCode::Send,
+        OpCode::Recv,
+        OpCode::Reduce,
+        OpCode::Copy,
+        OpCode::Compute,
+        OpCode::Sleep,
+    ];
+
+    /// `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OpCode::Send => "send",
+            OpCode::Recv => "recv",
+            OpCode::Reduce => "reduce",
+            OpCode::Copy => "copy",
+            OpCode::Compute => "compute",
+            OpCode::Sleep => "sleep",
+        }
+    }
+
+    /// The kind of an op.
+    pub const fn of(kind: &OpKind) -> OpCode {
+        match kind {
+            OpKind::Send { .. } => OpCode::Send,
+            OpKind::Recv { .. } => OpCode::Recv,
+            OpKind::Reduce { .. } => OpCode::Reduce,
+            OpKind::Copy { .. } => OpCode::Copy,
+            OpKind::Compute { .. } => OpCode::Compute,
+            OpKind::Sleep { .. } => OpCode::Sleep,
+        }
+    }
+
+    /// The kind of a code, if it names one.
+    pub fn from_code(code: u8) -> Option<OpCode> {
+        OpCode::ALL.get(code as usize).copied()
+    }
+}
+
 impl fmt::Display for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -162,6 +250,34 @@ pub struct Op {
 }
 
 impl Combine {
+    /// Every combine, in code order.
+    pub const ALL: [Combine; 3] = [Combine::Assign, Combine::Before, Combine::After];
+
+    /// The code in the columnar encoding: 0 assign, 1 before, 2 after.
+    pub const fn code(self) -> i8 {
+        match self {
+            Combine::Assign => 0,
+            Combine::Before => 1,
+            Combine::After => 2,
+        }
+    }
+
+    /// `assign`, `before`, `after`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Combine::Assign => "assign",
+            Combine::Before => "before",
+            Combine::After => "after",
+        }
+    }
+
+    /// The combine of a code, if it names one.
+    pub fn from_code(code: i8) -> Option<Combine> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|c| Combine::ALL.get(c).copied())
+    }
+
     /// The same operation seen from the other operand: `Before` ⇄ `After`.
     pub const fn flipped(self) -> Combine {
         match self {
@@ -234,16 +350,14 @@ impl Op {
         }
     }
 
+    /// The op's kind without its operands.
+    pub const fn code(&self) -> OpCode {
+        OpCode::of(&self.kind)
+    }
+
     /// Short name of the op's kind: `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`.
-    pub fn name(&self) -> &'static str {
-        match self.kind {
-            OpKind::Send { .. } => "send",
-            OpKind::Recv { .. } => "recv",
-            OpKind::Reduce { .. } => "reduce",
-            OpKind::Copy { .. } => "copy",
-            OpKind::Compute { .. } => "compute",
-            OpKind::Sleep { .. } => "sleep",
-        }
+    pub const fn name(&self) -> &'static str {
+        self.code().name()
     }
 
     /// Bytes moved (send, recv), reduced (reduce) or copied (copy), given the element size.
@@ -345,6 +459,32 @@ pub enum DepKind {
     Requires,
     /// `a irequires b`: `a` starts after `b` starts.
     IRequires,
+}
+
+impl DepKind {
+    /// Both kinds, in code order.
+    pub const ALL: [DepKind; 2] = [DepKind::Requires, DepKind::IRequires];
+
+    /// The code in the columnar encoding: 0 requires, 1 irequires.
+    pub const fn code(self) -> u8 {
+        match self {
+            DepKind::Requires => 0,
+            DepKind::IRequires => 1,
+        }
+    }
+
+    /// `requires`, `irequires` (GOAL's words).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DepKind::Requires => "requires",
+            DepKind::IRequires => "irequires",
+        }
+    }
+
+    /// The kind of a code, if it names one.
+    pub fn from_code(code: u8) -> Option<DepKind> {
+        DepKind::ALL.get(code as usize).copied()
+    }
 }
 
 /// A dependency of an op on another op of the same rank (by index in the rank's program).

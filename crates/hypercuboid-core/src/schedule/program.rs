@@ -280,6 +280,46 @@ impl Program {
         Ok(())
     }
 
+    /// Checks that every slice of the program lies within its buffer: `input` and `output` of
+    /// `buffer_lens` elements, scratch buffer `k` of `scratch[k]` (none beyond `scratch`).
+    pub fn check_extents(
+        &self,
+        rank: Rank,
+        buffer_lens: (u64, u64),
+        scratch: &[u64],
+    ) -> Result<(), ScheduleError> {
+        for (i, op) in self.ops.iter().enumerate() {
+            let mut bad = None;
+            op.for_each_slice(|s, _| {
+                if bad.is_some() {
+                    return;
+                }
+                let (what, len) = match s.slot {
+                    Slot::Input => ("the input buffer".to_string(), buffer_lens.0),
+                    Slot::Output => ("the output buffer".to_string(), buffer_lens.1),
+                    Slot::Scratch(k) => (
+                        format!("scratch buffer {k}"),
+                        scratch.get(k as usize).copied().unwrap_or(0),
+                    ),
+                };
+                if s.offset.checked_add(s.len).is_none_or(|end| end > len) {
+                    bad = Some(format!(
+                        "{} slice {s} is outside {what} ({len} elements)",
+                        op.name()
+                    ));
+                }
+            });
+            if let Some(reason) = bad {
+                return Err(ScheduleError::BadOp {
+                    rank,
+                    op: i as u32,
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Elements each scratch slot needs (index = slot number).
     pub fn scratch_extents(&self) -> Vec<u64> {
         let mut ext: Vec<u64> = Vec::new();

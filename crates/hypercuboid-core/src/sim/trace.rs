@@ -1,51 +1,11 @@
 //! Per-op and per-message traces (columnar) and their Chrome / Perfetto JSON export.
 
-use crate::schedule::{OpKind, Rank};
+use crate::schedule::Rank;
 use crate::units::Time;
 use std::io::{self, Write};
 
-/// The kind of a traced op.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum TraceKind {
-    /// A send.
-    Send,
-    /// A receive (fused receive-reduce included).
-    Recv,
-    /// A local reduction.
-    Reduce,
-    /// A local copy.
-    Copy,
-    /// Local computation.
-    Compute,
-    /// A sleep.
-    Sleep,
-}
-
-impl TraceKind {
-    /// `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            TraceKind::Send => "send",
-            TraceKind::Recv => "recv",
-            TraceKind::Reduce => "reduce",
-            TraceKind::Copy => "copy",
-            TraceKind::Compute => "compute",
-            TraceKind::Sleep => "sleep",
-        }
-    }
-
-    pub(crate) fn of(kind: &OpKind) -> TraceKind {
-        match kind {
-            OpKind::Send { .. } => TraceKind::Send,
-            OpKind::Recv { .. } => TraceKind::Recv,
-            OpKind::Reduce { .. } => TraceKind::Reduce,
-            OpKind::Copy { .. } => TraceKind::Copy,
-            OpKind::Compute { .. } => TraceKind::Compute,
-            OpKind::Sleep { .. } => TraceKind::Sleep,
-        }
-    }
-}
+/// The kind of a traced op: the op-kind code of the schedule's encoding.
+pub type TraceKind = crate::schedule::OpCode;
 
 /// What happened to every op and message of a simulation, as columns.
 ///

@@ -345,31 +345,37 @@ pub fn rabenseifner(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleEr
     fit(t)
 }
 
-/// The exact cost of `alg` on `spec` in the model, where a closed form is exact:
-/// [`ring_rotate`], [`ring`], [`tree`], [`recursive_doubling`], [`recursive_multiplying`]
-/// (factored schedules), [`rabenseifner`] (powers of two), [`mpich_recursive_multiplying`]
-/// (powers of k), and `elimination` on a power of two (recursive doubling). Elsewhere an error
-/// says why there is none.
+/// `elimination`: on a power of two it is recursive doubling, `K(α + nβ + nγ)`; elsewhere the
+/// eliminations skew the ranks: an error says to simulate.
+pub fn elimination(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+    if spec.nranks.is_power_of_two() {
+        recursive_doubling(spec, m)
+    } else {
+        checked(spec)?;
+        Err(not_exact(
+            "nranks",
+            spec.nranks,
+            "elimination skews the ranks of a non-power of two; simulate",
+        ))
+    }
+}
+
+/// The exact cost of `alg` on `spec` in the model, where its entry has a closed form that is
+/// exact here: [`ring_rotate`], [`ring`], [`tree`], [`recursive_doubling`],
+/// [`recursive_multiplying`] (factored schedules), [`rabenseifner`] (powers of two),
+/// [`mpich_recursive_multiplying`] (powers of k), [`elimination`] (powers of two). Elsewhere an
+/// error says why there is none.
 pub fn allreduce(alg: &Algorithm, spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
-    match alg {
-        Algorithm::RingRotate => ring_rotate(spec, m),
-        Algorithm::Ring => ring(spec, m),
-        Algorithm::Tree => tree(spec, m),
-        Algorithm::RecursiveDoubling => recursive_doubling(spec, m),
-        Algorithm::RecursiveMultiplying(s) => recursive_multiplying(s, spec, m),
-        Algorithm::Rabenseifner => rabenseifner(spec, m),
-        Algorithm::MpichRecursiveMultiplying { k } => mpich_recursive_multiplying(*k, spec, m),
-        Algorithm::Elimination => {
-            if spec.nranks.is_power_of_two() {
-                recursive_doubling(spec, m)
-            } else {
-                checked(spec)?;
-                Err(not_exact(
-                    "nranks",
-                    spec.nranks,
-                    "elimination skews the ranks of a non-power of two; simulate",
-                ))
-            }
+    let entry = alg.entry();
+    match &entry.cost {
+        Some(c) => (c.time)(alg, spec, m),
+        None => {
+            checked(spec)?;
+            Err(ScheduleError::BadParameter {
+                name: "allreduce algorithm".into(),
+                value: alg.name().into_owned(),
+                reason: "it has no closed form; simulate".into(),
+            })
         }
     }
 }

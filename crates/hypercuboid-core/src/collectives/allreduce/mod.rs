@@ -50,15 +50,32 @@ pub mod tree;
 
 pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
+use super::registry::{self, Context, Entry, Family};
 use crate::schedule::{
-    Dtype, Meta, Program, Rank, ReduceOp, Schedule, ScheduleBuilder, ScheduleError, Slice, Slot,
-    MAX_RANKS,
+    Dtype, Meta, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
 };
 use std::borrow::Cow;
 use std::fmt;
 
-/// An allreduce algorithm. [`Algorithm::parse`] reads the strings users type and
-/// [`Algorithm::name`] prints them back.
+/// The allreduce collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its
+/// problem ([`AllreduceSpec`]) and its schedules' metadata.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allreduce;
+
+/// Every allreduce algorithm, in the order lists and errors give them.
+pub static ALGORITHMS: &[&Entry<Allreduce>] = &[
+    &ring_rotate::ENTRY,
+    &ring::ENTRY,
+    &tree::ENTRY,
+    &recursive_doubling::ENTRY,
+    &rabenseifner::ENTRY,
+    &elimination::ENTRY,
+    &recursive_multiplying::ENTRY,
+    &mpich_recursive_multiplying::ENTRY,
+];
+
+/// An allreduce algorithm with its parameters. [`Algorithm::parse`] reads the specs users
+/// type (through the entries of [`ALGORITHMS`]) and [`Algorithm::name`] prints them back.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Algorithm {
@@ -93,112 +110,48 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// The algorithms without parameters (and MPICH's recursive multiplying with its default
-    /// radix), in the order of the first names of [`Algorithm::NAMES`].
-    pub const ALL: &'static [Algorithm] = &[
-        Algorithm::RingRotate,
-        Algorithm::Ring,
-        Algorithm::Tree,
-        Algorithm::RecursiveDoubling,
-        Algorithm::Rabenseifner,
-        Algorithm::Elimination,
-    ];
-
-    /// The algorithm names. `recursive_multiplying` needs a schedule
-    /// (`recursive_multiplying:a8,a3,a4`); `mpich_recursive_multiplying` takes an optional
-    /// radix (`mpich_recursive_multiplying:k=4`, default 2).
-    pub const NAMES: &'static [&'static str] = &[
-        "ring_rotate",
-        "ring",
-        "tree",
-        "recursive_doubling",
-        "rabenseifner",
-        "elimination",
-        "recursive_multiplying",
-        "mpich_recursive_multiplying",
-    ];
-
-    /// The forms [`Algorithm::parse`] accepts, for error messages.
-    pub const ACCEPTED: &'static str = "ring_rotate, ring, tree, recursive_doubling, \
-        rabenseifner, elimination, recursive_multiplying:SCHEDULE (e.g. \
-        recursive_multiplying:a8,a3,a4, or the bare schedule a8,a3,a4), \
-        mpich_recursive_multiplying[:k=K] (K >= 2, default 2)";
-
-    /// The string users type, which [`Algorithm::parse`] reads back to the same algorithm.
-    pub fn name(&self) -> Cow<'static, str> {
+    /// The algorithm's entry in [`ALGORITHMS`].
+    pub fn entry(&self) -> &'static Entry<Allreduce> {
         match self {
-            Algorithm::RingRotate => "ring_rotate".into(),
-            Algorithm::Ring => "ring".into(),
-            Algorithm::Tree => "tree".into(),
-            Algorithm::RecursiveDoubling => "recursive_doubling".into(),
-            Algorithm::Rabenseifner => "rabenseifner".into(),
-            Algorithm::Elimination => "elimination".into(),
-            Algorithm::RecursiveMultiplying(s) => format!("recursive_multiplying:{s}").into(),
-            Algorithm::MpichRecursiveMultiplying { k } => {
-                format!("mpich_recursive_multiplying:k={k}").into()
-            }
+            Algorithm::RingRotate => &ring_rotate::ENTRY,
+            Algorithm::Ring => &ring::ENTRY,
+            Algorithm::Tree => &tree::ENTRY,
+            Algorithm::RecursiveDoubling => &recursive_doubling::ENTRY,
+            Algorithm::RecursiveMultiplying(_) => &recursive_multiplying::ENTRY,
+            Algorithm::Rabenseifner => &rabenseifner::ENTRY,
+            Algorithm::Elimination => &elimination::ENTRY,
+            Algorithm::MpichRecursiveMultiplying { .. } => &mpich_recursive_multiplying::ENTRY,
         }
     }
 
-    /// Parses a name: one of [`Algorithm::ACCEPTED`]. A string that looks like a schedule
-    /// (`a8,a3,a4`, `c6m2,a2,a2,e6m2`) is read as `recursive_multiplying` with it.
-    pub fn parse(name: &str) -> Result<Algorithm, ScheduleError> {
-        let unknown = || ScheduleError::UnknownName {
-            what: "allreduce algorithm",
-            name: name.to_string(),
-            accepted: Algorithm::ACCEPTED.into(),
-        };
-        if let Some(a) = Algorithm::ALL.iter().find(|a| a.name() == name) {
-            return Ok(a.clone());
+    /// The spec users type, which [`Algorithm::parse`] reads back to the same algorithm: the
+    /// entry's name with the parameters (`mpich_recursive_multiplying:k=2`,
+    /// `recursive_multiplying:a8,a3,a4`).
+    pub fn name(&self) -> Cow<'static, str> {
+        let base = self.entry().form.name;
+        match self {
+            Algorithm::RecursiveMultiplying(s) => format!("{base}:{s}").into(),
+            Algorithm::MpichRecursiveMultiplying { k } => format!("{base}:k={k}").into(),
+            _ => base.into(),
         }
-        if name == "recursive_multiplying" {
-            return Err(ScheduleError::BadParameter {
-                name: "allreduce algorithm".into(),
-                value: name.into(),
-                reason: "recursive_multiplying needs a schedule, e.g. \
-                         recursive_multiplying:a8,a3,a4 (or the bare schedule a8,a3,a4); \
-                         'hypercuboid tune allreduce --ranks N' ranks the schedules of N ranks"
-                    .into(),
-            });
+    }
+
+    /// Parses a spec: an entry of [`ALGORITHMS`] by name or alias, with its parameters
+    /// (`ring`, `mpich_recursive_multiplying:k=4`, `recursive_multiplying:a8,a3,a4`). A bare
+    /// schedule string (`a8,a3,a4`, `c6m2,a2,a2,e6m2`: a stage letter then a digit) is read as
+    /// `recursive_multiplying` with it.
+    pub fn parse(text: &str) -> Result<Algorithm, ScheduleError> {
+        let t = text.trim();
+        if recursive_multiplying::looks_like_schedule(t) {
+            return Ok(Algorithm::RecursiveMultiplying(ScheduleString::parse(t)?));
         }
-        if let Some(sched) = name.strip_prefix("recursive_multiplying:") {
-            return Ok(Algorithm::RecursiveMultiplying(ScheduleString::parse(
-                sched,
-            )?));
-        }
-        if name == "mpich_recursive_multiplying" {
-            return Ok(Algorithm::MpichRecursiveMultiplying {
-                k: mpich_recursive_multiplying::DEFAULT_K,
-            });
-        }
-        if let Some(arg) = name.strip_prefix("mpich_recursive_multiplying:") {
-            let bad = |reason: String| ScheduleError::BadParameter {
-                name: "mpich_recursive_multiplying radix".into(),
-                value: arg.to_string(),
-                reason,
-            };
-            let v = arg
-                .strip_prefix("k=")
-                .ok_or_else(|| bad("expected k=K, e.g. mpich_recursive_multiplying:k=4".into()))?;
-            let k: u32 = v
-                .parse()
-                .map_err(|_| bad(format!("k = '{v}' is not a whole number")))?;
-            if !(2..=mpich_recursive_multiplying::MAX_K).contains(&k) {
-                return Err(bad(format!(
-                    "k = {k}; the radix is 2 ..= {}",
-                    mpich_recursive_multiplying::MAX_K
-                )));
-            }
-            return Ok(Algorithm::MpichRecursiveMultiplying { k });
-        }
-        // A bare schedule string: a stage letter followed by a digit.
-        let b = name.as_bytes();
-        if b.len() >= 2 && b"acemn".contains(&b[0]) && b[1].is_ascii_digit() {
-            return Ok(Algorithm::RecursiveMultiplying(ScheduleString::parse(
-                name,
-            )?));
-        }
-        Err(unknown())
+        registry::parse::<Allreduce>(t)
+    }
+
+    /// The names users type, with their positional arguments
+    /// (`recursive_multiplying:SCHEDULE`), in the order of [`ALGORITHMS`].
+    pub fn accepted() -> Vec<String> {
+        registry::accepted::<Allreduce>()
     }
 }
 
@@ -206,6 +159,72 @@ impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
     }
+}
+
+/// What building an allreduce needs beyond its spec, once per problem.
+#[derive(Clone, Debug)]
+pub enum Prepared {
+    /// Nothing: the program follows from the spec alone.
+    Plain,
+    /// MPICH's radix.
+    Radix(u32),
+    /// Recursive multiplying's plan for the number of ranks.
+    Plan(recursive_multiplying::Plan),
+}
+
+impl Family for Allreduce {
+    const NAME: &'static str = "allreduce";
+    const WHAT: &'static str = "allreduce algorithm";
+    type Algorithm = Algorithm;
+    type Problem = AllreduceSpec;
+    type Prepared = Prepared;
+    type CostModel = cost::Postal;
+
+    fn algorithms() -> &'static [&'static Entry<Allreduce>] {
+        ALGORITHMS
+    }
+
+    fn nranks(problem: &AllreduceSpec) -> u32 {
+        problem.nranks
+    }
+
+    fn validate(problem: &AllreduceSpec) -> Result<(), ScheduleError> {
+        problem.validate()
+    }
+
+    fn entry(alg: &Algorithm) -> &'static Entry<Allreduce> {
+        alg.entry()
+    }
+
+    fn meta(alg: &Algorithm, problem: &AllreduceSpec) -> Meta {
+        problem.meta(alg)
+    }
+}
+
+/// [`Entry::prepare`] of the algorithms that need nothing beyond the spec.
+fn plain(_: &Algorithm, _: &AllreduceSpec, _: &Context<'_>) -> Result<Prepared, ScheduleError> {
+    Ok(Prepared::Plain)
+}
+
+/// Builds rank `rank`'s program with `f`, unless the problem is trivial: `count = 0` has no
+/// ops, one rank copies its input to its output.
+fn unless_trivial(
+    spec: &AllreduceSpec,
+    rank: Rank,
+    out: &mut Program,
+    f: impl FnOnce(&AllreduceSpec, Rank, &mut Program),
+) {
+    if spec.count == 0 {
+        return;
+    }
+    if spec.nranks == 1 {
+        out.copy(
+            whole(Slot::Input, spec.count),
+            whole(Slot::Output, spec.count),
+        );
+        return;
+    }
+    f(spec, rank, out)
 }
 
 /// What an allreduce works on: `nranks` ranks each contributing `count` elements of `dtype`,
@@ -303,93 +322,12 @@ pub fn program(
     rank: Rank,
     out: &mut Program,
 ) -> Result<(), ScheduleError> {
-    spec.validate()?;
-    if rank >= spec.nranks {
-        return Err(ScheduleError::BadParameter {
-            name: "rank".into(),
-            value: rank.to_string(),
-            reason: format!("the allreduce has ranks 0..{}", spec.nranks),
-        });
-    }
-    let plan = prepare(alg, spec)?;
-    build(alg, plan.as_ref(), spec, rank, out);
-    out.normalize();
-    Ok(())
+    registry::program::<Allreduce>(alg, spec, &Context::default(), rank, out)
 }
 
-/// Checks what `alg` needs beyond a valid spec (the schedule fits, the radix is in range) and
-/// returns the recursive multiplying plan, if any.
-fn prepare(
-    alg: &Algorithm,
-    spec: &AllreduceSpec,
-) -> Result<Option<recursive_multiplying::Plan>, ScheduleError> {
-    match alg {
-        Algorithm::RecursiveMultiplying(s) => Ok(Some(s.fit(spec.nranks)?)),
-        Algorithm::MpichRecursiveMultiplying { k } => {
-            if !(2..=mpich_recursive_multiplying::MAX_K).contains(k) {
-                return Err(ScheduleError::BadParameter {
-                    name: "mpich_recursive_multiplying radix".into(),
-                    value: k.to_string(),
-                    reason: format!("the radix is 2 ..= {}", mpich_recursive_multiplying::MAX_K),
-                });
-            }
-            Ok(None)
-        }
-        _ => Ok(None),
-    }
-}
-
-/// The schedule of every rank, built one rank at a time into a [`ScheduleBuilder`].
+/// The schedule of every rank, built one rank at a time.
 pub fn generate(alg: &Algorithm, spec: &AllreduceSpec) -> Result<Schedule, ScheduleError> {
-    spec.validate()?;
-    let plan = prepare(alg, spec)?;
-    let mut builder = ScheduleBuilder::new(spec.nranks as u64, spec.meta(alg))?;
-    let mut p = Program::new();
-    for rank in 0..spec.nranks {
-        build(alg, plan.as_ref(), spec, rank, &mut p);
-        if rank == 0 {
-            builder.reserve_ops(p.len().saturating_mul(spec.nranks as usize));
-        }
-        builder.push(&mut p)?;
-    }
-    builder.finish()
-}
-
-/// Writes rank `rank`'s program into `out` (cleared first). The spec is valid, the rank in
-/// range, and `plan` is what [`prepare`] returned.
-fn build(
-    alg: &Algorithm,
-    plan: Option<&recursive_multiplying::Plan>,
-    spec: &AllreduceSpec,
-    rank: Rank,
-    out: &mut Program,
-) {
-    out.clear();
-    if spec.count == 0 {
-        return;
-    }
-    if spec.nranks == 1 {
-        out.copy(
-            whole(Slot::Input, spec.count),
-            whole(Slot::Output, spec.count),
-        );
-        return;
-    }
-    match alg {
-        Algorithm::RingRotate => ring_rotate::build(spec, rank, out),
-        Algorithm::Ring => ring::build(spec, rank, out),
-        Algorithm::Tree => tree::build(spec, rank, out),
-        Algorithm::RecursiveDoubling => recursive_doubling::build(spec, rank, out),
-        Algorithm::Rabenseifner => rabenseifner::build(spec, rank, out),
-        Algorithm::Elimination => elimination::build(spec, rank, out),
-        Algorithm::MpichRecursiveMultiplying { k } => {
-            mpich_recursive_multiplying::build(*k, spec, rank, out)
-        }
-        Algorithm::RecursiveMultiplying(_) => {
-            let plan = plan.expect("checked by prepare");
-            recursive_multiplying::build(plan, spec, rank, out)
-        }
-    }
+    registry::generate::<Allreduce>(alg, spec, &Context::default())
 }
 
 /// All `count` elements of `slot`.

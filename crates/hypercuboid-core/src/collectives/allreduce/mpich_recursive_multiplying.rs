@@ -35,8 +35,101 @@
 //! operator in that case): the result is the same expression on every rank (bitwise identical)
 //! but not in rank order.
 
-use super::{whole, AllreduceSpec};
-use crate::schedule::{Combine, OpId, Program, Rank, Slot};
+use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
+use crate::collectives::registry::{always, Context, Cost, Entry, Guarantee, Needs, Property};
+use crate::schedule::{Combine, OpId, Program, Rank, ScheduleError, Slot};
+use crate::spec::{Form, Key, Positional, Spec};
+
+/// The `mpich_recursive_multiplying` entry of [`super::ALGORITHMS`].
+pub static ENTRY: Entry<Allreduce> = Entry {
+    form: Form {
+        name: "mpich_recursive_multiplying",
+        aliases: &[],
+        summary: "MPICH's single-radix recursive multiplying (radix k, default 2)",
+        keys: &[Key::new(
+            "k",
+            "the radix, 2 ..= 65536 (default 2, as MPICH)",
+        )],
+        positional: Positional::None,
+        example: "mpich_recursive_multiplying:k=4",
+    },
+    parse,
+    needs: Needs::Nothing,
+    prepare,
+    build: |p, spec, rank, out| {
+        let Prepared::Radix(k) = p else {
+            unreachable!("prepared by prepare")
+        };
+        unless_trivial(spec, rank, out, |spec, rank, out| {
+            build(*k, spec, rank, out)
+        })
+    },
+    cost: Some(Cost {
+        formula: "j(k - 1)(α + nβ + nγ) for N = k^j; exact",
+        time: |a, spec, m| {
+            let Algorithm::MpichRecursiveMultiplying { k } = a else {
+                unreachable!("an mpich_recursive_multiplying algorithm")
+            };
+            super::cost::mpich_recursive_multiplying(*k, spec, m)
+        },
+    }),
+    guarantees: &[
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when: "N a power of k",
+            holds: |a, n| matches!(a, Algorithm::MpichRecursiveMultiplying { k } if is_power_of(n, *k)),
+        },
+    ],
+    examples: &[
+        "mpich_recursive_multiplying",
+        "mpich_recursive_multiplying:k=3",
+        "mpich_recursive_multiplying:k=4",
+        "mpich_recursive_multiplying:k=7",
+    ],
+};
+
+fn parse(spec: &Spec) -> Result<Algorithm, ScheduleError> {
+    let k = spec
+        .value("k", |v| {
+            let k: u32 = v.parse().map_err(|_| "not a whole number".to_string())?;
+            if (2..=MAX_K).contains(&k) {
+                Ok(k)
+            } else {
+                Err(format!("the radix is 2 ..= {MAX_K}"))
+            }
+        })?
+        .unwrap_or(DEFAULT_K);
+    Ok(Algorithm::MpichRecursiveMultiplying { k })
+}
+
+fn prepare(alg: &Algorithm, _: &AllreduceSpec, _: &Context<'_>) -> Result<Prepared, ScheduleError> {
+    let Algorithm::MpichRecursiveMultiplying { k } = *alg else {
+        unreachable!("an mpich_recursive_multiplying algorithm")
+    };
+    if !(2..=MAX_K).contains(&k) {
+        return Err(ScheduleError::BadParameter {
+            name: "mpich_recursive_multiplying radix".into(),
+            value: k.to_string(),
+            reason: format!("the radix is 2 ..= {MAX_K}"),
+        });
+    }
+    Ok(Prepared::Radix(k))
+}
+
+/// Whether `n` is a power of `k` (1 included).
+fn is_power_of(n: u32, k: u32) -> bool {
+    k >= 2 && pofk(n.max(1), k).0 == n
+}
 
 /// Largest radix: the scratch buffers are numbered with 16 bits.
 pub const MAX_K: u32 = 65536;

@@ -36,6 +36,50 @@ use super::recursive_doubling::Fold;
 use super::{block, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 
+use super::{plain, unless_trivial, Algorithm, Allreduce};
+use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::spec::{Form, Positional};
+
+/// The `rabenseifner` entry of [`super::ALGORITHMS`].
+pub static ENTRY: Entry<Allreduce> = Entry {
+    form: Form {
+        name: "rabenseifner",
+        aliases: &[],
+        summary:
+            "reduce-scatter by recursive halving, allgather by recursive doubling, MPICH's fold",
+        keys: &[],
+        positional: Positional::None,
+        example: "rabenseifner",
+    },
+    parse: |_| Ok(Algorithm::Rabenseifner),
+    needs: Needs::Nothing,
+    prepare: plain,
+    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
+    cost: Some(Cost {
+        formula:
+            "Σ_s [2(α + β·n/2^(s+1)) + γ·n/2^(s+1)] for N = 2^K and count divisible by N; exact",
+        time: |_, spec, m| super::cost::rabenseifner(spec, m),
+    }),
+    guarantees: &[
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when: "always",
+            holds: always,
+        },
+    ],
+    examples: &["rabenseifner"],
+};
+
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).
 pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let count = spec.count;

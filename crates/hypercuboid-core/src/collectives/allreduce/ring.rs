@@ -29,6 +29,48 @@
 use super::{block, tag, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 
+use super::{plain, unless_trivial, Algorithm, Allreduce};
+use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::spec::{Form, Positional};
+
+/// The `ring` entry of [`super::ALGORITHMS`].
+pub static ENTRY: Entry<Allreduce> = Entry {
+    form: Form {
+        name: "ring",
+        aliases: &[],
+        summary: "reduce-scatter then allgather around the ring, in chunks of count / P (MPICH, NCCL)",
+        keys: &[],
+        positional: Positional::None,
+        example: "ring",
+    },
+    parse: |_| Ok(Algorithm::Ring),
+    needs: Needs::Nothing,
+    prepare: plain,
+    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
+    cost: Some(Cost {
+        formula: "2(P - 1) steps of a chunk each: 2(P - 1)α + 2(P - 1)/P·nβ + (P - 1)/P·nγ with equal chunks; exact",
+        time: |_, spec, m| super::cost::ring(spec, m),
+    }),
+    guarantees: &[
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when: "N = 1",
+            holds: |_, n| n == 1,
+        },
+    ],
+    examples: &["ring"],
+};
+
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).
 pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let p = spec.nranks as u64;

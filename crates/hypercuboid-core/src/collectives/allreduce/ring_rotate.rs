@@ -19,6 +19,48 @@
 use super::{tag, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
+use super::{plain, unless_trivial, Algorithm, Allreduce};
+use crate::collectives::registry::{Cost, Entry, Guarantee, Needs, Property};
+use crate::spec::{Form, Positional};
+
+/// The `ring_rotate` entry of [`super::ALGORITHMS`].
+pub static ENTRY: Entry<Allreduce> = Entry {
+    form: Form {
+        name: "ring_rotate",
+        aliases: &[],
+        summary: "the coursework's ring: P - 1 rounds passing the whole running vector on",
+        keys: &[],
+        positional: Positional::None,
+        example: "ring_rotate",
+    },
+    parse: |_| Ok(Algorithm::RingRotate),
+    needs: Needs::Nothing,
+    prepare: plain,
+    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
+    cost: Some(Cost {
+        formula: "(P - 1)(α + nβ + nγ), exact",
+        time: |_, spec, m| super::cost::ring_rotate(spec, m),
+    }),
+    guarantees: &[
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "N ≤ 2",
+            holds: |_, n| n <= 2,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "N = 1",
+            holds: |_, n| n == 1,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when: "N = 1",
+            holds: |_, n| n == 1,
+        },
+    ],
+    examples: &["ring_rotate"],
+};
+
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).
 pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let p = spec.nranks;

@@ -30,6 +30,48 @@
 use super::{ceil_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
+use super::{plain, unless_trivial, Algorithm, Allreduce};
+use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::spec::{Form, Positional};
+
+/// The `tree` entry of [`super::ALGORITHMS`].
+pub static ENTRY: Entry<Allreduce> = Entry {
+    form: Form {
+        name: "tree",
+        aliases: &[],
+        summary: "binomial-tree reduce to rank 0, then binomial broadcast (the coursework's Alg. 2, any P)",
+        keys: &[],
+        positional: Positional::None,
+        example: "tree",
+    },
+    parse: |_| Ok(Algorithm::Tree),
+    needs: Needs::Nothing,
+    prepare: plain,
+    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
+    cost: Some(Cost {
+        formula: "2·log2 P·(α + nβ) + log2 P·nγ for a power of two; the general form for any P; exact",
+        time: |_, spec, m| super::cost::tree(spec, m),
+    }),
+    guarantees: &[
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when: "always",
+            holds: always,
+        },
+    ],
+    examples: &["tree"],
+};
+
 /// The lowest set bit of `rank` as an exponent, `None` for rank 0 (the root has no parent).
 fn parent_level(rank: Rank) -> Option<u32> {
     (rank != 0).then(|| rank.trailing_zeros())

@@ -713,13 +713,17 @@ impl Parser {
                 c,
                 n_at,
                 format!(
-                    "expected a collective (none, allreduce) after 'collective', found {}",
+                    "expected a collective ({}) after 'collective', found {}",
+                    Collective::NAMES.join(", "),
                     found(c.s, n_at)
                 ),
             ));
         }
-        let collective =
-            Collective::parse(&text(name)).map_err(|e| self.err(c, n_at, e.to_string()))?;
+        let name = text(name);
+        if !Collective::NAMES.contains(&name.as_ref()) {
+            let e = Collective::parse(&name, None).expect_err("not a collective");
+            return Err(self.err(c, n_at, e.to_string()));
+        }
         let (mut count, mut dtype, mut op) = (None, None, None);
         while !self.trailing(c) {
             let k_at = c.p;
@@ -769,10 +773,10 @@ impl Parser {
             }
         }
         self.collective_at = Some(self.pos(c.s, at));
-        self.meta.collective = collective;
+        self.meta.collective =
+            Collective::parse(&name, op).map_err(|e| self.err(c, n_at, e.to_string()))?;
         self.meta.count = count.unwrap_or(0);
         self.meta.dtype = dtype.unwrap_or(Dtype::Byte);
-        self.meta.op = op.unwrap_or(ReduceOp::Sum);
         Ok(())
     }
 

@@ -353,8 +353,10 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
     num(&mut buf, meta.count);
     buf.extend_from_slice(b" dtype ");
     buf.extend_from_slice(meta.dtype.name().as_bytes());
-    buf.extend_from_slice(b" op ");
-    buf.extend_from_slice(meta.op.name().as_bytes());
+    if let Some(op) = meta.op() {
+        buf.extend_from_slice(b" op ");
+        buf.extend_from_slice(op.name().as_bytes());
+    }
     buf.extend_from_slice(b"\nname ");
     quoted(&mut buf, &meta.name);
     buf.push(b'\n');

@@ -43,7 +43,7 @@ mod symbolic;
 
 pub use problem::{CycleStep, Problem, Wait};
 
-use crate::schedule::{Collective, Rank, Schedule};
+use crate::schedule::{Rank, Schedule};
 use graph::{Engine, NoExec, Protocol};
 use std::fmt;
 
@@ -226,7 +226,7 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
     let mut notes = Vec::new();
     let orders: Vec<order::ShapeOrder> = s.shapes().iter().map(order::topo).collect();
     let has_bytes = orders.iter().any(|o| o.has_bytes);
-    let data = meta.collective != Collective::None && !has_bytes;
+    let data = meta.collective.has_data() && !has_bytes;
 
     // 1. Matching and per-program checks.
     let links = matching::match_static(s, &orders, data, &mut col);
@@ -349,7 +349,7 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
     let mut semantics = None;
     if !opts.semantics {
         notes.push("semantics not checked: disabled".into());
-    } else if meta.collective == Collective::None {
+    } else if !meta.collective.has_data() {
         notes.push(
             "semantics not checked: the schedule has no collective (sizes only); matching and \
              deadlock were checked"

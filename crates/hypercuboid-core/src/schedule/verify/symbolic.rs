@@ -260,7 +260,9 @@ impl Sym {
         Sym {
             n,
             count: s.meta().count,
-            op: s.meta().op,
+            // Only schedules with data semantics are evaluated; a collective without an
+            // operator combines nothing, and its symbols never meet one.
+            op: s.meta().op().unwrap_or(ReduceOp::Sum),
             arena: Arena::new(n),
             bufs: (0..n).map(|_| Bufs::default()).collect(),
             msgs: FxHashMap::default(),

@@ -72,9 +72,94 @@ pub mod search;
 
 pub use grammar::{Plan, ScheduleString, ScheduleStringError, Stage};
 
-use super::{whole, AllreduceSpec};
-use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
+use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
+use crate::collectives::registry::{always, Context, Cost, Entry, Guarantee, Needs, Property};
+use crate::schedule::{Combine, OpId, Program, Rank, ScheduleError, Slice, Slot};
+use crate::spec::{Form, Positional};
 use grammar::Level;
+
+/// The `recursive_multiplying` entry of [`super::ALGORITHMS`].
+pub static ENTRY: Entry<Allreduce> = Entry {
+    form: Form {
+        name: "recursive_multiplying",
+        aliases: &[],
+        summary: "the mixed-radix recursive multiplying of Ruefenacht, Bull and Booth, driven by \
+                  a schedule of stages (also accepted bare: a8,a3,a4); 'hypercuboid tune \
+                  allreduce -n N' ranks the schedules of N ranks",
+        keys: &[],
+        positional: Positional::List("SCHEDULE"),
+        example: "recursive_multiplying:a8,a3,a4",
+    },
+    parse: |spec| {
+        let text = spec
+            .positional
+            .as_deref()
+            .expect("the form requires a schedule");
+        Ok(Algorithm::RecursiveMultiplying(ScheduleString::parse(
+            text,
+        )?))
+    },
+    needs: Needs::Nothing,
+    prepare,
+    build: |p, spec, rank, out| {
+        let Prepared::Plan(plan) = p else {
+            unreachable!("prepared by prepare")
+        };
+        unless_trivial(spec, rank, out, |spec, rank, out| {
+            build(plan, spec, rank, out)
+        })
+    },
+    cost: Some(Cost {
+        formula: "Σ (B_i - 1)(α + nβ + nγ) for a factored schedule aB_1,...,aB_s; exact",
+        time: |a, spec, m| {
+            let Algorithm::RecursiveMultiplying(s) = a else {
+                unreachable!("a recursive_multiplying algorithm")
+            };
+            super::cost::recursive_multiplying(s, spec, m)
+        },
+    }),
+    guarantees: &[
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "always",
+            holds: always,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when: "always",
+            holds: always,
+        },
+    ],
+    examples: &[
+        "recursive_multiplying:a2,a3",
+        "recursive_multiplying:a3,a2",
+        "recursive_multiplying:c6m2,a2,a2,e6m2",
+        "recursive_multiplying:m1g2a3,n1g3a2",
+    ],
+};
+
+fn prepare(
+    alg: &Algorithm,
+    spec: &AllreduceSpec,
+    _: &Context<'_>,
+) -> Result<Prepared, ScheduleError> {
+    let Algorithm::RecursiveMultiplying(s) = alg else {
+        unreachable!("a recursive_multiplying algorithm")
+    };
+    Ok(Prepared::Plan(s.fit(spec.nranks)?))
+}
+
+/// Whether `text` looks like a bare schedule string (`a8,a3,a4`, `c6m2,a2,a2,e6m2`): a stage
+/// letter followed by a digit.
+pub fn looks_like_schedule(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 2 && b"acemn".contains(&b[0]) && b[1].is_ascii_digit()
+}
 
 impl ScheduleString {
     /// Checks that the schedule fits `nranks` ranks and returns its plan; the error says why

@@ -1,0 +1,343 @@
+//! The collective algorithms, one entry each.
+//!
+//! Every algorithm is one [`Entry`]: its names and parameters (a [`Form`] of the one spec
+//! grammar, [`crate::spec`]), how its spec is read into the collective's typed algorithm, how it
+//! is prepared for a problem and how each rank's program is built, its closed-form cost where
+//! one exists, the guarantees its schedules make and the examples every test verifies. The
+//! entry is the only place an algorithm is named: the parser, the accepted names in errors,
+//! the Python binding and the CLI all read the tables ([`COLLECTIVES`] and each collective's
+//! `ALGORITHMS`), so adding an algorithm is adding an entry.
+//!
+//! A collective ([`Family`]) brings the typed algorithm (an enum of the algorithms and their
+//! parameters), the problem it works on (ranks, count, dtype, ...), what preparing a problem
+//! yields for the rank builders, and the schedule metadata. An algorithm that needs more than
+//! the problem (the alltoall scheduler needs the topology) reads it from the [`Context`], and
+//! says so ([`Needs`]) so that a missing topology is a clear error.
+
+use crate::schedule::{Meta, Program, Rank, ScheduleBuilder, ScheduleError};
+use crate::spec::{self, Form, Spec};
+use crate::topology::Topology;
+use crate::units::Time;
+
+/// A collective and the types its algorithms work with.
+pub trait Family: Sized + 'static {
+    /// The collective's name (`allreduce`).
+    const NAME: &'static str;
+    /// What its specs are called in errors (`allreduce algorithm`).
+    const WHAT: &'static str;
+    /// An algorithm with its parameters.
+    type Algorithm: Clone + std::fmt::Debug + PartialEq;
+    /// What the algorithm is asked to do: ranks, count, dtype, ...
+    type Problem;
+    /// What preparing a problem yields for building each rank's program (a plan, nothing).
+    type Prepared;
+    /// The cost model of the collective's closed forms.
+    type CostModel;
+    /// The algorithms, in the order lists and errors give them.
+    fn algorithms() -> &'static [&'static Entry<Self>];
+    /// The number of ranks of a problem.
+    fn nranks(problem: &Self::Problem) -> u32;
+    /// Checks a problem before any algorithm sees it (rank count, dtype, sizes).
+    fn validate(problem: &Self::Problem) -> Result<(), ScheduleError>;
+    /// The entry of an algorithm.
+    fn entry(alg: &Self::Algorithm) -> &'static Entry<Self>;
+    /// The schedule metadata of `alg` on `problem`.
+    fn meta(alg: &Self::Algorithm, problem: &Self::Problem) -> Meta;
+}
+
+/// What an algorithm needs beyond its problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing.
+    Nothing,
+    /// The topology the ranks run on (and their mapping onto its endpoints).
+    Topology,
+}
+
+/// What the caller knows beyond the problem: the machine the schedule is for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context<'a> {
+    /// The topology the ranks run on.
+    pub topology: Option<&'a Topology>,
+    /// The endpoint of every rank (`None`: rank `r` on endpoint `r`).
+    pub mapping: Option<&'a [u32]>,
+}
+
+/// A property of a generated schedule that the verifier decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Property {
+    /// Every rank evaluates the same expression up to the order of the two operands of each
+    /// `⊕`: bitwise-identical results for a commutative operator (a floating-point sum). The
+    /// verifier's `same_order_commutative`.
+    SameBitsCommutative,
+    /// Every rank evaluates the same expression: identical results for any operator. The
+    /// verifier's `same_order_noncommutative`.
+    SameExpression,
+    /// The expression is the reduction in rank order, `x₀ ⊕ x₁ ⊕ … ⊕ x_{N−1}`: right for a
+    /// non-commutative operator. The verifier's `canonical_order`.
+    RankOrder,
+}
+
+impl Property {
+    /// Every property, in the order lists give them.
+    pub const ALL: [Property; 3] = [
+        Property::SameBitsCommutative,
+        Property::SameExpression,
+        Property::RankOrder,
+    ];
+
+    /// A short name (`same_bits`, `same_expression`, `rank_order`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Property::SameBitsCommutative => "same_bits",
+            Property::SameExpression => "same_expression",
+            Property::RankOrder => "rank_order",
+        }
+    }
+}
+
+/// A promise an algorithm makes about its schedules: `property` holds for every schedule of
+/// `N` ranks where `holds(algorithm, N)` (it may also hold elsewhere). Every schedule is also
+/// sound: matched, deadlock-free with synchronous sends, race-free and correct.
+pub struct Guarantee<F: Family> {
+    /// The property.
+    pub property: Property,
+    /// When it holds, in words (`always`, `N ≤ 2`, `N a power of k`).
+    pub when: &'static str,
+    /// When it holds.
+    pub holds: fn(&F::Algorithm, u32) -> bool,
+}
+
+/// [`Cost::time`]: the time of an algorithm on a problem under the model.
+pub type CostFn<F> = fn(
+    &<F as Family>::Algorithm,
+    &<F as Family>::Problem,
+    &<F as Family>::CostModel,
+) -> Result<Time, ScheduleError>;
+
+/// [`Entry::prepare`]: checks what an algorithm needs of a valid problem and prepares it.
+pub type PrepareFn<F> = fn(
+    &<F as Family>::Algorithm,
+    &<F as Family>::Problem,
+    &Context<'_>,
+) -> Result<<F as Family>::Prepared, ScheduleError>;
+
+/// A closed form of an algorithm's time.
+pub struct Cost<F: Family> {
+    /// The formula in words, and where it is exact.
+    pub formula: &'static str,
+    /// The time of the algorithm on a problem under the model; an error says why there is
+    /// none for this problem.
+    pub time: CostFn<F>,
+}
+
+/// One algorithm: everything that names, reads, builds and describes it.
+pub struct Entry<F: Family> {
+    /// Names, parameters (keys, positional argument), one line of summary and an example.
+    pub form: Form,
+    /// Reads the algorithm from a spec checked against `form`.
+    pub parse: fn(&Spec) -> Result<F::Algorithm, ScheduleError>,
+    /// What it needs beyond the problem.
+    pub needs: Needs,
+    /// Checks what the algorithm needs of a valid problem (a schedule string that fits, a
+    /// radix in range, a topology) and prepares what every rank's program is built from.
+    pub prepare: PrepareFn<F>,
+    /// Writes the program of one rank of a valid, prepared problem into an empty program.
+    pub build: fn(&F::Prepared, &F::Problem, Rank, &mut Program),
+    /// The closed-form cost, if any.
+    pub cost: Option<Cost<F>>,
+    /// What its schedules guarantee.
+    pub guarantees: &'static [Guarantee<F>],
+    /// Specs of this algorithm that the tests generate and verify over many rank counts.
+    pub examples: &'static [&'static str],
+}
+
+impl<F: Family> std::fmt::Debug for Entry<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("collective", &F::NAME)
+            .field("form", &self.form)
+            .field("needs", &self.needs)
+            .field("cost", &self.cost.as_ref().map(|c| c.formula))
+            .field(
+                "guarantees",
+                &self
+                    .guarantees
+                    .iter()
+                    .map(|g| (g.property, g.when))
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Family> Entry<F> {
+    /// When `property` is promised (`never` when it is not).
+    pub fn when(&self, property: Property) -> &'static str {
+        self.guarantees
+            .iter()
+            .find(|g| g.property == property)
+            .map_or("never promised", |g| g.when)
+    }
+
+    /// Whether `property` is promised for `alg` on `nranks` ranks.
+    pub fn promises(&self, property: Property, alg: &F::Algorithm, nranks: u32) -> bool {
+        self.guarantees
+            .iter()
+            .any(|g| g.property == property && (g.holds)(alg, nranks))
+    }
+}
+
+/// `always`, for [`Guarantee::holds`].
+pub fn always<A>(_: &A, _: u32) -> bool {
+    true
+}
+
+/// The forms of a collective's algorithms.
+pub fn forms<F: Family>() -> Vec<&'static Form> {
+    F::algorithms().iter().map(|e| &e.form).collect()
+}
+
+/// The names a collective's algorithms accept, with their positional arguments
+/// (`recursive_multiplying:SCHEDULE`), for errors and help.
+pub fn accepted<F: Family>() -> Vec<String> {
+    spec::accepted(F::algorithms(), |e| &e.form)
+}
+
+/// Reads an algorithm of collective `F` from its spec (`ring`,
+/// `mpich_recursive_multiplying:k=4`, `recursive_multiplying:a8,a3,a4`).
+pub fn parse<F: Family>(text: &str) -> Result<F::Algorithm, ScheduleError> {
+    let (entry, spec) = spec::parse(F::WHAT, F::algorithms(), |e| &e.form, text)?;
+    (entry.parse)(&spec)
+}
+
+/// Checks the problem and what `alg` needs, and prepares it.
+pub fn prepare<F: Family>(
+    alg: &F::Algorithm,
+    problem: &F::Problem,
+    ctx: &Context<'_>,
+) -> Result<F::Prepared, ScheduleError> {
+    F::validate(problem)?;
+    let entry = F::entry(alg);
+    if entry.needs == Needs::Topology && ctx.topology.is_none() {
+        return Err(ScheduleError::BadParameter {
+            name: F::WHAT.into(),
+            value: entry.form.name.into(),
+            reason: format!(
+                "{} places the ranks' messages on the links of a topology: give the topology \
+                 the ranks run on",
+                entry.form.name
+            ),
+        });
+    }
+    (entry.prepare)(alg, problem, ctx)
+}
+
+/// The program of rank `rank` alone, written into `out` (cleared first), in time proportional
+/// to its own ops, with its dependencies sorted ([`Program::normalize`]): equal to
+/// `generate(..)?.program(rank)`.
+pub fn program<F: Family>(
+    alg: &F::Algorithm,
+    problem: &F::Problem,
+    ctx: &Context<'_>,
+    rank: Rank,
+    out: &mut Program,
+) -> Result<(), ScheduleError> {
+    F::validate(problem)?;
+    let n = F::nranks(problem);
+    if rank >= n {
+        return Err(ScheduleError::BadParameter {
+            name: "rank".into(),
+            value: rank.to_string(),
+            reason: format!("the {} has ranks 0..{n}", F::NAME),
+        });
+    }
+    let prepared = prepare::<F>(alg, problem, ctx)?;
+    out.clear();
+    (F::entry(alg).build)(&prepared, problem, rank, out);
+    out.normalize();
+    Ok(())
+}
+
+/// The schedule of every rank, built one rank at a time into a [`ScheduleBuilder`] with one
+/// reused [`Program`].
+pub fn generate<F: Family>(
+    alg: &F::Algorithm,
+    problem: &F::Problem,
+    ctx: &Context<'_>,
+) -> Result<crate::schedule::Schedule, ScheduleError> {
+    let prepared = prepare::<F>(alg, problem, ctx)?;
+    let n = F::nranks(problem);
+    let build = F::entry(alg).build;
+    let mut builder = ScheduleBuilder::new(n as u64, F::meta(alg, problem))?;
+    let mut p = Program::new();
+    for rank in 0..n {
+        p.clear();
+        build(&prepared, problem, rank, &mut p);
+        if rank == 0 {
+            builder.reserve_ops(p.len().saturating_mul(n as usize));
+        }
+        builder.push(&mut p)?;
+    }
+    builder.finish()
+}
+
+/// What the binding and the CLI know of an algorithm of any collective.
+#[derive(Clone, Debug)]
+pub struct AlgorithmInfo {
+    /// Names, parameters, summary, example.
+    pub form: &'static Form,
+    /// Whether it needs a topology.
+    pub needs: Needs,
+    /// The closed form, if any.
+    pub cost: Option<&'static str>,
+    /// `(property, when)` for every promised property.
+    pub guarantees: Vec<(Property, &'static str)>,
+}
+
+/// A collective and its algorithms, for the binding and the CLI.
+#[derive(Clone, Copy, Debug)]
+pub struct CollectiveInfo {
+    /// `allreduce`.
+    pub name: &'static str,
+    /// One line of description.
+    pub summary: &'static str,
+    /// Its algorithms.
+    pub algorithms: fn() -> Vec<AlgorithmInfo>,
+}
+
+/// The descriptions of a collective's algorithms.
+pub fn infos<F: Family>() -> Vec<AlgorithmInfo> {
+    F::algorithms()
+        .iter()
+        .map(|e| AlgorithmInfo {
+            form: &e.form,
+            needs: e.needs,
+            cost: e.cost.as_ref().map(|c| c.formula),
+            guarantees: e.guarantees.iter().map(|g| (g.property, g.when)).collect(),
+        })
+        .collect()
+}
+
+/// Every collective with generators.
+pub const COLLECTIVES: &[CollectiveInfo] = &[CollectiveInfo {
+    name: crate::collectives::allreduce::Allreduce::NAME,
+    summary: "every rank ends with the reduction of every rank's vector",
+    algorithms: infos::<crate::collectives::allreduce::Allreduce>,
+}];
+
+/// The collective named `name`.
+pub fn collective(name: &str) -> Result<&'static CollectiveInfo, ScheduleError> {
+    COLLECTIVES
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| ScheduleError::UnknownName {
+            what: "collective",
+            name: name.to_string(),
+            accepted: COLLECTIVES
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
