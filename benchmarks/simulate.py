@@ -23,7 +23,7 @@ import json, resource, sys, time
 import hypercuboid
 n = int(sys.argv[1])
 t0 = time.perf_counter()
-s = hypercuboid.allreduce("recursive_doubling", n, 1, dtype="int64")
+s = hypercuboid.schedules.allreduce("recursive_doubling", n, 1, dtype="int64")
 t1 = time.perf_counter()
 r = s.simulate(sys.argv[2])
 t2 = time.perf_counter()

@@ -30,7 +30,7 @@ def main() -> None:
         )
 
     best = res.best.schedule
-    sched = hc.allreduce(f"recursive_multiplying:{best}", n, 1)
+    sched = hc.schedules.allreduce(f"recursive_multiplying:{best}", n, 1)
     report = sched.verify()
     print(f"verify {best}: sound={report.sound}, rank order={report.semantics['canonical_order']}")
 
@@ -43,7 +43,7 @@ def main() -> None:
         "rabenseifner",
         "elimination",
     ]:
-        r = hc.allreduce(alg, n, 1).simulate(model)
+        r = hc.schedules.allreduce(alg, n, 1).simulate(model)
         print(f"  {alg:<40} {r.completion_time_ns:9.1f} ns")
 
 

@@ -52,7 +52,7 @@ def timelines(out: Path) -> None:
     print("| figure | schedule | ranks | completion (ns) | finish skew (ns) |")
     print("|---|---|---|---|---|")
     for name, fig, alg, n in TIMELINES:
-        r = hc.allreduce(alg, n, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
+        r = hc.schedules.allreduce(alg, n, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
         title = (
             f"{fig}: {alg} on {n} ranks — {r.completion_time_ns:,.1f} ns, skew {r.skew_ns:,.1f} ns"
         )

@@ -37,7 +37,7 @@ def test_algorithm_names_are_listed():
     ],
 )
 def test_new_algorithms_verify(algorithm, nranks):
-    s = hc.allreduce(algorithm, nranks, 5)
+    s = hc.schedules.allreduce(algorithm, nranks, 5)
     rep = s.verify()
     assert rep.sound, rep.text
     assert rep.semantics["correct"]
@@ -45,21 +45,21 @@ def test_new_algorithms_verify(algorithm, nranks):
 
 
 def test_schedule_shorthand_names_the_algorithm():
-    s = hc.allreduce("a3,a2", 6)
+    s = hc.schedules.allreduce("a3,a2", 6)
     assert s.meta["name"] == "allreduce recursive_multiplying:a3,a2"
 
 
 def test_a_schedule_that_does_not_fit_says_why():
     with pytest.raises(ScheduleError) as e:
-        hc.allreduce("a8,a3", 7)
+        hc.schedules.allreduce("a8,a3", 7)
     assert str(e.value) == (
         "invalid schedule 'a8,a3': it does not fit 7 ranks: the factors 8 x 3 multiply to 24, "
         "not 7; schedules that fit 7 ranks include 'a7', 'c6m2,a2,a2,e6m2', 'm1g2a3,n1g3a2'"
     )
     with pytest.raises(ValueError, match="stage 2: 'x3' is not a stage"):
-        hc.allreduce("recursive_multiplying:a8,x3", 24)
+        hc.schedules.allreduce("recursive_multiplying:a8,x3", 24)
     with pytest.raises(ValueError, match="needs a schedule"):
-        hc.allreduce("recursive_multiplying", 24)
+        hc.schedules.allreduce("recursive_multiplying", 24)
 
 
 @pytest.mark.parametrize(
@@ -76,14 +76,14 @@ def test_a_schedule_that_does_not_fit_says_why():
     ],
 )
 def test_seed_figures_simulated(algorithm, nranks, completion_ps):
-    r = hc.allreduce(algorithm, nranks, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
+    r = hc.schedules.allreduce(algorithm, nranks, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
     assert r.completion_time_ps == completion_ps
     assert r.trace is not None
 
 
 def test_merging_beats_splitting_by_about_a_microsecond():
     def sim(a):
-        return hc.allreduce(a, 7, 1, dtype="int64").simulate(SEED_MODEL)
+        return hc.schedules.allreduce(a, 7, 1, dtype="int64").simulate(SEED_MODEL)
 
     split, merge = sim("c6m2,a2,a2,e6m2"), sim("m1g2a3,n1g3a2")
     assert split.completion_time_ns - merge.completion_time_ns == pytest.approx(990.0)
@@ -96,7 +96,7 @@ def test_merging_beats_splitting_by_about_a_microsecond():
 
 
 def test_timeline_plot(tmp_path):
-    r = hc.allreduce("m1g2a3,n1g3a2", 7, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
+    r = hc.schedules.allreduce("m1g2a3,n1g3a2", 7, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
     out = r.trace.plot(tmp_path / "fig21.png", title="m1g2a3,n1g3a2")
     assert out.stat().st_size > 1000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -104,7 +104,7 @@ def test_timeline_plot(tmp_path):
 
 def test_one_rank_program_matches_the_schedule():
     # The MPI back end builds only its own rank: the same ops as the whole schedule's.
-    s = hc.allreduce("m3g2a2,n3g2a2", 7, 3)
+    s = hc.schedules.allreduce("m3g2a2,n3g2a2", 7, 3)
     for r in range(7):
         whole = s._core.program(r)
         alone = hc._core.allreduce_program("m3g2a2,n3g2a2", 7, r, 3)

@@ -36,7 +36,7 @@ def run(*args: str):
 
 def test_allreduce_generates_and_verifies_every_algorithm():
     for alg in ["ring_rotate", "ring", "tree", "recursive_doubling"]:
-        s = hc.allreduce(alg, nranks=6, count=10)
+        s = hc.schedules.allreduce(alg, nranks=6, count=10)
         assert s.nranks == 6
         assert s.meta == {
             "collective": "allreduce",
@@ -54,7 +54,7 @@ def test_allreduce_generates_and_verifies_every_algorithm():
 def test_loggops_pins_recursive_doubling():
     # Issue "Foundation", section 4: log2(N) x 6042 ns (2o + L + 7G per step).
     for log2n in (1, 3, 10):
-        r = hc.allreduce("recursive_doubling", 1 << log2n, 1, dtype="int64").simulate(LOGGOPS)
+        r = hc.schedules.allreduce("recursive_doubling", 1 << log2n, 1, dtype="int64").simulate(LOGGOPS)
         assert r.completion_time_ps == log2n * 6_042_000
         assert r.completion_time_ns == log2n * 6042.0
         assert r.rank_finish_ps.dtype == np.uint64
@@ -72,17 +72,17 @@ def test_postal_simulation_equals_the_closed_forms():
         ("tree", 8, 64),
         ("ring", 4, 40),
     ]:
-        s = hc.allreduce(alg, n, count)
+        s = hc.schedules.allreduce(alg, n, count)
         t = s.simulate(model).completion_time_ps
         assert t == hc._core.allreduce_cost(alg, n, count, "float64", alpha, beta, 0.0)
     b = 8 * 100
-    assert hc.allreduce("recursive_doubling", 16, 100).simulate(model).completion_time_ps == (
+    assert hc.schedules.allreduce("recursive_doubling", 16, 100).simulate(model).completion_time_ps == (
         4 * (alpha + round(b * beta))
     )
 
 
 def test_trace_columns_and_chrome_trace(tmp_path):
-    s = hc.allreduce("recursive_doubling", 4, 2)
+    s = hc.schedules.allreduce("recursive_doubling", 4, 2)
     path = tmp_path / "t.json"
     r = s.simulate("postal:alpha=1us,beta=0,gamma=0", trace=True, chrome_trace=path)
     t = r.trace
@@ -95,7 +95,7 @@ def test_trace_columns_and_chrome_trace(tmp_path):
 
 
 def test_noise_is_deterministic_for_a_seed():
-    s = hc.allreduce("tree", 16, 4)
+    s = hc.schedules.allreduce("tree", 16, 4)
     a = s.simulate(LOGGOPS, noise="exp:mean=200ns", seed=7)
     b = s.simulate(LOGGOPS, noise="exp:mean=200ns", seed=7)
     c = s.simulate(LOGGOPS, noise="exp:mean=200ns", seed=8)
@@ -106,7 +106,7 @@ def test_noise_is_deterministic_for_a_seed():
 
 
 def test_text_round_trip_and_goal_export(tmp_path):
-    s = hc.allreduce("ring", 5, 13, dtype="int32", op="max")
+    s = hc.schedules.allreduce("ring", 5, 13, dtype="int32", op="max")
     back = hc.parse_schedule(s.to_text())
     assert back.meta == s.meta
     assert back.to_text() == s.to_text()
@@ -124,7 +124,7 @@ def test_text_round_trip_and_goal_export(tmp_path):
 
 
 def test_program_columns_of_one_rank_alone_equal_the_schedule():
-    s = hc.allreduce("recursive_doubling", 6, 3)
+    s = hc.schedules.allreduce("recursive_doubling", 6, 3)
     for r in range(6):
         a = s.program(r)
         b = hc._core.allreduce_program("recursive_doubling", 6, r, 3)
@@ -144,17 +144,17 @@ def test_program_columns_of_one_rank_alone_equal_the_schedule():
 
 def test_errors_are_value_errors_with_the_accepted_values():
     with pytest.raises(hc.ScheduleError, match="unknown allreduce algorithm 'butterfly'; accepted"):
-        hc.allreduce("butterfly", 4)
+        hc.schedules.allreduce("butterfly", 4)
     with pytest.raises(ValueError, match="invalid number of ranks 0"):
-        hc.allreduce("ring", 0)
+        hc.schedules.allreduce("ring", 0)
     with pytest.raises(ValueError, match="invalid count -1"):
-        hc.allreduce("ring", 4, -1)
+        hc.schedules.allreduce("ring", 4, -1)
     with pytest.raises(hc.ScheduleError, match="unknown dtype 'float128'"):
-        hc.allreduce("ring", 4, 1, dtype="float128")
+        hc.schedules.allreduce("ring", 4, 1, dtype="float128")
     with pytest.raises(hc.ModelError, match="unknown model 'foo'; accepted: postal, pipelined"):
         hc.parse_model("foo:x=1")
     with pytest.raises(hc.ModelError, match="negative"):
-        hc.allreduce("ring", 2).simulate("postal:alpha=-1us")
+        hc.schedules.allreduce("ring", 2).simulate("postal:alpha=-1us")
     with pytest.raises(
         hc.ScheduleError, match="line 3, column 8: expected 'b' after the send size"
     ):
@@ -334,3 +334,68 @@ def test_cli_model_file(tmp_path):
         "simulate", "allreduce", "-a", "ring", "-n", "4", "--model-file", str(f), "--model", LOGGOPS
     )
     assert r.output == "Error: give --model or --model-file, not both\n"
+
+
+def test_the_old_spelling_builds_the_same_schedule_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match=r"hc\.schedules\.allreduce"):
+        old = hc.allreduce("ring", 5, 7, dtype="int32", op="max")
+    new = hc.schedules.allreduce("ring", 5, 7, dtype="int32", op="max")
+    assert old.to_text() == new.to_text()
+
+
+def test_the_registry_names_every_algorithm_once_with_its_promises():
+    (ar,) = hc.schedules.collectives()
+    assert ar.name == "allreduce"
+    names = [a.name for a in ar.algorithms]
+    assert names == hc.allreduce_algorithms()
+    assert names == [
+        "ring_rotate",
+        "ring",
+        "tree",
+        "recursive_doubling",
+        "rabenseifner",
+        "elimination",
+        "recursive_multiplying",
+        "mpich_recursive_multiplying",
+    ]
+    by = {a.name: a for a in ar.algorithms}
+    assert by["recursive_multiplying"].usage == "recursive_multiplying:SCHEDULE"
+    assert by["mpich_recursive_multiplying"].keys == {
+        "k": "the radix, 2 ..= 65536 (default 2, as MPICH)"
+    }
+    assert by["elimination"].guarantees == {
+        "same_bits": "always",
+        "same_expression": "always",
+        "rank_order": "N a power of two, or 3",
+    }
+    assert by["ring_rotate"].cost == "(P - 1)(α + nβ + nγ); exact"
+    assert not any(a.needs_topology for a in ar.algorithms)
+    # every example of the registry builds and verifies
+    for a in ar.algorithms:
+        s = hc.schedules.allreduce(a.example, 96 if a.name == "recursive_multiplying" else 24, 5)
+        assert s.verify().sound, a.example
+    with pytest.raises(hc.ScheduleError, match="unknown collective 'bcast'; accepted: allreduce"):
+        hc.schedules.algorithms("bcast")
+
+
+def test_program_columns_use_the_cores_codes_and_are_checked():
+    s = hc.schedules.allreduce("recursive_doubling", 4, 3)
+    p = s.program(1)
+    assert (p.rank, p.nranks, p.input_len, p.output_len) == (1, 4, 3, 3)
+    assert list(p) == list(hc._core.PROGRAM_COLUMNS)
+    assert [hc._core.OP_KINDS[k] for k in p["kind"]][:2] == ["send", "recv"]
+    assert hc._core.COMBINES == ("assign", "before", "after")
+    assert hc._core.DEP_KINDS == ("requires", "irequires")
+    assert (hc._core.SLOT_INPUT, hc._core.SLOT_OUTPUT, hc._core.SLOT_SCRATCH) == (0, 1, 2)
+    assert hc._core.SLOT_NONE == -1
+    assert hc._core.DTYPES["float64"] == 8 and "byte" not in hc._core.DTYPES
+    d = p.to_dict()
+    q = hc._core.Program.from_columns(d, rank=1, nranks=4, input_len=3, output_len=3)
+    assert q["deps"] == p["deps"] and (q["buf_len"] == p["buf_len"]).all()
+    with pytest.raises(hc.ScheduleError) as e:
+        hc._core.Program.from_columns(d, rank=1, nranks=4, input_len=2, output_len=3)
+    assert str(e.value) == (
+        "rank 1 op 0: send slice in[0:3] is outside the input buffer (2 elements)"
+    )
+    with pytest.raises(KeyError, match="'deps2': a program has columns kind, peer"):
+        p["deps2"]

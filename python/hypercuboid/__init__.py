@@ -1,14 +1,16 @@
 """hypercuboid: design, verify, simulate and run the communication of HPC programs.
 
 >>> import hypercuboid as hc
->>> s = hc.allreduce("recursive_doubling", nranks=8, count=1024)
+>>> s = hc.schedules.allreduce("recursive_doubling", nranks=8, count=1024)
 >>> s.verify().sound
 True
 """
 
 from __future__ import annotations
 
-from hypercuboid import _core
+import warnings
+
+from hypercuboid import _core, schedules
 from hypercuboid.errors import (
     HypercuboidError,
     ModelError,
@@ -24,12 +26,25 @@ from hypercuboid.schedule import (
     SimResult,
     Trace,
     VerifyReport,
-    allreduce,
-    allreduce_algorithms,
     parse_model,
 )
+from hypercuboid.schedules import allreduce_algorithms
 
 __version__: str = _core.__version__
+
+
+def allreduce(
+    algorithm: str, nranks: int, count: int = 1, *, dtype: str = "float64", op: str = "sum"
+) -> Schedule:
+    """Deprecated spelling of :func:`hypercuboid.schedules.allreduce`, which builds a schedule
+    (:func:`hypercuboid.mpi.allreduce` runs one over MPI)."""
+    warnings.warn(
+        "hc.schedules.allreduce(...) builds a schedule: call it as hc.schedules.allreduce(...) "
+        "(hypercuboid.mpi.allreduce runs an allreduce over MPI); the old spelling will go",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return schedules.allreduce(algorithm, nranks, count, dtype=dtype, op=op)
 
 
 def read_schedule(path: str) -> Schedule:
@@ -61,4 +76,5 @@ __all__ = [
     "parse_model",
     "parse_schedule",
     "read_schedule",
+    "schedules",
 ]

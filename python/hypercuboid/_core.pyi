@@ -24,10 +24,10 @@ class Schedule:
     def memory_bytes(self) -> int: ...
     @property
     def meta(self) -> dict[str, Any]:
-        """``{collective, count, dtype, op, name, elem_size}``."""
+        """``{collective, count, dtype, op, name, elem_size}`` (``op`` None without one)."""
     def program_text(self, rank: int) -> list[str]: ...
-    def program(self, rank: int) -> dict[str, Any]:
-        """Rank ``rank``'s program as NumPy columns (see ``allreduce_program``)."""
+    def program(self, rank: int) -> Program:
+        """Rank ``rank``'s program as columns, checked against the schedule's buffers."""
     def verify(
         self, eager_limit: int = 0, semantics: bool = True, max_problems: int = 20
     ) -> dict[str, Any]:
@@ -56,13 +56,54 @@ def allreduce_program(
     count: int = 1,
     dtype: str = "float64",
     op: str = "sum",
-) -> dict[str, Any]:
-    """One rank's program, built alone: per-op columns ``kind`` (0 send, 1 recv, 2 reduce,
-    3 copy, 4 compute, 5 sleep), ``peer``, ``tag``, ``bytes``, ``combine``, ``cpu``, ``nic``,
-    ``time_ps``, ``buf_slot/offset/len``, ``src_slot/offset/len``; ``deps`` as
-    ``(op, on, kind)``; ``scratch`` sizes."""
+) -> Program:
+    """One rank's program, built alone (O(its own ops))."""
+
+class Program:
+    """One rank's program as columns (the core's one encoding), checked by the core: per-op
+    ``kind`` (codes ``OP_KINDS``), ``peer`` (-1 none or any), ``tag``, ``bytes``, ``combine``
+    (``COMBINES``), ``cpu``, ``nic``, ``time_ps``, ``buf_slot/offset/len``,
+    ``src_slot/offset/len`` (slots ``SLOT_*``); ``deps`` as ``(op, on, kind)`` (``DEP_KINDS``);
+    ``scratch`` sizes. Read like a dict of those columns."""
+
+    @staticmethod
+    def from_columns(
+        columns: Any, *, rank: int, nranks: int, input_len: int, output_len: int
+    ) -> Program: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def nranks(self) -> int: ...
+    @property
+    def input_len(self) -> int: ...
+    @property
+    def output_len(self) -> int: ...
+    @property
+    def num_ops(self) -> int: ...
+    @property
+    def dep_columns(self) -> tuple[Any, Any, Any]:
+        """``(dep_op, dep_on, dep_kind)`` NumPy arrays, sorted by op."""
+    def __getitem__(self, key: str) -> Any: ...
+    def __contains__(self, key: str) -> bool: ...
+    def __iter__(self) -> Any: ...
+    def keys(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+OP_KINDS: tuple[str, ...]
+COMBINES: tuple[str, ...]
+DEP_KINDS: tuple[str, ...]
+SLOT_INPUT: int
+SLOT_OUTPUT: int
+SLOT_SCRATCH: int
+SLOT_NONE: int
+PROGRAM_COLUMNS: tuple[str, ...]
+DTYPES: dict[str, int]
+REDUCE_OPS: tuple[str, ...]
 
 def allreduce_algorithms() -> list[str]: ...
+def collectives() -> list[dict[str, Any]]:
+    """The registry: ``[{name, summary, algorithms: [{name, aliases, summary, keys, positional,
+    usage, example, needs_topology, cost, guarantees}]}]``."""
 def allreduce_cost(
     algorithm: str,
     nranks: int,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hypercuboid.errors import ScheduleError
-from hypercuboid.schedule import allreduce, allreduce_algorithms
+from hypercuboid.schedules import allreduce, allreduce_algorithms
 
 #: Models of the tour: the postal model of the coursework seed, the pipelined postal model with
 #: the recursive-multiplying paper's simulator settings (section 6.2), and LogGOPS with the

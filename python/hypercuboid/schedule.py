@@ -246,24 +246,6 @@ class Schedule:
         return self._core.program(rank)
 
 
-def allreduce(
-    algorithm: str,
-    nranks: int,
-    count: int = 1,
-    *,
-    dtype: str = "float64",
-    op: str = "sum",
-) -> Schedule:
-    """The allreduce schedule of ``algorithm`` (``ring_rotate``, ``ring``, ``tree``,
-    ``recursive_doubling``, ...) on ``nranks`` ranks for ``count`` elements of ``dtype``."""
-    return Schedule(_core.allreduce(algorithm, nranks, count, dtype, op))
-
-
-def allreduce_algorithms() -> list[str]:
-    """Names of the allreduce algorithms."""
-    return list(_core.allreduce_algorithms())
-
-
 def parse_model(spec: str) -> str:
     """Validates a cost-model spec and returns it in canonical form (all parameters spelled
     out)."""

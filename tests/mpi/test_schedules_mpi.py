@@ -14,7 +14,7 @@ pytestmark = pytest.mark.mpi
 
 def _algorithms() -> list[str]:
     try:
-        from hypercuboid.schedule import allreduce_algorithms
+        from hypercuboid.schedules import allreduce_algorithms
 
         return allreduce_algorithms()
     except AttributeError:  # a core without the generators

@@ -7,7 +7,8 @@
 //! rank, and which ones are also right for a non-commutative operator. Recursive multiplying's
 //! schedules are verified in `allreduce_rm_verified.rs`.
 
-use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec};
+use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec, ALGORITHMS};
+use hypercuboid_core::collectives::registry::Property;
 use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
 use hypercuboid_core::schedule::{Dtype, ReduceOp};
 use proptest::prelude::*;
@@ -93,6 +94,52 @@ fn check(alg: &Algorithm, n: u32, count: u64) {
             assert_eq!(sem.canonical_order, power_of(n, *k), "{what}");
         }
         _ => unreachable!(),
+    }
+}
+
+/// Every entry of the registry, through its examples: each verifies for every N it fits up to
+/// 48 (a schedule string fits one N), and every guarantee the entry promises holds.
+#[test]
+fn every_registered_algorithm_keeps_its_promises() {
+    for entry in ALGORITHMS {
+        assert!(
+            !entry.examples.is_empty(),
+            "{}: no examples",
+            entry.form.name
+        );
+        for text in entry.examples {
+            let alg = Algorithm::parse(text).unwrap();
+            assert!(
+                std::ptr::eq(alg.entry(), *entry),
+                "{text} parses to another entry"
+            );
+            let mut verified = 0;
+            for n in 1..=48u32 {
+                for count in [1u64, 5, n as u64 + 1] {
+                    let spec = AllreduceSpec::new(n, count, Dtype::Float64, ReduceOp::Sum);
+                    let Ok(s) = allreduce::generate(&alg, &spec) else {
+                        continue;
+                    };
+                    let rep = verify(&s, &VerifyOptions::default());
+                    let what = format!("{text} n={n} count={count}");
+                    assert!(rep.is_sound(), "{what}:\n{rep}");
+                    let sem = rep.semantics.as_ref().expect("an allreduce has semantics");
+                    assert!(sem.correct && sem.exact, "{what}");
+                    for p in Property::ALL {
+                        if entry.promises(p, &alg, n) {
+                            let holds = match p {
+                                Property::SameBitsCommutative => sem.same_order_commutative,
+                                Property::SameExpression => sem.same_order_noncommutative,
+                                Property::RankOrder => sem.canonical_order,
+                            };
+                            assert!(holds, "{what}: promises {} ({})", p.name(), entry.when(p));
+                        }
+                    }
+                    verified += 1;
+                }
+            }
+            assert!(verified > 0, "{text}: fits no N up to 48");
+        }
     }
 }
 

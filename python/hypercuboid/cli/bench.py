@@ -276,7 +276,7 @@ def bench_allreduce_cmd(
 
 def _known_algorithms() -> list[str]:
     try:
-        from hypercuboid.schedule import allreduce_algorithms
+        from hypercuboid.schedules import allreduce_algorithms
 
         return allreduce_algorithms()
     except AttributeError:  # a core without the generators

@@ -53,14 +53,6 @@ class Generator:
     build: Callable[..., Any]
 
 
-GENERATORS: dict[str, Generator] = {}
-
-
-def register_generator(gen: Generator) -> None:
-    """Adds a generator subcommand (``allreduce``, ...) to every schedule verb."""
-    GENERATORS[gen.name] = gen
-
-
 def _apply(options: list[Callable], f: Callable) -> Callable:
     for opt in reversed(options):
         f = opt(f)
@@ -155,17 +147,17 @@ class _errors:
         return False
 
 
+def _algorithm_help(collective: str) -> str:
+    from hypercuboid.schedules import algorithms
+
+    names = ", ".join(a.usage for a in algorithms(collective))
+    return f"Algorithm: {names} (see 'hypercuboid schedule list')."
+
+
 def allreduce_options() -> list[Callable]:
     """Options of the ``allreduce`` generator."""
-    from hypercuboid.schedule import allreduce_algorithms
-
     return [
-        click.option(
-            "--algorithm",
-            "-a",
-            required=True,
-            help="Allreduce algorithm: " + ", ".join(allreduce_algorithms()) + ".",
-        ),
+        click.option("--algorithm", "-a", required=True, help=_algorithm_help("allreduce")),
         click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
         click.option(
             "--count", "-c", type=int, default=1, show_default=True, help="Elements per rank."
@@ -178,7 +170,7 @@ def allreduce_options() -> list[Callable]:
 
 
 def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: str):
-    from hypercuboid.schedule import allreduce
+    from hypercuboid.schedules import allreduce
 
     if nranks < 1:
         raise click.ClickException(f"--ranks {nranks}: the number of ranks must be >= 1")
@@ -187,14 +179,16 @@ def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: st
     return allreduce(algorithm, nranks, count, dtype=dtype, op=op)
 
 
-register_generator(
-    Generator(
+#: The generator subcommands of every schedule verb, one per collective of the core's registry
+#: (``hypercuboid schedule list``). A complete table, not filled by imports.
+GENERATORS: dict[str, Generator] = {
+    "allreduce": Generator(
         name="allreduce",
         help="An allreduce schedule from one of the generators.",
         options=allreduce_options(),
         build=_build_allreduce,
-    )
-)
+    ),
+}
 
 
 def stderr(msg: str) -> None:

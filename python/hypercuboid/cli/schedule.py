@@ -162,3 +162,34 @@ schedule.add_command(
         _verify,
     )
 )
+
+
+@schedule.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_algorithms(as_json: bool) -> None:
+    """List the collectives and their algorithms: how to name each (with its parameters), what
+    its schedules guarantee, and its closed-form cost where one is exact."""
+    from dataclasses import asdict
+
+    from hypercuboid.schedules import collectives
+
+    cs = collectives()
+    if as_json:
+        echo_json([asdict(c) for c in cs])
+        return
+    for c in cs:
+        click.echo(f"{c.name}: {c.summary}")
+        for a in c.algorithms:
+            click.echo(f"  {a.usage}")
+            click.echo(f"      {a.summary}")
+            for k, help_ in a.keys.items():
+                click.echo(f"      {k}=  {help_}")
+            if a.aliases:
+                click.echo(f"      also: {', '.join(a.aliases)}")
+            if a.needs_topology:
+                click.echo("      needs a topology")
+            g = ", ".join(f"{p} ({w})" for p, w in a.guarantees.items())
+            click.echo(f"      guarantees: sound; {g}")
+            if a.cost:
+                click.echo(f"      closed form: {a.cost}")
+            click.echo(f"      e.g. {a.example}")

@@ -54,7 +54,7 @@ def core_program(req: ProgramRequest) -> _core.Program:
     """The default source. With ``verify``: the whole schedule from the Rust core, verified
     (every rank reaches the same verdict, as every rank builds the same schedule), then this
     rank's columns. Without: only this rank's program, built alone by the core."""
-    from hypercuboid.schedule import allreduce
+    from hypercuboid.schedules import allreduce
 
     if not req.verify:
         return _core.allreduce_program(

@@ -48,7 +48,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
     prepare: plain,
     build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
     cost: Some(Cost {
-        formula: "2(P - 1) steps of a chunk each: 2(P - 1)α + 2(P - 1)/P·nβ + (P - 1)/P·nγ with equal chunks; exact",
+        formula: "2(P - 1)(α + βm) + (P - 1)γm with chunks of m = n/P bytes (count divisible by P); exact",
         time: |_, spec, m| super::cost::ring(spec, m),
     }),
     guarantees: &[

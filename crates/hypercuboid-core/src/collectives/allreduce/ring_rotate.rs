@@ -38,7 +38,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
     prepare: plain,
     build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
     cost: Some(Cost {
-        formula: "(P - 1)(α + nβ + nγ), exact",
+        formula: "(P - 1)(α + nβ + nγ); exact",
         time: |_, spec, m| super::cost::ring_rotate(spec, m),
     }),
     guarantees: &[

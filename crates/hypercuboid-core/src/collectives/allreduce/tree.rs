@@ -49,7 +49,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
     prepare: plain,
     build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
     cost: Some(Cost {
-        formula: "2·log2 P·(α + nβ) + log2 P·nγ for a power of two; the general form for any P; exact",
+        formula: "k(α + nβ + nγ) + k(α + nβ) for P = 2^k; recurrences over the tree for any P; exact",
         time: |_, spec, m| super::cost::tree(spec, m),
     }),
     guarantees: &[

@@ -1,0 +1,110 @@
+"""Schedule generators: ``hc.schedules.allreduce(...)`` builds the schedule of an algorithm
+(it does not run it: :func:`hypercuboid.mpi.allreduce` runs one over MPI).
+
+The algorithms, their parameters and the guarantees their schedules make come from the Rust
+core's registry (:func:`collectives`); nothing here lists them again.
+
+>>> import hypercuboid as hc
+>>> s = hc.schedules.allreduce("recursive_doubling", nranks=8, count=1024)
+>>> s.verify().sound
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypercuboid import _core
+from hypercuboid.schedule import Schedule
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """One algorithm of the registry: how to name it and what it promises."""
+
+    name: str
+    aliases: tuple[str, ...]
+    summary: str
+    keys: dict[str, str]
+    """Its parameters (``key=value`` in the spec) and what each means, with its default."""
+    positional: str | None
+    """What its positional argument is (``SCHEDULE`` of recursive multiplying), if any."""
+    usage: str
+    example: str
+    needs_topology: bool
+    cost: str | None
+    """The closed form of its time in the postal model, where one is exact."""
+    guarantees: dict[str, str]
+    """Property (``same_bits``, ``same_expression``, ``rank_order``) → when it holds."""
+
+
+@dataclass(frozen=True)
+class CollectiveInfo:
+    """A collective and its algorithms."""
+
+    name: str
+    summary: str
+    algorithms: tuple[AlgorithmInfo, ...]
+
+
+def collectives() -> list[CollectiveInfo]:
+    """Every collective with generators and its algorithms, from the core's registry."""
+    out = []
+    for c in _core.collectives():
+        algs = tuple(
+            AlgorithmInfo(
+                name=a["name"],
+                aliases=tuple(a["aliases"]),
+                summary=a["summary"],
+                keys=dict(a["keys"]),
+                positional=a["positional"],
+                usage=a["usage"],
+                example=a["example"],
+                needs_topology=a["needs_topology"],
+                cost=a["cost"],
+                guarantees=dict(a["guarantees"]),
+            )
+            for a in c["algorithms"]
+        )
+        out.append(CollectiveInfo(name=c["name"], summary=c["summary"], algorithms=algs))
+    return out
+
+
+def algorithms(collective: str = "allreduce") -> list[AlgorithmInfo]:
+    """The algorithms of ``collective``."""
+    for c in collectives():
+        if c.name == collective:
+            return list(c.algorithms)
+    from hypercuboid.errors import ScheduleError
+
+    names = ", ".join(c.name for c in collectives())
+    raise ScheduleError(f"unknown collective '{collective}'; accepted: {names}")
+
+
+def allreduce(
+    algorithm: str,
+    nranks: int,
+    count: int = 1,
+    *,
+    dtype: str = "float64",
+    op: str = "sum",
+) -> Schedule:
+    """The allreduce schedule of ``algorithm`` (``ring_rotate``, ``ring``, ``tree``,
+    ``recursive_doubling``, ``recursive_multiplying:a8,a3,a4``, ...; see
+    :func:`algorithms`) on ``nranks`` ranks for ``count`` elements of ``dtype``."""
+    return Schedule(_core.allreduce(algorithm, nranks, count, dtype, op))
+
+
+def allreduce_algorithms() -> list[str]:
+    """Names of the allreduce algorithms."""
+    return list(_core.allreduce_algorithms())
+
+
+__all__ = [
+    "AlgorithmInfo",
+    "CollectiveInfo",
+    "algorithms",
+    "allreduce",
+    "allreduce_algorithms",
+    "collectives",
+]
