@@ -96,7 +96,9 @@ def test_merging_beats_splitting_by_about_a_microsecond():
 
 
 def test_timeline_plot(tmp_path):
-    r = hc.schedules.allreduce("m1g2a3,n1g3a2", 7, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
+    r = hc.schedules.allreduce("m1g2a3,n1g3a2", 7, 1, dtype="int64").simulate(
+        SEED_MODEL, trace=True
+    )
     out = r.trace.plot(tmp_path / "fig21.png", title="m1g2a3,n1g3a2")
     assert out.stat().st_size > 1000
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

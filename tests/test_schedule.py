@@ -54,7 +54,9 @@ def test_allreduce_generates_and_verifies_every_algorithm():
 def test_loggops_pins_recursive_doubling():
     # Issue "Foundation", section 4: log2(N) x 6042 ns (2o + L + 7G per step).
     for log2n in (1, 3, 10):
-        r = hc.schedules.allreduce("recursive_doubling", 1 << log2n, 1, dtype="int64").simulate(LOGGOPS)
+        r = hc.schedules.allreduce("recursive_doubling", 1 << log2n, 1, dtype="int64").simulate(
+            LOGGOPS
+        )
         assert r.completion_time_ps == log2n * 6_042_000
         assert r.completion_time_ns == log2n * 6042.0
         assert r.rank_finish_ps.dtype == np.uint64
@@ -76,9 +78,9 @@ def test_postal_simulation_equals_the_closed_forms():
         t = s.simulate(model).completion_time_ps
         assert t == hc._core.allreduce_cost(alg, n, count, "float64", alpha, beta, 0.0)
     b = 8 * 100
-    assert hc.schedules.allreduce("recursive_doubling", 16, 100).simulate(model).completion_time_ps == (
-        4 * (alpha + round(b * beta))
-    )
+    assert hc.schedules.allreduce("recursive_doubling", 16, 100).simulate(
+        model
+    ).completion_time_ps == (4 * (alpha + round(b * beta)))
 
 
 def test_trace_columns_and_chrome_trace(tmp_path):

@@ -104,6 +104,7 @@ def allreduce_algorithms() -> list[str]: ...
 def collectives() -> list[dict[str, Any]]:
     """The registry: ``[{name, summary, algorithms: [{name, aliases, summary, keys, positional,
     usage, example, needs_topology, cost, guarantees}]}]``."""
+
 def allreduce_cost(
     algorithm: str,
     nranks: int,
