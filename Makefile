@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 EXT    := $(VENV)/.built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
 
-.PHONY: all demo test test-rust test-python test-mpi test-mpich bench lint fmt clean
+.PHONY: all demo test test-rust test-python test-mpi test-mpich bench baseline lint fmt clean
 
 all: $(EXT)
 
@@ -76,6 +76,19 @@ bench: $(EXT)
 	cargo bench -p hypercuboid-core
 	$(PY) benchmarks/run.py
 
+# An earlier build of this repository for benchmarks/before_after.py: the source of commit REV,
+# built by maturin into .baseline/REV (its hypercuboid package with the compiled _core).
+REV ?= HEAD
+baseline: $(STAMP)
+	rm -rf .baseline/src .baseline/wheel .baseline/$(REV)
+	mkdir -p .baseline/src .baseline/wheel
+	git archive $(REV) | tar -x -C .baseline/src
+	cd .baseline/src && CARGO_TARGET_DIR=$(abspath .baseline/target) \
+	  $(abspath $(VENV))/bin/maturin build --quiet --release -o $(abspath .baseline/wheel)
+	$(PY) -m zipfile -e .baseline/wheel/*.whl .baseline/$(REV)
+	rm -rf .baseline/src .baseline/wheel
+	@echo "built $(REV) into .baseline/$(REV); compare: $(PY) benchmarks/before_after.py"
+
 lint: $(EXT)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
@@ -88,4 +101,4 @@ fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix python tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) $(MPICH_VENV) target
+	rm -rf $(VENV) $(MPICH_VENV) target .baseline

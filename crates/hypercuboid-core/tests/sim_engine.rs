@@ -1,6 +1,5 @@
 //! Engine behaviour common to all models: errors, noise, traces.
 
-#[path = "sim_common.rs"]
 mod common;
 
 use common::*;

@@ -6,7 +6,6 @@
 //! `Host i: finish` line per rank (ns). See `tests/data/loggops/README.md` for how they were
 //! produced. Every rank's finish time must agree exactly.
 
-#[path = "sim_common.rs"]
 mod common;
 
 use common::*;

@@ -4,7 +4,6 @@
 //! rotation and binomial tree forms from the textbook postal analysis). Where nothing contends
 //! the simulator must equal them to the picosecond.
 
-#[path = "sim_common.rs"]
 mod common;
 
 use common::*;

@@ -4,7 +4,6 @@
 //! (under `/usr/bin/time -v` for wall time and peak memory). The assertion is the exact
 //! completion time, 20 × 6042 ns (LogGOPSim's per-step 2o + L + 7G).
 
-#[path = "sim_common.rs"]
 mod common;
 
 use hypercuboid_core::model::parse_model;

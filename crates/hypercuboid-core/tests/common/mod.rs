@@ -1,7 +1,7 @@
-//! Schedules for the simulator tests, built by hand with `Program` (the real generators live
-//! elsewhere), and a minimal reader of GOAL text for the LogGOPSim golden files.
-//!
-//! Included by the `sim_*` tests with `#[path = "sim_common.rs"] mod common;`.
+//! Helpers shared by the integration tests (`mod common;` in a test file; cargo builds no test
+//! of its own from this folder): schedules built by hand with `Program` for the simulator tests
+//! (the real generators live elsewhere), and a minimal reader of GOAL text for the LogGOPSim
+//! golden files.
 #![allow(dead_code)]
 
 use hypercuboid_core::schedule::{
