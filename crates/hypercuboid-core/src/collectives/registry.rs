@@ -334,10 +334,6 @@ pub fn collective(name: &str) -> Result<&'static CollectiveInfo, ScheduleError> 
         .ok_or_else(|| ScheduleError::UnknownName {
             what: "collective",
             name: name.to_string(),
-            accepted: COLLECTIVES
-                .iter()
-                .map(|c| c.name)
-                .collect::<Vec<_>>()
-                .join(", "),
+            accepted: COLLECTIVES.iter().map(|c| c.name.to_string()).collect(),
         })
 }

@@ -22,11 +22,12 @@ pub enum ScheduleError {
     RankOrder { expected: u32, got: u32 },
     /// The builder was finished before every rank had a program.
     Incomplete { ranks_built: u32, nranks: u32 },
-    /// A name the user typed (algorithm, dtype, reduction op, ...) that is not known.
+    /// A name the user typed (dtype, reduction op, collective, ...) that is not known.
     UnknownName {
         what: &'static str,
         name: String,
-        accepted: String,
+        /// The accepted names.
+        accepted: Vec<String>,
     },
     /// A parameter value outside what is accepted.
     BadParameter {
@@ -88,7 +89,7 @@ impl fmt::Display for ScheduleError {
                 name,
                 accepted,
             } => {
-                write!(f, "unknown {what} '{name}'; accepted: {accepted}")
+                write!(f, "unknown {what} '{name}'; accepted: {}", accepted.join(", "))
             }
             ScheduleError::BadParameter {
                 name,
@@ -111,3 +112,14 @@ impl fmt::Display for ScheduleError {
 }
 
 impl std::error::Error for ScheduleError {}
+
+impl ScheduleError {
+    /// The accepted values the error names (names, keys), if it names any.
+    pub fn accepted(&self) -> Vec<String> {
+        match self {
+            ScheduleError::UnknownName { accepted, .. } => accepted.clone(),
+            ScheduleError::Spec(e) => e.accepted(),
+            _ => Vec::new(),
+        }
+    }
+}

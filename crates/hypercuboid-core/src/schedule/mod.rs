@@ -101,11 +101,7 @@ impl Dtype {
             .ok_or_else(|| ScheduleError::UnknownName {
                 what: "dtype",
                 name: name.to_string(),
-                accepted: Dtype::ALL
-                    .iter()
-                    .map(|d| d.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                accepted: Dtype::ALL.iter().map(|d| d.name().to_string()).collect(),
             })
     }
 }
@@ -149,7 +145,7 @@ impl ReduceOp {
             .ok_or_else(|| ScheduleError::UnknownName {
                 what: "reduction op",
                 name: name.to_string(),
-                accepted: "sum, prod, max, min".into(),
+                accepted: ReduceOp::ALL.iter().map(|o| o.name().to_string()).collect(),
             })
     }
 }
@@ -213,7 +209,7 @@ impl Collective {
             _ => Err(ScheduleError::UnknownName {
                 what: "collective",
                 name: name.to_string(),
-                accepted: Collective::NAMES.join(", "),
+                accepted: Collective::NAMES.iter().map(|n| n.to_string()).collect(),
             }),
         }
     }
