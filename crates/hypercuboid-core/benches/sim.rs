@@ -3,7 +3,7 @@
 //! `cargo bench -p hypercuboid-core --bench sim`. The 2^20 end-to-end measurement is the ignored
 //! test `tests/sim_scale.rs`.
 
-#[path = "../tests/sim_common.rs"]
+#[path = "../tests/common/mod.rs"]
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
