@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from hypercuboid.errors import HypercuboidError
+from hypercuboid.cli.common import error_message
 
 
 def env_rank() -> int:
@@ -35,15 +35,13 @@ class BenchGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except HypercuboidError as e:
-            err: click.ClickException = click.ClickException(str(e))
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-            err = click.ClickException(f"{e.filename}: {e.strerror}")
-        except click.ClickException as e:
-            err = e
+        except Exception as e:
+            err = error_message(e)
+            if err is None:
+                raise
         if env_rank() != 0:
             raise click.exceptions.Exit(err.exit_code)
-        raise err
+        raise err from None
 
 
 @click.group(cls=BenchGroup)
@@ -70,8 +68,11 @@ def _agree(comm: Any, check: Callable[[], None]) -> None:
     if comm.Get_rank() == 0:
         try:
             check()
-        except (click.ClickException, HypercuboidError, OSError) as e:
-            msg = e.format_message() if isinstance(e, click.ClickException) else str(e)
+        except Exception as e:
+            err = error_message(e)
+            if err is None:
+                raise
+            msg = err.format_message()
     msg = comm.bcast(msg, root=0)
     if msg is not None:
         raise click.ClickException(msg)

@@ -14,17 +14,33 @@ import click
 from hypercuboid.errors import HypercuboidError
 
 
+def error_message(e: BaseException) -> click.ClickException | None:
+    """The one place errors become what the CLI prints: a hypercuboid error or an OS error (a
+    file that cannot be read or written) as a one-line message (exit status 1, no traceback);
+    None for anything else (a bug: let it raise)."""
+    if isinstance(e, click.ClickException):
+        return e
+    if isinstance(e, HypercuboidError):
+        return click.ClickException(str(e))
+    if isinstance(e, OSError):
+        if e.filename is not None:
+            return click.ClickException(f"{e.filename}: {e.strerror}")
+        return click.ClickException(str(e))
+    return None
+
+
 class HypercuboidGroup(click.Group):
-    """A click group that turns hypercuboid errors and file errors into one-line messages
-    (exit status 1, no traceback)."""
+    """The top-level group: every command runs inside it, so its errors become messages here
+    (:func:`error_message`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except HypercuboidError as e:
-            raise click.ClickException(str(e)) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-            raise click.ClickException(f"{e.filename}: {e.strerror}") from None
+        except Exception as e:
+            msg = error_message(e)
+            if msg is None or msg is e:
+                raise
+            raise msg from None
 
 
 def echo_json(obj: Any) -> None:
@@ -86,8 +102,7 @@ def schedule_verb(
                 )
             from hypercuboid.schedule import Schedule
 
-            with _errors():
-                action(Schedule.read(goal), **verb_kwargs)
+            action(Schedule.read(goal), **verb_kwargs)
         elif goal is not None:
             raise click.UsageError(f"--goal cannot be combined with '{ctx.invoked_subcommand}'")
 
@@ -119,9 +134,7 @@ def schedule_verb(
                         verb_kwargs[k] = parent[k]
                     else:
                         verb_kwargs[k] = given
-                with _errors():
-                    sched = gen.build(**kwargs)
-                    action(sched, **verb_kwargs)
+                action(gen.build(**kwargs), **verb_kwargs)
 
             return click.command(gen.name, help=gen.help)(
                 _apply([*gen.options, *verb_options], click.pass_context(callback))
@@ -129,22 +142,6 @@ def schedule_verb(
 
         group.add_command(make(gen))
     return group
-
-
-class _errors:
-    """Context manager: hypercuboid and file errors become one-line click errors."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, et, e, tb) -> bool:
-        if e is None:
-            return False
-        if isinstance(e, HypercuboidError):
-            raise click.ClickException(str(e)) from None
-        if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
-            raise click.ClickException(f"{e.filename}: {e.strerror}") from None
-        return False
 
 
 def _algorithm_help(collective: str) -> str:

@@ -8,13 +8,7 @@ import sys
 
 import click
 
-from hypercuboid.errors import HypercuboidError
-
 _EXTENSIONS = {".json": "json", ".graphml": "graphml", ".anynet": "anynet", ".dot": "dot"}
-
-
-def _fail(err: Exception) -> click.ClickException:
-    return click.ClickException(str(err))
 
 
 @click.group()
@@ -146,10 +140,7 @@ def show(spec: str, as_json: bool, bisection: bool, seeds: int, method: str) -> 
     """Analyse the topology SPEC: size, radix, cost, diameter, hops, path diversity."""
     from hypercuboid import topology
 
-    try:
-        info = topology.analyze(spec, bisection=bisection, seeds=seeds, method=method)
-    except HypercuboidError as err:
-        raise _fail(err) from None
+    info = topology.analyze(spec, bisection=bisection, seeds=seeds, method=method)
     if as_json:
         click.echo(json.dumps(info))
     else:
@@ -189,10 +180,7 @@ def export_cmd(
                 "--cycle applies to --format anynet only", param_hint="--cycle"
             )
         cycle_ps = _parse_ps(cycle)
-    try:
-        text = topology.export(spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints)
-    except HypercuboidError as err:
-        raise _fail(err) from None
+    text = topology.export(spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -236,12 +224,9 @@ def compare_cmd(radix: int, png: str, no_png: bool, radix_max: int, as_json: boo
     diameter-two seed's Figure 3 (endpoints against router radix) as a PNG."""
     from hypercuboid import topology
 
-    try:
-        rows = topology.compare(radix)
-        if not no_png:
-            topology.plot_compare(png, radix=radix, radix_max=max(radix_max, radix + 1))
-    except HypercuboidError as err:
-        raise _fail(err) from None
+    rows = topology.compare(radix)
+    if not no_png:
+        topology.plot_compare(png, radix=radix, radix_max=max(radix_max, radix + 1))
     if as_json:
         click.echo(json.dumps(rows))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hypercuboid.cli.common import _errors, echo_json
+from hypercuboid.cli.common import echo_json
 
 
 @click.group()
@@ -97,30 +97,29 @@ def allreduce(
         raise click.ClickException(f"--top {top}: print at least one row")
     if max_schedules < 0:
         raise click.ClickException(f"--max-schedules {max_schedules}: must be >= 0 (0: no cap)")
-    with _errors():
-        if model_file is not None:
-            if alpha_p is not None or alpha_r is not None:
-                raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
-            model = t.load_model_file(model_file)
-        else:
-            if alpha_p is None or alpha_r is None:
-                raise click.ClickException(
-                    "give --alpha-p and --alpha-r (e.g. --alpha-p 1.34us --alpha-r 0.34us, the "
-                    "paper's Table 1 minimum), or --model-file"
-                )
-            model = t.pipelined_model(alpha_p, alpha_r, beta, gamma, delta)
-        res = t.tune_allreduce(
-            nranks,
-            model,
-            count=count,
-            dtype=dtype,
-            top=top,
-            simulate=simulate,
-            pool=pool,
-            max_schedules=max_schedules,
-            split=not no_split,
-            merged=not no_merged,
-        )
+    if model_file is not None:
+        if alpha_p is not None or alpha_r is not None:
+            raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
+        model = t.load_model_file(model_file)
+    else:
+        if alpha_p is None or alpha_r is None:
+            raise click.ClickException(
+                "give --alpha-p and --alpha-r (e.g. --alpha-p 1.34us --alpha-r 0.34us, the "
+                "paper's Table 1 minimum), or --model-file"
+            )
+        model = t.pipelined_model(alpha_p, alpha_r, beta, gamma, delta)
+    res = t.tune_allreduce(
+        nranks,
+        model,
+        count=count,
+        dtype=dtype,
+        top=top,
+        simulate=simulate,
+        pool=pool,
+        max_schedules=max_schedules,
+        split=not no_split,
+        merged=not no_merged,
+    )
     if as_json:
         echo_json(res.to_dict())
         return
