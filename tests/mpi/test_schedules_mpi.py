@@ -41,9 +41,9 @@ def _counts(nranks: int) -> list[int]:
 
 def _same_order(algorithm: str, nranks: int) -> bool:
     """Whether the verifier says every rank reduces every element in the same order."""
-    import hypercuboid.schedule as hs
+    import hypercuboid.schedules as hcs
 
-    sem = hs.allreduce(algorithm, nranks, 3).verify().semantics
+    sem = hcs.allreduce(algorithm, nranks, 3).verify().semantics
     return bool(sem["same_order_commutative"])
 
 
@@ -81,17 +81,17 @@ def test_every_algorithm_dtypes_and_ops(comm, algorithm, dtype, op):
 
 @needs_core
 def test_execute_runs_a_schedule_object(comm):
-    import hypercuboid.schedule as hs
+    import hypercuboid.schedules as hcs
     from hypercuboid.mpi import execute
     from hypercuboid.mpi.check import make_input, reference_allreduce, within_bound
 
-    sched = hs.allreduce(ALGORITHMS[0], comm.size, 11, dtype="float64", op="sum")
+    sched = hcs.allreduce(ALGORITHMS[0], comm.size, 11, dtype="float64", op="sum")
     x = make_input(comm.rank, comm.size, 11, "float64", "sum", 4)
     y = execute(comm, sched, x)
     ref, scale = reference_allreduce(comm.size, 11, "float64", "sum", 4)
     assert within_bound(y, ref, scale, comm.size, "sum")
     with pytest.raises(ScheduleError, match=f"^the schedule has {comm.size + 1} ranks, the comm"):
-        execute(comm, hs.allreduce(ALGORITHMS[0], comm.size + 1, 11), x)
+        execute(comm, hcs.allreduce(ALGORITHMS[0], comm.size + 1, 11), x)
 
 
 @needs_core
