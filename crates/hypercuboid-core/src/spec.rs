@@ -344,6 +344,9 @@ pub fn parse<'e, E>(
             match item.split_once('=') {
                 Some((k, v)) => {
                     let (k, v) = (k.trim(), v.trim());
+                    if k.is_empty() {
+                        return Err(malformed(format!("'{item}' has no key")));
+                    }
                     let Some(key) = f.keys.iter().find(|x| x.name == k) else {
                         return Err(SpecError::UnknownKey {
                             what,
@@ -646,6 +649,10 @@ mod tests {
         assert_eq!(
             e("slimfly:q="),
             "invalid topology spec 'slimfly:q=': key 'q' has no value"
+        );
+        assert_eq!(
+            e("slimfly:q=5, =3"),
+            "invalid topology spec 'slimfly:q=5, =3': '=3' has no key"
         );
         assert_eq!(
             e("slimfly:13"),
