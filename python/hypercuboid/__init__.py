@@ -17,6 +17,7 @@ from hypercuboid.errors import (
     ScheduleError,
     SimulationError,
     TopologyError,
+    UnitError,
     VerificationError,
 )
 from hypercuboid.schedule import (
@@ -53,6 +54,7 @@ __all__ = [
     "SimulationError",
     "TopologyError",
     "Trace",
+    "UnitError",
     "VerificationError",
     "VerifyReport",
     "__version__",

@@ -6,8 +6,10 @@ mod errors;
 mod network;
 mod schedule;
 mod sim;
+mod spec;
 mod topology;
 mod tuning;
+mod units;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -17,5 +19,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     topology::register(m)?;
     network::register(m)?;
     tuning::register(m)?;
+    units::register(m)?;
     Ok(())
 }
