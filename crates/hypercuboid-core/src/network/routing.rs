@@ -110,7 +110,7 @@ const UGAL_TH: Form = Form {
         Key::new("t", "threshold, % of the output buffer (default 10)"),
     ],
     positional: Positional::None,
-    example: "ugal-th:t=10",
+    example: "ugal-th:t=20",
 };
 
 /// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them.
