@@ -96,7 +96,10 @@ pub const TRAFFICS: &[TrafficEntry] = &[
             example: "shift:12",
         },
         build: |s| {
-            let k = s.positional.as_deref().unwrap_or_default();
+            let k = s
+                .positional
+                .as_deref()
+                .expect("the spec grammar checks that K is given");
             let k = spec::whole::<i64>(k).map_err(|reason| s.bad("K", k, reason))?;
             Ok(TrafficSpec::Shift(k))
         },
