@@ -111,8 +111,10 @@ def main() -> None:
     if not (Path(before) / "hypercuboid").is_dir():
         sys.exit(f"{before} holds no hypercuboid package; build one with make baseline REV=...")
     rows = []
-    print(f"{'workload':38} {'before s':>9} {'after s':>9} {'after/before':>12} {'MB before':>9} "
-          f"{'MB after':>9}  results")
+    print(
+        f"{'workload':38} {'before s':>9} {'after s':>9} {'after/before':>12} {'MB before':>9} "
+        f"{'MB after':>9}  results"
+    )
     for key in args.only.split(","):
         what, child, cargs = WORKLOADS[key]
         best: dict[str, dict] = {}

@@ -139,8 +139,8 @@ def test_error_messages():
         ),
         (
             ["run", "-t", "mlfm:h=4", "-r", "ugal-th:t=200"],
-            "Error: invalid ugal threshold 200: the threshold is a percentage of the output "
-            "buffer, 0 to 100",
+            "Error: invalid routing spec 'ugal-th:t=200': t=200: the threshold is a percentage "
+            "of the output buffer, 0 to 100",
         ),
     ]
     for args, msg in cases:

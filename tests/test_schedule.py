@@ -329,8 +329,8 @@ def test_cli_model_file(tmp_path):
     r = run("simulate", "allreduce", "-a", "ring", "-n", "4", "--model-file", str(bad))
     assert r.exit_code == 1
     assert r.output == (
-        f"Error: {bad}: unknown parameter 'epsilon' for postal; accepted: alpha, beta, gamma, "
-        "delta\n"
+        f"Error: {bad}: invalid model spec 'postal:alpha=1us,epsilon=2': unknown key 'epsilon' "
+        "for postal; accepted: alpha, beta, gamma, delta\n"
     )
     r = run(
         "simulate", "allreduce", "-a", "ring", "-n", "4", "--model-file", str(f), "--model", LOGGOPS

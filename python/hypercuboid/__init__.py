@@ -19,6 +19,7 @@ from hypercuboid.errors import (
     ScheduleError,
     SimulationError,
     TopologyError,
+    UnitError,
     VerificationError,
 )
 from hypercuboid.schedule import (
@@ -68,6 +69,7 @@ __all__ = [
     "SimulationError",
     "TopologyError",
     "Trace",
+    "UnitError",
     "VerificationError",
     "VerifyReport",
     "__version__",

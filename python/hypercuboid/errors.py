@@ -36,5 +36,9 @@ class NetworkError(HypercuboidError, ValueError):
     """A network simulation that is misconfigured or cannot proceed."""
 
 
+class UnitError(HypercuboidError, ValueError):
+    """A time, size or bandwidth that does not read (see :mod:`hypercuboid.units`)."""
+
+
 class MPIError(HypercuboidError):
     """A failure of the MPI back end (the message names the rank and the op)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -250,3 +251,15 @@ def parse_model(spec: str) -> str:
     """Validates a cost-model spec and returns it in canonical form (all parameters spelled
     out)."""
     return _core.parse_model(spec)
+
+
+def model_forms() -> list[dict[str, Any]]:
+    """The cost models a spec may name, as the core's table has them: one dict per model
+    (``name``, ``aliases``, ``summary``, ``keys`` as (name, help) pairs, ``usage``,
+    ``example``)."""
+    return _core.model_forms()
+
+
+def noise_forms() -> list[dict[str, Any]]:
+    """The noise distributions a ``noise`` spec may name (dicts as :func:`model_forms`)."""
+    return _core.noise_forms()

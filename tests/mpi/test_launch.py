@@ -71,4 +71,8 @@ def test_cli_usage_errors_are_printed_once(tmp_path):
         tmp_path,
     )
     assert res.returncode == 1
-    assert res.stderr.count("size 'x' is not a byte count") == 1
+    message = (
+        "invalid size 'x': unknown unit 'x'; accepted units are B, K/KB/KiB, M/MB/MiB, "
+        "G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a bare number is bytes)\n"
+    )
+    assert res.stderr.count(message) == 1

@@ -187,9 +187,15 @@ def test_parse_sizes_osu_style():
     assert parse_sizes("0:4") == [0, 1, 2, 4]
     assert parse_sizes("3:20") == [3, 6, 12]
     assert parse_sizes("1M,8,1KiB,8") == [8, 1024, 1 << 20]
+    # The core's size grammar, as every verb reads it: 8:1MiB, 7.5KB.
+    assert parse_sizes("8:1MiB") == [8 << k for k in range(18)]
+    assert parse_sizes("7.5KB,1e3") == [1000, 7680]
     with pytest.raises(BenchError) as e:
         parse_sizes("8:4X")
-    assert str(e.value) == "size '4X' is not a byte count such as 8, 64K, 4M"
+    assert str(e.value) == (
+        "invalid size '4X': unknown unit 'X'; accepted units are B, K/KB/KiB, M/MB/MiB, "
+        "G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a bare number is bytes)"
+    )
     with pytest.raises(BenchError, match="^sizes '64:8': MIN 64 is above MAX 8$"):
         parse_sizes("64:8")
 
@@ -279,13 +285,17 @@ def test_model_file_round_trip(tmp_path):
         ),
         (
             '{"model": "postal:alpha=1us,epsilon=2"}',
-            "unknown parameter 'epsilon' for postal; accepted: alpha, beta, gamma, delta",
+            "invalid model spec 'postal:alpha=1us,epsilon=2': unknown key 'epsilon' for postal; "
+            "accepted: alpha, beta, gamma, delta",
         ),
         (
             '{"model": "postal:alpha=-1us"}',
-            "invalid value '-1us' for alpha in postal: negative; times must be >= 0",
+            "invalid model spec 'postal:alpha=-1us': alpha=-1us: negative; times must be >= 0",
         ),
-        ('{"model": "postal:alpha=1us,alpha=2us"}', "parameter 'alpha' given twice for postal"),
+        (
+            '{"model": "postal:alpha=1us,alpha=2us"}',
+            "invalid model spec 'postal:alpha=1us,alpha=2us': key 'alpha' given twice",
+        ),
     ],
 )
 def test_model_file_errors_say_what_is_wrong(tmp_path, content, message):

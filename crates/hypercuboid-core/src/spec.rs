@@ -20,6 +20,7 @@
 //! business: it reads values with [`Spec::get`], [`Spec::value`] and [`Spec::required`], which
 //! name the key and the spec in their errors ([`SpecError::BadValue`], [`SpecError::MissingKey`]).
 
+use crate::units::{self, Time};
 use std::fmt;
 
 /// A parameter an entry accepts.
@@ -50,6 +51,10 @@ pub enum Positional {
     List(&'static str),
     /// As [`Positional::One`], but it may be left out.
     Optional(&'static str),
+    /// As [`Positional::One`], or given as `key=value` with the entry's key named second (which
+    /// must be one of its keys): `shift:3` or `shift:k=3`. Either way it is
+    /// [`Spec::positional`].
+    OneOrKey(&'static str, &'static str),
 }
 
 /// What one entry of a table accepts: its names, keys, positional argument and an example.
@@ -85,7 +90,10 @@ impl Form {
     pub fn positional_name(&self) -> Option<&'static str> {
         match self.positional {
             Positional::None => None,
-            Positional::One(w) | Positional::List(w) | Positional::Optional(w) => Some(w),
+            Positional::One(w)
+            | Positional::List(w)
+            | Positional::Optional(w)
+            | Positional::OneOrKey(w, _) => Some(w),
         }
     }
 
@@ -93,7 +101,9 @@ impl Form {
     pub fn usage(&self) -> String {
         match self.positional {
             Positional::None => self.name.to_string(),
-            Positional::One(w) | Positional::List(w) => format!("{}:{w}", self.name),
+            Positional::One(w) | Positional::List(w) | Positional::OneOrKey(w, _) => {
+                format!("{}:{w}", self.name)
+            }
             Positional::Optional(w) => format!("{}[:{w}]", self.name),
         }
     }
@@ -350,6 +360,9 @@ pub fn parse<'e, E>(
             match item.split_once('=') {
                 Some((k, v)) => {
                     let (k, v) = (k.trim(), v.trim());
+                    if k.is_empty() {
+                        return Err(malformed(format!("'{item}' has no key")));
+                    }
                     let Some(key) = f.keys.iter().find(|x| x.name == k) else {
                         return Err(SpecError::UnknownKey {
                             what,
@@ -390,7 +403,11 @@ pub fn parse<'e, E>(
                                 )
                             }))
                         }
-                        Positional::One(w) | Positional::Optional(w) if !pos.is_empty() => {
+                        Positional::One(w)
+                        | Positional::Optional(w)
+                        | Positional::OneOrKey(w, _)
+                            if !pos.is_empty() =>
+                        {
                             return Err(takes(format!(
                                 "is a second {w}; {} takes one, e.g. {}",
                                 f.name, f.example
@@ -405,7 +422,33 @@ pub fn parse<'e, E>(
             spec.positional = Some(pos.join(","));
         }
     }
+    if let Positional::OneOrKey(w, key) = f.positional {
+        if let Some(i) = spec.params.iter().position(|(k, _)| *k == key) {
+            let (_, v) = spec.params.remove(i);
+            if let Some(p) = &spec.positional {
+                return Err(SpecError::Positional {
+                    what,
+                    spec: text.to_string(),
+                    item: p.clone(),
+                    reason: format!(
+                        "is a second {w} after {key}={v}; {} takes one, e.g. {}",
+                        f.name, f.example
+                    ),
+                });
+            }
+            spec.positional = Some(v);
+        }
+    }
     match f.positional {
+        Positional::OneOrKey(w, key) if spec.positional.is_none() => {
+            return Err(SpecError::MissingKey {
+                what,
+                spec: text.to_string(),
+                name: f.name,
+                key: format!("{w} (or {key}={w})"),
+                example: f.example,
+            })
+        }
         Positional::One(w) | Positional::List(w) if spec.positional.is_none() => {
             return Err(SpecError::MissingKey {
                 what,
@@ -509,6 +552,27 @@ pub fn choice<T: Copy>(choices: &[(&str, T)], v: &str) -> Result<T, String> {
         })
 }
 
+/// Reads a duration into whole picoseconds with [`units::parse_time`] (for [`Spec::value`]).
+pub fn time(v: &str) -> Result<Time, String> {
+    units::parse_time(v).map_err(|e| e.reason)
+}
+
+/// Reads a duration, or a time per byte, into picoseconds as `f64` with
+/// [`units::parse_time_f64`] (for [`Spec::value`]).
+pub fn time_f64(v: &str) -> Result<f64, String> {
+    units::parse_time_f64(v).map_err(|e| e.reason)
+}
+
+/// Reads a size in bytes with [`units::parse_size`] (for [`Spec::value`]).
+pub fn size(v: &str) -> Result<u64, String> {
+    units::parse_size(v).map_err(|e| e.reason)
+}
+
+/// Reads a bandwidth in Gb/s with [`units::parse_bandwidth`] (for [`Spec::value`]).
+pub fn bandwidth(v: &str) -> Result<f64, String> {
+    units::parse_bandwidth(v).map_err(|e| e.reason)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,6 +668,10 @@ mod tests {
             "invalid topology spec 'slimfly:q=': key 'q' has no value"
         );
         assert_eq!(
+            e("slimfly:q=5, =3"),
+            "invalid topology spec 'slimfly:q=5, =3': '=3' has no key"
+        );
+        assert_eq!(
             e("slimfly:13"),
             "invalid topology spec 'slimfly:13': '13' is not key=value; slimfly takes keys q, p"
         );
@@ -636,6 +704,64 @@ mod tests {
             "accepted: a, b"
         );
         assert_eq!(number("inf").unwrap_err(), "not a number");
+    }
+
+    #[test]
+    fn a_keyed_positional_is_given_either_way() {
+        const SHIFT: &[Form] = &[Form {
+            name: "shift",
+            aliases: &[],
+            summary: "shift",
+            keys: &[Key::new("k", "the offset")],
+            positional: Positional::OneOrKey("K", "k"),
+            example: "shift:12",
+        }];
+        let p = |t: &str| parse("traffic", SHIFT, |f| f, t).map(|(_, s)| s);
+        let e = |t: &str| p(t).unwrap_err().to_string();
+        assert_eq!(p("shift:3").unwrap().positional.as_deref(), Some("3"));
+        let keyed = p("shift: k = -4").unwrap();
+        assert_eq!(keyed.positional.as_deref(), Some("-4"));
+        assert_eq!(keyed.params, vec![]);
+        assert_eq!(accepted(SHIFT, |f| f), vec!["shift:K"]);
+        assert_eq!(
+            e("shift"),
+            "invalid traffic spec 'shift': shift needs K (or k=K), e.g. shift:12"
+        );
+        assert_eq!(
+            e("shift:3,k=4"),
+            "invalid traffic spec 'shift:3,k=4': '3' is a second K after k=4; shift takes one, \
+             e.g. shift:12"
+        );
+        assert_eq!(
+            e("shift:3,4"),
+            "invalid traffic spec 'shift:3,4': '4' is a second K; shift takes one, e.g. shift:12"
+        );
+        assert_eq!(
+            e("shift:k=1,k=2"),
+            "invalid traffic spec 'shift:k=1,k=2': key 'k' given twice"
+        );
+    }
+
+    #[test]
+    fn values_with_units() {
+        let s = parse("model", FORMS, |f| f, "slimfly:q=1.5us,p=64KiB")
+            .unwrap()
+            .1;
+        assert_eq!(s.required("q", time).unwrap(), 1_500_000);
+        assert_eq!(s.required("q", time_f64).unwrap(), 1.5e6);
+        assert_eq!(s.required("p", size).unwrap(), 65_536);
+        assert_eq!(
+            s.required("p", bandwidth).unwrap_err().to_string(),
+            "invalid model spec 'slimfly:q=1.5us,p=64KiB': p=64KiB: unknown unit 'KiB'; \
+             accepted units are bps, Kbps, Mbps, Gbps, Tbps, Gb/s, B/s, KB/s, MB/s, GB/s, TB/s \
+             (decimal: 1 Gbps = 10^9 bit/s; a bare number is Gb/s)"
+        );
+        assert_eq!(
+            s.required("q", size).unwrap_err().to_string(),
+            "invalid model spec 'slimfly:q=1.5us,p=64KiB': q=1.5us: unknown unit 'us'; accepted \
+             units are B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a bare \
+             number is bytes)"
+        );
     }
 
     #[test]

@@ -69,11 +69,12 @@ impl fmt::Display for UnitError {
 
 /// Splits `text` into a non-negative finite number and its unit, reads the unit (trimmed) with
 /// `unit` (whose error is the reason) before the number, or says why not. `units` names the
-/// accepted units for the error.
+/// accepted units and `bound` the accepted range (`>= 0`, `> 0`) for the error.
 fn number_and_unit<S>(
     what: &'static str,
     text: &str,
     units: &str,
+    bound: &str,
     example: &str,
     unit: impl FnOnce(&str) -> Result<S, String>,
 ) -> Result<(f64, S), UnitError> {
@@ -112,7 +113,7 @@ fn number_and_unit<S>(
         return Err(err("not a finite number".into()));
     }
     if value < 0.0 {
-        return Err(err(format!("negative; {what}s must be >= 0")));
+        return Err(err(format!("negative; {what}s must be {bound}")));
     }
     Ok((value, scale))
 }
@@ -138,22 +139,23 @@ const SIZE_UNITS: &[(&str, u64)] = &[
 /// number of bytes that fits in 64 bits.
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     const UNITS: &str = "B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB";
-    let (value, scale) = number_and_unit("size", text, UNITS, "256, 7.5KB or 1MiB", |unit| {
-        if unit.is_empty() {
-            return Ok(1);
-        }
-        let u = unit.to_ascii_lowercase();
-        SIZE_UNITS
-            .iter()
-            .find(|(n, _)| *n == u)
-            .map(|(_, s)| *s)
-            .ok_or_else(|| {
-                format!(
+    let (value, scale) =
+        number_and_unit("size", text, UNITS, ">= 0", "256, 7.5KB or 1MiB", |unit| {
+            if unit.is_empty() {
+                return Ok(1);
+            }
+            let u = unit.to_ascii_lowercase();
+            SIZE_UNITS
+                .iter()
+                .find(|(n, _)| *n == u)
+                .map(|(_, s)| *s)
+                .ok_or_else(|| {
+                    format!(
                     "unknown unit '{unit}'; accepted units are {UNITS} (binary: 1 KB = 1024 B; \
                      a bare number is bytes)"
                 )
-            })
-    })?;
+                })
+        })?;
     let err = |reason: String| UnitError {
         what: "size",
         text: text.to_string(),
@@ -198,8 +200,13 @@ pub fn format_size(bytes: u64) -> String {
 /// × 8), a bare number is Gb/s. Decimal multiples (1 Gb/s = 10^9 bit/s). Must be > 0.
 pub fn parse_bandwidth(text: &str) -> Result<f64, UnitError> {
     const UNITS: &str = "bps, Kbps, Mbps, Gbps, Tbps, Gb/s, B/s, KB/s, MB/s, GB/s, TB/s";
-    let (value, scale) =
-        number_and_unit("bandwidth", text, UNITS, "100Gbps or 12.5GB/s", |unit| {
+    let (value, scale) = number_and_unit(
+        "bandwidth",
+        text,
+        UNITS,
+        "> 0",
+        "100Gbps or 12.5GB/s",
+        |unit| {
             if unit.is_empty() {
                 return Ok(1.0);
             }
@@ -223,7 +230,8 @@ pub fn parse_bandwidth(text: &str) -> Result<f64, UnitError> {
                  bit/s; a bare number is Gb/s)"
                 )),
             }
-        })?;
+        },
+    )?;
     let err = |reason: String| UnitError {
         what: "bandwidth",
         text: text.to_string(),
@@ -253,18 +261,26 @@ const TIME_UNITS: &[(&str, f64)] = &[
 /// Accepted units: `ps`, `ns`, `us` (or `µs`), `ms`, `s`.
 pub fn parse_time_f64(text: &str) -> Result<f64, UnitError> {
     const UNITS: &str = "ps, ns, us, ms, s";
-    let (value, scale) = number_and_unit("time", text, UNITS, "500ns, 1.5us or 3000", |unit| {
-        if unit.is_empty() {
-            return Ok(1e3);
-        }
-        TIME_UNITS
+    let (value, scale) =
+        number_and_unit(
+            "time",
+            text,
+            UNITS,
+            ">= 0",
+            "500ns, 1.5us or 3000",
+            |unit| {
+                if unit.is_empty() {
+                    return Ok(1e3);
+                }
+                TIME_UNITS
             .iter()
             .find(|(u, _)| u.eq_ignore_ascii_case(unit))
             .map(|(_, s)| *s)
             .ok_or_else(|| {
                 format!("unknown unit '{unit}'; accepted units are {UNITS} (a bare number is ns)")
             })
-    })?;
+            },
+        )?;
     Ok(value * scale)
 }
 
@@ -419,7 +435,10 @@ mod tests {
             .unwrap_err()
             .reason
             .starts_with("unknown unit 'Gbit'"));
-        assert!(parse_bandwidth("-5").is_err());
+        assert_eq!(
+            parse_bandwidth("-5").unwrap_err().to_string(),
+            "invalid bandwidth '-5': negative; bandwidths must be > 0"
+        );
     }
 
     #[test]

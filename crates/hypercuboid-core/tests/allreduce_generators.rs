@@ -7,9 +7,8 @@
 //! `collectives::allreduce::cost`, so the closed forms are checked now, before the simulator and
 //! verifier exist. [`check_generated`] is the one place to add the verifier's check when it lands.
 
-use hypercuboid_core::collectives::allreduce::{
-    self, block, cost, cost::Postal, tree, Algorithm, AllreduceSpec,
-};
+use hypercuboid_core::collectives::allreduce::{self, block, cost, tree, Algorithm, AllreduceSpec};
+use hypercuboid_core::model::PostalModel;
 use hypercuboid_core::schedule::{
     Combine, DepKind, Dtype, OpKind, Payload, Program, Rank, ReduceOp, Schedule, Slice, Slot,
     MAX_RANKS,
@@ -137,7 +136,7 @@ fn bad_specs_are_refused_with_clear_messages() {
 
 #[test]
 fn cost_functions_refuse_what_they_cannot_state_exactly() {
-    let m = Postal::new(1000, 1.0, 1.0).unwrap();
+    let m = PostalModel::postal(1000, 1.0, 1.0, 0);
     let e = |r: Result<u64, _>| -> String {
         let err: hypercuboid_core::schedule::ScheduleError = r.unwrap_err();
         err.to_string()
@@ -154,7 +153,7 @@ fn cost_functions_refuse_what_they_cannot_state_exactly() {
         e(cost::tree_coursework(
             6,
             8,
-            &Postal::new(1, 1.0, 0.0).unwrap()
+            &PostalModel::postal(1, 1.0, 0.0, 0)
         )),
         "invalid nranks '6': the coursework's tree formula holds for a power of two; use tree \
          for any P"
@@ -169,15 +168,40 @@ fn cost_functions_refuse_what_they_cannot_state_exactly() {
         "invalid count '10': the ring's closed form needs equal chunks: count divisible by \
          nranks = 4"
     );
+    // The model's own check (PostalModel::validate), and the closed forms' (the postal model
+    // without a fixed cost per reduction).
+    let negative = PostalModel::postal(1, -1.0, 0.0, 0);
     assert_eq!(
-        Postal::new(1, -1.0, 0.0).unwrap_err().to_string(),
+        negative.validate().unwrap_err().to_string(),
         "invalid beta '-1': a per-byte time is a finite number of picoseconds >= 0"
     );
     assert_eq!(
-        Postal::new(1, 0.0, f64::NAN).unwrap_err().to_string(),
+        e(cost::ring_rotate(&spec(4, 1), &negative)),
+        "invalid beta '-1': a per-byte time is a finite number of picoseconds >= 0"
+    );
+    assert_eq!(
+        e(cost::eq1(4, 8, &PostalModel::postal(1, 0.0, f64::NAN, 0))),
         "invalid gamma 'NaN': a per-byte time is a finite number of picoseconds >= 0"
     );
-    let slow = Postal::new(u64::MAX / 2, 0.0, 0.0).unwrap();
+    let pipelined = PostalModel {
+        alpha_p: 500,
+        ..PostalModel::postal(1, 0.0, 0.0, 0)
+    };
+    assert_eq!(
+        e(cost::tree(&spec(4, 1), &pipelined)),
+        "invalid alpha_p '500': the closed forms are the postal model's (alpha_p = 0); simulate \
+         the pipelined model"
+    );
+    assert_eq!(
+        e(cost::allreduce(
+            &Algorithm::Ring,
+            &spec(4, 4),
+            &PostalModel::postal(1, 0.0, 0.0, 7)
+        )),
+        "invalid delta '7': the closed forms have no fixed cost per reduction (delta = 0); \
+         simulate"
+    );
+    let slow = PostalModel::postal(u64::MAX / 2, 0.0, 0.0, 0);
     assert_eq!(
         e(cost::ring_rotate(&spec(4, 1), &slow)),
         "invalid cost '27670116110564327421 ps': exceeds the 2^64 - 1 ps (213 days) that \
@@ -498,7 +522,7 @@ fn check_generated(alg: Algorithm, sp: &AllreduceSpec, s: &Schedule) {
     let n = sp.nranks as usize;
     let count = sp.count as usize;
     let p = primes(n * count.max(1));
-    let model = Postal::new(1000, 2.5, 0.5).unwrap();
+    let model = PostalModel::postal(1000, 2.5, 0.5, 0);
     let out = reference::run(
         s,
         &model,
@@ -591,7 +615,7 @@ proptest::proptest! {
 /// Runs `s` with each input element the one-letter word `[rank]` and `⊕` = concatenation (a
 /// non-commutative operator), returning each rank's output words.
 fn words(s: &Schedule) -> Vec<Vec<Vec<u16>>> {
-    let m = Postal::new(1, 0.0, 0.0).unwrap();
+    let m = PostalModel::postal(1, 0.0, 0.0, 0);
     reference::run(
         s,
         &m,
@@ -655,7 +679,7 @@ fn ring_tree_and_rotation_also_complete_with_rendezvous_sends() {
     // With sends that complete only once matched, these never wait on each other: no schedule
     // relies on MPI buffering. (Recursive doubling's fused receive writes the buffer the
     // previous step's send read, never the one its own step's send reads.)
-    let m = Postal::new(1000, 1.0, 1.0).unwrap();
+    let m = PostalModel::postal(1000, 1.0, 1.0, 0);
     for n in [2, 3, 6, 8, 13] {
         for alg in ALL {
             let r = reference::run(
@@ -674,7 +698,7 @@ fn ring_tree_and_rotation_also_complete_with_rendezvous_sends() {
 // Closed forms against the reference execution in the postal model
 // ---------------------------------------------------------------------------------------------
 
-fn simulated(s: &Schedule, m: &Postal) -> u64 {
+fn simulated(s: &Schedule, m: &PostalModel) -> u64 {
     reference::time(s, m).unwrap()
 }
 
@@ -682,9 +706,9 @@ fn simulated(s: &Schedule, m: &Postal) -> u64 {
 fn closed_forms_equal_the_reference_execution_to_the_picosecond() {
     // β and γ with fractions of a picosecond a byte, so that rounding once per message shows.
     let models = [
-        Postal::new(1_500_000, 0.37, 0.11).unwrap(),
-        Postal::new(700, 13.0, 29.5).unwrap(),
-        Postal::new(1000, 0.0, 0.0).unwrap(),
+        PostalModel::postal(1_500_000, 0.37, 0.11, 0),
+        PostalModel::postal(700, 13.0, 29.5, 0),
+        PostalModel::postal(1000, 0.0, 0.0, 0),
     ];
     // Every N up to 40 for every algorithm; larger N for the O(N log N) ones.
     let few = [
@@ -712,7 +736,7 @@ fn closed_forms_equal_the_reference_execution_to_the_picosecond() {
                     if skewed {
                         // No closed form: between the γ = 0 time and the bound.
                         assert!(cost::allreduce(alg, &sp, m).is_err());
-                        let no_gamma = Postal::new(m.alpha, m.beta, 0.0).unwrap();
+                        let no_gamma = PostalModel::postal(m.alpha_r, m.beta, 0.0, 0);
                         let lo = cost::recursive_doubling(&sp, &no_gamma).unwrap();
                         let hi = cost::recursive_doubling_bound(&sp, m).unwrap();
                         assert!(
@@ -744,7 +768,7 @@ fn closed_forms_equal_the_reference_execution_to_the_picosecond() {
 #[test]
 fn the_papers_equations_are_the_special_cases() {
     // Eq. 1 (Ruefenacht et al.): (α + nβ + nγ)·log2 N on a power of two.
-    let m = Postal::new(2000, 0.5, 0.25).unwrap();
+    let m = PostalModel::postal(2000, 0.5, 0.25, 0);
     for k in 0..=7 {
         let n = 1u32 << k;
         let sp = spec(n, 100); // 800 bytes: nβ = 400 ps, nγ = 200 ps
@@ -757,7 +781,7 @@ fn the_papers_equations_are_the_special_cases() {
         );
     }
     // Eq. 2: α(⌊log2 N⌋ + 0 or 2) for small messages (β = γ = 0).
-    let small = Postal::new(3000, 0.0, 0.0).unwrap();
+    let small = PostalModel::postal(3000, 0.0, 0.0, 0);
     assert_eq!(cost::eq2(8, 3000).unwrap(), 9000);
     assert_eq!(cost::eq2(6, 3000).unwrap(), 12000);
     assert_eq!(cost::eq2(1, 3000).unwrap(), 0);
@@ -766,7 +790,7 @@ fn the_papers_equations_are_the_special_cases() {
         assert_eq!(simulated(&s, &small), cost::eq2(n, 3000).unwrap(), "n={n}");
     }
     // The coursework (section 3.1): T_ring = (P − 1)(α + βB), T_tree = 2·log2 P·(α + βB).
-    let cw = Postal::new(5000, 2.0, 0.0).unwrap();
+    let cw = PostalModel::postal(5000, 2.0, 0.0, 0);
     for k in 0..=6 {
         let p = 1u32 << k;
         let sp = spec(p, 16); // 128 bytes: βB = 256 ps
@@ -778,7 +802,7 @@ fn the_papers_equations_are_the_special_cases() {
         assert_eq!(simulated(&gen(Algorithm::Tree, p, 16), &cw), t_tree);
     }
     // Bandwidth-optimal ring: 2(P − 1)(α + βn/P) + (P − 1)γn/P.
-    let m = Postal::new(1000, 1.0, 3.0).unwrap();
+    let m = PostalModel::postal(1000, 1.0, 3.0, 0);
     let sp = spec(8, 64); // 512 bytes, chunks of 64 bytes
     assert_eq!(cost::ring(&sp, &m).unwrap(), 2 * 7 * (1000 + 64) + 7 * 192);
     // Empty vectors and single ranks cost nothing.
@@ -794,7 +818,7 @@ fn the_papers_equations_are_the_special_cases() {
 
 mod reference {
     use super::*;
-    use hypercuboid_core::units::Time;
+    use hypercuboid_core::units::{per_byte, Time};
     use rustc_hash::FxHashMap as HashMap;
     use std::cmp::Reverse;
     use std::collections::{BinaryHeap, VecDeque};
@@ -864,7 +888,7 @@ mod reference {
     /// inputs and operator. Messages match per (source, destination, tag) in order.
     pub fn run<V: Clone>(
         s: &Schedule,
-        m: &Postal,
+        m: &PostalModel,
         protocol: Protocol,
         input: impl Fn(Rank, u64) -> V,
         combine: impl Fn(&V, &V) -> V,
@@ -872,14 +896,24 @@ mod reference {
         execute(s, m, protocol, true, input, combine)
     }
 
+    /// `α + β·b`: a message of `bytes` from issue to arrival.
+    fn message(m: &PostalModel, bytes: u64) -> Time {
+        m.alpha_r + per_byte(bytes, m.beta)
+    }
+
+    /// `γ·b`: reducing `bytes`.
+    fn reduction(m: &PostalModel, bytes: u64) -> Time {
+        per_byte(bytes, m.gamma)
+    }
+
     /// The completion time of `s` alone, moving no data.
-    pub fn time(s: &Schedule, m: &Postal) -> Result<Time, String> {
+    pub fn time(s: &Schedule, m: &PostalModel) -> Result<Time, String> {
         Ok(execute(s, m, Protocol::Eager, false, |_, _| (), |_, _| ())?.finish)
     }
 
     fn execute<V: Clone>(
         s: &Schedule,
-        m: &Postal,
+        m: &PostalModel,
         protocol: Protocol,
         with_data: bool,
         input: impl Fn(Rank, u64) -> V,
@@ -939,7 +973,7 @@ mod reference {
                         let slice = data.slice().ok_or("a send without data")?;
                         let bytes = data.bytes(esize);
                         let issue = t.max(nic_free[r as usize]);
-                        let arrival = issue + m.message(bytes);
+                        let arrival = issue + message(m, bytes);
                         nic_free[r as usize] = arrival;
                         let msg = Msg {
                             send: (r, i),
@@ -953,7 +987,7 @@ mod reference {
                         let key = (r, peer, tag);
                         if let Some(p) = posted.get_mut(&key).and_then(|q| q.pop_front()) {
                             let fused = recv_is_fused(s, p.rank, p.op);
-                            let extra = if fused { m.reduction(bytes) } else { 0 };
+                            let extra = if fused { reduction(m, bytes) } else { 0 };
                             push(p.at.max(arrival) + extra, p.rank, p.op);
                             push(arrival.max(p.at), r, i);
                             delivered.insert((p.rank, p.op), msg.data);
@@ -970,7 +1004,7 @@ mod reference {
                         let key = (peer, r, tag);
                         if let Some(msg) = in_flight.get_mut(&key).and_then(|q| q.pop_front()) {
                             let extra = if recv_is_fused(s, r, i) {
-                                m.reduction(data.bytes(esize))
+                                reduction(m, data.bytes(esize))
                             } else {
                                 0
                             };
@@ -988,7 +1022,7 @@ mod reference {
                         }
                     }
                     OpKind::Reduce { src, .. } => {
-                        push(t + m.reduction(src.len * esize as u64), r, i);
+                        push(t + reduction(m, src.len * esize as u64), r, i);
                     }
                     OpKind::Copy { .. } => push(t, r, i),
                     OpKind::Compute { time } | OpKind::Sleep { time } => push(t + time, r, i),

@@ -8,7 +8,7 @@ use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
 use hypercuboid_core::collectives::allreduce::{
     self, cost, Algorithm, AllreduceSpec, ScheduleString, Stage,
 };
-use hypercuboid_core::model::parse_model;
+use hypercuboid_core::model::{parse_model, ModelSpec, PostalModel};
 use hypercuboid_core::schedule::{Dtype, OpKind, Program, Rank, ReduceOp, Schedule};
 use hypercuboid_core::sim::{simulate, SimOptions};
 
@@ -753,8 +753,13 @@ fn the_closed_form_is_exact_for_every_factored_schedule() {
 
 #[test]
 fn postal_closed_forms_match_the_simulator() {
+    // One model for both: the simulator runs the spec, the closed forms read the same
+    // PostalModel.
     let model = parse_model("postal:alpha=1us,beta=0.4ns,gamma=0.1ns").unwrap();
-    let m = cost::Postal::new(1_000_000, 400.0, 100.0).unwrap();
+    let ModelSpec::Postal(m) = model.clone() else {
+        panic!("{model} is not the postal model")
+    };
+    assert_eq!(m, PostalModel::postal(1_000_000, 400.0, 100.0, 0));
     let sim = |alg: &Algorithm, n: u32, count: u64| {
         let sp = AllreduceSpec::new(n, count, Dtype::Float64, ReduceOp::Sum);
         let s = allreduce::generate(alg, &sp).unwrap();

@@ -242,15 +242,15 @@ fn spec_errors_name_the_accepted_values() {
     );
     assert_eq!(
         e(TrafficSpec::parse("shift")),
-        "invalid spec 'shift': shift needs an offset, e.g. shift:12"
+        "invalid traffic spec 'shift': shift needs K (or k=K), e.g. shift:12"
     );
     assert_eq!(
         e(TrafficSpec::parse("shift:x")),
-        "invalid spec 'shift:x': the shift offset 'x' is not an integer"
+        "invalid traffic spec 'shift:x': K=x: not a whole number in range"
     );
     assert_eq!(
         e(TrafficSpec::parse("uniform:3")),
-        "invalid spec 'uniform:3': uniform takes no argument, got '3'"
+        "invalid traffic spec 'uniform:3': '3' is not key=value; uniform takes no parameters"
     );
     assert_eq!(
         TrafficSpec::parse("shift:k=12").unwrap(),
@@ -264,27 +264,29 @@ fn spec_errors_name_the_accepted_values() {
     );
     assert_eq!(
         r("min:n=3"),
-        "invalid spec 'min:n=3': unknown key 'n' for min; accepted: choice, vcs"
+        "invalid routing spec 'min:n=3': unknown key 'n' for min; accepted: choice, vcs"
     );
     assert_eq!(
         r("ugal:t=5"),
-        "invalid spec 'ugal:t=5': unknown key 't' for ugal; accepted: choice, vcs, n, c, cost"
+        "invalid routing spec 'ugal:t=5': unknown key 't' for ugal; accepted: choice, vcs, n, c, \
+         cost"
     );
     assert_eq!(
         r("ugal-th:t=150"),
-        "invalid ugal threshold 150: the threshold is a percentage of the output buffer, 0 to 100"
+        "invalid routing spec 'ugal-th:t=150': t=150: the threshold is a percentage of the output \
+         buffer, 0 to 100"
     );
     assert_eq!(
         r("ugal:n=0"),
-        "invalid ugal n 0: the indirect candidates must be 1 to 64"
+        "invalid routing spec 'ugal:n=0': n=0: the indirect candidates must be 1 to 64"
     );
     assert_eq!(
         r("ugal:c=1,c=2"),
-        "invalid spec 'ugal:c=1,c=2': key 'c' given twice"
+        "invalid routing spec 'ugal:c=1,c=2': key 'c' given twice"
     );
     assert_eq!(
         r("inr:vcs=7"),
-        "invalid routing vcs 7: accepted: auto, hop, phase, none"
+        "invalid routing spec 'inr:vcs=7': vcs=7: accepted: auto, hop, phase, none, 1, single"
     );
     // Round trip of the canonical form.
     for s in [

@@ -1,6 +1,9 @@
 //! Model and noise spec strings: parsing, defaults, printing back, every error message.
 
-use hypercuboid_core::model::{parse_model, parse_noise, ModelError, ModelSpec, NoiseSpec};
+use hypercuboid_core::model::{
+    parse_model, parse_noise, LogGopsModel, ModelError, ModelSpec, NoiseSpec, PostalModel,
+};
+use hypercuboid_core::spec::SpecError;
 use hypercuboid_core::units::{ns, us};
 
 fn err(spec: &str) -> String {
@@ -15,26 +18,27 @@ fn noise_err(spec: &str) -> String {
 fn parses_the_cli_examples() {
     assert_eq!(
         parse_model("postal:alpha=1us,beta=0.4ns,gamma=0").unwrap(),
-        ModelSpec::Postal {
-            alpha: us(1),
+        ModelSpec::Postal(PostalModel {
+            alpha_p: 0,
+            alpha_r: us(1),
             beta: 400.0,
             gamma: 0.0,
             delta: 0
-        }
+        })
     );
     assert_eq!(
         parse_model("pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0").unwrap(),
-        ModelSpec::Pipelined {
+        ModelSpec::Pipelined(PostalModel {
             alpha_p: ns(500),
             alpha_r: ns(100),
             beta: 400.0,
             gamma: 0.0,
             delta: 0
-        }
+        })
     );
     assert_eq!(
         parse_model("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535").unwrap(),
-        ModelSpec::LogGops {
+        ModelSpec::LogGops(LogGopsModel {
             latency: ns(3000),
             overhead: ns(1500),
             gap: ns(1000),
@@ -43,35 +47,50 @@ fn parses_the_cli_examples() {
             eager_limit: 65535,
             gamma: 0.0,
             delta: 0
-        }
+        })
     );
     // Spaces around items, units, and delta (the paper's "compute 10 ns" per reduction).
     assert_eq!(
         parse_model(" postal: alpha = 2.5us , delta=10ns ").unwrap(),
-        ModelSpec::Postal {
-            alpha: ns(2500),
-            beta: 0.0,
-            gamma: 0.0,
-            delta: ns(10)
-        }
+        ModelSpec::Postal(PostalModel::postal(ns(2500), 0.0, 0.0, ns(10)))
     );
+    // S is a size.
+    for (s, bytes) in [
+        ("65535", 65535),
+        ("64KiB", 65536),
+        ("64k", 65536),
+        ("1M", 1 << 20),
+    ] {
+        let ModelSpec::LogGops(m) = parse_model(&format!("loggops:S={s}")).unwrap() else {
+            panic!("loggops")
+        };
+        assert_eq!(m.eager_limit, bytes, "S={s}");
+    }
 }
 
 #[test]
 fn defaults() {
     assert_eq!(
         parse_model("postal").unwrap(),
-        ModelSpec::Postal {
-            alpha: 0,
-            beta: 0.0,
-            gamma: 0.0,
-            delta: 0
-        }
+        ModelSpec::Postal(PostalModel::postal(0, 0.0, 0.0, 0))
     );
     // LogGOPSim's defaults (simulator.ggo): L=2500 o=1500 g=1000 G=6 O=0 S=65535.
     assert_eq!(
         parse_model("loggops").unwrap(),
         ModelSpec::loggops_default()
+    );
+    assert_eq!(
+        ModelSpec::loggops_default(),
+        ModelSpec::LogGops(LogGopsModel {
+            latency: ns(2500),
+            overhead: ns(1500),
+            gap: ns(1000),
+            gap_per_byte: 6000.0,
+            overhead_per_byte: 0.0,
+            eager_limit: 65535,
+            gamma: 0.0,
+            delta: 0
+        })
     );
     assert_eq!(
         parse_model("loggops:L=1us").unwrap().to_string(),
@@ -119,79 +138,90 @@ fn error_messages() {
     );
     assert_eq!(
         err("pipelined:x=1"),
-        "unknown parameter 'x' for pipelined; accepted: alpha_p, alpha_r, beta, gamma, delta"
+        "invalid model spec 'pipelined:x=1': unknown key 'x' for pipelined; accepted: alpha_p, \
+         alpha_r, beta, gamma, delta"
     );
     assert_eq!(
         err("postal:alpha_p=1"),
-        "unknown parameter 'alpha_p' for postal; accepted: alpha, beta, gamma, delta"
+        "invalid model spec 'postal:alpha_p=1': unknown key 'alpha_p' for postal; accepted: \
+         alpha, beta, gamma, delta"
     );
     assert_eq!(
         err("loggops:l=1"),
-        "unknown parameter 'l' for loggops; accepted: L, o, g, G, O, S, gamma, delta"
+        "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, O, \
+         S, gamma, delta"
     );
     assert_eq!(
         err("postal:alpha=-1us"),
-        "invalid value '-1us' for alpha in postal: negative; times must be >= 0"
+        "invalid model spec 'postal:alpha=-1us': alpha=-1us: negative; times must be >= 0"
     );
     assert_eq!(
         err("postal:beta=-0.1ns"),
-        "invalid value '-0.1ns' for beta in postal: negative; times must be >= 0"
+        "invalid model spec 'postal:beta=-0.1ns': beta=-0.1ns: negative; times must be >= 0"
     );
     assert_eq!(
         err("pipelined:alpha_r=3 parsecs"),
-        "invalid value '3 parsecs' for alpha_r in pipelined: unknown unit 'parsecs'; \
-         accepted units are ps, ns, us, ms, s (a bare number is ns)"
+        "invalid model spec 'pipelined:alpha_r=3 parsecs': alpha_r=3 parsecs: unknown unit \
+         'parsecs'; accepted units are ps, ns, us, ms, s (a bare number is ns)"
     );
     assert_eq!(
         err("postal:alpha=fast"),
-        "invalid value 'fast' for alpha in postal: unknown unit 'fast'; \
-         accepted units are ps, ns, us, ms, s (a bare number is ns)"
+        "invalid model spec 'postal:alpha=fast': alpha=fast: unknown unit 'fast'; accepted units \
+         are ps, ns, us, ms, s (a bare number is ns)"
     );
     assert_eq!(
         err("postal:alpha=1.2.3us"),
-        "invalid value '1.2.3us' for alpha in postal: not a number; expected e.g. 500ns, 1.5us or 3000"
+        "invalid model spec 'postal:alpha=1.2.3us': alpha=1.2.3us: not a number; expected e.g. \
+         500ns, 1.5us or 3000"
     );
     assert_eq!(
         err("postal:alpha="),
-        "invalid value '' for alpha in postal: empty; expected a number with an optional unit \
-         (ps, ns, us, ms, s)"
+        "invalid model spec 'postal:alpha=': key 'alpha' has no value"
     );
     assert_eq!(
         err("postal:alpha=0.0001ns"),
-        "invalid value '0.0001ns' for alpha in postal: finer than one picosecond, the \
-         simulator's resolution"
+        "invalid model spec 'postal:alpha=0.0001ns': alpha=0.0001ns: finer than one picosecond, \
+         the simulator's resolution"
     );
     assert_eq!(
-        err("loggops:S=64k"),
-        "invalid value '64k' for S in loggops: expected a whole number of bytes (e.g. 65535)"
+        err("loggops:S=1.5"),
+        "invalid model spec 'loggops:S=1.5': S=1.5: not a whole number of bytes"
+    );
+    assert_eq!(
+        err("loggops:S=64 parsecs"),
+        "invalid model spec 'loggops:S=64 parsecs': S=64 parsecs: unknown unit 'parsecs'; \
+         accepted units are B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a \
+         bare number is bytes)"
     );
     assert_eq!(
         err("postal:alpha=1us,alpha=2us"),
-        "parameter 'alpha' given twice for postal"
+        "invalid model spec 'postal:alpha=1us,alpha=2us': key 'alpha' given twice"
     );
     assert_eq!(
         err("postal:alpha"),
-        "invalid specification 'postal:alpha': 'alpha' is not key=value; expected \
-         NAME:key=value,key=value"
+        "invalid model spec 'postal:alpha': 'alpha' is not key=value; postal takes keys alpha, \
+         beta, gamma, delta"
     );
     assert_eq!(
         err("postal:"),
-        "invalid specification 'postal:': nothing after ':'; expected key=value,key=value"
+        "invalid model spec 'postal:': nothing after ':'; expected key=value,..."
     );
     assert_eq!(
         err(""),
-        "invalid specification '': empty name; expected NAME or NAME:key=value,key=value"
+        "invalid model spec '': empty name; expected NAME or NAME:key=value,...; accepted: \
+         postal, pipelined, loggops"
     );
     assert_eq!(
         err("postal:=1"),
-        "invalid specification 'postal:=1': '=1' has no key"
+        "invalid model spec 'postal:=1': '=1' has no key"
     );
     assert!(matches!(
         parse_model("loggops:G=x").unwrap_err(),
-        ModelError::BadValue {
-            model: "loggops",
+        ModelError::Spec(SpecError::BadValue {
+            what: "model",
+            ref key,
             ..
-        }
+        }) if key == "G"
     ));
 }
 
@@ -225,27 +255,30 @@ fn noise_specs() {
     }
     assert_eq!(
         noise_err("gauss:mean=1"),
-        "unknown noise distribution 'gauss'; accepted: none, exp, uniform, normal"
+        "unknown noise 'gauss'; accepted: none, exp, uniform, normal"
     );
     assert_eq!(
         noise_err("exp:sd=1"),
-        "unknown parameter 'sd' for exp; accepted: mean"
+        "invalid noise spec 'exp:sd=1': unknown key 'sd' for exp; accepted: mean"
     );
-    assert_eq!(noise_err("exp"), "missing parameter 'mean' for exp");
+    assert_eq!(
+        noise_err("exp"),
+        "invalid noise spec 'exp': exp needs mean, e.g. exp:mean=100ns"
+    );
     assert_eq!(
         noise_err("normal:mean=1us"),
-        "missing parameter 'sd' for normal"
+        "invalid noise spec 'normal:mean=1us': normal needs sd, e.g. normal:mean=200ns,sd=50ns"
     );
     assert_eq!(
         noise_err("uniform:min=2us,max=1us"),
-        "invalid value '2us' for min in uniform: min must not exceed max"
+        "invalid noise spec 'uniform:min=2us,max=1us': min=2us: min must not exceed max"
     );
     assert_eq!(
         noise_err("normal:mean=1us,sd=-1ns"),
-        "invalid value '-1ns' for sd in normal: negative; times must be >= 0"
+        "invalid noise spec 'normal:mean=1us,sd=-1ns': sd=-1ns: negative; times must be >= 0"
     );
     assert_eq!(
         noise_err("none:x=1"),
-        "unknown parameter 'x' for none; accepted: (none)"
+        "invalid noise spec 'none:x=1': unknown key 'x' for none; accepted: none"
     );
 }

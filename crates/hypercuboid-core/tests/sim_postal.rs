@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use hypercuboid_core::model::{parse_model, ModelSpec};
+use hypercuboid_core::model::{parse_model, ModelSpec, PostalModel};
 use hypercuboid_core::schedule::{Program, Schedule};
 use hypercuboid_core::sim::{simulate, SimOptions};
 use hypercuboid_core::units::{ns, per_byte, us, Time};
@@ -19,12 +19,7 @@ fn run(s: &Schedule, spec: &str) -> Time {
 }
 
 fn postal(alpha: Time, beta: f64, gamma: f64) -> ModelSpec {
-    ModelSpec::Postal {
-        alpha,
-        beta,
-        gamma,
-        delta: 0,
-    }
+    ModelSpec::Postal(PostalModel::postal(alpha, beta, gamma, 0))
 }
 
 #[test]

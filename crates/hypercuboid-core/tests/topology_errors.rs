@@ -28,15 +28,16 @@ fn slim_fly_q_must_be_a_prime_power_4w_plus_delta() {
     );
     assert_eq!(
         err("slimfly:q=13,p=0"),
-        "slimfly: invalid p=0: accepted: floor, ceil or a count >= 1"
+        "invalid topology spec 'slimfly:q=13,p=0': p=0: accepted: floor, ceil or a count >= 1"
     );
     assert_eq!(
         err("slimfly:q=13,p=half"),
-        "slimfly: invalid p=half: accepted: floor, ceil or a count >= 1"
+        "invalid topology spec 'slimfly:q=13,p=half': p=half: accepted: floor, ceil or a count \
+         >= 1"
     );
     assert_eq!(
         err("slimfly:q=x"),
-        "slimfly: invalid q=x: not a non-negative integer"
+        "invalid topology spec 'slimfly:q=x': q=x: not a whole number in range"
     );
     assert_eq!(
         err("slimfly:q=100003"),
@@ -79,7 +80,8 @@ fn other_family_parameters() {
     );
     assert_eq!(
         err("hyperx:s=8xa"),
-        "hyperx: invalid s=8xa: expected sizes joined by 'x', e.g. 8x8 or 4x4x4"
+        "invalid topology spec 'hyperx:s=8xa': s=8xa: expected sizes joined by 'x', e.g. 8x8 or \
+         4x4x4"
     );
     assert_eq!(
         err("fattree:k=7"),
@@ -111,12 +113,22 @@ fn other_family_parameters() {
     );
     assert_eq!(
         err("slimfly:q=13,bw=0"),
-        "slimfly: invalid bw=0: a bandwidth in Gb/s > 0, e.g. bw=100"
+        "invalid topology spec 'slimfly:q=13,bw=0': bw=0: a bandwidth must be > 0"
+    );
+    assert_eq!(
+        err("slimfly:q=13,bw=-1"),
+        "invalid topology spec 'slimfly:q=13,bw=-1': bw=-1: negative; bandwidths must be > 0"
+    );
+    assert_eq!(
+        err("slimfly:q=13,bw=100 Gbit"),
+        "invalid topology spec 'slimfly:q=13,bw=100 Gbit': bw=100 Gbit: unknown unit 'Gbit'; \
+         accepted units are bps, Kbps, Mbps, Gbps, Tbps, Gb/s, B/s, KB/s, MB/s, GB/s, TB/s \
+         (decimal: 1 Gbps = 10^9 bit/s; a bare number is Gb/s)"
     );
     assert_eq!(
         err("slimfly:q=13,lat=5parsecs"),
-        "slimfly: invalid lat=5parsecs: unknown unit 'parsecs'; accepted units are ps, ns, us, \
-         ms, s (a bare number is ns)"
+        "invalid topology spec 'slimfly:q=13,lat=5parsecs': lat=5parsecs: unknown unit \
+         'parsecs'; accepted units are ps, ns, us, ms, s (a bare number is ns)"
     );
     assert_eq!(
         err("tree:fig9"),
@@ -128,14 +140,17 @@ fn other_family_parameters() {
 #[test]
 fn malformed_specs() {
     let families = "slimfly, polarfly, mlfm, oft, hyperx, fattree, karyntree, dragonfly, torus, \
-                    mesh, fullmesh, tree, json, edgelist, graphml";
+                    mesh, fullmesh, tree:preset or file, json:file, edgelist:file, graphml:file";
     assert_eq!(
         err("foo:x=1"),
-        format!("invalid topology spec 'foo:x=1': unknown family 'foo'; accepted: {families}")
+        format!("unknown topology 'foo'; accepted: {families}")
     );
     assert_eq!(
         err(":q=1"),
-        format!("invalid topology spec ':q=1': expected NAME:key=value,...; families: {families}")
+        format!(
+            "invalid topology spec ':q=1': empty name; expected NAME or NAME:key=value,...; \
+             accepted: {families}"
+        )
     );
     assert_eq!(
         err("slimfly"),
@@ -143,12 +158,12 @@ fn malformed_specs() {
     );
     assert_eq!(
         err("slimfly:q=13,z=1"),
-        "invalid topology spec 'slimfly:q=13,z=1': unknown key 'z' for slimfly; accepted keys: \
-         q, p, bw, lat"
+        "invalid topology spec 'slimfly:q=13,z=1': unknown key 'z' for slimfly; accepted: q, p, \
+         bw, lat"
     );
     assert_eq!(
         err("slimfly:q=13,q=13"),
-        "invalid topology spec 'slimfly:q=13,q=13': key 'q' is given twice"
+        "invalid topology spec 'slimfly:q=13,q=13': key 'q' given twice"
     );
     assert_eq!(
         err("slimfly:q="),
@@ -173,16 +188,16 @@ fn malformed_specs() {
     );
     assert_eq!(
         err("tree"),
-        "invalid topology spec 'tree': tree needs a preset name or path of a JSON tree \
-         description, e.g. tree:fig1"
+        "invalid topology spec 'tree': tree needs a preset or file, e.g. tree:fig1"
     );
     assert_eq!(
         err("tree:fig1,x=1"),
-        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted keys: none"
+        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: none"
     );
     assert_eq!(
         err("tree:a,b"),
-        "invalid topology spec 'tree:a,b': tree takes one file or preset"
+        "invalid topology spec 'tree:a,b': 'b' is a second preset or file; tree takes one, e.g. \
+         tree:fig1"
     );
     assert_eq!(
         err("json:/nonexistent/t.json"),
@@ -190,7 +205,7 @@ fn malformed_specs() {
     );
     assert_eq!(
         err("graphml:x.graphml"),
-        "invalid topology spec 'graphml:x.graphml': GraphML is read by the Python package \
+        "cannot read x.graphml: GraphML is read by the Python package \
          (hypercuboid.topology.generate, through networkx)"
     );
     assert!(matches!(

@@ -8,7 +8,7 @@ use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     RankOptions, TuningError,
 };
 use hypercuboid_core::collectives::allreduce::ScheduleString;
-use hypercuboid_core::model::parse_model;
+use hypercuboid_core::model::{parse_model, PostalModel};
 use hypercuboid_core::schedule::Dtype;
 
 fn list(n: u32) -> Vec<String> {
@@ -174,11 +174,13 @@ fn dynamic_program_equals_exhaustive_search_up_to_256() {
         Params::latency(500_000, 500_000),
         Params::latency(10 * US, 100_000),
         Params {
-            alpha_p: 500_000,
-            alpha_r: 100_000,
-            beta: 400.0,
-            gamma: 50.0,
-            delta: 10_000,
+            model: PostalModel {
+                alpha_p: 500_000,
+                alpha_r: 100_000,
+                beta: 400.0,
+                gamma: 50.0,
+                delta: 10_000,
+            },
             bytes: 64,
         },
     ];

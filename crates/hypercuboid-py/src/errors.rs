@@ -21,6 +21,8 @@ pub enum Kind {
     Topology,
     /// `NetworkError`
     Network,
+    /// `UnitError`
+    Unit,
 }
 
 impl Kind {
@@ -31,6 +33,7 @@ impl Kind {
             Kind::Simulation => "SimulationError",
             Kind::Topology => "TopologyError",
             Kind::Network => "NetworkError",
+            Kind::Unit => "UnitError",
         }
     }
 }

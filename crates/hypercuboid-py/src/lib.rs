@@ -7,8 +7,10 @@ mod network;
 mod program;
 mod schedule;
 mod sim;
+mod spec;
 mod topology;
 mod tuning;
+mod units;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -19,5 +21,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     topology::register(m)?;
     network::register(m)?;
     tuning::register(m)?;
+    units::register(m)?;
     Ok(())
 }

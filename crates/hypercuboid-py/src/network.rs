@@ -1,6 +1,7 @@
 //! Bindings of hypercuboid_core::network: convert, call (GIL released), convert.
 
 use crate::errors::{error, IntoPy, Kind};
+use crate::spec::forms;
 use crate::topology::PyTopology;
 use hypercuboid_core::network::{
     self as net, cdg, ExchangeSpec, NetParams, Network, Report, Routes, RoutingSpec, Synthetic,
@@ -332,13 +333,17 @@ fn netsim_traffic(spec: &str) -> PyResult<String> {
         .map(|s| s.to_string())
 }
 
-/// Names: `{"routings": [...], "traffics": [...], "exchanges": [...]}`.
+/// The routings, traffic patterns and exchanges a spec may name: `{"routings": [...],
+/// "traffics": [...], "exchanges": [...]}`, one dict per entry (see `spec::forms`).
 #[pyfunction]
-fn netsim_names<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+fn netsim_forms<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("routings", net::routing::ROUTINGS.to_vec())?;
-    d.set_item("traffics", net::traffic::TRAFFICS.to_vec())?;
-    d.set_item("exchanges", net::traffic::EXCHANGES.to_vec())?;
+    d.set_item("routings", forms(py, net::routing::ROUTINGS, |r| &r.form)?)?;
+    d.set_item("traffics", forms(py, net::traffic::TRAFFICS, |t| &t.form)?)?;
+    d.set_item(
+        "exchanges",
+        forms(py, net::traffic::EXCHANGES, |x| &x.form)?,
+    )?;
     Ok(d)
 }
 
@@ -346,12 +351,6 @@ fn netsim_names<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 #[pyfunction]
 fn netsim_fit_torus(n: u64) -> Option<[u32; 3]> {
     net::fit_torus(n)
-}
-
-/// A duration with unit (`20us`, `100ns`, a bare number is ns) in picoseconds.
-#[pyfunction]
-fn netsim_parse_time(text: &str) -> PyResult<u64> {
-    units::parse_time(text).py_err(Kind::Network)
 }
 
 /// Zero-load latency (ps) of a path of `hops` router hops with the links of endpoint 0.
@@ -387,9 +386,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(netsim_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_routing, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_traffic, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_names, m)?)?;
+    m.add_function(wrap_pyfunction!(netsim_forms, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_fit_torus, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_zero_load_latency, m)?)?;
     Ok(())
 }

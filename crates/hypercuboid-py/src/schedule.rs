@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use hypercuboid_core::collectives::allreduce::{self, cost, Algorithm, AllreduceSpec};
 use hypercuboid_core::collectives::registry::{self, Needs};
+use hypercuboid_core::model::PostalModel;
 use hypercuboid_core::schedule::goal::{self, GoalExportOptions};
 use hypercuboid_core::schedule::verify::{self, VerifyOptions};
 use hypercuboid_core::schedule::{
@@ -430,7 +431,8 @@ fn allreduce_cost(
 ) -> PyResult<u64> {
     let alg = Algorithm::parse(algorithm).py_err(Kind::Schedule)?;
     let sp = spec(nranks, count, dtype, "sum")?;
-    let m = cost::Postal::new(alpha_ps, beta_ps_per_byte, gamma_ps_per_byte).py_err(Kind::Model)?;
+    let m = PostalModel::postal(alpha_ps, beta_ps_per_byte, gamma_ps_per_byte, 0);
+    m.validate().py_err(Kind::Model)?;
     cost::allreduce(&alg, &sp, &m).py_err(Kind::Schedule)
 }
 

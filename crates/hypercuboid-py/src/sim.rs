@@ -1,10 +1,10 @@
 //! Bindings of hypercuboid_core::sim and ::model: simulate a schedule on a cost model.
 
-use hypercuboid_core::model::{parse_model, parse_noise};
+use hypercuboid_core::model::{parse_model, parse_noise, MODELS, NOISES};
 use hypercuboid_core::sim::{self, SimOptions};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{error, IntoPy, Kind};
 use crate::schedule::PySchedule;
@@ -84,9 +84,23 @@ fn parse_noise_py(spec: &str) -> PyResult<String> {
     Ok(parse_noise(spec).py_err(Kind::Model)?.to_string())
 }
 
+/// The cost models a spec may name (see `spec::forms` for the dicts).
+#[pyfunction]
+fn model_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    crate::spec::forms(py, MODELS, |e| &e.form)
+}
+
+/// The noise distributions a spec may name (see `spec::forms` for the dicts).
+#[pyfunction]
+fn noise_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    crate::spec::forms(py, NOISES, |e| &e.form)
+}
+
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_model_py, m)?)?;
     m.add_function(wrap_pyfunction!(parse_noise_py, m)?)?;
+    m.add_function(wrap_pyfunction!(model_forms, m)?)?;
+    m.add_function(wrap_pyfunction!(noise_forms, m)?)?;
     Ok(())
 }

@@ -385,20 +385,29 @@ fn topology_from_parts(
     Topology::from_parts(parts).py_err(Kind::Topology).map(wrap)
 }
 
-/// Families the spec parser accepts: list of dicts (name, summary, keys, positional, example).
+/// Families the spec parser accepts: list of dicts (name, summary, keys as (name, help) pairs,
+/// positional: what the positional argument is or None, example).
 #[pyfunction]
 fn topology_families<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for f in spec::FAMILIES {
         let d = PyDict::new(py);
-        d.set_item("name", f.name)?;
-        d.set_item("summary", f.summary)?;
-        d.set_item("keys", f.keys.to_vec())?;
-        d.set_item("positional", f.positional)?;
-        d.set_item("example", f.example)?;
+        d.set_item("name", f.form.name)?;
+        d.set_item("summary", f.form.summary)?;
+        let keys: Vec<(&str, &str)> = f.form.keys.iter().map(|k| (k.name, k.help)).collect();
+        d.set_item("keys", keys)?;
+        d.set_item("positional", f.arg)?;
+        d.set_item("example", f.form.example)?;
         out.append(d)?;
     }
     Ok(out)
+}
+
+/// `(file, endpoints per router)` of a `graphml:FILE[,p=P]` spec (read by the Python package),
+/// None for a spec of another family; a spec that does not parse raises `TopologyError`.
+#[pyfunction]
+fn topology_graphml_source(spec: &str) -> PyResult<Option<(String, u32)>> {
+    topo::graphml_source(spec).py_err(Kind::Topology)
 }
 
 /// The largest instance of each family within router radix `radix` (the seed's Figure 3).
@@ -443,6 +452,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_from_parts, m)?)?;
     m.add_function(wrap_pyfunction!(topology_families, m)?)?;
+    m.add_function(wrap_pyfunction!(topology_graphml_source, m)?)?;
     m.add_function(wrap_pyfunction!(topology_compare, m)?)?;
     m.add_function(wrap_pyfunction!(topology_tree_preset, m)?)?;
     m.add_function(wrap_pyfunction!(topology_ml3b, m)?)?;

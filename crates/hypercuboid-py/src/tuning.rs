@@ -16,6 +16,7 @@ use crate::errors::{error, IntoPy, Kind};
 fn tuning_err(e: TuningError) -> PyErr {
     let kind = match &e {
         TuningError::Simulation(_) => Kind::Simulation,
+        TuningError::Model(_) => Kind::Model,
         TuningError::BadParameter { name, .. } if name == "model" => Kind::Model,
         _ => Kind::Schedule,
     };
@@ -233,11 +234,11 @@ fn tune_allreduce<'py>(
     d.set_item("nranks", r.nranks)?;
     d.set_item("model", spec.to_string())?;
     let pd = PyDict::new(py);
-    pd.set_item("alpha_p_ps", r.params.alpha_p)?;
-    pd.set_item("alpha_r_ps", r.params.alpha_r)?;
-    pd.set_item("beta_ps_per_byte", r.params.beta)?;
-    pd.set_item("gamma_ps_per_byte", r.params.gamma)?;
-    pd.set_item("delta_ps", r.params.delta)?;
+    pd.set_item("alpha_p_ps", r.params.model.alpha_p)?;
+    pd.set_item("alpha_r_ps", r.params.model.alpha_r)?;
+    pd.set_item("beta_ps_per_byte", r.params.model.beta)?;
+    pd.set_item("gamma_ps_per_byte", r.params.model.gamma)?;
+    pd.set_item("delta_ps", r.params.model.delta)?;
     pd.set_item("bytes", r.params.bytes)?;
     d.set_item("params", pd)?;
     d.set_item("b_opt", r.b_opt)?;

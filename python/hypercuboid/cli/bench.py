@@ -567,14 +567,15 @@ def bench_multicast_cmd(
 
 
 def _parse_time(text: str) -> float:
-    """``0.35ns``, ``1.2us``, ``500ps`` (a bare number is ns) as seconds."""
-    import re
+    """``0.35ns``, ``1.2us``, ``500ps`` (a bare number is ns: :mod:`hypercuboid.units`) as
+    seconds."""
+    from hypercuboid import units
+    from hypercuboid.errors import UnitError
 
-    m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?\d+)?)\s*(ps|ns|us|µs|ms|s)?\s*", text)
-    if not m:
-        raise click.ClickException(f"'{text}' is not a time such as 0.35ns or 1.2us")
-    scale = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
-    return float(m.group(1)) * scale[m.group(2) or "ns"]
+    try:
+        return units.parse_time_f64(text) * 1e-12
+    except UnitError as err:
+        raise click.ClickException(str(err)) from None
 
 
 if __name__ == "__main__":  # python -m hypercuboid.cli.bench ...

@@ -10,7 +10,16 @@ from typing import Any
 
 import click
 
+from hypercuboid import _core
 from hypercuboid.cli.common import echo_json, refuse_overwrite
+
+#: The core's tables of routings, traffic patterns and exchanges, which the options' help and
+#: choices read.
+_FORMS = _core.netsim_forms()
+
+
+def _names(kind: str) -> str:
+    return ", ".join(f["usage"] for f in _FORMS[kind])
 
 
 @click.group()
@@ -229,7 +238,6 @@ def _print_run(results: list[dict]) -> None:
 
 def _check(topologies: list[str], routings: list[str], traffics: list[str] | None) -> None:
     """Fails fast, before any worker starts, on a bad name or an unservable combination."""
-    from hypercuboid import _core
     from hypercuboid.topology import generate
 
     for r in routings:
@@ -254,8 +262,9 @@ _routing_option = click.option(
     multiple=True,
     default=("min",),
     show_default=True,
-    help="min, inr, ugal, ugal-th with options (min:choice=lowest, ugal:n=8,c=1.5); "
-    "repeatable or comma-separated.",
+    help=f"{_names('routings')} with options ("
+    + ", ".join(f["example"] for f in _FORMS["routings"] if ":" in f["example"])
+    + "); repeatable or comma-separated.",
 )
 
 
@@ -268,7 +277,7 @@ _routing_option = click.option(
     multiple=True,
     default=("uniform",),
     show_default=True,
-    help="uniform, worst, permutation, shift:K (repeatable or comma-separated).",
+    help=f"{_names('traffics')} (repeatable or comma-separated).",
 )
 @click.option(
     "--load",
@@ -337,9 +346,9 @@ def _print_exchange(results: list[dict]) -> None:
 @netsim.command("exchange")
 @click.option(
     "--pattern",
-    type=click.Choice(["a2a", "nn"]),
+    type=click.Choice([f["name"] for f in _FORMS["exchanges"]]),
     required=True,
-    help="a2a: all-to-all; nn: 3-D torus nearest neighbour.",
+    help="; ".join(f"{f['name']}: {f['summary']}" for f in _FORMS["exchanges"]) + ".",
 )
 @_topo_option
 @_routing_option

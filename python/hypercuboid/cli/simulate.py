@@ -5,12 +5,14 @@ from __future__ import annotations
 import click
 
 from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
+from hypercuboid.schedule import model_forms, noise_forms
 
 MODEL_HELP = (
-    "Cost model spec: postal:alpha=1us,beta=0.4ns,gamma=0 | "
-    "pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0 | "
-    "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535 (a bare number is ns)."
+    "Cost model spec: "
+    + " | ".join(f["example"] for f in model_forms())
+    + " (a bare number is ns)."
 )
+NOISE_HELP = "Per-op delay: " + " | ".join(f["example"] for f in noise_forms()) + "."
 
 
 def _simulate(
@@ -127,8 +129,7 @@ simulate = schedule_verb(
         click.option(
             "--noise",
             default=None,
-            help="Per-op delay: exp:mean=100ns | uniform:min=0,max=1us | "
-            "normal:mean=200ns,sd=50ns | none.",
+            help=NOISE_HELP,
         ),
         click.option("--seed", type=int, default=0, show_default=True, help="Noise seed."),
         click.option(

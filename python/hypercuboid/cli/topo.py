@@ -188,20 +188,15 @@ def export_cmd(
 
 
 def _parse_ps(text: str) -> int:
-    units = {"ps": 1, "ns": 1_000, "us": 1_000_000, "ms": 1_000_000_000}
-    t = text.strip()
-    for unit, scale in sorted(units.items(), key=lambda u: -len(u[0])):
-        if t.endswith(unit):
-            t, mult = t[: -len(unit)], scale
-            break
-    else:
-        mult = 1_000
+    """A time of :mod:`hypercuboid.units` (``1ns``, ``500ps``, ``2.5ns``) in picoseconds,
+    rounded; at least 1 ps."""
+    from hypercuboid import units
+    from hypercuboid.errors import UnitError
+
     try:
-        value = float(t) * mult
-    except ValueError:
-        raise click.BadParameter(
-            f"'{text}' is not a time; e.g. 1ns, 500ps, 2.5ns", param_hint="--cycle"
-        ) from None
+        value = units.parse_time_f64(text)
+    except UnitError as err:
+        raise click.BadParameter(str(err), param_hint="--cycle") from None
     if not value >= 1:
         raise click.BadParameter(f"'{text}': the cycle must be >= 1ps", param_hint="--cycle")
     return round(value)

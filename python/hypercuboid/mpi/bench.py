@@ -15,7 +15,6 @@ Times are measured with ``time.perf_counter_ns`` around the calls and reported i
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -23,34 +22,33 @@ from typing import Any
 
 import numpy as np
 
-from hypercuboid.errors import HypercuboidError
+from hypercuboid import units
+from hypercuboid.errors import HypercuboidError, UnitError
 
 #: OSU's boundary between small and large messages (``LARGE_MESSAGE_SIZE``).
 LARGE_MESSAGE = 8192
-
-_SIZE = re.compile(r"^(\d+)\s*([kKmMgG]?)(i?[bB])?$")
-_MULT = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 class BenchError(HypercuboidError, ValueError):
     """Bad benchmark arguments (sizes, algorithms, counts)."""
 
 
-def parse_size(text: str) -> int:
-    """``8``, ``4K``, ``1M``, ``2GiB`` (binary multiples) as bytes."""
-    m = _SIZE.match(text.strip())
-    if not m:
-        raise BenchError(f"size '{text}' is not a byte count such as 8, 64K, 4M")
-    return int(m.group(1)) * _MULT[m.group(2).lower()]
+def _size(text: str) -> int:
+    """A size of :mod:`hypercuboid.units` (``8``, ``4K``, ``1MiB``, ``7.5KB``) in bytes."""
+    try:
+        return units.parse_size(text)
+    except UnitError as err:
+        raise BenchError(str(err)) from None
 
 
 def parse_sizes(text: str) -> list[int]:
     """``MIN:MAX`` (every power of two from MIN to MAX, OSU's ``-m``), or a comma list of
-    sizes; the result is sorted and without repeats."""
+    sizes (``8``, ``4K``, ``1MiB``, ``7.5KB``: :mod:`hypercuboid.units`); the result is sorted
+    and without repeats."""
     text = text.strip()
     if ":" in text:
         lo_s, _, hi_s = text.partition(":")
-        lo, hi = parse_size(lo_s), parse_size(hi_s)
+        lo, hi = _size(lo_s), _size(hi_s)
         if lo > hi:
             raise BenchError(f"sizes '{text}': MIN {lo} is above MAX {hi}")
         sizes = [lo] if lo == 0 else []
@@ -59,7 +57,7 @@ def parse_sizes(text: str) -> list[int]:
             sizes.append(s)
             s *= 2
         return sorted(set(sizes))
-    return sorted({parse_size(t) for t in text.split(",") if t.strip()})
+    return sorted({_size(t) for t in text.split(",") if t.strip()})
 
 
 def split_algorithms(text: str, known: Sequence[str]) -> list[str]:

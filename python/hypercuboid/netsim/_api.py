@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypercuboid import _core
-from hypercuboid.errors import NetworkError
+from hypercuboid import _core, units
+from hypercuboid.errors import NetworkError, UnitError
 from hypercuboid.topology import Topology, generate
 
 #: Defaults of the simulator: the seed's section 4.1 (100 KB = 102 400 B per port and
@@ -27,35 +26,17 @@ DEFAULTS: dict[str, Any] = {
     "threads": 0,
 }
 
-_SIZE_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 1024,
-    "kib": 1024,
-    "mb": 1024**2,
-    "mib": 1024**2,
-    "gb": 1024**3,
-    "gib": 1024**3,
-}
-
 
 def parse_size(text: str | int) -> int:
-    """Bytes from ``100KB``, ``7.5KB``, ``512KiB``, ``256`` (KB = KiB = 1024 B, as the seed's
-    buffer of 100 KB holding 400 packets of 256 B)."""
-    if isinstance(text, int):
-        if text < 0:
-            raise NetworkError(f"invalid size {text}: must be >= 0 bytes")
+    """Bytes from ``100KB``, ``7.5KB``, ``512KiB``, ``256`` (the units grammar of
+    :mod:`hypercuboid.units`: KB = KiB = 1024 B, as the seed's buffer of 100 KB holding 400
+    packets of 256 B); an int >= 0 is taken as bytes."""
+    if isinstance(text, int) and text >= 0:
         return text
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise NetworkError(
-            f"invalid size '{text}': expected a number with an optional unit "
-            "(B, KB, KiB, MB, MiB, GB; KB = 1024 B)"
-        )
-    value = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
-    if value != int(value):
-        raise NetworkError(f"invalid size '{text}': not a whole number of bytes")
-    return int(value)
+    try:
+        return units.parse_size(str(text))
+    except UnitError as err:
+        raise NetworkError(str(err)) from None
 
 
 def parse_time(text: str | int) -> int:
@@ -63,7 +44,10 @@ def parse_time(text: str | int) -> int:
     taken as picoseconds)."""
     if isinstance(text, int):
         return text
-    return _core.netsim_parse_time(str(text))
+    try:
+        return units.parse_time(str(text))
+    except UnitError as err:
+        raise NetworkError(str(err)) from None
 
 
 def parse_loads(text: str | float | list[float]) -> list[float]:
@@ -231,9 +215,17 @@ def pattern(topology: Topology | str, traffic: str, *, seed: int = 1) -> list[in
     return _core.netsim_pattern(_topology(topology), traffic, seed=seed)
 
 
+def forms() -> dict[str, list[dict[str, Any]]]:
+    """The routings, traffic patterns and exchanges a spec may name, as the core's tables have
+    them: ``{"routings": [...], "traffics": [...], "exchanges": [...]}``, one dict per entry
+    (``name``, ``aliases``, ``summary``, ``keys`` as (name, help) pairs, ``usage``,
+    ``example``)."""
+    return _core.netsim_forms()
+
+
 def names() -> dict[str, list[str]]:
-    """The routing, traffic and exchange names."""
-    return _core.netsim_names()
+    """The routing, traffic and exchange names, as error messages list them (``shift:K``)."""
+    return {kind: [f["usage"] for f in fs] for kind, fs in forms().items()}
 
 
 def fit_torus(n: int) -> tuple[int, int, int]:

@@ -26,11 +26,12 @@ def generate(spec: str) -> Topology:
     ``tree:fig1``, ``json:file.json``, ``graphml:file.graphml,p=2``, ...)."""
     if not isinstance(spec, str):
         raise TopologyError(f"a topology spec must be a string, got {type(spec).__name__}")
-    name, _, rest = spec.strip().partition(":")
-    if name.strip().lower() == "graphml":
-        from hypercuboid.topology._io import read_graphml_spec
+    graphml = _core.topology_graphml_source(spec)  # the core parses every spec
+    if graphml is not None:
+        from hypercuboid.topology._io import read_graphml
 
-        return read_graphml_spec(spec, rest)
+        path, p = graphml
+        return read_graphml(path, endpoints_per_router=p)
     return _core.topology_generate(spec)
 
 

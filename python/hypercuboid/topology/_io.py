@@ -153,35 +153,6 @@ def read_graphml(path: str | os.PathLike[str], *, endpoints_per_router: int = 1)
     )
 
 
-def read_graphml_spec(spec: str, rest: str):
-    """``graphml:PATH[,p=N]``."""
-    path, p = None, 1
-    for item in (x.strip() for x in rest.split(",")):
-        if not item:
-            continue
-        if "=" in item:
-            key, _, value = item.partition("=")
-            if key.strip() != "p":
-                raise TopologyError(
-                    f"invalid topology spec '{spec}': unknown key '{key.strip()}' for graphml; "
-                    "accepted keys: p"
-                )
-            try:
-                p = int(value)
-            except ValueError:
-                raise TopologyError(f"graphml: invalid p={value}: not an integer") from None
-        elif path is None:
-            path = item
-        else:
-            raise TopologyError(f"invalid topology spec '{spec}': graphml takes one file")
-    if path is None:
-        raise TopologyError(
-            f"invalid topology spec '{spec}': graphml needs a path of the GraphML file, "
-            "e.g. graphml:topology.graphml"
-        )
-    return read_graphml(path, endpoints_per_router=p)
-
-
 def from_networkx(graph, *, endpoints_per_router: int = 1, name: str = "networkx"):
     """Topology from a networkx graph. Nodes with attribute ``type="endpoint"`` are endpoints
     (one link each, to a router); other nodes are routers (kind from the ``kind`` attribute).

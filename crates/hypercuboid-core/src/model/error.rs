@@ -1,97 +1,45 @@
-//! Errors of model and noise specifications.
+//! Errors of model and noise specifications and of model parameters.
 
+use crate::spec::SpecError;
 use std::fmt;
 
-/// Why a model or noise specification was refused. Every message names the bad value and what
-/// is accepted.
+/// Why a model or noise specification, or a model's parameter, was refused. Every message
+/// names the bad value and what is accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ModelError {
-    /// A model (or noise distribution) name that is not known.
-    UnknownModel {
-        /// `model` or `noise distribution`.
-        what: &'static str,
-        /// The name given.
-        name: String,
-        /// The accepted names, comma separated.
-        accepted: &'static str,
-    },
-    /// A parameter key the model does not have.
-    UnknownParameter {
-        /// The model (`postal`, `exp`, ...).
-        model: &'static str,
-        /// The key given.
-        key: String,
-        /// The accepted keys, comma separated.
-        accepted: &'static str,
-    },
-    /// A parameter given twice.
-    DuplicateParameter {
-        /// The model.
-        model: &'static str,
-        /// The key.
-        key: String,
-    },
-    /// A parameter the model needs but was not given.
-    MissingParameter {
-        /// The model.
-        model: &'static str,
-        /// The key.
-        key: &'static str,
-    },
-    /// A parameter value that could not be read or is out of range.
-    BadValue {
-        /// The model.
-        model: &'static str,
-        /// The key.
-        key: String,
-        /// The text given.
+    /// A model or noise spec string that was refused: an unknown name or key, a repeated key, a
+    /// bad value, a malformed string (see [`SpecError`]).
+    Spec(SpecError),
+    /// A parameter of a model built in code that is out of range (a negative or non-finite
+    /// per-byte time, see [`PostalModel::validate`](super::PostalModel::validate)).
+    Parameter {
+        /// The parameter (`beta`, `gamma`).
+        name: &'static str,
+        /// Its value.
         value: String,
-        /// What is wrong and what is accepted.
-        reason: String,
-    },
-    /// A specification that is not of the form `name` or `name:key=value,key=value`.
-    Malformed {
-        /// The whole specification.
-        spec: String,
-        /// What is wrong.
-        reason: String,
+        /// What is accepted.
+        reason: &'static str,
     },
 }
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ModelError::UnknownModel {
-                what,
+            ModelError::Spec(e) => write!(f, "{e}"),
+            ModelError::Parameter {
                 name,
-                accepted,
-            } => write!(f, "unknown {what} '{name}'; accepted: {accepted}"),
-            ModelError::UnknownParameter {
-                model,
-                key,
-                accepted,
-            } => write!(
-                f,
-                "unknown parameter '{key}' for {model}; accepted: {accepted}"
-            ),
-            ModelError::DuplicateParameter { model, key } => {
-                write!(f, "parameter '{key}' given twice for {model}")
-            }
-            ModelError::MissingParameter { model, key } => {
-                write!(f, "missing parameter '{key}' for {model}")
-            }
-            ModelError::BadValue {
-                model,
-                key,
                 value,
                 reason,
-            } => write!(f, "invalid value '{value}' for {key} in {model}: {reason}"),
-            ModelError::Malformed { spec, reason } => {
-                write!(f, "invalid specification '{spec}': {reason}")
-            }
+            } => write!(f, "invalid {name} '{value}': {reason}"),
         }
     }
 }
 
 impl std::error::Error for ModelError {}
+
+impl From<SpecError> for ModelError {
+    fn from(e: SpecError) -> Self {
+        ModelError::Spec(e)
+    }
+}

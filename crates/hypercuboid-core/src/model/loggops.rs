@@ -66,6 +66,23 @@ pub struct LogGopsModel {
     pub delta: Time,
 }
 
+impl Default for LogGopsModel {
+    /// LogGOPSim's defaults (its `simulator.ggo`): L = 2500 ns, o = 1500 ns, g = 1000 ns,
+    /// G = 6 ns, O = 0, S = 65535 bytes; no reduction cost (γ = δ = 0).
+    fn default() -> Self {
+        LogGopsModel {
+            latency: 2_500_000,
+            overhead: 1_500_000,
+            gap: 1_000_000,
+            gap_per_byte: 6_000.0,
+            overhead_per_byte: 0.0,
+            eager_limit: 65_535,
+            gamma: 0.0,
+            delta: 0,
+        }
+    }
+}
+
 /// Per-simulation state of [`LogGopsModel`]: LogGOPSim's `nexto`, `nextgs`, `nextgr` clocks.
 #[derive(Clone, Debug)]
 pub struct LogGopsState {

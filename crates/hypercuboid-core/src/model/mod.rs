@@ -17,8 +17,10 @@
 //! - [`LogGopsModel`] reproduces LogGOPSim (Hoefler, Schneider and Lumsdaine, HPDC 2010).
 //!
 //! Their exact semantics are documented on each type. Specs such as
-//! `postal:alpha=1us,beta=0.4ns` are parsed by [`parse_model`] into a [`ModelSpec`]; noise specs
-//! such as `exp:mean=100ns` by [`parse_noise`] into a [`NoiseSpec`].
+//! `postal:alpha=1us,beta=0.4ns` are parsed by [`parse_model`] into a [`ModelSpec`], which holds
+//! these model types; noise specs such as `exp:mean=100ns` by [`parse_noise`] into a
+//! [`NoiseSpec`]. Both read the one spec grammar ([`crate::spec`]) against one table each
+//! ([`MODELS`], [`NOISES`]).
 
 mod error;
 mod loggops;
@@ -28,9 +30,9 @@ mod spec;
 
 pub use error::ModelError;
 pub use loggops::{LogGopsModel, LogGopsState};
-pub use noise::{parse_noise, NoiseSpec};
+pub use noise::{parse_noise, NoiseEntry, NoiseSpec, NOISES};
 pub use postal::{PostalModel, PostalState};
-pub use spec::{parse_model, ModelSpec, MODEL_NAMES};
+pub use spec::{parse_model, ModelEntry, ModelSpec, MODELS};
 
 use crate::schedule::Rank;
 use crate::units::Time;

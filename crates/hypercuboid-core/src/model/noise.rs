@@ -5,11 +5,98 @@
 //! seed whatever order its engine happens to process events in.
 
 use super::error::ModelError;
-use super::spec::{check_duplicates, fmt_rate, rate_value, split_spec};
+use super::spec::fmt_rate;
+use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 use crate::units::Time;
 use std::fmt;
 
-const NOISE_NAMES: &str = "none, exp, uniform, normal";
+/// One noise distribution a spec string may name: what it accepts and how its spec is read.
+#[derive(Clone, Copy, Debug)]
+pub struct NoiseEntry {
+    /// Its name, keys and an example.
+    pub form: Form,
+    /// Reads a spec that [`spec::parse`] matched to this entry.
+    pub build: fn(&Spec) -> Result<NoiseSpec, SpecError>,
+}
+
+const NONE: Form = Form {
+    name: "none",
+    aliases: &[],
+    summary: "no noise",
+    keys: &[],
+    positional: Positional::None,
+    example: "none",
+};
+
+const EXP: Form = Form {
+    name: "exp",
+    aliases: &[],
+    summary: "exponential delays",
+    keys: &[Key::new("mean", "mean delay (required)")],
+    positional: Positional::None,
+    example: "exp:mean=100ns",
+};
+
+const UNIFORM: Form = Form {
+    name: "uniform",
+    aliases: &[],
+    summary: "uniform delays on [min, max)",
+    keys: &[
+        Key::new("min", "smallest delay (default 0)"),
+        Key::new("max", "largest delay (required)"),
+    ],
+    positional: Positional::None,
+    example: "uniform:min=0,max=1us",
+};
+
+const NORMAL: Form = Form {
+    name: "normal",
+    aliases: &[],
+    summary: "normal delays, truncated at 0",
+    keys: &[
+        Key::new("mean", "mean of the untruncated normal (required)"),
+        Key::new("sd", "standard deviation (required)"),
+    ],
+    positional: Positional::None,
+    example: "normal:mean=200ns,sd=50ns",
+};
+
+/// Every noise distribution [`parse_noise`] accepts, in the order error messages list them.
+pub const NOISES: &[NoiseEntry] = &[
+    NoiseEntry {
+        form: NONE,
+        build: |_| Ok(NoiseSpec::None),
+    },
+    NoiseEntry {
+        form: EXP,
+        build: |s| {
+            Ok(NoiseSpec::Exp {
+                mean: s.required("mean", spec::time_f64)?,
+            })
+        },
+    },
+    NoiseEntry {
+        form: UNIFORM,
+        build: |s| {
+            let min = s.value("min", spec::time_f64)?.unwrap_or(0.0);
+            let max = s.required("max", spec::time_f64)?;
+            if min > max {
+                let v = s.get("min").unwrap_or_default();
+                return Err(s.bad("min", v, "min must not exceed max"));
+            }
+            Ok(NoiseSpec::Uniform { min, max })
+        },
+    },
+    NoiseEntry {
+        form: NORMAL,
+        build: |s| {
+            Ok(NoiseSpec::Normal {
+                mean: s.required("mean", spec::time_f64)?,
+                sd: s.required("sd", spec::time_f64)?,
+            })
+        },
+    },
+];
 
 /// A noise distribution (times in picoseconds, `f64`). Parsed by [`parse_noise`];
 /// [`fmt::Display`] prints a spec that parses back to an equal value.
@@ -40,84 +127,31 @@ pub enum NoiseSpec {
 }
 
 /// Parses a noise spec: `none`, `exp:mean=100ns`, `uniform:min=0,max=1us`,
-/// `normal:mean=1us,sd=200ns` (a bare number is ns).
-pub fn parse_noise(spec: &str) -> Result<NoiseSpec, ModelError> {
-    let (name, pairs) = split_spec(spec)?;
-    let keys = |model: &'static str, accepted: &'static str, allowed: &[&str]| {
-        check_duplicates(model, &pairs)?;
-        for (k, _) in &pairs {
-            if !allowed.contains(k) {
-                return Err(ModelError::UnknownParameter {
-                    model,
-                    key: k.to_string(),
-                    accepted,
-                });
-            }
-        }
-        Ok(())
-    };
-    let get = |model: &'static str, key: &'static str| -> Result<Option<f64>, ModelError> {
-        pairs
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(k, v)| rate_value(model, k, v))
-            .transpose()
-    };
-    let need = |model: &'static str, key: &'static str| -> Result<f64, ModelError> {
-        get(model, key)?.ok_or(ModelError::MissingParameter { model, key })
-    };
-    match name {
-        "none" => {
-            keys("none", "(none)", &[])?;
-            Ok(NoiseSpec::None)
-        }
-        "exp" => {
-            keys("exp", "mean", &["mean"])?;
-            Ok(NoiseSpec::Exp {
-                mean: need("exp", "mean")?,
-            })
-        }
-        "uniform" => {
-            keys("uniform", "min, max", &["min", "max"])?;
-            let min = get("uniform", "min")?.unwrap_or(0.0);
-            let max = need("uniform", "max")?;
-            if min > max {
-                let v = pairs.iter().find(|(k, _)| *k == "min").unwrap().1;
-                return Err(ModelError::BadValue {
-                    model: "uniform",
-                    key: "min".into(),
-                    value: v.to_string(),
-                    reason: "min must not exceed max".into(),
-                });
-            }
-            Ok(NoiseSpec::Uniform { min, max })
-        }
-        "normal" => {
-            keys("normal", "mean, sd", &["mean", "sd"])?;
-            Ok(NoiseSpec::Normal {
-                mean: need("normal", "mean")?,
-                sd: need("normal", "sd")?,
-            })
-        }
-        _ => Err(ModelError::UnknownModel {
-            what: "noise distribution",
-            name: name.to_string(),
-            accepted: NOISE_NAMES,
-        }),
-    }
+/// `normal:mean=1us,sd=200ns` (a bare number is ns; the entries of [`NOISES`]).
+pub fn parse_noise(text: &str) -> Result<NoiseSpec, ModelError> {
+    let (entry, s) = spec::parse("noise", NOISES, |e| &e.form, text)?;
+    Ok((entry.build)(&s)?)
 }
 
 impl fmt::Display for NoiseSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NoiseSpec::None => write!(f, "none"),
-            NoiseSpec::Exp { mean } => write!(f, "exp:mean={}", fmt_rate(*mean)),
-            NoiseSpec::Uniform { min, max } => {
-                write!(f, "uniform:min={},max={}", fmt_rate(*min), fmt_rate(*max))
-            }
-            NoiseSpec::Normal { mean, sd } => {
-                write!(f, "normal:mean={},sd={}", fmt_rate(*mean), fmt_rate(*sd))
-            }
+            NoiseSpec::None => write!(f, "{}", NONE.name),
+            NoiseSpec::Exp { mean } => write!(f, "{}:mean={}", EXP.name, fmt_rate(*mean)),
+            NoiseSpec::Uniform { min, max } => write!(
+                f,
+                "{}:min={},max={}",
+                UNIFORM.name,
+                fmt_rate(*min),
+                fmt_rate(*max)
+            ),
+            NoiseSpec::Normal { mean, sd } => write!(
+                f,
+                "{}:mean={},sd={}",
+                NORMAL.name,
+                fmt_rate(*mean),
+                fmt_rate(*sd)
+            ),
         }
     }
 }
@@ -180,6 +214,39 @@ impl NoiseSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_is_the_accepted_names_and_keys() {
+        let err = |t: &str| match parse_noise(t).unwrap_err() {
+            ModelError::Spec(e) => e,
+            e => panic!("not a spec error: {e}"),
+        };
+        let e = err("gauss");
+        assert_eq!(e.accepted(), vec!["none", "exp", "uniform", "normal"]);
+        assert_eq!(
+            e.to_string(),
+            "unknown noise 'gauss'; accepted: none, exp, uniform, normal"
+        );
+        for (entry, keys) in NOISES.iter().zip(["none", "mean", "min, max", "mean, sd"]) {
+            let name = entry.form.name;
+            assert_eq!(
+                err(&format!("{name}:zeta=1")).to_string(),
+                format!(
+                    "invalid noise spec '{name}:zeta=1': unknown key 'zeta' for {name}; \
+                     accepted: {keys}"
+                )
+            );
+            // Every example is canonical.
+            assert_eq!(
+                parse_noise(entry.form.example).unwrap().to_string(),
+                entry.form.example
+            );
+        }
+        assert_eq!(
+            err("exp:mean=1,mean=2").to_string(),
+            "invalid noise spec 'exp:mean=1,mean=2': key 'mean' given twice"
+        );
+    }
 
     #[test]
     fn uniform_variates_are_in_range_and_spread() {

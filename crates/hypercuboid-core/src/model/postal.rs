@@ -1,6 +1,8 @@
 //! The postal and pipelined postal models.
 
-use super::{Activity, Attempt, CostModel, LocalRun, Message, OpSite, SendCompletion, SendIssue};
+use super::{
+    Activity, Attempt, CostModel, LocalRun, Message, ModelError, OpSite, SendCompletion, SendIssue,
+};
 use crate::schedule::Rank;
 use crate::units::{per_byte, Time};
 
@@ -49,6 +51,21 @@ impl PostalModel {
             gamma,
             delta,
         }
+    }
+
+    /// Checks what a model built in code may get wrong (a parsed spec is always valid): the
+    /// per-byte times `beta` and `gamma` must be finite numbers of picoseconds `>= 0`.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        for (name, v) in [("beta", self.beta), ("gamma", self.gamma)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(ModelError::Parameter {
+                    name,
+                    value: v.to_string(),
+                    reason: "a per-byte time is a finite number of picoseconds >= 0",
+                });
+            }
+        }
+        Ok(())
     }
 }
 

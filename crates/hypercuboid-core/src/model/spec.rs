@@ -1,17 +1,102 @@
-//! Model specifications: the `NAME:key=value,...` strings users type, parsed and printed back.
+//! Model specifications: the `NAME:key=value,...` strings users type, one table ([`MODELS`])
+//! that the parser, the error messages, the CLI help and the Python names read, and the
+//! canonical form printed back.
 
 use super::error::ModelError;
-use crate::units::{parse_time, parse_time_f64, Time};
+use super::{LogGopsModel, PostalModel};
+use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
+use crate::units::Time;
 use std::fmt;
 
-/// Names of the models, in the order error messages list them.
-pub const MODEL_NAMES: &str = "postal, pipelined, loggops";
+/// One cost model a spec string may name: what it accepts and how its spec is read.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelEntry {
+    /// Its name, keys and an example.
+    pub form: Form,
+    /// Reads a spec that [`spec::parse`] matched to this entry.
+    pub build: fn(&Spec) -> Result<ModelSpec, SpecError>,
+}
 
-const POSTAL_KEYS: &str = "alpha, beta, gamma, delta";
-const PIPELINED_KEYS: &str = "alpha_p, alpha_r, beta, gamma, delta";
-const LOGGOPS_KEYS: &str = "L, o, g, G, O, S, gamma, delta";
+const GAMMA: Key = Key::new("gamma", "γ, time per reduced byte (default 0)");
+const DELTA: Key = Key::new("delta", "δ, time per reduction (default 0)");
+const BETA: Key = Key::new("beta", "β, time per byte sent (default 0)");
 
-/// A cost model and its parameters, as parsed from a spec string by [`parse_model`].
+const POSTAL: Form = Form {
+    name: "postal",
+    aliases: &[],
+    summary: "postal model: alpha + n·beta per message, one message at a time",
+    keys: &[
+        Key::new("alpha", "α, latency per message (default 0)"),
+        BETA,
+        GAMMA,
+        DELTA,
+    ],
+    positional: Positional::None,
+    example: "postal:alpha=1us,beta=0.4ns,gamma=0",
+};
+
+const PIPELINED: Form = Form {
+    name: "pipelined",
+    aliases: &[],
+    summary: "pipelined postal model (Ruefenacht, Bull and Booth 2017): alpha_r + n·beta at \
+              the sender, alpha_p overlapped",
+    keys: &[
+        Key::new(
+            "alpha_p",
+            "α_p, latency that overlaps with later sends (default 0)",
+        ),
+        Key::new(
+            "alpha_r",
+            "α_r, per-message cost serialised at the sender (default 0)",
+        ),
+        BETA,
+        GAMMA,
+        DELTA,
+    ],
+    positional: Positional::None,
+    example: "pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0",
+};
+
+const LOGGOPS: Form = Form {
+    name: "loggops",
+    aliases: &[],
+    summary: "LogGOPS with the semantics of LogGOPSim (Hoefler, Schneider and Lumsdaine 2010)",
+    keys: &[
+        Key::new("L", "wire latency (default 2500ns)"),
+        Key::new("o", "CPU overhead per message (default 1500ns)"),
+        Key::new("g", "NIC gap per message (default 1000ns)"),
+        Key::new("G", "NIC gap per byte (default 6ns)"),
+        Key::new("O", "CPU overhead per byte (default 0)"),
+        Key::new(
+            "S",
+            "largest eager message, a size such as 65535 or 64KiB (default 65535)",
+        ),
+        GAMMA,
+        DELTA,
+    ],
+    positional: Positional::None,
+    example: "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535",
+};
+
+/// Every model [`parse_model`] accepts, in the order error messages list them.
+pub const MODELS: &[ModelEntry] = &[
+    ModelEntry {
+        form: POSTAL,
+        build: postal,
+    },
+    ModelEntry {
+        form: PIPELINED,
+        build: pipelined,
+    },
+    ModelEntry {
+        form: LOGGOPS,
+        build: loggops,
+    },
+];
+
+/// A cost model and its parameters, as parsed from a spec string by [`parse_model`]: the model
+/// types themselves, which [`crate::sim::simulate`] runs and the closed forms and the schedule
+/// search read.
 ///
 /// Times are integer picoseconds ([`Time`]); per-byte rates are `f64` picoseconds per byte (the
 /// cost of `n` bytes is rounded to the nearest picosecond once, see [`crate::units::per_byte`]).
@@ -21,264 +106,91 @@ const LOGGOPS_KEYS: &str = "L, o, g, G, O, S, gamma, delta";
 #[non_exhaustive]
 pub enum ModelSpec {
     /// Postal model: a message of `n` bytes costs `alpha + n·beta`; a rank sends one message at
-    /// a time. Spec `postal:alpha=1us,beta=0.4ns,gamma=0,delta=0`.
-    Postal {
-        /// α, latency per message.
-        alpha: Time,
-        /// β, time per byte (ps/byte).
-        beta: f64,
-        /// γ, time per reduced byte (ps/byte).
-        gamma: f64,
-        /// δ, fixed time per reduction.
-        delta: Time,
-    },
+    /// a time. Its `alpha_p` is 0 and its `alpha_r` is α (see [`PostalModel::postal`]).
+    /// Spec `postal:alpha=1us,beta=0.4ns,gamma=0,delta=0`.
+    Postal(PostalModel),
     /// Pipelined postal model (Ruefenacht, Bull and Booth, Parallel Computing 2017, section 3):
     /// `alpha_r + n·beta` serialised at the sender per message, `alpha_p` overlappable. A stage in
     /// which a rank sends to `b` peers costs `alpha_p + b·alpha_r` for small `n`.
     /// Spec `pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0,delta=0`.
-    Pipelined {
-        /// α_p, latency that overlaps with later sends.
-        alpha_p: Time,
-        /// α_r, per-message issue cost, serialised at the sender.
-        alpha_r: Time,
-        /// β, time per byte (ps/byte).
-        beta: f64,
-        /// γ, time per reduced byte (ps/byte).
-        gamma: f64,
-        /// δ, fixed time per reduction.
-        delta: Time,
-    },
+    Pipelined(PostalModel),
     /// LogGOPS with the semantics of LogGOPSim (Hoefler, Schneider, Lumsdaine, HPDC 2010).
     /// Spec `loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535` (bare numbers are ns). Defaults are
-    /// LogGOPSim's: L=2500ns, o=1500ns, g=1000ns, G=6ns, O=0, S=65535.
-    LogGops {
-        /// `L`, wire latency.
-        latency: Time,
-        /// `o`, CPU overhead per message (sender and receiver).
-        overhead: Time,
-        /// `g`, NIC gap per message.
-        gap: Time,
-        /// `G`, NIC gap per byte (ps/byte).
-        gap_per_byte: f64,
-        /// `O`, CPU overhead per byte (ps/byte).
-        overhead_per_byte: f64,
-        /// `S`, largest eager message in bytes; larger messages use rendezvous.
-        eager_limit: u64,
-        /// γ, time per reduced byte (ps/byte); 0 by default.
-        gamma: f64,
-        /// δ, fixed time per reduction; 0 by default.
-        delta: Time,
-    },
+    /// LogGOPSim's ([`LogGopsModel::default`]).
+    LogGops(LogGopsModel),
 }
 
 impl ModelSpec {
     /// The model's name as typed in a spec (`postal`, `pipelined`, `loggops`).
     pub fn name(&self) -> &'static str {
         match self {
-            ModelSpec::Postal { .. } => "postal",
-            ModelSpec::Pipelined { .. } => "pipelined",
-            ModelSpec::LogGops { .. } => "loggops",
+            ModelSpec::Postal(_) => POSTAL.name,
+            ModelSpec::Pipelined(_) => PIPELINED.name,
+            ModelSpec::LogGops(_) => LOGGOPS.name,
         }
     }
 
     /// LogGOPS with LogGOPSim's default parameters.
     pub fn loggops_default() -> ModelSpec {
-        ModelSpec::LogGops {
-            latency: 2_500_000,
-            overhead: 1_500_000,
-            gap: 1_000_000,
-            gap_per_byte: 6_000.0,
-            overhead_per_byte: 0.0,
-            eager_limit: 65_535,
-            gamma: 0.0,
-            delta: 0,
-        }
+        ModelSpec::LogGops(LogGopsModel::default())
     }
 }
 
-/// A spec's name and its `(key, value)` pairs.
-pub(crate) type SplitSpec<'a> = (&'a str, Vec<(&'a str, &'a str)>);
-
-/// Splits `name:k=v,k=v` into the name and its `(key, value)` pairs.
-pub(crate) fn split_spec(spec: &str) -> Result<SplitSpec<'_>, ModelError> {
-    let malformed = |reason: &str| ModelError::Malformed {
-        spec: spec.to_string(),
-        reason: reason.to_string(),
-    };
-    let t = spec.trim();
-    let (name, rest) = match t.split_once(':') {
-        Some((n, r)) => (n.trim(), Some(r)),
-        None => (t, None),
-    };
-    if name.is_empty() {
-        return Err(malformed(
-            "empty name; expected NAME or NAME:key=value,key=value",
-        ));
-    }
-    let mut pairs = Vec::new();
-    if let Some(rest) = rest {
-        if rest.trim().is_empty() {
-            return Err(malformed("nothing after ':'; expected key=value,key=value"));
-        }
-        for item in rest.split(',') {
-            let item = item.trim();
-            let Some((k, v)) = item.split_once('=') else {
-                return Err(malformed(&format!(
-                    "'{item}' is not key=value; expected NAME:key=value,key=value"
-                )));
-            };
-            let (k, v) = (k.trim(), v.trim());
-            if k.is_empty() {
-                return Err(malformed(&format!("'{item}' has no key")));
-            }
-            pairs.push((k, v));
-        }
-    }
-    Ok((name, pairs))
+/// The time `key` gives, or `default`.
+fn time(s: &Spec, key: &str, default: Time) -> Result<Time, SpecError> {
+    Ok(s.value(key, spec::time)?.unwrap_or(default))
 }
 
-/// Rejects keys given twice.
-pub(crate) fn check_duplicates(
-    model: &'static str,
-    pairs: &[(&str, &str)],
-) -> Result<(), ModelError> {
-    for (i, (k, _)) in pairs.iter().enumerate() {
-        if pairs[..i].iter().any(|(k2, _)| k2 == k) {
-            return Err(ModelError::DuplicateParameter {
-                model,
-                key: k.to_string(),
-            });
-        }
-    }
-    Ok(())
+/// The time per byte `key` gives (picoseconds, `f64`), or `default`.
+fn rate(s: &Spec, key: &str, default: f64) -> Result<f64, SpecError> {
+    Ok(s.value(key, spec::time_f64)?.unwrap_or(default))
 }
 
-pub(crate) fn time_value(model: &'static str, key: &str, value: &str) -> Result<Time, ModelError> {
-    parse_time(value).map_err(|e| ModelError::BadValue {
-        model,
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: e.reason,
-    })
+fn postal(s: &Spec) -> Result<ModelSpec, SpecError> {
+    Ok(ModelSpec::Postal(PostalModel::postal(
+        time(s, "alpha", 0)?,
+        rate(s, "beta", 0.0)?,
+        rate(s, "gamma", 0.0)?,
+        time(s, "delta", 0)?,
+    )))
 }
 
-pub(crate) fn rate_value(model: &'static str, key: &str, value: &str) -> Result<f64, ModelError> {
-    parse_time_f64(value).map_err(|e| ModelError::BadValue {
-        model,
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: e.reason,
-    })
+fn pipelined(s: &Spec) -> Result<ModelSpec, SpecError> {
+    Ok(ModelSpec::Pipelined(PostalModel {
+        alpha_p: time(s, "alpha_p", 0)?,
+        alpha_r: time(s, "alpha_r", 0)?,
+        beta: rate(s, "beta", 0.0)?,
+        gamma: rate(s, "gamma", 0.0)?,
+        delta: time(s, "delta", 0)?,
+    }))
 }
 
-fn bytes_value(model: &'static str, key: &str, value: &str) -> Result<u64, ModelError> {
-    value.parse::<u64>().map_err(|_| ModelError::BadValue {
-        model,
-        key: key.to_string(),
-        value: value.to_string(),
-        reason: "expected a whole number of bytes (e.g. 65535)".into(),
-    })
+fn loggops(s: &Spec) -> Result<ModelSpec, SpecError> {
+    let d = LogGopsModel::default();
+    Ok(ModelSpec::LogGops(LogGopsModel {
+        latency: time(s, "L", d.latency)?,
+        overhead: time(s, "o", d.overhead)?,
+        gap: time(s, "g", d.gap)?,
+        gap_per_byte: rate(s, "G", d.gap_per_byte)?,
+        overhead_per_byte: rate(s, "O", d.overhead_per_byte)?,
+        eager_limit: s.value("S", spec::size)?.unwrap_or(d.eager_limit),
+        gamma: rate(s, "gamma", d.gamma)?,
+        delta: time(s, "delta", d.delta)?,
+    }))
 }
 
 /// Parses a model spec: `postal:alpha=1us,beta=0.4ns,gamma=0`,
 /// `pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0`,
-/// `loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535`.
+/// `loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535` (the entries of [`MODELS`]).
 ///
 /// Times take a unit (`ps`, `ns`, `us`, `ms`, `s`; a bare number is ns); per-byte rates are
-/// times per byte; `S` is bytes. Every model accepts `gamma` (per reduced byte) and `delta`
-/// (per reduction). Postal and pipelined parameters left out are 0; LogGOPS parameters left out
-/// take LogGOPSim's defaults (L=2500, o=1500, g=1000, G=6, O=0, S=65535; γ = δ = 0).
-pub fn parse_model(spec: &str) -> Result<ModelSpec, ModelError> {
-    let (name, pairs) = split_spec(spec)?;
-    match name {
-        "postal" => {
-            const M: &str = "postal";
-            check_duplicates(M, &pairs)?;
-            let (mut alpha, mut beta, mut gamma, mut delta) = (0, 0.0, 0.0, 0);
-            for (k, v) in pairs {
-                match k {
-                    "alpha" => alpha = time_value(M, k, v)?,
-                    "beta" => beta = rate_value(M, k, v)?,
-                    "gamma" => gamma = rate_value(M, k, v)?,
-                    "delta" => delta = time_value(M, k, v)?,
-                    _ => return Err(unknown_key(M, k, POSTAL_KEYS)),
-                }
-            }
-            Ok(ModelSpec::Postal {
-                alpha,
-                beta,
-                gamma,
-                delta,
-            })
-        }
-        "pipelined" => {
-            const M: &str = "pipelined";
-            check_duplicates(M, &pairs)?;
-            let (mut alpha_p, mut alpha_r, mut beta, mut gamma, mut delta) = (0, 0, 0.0, 0.0, 0);
-            for (k, v) in pairs {
-                match k {
-                    "alpha_p" => alpha_p = time_value(M, k, v)?,
-                    "alpha_r" => alpha_r = time_value(M, k, v)?,
-                    "beta" => beta = rate_value(M, k, v)?,
-                    "gamma" => gamma = rate_value(M, k, v)?,
-                    "delta" => delta = time_value(M, k, v)?,
-                    _ => return Err(unknown_key(M, k, PIPELINED_KEYS)),
-                }
-            }
-            Ok(ModelSpec::Pipelined {
-                alpha_p,
-                alpha_r,
-                beta,
-                gamma,
-                delta,
-            })
-        }
-        "loggops" => {
-            const M: &str = "loggops";
-            check_duplicates(M, &pairs)?;
-            let mut spec = ModelSpec::loggops_default();
-            let ModelSpec::LogGops {
-                latency,
-                overhead,
-                gap,
-                gap_per_byte,
-                overhead_per_byte,
-                eager_limit,
-                gamma,
-                delta,
-            } = &mut spec
-            else {
-                unreachable!()
-            };
-            for (k, v) in pairs {
-                match k {
-                    "L" => *latency = time_value(M, k, v)?,
-                    "o" => *overhead = time_value(M, k, v)?,
-                    "g" => *gap = time_value(M, k, v)?,
-                    "G" => *gap_per_byte = rate_value(M, k, v)?,
-                    "O" => *overhead_per_byte = rate_value(M, k, v)?,
-                    "S" => *eager_limit = bytes_value(M, k, v)?,
-                    "gamma" => *gamma = rate_value(M, k, v)?,
-                    "delta" => *delta = time_value(M, k, v)?,
-                    _ => return Err(unknown_key(M, k, LOGGOPS_KEYS)),
-                }
-            }
-            Ok(spec)
-        }
-        _ => Err(ModelError::UnknownModel {
-            what: "model",
-            name: name.to_string(),
-            accepted: MODEL_NAMES,
-        }),
-    }
-}
-
-fn unknown_key(model: &'static str, key: &str, accepted: &'static str) -> ModelError {
-    ModelError::UnknownParameter {
-        model,
-        key: key.to_string(),
-        accepted,
-    }
+/// times per byte; `S` is a size (`65535`, `64KiB`). Every model accepts `gamma` (per reduced
+/// byte) and `delta` (per reduction). Postal and pipelined parameters left out are 0; LogGOPS
+/// parameters left out take LogGOPSim's defaults (L=2500, o=1500, g=1000, G=6, O=0, S=65535;
+/// γ = δ = 0).
+pub fn parse_model(text: &str) -> Result<ModelSpec, ModelError> {
+    let (entry, s) = spec::parse("model", MODELS, |e| &e.form, text)?;
+    Ok((entry.build)(&s)?)
 }
 
 /// Formats whole picoseconds with the largest unit that represents them exactly (`1us`,
@@ -300,8 +212,9 @@ pub(crate) fn fmt_time(t: Time) -> String {
     format!("{t}ps")
 }
 
-/// Formats picoseconds (possibly fractional) so that [`parse_time_f64`] reads back the same
-/// `f64`: whole nanoseconds as `ns`, anything else as `ps` in the shortest exact decimal.
+/// Formats picoseconds (possibly fractional) so that [`crate::units::parse_time_f64`] reads
+/// back the same `f64`: whole nanoseconds as `ns`, anything else as `ps` in the shortest exact
+/// decimal.
 pub(crate) fn fmt_rate(ps: f64) -> String {
     if ps == 0.0 {
         return "0".into();
@@ -314,56 +227,84 @@ pub(crate) fn fmt_rate(ps: f64) -> String {
 
 impl fmt::Display for ModelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.name();
         match self {
-            ModelSpec::Postal {
-                alpha,
-                beta,
-                gamma,
-                delta,
-            } => write!(
+            ModelSpec::Postal(m) => write!(
                 f,
-                "postal:alpha={},beta={},gamma={},delta={}",
-                fmt_time(*alpha),
-                fmt_rate(*beta),
-                fmt_rate(*gamma),
-                fmt_time(*delta)
+                "{name}:alpha={},beta={},gamma={},delta={}",
+                fmt_time(m.alpha_r),
+                fmt_rate(m.beta),
+                fmt_rate(m.gamma),
+                fmt_time(m.delta)
             ),
-            ModelSpec::Pipelined {
-                alpha_p,
-                alpha_r,
-                beta,
-                gamma,
-                delta,
-            } => write!(
+            ModelSpec::Pipelined(m) => write!(
                 f,
-                "pipelined:alpha_p={},alpha_r={},beta={},gamma={},delta={}",
-                fmt_time(*alpha_p),
-                fmt_time(*alpha_r),
-                fmt_rate(*beta),
-                fmt_rate(*gamma),
-                fmt_time(*delta)
+                "{name}:alpha_p={},alpha_r={},beta={},gamma={},delta={}",
+                fmt_time(m.alpha_p),
+                fmt_time(m.alpha_r),
+                fmt_rate(m.beta),
+                fmt_rate(m.gamma),
+                fmt_time(m.delta)
             ),
-            ModelSpec::LogGops {
-                latency,
-                overhead,
-                gap,
-                gap_per_byte,
-                overhead_per_byte,
-                eager_limit,
-                gamma,
-                delta,
-            } => write!(
+            ModelSpec::LogGops(m) => write!(
                 f,
-                "loggops:L={},o={},g={},G={},O={},S={},gamma={},delta={}",
-                fmt_time(*latency),
-                fmt_time(*overhead),
-                fmt_time(*gap),
-                fmt_rate(*gap_per_byte),
-                fmt_rate(*overhead_per_byte),
-                eager_limit,
-                fmt_rate(*gamma),
-                fmt_time(*delta)
+                "{name}:L={},o={},g={},G={},O={},S={},gamma={},delta={}",
+                fmt_time(m.latency),
+                fmt_time(m.overhead),
+                fmt_time(m.gap),
+                fmt_rate(m.gap_per_byte),
+                fmt_rate(m.overhead_per_byte),
+                m.eager_limit,
+                fmt_rate(m.gamma),
+                fmt_time(m.delta)
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> SpecError {
+        match parse_model(text).unwrap_err() {
+            ModelError::Spec(e) => e,
+            e => panic!("not a spec error: {e}"),
+        }
+    }
+
+    #[test]
+    fn the_table_is_the_accepted_names_and_keys() {
+        let e = err("hockney");
+        assert_eq!(e.accepted(), vec!["postal", "pipelined", "loggops"]);
+        assert_eq!(
+            e.to_string(),
+            "unknown model 'hockney'; accepted: postal, pipelined, loggops"
+        );
+        for (entry, keys) in MODELS.iter().zip([
+            "alpha, beta, gamma, delta",
+            "alpha_p, alpha_r, beta, gamma, delta",
+            "L, o, g, G, O, S, gamma, delta",
+        ]) {
+            let name = entry.form.name;
+            let e = err(&format!("{name}:zeta=1"));
+            assert_eq!(e.accepted().join(", "), keys);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid model spec '{name}:zeta=1': unknown key 'zeta' for {name}; \
+                     accepted: {keys}"
+                )
+            );
+            let first = entry.form.keys[0].name;
+            assert_eq!(
+                err(&format!("{name}:{first}=1,{first}=2")).to_string(),
+                format!(
+                    "invalid model spec '{name}:{first}=1,{first}=2': key '{first}' given twice"
+                )
+            );
+            // Every example parses, and to the entry it is the example of.
+            assert_eq!(parse_model(entry.form.example).unwrap().name(), name);
         }
     }
 }

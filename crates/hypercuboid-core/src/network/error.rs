@@ -1,6 +1,7 @@
 //! Errors of the network simulator: bad names and parameters, routings a topology cannot
 //! serve, and deadlocks found by the watchdog.
 
+use crate::spec::SpecError;
 use crate::topology::TopologyError;
 use std::fmt;
 
@@ -39,23 +40,9 @@ pub fn format_cycle(cycle: &[Channel]) -> String {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum NetworkError {
-    /// A routing name that is not known.
-    UnknownRouting {
-        /// The name given.
-        name: String,
-    },
-    /// A traffic pattern name that is not known.
-    UnknownTraffic {
-        /// The name given.
-        name: String,
-    },
-    /// A malformed routing or traffic spec (`name:key=value,...`), an unknown or repeated key.
-    Spec {
-        /// The spec as given.
-        spec: String,
-        /// What is wrong and what is accepted.
-        reason: String,
-    },
+    /// A routing, traffic or exchange spec string that was refused: an unknown name or key, a
+    /// repeated key, a bad value, a malformed string (see [`SpecError`]).
+    Spec(SpecError),
     /// A parameter outside its accepted range (`reason` says what is accepted).
     Parameter {
         /// The parameter (`load`, `buffer`, `ugal.c`, ...).
@@ -93,17 +80,7 @@ pub enum NetworkError {
 impl fmt::Display for NetworkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NetworkError::UnknownRouting { name } => write!(
-                f,
-                "unknown routing '{name}'; accepted: {}",
-                super::routing::ROUTINGS.join(", ")
-            ),
-            NetworkError::UnknownTraffic { name } => write!(
-                f,
-                "unknown traffic '{name}'; accepted: {}",
-                super::traffic::TRAFFICS.join(", ")
-            ),
-            NetworkError::Spec { spec, reason } => write!(f, "invalid spec '{spec}': {reason}"),
+            NetworkError::Spec(e) => write!(f, "{e}"),
             NetworkError::Parameter {
                 name,
                 value,
@@ -141,6 +118,12 @@ impl fmt::Display for NetworkError {
 }
 
 impl std::error::Error for NetworkError {}
+
+impl From<SpecError> for NetworkError {
+    fn from(e: SpecError) -> Self {
+        NetworkError::Spec(e)
+    }
+}
 
 impl From<TopologyError> for NetworkError {
     fn from(e: TopologyError) -> Self {

@@ -40,12 +40,133 @@
 //!   otherwise (Slim Fly, HyperX, Dragonfly, tori).
 
 use super::cdg;
-use super::error::{param, NetworkError};
+use super::error::NetworkError;
+use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 use crate::topology::{router_distances, Topology};
 use std::fmt;
 
-/// The routing names [`RoutingSpec::parse`] accepts.
-pub const ROUTINGS: &[&str] = &["min", "inr", "ugal", "ugal-th"];
+/// One routing a spec string may name: what it accepts and its algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct RoutingEntry {
+    /// Its name, aliases, keys and an example.
+    pub form: Form,
+    /// The algorithm (its options are read by [`RoutingSpec::parse`]).
+    pub algorithm: Algorithm,
+}
+
+const CHOICE: Key = Key::new(
+    "choice",
+    "minimal next hop: random (default) or lowest (fewest packets in the output buffer)",
+);
+const VCS: Key = Key::new(
+    "vcs",
+    "virtual channels: auto (default), hop, phase or none",
+);
+const UGAL_KEYS: [Key; 5] = [
+    CHOICE,
+    VCS,
+    Key::new("n", "indirect candidates, 1 to 64 (default 4)"),
+    Key::new(
+        "c",
+        "penalty of an indirect path (default 1 with cost=ratio, 2 with cost=const)",
+    ),
+    Key::new("cost", "auto (default), ratio or const"),
+];
+
+const MIN: Form = Form {
+    name: "min",
+    aliases: &["minimal"],
+    summary: "minimal paths",
+    keys: &[CHOICE, VCS],
+    positional: Positional::None,
+    example: "min:choice=lowest",
+};
+const INR: Form = Form {
+    name: "inr",
+    aliases: &["valiant"],
+    summary: "Valiant: minimal to a random intermediate router, then minimal to the destination",
+    keys: &[CHOICE, VCS],
+    positional: Positional::None,
+    example: "inr",
+};
+const UGAL: Form = Form {
+    name: "ugal",
+    aliases: &["ugal-l"],
+    summary: "UGAL-local: the minimal or an indirect path by output buffer occupancy",
+    keys: &UGAL_KEYS,
+    positional: Positional::None,
+    example: "ugal:n=8,c=1.5",
+};
+const UGAL_TH: Form = Form {
+    name: "ugal-th",
+    aliases: &["ugal_th", "ugalth"],
+    summary: "UGAL-local with a threshold: minimal while its buffer is below t%",
+    keys: &[
+        UGAL_KEYS[0],
+        UGAL_KEYS[1],
+        UGAL_KEYS[2],
+        UGAL_KEYS[3],
+        UGAL_KEYS[4],
+        Key::new("t", "threshold, % of the output buffer (default 10)"),
+    ],
+    positional: Positional::None,
+    example: "ugal-th:t=20",
+};
+
+/// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them.
+pub const ROUTINGS: &[RoutingEntry] = &[
+    RoutingEntry {
+        form: MIN,
+        algorithm: Algorithm::Min,
+    },
+    RoutingEntry {
+        form: INR,
+        algorithm: Algorithm::Inr,
+    },
+    RoutingEntry {
+        form: UGAL,
+        algorithm: Algorithm::Ugal,
+    },
+    RoutingEntry {
+        form: UGAL_TH,
+        algorithm: Algorithm::UgalThreshold,
+    },
+];
+
+/// The values of `choice`, the first of each the canonical one.
+const CHOICES: &[(&str, MinChoice)] = &[
+    ("random", MinChoice::Random),
+    ("lowest", MinChoice::LowestCost),
+    ("lowest-cost", MinChoice::LowestCost),
+    ("cost", MinChoice::LowestCost),
+];
+
+/// The values of `vcs`, the first of each the canonical one.
+const VC_POLICIES: &[(&str, VcPolicy)] = &[
+    ("auto", VcPolicy::Auto),
+    ("hop", VcPolicy::Hop),
+    ("phase", VcPolicy::Phase),
+    ("none", VcPolicy::Single),
+    ("1", VcPolicy::Single),
+    ("single", VcPolicy::Single),
+];
+
+/// The values of `cost`, the first of each the canonical one.
+const UGAL_COSTS: &[(&str, UgalCost)] = &[
+    ("auto", UgalCost::Auto),
+    ("ratio", UgalCost::Ratio),
+    ("const", UgalCost::Constant),
+    ("constant", UgalCost::Constant),
+];
+
+/// The canonical text of `value` in a table of `(text, value)` pairs.
+fn text_of<T: PartialEq>(choices: &[(&'static str, T)], value: T) -> &'static str {
+    choices
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map(|(t, _)| *t)
+        .expect("every value has a text")
+}
 
 /// Most virtual channels a routing may need.
 pub const MAX_VCS: usize = 32;
@@ -67,10 +188,10 @@ impl Algorithm {
     /// The routing's name (`min`, `inr`, `ugal`, `ugal-th`).
     pub fn name(self) -> &'static str {
         match self {
-            Algorithm::Min => "min",
-            Algorithm::Inr => "inr",
-            Algorithm::Ugal => "ugal",
-            Algorithm::UgalThreshold => "ugal-th",
+            Algorithm::Min => MIN.name,
+            Algorithm::Inr => INR.name,
+            Algorithm::Ugal => UGAL.name,
+            Algorithm::UgalThreshold => UGAL_TH.name,
         }
     }
 
@@ -179,124 +300,54 @@ impl RoutingSpec {
         }
     }
 
-    /// Parses `min`, `inr`, `ugal`, `ugal-th`, optionally followed by `:key=value,...`.
+    /// Parses `min`, `inr`, `ugal`, `ugal-th`, optionally followed by `:key=value,...` (the
+    /// entries of [`ROUTINGS`]).
     pub fn parse(text: &str) -> Result<RoutingSpec, NetworkError> {
-        let t = text.trim();
-        let (name, rest) = match t.split_once(':') {
-            Some((n, r)) => (n.trim(), Some(r)),
-            None => (t, None),
-        };
-        let algorithm = match name.to_ascii_lowercase().as_str() {
-            "min" | "minimal" => Algorithm::Min,
-            "inr" | "valiant" => Algorithm::Inr,
-            "ugal" | "ugal-l" => Algorithm::Ugal,
-            "ugal-th" | "ugal_th" | "ugalth" => Algorithm::UgalThreshold,
-            _ => {
-                return Err(NetworkError::UnknownRouting {
-                    name: name.to_string(),
-                })
-            }
-        };
-        let mut spec = RoutingSpec::new(algorithm);
-        let keys: &[&str] = match algorithm {
-            Algorithm::Min | Algorithm::Inr => &["choice", "vcs"],
-            Algorithm::Ugal => &["choice", "vcs", "n", "c", "cost"],
-            Algorithm::UgalThreshold => &["choice", "vcs", "n", "c", "cost", "t"],
-        };
-        let spec_err = |reason: String| NetworkError::Spec {
-            spec: text.to_string(),
-            reason,
-        };
-        let mut seen: Vec<&str> = Vec::new();
-        if let Some(rest) = rest {
-            for item in rest.split(',') {
-                let item = item.trim();
-                if item.is_empty() {
-                    continue;
-                }
-                let (k, v) = item
-                    .split_once('=')
-                    .ok_or_else(|| spec_err(format!("'{item}' is not key=value")))?;
-                let (k, v) = (k.trim(), v.trim());
-                let Some(&key) = keys.iter().find(|&&x| x == k) else {
-                    return Err(spec_err(format!(
-                        "unknown key '{k}' for {}; accepted: {}",
-                        algorithm.name(),
-                        keys.join(", ")
-                    )));
-                };
-                if seen.contains(&key) {
-                    return Err(spec_err(format!("key '{k}' given twice")));
-                }
-                seen.push(key);
-                let num = |what: &'static str| -> Result<f64, NetworkError> {
-                    v.parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite())
-                        .ok_or_else(|| param(what, v, "not a number"))
-                };
-                match key {
-                    "choice" => {
-                        spec.choice = match v {
-                            "random" => MinChoice::Random,
-                            "lowest" | "lowest-cost" | "cost" => MinChoice::LowestCost,
-                            _ => {
-                                return Err(param("routing choice", v, "accepted: random, lowest"))
-                            }
-                        }
-                    }
-                    "vcs" => {
-                        spec.vcs = match v {
-                            "auto" => VcPolicy::Auto,
-                            "hop" => VcPolicy::Hop,
-                            "phase" => VcPolicy::Phase,
-                            "none" | "1" | "single" => VcPolicy::Single,
-                            _ => {
-                                return Err(param(
-                                    "routing vcs",
-                                    v,
-                                    "accepted: auto, hop, phase, none",
-                                ))
-                            }
-                        }
-                    }
-                    "n" => {
-                        let n = v.parse::<u32>().ok().filter(|&n| (1..=64).contains(&n));
-                        spec.candidates = n.ok_or_else(|| {
-                            param("ugal n", v, "the indirect candidates must be 1 to 64")
-                        })?;
-                    }
-                    "c" => {
-                        let c = num("ugal c")?;
-                        if c < 0.0 {
-                            return Err(param("ugal c", v, "the penalty must be >= 0"));
-                        }
-                        spec.c = Some(c);
-                    }
-                    "cost" => {
-                        spec.cost = match v {
-                            "auto" => UgalCost::Auto,
-                            "ratio" => UgalCost::Ratio,
-                            "const" | "constant" => UgalCost::Constant,
-                            _ => return Err(param("ugal cost", v, "accepted: auto, ratio, const")),
-                        }
-                    }
-                    "t" => {
-                        let t = num("ugal threshold")?;
-                        if !(0.0..=100.0).contains(&t) {
-                            return Err(param(
-                                "ugal threshold",
-                                v,
-                                "the threshold is a percentage of the output buffer, 0 to 100",
-                            ));
-                        }
-                        spec.threshold = t;
-                    }
-                    _ => unreachable!(),
-                }
-            }
+        let (entry, s) = spec::parse("routing", ROUTINGS, |r| &r.form, text)?;
+        Ok(RoutingSpec::read(entry.algorithm, &s)?)
+    }
+
+    /// The options of `algorithm` that `s` gives (every key of `s` is one of its entry's).
+    fn read(algorithm: Algorithm, s: &Spec) -> Result<RoutingSpec, SpecError> {
+        let d = RoutingSpec::new(algorithm);
+        let c = s.value("c", spec::number)?;
+        if c.is_some_and(|c| c < 0.0) {
+            return Err(s.bad(
+                "c",
+                s.get("c").unwrap_or_default(),
+                "the penalty must be >= 0",
+            ));
         }
-        Ok(spec)
+        let threshold = s.value("t", spec::number)?.unwrap_or(d.threshold);
+        if !(0.0..=100.0).contains(&threshold) {
+            return Err(s.bad(
+                "t",
+                s.get("t").unwrap_or_default(),
+                "the threshold is a percentage of the output buffer, 0 to 100",
+            ));
+        }
+        Ok(RoutingSpec {
+            algorithm,
+            choice: s
+                .value("choice", |v| spec::choice(CHOICES, v))?
+                .unwrap_or(d.choice),
+            candidates: s
+                .value("n", |v| {
+                    v.parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=64).contains(n))
+                        .ok_or_else(|| "the indirect candidates must be 1 to 64".to_string())
+                })?
+                .unwrap_or(d.candidates),
+            c,
+            cost: s
+                .value("cost", |v| spec::choice(UGAL_COSTS, v))?
+                .unwrap_or(d.cost),
+            threshold,
+            vcs: s
+                .value("vcs", |v| spec::choice(VC_POLICIES, v))?
+                .unwrap_or(d.vcs),
+        })
     }
 }
 
@@ -306,18 +357,10 @@ impl fmt::Display for RoutingSpec {
         let d = RoutingSpec::new(self.algorithm);
         let mut kv: Vec<String> = Vec::new();
         if self.choice != d.choice {
-            kv.push("choice=lowest".into());
+            kv.push(format!("choice={}", text_of(CHOICES, self.choice)));
         }
         if self.vcs != d.vcs {
-            kv.push(format!(
-                "vcs={}",
-                match self.vcs {
-                    VcPolicy::Auto => "auto",
-                    VcPolicy::Hop => "hop",
-                    VcPolicy::Phase => "phase",
-                    VcPolicy::Single => "none",
-                }
-            ));
+            kv.push(format!("vcs={}", text_of(VC_POLICIES, self.vcs)));
         }
         if matches!(self.algorithm, Algorithm::Ugal | Algorithm::UgalThreshold) {
             if self.candidates != d.candidates {
@@ -327,14 +370,7 @@ impl fmt::Display for RoutingSpec {
                 kv.push(format!("c={c}"));
             }
             if self.cost != d.cost {
-                kv.push(format!(
-                    "cost={}",
-                    if self.cost == UgalCost::Ratio {
-                        "ratio"
-                    } else {
-                        "const"
-                    }
-                ));
+                kv.push(format!("cost={}", text_of(UGAL_COSTS, self.cost)));
             }
             if self.algorithm == Algorithm::UgalThreshold && self.threshold != d.threshold {
                 kv.push(format!("t={}", self.threshold));

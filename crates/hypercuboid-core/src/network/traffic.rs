@@ -28,14 +28,131 @@
 use super::error::{param, NetworkError};
 use super::rng::SplitMix64;
 use super::routing::{Routes, NONE};
+use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 use crate::topology::Topology;
 use std::fmt;
 
-/// The synthetic traffic names [`TrafficSpec::parse`] accepts.
-pub const TRAFFICS: &[&str] = &["uniform", "worst", "permutation", "shift:K"];
+/// One synthetic traffic pattern a spec string may name: what it accepts and how it is read.
+#[derive(Clone, Copy, Debug)]
+pub struct TrafficEntry {
+    /// Its name, aliases, keys and an example.
+    pub form: Form,
+    /// Reads a spec that [`spec::parse`] matched to this entry.
+    pub build: fn(&Spec) -> Result<TrafficSpec, SpecError>,
+}
 
-/// The exchange names [`ExchangeSpec::parse`] accepts.
-pub const EXCHANGES: &[&str] = &["a2a", "nn"];
+const fn traffic(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    summary: &'static str,
+    build: fn(&Spec) -> Result<TrafficSpec, SpecError>,
+) -> TrafficEntry {
+    TrafficEntry {
+        form: Form {
+            name,
+            aliases,
+            summary,
+            keys: &[],
+            positional: Positional::None,
+            example: name,
+        },
+        build,
+    }
+}
+
+const UNIFORM: &str = "uniform";
+const WORST: &str = "worst";
+const PERMUTATION: &str = "permutation";
+const SHIFT: &str = "shift";
+
+/// Every synthetic pattern [`TrafficSpec::parse`] accepts, in the order error messages list
+/// them.
+pub const TRAFFICS: &[TrafficEntry] = &[
+    traffic(
+        UNIFORM,
+        &["uni", "random"],
+        "every packet to an endpoint drawn uniformly among the others",
+        |_| Ok(TrafficSpec::Uniform),
+    ),
+    traffic(
+        WORST,
+        &["wc", "worst-case"],
+        "the topology's adversarial permutation under minimal routing",
+        |_| Ok(TrafficSpec::Worst),
+    ),
+    traffic(
+        PERMUTATION,
+        &["perm"],
+        "a random cyclic permutation of the endpoints, fixed by the seed",
+        |_| Ok(TrafficSpec::Permutation),
+    ),
+    TrafficEntry {
+        form: Form {
+            name: SHIFT,
+            aliases: &[],
+            summary: "node e sends to node (e + K) mod N",
+            keys: &[Key::new("k", "the offset K, a whole number")],
+            positional: Positional::OneOrKey("K", "k"),
+            example: "shift:12",
+        },
+        build: |s| {
+            let k = s
+                .positional
+                .as_deref()
+                .expect("the spec grammar checks that K is given");
+            let k = spec::whole::<i64>(k).map_err(|reason| s.bad("K", k, reason))?;
+            Ok(TrafficSpec::Shift(k))
+        },
+    },
+];
+
+/// One exchange a spec string may name.
+#[derive(Clone, Copy, Debug)]
+pub struct ExchangeEntry {
+    /// Its name, aliases and an example.
+    pub form: Form,
+    /// Reads a spec that [`spec::parse`] matched to this entry.
+    pub build: fn(&Spec) -> Result<ExchangeSpec, SpecError>,
+}
+
+const A2A: &str = "a2a";
+const NN: &str = "nn";
+
+/// Every exchange [`ExchangeSpec::parse`] accepts, in the order error messages list them.
+pub const EXCHANGES: &[ExchangeEntry] = &[
+    ExchangeEntry {
+        form: Form {
+            name: A2A,
+            aliases: &["alltoall", "all-to-all"],
+            summary: "all-to-all: 7.5 KB from every node to every other",
+            keys: &[],
+            positional: Positional::None,
+            example: A2A,
+        },
+        build: |_| {
+            Ok(ExchangeSpec::AllToAll {
+                bytes: 7680,
+                interleave: true,
+            })
+        },
+    },
+    ExchangeEntry {
+        form: Form {
+            name: NN,
+            aliases: &["nearest-neighbor", "nearest-neighbour", "halo"],
+            summary: "3-D torus nearest neighbour: 512 KB to each of 6 neighbours",
+            keys: &[],
+            positional: Positional::None,
+            example: NN,
+        },
+        build: |_| {
+            Ok(ExchangeSpec::NearestNeighbor {
+                dims: None,
+                bytes: 512 * 1024,
+            })
+        },
+    },
+];
 
 /// A synthetic traffic pattern.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,41 +168,11 @@ pub enum TrafficSpec {
 }
 
 impl TrafficSpec {
-    /// Parses `uniform`, `worst`, `permutation`, `shift:K` (or `shift:k=K`).
+    /// Parses `uniform`, `worst`, `permutation`, `shift:K` (or `shift:k=K`): the entries of
+    /// [`TRAFFICS`].
     pub fn parse(text: &str) -> Result<TrafficSpec, NetworkError> {
-        let t = text.trim();
-        let (name, arg) = match t.split_once(':') {
-            Some((n, a)) => (n.trim(), Some(a.trim())),
-            None => (t, None),
-        };
-        let lower = name.to_ascii_lowercase();
-        let no_arg = |spec: TrafficSpec| match arg {
-            None => Ok(spec),
-            Some(a) => Err(NetworkError::Spec {
-                spec: text.to_string(),
-                reason: format!("{lower} takes no argument, got '{a}'"),
-            }),
-        };
-        match lower.as_str() {
-            "uniform" | "uni" | "random" => no_arg(TrafficSpec::Uniform),
-            "worst" | "wc" | "worst-case" => no_arg(TrafficSpec::Worst),
-            "permutation" | "perm" => no_arg(TrafficSpec::Permutation),
-            "shift" => {
-                let a = arg.ok_or_else(|| NetworkError::Spec {
-                    spec: text.to_string(),
-                    reason: "shift needs an offset, e.g. shift:12".into(),
-                })?;
-                let a = a.strip_prefix("k=").unwrap_or(a);
-                let k: i64 = a.parse().map_err(|_| NetworkError::Spec {
-                    spec: text.to_string(),
-                    reason: format!("the shift offset '{a}' is not an integer"),
-                })?;
-                Ok(TrafficSpec::Shift(k))
-            }
-            _ => Err(NetworkError::UnknownTraffic {
-                name: name.to_string(),
-            }),
-        }
+        let (entry, s) = spec::parse("traffic", TRAFFICS, |t| &t.form, text)?;
+        Ok((entry.build)(&s)?)
     }
 
     /// The destination of every endpoint (`None` for uniform traffic).
@@ -139,10 +226,10 @@ impl TrafficSpec {
 impl fmt::Display for TrafficSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TrafficSpec::Uniform => write!(f, "uniform"),
-            TrafficSpec::Worst => write!(f, "worst"),
-            TrafficSpec::Permutation => write!(f, "permutation"),
-            TrafficSpec::Shift(k) => write!(f, "shift:{k}"),
+            TrafficSpec::Uniform => write!(f, "{UNIFORM}"),
+            TrafficSpec::Worst => write!(f, "{WORST}"),
+            TrafficSpec::Permutation => write!(f, "{PERMUTATION}"),
+            TrafficSpec::Shift(k) => write!(f, "{SHIFT}:{k}"),
         }
     }
 }
@@ -316,30 +403,18 @@ pub enum ExchangeSpec {
 }
 
 impl ExchangeSpec {
-    /// Parses `a2a` or `nn`, with the seed's sizes (7.5 KB, 512 KB).
+    /// Parses `a2a` or `nn` (the entries of [`EXCHANGES`]), with the seed's sizes (7.5 KB,
+    /// 512 KB).
     pub fn parse(text: &str) -> Result<ExchangeSpec, NetworkError> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "a2a" | "alltoall" | "all-to-all" => Ok(ExchangeSpec::AllToAll {
-                bytes: 7680,
-                interleave: true,
-            }),
-            "nn" | "nearest-neighbor" | "nearest-neighbour" | "halo" => {
-                Ok(ExchangeSpec::NearestNeighbor {
-                    dims: None,
-                    bytes: 512 * 1024,
-                })
-            }
-            _ => Err(NetworkError::UnknownTraffic {
-                name: text.trim().to_string(),
-            }),
-        }
+        let (entry, s) = spec::parse("exchange", EXCHANGES, |x| &x.form, text)?;
+        Ok((entry.build)(&s)?)
     }
 
     /// The exchange's name (`a2a`, `nn`).
     pub fn name(&self) -> &'static str {
         match self {
-            ExchangeSpec::AllToAll { .. } => "a2a",
-            ExchangeSpec::NearestNeighbor { .. } => "nn",
+            ExchangeSpec::AllToAll { .. } => A2A,
+            ExchangeSpec::NearestNeighbor { .. } => NN,
         }
     }
 

@@ -44,13 +44,13 @@ pub enum ScheduleError {
     /// Reading or writing a file failed.
     Io { path: String, message: String },
     /// A spec string (an algorithm with its parameters) that is malformed or names an unknown
-    /// algorithm or key.
-    Spec(crate::spec::SpecError),
+    /// algorithm or key (boxed: it is larger than the other variants).
+    Spec(Box<crate::spec::SpecError>),
 }
 
 impl From<crate::spec::SpecError> for ScheduleError {
     fn from(e: crate::spec::SpecError) -> Self {
-        ScheduleError::Spec(e)
+        ScheduleError::Spec(Box::new(e))
     }
 }
 

@@ -42,7 +42,7 @@ mod trace;
 pub use error::{SimError, StuckOp, Wait};
 pub use trace::{write_chrome_trace, Trace, TraceKind};
 
-use crate::model::{CostModel, LogGopsModel, ModelSpec, NoiseSpec, PostalModel};
+use crate::model::{CostModel, ModelSpec, NoiseSpec};
 use crate::schedule::Schedule;
 use crate::units::Time;
 
@@ -74,53 +74,9 @@ pub struct SimResult {
 
 /// Runs `s` on the model `model` names.
 pub fn simulate(s: &Schedule, model: &ModelSpec, opts: &SimOptions) -> Result<SimResult, SimError> {
-    match *model {
-        ModelSpec::Postal {
-            alpha,
-            beta,
-            gamma,
-            delta,
-        } => simulate_with(s, &PostalModel::postal(alpha, beta, gamma, delta), opts),
-        ModelSpec::Pipelined {
-            alpha_p,
-            alpha_r,
-            beta,
-            gamma,
-            delta,
-        } => simulate_with(
-            s,
-            &PostalModel {
-                alpha_p,
-                alpha_r,
-                beta,
-                gamma,
-                delta,
-            },
-            opts,
-        ),
-        ModelSpec::LogGops {
-            latency,
-            overhead,
-            gap,
-            gap_per_byte,
-            overhead_per_byte,
-            eager_limit,
-            gamma,
-            delta,
-        } => simulate_with(
-            s,
-            &LogGopsModel {
-                latency,
-                overhead,
-                gap,
-                gap_per_byte,
-                overhead_per_byte,
-                eager_limit,
-                gamma,
-                delta,
-            },
-            opts,
-        ),
+    match model {
+        ModelSpec::Postal(m) | ModelSpec::Pipelined(m) => simulate_with(s, m, opts),
+        ModelSpec::LogGops(m) => simulate_with(s, m, opts),
     }
 }
 

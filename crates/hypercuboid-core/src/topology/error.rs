@@ -1,5 +1,6 @@
 //! Errors of topology generation, reading, analysis and export.
 
+use crate::spec::SpecError;
 use std::fmt;
 
 /// What can go wrong generating, reading, analysing or exporting a topology. Every message names
@@ -7,8 +8,9 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TopologyError {
-    /// A spec string that is malformed, names an unknown family or key, or repeats a key.
-    Spec { spec: String, reason: String },
+    /// A spec string that was refused: an unknown family or key, a repeated key, a bad value,
+    /// a malformed string (see [`SpecError`]).
+    Spec(SpecError),
     /// A generator parameter outside its accepted values (`reason` names the accepted ones).
     Parameter {
         family: &'static str,
@@ -45,9 +47,7 @@ pub enum TopologyError {
 impl fmt::Display for TopologyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TopologyError::Spec { spec, reason } => {
-                write!(f, "invalid topology spec '{spec}': {reason}")
-            }
+            TopologyError::Spec(e) => write!(f, "{e}"),
             TopologyError::Parameter {
                 family,
                 name,
@@ -72,6 +72,12 @@ impl fmt::Display for TopologyError {
 }
 
 impl std::error::Error for TopologyError {}
+
+impl From<SpecError> for TopologyError {
+    fn from(e: SpecError) -> Self {
+        TopologyError::Spec(e)
+    }
+}
 
 /// Shorthand for a [`TopologyError::Parameter`].
 pub(crate) fn param_err(

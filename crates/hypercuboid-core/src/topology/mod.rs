@@ -37,7 +37,7 @@ pub use analysis::{analyze, router_distances, Analysis, DistanceMatrix};
 pub use bisection::{bisect, refine_bisection, Bisection};
 pub use error::TopologyError;
 pub use graph::{Link, LinkParams, Topology, TopologyParts, MAX_ELEMENTS};
-pub use spec::{generate, parse_spec, Spec, FAMILIES};
+pub use spec::{generate, graphml_source, parse_spec, Family, FAMILIES};
 
 /// Closed-form size of a generator's output (checked against the built graph in tests).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

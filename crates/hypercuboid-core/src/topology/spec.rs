@@ -1,12 +1,14 @@
 //! Spec strings: `NAME:key=value,...` (or `NAME:ARG,...` for families that read a file or a
-//! preset), the compact way to name any topology on the command line.
+//! preset), the compact way to name any topology on the command line, read by the one spec
+//! grammar ([`crate::spec`]) against one table, [`FAMILIES`].
 //!
-//! Every generator family accepts `bw` (link bandwidth in Gb/s, default 100) and `lat` (link
-//! latency with unit, default 50ns), applied to every link. [`FAMILIES`] lists the families,
-//! their keys and defaults; an unknown family or key errors with the accepted ones.
+//! Every generator family accepts `bw` (link bandwidth: `100Gbps`, `12.5GB/s`, a bare number is
+//! Gb/s; default 100) and `lat` (link latency with unit, default 50ns), applied to every link.
+//! [`FAMILIES`] lists the families, their keys and defaults; an unknown family or key errors
+//! with the accepted ones.
 
 use super::dragonfly::Dragonfly;
-use super::error::{io_err, param_err, TopologyError};
+use super::error::{io_err, TopologyError};
 use super::export::{from_edge_list, from_json};
 use super::fattree::{FatTree, KaryNTree};
 use super::fullmesh::FullMesh;
@@ -19,496 +21,286 @@ use super::slimfly::{Concentration, SlimFly};
 use super::torus::Torus;
 use super::tree::{TreeDescription, PRESETS};
 use super::Topology;
+use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 
-/// A topology family as the spec parser knows it.
+/// One topology family a spec string may name: what it accepts and how it is built.
 #[derive(Clone, Copy, Debug)]
-pub struct FamilyInfo {
-    /// Family name (the part before `:`).
-    pub name: &'static str,
-    /// One line of description.
-    pub summary: &'static str,
-    /// Accepted keys and what they mean (with defaults), `bw`/`lat` included where accepted.
-    pub keys: &'static [(&'static str, &'static str)],
-    /// The positional argument (a file or a preset), if the family takes one.
-    pub positional: Option<&'static str>,
-    /// An example spec.
-    pub example: &'static str,
+pub struct Family {
+    /// Its name, keys (with what they mean and their defaults), positional argument and an
+    /// example.
+    pub form: Form,
+    /// What the positional argument is, in full (`hypercuboid topo list` prints it); `None`
+    /// when the family takes none.
+    pub arg: Option<&'static str>,
+    /// Builds the topology from a spec that [`spec::parse`] matched to this family.
+    pub build: fn(&Spec) -> Result<Topology, TopologyError>,
 }
 
-const BW: (&str, &str) = ("bw", "link bandwidth in Gb/s (default 100)");
-const LAT: (&str, &str) = ("lat", "link latency with unit (default 50ns)");
+const GRAPHML: &str = "graphml";
 
-/// Every family [`generate`] accepts.
-pub const FAMILIES: &[FamilyInfo] = &[
-    FamilyInfo {
-        name: "slimfly",
-        summary: "Slim Fly (MMS graph), diameter 2",
-        keys: &[
-            ("q", "prime power 4w+d, d in {-1,0,1} (required)"),
-            (
+const BW: Key = Key::new("bw", "link bandwidth in Gb/s (default 100)");
+const LAT: Key = Key::new("lat", "link latency with unit (default 50ns)");
+
+/// A family of generated topologies (keys, no positional argument).
+const fn generated(
+    name: &'static str,
+    summary: &'static str,
+    keys: &'static [Key],
+    example: &'static str,
+    build: fn(&Spec) -> Result<Topology, TopologyError>,
+) -> Family {
+    Family {
+        form: Form {
+            name,
+            aliases: &[],
+            summary,
+            keys,
+            positional: Positional::None,
+            example,
+        },
+        arg: None,
+        build,
+    }
+}
+
+/// A family read from a file or a preset (`placeholder` is the positional argument in short,
+/// `arg` in full).
+const fn read(
+    name: &'static str,
+    summary: &'static str,
+    keys: &'static [Key],
+    (placeholder, arg): (&'static str, &'static str),
+    example: &'static str,
+    build: fn(&Spec) -> Result<Topology, TopologyError>,
+) -> Family {
+    Family {
+        form: Form {
+            name,
+            aliases: &[],
+            summary,
+            keys,
+            positional: Positional::One(placeholder),
+            example,
+        },
+        arg: Some(arg),
+        build,
+    }
+}
+
+/// Every family [`generate`] accepts, in the order `hypercuboid topo list` and error messages
+/// list them.
+pub const FAMILIES: &[Family] = &[
+    generated(
+        "slimfly",
+        "Slim Fly (MMS graph), diameter 2",
+        &[
+            Key::new("q", "prime power 4w+d, d in {-1,0,1} (required)"),
+            Key::new(
                 "p",
                 "endpoints per router: floor, ceil or a count (default ceil = ceil(r'/2))",
             ),
             BW,
             LAT,
         ],
-        positional: None,
-        example: "slimfly:q=13,p=9",
-    },
-    FamilyInfo {
-        name: "polarfly",
-        summary: "PolarFly (Erdos-Renyi polarity graph ER_q), diameter 2",
-        keys: &[
-            ("q", "prime power (required)"),
-            (
+        "slimfly:q=13,p=9",
+        |s| {
+            SlimFly {
+                q: s.required("q", spec::whole)?,
+                p: concentration(s)?,
+                link: link(s)?,
+            }
+            .build()
+        },
+    ),
+    generated(
+        "polarfly",
+        "PolarFly (Erdos-Renyi polarity graph ER_q), diameter 2",
+        &[
+            Key::new("q", "prime power (required)"),
+            Key::new(
                 "p",
                 "endpoints per router: floor, ceil or a count (default ceil((q+1)/2))",
             ),
             BW,
             LAT,
         ],
-        positional: None,
-        example: "polarfly:q=7",
-    },
-    FamilyInfo {
-        name: "mlfm",
-        summary: "Multi-Layer Full-Mesh (h, l, p), diameter 2",
-        keys: &[
-            ("h", "network ports of a local router, >= 2 (required)"),
-            ("l", "layers (default h)"),
-            ("p", "endpoints per local router (default h)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "mlfm:h=15",
-    },
-    FamilyInfo {
-        name: "oft",
-        summary: "two-level Orthogonal Fat-Tree, diameter 2",
-        keys: &[
-            ("k", "k-1 a prime power (required); radix 2k"),
-            ("p", "endpoints per L0/L2 router (default k)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "oft:k=12",
-    },
-    FamilyInfo {
-        name: "hyperx",
-        summary: "HyperX (n-D), diameter n",
-        keys: &[
-            ("s", "dimension sizes, e.g. 8x8 (required)"),
-            ("p", "endpoints per router (default min(s)-1)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "hyperx:s=8x8,p=6",
-    },
-    FamilyInfo {
-        name: "fattree",
-        summary: "full-bisection fat tree of radix-k routers",
-        keys: &[
-            ("k", "router radix, even (required)"),
-            ("levels", "2, 3 or 4 (default 2)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "fattree:k=8,levels=3",
-    },
-    FamilyInfo {
-        name: "karyntree",
-        summary: "k-ary n-tree (Petrini-Vanneschi)",
-        keys: &[
-            ("k", "arity >= 2 (required)"),
-            ("n", "levels >= 1 (required)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "karyntree:k=4,n=3",
-    },
-    FamilyInfo {
-        name: "dragonfly",
-        summary: "Dragonfly (a, p, h), balanced a=2p=2h by default",
-        keys: &[
-            ("a", "routers per group (default 2p)"),
-            ("p", "endpoints per router (default h, or a/2)"),
-            ("h", "global links per router (default p, or a/2)"),
-            ("g", "groups, 2..a*h+1 (default a*h+1)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "dragonfly:p=4",
-    },
-    FamilyInfo {
-        name: "torus",
-        summary: "torus (k-ary n-cube)",
-        keys: &[
-            ("dims", "dimension sizes, e.g. 4x4x4 (required)"),
-            ("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "torus:dims=4x4x4",
-    },
-    FamilyInfo {
-        name: "mesh",
-        summary: "mesh (no wrap-around)",
-        keys: &[
-            ("dims", "dimension sizes, e.g. 8x8 (required)"),
-            ("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "mesh:dims=8x8",
-    },
-    FamilyInfo {
-        name: "fullmesh",
-        summary: "full mesh of n routers, diameter 1",
-        keys: &[
-            ("n", "routers >= 2 (required)"),
-            ("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-        ],
-        positional: None,
-        example: "fullmesh:n=16,p=8",
-    },
-    FamilyInfo {
-        name: "tree",
-        summary:
-            "Ethernet switched tree: a preset (fig1, fig5a, fig5b, fig5c) or a JSON description",
-        keys: &[],
-        positional: Some("preset name or path of a JSON tree description"),
-        example: "tree:fig1",
-    },
-    FamilyInfo {
-        name: "json",
-        summary: "a topology in our JSON schema",
-        keys: &[],
-        positional: Some("path of the JSON file"),
-        example: "json:topology.json",
-    },
-    FamilyInfo {
-        name: "edgelist",
-        summary: "routers and links from an edge list ('a b [bandwidth_gbps [latency]]' lines)",
-        keys: &[("p", "endpoints per router (default 1)"), BW, LAT],
-        positional: Some("path of the edge list"),
-        example: "edgelist:links.txt,p=2",
-    },
-    FamilyInfo {
-        name: "graphml",
-        summary: "GraphML (read by the Python package through networkx)",
-        keys: &[(
-            "p",
-            "endpoints per router if the file marks none (default 1)",
-        )],
-        positional: Some("path of the GraphML file"),
-        example: "graphml:topology.graphml",
-    },
-];
-
-/// A parsed spec string.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Spec {
-    /// The text as given.
-    pub text: String,
-    /// Family name.
-    pub family: String,
-    /// Positional argument (file or preset), if any.
-    pub arg: Option<String>,
-    /// `key=value` pairs in order.
-    pub params: Vec<(String, String)>,
-}
-
-impl Spec {
-    /// The value of `key`, if given.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn family_names() -> String {
-    FAMILIES
-        .iter()
-        .map(|f| f.name)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Parses `NAME:key=value,...`, checking the family and keys.
-pub fn parse_spec(text: &str) -> Result<Spec, TopologyError> {
-    let err = |reason: String| TopologyError::Spec {
-        spec: text.to_string(),
-        reason,
-    };
-    let t = text.trim();
-    let (name, rest) = match t.split_once(':') {
-        Some((n, r)) => (n.trim(), r.trim()),
-        None => (t, ""),
-    };
-    if name.is_empty() {
-        return Err(err(format!(
-            "expected NAME:key=value,...; families: {}",
-            family_names()
-        )));
-    }
-    let info = FAMILIES
-        .iter()
-        .find(|f| f.name.eq_ignore_ascii_case(name))
-        .ok_or_else(|| {
-            err(format!(
-                "unknown family '{name}'; accepted: {}",
-                family_names()
-            ))
-        })?;
-    let mut spec = Spec {
-        text: text.to_string(),
-        family: info.name.to_string(),
-        arg: None,
-        params: Vec::new(),
-    };
-    let keys: Vec<&str> = info.keys.iter().map(|(k, _)| *k).collect();
-    if !rest.is_empty() {
-        for item in rest.split(',') {
-            let item = item.trim();
-            if item.is_empty() {
-                return Err(err("empty item between commas".into()));
+        "polarfly:q=7",
+        |s| {
+            PolarFly {
+                q: s.required("q", spec::whole)?,
+                p: concentration(s)?,
+                link: link(s)?,
             }
-            match item.split_once('=') {
-                Some((k, v)) => {
-                    let (k, v) = (k.trim(), v.trim());
-                    if !keys.contains(&k) {
-                        let accepted = if keys.is_empty() {
-                            "none".to_string()
-                        } else {
-                            keys.join(", ")
-                        };
-                        return Err(err(format!(
-                            "unknown key '{k}' for {}; accepted keys: {accepted}",
-                            info.name
-                        )));
-                    }
-                    if v.is_empty() {
-                        return Err(err(format!("key '{k}' has no value")));
-                    }
-                    if spec.get(k).is_some() {
-                        return Err(err(format!("key '{k}' is given twice")));
-                    }
-                    spec.params.push((k.to_string(), v.to_string()));
-                }
-                None => {
-                    if info.positional.is_none() {
-                        return Err(err(format!(
-                            "'{item}' is not key=value; {} takes keys {}",
-                            info.name,
-                            keys.join(", ")
-                        )));
-                    }
-                    if spec.arg.is_some() {
-                        return Err(err(format!("{} takes one file or preset", info.name)));
-                    }
-                    spec.arg = Some(item.to_string());
-                }
-            }
-        }
-    }
-    if let Some(what) = info.positional {
-        if spec.arg.is_none() {
-            return Err(err(format!(
-                "{} needs a {what}, e.g. {}",
-                info.name, info.example
-            )));
-        }
-    }
-    Ok(spec)
-}
-
-fn u32_of(family: &'static str, key: &'static str, v: &str) -> Result<u32, TopologyError> {
-    v.parse::<u32>()
-        .map_err(|_| param_err(family, key, v, "not a non-negative integer"))
-}
-
-fn dims_of(family: &'static str, key: &'static str, v: &str) -> Result<Vec<u32>, TopologyError> {
-    v.split(['x', 'X'])
-        .map(|s| s.trim().parse::<u32>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| {
-            param_err(
-                family,
-                key,
-                v,
-                "expected sizes joined by 'x', e.g. 8x8 or 4x4x4",
-            )
-        })
-}
-
-fn concentration(family: &'static str, v: Option<&str>) -> Result<Concentration, TopologyError> {
-    match v {
-        None | Some("ceil") => Ok(Concentration::Ceil),
-        Some("floor") => Ok(Concentration::Floor),
-        Some(x) => match x.parse::<u32>() {
-            Ok(p) if p >= 1 => Ok(Concentration::Count(p)),
-            _ => Err(param_err(
-                family,
-                "p",
-                x,
-                "accepted: floor, ceil or a count >= 1",
-            )),
+            .build()
         },
-    }
-}
-
-fn link_of(family: &'static str, spec: &Spec) -> Result<LinkParams, TopologyError> {
-    let mut l = LinkParams::default();
-    if let Some(b) = spec.get("bw") {
-        l.bandwidth_gbps = b
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && *x > 0.0)
-            .ok_or_else(|| param_err(family, "bw", b, "a bandwidth in Gb/s > 0, e.g. bw=100"))?;
-    }
-    if let Some(t) = spec.get("lat") {
-        l.latency =
-            crate::units::parse_time(t).map_err(|e| param_err(family, "lat", t, e.reason))?;
-    }
-    Ok(l)
-}
-
-fn read_file(path: &str) -> Result<String, TopologyError> {
-    std::fs::read_to_string(path).map_err(|e| io_err(path, &e))
-}
-
-/// Builds the topology a parsed spec names.
-pub fn build(spec: &Spec) -> Result<Topology, TopologyError> {
-    let missing = |key: &str| {
-        let info = FAMILIES
-            .iter()
-            .find(|f| f.name == spec.family)
-            .expect("parsed family");
-        TopologyError::Spec {
-            spec: spec.text.clone(),
-            reason: format!("{} needs {key}, e.g. {}", info.name, info.example),
-        }
-    };
-    let req = |family: &'static str, key: &'static str| -> Result<u32, TopologyError> {
-        u32_of(family, key, spec.get(key).ok_or_else(|| missing(key))?)
-    };
-    let opt = |family: &'static str, key: &'static str| -> Result<Option<u32>, TopologyError> {
-        spec.get(key).map(|v| u32_of(family, key, v)).transpose()
-    };
-    match spec.family.as_str() {
-        "slimfly" => SlimFly {
-            q: req("slimfly", "q")?,
-            p: concentration("slimfly", spec.get("p"))?,
-            link: link_of("slimfly", spec)?,
-        }
-        .build(),
-        "polarfly" => PolarFly {
-            q: req("polarfly", "q")?,
-            p: concentration("polarfly", spec.get("p"))?,
-            link: link_of("polarfly", spec)?,
-        }
-        .build(),
-        "mlfm" => {
-            let h = req("mlfm", "h")?;
+    ),
+    generated(
+        "mlfm",
+        "Multi-Layer Full-Mesh (h, l, p), diameter 2",
+        &[
+            Key::new("h", "network ports of a local router, >= 2 (required)"),
+            Key::new("l", "layers (default h)"),
+            Key::new("p", "endpoints per local router (default h)"),
+            BW,
+            LAT,
+        ],
+        "mlfm:h=15",
+        |s| {
+            let h = s.required("h", spec::whole)?;
             Mlfm {
                 h,
-                l: opt("mlfm", "l")?.unwrap_or(h),
-                p: opt("mlfm", "p")?.unwrap_or(h),
-                link: link_of("mlfm", spec)?,
+                l: s.value("l", spec::whole)?.unwrap_or(h),
+                p: s.value("p", spec::whole)?.unwrap_or(h),
+                link: link(s)?,
             }
             .build()
-        }
-        "oft" => {
-            let k = req("oft", "k")?;
+        },
+    ),
+    generated(
+        "oft",
+        "two-level Orthogonal Fat-Tree, diameter 2",
+        &[
+            Key::new("k", "k-1 a prime power (required); radix 2k"),
+            Key::new("p", "endpoints per L0/L2 router (default k)"),
+            BW,
+            LAT,
+        ],
+        "oft:k=12",
+        |s| {
+            let k = s.required("k", spec::whole)?;
             Oft {
                 k,
-                p: opt("oft", "p")?.unwrap_or(k),
-                link: link_of("oft", spec)?,
+                p: s.value("p", spec::whole)?.unwrap_or(k),
+                link: link(s)?,
             }
             .build()
-        }
-        "hyperx" => {
-            let s = dims_of("hyperx", "s", spec.get("s").ok_or_else(|| missing("s"))?)?;
-            let mut h = HyperX::new(&s);
-            if let Some(p) = opt("hyperx", "p")? {
+        },
+    ),
+    generated(
+        "hyperx",
+        "HyperX (n-D), diameter n",
+        &[
+            Key::new("s", "dimension sizes, e.g. 8x8 (required)"),
+            Key::new("p", "endpoints per router (default min(s)-1)"),
+            BW,
+            LAT,
+        ],
+        "hyperx:s=8x8,p=6",
+        |s| {
+            let mut h = HyperX::new(&s.required("s", dims)?);
+            if let Some(p) = s.value("p", spec::whole)? {
                 h.p = p;
             }
-            h.link = link_of("hyperx", spec)?;
+            h.link = link(s)?;
             h.build()
-        }
-        "fattree" => FatTree {
-            k: req("fattree", "k")?,
-            levels: opt("fattree", "levels")?.unwrap_or(2),
-            link: link_of("fattree", spec)?,
-        }
-        .build(),
-        "karyntree" => KaryNTree {
-            k: req("karyntree", "k")?,
-            n: req("karyntree", "n")?,
-            link: link_of("karyntree", spec)?,
-        }
-        .build(),
-        "dragonfly" => {
-            let (a, p, h) = (
-                opt("dragonfly", "a")?,
-                opt("dragonfly", "p")?,
-                opt("dragonfly", "h")?,
-            );
-            let (a, p, h) = match (a, p, h) {
-                (None, None, None) => return Err(missing("one of a, p, h")),
-                (a, Some(p), h) => (a.unwrap_or(2 * p), p, h.unwrap_or(p)),
-                (a, None, Some(h)) => (a.unwrap_or(2 * h), h, h),
-                (Some(a), None, None) => (a, (a / 2).max(1), (a / 2).max(1)),
-            };
-            let g = opt("dragonfly", "g")?.unwrap_or_else(|| a.saturating_mul(h).saturating_add(1));
-            Dragonfly {
-                a,
-                p,
-                h,
-                g,
-                link: link_of("dragonfly", spec)?,
+        },
+    ),
+    generated(
+        "fattree",
+        "full-bisection fat tree of radix-k routers",
+        &[
+            Key::new("k", "router radix, even (required)"),
+            Key::new("levels", "2, 3 or 4 (default 2)"),
+            BW,
+            LAT,
+        ],
+        "fattree:k=8,levels=3",
+        |s| {
+            FatTree {
+                k: s.required("k", spec::whole)?,
+                levels: s.value("levels", spec::whole)?.unwrap_or(2),
+                link: link(s)?,
             }
             .build()
-        }
-        "torus" | "mesh" => {
-            let fam: &'static str = if spec.family == "torus" {
-                "torus"
-            } else {
-                "mesh"
-            };
-            let dims = dims_of(
-                fam,
-                "dims",
-                spec.get("dims").ok_or_else(|| missing("dims"))?,
-            )?;
-            Torus {
-                sizes: dims,
-                wrap: fam == "torus",
-                p: opt(fam, "p")?.unwrap_or(1),
-                link: link_of(fam, spec)?,
+        },
+    ),
+    generated(
+        "karyntree",
+        "k-ary n-tree (Petrini-Vanneschi)",
+        &[
+            Key::new("k", "arity >= 2 (required)"),
+            Key::new("n", "levels >= 1 (required)"),
+            BW,
+            LAT,
+        ],
+        "karyntree:k=4,n=3",
+        |s| {
+            KaryNTree {
+                k: s.required("k", spec::whole)?,
+                n: s.required("n", spec::whole)?,
+                link: link(s)?,
             }
             .build()
-        }
-        "fullmesh" => FullMesh {
-            n: req("fullmesh", "n")?,
-            p: opt("fullmesh", "p")?.unwrap_or(1),
-            link: link_of("fullmesh", spec)?,
-        }
-        .build(),
-        "tree" => {
-            let arg = spec.arg.as_deref().expect("checked by parse_spec");
+        },
+    ),
+    generated(
+        "dragonfly",
+        "Dragonfly (a, p, h), balanced a=2p=2h by default",
+        &[
+            Key::new("a", "routers per group (default 2p)"),
+            Key::new("p", "endpoints per router (default h, or a/2)"),
+            Key::new("h", "global links per router (default p, or a/2)"),
+            Key::new("g", "groups, 2..a*h+1 (default a*h+1)"),
+            BW,
+            LAT,
+        ],
+        "dragonfly:p=4",
+        dragonfly,
+    ),
+    generated(
+        "torus",
+        "torus (k-ary n-cube)",
+        &[
+            Key::new("dims", "dimension sizes, e.g. 4x4x4 (required)"),
+            Key::new("p", "endpoints per router (default 1)"),
+            BW,
+            LAT,
+        ],
+        "torus:dims=4x4x4",
+        |s| torus(s, true),
+    ),
+    generated(
+        "mesh",
+        "mesh (no wrap-around)",
+        &[
+            Key::new("dims", "dimension sizes, e.g. 8x8 (required)"),
+            Key::new("p", "endpoints per router (default 1)"),
+            BW,
+            LAT,
+        ],
+        "mesh:dims=8x8",
+        |s| torus(s, false),
+    ),
+    generated(
+        "fullmesh",
+        "full mesh of n routers, diameter 1",
+        &[
+            Key::new("n", "routers >= 2 (required)"),
+            Key::new("p", "endpoints per router (default 1)"),
+            BW,
+            LAT,
+        ],
+        "fullmesh:n=16,p=8",
+        |s| {
+            FullMesh {
+                n: s.required("n", spec::whole)?,
+                p: s.value("p", spec::whole)?.unwrap_or(1),
+                link: link(s)?,
+            }
+            .build()
+        },
+    ),
+    read(
+        "tree",
+        "Ethernet switched tree: a preset (fig1, fig5a, fig5b, fig5c) or a JSON description",
+        &[],
+        (
+            "preset or file",
+            "preset name or path of a JSON tree description",
+        ),
+        "tree:fig1",
+        |s| {
+            let arg = arg(s);
             let desc = if PRESETS.contains(&arg) {
                 TreeDescription::preset(arg)?
             } else if arg.ends_with(".json") || std::path::Path::new(arg).exists() {
@@ -517,31 +309,232 @@ pub fn build(spec: &Spec) -> Result<Topology, TopologyError> {
                 TreeDescription::preset(arg)?
             };
             desc.build()
-        }
-        "json" => {
-            let arg = spec.arg.as_deref().expect("checked by parse_spec");
-            from_json(&read_file(arg)?, arg)
-        }
-        "edgelist" => {
-            let arg = spec.arg.as_deref().expect("checked by parse_spec");
+        },
+    ),
+    read(
+        "json",
+        "a topology in our JSON schema",
+        &[],
+        ("file", "path of the JSON file"),
+        "json:topology.json",
+        |s| from_json(&read_file(arg(s))?, arg(s)),
+    ),
+    read(
+        "edgelist",
+        "routers and links from an edge list ('a b [bandwidth_gbps [latency]]' lines)",
+        &[Key::new("p", "endpoints per router (default 1)"), BW, LAT],
+        ("file", "path of the edge list"),
+        "edgelist:links.txt,p=2",
+        |s| {
+            let path = arg(s);
             from_edge_list(
-                &read_file(arg)?,
-                arg,
-                opt("edgelist", "p")?.unwrap_or(1),
-                link_of("edgelist", spec)?,
+                &read_file(path)?,
+                path,
+                s.value("p", spec::whole)?.unwrap_or(1),
+                link(s)?,
             )
-        }
-        "graphml" => Err(TopologyError::Spec {
-            spec: spec.text.clone(),
-            reason: "GraphML is read by the Python package (hypercuboid.topology.generate, \
-                     through networkx)"
-                .into(),
-        }),
-        _ => unreachable!("parse_spec accepts only known families"),
+        },
+    ),
+    read(
+        GRAPHML,
+        "GraphML (read by the Python package through networkx)",
+        &[Key::new(
+            "p",
+            "endpoints per router if the file marks none (default 1)",
+        )],
+        ("file", "path of the GraphML file"),
+        "graphml:topology.graphml",
+        |s| {
+            Err(TopologyError::Parse {
+                what: arg(s).to_string(),
+                reason: "GraphML is read by the Python package (hypercuboid.topology.generate, \
+                         through networkx)"
+                    .into(),
+            })
+        },
+    ),
+];
+
+/// The positional argument of a family that takes one (the grammar checks it is given).
+fn arg(s: &Spec) -> &str {
+    s.positional
+        .as_deref()
+        .expect("the spec grammar checks that a file or preset is given")
+}
+
+/// Reads `8x8`, `4x4x4` (for [`Spec::value`]).
+fn dims(v: &str) -> Result<Vec<u32>, String> {
+    v.split(['x', 'X'])
+        .map(|s| s.trim().parse::<u32>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| "expected sizes joined by 'x', e.g. 8x8 or 4x4x4".to_string())
+}
+
+/// `p` of Slim Fly and PolarFly: `floor`, `ceil` (the default) or a count >= 1.
+fn concentration(s: &Spec) -> Result<Concentration, SpecError> {
+    Ok(s.value("p", |v| match v {
+        "ceil" => Ok(Concentration::Ceil),
+        "floor" => Ok(Concentration::Floor),
+        _ => match v.parse::<u32>() {
+            Ok(p) if p >= 1 => Ok(Concentration::Count(p)),
+            _ => Err("accepted: floor, ceil or a count >= 1".to_string()),
+        },
+    })?
+    .unwrap_or(Concentration::Ceil))
+}
+
+/// `bw` (a bandwidth, a bare number is Gb/s) and `lat` (a time) of every link.
+fn link(s: &Spec) -> Result<LinkParams, SpecError> {
+    let d = LinkParams::default();
+    Ok(LinkParams {
+        bandwidth_gbps: s.value("bw", spec::bandwidth)?.unwrap_or(d.bandwidth_gbps),
+        latency: s.value("lat", spec::time)?.unwrap_or(d.latency),
+    })
+}
+
+fn dragonfly(s: &Spec) -> Result<Topology, TopologyError> {
+    let (a, p, h) = (
+        s.value("a", spec::whole::<u32>)?,
+        s.value("p", spec::whole::<u32>)?,
+        s.value("h", spec::whole::<u32>)?,
+    );
+    let (a, p, h) = match (a, p, h) {
+        (None, None, None) => return Err(s.missing("one of a, p, h").into()),
+        (a, Some(p), h) => (a.unwrap_or(2 * p), p, h.unwrap_or(p)),
+        (a, None, Some(h)) => (a.unwrap_or(2 * h), h, h),
+        (Some(a), None, None) => (a, (a / 2).max(1), (a / 2).max(1)),
+    };
+    let g = s
+        .value("g", spec::whole::<u32>)?
+        .unwrap_or_else(|| a.saturating_mul(h).saturating_add(1));
+    Dragonfly {
+        a,
+        p,
+        h,
+        g,
+        link: link(s)?,
     }
+    .build()
+}
+
+fn torus(s: &Spec, wrap: bool) -> Result<Topology, TopologyError> {
+    Torus {
+        sizes: s.required("dims", dims)?,
+        wrap,
+        p: s.value("p", spec::whole)?.unwrap_or(1),
+        link: link(s)?,
+    }
+    .build()
+}
+
+fn read_file(path: &str) -> Result<String, TopologyError> {
+    std::fs::read_to_string(path).map_err(|e| io_err(path, &e))
+}
+
+/// Looks the family of `text` up in [`FAMILIES`] and reads its keys and positional argument.
+pub fn parse_spec(text: &str) -> Result<(&'static Family, Spec), TopologyError> {
+    Ok(spec::parse("topology", FAMILIES, |f| &f.form, text)?)
 }
 
 /// Parses `text` and builds the topology it names.
 pub fn generate(text: &str) -> Result<Topology, TopologyError> {
-    build(&parse_spec(text)?)
+    let (family, s) = parse_spec(text)?;
+    (family.build)(&s)
+}
+
+/// The file and the endpoints per router (`p`, default 1) of a `graphml:FILE[,p=P]` spec, which
+/// the Python package reads; `None` for a spec of another family. Errors as [`generate`] for
+/// a spec that does not parse.
+pub fn graphml_source(text: &str) -> Result<Option<(String, u32)>, TopologyError> {
+    let (family, s) = parse_spec(text)?;
+    if family.form.name != GRAPHML {
+        return Ok(None);
+    }
+    Ok(Some((
+        arg(&s).to_string(),
+        s.value("p", spec::whole)?.unwrap_or(1),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> SpecError {
+        match generate(text).unwrap_err() {
+            TopologyError::Spec(e) => e,
+            e => panic!("not a spec error: {e}"),
+        }
+    }
+
+    #[test]
+    fn the_table_is_the_accepted_names_and_keys() {
+        let names: Vec<String> = FAMILIES.iter().map(|f| f.form.usage()).collect();
+        assert_eq!(
+            names.join(", "),
+            "slimfly, polarfly, mlfm, oft, hyperx, fattree, karyntree, dragonfly, torus, mesh, \
+             fullmesh, tree:preset or file, json:file, edgelist:file, graphml:file"
+        );
+        assert_eq!(err("fly").accepted(), names);
+        for f in FAMILIES {
+            let name = f.form.name;
+            // The full description of the positional argument exactly where there is one.
+            assert_eq!(
+                f.arg.is_some(),
+                f.form.positional != Positional::None,
+                "{name}"
+            );
+            let pos = if f.arg.is_some() { "x," } else { "" };
+            let e = err(&format!("{name}:{pos}zeta=1"));
+            assert_eq!(e.accepted(), f.form.key_names(), "{name}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid topology spec '{name}:{pos}zeta=1': unknown key 'zeta' for {name}; \
+                     accepted: {}",
+                    if f.form.keys.is_empty() {
+                        "none".to_string()
+                    } else {
+                        f.form.key_names().join(", ")
+                    }
+                )
+            );
+            if let Some(k) = f.form.keys.first() {
+                let k = k.name;
+                assert_eq!(
+                    err(&format!("{name}:{pos}{k}=1,{k}=1")).to_string(),
+                    format!(
+                        "invalid topology spec '{name}:{pos}{k}=1,{k}=1': key '{k}' given twice"
+                    )
+                );
+            }
+            // Every generator's example builds.
+            if f.arg.is_none() {
+                generate(f.form.example).unwrap();
+            }
+        }
+        generate("tree:fig1").unwrap();
+    }
+
+    #[test]
+    fn links_take_units() {
+        let bw = |text: &str| generate(text).unwrap().links()[0].bandwidth_gbps;
+        assert_eq!(bw("fullmesh:n=3"), 100.0);
+        assert_eq!(bw("fullmesh:n=3,bw=50"), 50.0);
+        assert_eq!(bw("fullmesh:n=3,bw=400Gbps"), 400.0);
+        assert_eq!(bw("fullmesh:n=3,bw=12.5GB/s"), 100.0);
+        let lat = generate("fullmesh:n=3,lat=1.5us").unwrap().links()[0].latency;
+        assert_eq!(lat, 1_500_000);
+        assert_eq!(
+            graphml_source("graphml:t.graphml,p=2").unwrap(),
+            Some(("t.graphml".to_string(), 2))
+        );
+        assert_eq!(graphml_source("fullmesh:n=3").unwrap(), None);
+        assert_eq!(
+            graphml_source("graphml:t.graphml,p=x")
+                .unwrap_err()
+                .to_string(),
+            "invalid topology spec 'graphml:t.graphml,p=x': p=x: not a whole number in range"
+        );
+    }
 }

@@ -1,8 +1,10 @@
 //! Closed-form costs of the allreduce algorithms in the postal model, in picoseconds.
 //!
 //! # The model
-//! The postal model with a reduction term (Ruefenacht et al. 2017, section 3, after Chan et al.)
-//! and these precise rules, under which a discrete-event simulation of the generated schedules
+//! The postal model with a reduction term (Ruefenacht et al. 2017, section 3, after Chan et al.),
+//! a [`PostalModel`] built by [`PostalModel::postal`] without a fixed cost per reduction
+//! (`alpha_p = delta = 0`; every function checks, as it checks [`PostalModel::validate`]), and
+//! these precise rules, under which a discrete-event simulation of the generated schedules
 //! equals the functions below to the picosecond:
 //! 1. A message of `b` bytes issued at `t` arrives at `t + α + β·b`, where `β·b` is rounded to the
 //!    nearest picosecond once per message ([`crate::units::per_byte`]). A send completes when
@@ -25,50 +27,62 @@
 //! serialises a rank's reductions gives the same times.
 
 use super::{floor_log2, Algorithm, AllreduceSpec};
+use crate::model::{ModelError, PostalModel};
 use crate::schedule::ScheduleError;
 use crate::units::{per_byte, Time};
 
-/// Parameters of the postal model with a reduction term.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Postal {
-    /// Latency α of every message.
-    pub alpha: Time,
-    /// Transfer time β in picoseconds per byte.
-    pub beta: f64,
-    /// Reduction time γ in picoseconds per byte.
-    pub gamma: f64,
+/// `α + β·b`: the time from issuing a message of `bytes` to its arrival (α is the model's
+/// `alpha_r`; its `alpha_p` is 0).
+fn message(m: &PostalModel, bytes: u64) -> Time {
+    m.alpha_r.saturating_add(per_byte(bytes, m.beta))
 }
 
-impl Postal {
-    /// The model with latency `alpha` and per-byte costs `beta` and `gamma` (ps per byte; finite
-    /// and non-negative).
-    pub fn new(alpha: Time, beta: f64, gamma: f64) -> Result<Postal, ScheduleError> {
-        for (name, v) in [("beta", beta), ("gamma", gamma)] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(ScheduleError::BadParameter {
-                    name: name.into(),
-                    value: v.to_string(),
-                    reason: "a per-byte time is a finite number of picoseconds >= 0".into(),
-                });
-            }
-        }
-        Ok(Postal { alpha, beta, gamma })
-    }
+/// `γ·b`: the time to reduce `bytes`.
+fn reduction(m: &PostalModel, bytes: u64) -> Time {
+    per_byte(bytes, m.gamma)
+}
 
-    /// `α + β·b`: the time from issuing a message of `bytes` to its arrival.
-    pub fn message(&self, bytes: u64) -> Time {
-        self.alpha.saturating_add(per_byte(bytes, self.beta))
+/// Checks that `m` is a valid model ([`PostalModel::validate`]) that the closed forms state:
+/// the postal model (`alpha_p = 0`, built by [`PostalModel::postal`]) without a fixed cost per
+/// reduction (`delta = 0`).
+fn postal(m: &PostalModel) -> Result<(), ScheduleError> {
+    let bad = |name: &str, value: String, reason: &str| ScheduleError::BadParameter {
+        name: name.into(),
+        value,
+        reason: reason.into(),
+    };
+    if let Err(e) = m.validate() {
+        let ModelError::Parameter {
+            name,
+            value,
+            reason,
+        } = e
+        else {
+            unreachable!("PostalModel::validate refuses parameters only: {e}")
+        };
+        return Err(bad(name, value, reason));
     }
-
-    /// `γ·b`: the time to reduce `bytes`.
-    pub fn reduction(&self, bytes: u64) -> Time {
-        per_byte(bytes, self.gamma)
+    if m.alpha_p != 0 {
+        return Err(bad(
+            "alpha_p",
+            m.alpha_p.to_string(),
+            "the closed forms are the postal model's (alpha_p = 0); simulate the pipelined model",
+        ));
     }
+    if m.delta != 0 {
+        return Err(bad(
+            "delta",
+            m.delta.to_string(),
+            "the closed forms have no fixed cost per reduction (delta = 0); simulate",
+        ));
+    }
+    Ok(())
 }
 
 /// Eq. 1 of Ruefenacht et al.: `(α + nβ + nγ)·log2 N` for recursive doubling on `N = 2^k` ranks
 /// exchanging `n` bytes. Exact in the model for every power of two (N = 1: 0).
-pub fn eq1(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn eq1(nranks: u32, bytes: u64, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     if nranks == 0 || !nranks.is_power_of_two() {
         return Err(not_exact(
             "nranks",
@@ -79,7 +93,7 @@ pub fn eq1(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, ScheduleError> {
     if bytes == 0 {
         return Ok(0);
     }
-    let per_step = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    let per_step = message(m, bytes) as u128 + reduction(m, bytes) as u128;
     fit(per_step * floor_log2(nranks) as u128)
 }
 
@@ -107,7 +121,8 @@ pub fn eq2(nranks: u32, alpha: Time) -> Result<Time, ScheduleError> {
 /// folded rank posts its receive, so some reductions overlap the rank's own sending. The time
 /// lies between the `γ = 0` value and [`recursive_doubling_bound`]; simulate for the exact one.
 /// This returns an error in that case rather than a wrong number.
-pub fn recursive_doubling(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn recursive_doubling(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     if !spec.nranks.is_power_of_two() && m.gamma != 0.0 && spec.nranks > 1 {
         return Err(ScheduleError::BadParameter {
             name: "gamma".into(),
@@ -127,13 +142,17 @@ pub fn recursive_doubling(spec: &AllreduceSpec, m: &Postal) -> Result<Time, Sche
 /// An upper bound of recursive doubling's time for any `N` in the same model:
 /// `(K + 1)(α + nβ + nγ) + (α + nβ)` (every step as if no reduction overlapped a send), equal
 /// to [`recursive_doubling`] wherever that is defined.
-pub fn recursive_doubling_bound(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn recursive_doubling_bound(
+    spec: &AllreduceSpec,
+    m: &PostalModel,
+) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
-    let msg = m.message(bytes) as u128;
-    let step = msg + m.reduction(bytes) as u128;
+    let msg = message(m, bytes) as u128;
+    let step = msg + reduction(m, bytes) as u128;
     let k = floor_log2(spec.nranks) as u128;
     if spec.nranks.is_power_of_two() {
         fit(k * step)
@@ -145,18 +164,20 @@ pub fn recursive_doubling_bound(spec: &AllreduceSpec, m: &Postal) -> Result<Time
 /// The coursework's ring rotation, exact for any `P`: `(P − 1)(α + βn + γn)`. The coursework's
 /// `T_ring = (P − 1)(α + βB)` (section 3.1) is the case `γ = 0`; the γ term is the reduction of
 /// the whole received vector in each of the `P − 1` rounds, which the next round's send waits for.
-pub fn ring_rotate(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn ring_rotate(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     if bytes == 0 {
         return Ok(0);
     }
-    let round = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    let round = message(m, bytes) as u128 + reduction(m, bytes) as u128;
     fit((spec.nranks as u128 - 1) * round)
 }
 
 /// The coursework's tree formula `T_tree = 2·log2 P·(α + βn)` (section 3.1): exact for `P` a
 /// power of two and `γ = 0`. See [`tree`] for any `P` and `γ`.
-pub fn tree_coursework(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn tree_coursework(nranks: u32, bytes: u64, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     if nranks == 0 || !nranks.is_power_of_two() {
         return Err(not_exact(
             "nranks",
@@ -175,7 +196,7 @@ pub fn tree_coursework(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, Sche
     if bytes == 0 {
         return Ok(0);
     }
-    fit(2 * floor_log2(nranks) as u128 * m.message(bytes) as u128)
+    fit(2 * floor_log2(nranks) as u128 * message(m, bytes) as u128)
 }
 
 /// The binomial tree, exact for any `P` (rule 2 of the model matters here). For `P = 2^k`:
@@ -185,13 +206,14 @@ pub fn tree_coursework(nranks: u32, bytes: u64, m: &Postal) -> Result<Time, Sche
 /// a subtree of `s` ranks is reduced at its root by
 /// `R(s) = fold over children i = 0, 1, … of  t ← max(t, R(size_i) + α + βn) + γn`, and
 /// broadcast in `B(s) = max over children sent k-th (largest first) of (k + 1)(α + βn) + B(size)`.
-pub fn tree(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn tree(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
-    let msg = m.message(bytes) as u128;
-    let red = m.reduction(bytes) as u128;
+    let msg = message(m, bytes) as u128;
+    let red = reduction(m, bytes) as u128;
     let n = spec.nranks as u64;
     fit(tree_reduce(n, msg, red) + tree_bcast(n, msg))
 }
@@ -234,7 +256,8 @@ fn tree_bcast(size: u64, msg: u128) -> u128 {
 /// The bandwidth-optimal ring for `count` divisible by `P` (chunks of `m = n/P` bytes):
 /// `2(P − 1)(α + βm) + (P − 1)γm` — `P − 1` reduce-scatter steps of a message and a reduction,
 /// then `P − 1` allgather steps of a message. Exact when every chunk has the same size.
-pub fn ring(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn ring(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
@@ -251,7 +274,7 @@ pub fn ring(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
     }
     let chunk = bytes / spec.nranks as u64;
     let steps = spec.nranks as u128 - 1;
-    fit(2 * steps * m.message(chunk) as u128 + steps * m.reduction(chunk) as u128)
+    fit(2 * steps * message(m, chunk) as u128 + steps * reduction(m, chunk) as u128)
 }
 
 /// Recursive multiplying with a factored schedule `aB₁,…,aB_s` (only `a` stages):
@@ -262,8 +285,9 @@ pub fn ring(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
 pub fn recursive_multiplying(
     schedule: &super::ScheduleString,
     spec: &AllreduceSpec,
-    m: &Postal,
+    m: &PostalModel,
 ) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     schedule.fit(spec.nranks)?;
     if !schedule.is_factored() {
@@ -278,7 +302,7 @@ pub fn recursive_multiplying(
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
-    let per = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    let per = message(m, bytes) as u128 + reduction(m, bytes) as u128;
     let b: u128 = schedule.factors().iter().map(|&f| f as u128 - 1).sum();
     fit(b * per)
 }
@@ -289,8 +313,9 @@ pub fn recursive_multiplying(
 pub fn mpich_recursive_multiplying(
     k: u32,
     spec: &AllreduceSpec,
-    m: &Postal,
+    m: &PostalModel,
 ) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     let (p, rounds) = super::mpich_recursive_multiplying::pofk(spec.nranks, k.max(2));
     if k < 2 || p != spec.nranks {
@@ -303,7 +328,7 @@ pub fn mpich_recursive_multiplying(
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
-    let per = m.message(bytes) as u128 + m.reduction(bytes) as u128;
+    let per = message(m, bytes) as u128 + reduction(m, bytes) as u128;
     fit(rounds as u128 * (k as u128 - 1) * per)
 }
 
@@ -312,7 +337,8 @@ pub fn mpich_recursive_multiplying(
 /// `Σ_s [2(α + β·n/2^{s+1}) + γ·n/2^{s+1}]` (each message rounded once), which tends to
 /// `2Kα + 2(N−1)/N·nβ + (N−1)/N·nγ`. Other cases skew the ranks (uneven chunks, the fold):
 /// an error says to simulate.
-pub fn rabenseifner(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn rabenseifner(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let bytes = checked(spec)?;
     if !spec.nranks.is_power_of_two() {
         return Err(not_exact(
@@ -340,14 +366,14 @@ pub fn rabenseifner(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleEr
     for _ in 0..floor_log2(spec.nranks) {
         elems /= 2;
         let b = elems * es;
-        t += 2 * m.message(b) as u128 + m.reduction(b) as u128;
+        t += 2 * message(m, b) as u128 + reduction(m, b) as u128;
     }
     fit(t)
 }
 
 /// `elimination`: on a power of two it is recursive doubling, `K(α + nβ + nγ)`; elsewhere the
 /// eliminations skew the ranks: an error says to simulate.
-pub fn elimination(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn elimination(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
     if spec.nranks.is_power_of_two() {
         recursive_doubling(spec, m)
     } else {
@@ -365,7 +391,12 @@ pub fn elimination(spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleErr
 /// [`recursive_multiplying`] (factored schedules), [`rabenseifner`] (powers of two),
 /// [`mpich_recursive_multiplying`] (powers of k), [`elimination`] (powers of two). Elsewhere an
 /// error says why there is none.
-pub fn allreduce(alg: &Algorithm, spec: &AllreduceSpec, m: &Postal) -> Result<Time, ScheduleError> {
+pub fn allreduce(
+    alg: &Algorithm,
+    spec: &AllreduceSpec,
+    m: &PostalModel,
+) -> Result<Time, ScheduleError> {
+    postal(m)?;
     let entry = alg.entry();
     match &entry.cost {
         Some(c) => (c.time)(alg, spec, m),
@@ -412,7 +443,7 @@ mod tests {
 
     #[test]
     fn tree_general_form_reduces_to_powers_of_two() {
-        let m = Postal::new(1000, 2.0, 0.5).unwrap();
+        let m = PostalModel::postal(1000, 2.0, 0.5, 0);
         let (msg, red) = (1000 + 32, 8); // 16 bytes at 2 and 0.5 ps/B
         assert_eq!(tree(&spec(8, 2), &m).unwrap(), 3 * (msg + red) + 3 * msg);
         // P = 3: rank 0's children 1 and 2 are leaves: both messages arrive at msg, then two

@@ -178,7 +178,7 @@ impl Family for Allreduce {
     type Algorithm = Algorithm;
     type Problem = AllreduceSpec;
     type Prepared = Prepared;
-    type CostModel = cost::Postal;
+    type CostModel = crate::model::PostalModel;
 
     fn algorithms() -> &'static [&'static Entry<Allreduce>] {
         ALGORITHMS

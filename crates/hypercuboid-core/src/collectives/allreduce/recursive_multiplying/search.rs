@@ -46,7 +46,7 @@
 //! order of the stages).
 
 use crate::collectives::allreduce::{self, Algorithm, AllreduceSpec, ScheduleString, Stage};
-use crate::model::ModelSpec;
+use crate::model::{ModelError, ModelSpec, PostalModel};
 use crate::schedule::{Dtype, ReduceOp, ScheduleError};
 use crate::sim::{self, SimError, SimOptions};
 use crate::units::{per_byte, Time};
@@ -84,6 +84,8 @@ pub enum TuningError {
     Schedule(ScheduleError),
     /// Simulating a schedule failed.
     Simulation(String),
+    /// The model's parameters are out of range ([`PostalModel::validate`]).
+    Model(ModelError),
 }
 
 impl fmt::Display for TuningError {
@@ -102,6 +104,7 @@ impl fmt::Display for TuningError {
             ),
             TuningError::Schedule(e) => write!(f, "{e}"),
             TuningError::Simulation(e) => write!(f, "simulation failed: {e}"),
+            TuningError::Model(e) => write!(f, "{e}"),
         }
     }
 }
@@ -111,6 +114,12 @@ impl std::error::Error for TuningError {}
 impl From<ScheduleError> for TuningError {
     fn from(e: ScheduleError) -> Self {
         TuningError::Schedule(e)
+    }
+}
+
+impl From<ModelError> for TuningError {
+    fn from(e: ModelError) -> Self {
+        TuningError::Model(e)
     }
 }
 
@@ -132,19 +141,12 @@ fn bad(name: &str, value: impl fmt::Display, reason: impl Into<String>) -> Tunin
 // Model parameters and the closed form
 // ---------------------------------------------------------------------------------------------
 
-/// Parameters of the pipelined postal model for the closed form, in picoseconds.
+/// What the closed form reads: the pipelined postal model (the postal model is the case
+/// `alpha_p = 0`) and the bytes of each rank's vector.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
-    /// α_p: latency that overlaps with later sends.
-    pub alpha_p: Time,
-    /// α_r: per-message cost serialised at the sender.
-    pub alpha_r: Time,
-    /// β: ps per byte sent.
-    pub beta: f64,
-    /// γ: ps per byte reduced.
-    pub gamma: f64,
-    /// δ: fixed cost per reduction.
-    pub delta: Time,
+    /// The model: α_p, α_r, β, γ, δ.
+    pub model: PostalModel,
     /// Bytes of each rank's vector (`n`).
     pub bytes: u64,
 }
@@ -153,11 +155,13 @@ impl Params {
     /// Small messages, no reduction cost: the paper's `Σ (α_p + b α_r)`.
     pub fn latency(alpha_p: Time, alpha_r: Time) -> Params {
         Params {
-            alpha_p,
-            alpha_r,
-            beta: 0.0,
-            gamma: 0.0,
-            delta: 0,
+            model: PostalModel {
+                alpha_p,
+                alpha_r,
+                beta: 0.0,
+                gamma: 0.0,
+                delta: 0,
+            },
             bytes: 0,
         }
     }
@@ -172,38 +176,12 @@ impl Params {
         Params::latency(1_510_000, 380_000)
     }
 
-    /// The parameters of a postal (`α_p = 0`, `α_r = α`) or pipelined model spec for vectors
-    /// of `bytes` bytes. LogGOPS has no closed form here: an error says so.
+    /// The postal or pipelined model a spec names, for vectors of `bytes` bytes. LogGOPS has no
+    /// closed form here: an error says so.
     pub fn from_model(model: &ModelSpec, bytes: u64) -> Result<Params, TuningError> {
-        match *model {
-            ModelSpec::Postal {
-                alpha,
-                beta,
-                gamma,
-                delta,
-            } => Ok(Params {
-                alpha_p: 0,
-                alpha_r: alpha,
-                beta,
-                gamma,
-                delta,
-                bytes,
-            }),
-            ModelSpec::Pipelined {
-                alpha_p,
-                alpha_r,
-                beta,
-                gamma,
-                delta,
-            } => Ok(Params {
-                alpha_p,
-                alpha_r,
-                beta,
-                gamma,
-                delta,
-                bytes,
-            }),
-            ModelSpec::LogGops { .. } => Err(bad(
+        match model {
+            ModelSpec::Postal(m) | ModelSpec::Pipelined(m) => Ok(Params { model: *m, bytes }),
+            ModelSpec::LogGops(_) => Err(bad(
                 "model",
                 model.name(),
                 "the closed form is the pipelined postal model's (postal or pipelined); \
@@ -212,33 +190,24 @@ impl Params {
         }
     }
 
-    /// Checks the per-byte rates.
+    /// Checks the model ([`PostalModel::validate`]).
     pub fn validate(&self) -> Result<(), TuningError> {
-        for (name, v) in [("beta", self.beta), ("gamma", self.gamma)] {
-            if !v.is_finite() || v < 0.0 {
-                return Err(bad(
-                    name,
-                    v,
-                    "a per-byte time is a finite number of picoseconds >= 0",
-                ));
-            }
-        }
-        Ok(())
+        Ok(self.model.validate()?)
     }
 
     /// `c_m = α_r + nβ`: one message issued.
     pub fn per_message(&self) -> u128 {
-        self.alpha_r as u128 + per_byte(self.bytes, self.beta) as u128
+        self.model.alpha_r as u128 + per_byte(self.bytes, self.model.beta) as u128
     }
 
     /// `c_r = nγ + δ`: one reduction.
     pub fn per_reduction(&self) -> u128 {
-        per_byte(self.bytes, self.gamma) as u128 + self.delta as u128
+        per_byte(self.bytes, self.model.gamma) as u128 + self.model.delta as u128
     }
 
     /// The closed-form cost of an `aB` stage, `α_p + (B − 1)(c_m + c_r)`.
     pub fn factor_stage(&self, b: u32) -> u128 {
-        self.alpha_p as u128 + (b as u128 - 1) * (self.per_message() + self.per_reduction())
+        self.model.alpha_p as u128 + (b as u128 - 1) * (self.per_message() + self.per_reduction())
     }
 
     /// The closed-form cost of one stage (see the module docs).
@@ -246,7 +215,7 @@ impl Params {
         let (m, r, a) = (
             self.per_message(),
             self.per_reduction(),
-            self.alpha_p as u128,
+            self.model.alpha_p as u128,
         );
         let up = |x: u32, y: u32| x.div_ceil(y) as u128;
         match *s {
@@ -1091,8 +1060,8 @@ pub fn rank_schedules(n: u32, p: &Params, opts: &RankOptions) -> Result<Ranking,
     Ok(Ranking {
         nranks: n,
         params: *p,
-        b_opt: (p.alpha_r > 0)
-            .then(|| b_opt(p.alpha_p as f64 / p.alpha_r as f64).ok())
+        b_opt: (p.model.alpha_r > 0)
+            .then(|| b_opt(p.model.alpha_p as f64 / p.model.alpha_r as f64).ok())
             .flatten(),
         method,
         rows,

@@ -1,0 +1,47 @@
+//! Bindings of hypercuboid_core::units: the one grammar of times, sizes and bandwidths, for
+//! every Python verb and option that reads one. Convert, call, convert.
+
+use hypercuboid_core::units;
+use pyo3::prelude::*;
+
+use crate::errors::{IntoPy, Kind};
+
+/// A duration (`500ns`, `1.5us`, `2ms`; a bare number is ns) in whole picoseconds.
+#[pyfunction]
+fn parse_time(text: &str) -> PyResult<u64> {
+    units::parse_time(text).py_err(Kind::Unit)
+}
+
+/// A duration or a time per byte (`0.4ns`, `1.5ps`) in picoseconds, fractions kept.
+#[pyfunction]
+fn parse_time_f64(text: &str) -> PyResult<f64> {
+    units::parse_time_f64(text).py_err(Kind::Unit)
+}
+
+/// A size in bytes (`256`, `7.5KB`, `1M`, `1MiB`; binary multiples, a bare number is bytes).
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    units::parse_size(text).py_err(Kind::Unit)
+}
+
+/// A bandwidth in Gb/s (`100Gbps`, `12.5GB/s`; decimal multiples, a bare number is Gb/s).
+#[pyfunction]
+fn parse_bandwidth(text: &str) -> PyResult<f64> {
+    units::parse_bandwidth(text).py_err(Kind::Unit)
+}
+
+/// A byte count in the largest binary unit that holds it exactly (`100KiB`, `256B`).
+#[pyfunction]
+fn format_size(bytes: u64) -> String {
+    units::format_size(bytes)
+}
+
+/// Adds this module's functions to `hypercuboid._core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time_f64, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_bandwidth, m)?)?;
+    m.add_function(wrap_pyfunction!(format_size, m)?)?;
+    Ok(())
+}
