@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import hypercuboid as hc
 import pytest
 from hypercuboid import NetworkError, netsim
 from hypercuboid.topology import generate
@@ -114,11 +115,20 @@ def test_threads_do_not_change_the_report():
 
 
 def test_forced_deadlock_raises_with_the_cycle():
-    with pytest.raises(NetworkError) as e:
+    with pytest.raises(hc.NetworkDeadlockError) as e:
         netsim.run("torus:dims=8", "min:vcs=none", "uniform", 1.0, buffer="1KB", **SHORT)
     msg = str(e.value)
     assert msg.startswith("deadlock at ")
     assert "cycle of 8 waiting channels: r" in msg
+    # a deadlock is a simulation that cannot complete, not bad input
+    assert isinstance(e.value, hc.DeadlockError) and isinstance(e.value, hc.SimulationError)
+    assert not isinstance(e.value, ValueError)
+    cycle = e.value.cycle
+    assert len(cycle) == 8
+    # the channels chain around the ring of 8 routers, each ending where the next begins
+    for (a, b, vc), (c, _, _) in zip(cycle, cycle[1:] + cycle[:1], strict=True):
+        assert b == c and vc == 0 and (b - a) % 8 in (1, 7)
+    assert e.value.in_flight > 0 and e.value.time_ps > 0
 
 
 def test_exchanges():

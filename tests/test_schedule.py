@@ -161,9 +161,36 @@ def test_errors_are_value_errors_with_the_accepted_values():
         hc.ScheduleError, match="line 3, column 8: expected 'b' after the send size"
     ):
         hc.parse_schedule("num_ranks 2\nrank 0 {\nsend 8 to 1\n}\n")
-    with pytest.raises(hc.SimulationError, match="deadlock"):
+    with pytest.raises(hc.DeadlockError, match="deadlock") as e:
         hc.parse_schedule(DEADLOCK_GOAL).simulate(LOGGOPS)
+    assert not isinstance(e.value, ValueError) and isinstance(e.value, hc.SimulationError)
+    assert (e.value.unfinished_ops, e.value.stuck_ranks) == (4, 2)
+    assert e.value.stuck[0] == hc.errors.StuckOp(
+        rank=0,
+        op=0,
+        text="recv 8b from 1 tag 0",
+        waits_for="waits for a message from rank 1 with tag 0",
+    )
     assert issubclass(hc.ModelError, hc.HypercuboidError)
+    with pytest.raises(hc.ScheduleError) as e:
+        hc.schedules.allreduce("butterfly", 4)
+    assert e.value.accepted == [
+        "ring_rotate",
+        "ring",
+        "tree",
+        "recursive_doubling",
+        "rabenseifner",
+        "elimination",
+        "recursive_multiplying:SCHEDULE",
+        "mpich_recursive_multiplying",
+    ]
+    with pytest.raises(hc.ModelError) as e:
+        hc.parse_model("postal:alpha=1us,x=2")
+    assert e.value.accepted == ["alpha", "beta", "gamma", "delta"]
+    with pytest.raises(hc.ScheduleError) as e:
+        hc.schedules.allreduce("a8,a3", 7)
+    assert e.value.accepted == ["a7", "c6m2,a2,a2,e6m2", "m1g2a3,n1g3a2"]
+    assert hc.ScheduleError("x").accepted == []
 
 
 # -- CLI ----------------------------------------------------------------------------------------

@@ -12,9 +12,11 @@ import warnings
 
 from hypercuboid import _core, schedules
 from hypercuboid.errors import (
+    DeadlockError,
     HypercuboidError,
     ModelError,
     MPIError,
+    NetworkDeadlockError,
     NetworkError,
     ScheduleError,
     SimulationError,
@@ -59,9 +61,11 @@ def parse_schedule(text: str, name: str = "<text>") -> Schedule:
 
 
 __all__ = [
+    "DeadlockError",
     "HypercuboidError",
     "MPIError",
     "ModelError",
+    "NetworkDeadlockError",
     "NetworkError",
     "Schedule",
     "ScheduleError",

@@ -2,14 +2,44 @@
 
 Every error derives from :class:`HypercuboidError`. Errors caused by bad user input (a malformed
 schedule string, an impossible topology parameter, an unknown name) also derive from
-:class:`ValueError`, so ``except ValueError`` catches them as a Python user expects.
+:class:`ValueError`, so ``except ValueError`` catches them as a Python user expects; a
+simulation that cannot complete (a deadlock) is not bad input and is not a ``ValueError``.
+
+Each error of the Rust core becomes one of these classes, with its structure as attributes:
+
+=============================  =========================================================
+class                          attributes
+=============================  =========================================================
+every :class:`HypercuboidError`  ``accepted``: the names or keys a bad name would have
+                               been (empty where the error names none)
+:class:`DeadlockError`         ``stuck`` (:class:`StuckOp` list: the first op left waiting
+                               on a few stuck ranks), ``unfinished_ops``, ``stuck_ranks``
+:class:`NetworkDeadlockError`  ``cycle`` (``(from_router, to_router, vc)`` channels, each
+                               full and waiting for the next), ``time_ps``, ``in_flight``
+=============================  =========================================================
+
+::
+
+    HypercuboidError
+    ├── ScheduleError, ModelError, TopologyError, NetworkError, UnitError   (ValueError too)
+    ├── SimulationError
+    │   └── DeadlockError
+    │       └── NetworkDeadlockError
+    ├── VerificationError
+    └── MPIError
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class HypercuboidError(Exception):
     """Base class of every hypercuboid error."""
+
+    #: The names or keys a bad name would have been (set by the core where the error names
+    #: them, e.g. an unknown algorithm or model key).
+    accepted: list[str] = []  # noqa: RUF012 - a class default, replaced per instance
 
 
 class ScheduleError(HypercuboidError, ValueError):
@@ -21,7 +51,38 @@ class ModelError(HypercuboidError, ValueError):
 
 
 class SimulationError(HypercuboidError):
-    """A simulation that cannot complete (for example a deadlocked schedule)."""
+    """A simulation that cannot complete: a schedule or a network that deadlocks, messages
+    left unreceived, time that overflows."""
+
+
+@dataclass(frozen=True)
+class StuckOp:
+    """An op a deadlocked schedule left waiting."""
+
+    rank: int
+    op: int
+    text: str
+    """The op, as text (``recv 8b from 1 tag 0``)."""
+    waits_for: str
+    """What it waits for, in words (``waits for a message from rank 1 with tag 0``)."""
+
+
+class DeadlockError(SimulationError):
+    """Nothing was left to happen but some ops never completed (a schedule simulation), or a
+    network stopped delivering (:class:`NetworkDeadlockError`)."""
+
+    stuck: list[StuckOp] = []  # noqa: RUF012 - a class default, replaced per instance
+    unfinished_ops: int = 0
+    stuck_ranks: int = 0
+
+
+class NetworkDeadlockError(DeadlockError):
+    """The packet simulator's watchdog found packets that stopped moving: ``cycle`` is a cycle
+    of virtual channels ``(from_router, to_router, vc)``, each full and waiting for the next."""
+
+    cycle: list[tuple[int, int, int]] = []  # noqa: RUF012 - a class default
+    time_ps: int = 0
+    in_flight: int = 0
 
 
 class VerificationError(HypercuboidError):
@@ -33,7 +94,7 @@ class TopologyError(HypercuboidError, ValueError):
 
 
 class NetworkError(HypercuboidError, ValueError):
-    """A network simulation that is misconfigured or cannot proceed."""
+    """A network simulation that is misconfigured (routing, traffic, parameters)."""
 
 
 class UnitError(HypercuboidError, ValueError):

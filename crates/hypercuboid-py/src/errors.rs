@@ -1,68 +1,204 @@
-//! Maps the core's error enums to the exception classes of `hypercuboid.errors`.
+//! Each core error type becomes one exception class of `hypercuboid.errors`, with its structure
+//! kept as attributes: `.accepted` (the names or keys a bad-name error accepts), `.stuck` (the
+//! ops a deadlocked schedule left waiting), `.cycle` (the channels a network deadlock waits
+//! around). [`ToPyErr`] is the conversion (a local trait: `impl From<CoreError> for PyErr` is
+//! not allowed between two foreign types); `result.py()?` applies it.
 //!
-//! The classes are defined in Python so that input errors can derive from both
-//! `HypercuboidError` and `ValueError`; they are looked up once and cached.
+//! | core error | Python class | attributes |
+//! |---|---|---|
+//! | `ScheduleError` | `ScheduleError` (a `ValueError`) | `accepted` |
+//! | `ScheduleStringError` | `ScheduleError` | `accepted` (schedules that fit) |
+//! | `ModelError` | `ModelError` (a `ValueError`) | `accepted` |
+//! | `TopologyError` | `TopologyError` (a `ValueError`) | `accepted` |
+//! | `NetworkError` | `NetworkError` (a `ValueError`) | `accepted` |
+//! | `NetworkError::Deadlock` | `NetworkDeadlockError` (a `DeadlockError`) | `cycle`, `time_ps`, `in_flight` |
+//! | `SimError` | `SimulationError` | |
+//! | `SimError::Deadlock` | `DeadlockError` (a `SimulationError`) | `stuck`, `unfinished_ops`, `stuck_ranks` |
+//! | `UnitError` | `UnitError` (a `ValueError`) | `accepted` (the units) |
+//! | `TuningError` | the class of what it wraps, else `ScheduleError` | |
+//!
+//! Bad input is a `ValueError`; a simulation that cannot complete is not. The classes are
+//! defined in Python (so that input errors can also derive from `ValueError`), looked up once.
 
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::TuningError;
+use hypercuboid_core::collectives::allreduce::ScheduleStringError;
+use hypercuboid_core::model::ModelError;
+use hypercuboid_core::network::NetworkError;
+use hypercuboid_core::schedule::ScheduleError;
+use hypercuboid_core::sim::SimError;
+use hypercuboid_core::topology::TopologyError;
+use hypercuboid_core::units::UnitError;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 
-/// The exception classes of `hypercuboid.errors`.
-#[derive(Clone, Copy, Debug)]
-pub enum Kind {
-    /// `ScheduleError`
-    Schedule,
-    /// `ModelError`
-    Model,
-    /// `SimulationError`
-    Simulation,
-    /// `TopologyError`
-    Topology,
-    /// `NetworkError`
-    Network,
-    /// `UnitError`
-    Unit,
+static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    MODULE
+        .get_or_try_init(py, || py.import("hypercuboid.errors").map(Bound::unbind))
+        .map(|m| m.bind(py))
 }
 
-impl Kind {
-    fn class_name(self) -> &'static str {
-        match self {
-            Kind::Schedule => "ScheduleError",
-            Kind::Model => "ModelError",
-            Kind::Simulation => "SimulationError",
-            Kind::Topology => "TopologyError",
-            Kind::Network => "NetworkError",
-            Kind::Unit => "UnitError",
+/// An exception of class `class` (of `hypercuboid.errors`) with `message` and attributes.
+pub fn raise(
+    class: &str,
+    message: impl Into<String>,
+    attrs: impl FnOnce(Python<'_>, &Bound<'_, PyDict>) -> PyResult<()>,
+) -> PyErr {
+    let message = message.into();
+    Python::attach(|py| {
+        let made = (|| -> PyResult<PyErr> {
+            let cls = errors_module(py)?
+                .getattr(class)?
+                .cast_into::<PyType>()
+                .map_err(PyErr::from)?;
+            let exc = cls.call1((message.clone(),))?;
+            let d = PyDict::new(py);
+            attrs(py, &d)?;
+            for (k, v) in d.iter() {
+                exc.setattr(k.extract::<&str>()?, v)?;
+            }
+            Ok(PyErr::from_value(exc))
+        })();
+        made.unwrap_or_else(|_| PyRuntimeError::new_err(message))
+    })
+}
+
+/// An exception of class `class` with `message` and no attributes beyond the class's defaults.
+pub fn error(class: &str, message: impl Into<String>) -> PyErr {
+    raise(class, message, |_, _| Ok(()))
+}
+
+/// A core error converted to its one Python exception.
+pub trait ToPyErr {
+    /// The exception.
+    fn to_pyerr(self) -> PyErr;
+}
+
+/// `result.py()?`: the error as its Python exception.
+pub trait PyResultExt<T> {
+    /// Converts the error with [`ToPyErr`].
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T, E: ToPyErr> PyResultExt<T> for Result<T, E> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(ToPyErr::to_pyerr)
+    }
+}
+
+fn with_accepted(class: &str, message: String, accepted: Vec<String>) -> PyErr {
+    raise(class, message, |_, d| d.set_item("accepted", accepted))
+}
+
+impl ToPyErr for ScheduleError {
+    fn to_pyerr(self) -> PyErr {
+        with_accepted("ScheduleError", self.to_string(), self.accepted())
+    }
+}
+
+impl ToPyErr for ScheduleStringError {
+    /// A `ScheduleError`; `accepted` holds the schedules that fit, where it suggests some.
+    fn to_pyerr(self) -> PyErr {
+        let accepted = match &self {
+            ScheduleStringError::DoesNotFit { suggestions, .. } => suggestions.clone(),
+            _ => Vec::new(),
+        };
+        with_accepted("ScheduleError", self.to_string(), accepted)
+    }
+}
+
+impl ToPyErr for ModelError {
+    fn to_pyerr(self) -> PyErr {
+        let accepted = match &self {
+            ModelError::Spec(e) => e.accepted(),
+            _ => Vec::new(),
+        };
+        with_accepted("ModelError", self.to_string(), accepted)
+    }
+}
+
+impl ToPyErr for TopologyError {
+    fn to_pyerr(self) -> PyErr {
+        let accepted = match &self {
+            TopologyError::Spec(e) => e.accepted(),
+            _ => Vec::new(),
+        };
+        with_accepted("TopologyError", self.to_string(), accepted)
+    }
+}
+
+impl ToPyErr for NetworkError {
+    fn to_pyerr(self) -> PyErr {
+        match &self {
+            NetworkError::Deadlock {
+                time,
+                in_flight,
+                cycle,
+            } => {
+                let cycle: Vec<(u32, u32, u8)> =
+                    cycle.iter().map(|c| (c.from, c.to, c.vc)).collect();
+                let (time, in_flight) = (*time, *in_flight);
+                raise("NetworkDeadlockError", self.to_string(), |_, d| {
+                    d.set_item("cycle", cycle)?;
+                    d.set_item("time_ps", time)?;
+                    d.set_item("in_flight", in_flight)
+                })
+            }
+            NetworkError::Spec(e) => with_accepted("NetworkError", self.to_string(), e.accepted()),
+            NetworkError::Topology(e) => e.clone().to_pyerr(),
+            _ => with_accepted("NetworkError", self.to_string(), Vec::new()),
         }
     }
 }
 
-static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-
-/// A Python exception of class `kind` carrying `message`.
-pub fn error(kind: Kind, message: impl Into<String>) -> PyErr {
-    let message = message.into();
-    Python::attach(|py| {
-        let class = MODULE
-            .get_or_try_init(py, || py.import("hypercuboid.errors").map(Bound::unbind))
-            .and_then(|m| m.bind(py).getattr(kind.class_name()))
-            .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
-        match class {
-            Ok(class) => PyErr::from_type(class, message),
-            Err(_) => PyRuntimeError::new_err(message),
+impl ToPyErr for SimError {
+    fn to_pyerr(self) -> PyErr {
+        match &self {
+            SimError::Deadlock {
+                unfinished_ops,
+                stuck_ranks,
+                stuck,
+            } => {
+                let (unfinished, ranks) = (*unfinished_ops, *stuck_ranks);
+                let stuck: Vec<(u32, u32, String, String)> = stuck
+                    .iter()
+                    .map(|s| (s.rank, s.op, s.text.clone(), s.waits_for()))
+                    .collect();
+                raise("DeadlockError", self.to_string(), |py, d| {
+                    let cls = errors_module(py)?.getattr("StuckOp")?;
+                    let ops = stuck
+                        .into_iter()
+                        .map(|(rank, op, text, waits)| cls.call1((rank, op, text, waits)))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    d.set_item("stuck", ops)?;
+                    d.set_item("unfinished_ops", unfinished)?;
+                    d.set_item("stuck_ranks", ranks)
+                })
+            }
+            _ => error("SimulationError", self.to_string()),
         }
-    })
+    }
 }
 
-/// `Result<T, E: Display>` to `PyResult<T>` with the given exception class.
-pub trait IntoPy<T> {
-    /// Converts the error, keeping its message.
-    fn py_err(self, kind: Kind) -> PyResult<T>;
+impl ToPyErr for UnitError {
+    fn to_pyerr(self) -> PyErr {
+        error("UnitError", self.to_string())
+    }
 }
 
-impl<T, E: std::fmt::Display> IntoPy<T> for Result<T, E> {
-    fn py_err(self, kind: Kind) -> PyResult<T> {
-        self.map_err(|e| error(kind, e.to_string()))
+impl ToPyErr for TuningError {
+    fn to_pyerr(self) -> PyErr {
+        match self {
+            TuningError::Schedule(e) => e.to_pyerr(),
+            TuningError::Model(e) => e.to_pyerr(),
+            TuningError::Simulation(e) => e.to_pyerr(),
+            TuningError::BadParameter { ref name, .. } if name == "model" => {
+                error("ModelError", self.to_string())
+            }
+            e => error("ScheduleError", e.to_string()),
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Bindings of hypercuboid_core::network: convert, call (GIL released), convert.
 
-use crate::errors::{error, IntoPy, Kind};
+use crate::errors::{error, PyResultExt};
 use crate::spec::forms;
 use crate::topology::PyTopology;
 use hypercuboid_core::network::{
@@ -142,8 +142,8 @@ fn netsim_run<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let topo = topology.topology();
-    let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
-    let tspec = TrafficSpec::parse(traffic).py_err(Kind::Network)?;
+    let spec = RoutingSpec::parse(routing).py()?;
+    let tspec = TrafficSpec::parse(traffic).py()?;
     let p = params(
         seed,
         packet_bytes,
@@ -153,12 +153,10 @@ fn netsim_run<'py>(
         threads,
     );
     let out = PyList::empty(py);
-    let network = py
-        .detach(|| Network::new(topo, &spec, p))
-        .py_err(Kind::Network)?;
+    let network = py.detach(|| Network::new(topo, &spec, p)).py()?;
     let pattern = py
         .detach(|| tspec.resolve(topo, network.routes(), seed))
-        .py_err(Kind::Network)?;
+        .py()?;
     let name = tspec.to_string();
     for load in loads {
         let s = Synthetic {
@@ -170,7 +168,7 @@ fn netsim_run<'py>(
         };
         let rep = py
             .detach(|| network.run(&Workload::Synthetic(s), &name))
-            .py_err(Kind::Network)?;
+            .py()?;
         out.append(report_dict(
             py,
             topo.name(),
@@ -205,8 +203,8 @@ fn netsim_exchange<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let topo = topology.topology();
-    let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
-    let mut x = ExchangeSpec::parse(pattern).py_err(Kind::Network)?;
+    let spec = RoutingSpec::parse(routing).py()?;
+    let mut x = ExchangeSpec::parse(pattern).py()?;
     match &mut x {
         ExchangeSpec::AllToAll {
             bytes,
@@ -214,7 +212,7 @@ fn netsim_exchange<'py>(
         } => {
             if dims.is_some() {
                 return Err(error(
-                    Kind::Network,
+                    "NetworkError",
                     "torus dimensions apply to the nn exchange, not a2a",
                 ));
             }
@@ -240,16 +238,12 @@ fn netsim_exchange<'py>(
         watchdog_ps,
         threads,
     );
-    let network = py
-        .detach(|| Network::new(topo, &spec, p))
-        .py_err(Kind::Network)?;
-    let plan = py
-        .detach(|| x.plan(topo, packet_bytes, seed))
-        .py_err(Kind::Network)?;
+    let network = py.detach(|| Network::new(topo, &spec, p)).py()?;
+    let plan = py.detach(|| x.plan(topo, packet_bytes, seed)).py()?;
     let name = x.name();
     let rep = py
         .detach(|| network.run(&Workload::Exchange(plan), name))
-        .py_err(Kind::Network)?;
+        .py()?;
     report_dict(py, topo.name(), network.routes(), &rep, top_links, links)
 }
 
@@ -262,7 +256,7 @@ fn netsim_cdg<'py>(
     routing: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let topo = topology.topology();
-    let spec = RoutingSpec::parse(routing).py_err(Kind::Network)?;
+    let spec = RoutingSpec::parse(routing).py()?;
     let (routes, g, cycle) = py
         .detach(|| -> Result<_, net::NetworkError> {
             let routes = Routes::new(topo, &spec)?;
@@ -270,7 +264,7 @@ fn netsim_cdg<'py>(
             let cycle = g.find_cycle();
             Ok((routes, g, cycle))
         })
-        .py_err(Kind::Network)?;
+        .py()?;
     let d = PyDict::new(py);
     d.set_item("topology", topo.name())?;
     d.set_item("routing", spec.to_string())?;
@@ -304,13 +298,13 @@ fn netsim_pattern(
     seed: u64,
 ) -> PyResult<Option<Vec<u32>>> {
     let topo = topology.topology();
-    let t = TrafficSpec::parse(traffic).py_err(Kind::Network)?;
+    let t = TrafficSpec::parse(traffic).py()?;
     let pat = py
         .detach(|| -> Result<_, net::NetworkError> {
             let routes = Routes::new(topo, &RoutingSpec::new(net::Algorithm::Min))?;
             t.resolve(topo, &routes, seed)
         })
-        .py_err(Kind::Network)?;
+        .py()?;
     Ok(match pat {
         net::Pattern::Uniform => None,
         net::Pattern::Map(m) => Some(m),
@@ -320,17 +314,13 @@ fn netsim_pattern(
 /// Checks a routing spec and returns its canonical form.
 #[pyfunction]
 fn netsim_routing(spec: &str) -> PyResult<String> {
-    RoutingSpec::parse(spec)
-        .py_err(Kind::Network)
-        .map(|s| s.to_string())
+    RoutingSpec::parse(spec).py().map(|s| s.to_string())
 }
 
 /// Checks a traffic spec and returns its canonical form.
 #[pyfunction]
 fn netsim_traffic(spec: &str) -> PyResult<String> {
-    TrafficSpec::parse(spec)
-        .py_err(Kind::Network)
-        .map(|s| s.to_string())
+    TrafficSpec::parse(spec).py().map(|s| s.to_string())
 }
 
 /// The routings, traffic patterns and exchanges a spec may name: `{"routings": [...],
@@ -364,12 +354,12 @@ fn netsim_zero_load_latency(
 ) -> PyResult<u64> {
     let topo = topology.topology();
     if topo.num_endpoints() == 0 {
-        return Err(error(Kind::Network, "the topology has no endpoints"));
+        return Err(error("NetworkError", "the topology has no endpoints"));
     }
     let l = topo.endpoint_link(0);
     if packet_bytes == 0 {
         return Err(error(
-            Kind::Network,
+            "NetworkError",
             "invalid packet size 0 B: a packet needs at least 1 byte",
         ));
     }

@@ -8,7 +8,7 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::errors::{error, IntoPy, Kind};
+use crate::errors::{error, PyResultExt};
 
 /// One rank's program as columns, checked by the core: valid for `nranks` ranks, every slice
 /// inside its buffer (`input_len`, `output_len`, the scratch sizes). Read it like the dict of
@@ -30,7 +30,7 @@ impl PyProgram {
         nranks: u32,
         lens: (u64, u64),
     ) -> PyResult<PyProgram> {
-        cols.checked(rank, nranks, lens).py_err(Kind::Schedule)?;
+        cols.checked(rank, nranks, lens).py()?;
         Ok(PyProgram {
             cols,
             rank,
@@ -92,7 +92,7 @@ fn get<T: TryFrom<i128>>(
             let mut expected = keys();
             expected.retain(|k| !matches!(*k, "cpu" | "nic"));
             return Err(error(
-                Kind::Schedule,
+                "ScheduleError",
                 format!(
                     "program has no '{name}' column; expected {}",
                     expected.join(", ")
@@ -105,7 +105,7 @@ fn get<T: TryFrom<i128>>(
         .and_then(|it| it.map(|x| x?.extract::<i128>()).collect())
         .map_err(|_| {
             error(
-                Kind::Schedule,
+                "ScheduleError",
                 format!("program column '{name}' is not a sequence of integers"),
             )
         })?;
@@ -114,7 +114,7 @@ fn get<T: TryFrom<i128>>(
         .map(|v| {
             T::try_from(v).map_err(|_| {
                 error(
-                    Kind::Schedule,
+                    "ScheduleError",
                     format!("program column '{name}' holds {v}, out of its range"),
                 )
             })
@@ -154,7 +154,7 @@ impl PyProgram {
                 .and_then(|it| it.map(|x| x?.extract::<(u32, u32, u8)>()).collect())
                 .map_err(|_| {
                     error(
-                        Kind::Schedule,
+                        "ScheduleError",
                         "program column 'deps' is not a list of (op, on, kind) with op and on \
                          >= 0 and kind 0 (requires) or 1 (irequires)",
                     )

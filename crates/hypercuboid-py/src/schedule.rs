@@ -13,7 +13,7 @@ use hypercuboid_core::schedule::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{error, IntoPy, Kind};
+use crate::errors::{error, PyResultExt};
 use crate::program::PyProgram;
 
 /// A schedule held in Rust memory. Python's `hypercuboid.Schedule` wraps it.
@@ -31,7 +31,7 @@ impl PySchedule {
         let n = self.inner.nranks();
         if rank < 0 || rank >= n as i64 {
             return Err(error(
-                Kind::Schedule,
+                "ScheduleError",
                 format!("rank {rank} is not in the schedule (ranks 0..{})", n - 1),
             ));
         }
@@ -161,7 +161,7 @@ impl PySchedule {
             let mut out = Vec::new();
             goal::write_goal(&s, &GoalExportOptions { reduce_ns_per_byte }, &mut out).map(|_| out)
         });
-        bytes_to_string(out.map_err(|e| error(Kind::Schedule, e.to_string()))?)
+        bytes_to_string(out.map_err(|e| error("ScheduleError", e.to_string()))?)
     }
 
     /// The lossless text form.
@@ -171,7 +171,7 @@ impl PySchedule {
             let mut out = Vec::new();
             goal::write_text(&s, &mut out).map(|_| out)
         });
-        bytes_to_string(out.map_err(|e| error(Kind::Schedule, e.to_string()))?)
+        bytes_to_string(out.map_err(|e| error("ScheduleError", e.to_string()))?)
     }
 
     /// Writes GOAL text to `path`.
@@ -202,14 +202,14 @@ impl PySchedule {
 }
 
 fn bytes_to_string(b: Vec<u8>) -> PyResult<String> {
-    String::from_utf8(b).map_err(|e| error(Kind::Schedule, e.to_string()))
+    String::from_utf8(b).map_err(|e| error("ScheduleError", e.to_string()))
 }
 
 fn write_file(
     path: &str,
     f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> PyResult<()> {
-    let io = |e: std::io::Error| error(Kind::Schedule, format!("{path}: {e}"));
+    let io = |e: std::io::Error| error("ScheduleError", format!("{path}: {e}"));
     let file = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     f(&mut w).map_err(io)?;
@@ -269,19 +269,19 @@ fn report_dict<'py>(py: Python<'py>, rep: &verify::Report) -> PyResult<Bound<'py
 fn spec(nranks: i64, count: i64, dtype: &str, op: &str) -> PyResult<AllreduceSpec> {
     if nranks < 1 {
         return Err(error(
-            Kind::Schedule,
+            "ScheduleError",
             format!("invalid number of ranks {nranks}: must be >= 1"),
         ));
     }
     if count < 0 {
         return Err(error(
-            Kind::Schedule,
+            "ScheduleError",
             format!("invalid count {count}: must be >= 0"),
         ));
     }
     if nranks > u32::MAX as i64 {
         return Err(error(
-            Kind::Schedule,
+            "ScheduleError",
             format!(
                 "invalid number of ranks {nranks}: at most {}",
                 schedule::MAX_RANKS
@@ -291,8 +291,8 @@ fn spec(nranks: i64, count: i64, dtype: &str, op: &str) -> PyResult<AllreduceSpe
     Ok(AllreduceSpec {
         nranks: nranks as u32,
         count: count as u64,
-        dtype: Dtype::parse(dtype).py_err(Kind::Schedule)?,
-        op: ReduceOp::parse(op).py_err(Kind::Schedule)?,
+        dtype: Dtype::parse(dtype).py()?,
+        op: ReduceOp::parse(op).py()?,
     })
 }
 
@@ -307,11 +307,9 @@ fn allreduce_schedule(
     dtype: &str,
     op: &str,
 ) -> PyResult<PySchedule> {
-    let alg = Algorithm::parse(algorithm).py_err(Kind::Schedule)?;
+    let alg = Algorithm::parse(algorithm).py()?;
     let sp = spec(nranks, count, dtype, op)?;
-    let s = py
-        .detach(move || allreduce::generate(&alg, &sp))
-        .py_err(Kind::Schedule)?;
+    let s = py.detach(move || allreduce::generate(&alg, &sp)).py()?;
     Ok(PySchedule::new(s))
 }
 
@@ -327,16 +325,16 @@ fn allreduce_program(
     dtype: &str,
     op: &str,
 ) -> PyResult<PyProgram> {
-    let alg = Algorithm::parse(algorithm).py_err(Kind::Schedule)?;
+    let alg = Algorithm::parse(algorithm).py()?;
     let sp = spec(nranks, count, dtype, op)?;
     if rank < 0 || rank >= nranks {
         return Err(error(
-            Kind::Schedule,
+            "ScheduleError",
             format!("rank {rank} is not in 0..{}", nranks - 1),
         ));
     }
     let mut p = Program::new();
-    allreduce::program(&alg, &sp, rank as u32, &mut p).py_err(Kind::Schedule)?;
+    allreduce::program(&alg, &sp, rank as u32, &mut p).py()?;
     let cols = Columns::of_program(&p, sp.dtype.size());
     PyProgram::checked(cols, rank as u32, sp.nranks, (sp.count, sp.count))
 }
@@ -395,9 +393,7 @@ fn collectives<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 #[pyo3(signature = (text, name = "<text>"))]
 fn parse_schedule(py: Python<'_>, text: String, name: &str) -> PyResult<PySchedule> {
     let name = name.to_string();
-    let s = py
-        .detach(move || goal::parse(&text, &name))
-        .py_err(Kind::Schedule)?;
+    let s = py.detach(move || goal::parse(&text, &name)).py()?;
     Ok(PySchedule::new(s))
 }
 
@@ -412,7 +408,7 @@ fn read_schedule(py: Python<'_>, path: String) -> PyResult<PySchedule> {
             })?;
             goal::parse_reader(std::io::BufReader::with_capacity(1 << 20, f), &path)
         })
-        .py_err(Kind::Schedule)?;
+        .py()?;
     Ok(PySchedule::new(s))
 }
 
@@ -429,11 +425,11 @@ fn allreduce_cost(
     beta_ps_per_byte: f64,
     gamma_ps_per_byte: f64,
 ) -> PyResult<u64> {
-    let alg = Algorithm::parse(algorithm).py_err(Kind::Schedule)?;
+    let alg = Algorithm::parse(algorithm).py()?;
     let sp = spec(nranks, count, dtype, "sum")?;
     let m = PostalModel::postal(alpha_ps, beta_ps_per_byte, gamma_ps_per_byte, 0);
-    m.validate().py_err(Kind::Model)?;
-    cost::allreduce(&alg, &sp, &m).py_err(Kind::Schedule)
+    m.validate().py()?;
+    cost::allreduce(&alg, &sp, &m).py()
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.

@@ -6,7 +6,7 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{error, IntoPy, Kind};
+use crate::errors::{error, PyResultExt};
 use crate::schedule::PySchedule;
 
 /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
@@ -22,8 +22,8 @@ pub(crate) fn simulate<'py>(
     seed: u64,
     chrome_trace: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let spec = parse_model(model).py_err(Kind::Model)?;
-    let noise = noise.map(parse_noise).transpose().py_err(Kind::Model)?;
+    let spec = parse_model(model).py()?;
+    let noise = noise.map(parse_noise).transpose().py()?;
     let opts = SimOptions {
         trace: trace || chrome_trace.is_some(),
         noise,
@@ -31,9 +31,7 @@ pub(crate) fn simulate<'py>(
     };
     let s = this.inner.clone();
     let spec2 = spec.clone();
-    let res = py
-        .detach(move || sim::simulate(&s, &spec2, &opts))
-        .py_err(Kind::Simulation)?;
+    let res = py.detach(move || sim::simulate(&s, &spec2, &opts)).py()?;
     if let (Some(path), Some(t)) = (&chrome_trace, &res.trace) {
         let t = t.clone();
         let p = path.clone();
@@ -41,7 +39,7 @@ pub(crate) fn simulate<'py>(
             let mut f = std::fs::File::create(&p)?;
             sim::write_chrome_trace(&t, &mut f)
         })
-        .map_err(|e| error(Kind::Simulation, format!("{}: {e}", path)))?;
+        .map_err(|e| error("SimulationError", format!("{}: {e}", path)))?;
     }
     let d = PyDict::new(py);
     d.set_item("model", spec.to_string())?;
@@ -75,13 +73,13 @@ pub(crate) fn simulate<'py>(
 /// Validates a cost-model spec; returns it in canonical form.
 #[pyfunction(name = "parse_model")]
 fn parse_model_py(spec: &str) -> PyResult<String> {
-    Ok(parse_model(spec).py_err(Kind::Model)?.to_string())
+    Ok(parse_model(spec).py()?.to_string())
 }
 
 /// Validates a noise spec; returns it in canonical form.
 #[pyfunction(name = "parse_noise")]
 fn parse_noise_py(spec: &str) -> PyResult<String> {
-    Ok(parse_noise(spec).py_err(Kind::Model)?.to_string())
+    Ok(parse_noise(spec).py()?.to_string())
 }
 
 /// The cost models a spec may name (see `spec::forms` for the dicts).

@@ -1,6 +1,6 @@
 //! Bindings of hypercuboid_core::topology: convert, call, convert.
 
-use crate::errors::{error, IntoPy, Kind};
+use crate::errors::{error, PyResultExt};
 use hypercuboid_core::topology::{
     self as topo,
     analysis::Analysis,
@@ -226,7 +226,7 @@ impl PyTopology {
     fn router_endpoints(&self, r: usize) -> PyResult<Vec<u32>> {
         if r >= self.inner.num_routers() {
             return Err(error(
-                Kind::Topology,
+                "TopologyError",
                 format!("router {r} out of range (0..{})", self.inner.num_routers()),
             ));
         }
@@ -252,9 +252,7 @@ impl PyTopology {
     /// All-pairs router distances as little-endian u16 bytes (R×R, row-major; 65535 =
     /// unreachable).
     fn distances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let m = py
-            .detach(|| topo::router_distances(&self.inner))
-            .py_err(Kind::Topology)?;
+        let m = py.detach(|| topo::router_distances(&self.inner)).py()?;
         let bytes: Vec<u8> = m.as_slice().iter().flat_map(|d| d.to_le_bytes()).collect();
         Ok(PyBytes::new(py, &bytes))
     }
@@ -268,16 +266,14 @@ impl PyTopology {
     ) -> PyResult<Bound<'py, PyDict>> {
         let b = py
             .detach(|| topo::refine_bisection(&self.inner, &sides))
-            .py_err(Kind::Topology)?;
+            .py()?;
         bisection_dict(py, &b)
     }
 
     /// Bisection from `starts` breadth-first-grown partitions (no METIS), seeded by `seed`.
     #[pyo3(signature = (starts=8, seed=0))]
     fn bisect<'py>(&self, py: Python<'py>, starts: u32, seed: u64) -> PyResult<Bound<'py, PyDict>> {
-        let b = py
-            .detach(|| topo::bisect(&self.inner, starts, seed))
-            .py_err(Kind::Topology)?;
+        let b = py.detach(|| topo::bisect(&self.inner, starts, seed)).py()?;
         bisection_dict(py, &b)
     }
 
@@ -294,7 +290,7 @@ impl PyTopology {
     /// BookSim2 anynet; with `cycle_ps`, link latencies in cycles.
     #[pyo3(signature = (cycle_ps=None))]
     fn to_anynet(&self, cycle_ps: Option<u64>) -> PyResult<String> {
-        export::to_anynet(&self.inner, cycle_ps).py_err(Kind::Topology)
+        export::to_anynet(&self.inner, cycle_ps).py()
     }
 
     /// Graphviz dot, with endpoints if `endpoints`.
@@ -322,18 +318,14 @@ impl PyTopology {
 #[pyfunction]
 fn topology_generate(py: Python<'_>, spec: &str) -> PyResult<PyTopology> {
     let spec = spec.to_string();
-    py.detach(|| topo::generate(&spec))
-        .py_err(Kind::Topology)
-        .map(wrap)
+    py.detach(|| topo::generate(&spec)).py().map(wrap)
 }
 
 /// Reads our JSON schema; `what` names the source in errors.
 #[pyfunction]
 #[pyo3(signature = (text, what="<json>"))]
 fn topology_from_json(text: &str, what: &str) -> PyResult<PyTopology> {
-    export::from_json(text, what)
-        .py_err(Kind::Topology)
-        .map(wrap)
+    export::from_json(text, what).py().map(wrap)
 }
 
 /// Builds a topology from its pieces (the GraphML and networkx readers use this).
@@ -382,7 +374,7 @@ fn topology_from_parts(
             })
             .collect(),
     };
-    Topology::from_parts(parts).py_err(Kind::Topology).map(wrap)
+    Topology::from_parts(parts).py().map(wrap)
 }
 
 /// Families the spec parser accepts: list of dicts (name, summary, keys as (name, help) pairs,
@@ -407,7 +399,7 @@ fn topology_families<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 /// None for a spec of another family; a spec that does not parse raises `TopologyError`.
 #[pyfunction]
 fn topology_graphml_source(spec: &str) -> PyResult<Option<(String, u32)>> {
-    topo::graphml_source(spec).py_err(Kind::Topology)
+    topo::graphml_source(spec).py()
 }
 
 /// The largest instance of each family within router radix `radix` (the seed's Figure 3).
@@ -434,15 +426,13 @@ fn topology_compare<'py>(py: Python<'py>, radix: u32) -> PyResult<Bound<'py, PyL
 /// The JSON description of an Ethernet tree preset (fig1, fig5a, fig5b, fig5c).
 #[pyfunction]
 fn topology_tree_preset(name: &str) -> PyResult<String> {
-    TreeDescription::preset(name)
-        .py_err(Kind::Topology)
-        .map(|d| d.to_json())
+    TreeDescription::preset(name).py().map(|d| d.to_json())
 }
 
 /// The tabular k-ML3B of the OFT (R_L rows of k L1 routers).
 #[pyfunction]
 fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
-    oft::ml3b(k).py_err(Kind::Topology)
+    oft::ml3b(k).py()
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.

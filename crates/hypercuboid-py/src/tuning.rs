@@ -3,7 +3,7 @@
 //! rank (GIL released).
 
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
-    self as tuning, EnumerateOptions, Method, Params, RankOptions, TuningError,
+    self as tuning, EnumerateOptions, Method, Params, RankOptions,
 };
 use hypercuboid_core::collectives::allreduce::{ScheduleString, Stage};
 use hypercuboid_core::model::parse_model;
@@ -11,22 +11,12 @@ use hypercuboid_core::schedule::Dtype;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{error, IntoPy, Kind};
-
-fn tuning_err(e: TuningError) -> PyErr {
-    let kind = match &e {
-        TuningError::Simulation(_) => Kind::Simulation,
-        TuningError::Model(_) => Kind::Model,
-        TuningError::BadParameter { name, .. } if name == "model" => Kind::Model,
-        _ => Kind::Schedule,
-    };
-    error(kind, e.to_string())
-}
+use crate::errors::{error, PyResultExt};
 
 fn nranks_u32(n: i64) -> PyResult<u32> {
     if n < 1 || n > u32::MAX as i64 - 1 {
         return Err(error(
-            Kind::Schedule,
+            "ScheduleError",
             format!(
                 "invalid number of ranks {n}: must be 1 ..= {}",
                 u32::MAX - 1
@@ -37,7 +27,7 @@ fn nranks_u32(n: i64) -> PyResult<u32> {
 }
 
 fn parse_schedule(text: &str) -> PyResult<ScheduleString> {
-    ScheduleString::parse(text).py_err(Kind::Schedule)
+    ScheduleString::parse(text).py()
 }
 
 fn options(factored: bool, split: bool, merged: bool, max_schedules: u64) -> EnumerateOptions {
@@ -86,7 +76,7 @@ fn rm_parse<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
 #[pyfunction]
 fn rm_fit(text: &str, nranks: i64) -> PyResult<()> {
     let s = parse_schedule(text)?;
-    s.fit(nranks_u32(nranks)?).py_err(Kind::Schedule)?;
+    s.fit(nranks_u32(nranks)?).py()?;
     Ok(())
 }
 
@@ -116,7 +106,7 @@ fn rm_enumerate(
         let mut out = Vec::new();
         tuning::for_each_schedule(n, &opts, &mut |s| out.push(s.to_string())).map(|_| out)
     })
-    .map_err(tuning_err)
+    .py()
 }
 
 /// How many schedules each family has: `{factored, split, merged, total}`.
@@ -130,7 +120,7 @@ fn rm_count<'py>(
     merged: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n = nranks_u32(nranks)?;
-    let c = tuning::count_schedules(n, &options(factored, split, merged, 0)).map_err(tuning_err)?;
+    let c = tuning::count_schedules(n, &options(factored, split, merged, 0)).py()?;
     let d = PyDict::new(py);
     d.set_item("factored", c.factored)?;
     d.set_item("split", c.split)?;
@@ -140,8 +130,8 @@ fn rm_count<'py>(
 }
 
 fn params_from(model: &str, bytes: u64) -> PyResult<Params> {
-    let spec = parse_model(model).py_err(Kind::Model)?;
-    Params::from_model(&spec, bytes).map_err(tuning_err)
+    let spec = parse_model(model).py()?;
+    Params::from_model(&spec, bytes).py()
 }
 
 /// The closed-form time (ps) of a schedule on `nranks` ranks under `model` (postal or
@@ -151,7 +141,7 @@ fn params_from(model: &str, bytes: u64) -> PyResult<Params> {
 fn rm_estimate(schedule: &str, nranks: i64, model: &str, bytes: u64) -> PyResult<u64> {
     let s = parse_schedule(schedule)?;
     let p = params_from(model, bytes)?;
-    tuning::estimate(&s, nranks_u32(nranks)?, &p).map_err(tuning_err)
+    tuning::estimate(&s, nranks_u32(nranks)?, &p).py()
 }
 
 /// The model-optimal factored schedule (dynamic program): `{schedule, time_ps, divisors}`.
@@ -165,9 +155,7 @@ fn rm_optimal<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let n = nranks_u32(nranks)?;
     let p = params_from(model, bytes)?;
-    let o = py
-        .detach(move || tuning::optimal_factored(n, &p))
-        .map_err(tuning_err)?;
+    let o = py.detach(move || tuning::optimal_factored(n, &p)).py()?;
     let d = PyDict::new(py);
     d.set_item("schedule", o.schedule.to_string())?;
     d.set_item("time_ps", o.time)?;
@@ -178,13 +166,13 @@ fn rm_optimal<'py>(
 /// Eq. 5: the real `b` minimising `(α_p + b α_r) log_{b+1} N` for `ratio = α_p/α_r`.
 #[pyfunction]
 fn b_opt(ratio: f64) -> PyResult<f64> {
-    tuning::b_opt(ratio).map_err(tuning_err)
+    tuning::b_opt(ratio).py()
 }
 
 /// The best integer `b` for `ratio`.
 #[pyfunction]
 fn b_opt_integer(ratio: f64) -> PyResult<u32> {
-    tuning::b_opt_integer(ratio).map_err(tuning_err)
+    tuning::b_opt_integer(ratio).py()
 }
 
 /// Ranks the schedules of `nranks` ranks under `model` (postal or pipelined spec) for `count`
@@ -210,15 +198,15 @@ fn tune_allreduce<'py>(
     merged: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n = nranks_u32(nranks)?;
-    let spec = parse_model(model).py_err(Kind::Model)?;
-    let dt = Dtype::parse(dtype).py_err(Kind::Schedule)?;
+    let spec = parse_model(model).py()?;
+    let dt = Dtype::parse(dtype).py()?;
     let bytes = count.checked_mul(dt.size() as u64).ok_or_else(|| {
         error(
-            Kind::Schedule,
+            "ScheduleError",
             format!("invalid count {count}: {count} elements of {dtype} exceed 2^64 - 1 bytes"),
         )
     })?;
-    let p = Params::from_model(&spec, bytes).map_err(tuning_err)?;
+    let p = Params::from_model(&spec, bytes).py()?;
     let opts = RankOptions {
         top,
         enumerate: options(factored, split, merged, max_schedules),
@@ -229,7 +217,7 @@ fn tune_allreduce<'py>(
     };
     let r = py
         .detach(move || tuning::rank_schedules(n, &p, &opts))
-        .map_err(tuning_err)?;
+        .py()?;
     let d = PyDict::new(py);
     d.set_item("nranks", r.nranks)?;
     d.set_item("model", spec.to_string())?;

@@ -4,30 +4,30 @@
 use hypercuboid_core::units;
 use pyo3::prelude::*;
 
-use crate::errors::{IntoPy, Kind};
+use crate::errors::PyResultExt;
 
 /// A duration (`500ns`, `1.5us`, `2ms`; a bare number is ns) in whole picoseconds.
 #[pyfunction]
 fn parse_time(text: &str) -> PyResult<u64> {
-    units::parse_time(text).py_err(Kind::Unit)
+    units::parse_time(text).py()
 }
 
 /// A duration or a time per byte (`0.4ns`, `1.5ps`) in picoseconds, fractions kept.
 #[pyfunction]
 fn parse_time_f64(text: &str) -> PyResult<f64> {
-    units::parse_time_f64(text).py_err(Kind::Unit)
+    units::parse_time_f64(text).py()
 }
 
 /// A size in bytes (`256`, `7.5KB`, `1M`, `1MiB`; binary multiples, a bare number is bytes).
 #[pyfunction]
 fn parse_size(text: &str) -> PyResult<u64> {
-    units::parse_size(text).py_err(Kind::Unit)
+    units::parse_size(text).py()
 }
 
 /// A bandwidth in Gb/s (`100Gbps`, `12.5GB/s`; decimal multiples, a bare number is Gb/s).
 #[pyfunction]
 fn parse_bandwidth(text: &str) -> PyResult<f64> {
-    units::parse_bandwidth(text).py_err(Kind::Unit)
+    units::parse_bandwidth(text).py()
 }
 
 /// A byte count in the largest binary unit that holds it exactly (`100KiB`, `256B`).

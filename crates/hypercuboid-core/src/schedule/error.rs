@@ -35,6 +35,18 @@ pub enum ScheduleError {
         value: String,
         reason: String,
     },
+    /// Parameters of a generator that do not fit the problem (a recursive-multiplying schedule
+    /// for another number of ranks), with values that would.
+    DoesNotFit {
+        /// What the parameter is (`schedule`).
+        name: String,
+        /// The value given.
+        value: String,
+        /// Why it does not fit, and what would.
+        reason: String,
+        /// Values that fit.
+        fits: Vec<String>,
+    },
     /// Malformed schedule text: line and column are 1-based.
     Parse {
         line: usize,
@@ -89,12 +101,22 @@ impl fmt::Display for ScheduleError {
                 name,
                 accepted,
             } => {
-                write!(f, "unknown {what} '{name}'; accepted: {}", accepted.join(", "))
+                write!(
+                    f,
+                    "unknown {what} '{name}'; accepted: {}",
+                    accepted.join(", ")
+                )
             }
             ScheduleError::BadParameter {
                 name,
                 value,
                 reason,
+            }
+            | ScheduleError::DoesNotFit {
+                name,
+                value,
+                reason,
+                ..
             } => {
                 write!(f, "invalid {name} '{value}': {reason}")
             }
@@ -118,6 +140,7 @@ impl ScheduleError {
     pub fn accepted(&self) -> Vec<String> {
         match self {
             ScheduleError::UnknownName { accepted, .. } => accepted.clone(),
+            ScheduleError::DoesNotFit { fits, .. } => fits.clone(),
             ScheduleError::Spec(e) => e.accepted(),
             _ => Vec::new(),
         }

@@ -30,8 +30,9 @@ pub struct StuckOp {
     pub wait: Wait,
 }
 
-impl fmt::Display for StuckOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl StuckOp {
+    /// What it waits for, in words (`waits for a message from rank 1 with tag 0`).
+    pub fn waits_for(&self) -> String {
         let rank = |r: Rank| {
             if r == ANY_SOURCE {
                 "any rank".to_string()
@@ -46,22 +47,16 @@ impl fmt::Display for StuckOp {
                 format!("tag {t}")
             }
         };
-        write!(f, "rank {} op {} ({}) ", self.rank, self.op, self.text)?;
         match &self.wait {
-            Wait::Message { from, tag: t } => write!(
-                f,
-                "waits for a message from {} with {}",
-                rank(*from),
-                tag(*t)
-            ),
-            Wait::Receiver { to, tag: t } => write!(
-                f,
+            Wait::Message { from, tag: t } => {
+                format!("waits for a message from {} with {}", rank(*from), tag(*t))
+            }
+            Wait::Receiver { to, tag: t } => format!(
                 "waits for {} to post a receive with {} (rendezvous)",
                 rank(*to),
                 tag(*t)
             ),
-            Wait::Dependency { on, kind } => write!(
-                f,
+            Wait::Dependency { on, kind } => format!(
                 "waits for op {on} to {}",
                 match kind {
                     DepKind::Requires => "complete",
@@ -69,6 +64,19 @@ impl fmt::Display for StuckOp {
                 }
             ),
         }
+    }
+}
+
+impl fmt::Display for StuckOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "rank {} op {} ({}) {}",
+            self.rank,
+            self.op,
+            self.text,
+            self.waits_for()
+        )
     }
 }
 

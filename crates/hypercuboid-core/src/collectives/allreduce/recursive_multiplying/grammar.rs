@@ -194,10 +194,20 @@ impl std::error::Error for ScheduleStringError {}
 
 impl From<ScheduleStringError> for crate::schedule::ScheduleError {
     fn from(e: ScheduleStringError) -> Self {
-        crate::schedule::ScheduleError::BadParameter {
-            name: "schedule".into(),
-            value: e.text().to_string(),
-            reason: e.reason(),
+        match e {
+            ScheduleStringError::DoesNotFit {
+                ref suggestions, ..
+            } => crate::schedule::ScheduleError::DoesNotFit {
+                name: "schedule".into(),
+                value: e.text().to_string(),
+                reason: e.reason(),
+                fits: suggestions.clone(),
+            },
+            _ => crate::schedule::ScheduleError::BadParameter {
+                name: "schedule".into(),
+                value: e.text().to_string(),
+                reason: e.reason(),
+            },
         }
     }
 }

@@ -83,7 +83,7 @@ pub enum TuningError {
     /// Generating a schedule failed.
     Schedule(ScheduleError),
     /// Simulating a schedule failed.
-    Simulation(String),
+    Simulation(SimError),
     /// The model's parameters are out of range ([`PostalModel::validate`]).
     Model(ModelError),
 }
@@ -125,7 +125,7 @@ impl From<ModelError> for TuningError {
 
 impl From<SimError> for TuningError {
     fn from(e: SimError) -> Self {
-        TuningError::Simulation(e.to_string())
+        TuningError::Simulation(e)
     }
 }
 
