@@ -37,7 +37,12 @@ __version__: str = _core.__version__
 
 
 def allreduce(
-    algorithm: str, nranks: int, count: int = 1, *, dtype: str = "float64", op: str = "sum"
+    algorithm: str,
+    nranks: int,
+    count: int = _core.DEFAULTS["allreduce"]["count"],
+    *,
+    dtype: str = _core.DEFAULTS["allreduce"]["dtype"],
+    op: str = _core.DEFAULTS["allreduce"]["op"],
 ) -> Schedule:
     """Deprecated spelling of :func:`hypercuboid.schedules.allreduce`, which builds a schedule
     (:func:`hypercuboid.mpi.allreduce` runs one over MPI)."""

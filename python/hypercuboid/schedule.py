@@ -167,7 +167,11 @@ class Schedule:
 
     # -- checking and running -----------------------------------------------------------------
     def verify(
-        self, *, eager_limit: int = 0, semantics: bool = True, max_problems: int = 20
+        self,
+        *,
+        eager_limit: int = _core.DEFAULTS["verify"]["eager_limit"],
+        semantics: bool = _core.DEFAULTS["verify"]["semantics"],
+        max_problems: int = _core.DEFAULTS["verify"]["max_problems"],
     ) -> VerifyReport:
         """Checks matching, deadlock (structurally; a message above ``eager_limit`` bytes is
         treated as synchronous), buffer hazards and, for a collective with data semantics, the

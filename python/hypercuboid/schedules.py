@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from hypercuboid import _core
 from hypercuboid.schedule import Schedule
 
+_DEFAULTS = _core.DEFAULTS["allreduce"]
+
 
 @dataclass(frozen=True)
 class AlgorithmInfo:
@@ -84,10 +86,10 @@ def algorithms(collective: str = "allreduce") -> list[AlgorithmInfo]:
 def allreduce(
     algorithm: str,
     nranks: int,
-    count: int = 1,
+    count: int = _DEFAULTS["count"],
     *,
-    dtype: str = "float64",
-    op: str = "sum",
+    dtype: str = _DEFAULTS["dtype"],
+    op: str = _DEFAULTS["op"],
 ) -> Schedule:
     """The allreduce schedule of ``algorithm`` (``ring_rotate``, ``ring``, ``tree``,
     ``recursive_doubling``, ``recursive_multiplying:a8,a3,a4``, ...; see

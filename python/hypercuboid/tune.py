@@ -21,7 +21,7 @@ from hypercuboid import _core
 from hypercuboid.errors import ModelError
 
 #: Schedules beyond this many are not enumerated: the dynamic program runs instead.
-DEFAULT_MAX_SCHEDULES: int = 200_000
+DEFAULT_MAX_SCHEDULES: int = _core.DEFAULTS["tune"]["max_schedules"]
 
 #: Bytes per element of each dtype name (the core's).
 DTYPE_SIZES: dict[str, int] = dict(_core.DTYPES)
@@ -191,11 +191,11 @@ def tune_allreduce(
     nranks: int,
     model: str,
     *,
-    count: int = 1,
-    dtype: str = "float64",
-    top: int = 10,
+    count: int = _core.DEFAULTS["allreduce"]["count"],
+    dtype: str = _core.DEFAULTS["allreduce"]["dtype"],
+    top: int = _core.DEFAULTS["tune"]["top"],
     simulate: bool = False,
-    pool: int = 40,
+    pool: int = _core.DEFAULTS["tune"]["pool"],
     max_schedules: int = DEFAULT_MAX_SCHEDULES,
     factored: bool = True,
     split: bool = True,

@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod defaults;
 mod errors;
 mod network;
 mod program;
@@ -15,6 +16,7 @@ mod units;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    defaults::register(m)?;
     schedule::register(m)?;
     program::register(m)?;
     sim::register(m)?;

@@ -118,7 +118,11 @@ impl PySchedule {
 
     /// Verifies the schedule: a dict with `sound`, `problems` (lines), `truncated`,
     /// `semantics` (None or a dict of flags and differences), `stats`, `notes` and `text`.
-    #[pyo3(signature = (eager_limit = 0, semantics = true, max_problems = 20))]
+    #[pyo3(signature = (
+        eager_limit = VerifyOptions::default().eager_limit,
+        semantics = VerifyOptions::default().semantics,
+        max_problems = VerifyOptions::default().max_problems,
+    ))]
     fn verify<'py>(
         &self,
         py: Python<'py>,
@@ -298,7 +302,13 @@ fn spec(nranks: i64, count: i64, dtype: &str, op: &str) -> PyResult<AllreduceSpe
 
 /// The allreduce schedule of `algorithm` on `nranks` ranks (GIL released while generating).
 #[pyfunction(name = "allreduce")]
-#[pyo3(signature = (algorithm, nranks, count = 1, dtype = "float64", op = "sum"))]
+#[pyo3(signature = (
+    algorithm,
+    nranks,
+    count = allreduce::DEFAULT_COUNT as i64,
+    dtype = allreduce::DEFAULT_DTYPE.name(),
+    op = allreduce::DEFAULT_OP.name(),
+))]
 fn allreduce_schedule(
     py: Python<'_>,
     algorithm: &str,
@@ -316,7 +326,14 @@ fn allreduce_schedule(
 /// The program of one rank of an allreduce, built alone (O(its own ops)), as a `Program`
 /// (the columns of `hypercuboid_core::schedule::columns`).
 #[pyfunction]
-#[pyo3(signature = (algorithm, nranks, rank, count = 1, dtype = "float64", op = "sum"))]
+#[pyo3(signature = (
+    algorithm,
+    nranks,
+    rank,
+    count = allreduce::DEFAULT_COUNT as i64,
+    dtype = allreduce::DEFAULT_DTYPE.name(),
+    op = allreduce::DEFAULT_OP.name(),
+))]
 fn allreduce_program(
     algorithm: &str,
     nranks: i64,

@@ -181,7 +181,19 @@ fn b_opt_integer(ratio: f64) -> PyResult<u32> {
 /// method ("exhaustive" or "dynamic_program"), reason, divisors, counts, simulated, rows:
 /// [{schedule, stages, predicted_ps, simulated_ps}]}`.
 #[pyfunction]
-#[pyo3(signature = (nranks, model, count = 1, dtype = "float64", top = 10, simulate = false, pool = 40, max_schedules = tuning::DEFAULT_MAX_SCHEDULES, factored = true, split = true, merged = true))]
+#[pyo3(signature = (
+    nranks,
+    model,
+    count = RankOptions::default().count,
+    dtype = RankOptions::default().dtype.name(),
+    top = RankOptions::default().top,
+    simulate = false,
+    pool = RankOptions::default().pool,
+    max_schedules = tuning::DEFAULT_MAX_SCHEDULES,
+    factored = true,
+    split = true,
+    merged = true,
+))]
 #[allow(clippy::too_many_arguments)]
 fn tune_allreduce<'py>(
     py: Python<'py>,

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from hypercuboid import _core
 from hypercuboid.errors import HypercuboidError
 
 
@@ -157,11 +158,24 @@ def allreduce_options() -> list[Callable]:
         click.option("--algorithm", "-a", required=True, help=_algorithm_help("allreduce")),
         click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
         click.option(
-            "--count", "-c", type=int, default=1, show_default=True, help="Elements per rank."
+            "--count",
+            "-c",
+            type=int,
+            default=_core.DEFAULTS["allreduce"]["count"],
+            show_default=True,
+            help="Elements per rank.",
         ),
-        click.option("--dtype", default="float64", show_default=True, help="Element type."),
         click.option(
-            "--op", default="sum", show_default=True, help="Reduction: sum, prod, max, min."
+            "--dtype",
+            default=_core.DEFAULTS["allreduce"]["dtype"],
+            show_default=True,
+            help="Element type: " + ", ".join(_core.DTYPES) + ".",
+        ),
+        click.option(
+            "--op",
+            default=_core.DEFAULTS["allreduce"]["op"],
+            show_default=True,
+            help="Reduction: " + ", ".join(_core.REDUCE_OPS) + ".",
         ),
     ]
 

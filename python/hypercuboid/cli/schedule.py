@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from hypercuboid import _core
 from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
 
 
@@ -142,7 +143,7 @@ schedule.add_command(
             click.option(
                 "--eager-limit",
                 type=int,
-                default=0,
+                default=_core.DEFAULTS["verify"]["eager_limit"],
                 show_default=True,
                 help="Messages up to this many bytes are buffered (eager); larger ones are "
                 "synchronous. 0 checks that the schedule is safe without any buffering.",
@@ -154,7 +155,7 @@ schedule.add_command(
             click.option(
                 "--max-problems",
                 type=int,
-                default=20,
+                default=_core.DEFAULTS["verify"]["max_problems"],
                 show_default=True,
                 help="Report at most this many problems.",
             ),

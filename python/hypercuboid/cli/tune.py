@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from hypercuboid import _core
 from hypercuboid.cli.common import echo_json
 
 
@@ -40,9 +41,24 @@ def _elapsed(s: float) -> str:
     help="Read the model from a model file (JSON with a 'model' spec, postal or pipelined) "
     "instead of --alpha-p/--alpha-r.",
 )
-@click.option("--count", "-c", type=int, default=1, show_default=True, help="Elements per rank.")
-@click.option("--dtype", default="float64", show_default=True, help="Element type.")
-@click.option("--top", type=int, default=10, show_default=True, help="Rows to print.")
+@click.option(
+    "--count",
+    "-c",
+    type=int,
+    default=_core.DEFAULTS["allreduce"]["count"],
+    show_default=True,
+    help="Elements per rank.",
+)
+@click.option(
+    "--dtype", default=_core.DEFAULTS["allreduce"]["dtype"], show_default=True, help="Element type."
+)
+@click.option(
+    "--top",
+    type=int,
+    default=_core.DEFAULTS["tune"]["top"],
+    show_default=True,
+    help="Rows to print.",
+)
 @click.option(
     "--simulate",
     is_flag=True,
@@ -51,14 +67,14 @@ def _elapsed(s: float) -> str:
 @click.option(
     "--pool",
     type=int,
-    default=40,
+    default=_core.DEFAULTS["tune"]["pool"],
     show_default=True,
     help="How many schedules --simulate runs (the best by the closed form).",
 )
 @click.option(
     "--max-schedules",
     type=int,
-    default=200_000,
+    default=_core.DEFAULTS["tune"]["max_schedules"],
     show_default=True,
     help="Enumerate at most this many schedules; beyond, only the dynamic program runs.",
 )

@@ -22,8 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from hypercuboid import units
+from hypercuboid import _core, units
 from hypercuboid.errors import HypercuboidError, UnitError
+
+#: The allreduce defaults of the core (element type, operator).
+_DEFAULT = _core.DEFAULTS["allreduce"]
 
 #: OSU's boundary between small and large messages (``LARGE_MESSAGE_SIZE``).
 LARGE_MESSAGE = 8192
@@ -149,8 +152,8 @@ def bench_allreduce(
     algorithms: Sequence[str],
     sizes: Sequence[int],
     *,
-    dtype: Any = "float64",
-    op: str = "sum",
+    dtype: Any = _DEFAULT["dtype"],
+    op: str = _DEFAULT["op"],
     iterations: int | None = None,
     warmup: int | None = None,
     block: int = 1,
@@ -310,7 +313,7 @@ def fit_postal(rows: Sequence[dict], stat: str = "median_us") -> dict:
 
 
 def measure_reduction(
-    dtype: Any = "float64", op: str = "sum", nbytes: int = 1 << 20, small: int = 8
+    dtype: Any = _DEFAULT["dtype"], op: str = _DEFAULT["op"], nbytes: int = 1 << 20, small: int = 8
 ) -> tuple[float, float]:
     """(γ in ns per byte, δ in ns per reduction) of the executor's NumPy reductions: δ is the
     time of a ufunc call on ``small`` elements, γ the slope up to ``nbytes`` (minimum of 20

@@ -31,7 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from hypercuboid import _core
 from hypercuboid.mpi.engine import UFUNCS
+
+#: The allreduce defaults of the core (element type, operator).
+_DEFAULT = _core.DEFAULTS["allreduce"]
 
 
 def make_input(
@@ -215,8 +219,8 @@ def check_allreduce(
     comm: Any,
     algorithm: str,
     count: int,
-    dtype: Any = "float64",
-    op: str = "sum",
+    dtype: Any = _DEFAULT["dtype"],
+    op: str = _DEFAULT["op"],
     *,
     seed: int = 0,
     verify: bool = True,

@@ -7,9 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from hypercuboid import _core
 from hypercuboid.errors import MPIError, ScheduleError
 from hypercuboid.mpi import engine, programs
 from hypercuboid.mpi.programs import check_dtype_op, plan_for
+
+#: The allreduce defaults of the core (element type, operator).
+_DEFAULT = _core.DEFAULTS["allreduce"]
 
 _keyval: int | None = None
 _MAX_BOUND = 4
@@ -101,7 +105,7 @@ def allreduce(
     recvbuf: np.ndarray | None = None,
     algorithm: str = "recursive_doubling",
     *,
-    op: str = "sum",
+    op: str = _DEFAULT["op"],
     verify: bool = True,
     abort: bool = True,
     timeout: float | None = None,

@@ -227,6 +227,13 @@ fn unless_trivial(
     f(spec, rank, out)
 }
 
+/// The element count a caller that names none gets (one element per rank: latency).
+pub const DEFAULT_COUNT: u64 = 1;
+/// The element type a caller that names none gets.
+pub const DEFAULT_DTYPE: Dtype = Dtype::Float64;
+/// The reduction operator a caller that names none gets.
+pub const DEFAULT_OP: ReduceOp = ReduceOp::Sum;
+
 /// What an allreduce works on: `nranks` ranks each contributing `count` elements of `dtype`,
 /// combined with `op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

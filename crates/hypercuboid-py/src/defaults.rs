@@ -1,0 +1,36 @@
+//! The defaults of the core, exported once as `_core.DEFAULTS` so that the binding's signatures,
+//! the Python API and the CLI read them instead of typing them again.
+
+use hypercuboid_core::collectives::allreduce;
+use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
+    RankOptions, DEFAULT_MAX_SCHEDULES,
+};
+use hypercuboid_core::schedule::verify::VerifyOptions;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// `DEFAULTS[section][name]`: `allreduce` (`count`, `dtype`, `op`), `verify` (`eager_limit`,
+/// `semantics`, `max_problems`), `tune` (`top`, `pool`, `max_schedules`).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let d = PyDict::new(py);
+    let a = PyDict::new(py);
+    a.set_item("count", allreduce::DEFAULT_COUNT)?;
+    a.set_item("dtype", allreduce::DEFAULT_DTYPE.name())?;
+    a.set_item("op", allreduce::DEFAULT_OP.name())?;
+    d.set_item("allreduce", a)?;
+    let v = VerifyOptions::default();
+    let vd = PyDict::new(py);
+    vd.set_item("eager_limit", v.eager_limit)?;
+    vd.set_item("semantics", v.semantics)?;
+    vd.set_item("max_problems", v.max_problems)?;
+    d.set_item("verify", vd)?;
+    let r = RankOptions::default();
+    let t = PyDict::new(py);
+    t.set_item("top", r.top)?;
+    t.set_item("pool", r.pool)?;
+    t.set_item("max_schedules", DEFAULT_MAX_SCHEDULES)?;
+    d.set_item("tune", t)?;
+    m.add("DEFAULTS", d)?;
+    Ok(())
+}
