@@ -63,10 +63,10 @@
 //! the cycle, itself full. Such a cycle is a deadlock: the run stops with
 //! [`NetworkError::Deadlock`] naming its channels.
 
-use super::error::{param, Channel, NetworkError};
+use super::error::{param, NetworkError};
 use super::queue::Wheel;
 use super::rng::SplitMix64;
-use super::routing::{Algorithm, MinChoice, Routes, RoutingSpec, VcScheme, NONE};
+use super::routing::{Channel, Decider, RouteState, Routes, RoutingSpec, VcScheme, NONE};
 use super::stats::{Histogram, Report};
 use super::traffic::{ExchangePlan, Pattern};
 use crate::topology::Topology;
@@ -496,6 +496,38 @@ impl Packet {
     }
 }
 
+impl RouteState for Packet {
+    #[inline]
+    fn dst(&self) -> u32 {
+        self.dst
+    }
+    #[inline]
+    fn intermediate(&self) -> Option<u32> {
+        let x = self.inter();
+        (x != INTER_NONE).then_some(x)
+    }
+    #[inline]
+    fn set_intermediate(&mut self, x: u32) {
+        self.set_inter(x);
+    }
+    #[inline]
+    fn hops(&self) -> u8 {
+        Packet::hops(self)
+    }
+    #[inline]
+    fn passed(&self) -> bool {
+        self.flags() & F_PASSED != 0
+    }
+    #[inline]
+    fn set_passed(&mut self) {
+        self.set_flag(F_PASSED);
+    }
+    #[inline]
+    fn set_indirect(&mut self) {
+        self.set_flag(F_INDIRECT);
+    }
+}
+
 /// An input VC: a FIFO of packets linked through `Packet::next`. 20 bytes (packed to 4-byte
 /// alignment), so that a port with 4 VCs fits in two cache lines.
 #[derive(Clone, Copy)]
@@ -593,10 +625,7 @@ struct Sim<'n, 't, const V: usize> {
     /// VCs in use (≤ V).
     v: usize,
     scheme: VcScheme,
-    algorithm: Algorithm,
-    choice: MinChoice,
-    ugal_n: u32,
-    threshold_pkts: f64,
+    decide: Decider,
     switch: Time,
     /// Buffer per endpoint port (packets) and per VC of a network port.
     cap_ep: u32,
@@ -783,16 +812,12 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
             ),
             None => (1.0, NEVER, 0, NEVER),
         };
-        let spec = r.spec();
         let mut sim = Sim {
             net,
             r,
             v,
             scheme: r.scheme(),
-            algorithm: spec.algorithm,
-            choice: spec.choice,
-            ugal_n: spec.candidates,
-            threshold_pkts: spec.threshold / 100.0 * pkts as f64,
+            decide: Decider::new(r, pkts),
             switch: net.params.switch_latency,
             cap_ep: pkts,
             cap_vc: per_vc,
@@ -1581,116 +1606,16 @@ impl<'n, 't, const V: usize> Sim<'n, 't, V> {
         }
     }
 
-    /// Picks one of the minimal local ports `ports` of router `r`.
-    #[inline]
-    fn pick(&mut self, r: usize, ports: &[u16]) -> u16 {
-        if ports.len() == 1 {
-            return ports[0];
-        }
-        match self.choice {
-            MinChoice::Random => ports[self.rngs[r].below(ports.len() as u64) as usize],
-            MinChoice::LowestCost => {
-                let mut best = ports[0];
-                let mut best_q = u32::MAX;
-                let mut ties = 0u64;
-                for &j in ports {
-                    let q = self.occ[self.r.port(r, j as usize)];
-                    if q < best_q {
-                        best_q = q;
-                        best = j;
-                        ties = 1;
-                    } else if q == best_q {
-                        ties += 1;
-                        if self.rngs[r].below(ties) == 0 {
-                            best = j;
-                        }
-                    }
-                }
-                best
-            }
-        }
-    }
-
-    /// A uniformly random intermediate router other than `a` and `b`, drawn by `a`.
-    #[inline]
-    fn intermediate(&mut self, a: usize, b: usize) -> usize {
-        let t = self.r.targets();
-        loop {
-            let x = t[self.rngs[a].below(t.len() as u64) as usize] as usize;
-            if x != a && x != b {
-                return x;
-            }
-        }
-    }
-
     /// Sets the output port and VC of packet `pid`, whose head is at router `r`; `source`
-    /// when it has just been injected (the UGAL/Valiant decision is taken there).
+    /// when it has just been injected (the routing's decision, [`Decider::route`]).
+    #[inline]
     fn route(&mut self, pid: usize, r: usize, source: bool) {
-        let routes = self.r;
         let mut p = self.pk[pid];
         let dr = self.ep_router[p.dst as usize] as usize;
-        if source && r != dr {
-            match self.algorithm {
-                Algorithm::Min => {}
-                Algorithm::Inr => {
-                    let x = self.intermediate(r, dr) as u32;
-                    p.set_inter(x);
-                    p.set_flag(F_INDIRECT);
-                }
-                Algorithm::Ugal | Algorithm::UgalThreshold => {
-                    let jm = self.pick(r, routes.min_ports(r, dr));
-                    let qm = self.occ[routes.port(r, jm as usize)];
-                    let below = self.algorithm == Algorithm::UgalThreshold
-                        && (qm as f64) < self.threshold_pkts;
-                    let mut take = None;
-                    if !below {
-                        let lm = routes.dist(r, dr);
-                        let mut best = qm as f64;
-                        for _ in 0..self.ugal_n {
-                            let x = self.intermediate(r, dr);
-                            let j = self.pick(r, routes.min_ports(r, x));
-                            let q = self.occ[routes.port(r, j as usize)];
-                            let li = routes.dist(r, x) + routes.dist(x, dr);
-                            let cost = routes.ugal_factor(li, lm) * q as f64;
-                            if cost < best {
-                                best = cost;
-                                take = Some((x, j));
-                            }
-                        }
-                    }
-                    let j = match take {
-                        Some((x, j)) => {
-                            p.set_inter(x as u32);
-                            p.set_flag(F_INDIRECT);
-                            j
-                        }
-                        None => jm,
-                    };
-                    p.set_out(routes.port(r, j as usize) as u32, self.scheme.vc(0, false));
-                    self.pk[pid] = p;
-                    return;
-                }
-            }
-        }
-        let inter = p.inter();
-        if inter != INTER_NONE && p.flags() & F_PASSED == 0 && r == inter as usize {
-            p.set_flag(F_PASSED);
-        }
-        let passed = p.flags() & F_PASSED != 0;
-        if r == dr && (inter == INTER_NONE || passed) {
-            p.set_out(routes.endpoint_port(p.dst as usize) as u32, 0);
-        } else {
-            let target = if inter != INTER_NONE && !passed {
-                inter as usize
-            } else {
-                dr
-            };
-            let j = self.pick(r, routes.min_ports(r, target));
-            p.set_out(
-                routes.port(r, j as usize) as u32,
-                self.scheme.vc(p.hops(), passed),
-            );
-        }
+        let (out, vc) =
+            self.decide
+                .route(self.r, &self.occ, &mut self.rngs[r], r, dr, source, &mut p);
+        p.set_out(out, vc);
         self.pk[pid] = p;
     }
 

@@ -40,7 +40,9 @@ pub mod traffic;
 
 pub use cdg::Cdg;
 pub use engine::{NetParams, Network, Synthetic, Workload};
-pub use error::{format_cycle, Channel, NetworkError};
-pub use routing::{Algorithm, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme};
+pub use error::NetworkError;
+pub use routing::{
+    format_cycle, Algorithm, Channel, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme,
+};
 pub use stats::{Histogram, LinkUse, Report};
 pub use traffic::{fit_torus, ExchangePlan, ExchangeSpec, Pattern, TrafficSpec};
