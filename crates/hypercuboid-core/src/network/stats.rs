@@ -146,7 +146,8 @@ pub struct Report {
     pub vcs: usize,
     /// Traffic or exchange name.
     pub traffic: String,
-    /// Offered load (fraction of injection bandwidth; exchanges: 1).
+    /// Offered load (fraction of injection bandwidth; exchanges: 1; external messages: the
+    /// packets they asked for, as `generated`).
     pub offered: f64,
     /// Packets generated in the window as a fraction of injection bandwidth.
     pub generated: f64,
@@ -168,7 +169,8 @@ pub struct Report {
     pub delivered_total: u64,
     /// Packets still in the network (or its buffers) when the run stopped.
     pub in_flight: u64,
-    /// Packets generated but not yet injected (source queues) when the run stopped.
+    /// Packets generated (or queued by an exchange or the caller) but not yet injected
+    /// (source queues) when the run stopped.
     pub source_queued: u64,
     /// Measurement window `[start, end)` in ps.
     pub window: (Time, Time),
@@ -184,7 +186,8 @@ pub struct Report {
     pub port_packets: Vec<u64>,
     /// Serialisation time of one packet per port (ps).
     pub port_ser: Vec<Time>,
-    /// Exchange: time from the first injection to the delivery of the last packet (ps).
+    /// Exchange and external messages: when the last packet was delivered (ps; an exchange
+    /// starts at 0, so this is the time it takes).
     pub completion: Option<Time>,
     /// Exchange: data per node / completion time, as a fraction of the injection bandwidth.
     pub effective_throughput: Option<f64>,
@@ -241,7 +244,8 @@ impl Report {
         v
     }
 
-    /// Utilisation of the endpoint links: `(injection mean, ejection mean)` over endpoints.
+    /// Mean utilisation of the endpoint links (the output side of their ports, toward the
+    /// endpoint) over the window.
     pub fn endpoint_utilisation(&self, routes: &Routes) -> f64 {
         let w = (self.window.1 - self.window.0).max(1) as f64;
         let mut s = 0.0;
