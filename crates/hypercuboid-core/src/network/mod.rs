@@ -44,5 +44,5 @@ pub use packet::{Delivery, Engine, Injection, NetParams, Network, Synthetic, Wor
 pub use routing::{
     format_cycle, Algorithm, Channel, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme,
 };
-pub use stats::{Histogram, LinkUse, Report};
+pub use stats::{Histogram, LinkUse, LinkUtilisation, Report};
 pub use traffic::{fit_torus, ExchangePlan, ExchangeSpec, Pattern, TrafficSpec};

@@ -135,6 +135,17 @@ pub struct LinkUse {
     pub utilisation: f64,
 }
 
+/// Utilisation of the links over the measurement window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkUtilisation {
+    /// Mean over the directed router-to-router links (0 without any).
+    pub mean: f64,
+    /// Largest over the directed router-to-router links (0 without any).
+    pub max: f64,
+    /// Mean over the endpoint links (injection side of their ports).
+    pub endpoint_mean: f64,
+}
+
 /// What one simulation measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
@@ -234,6 +245,28 @@ impl Report {
                 })
             })
             .collect()
+    }
+
+    /// Mean and largest utilisation of the directed router-to-router links, and the mean of
+    /// the endpoint links ([`Report::link_uses`], [`Report::endpoint_utilisation`]).
+    pub fn utilisation(&self, routes: &Routes) -> LinkUtilisation {
+        let uses = self.link_uses(routes);
+        let n = uses.len().max(1) as f64;
+        LinkUtilisation {
+            mean: uses.iter().map(|u| u.utilisation).sum::<f64>() / n,
+            max: uses.iter().map(|u| u.utilisation).fold(0.0, f64::max),
+            endpoint_mean: self.endpoint_utilisation(routes),
+        }
+    }
+
+    /// Packets delivered per wall-clock second of the run (0 when it took no measurable
+    /// time): the engine's speed.
+    pub fn packets_per_second(&self) -> f64 {
+        if self.wall_seconds > 0.0 {
+            self.delivered_total as f64 / self.wall_seconds
+        } else {
+            0.0
+        }
     }
 
     /// The `k` most utilised directed links, busiest first (ties by port order).
