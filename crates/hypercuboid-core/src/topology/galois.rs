@@ -3,7 +3,7 @@
 //!
 //! An element is a `u32` in `0..q`: its base-p digits are the coefficients of a polynomial of
 //! degree < m over GF(p) (digit i is the coefficient of x^i). So 0 is zero, 1 is one, and for a
-//! prime q the elements are the integers mod q. For m > 1 the field is GF(p)[x]/(f) with f the
+//! prime q the elements are the integers mod q. For m > 1 the field is GF(p)\[x\]/(f) with f the
 //! first monic primitive polynomial of degree m in the order of its coefficient encoding, and
 //! the primitive element ξ is x itself (element p); for m = 1, ξ is the smallest primitive root
 //! mod p. Multiplication goes through log/antilog tables of q entries, so GF(q) costs O(q)
