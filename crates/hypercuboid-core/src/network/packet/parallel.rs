@@ -141,7 +141,7 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
             for &(pv, pkt, tag) in &m.pkts {
                 let pid = self.alloc();
                 self.pk[pid as usize] = pkt;
-                self.tags[pid as usize] = tag;
+                self.set_tag(pid, tag);
                 self.arrive((pv >> 5) as usize, (pv & 31) as usize, pid, pkt.t);
             }
             for &(pv, tc) in &m.creds {

@@ -67,7 +67,8 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) ep_router: Vec<u32>,
     pub(super) nics: Vec<Nic<S::Endpoint>>,
     pub(super) pk: Vec<Packet>,
-    /// What every packet carries for its source, beside `pk`.
+    /// What every packet carries for its source, beside `pk` (empty when the tag holds
+    /// nothing).
     pub(super) tags: Vec<S::Tag>,
     pub(super) free: Vec<u32>,
     pub(super) wheel: Wheel,
@@ -402,7 +403,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             inter_hops: INTER_NONE,
             out_vc: OUT_NONE,
         };
-        self.tags[pid as usize] = tag;
+        self.set_tag(pid, tag);
         self.stats.injected += 1;
         self.stats.in_flight += 1;
         self.arrive(port, 0, pid, arrive);
@@ -491,11 +492,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             let op = &self.outp[o];
             if op.remote {
                 let part = op.peer_part as usize;
-                self.out_pkts[part].push((
-                    ((peer as u32) << 5) | vc as u32,
-                    *p,
-                    self.tags[pid as usize],
-                ));
+                let pkt = *p;
+                let tag = self.tag(pid);
+                self.out_pkts[part].push((((peer as u32) << 5) | vc as u32, pkt, tag));
                 self.free.push(pid);
             } else {
                 self.arrive(peer, vc, pid, movable);
@@ -538,7 +537,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             }
         }
         st.completion = st.completion.max(done);
-        self.source.delivered(self.tags[pid as usize], done);
+        let tag = self.tag(pid);
+        self.source.delivered(tag, done);
         self.free.push(pid);
     }
 

@@ -331,9 +331,29 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             Some(p) => p,
             None => {
                 self.pk.push(Packet::default());
-                self.tags.push(S::Tag::default());
+                if std::mem::size_of::<S::Tag>() != 0 {
+                    self.tags.push(S::Tag::default());
+                }
                 (self.pk.len() - 1) as u32
             }
+        }
+    }
+
+    /// The tag of packet `pid` (sources whose tag holds nothing keep no tags).
+    #[inline(always)]
+    pub(super) fn tag(&self, pid: u32) -> S::Tag {
+        if std::mem::size_of::<S::Tag>() == 0 {
+            S::Tag::default()
+        } else {
+            self.tags[pid as usize]
+        }
+    }
+
+    /// Sets the tag of packet `pid`.
+    #[inline(always)]
+    pub(super) fn set_tag(&mut self, pid: u32, tag: S::Tag) {
+        if std::mem::size_of::<S::Tag>() != 0 {
+            self.tags[pid as usize] = tag;
         }
     }
 

@@ -67,7 +67,7 @@ impl Decider {
 
     /// Picks one of the minimal local ports `ports` of router `r`, given the packets `occ[p]`
     /// in the output buffer of every port `p`; `rng` is router `r`'s stream.
-    #[inline]
+    #[inline(always)]
     pub fn pick(
         &self,
         routes: &Routes,
@@ -76,9 +76,23 @@ impl Decider {
         r: usize,
         ports: &[u16],
     ) -> u16 {
+        // Most hops have a single minimal port: decided here, without a call.
         if ports.len() == 1 {
             return ports[0];
         }
+        self.pick_among(routes, occ, rng, r, ports)
+    }
+
+    /// [`Decider::pick`] among two ports or more.
+    #[inline(never)]
+    fn pick_among(
+        &self,
+        routes: &Routes,
+        occ: &[u32],
+        rng: &mut SplitMix64,
+        r: usize,
+        ports: &[u16],
+    ) -> u16 {
         match self.choice {
             MinChoice::Random => ports[rng.below(ports.len() as u64) as usize],
             MinChoice::LowestCost => {
@@ -120,7 +134,10 @@ impl Decider {
     /// whose destination endpoint is attached to router `dr`; `source` when it has just been
     /// injected (the UGAL / Valiant decision is taken there, and recorded in `p`). `occ[q]` is
     /// the number of packets in the output buffer of port `q`; `rng` is router `r`'s stream.
-    #[inline]
+    ///
+    /// Inlined into the caller: the packet engine calls it once per packet and router, and
+    /// its arguments then stay in registers.
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub fn route<P: RouteState>(
         &self,
