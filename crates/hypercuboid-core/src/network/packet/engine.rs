@@ -396,10 +396,10 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
             self.failed = Some(e.clone());
             return Err(e);
         }
+        // At the end of a run without a stop time, the engine is where its last event was
+        // (or where it had been advanced to, if later).
         self.clock = if limit != NEVER {
             limit
-        } else if self.stop != NEVER {
-            self.stop
         } else {
             let last = self.parts.iter().map(|p| p.last_t).max().unwrap_or(0);
             self.clock.max(last)
