@@ -530,3 +530,25 @@ fn the_watchdog_finds_a_deadlock_across_threads() {
     };
     assert_eq!(cycle.len(), 8, "{cycle:?}");
 }
+
+#[test]
+fn utilisation_sums_up_the_links() {
+    // Worst case under MIN on an MLFM: the walks' links are saturated, the others idle.
+    let topo = generate("mlfm:h=4").unwrap();
+    let n = net(&topo, "min");
+    let rep = synthetic(&topo, &n, "worst", 1.0, 40, false).unwrap();
+    let uses = rep.link_uses(n.routes());
+    let u = rep.utilisation(n.routes());
+    let sum: f64 = uses.iter().map(|x| x.utilisation).sum();
+    assert_eq!(u.mean, sum / uses.len() as f64);
+    assert_eq!(u.max, rep.top_links(n.routes(), 1)[0].utilisation);
+    assert!(u.max > 0.99 && u.mean < 0.5, "{u:?}");
+    assert_eq!(u.endpoint_mean, rep.endpoint_utilisation(n.routes()));
+    assert_eq!(
+        rep.packets_per_second(),
+        rep.delivered_total as f64 / rep.wall_seconds
+    );
+    let mut idle = rep.clone();
+    idle.wall_seconds = 0.0;
+    assert_eq!(idle.packets_per_second(), 0.0);
+}

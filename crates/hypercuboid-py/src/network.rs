@@ -70,23 +70,13 @@ fn report_dict<'py>(
     d.set_item("events", r.events)?;
     d.set_item("wall_seconds", r.wall_seconds)?;
     d.set_item("threads", r.threads)?;
-    d.set_item(
-        "packets_per_second",
-        if r.wall_seconds > 0.0 {
-            r.delivered_total as f64 / r.wall_seconds
-        } else {
-            0.0
-        },
-    )?;
+    d.set_item("packets_per_second", r.packets_per_second())?;
     let uses = r.link_uses(routes);
+    let util = r.utilisation(routes);
     let lu = PyDict::new(py);
-    let n = uses.len().max(1) as f64;
-    lu.set_item("mean", uses.iter().map(|u| u.utilisation).sum::<f64>() / n)?;
-    lu.set_item(
-        "max",
-        uses.iter().map(|u| u.utilisation).fold(0.0, f64::max),
-    )?;
-    lu.set_item("endpoint_mean", r.endpoint_utilisation(routes))?;
+    lu.set_item("mean", util.mean)?;
+    lu.set_item("max", util.max)?;
+    lu.set_item("endpoint_mean", util.endpoint_mean)?;
     d.set_item("link_utilisation", lu)?;
     let link_item = |u: &net::LinkUse| -> PyResult<Bound<'py, PyDict>> {
         let x = PyDict::new(py);
@@ -352,20 +342,12 @@ fn netsim_zero_load_latency(
     packet_bytes: u32,
     switch_latency_ps: Time,
 ) -> PyResult<u64> {
-    let topo = topology.topology();
-    if topo.num_endpoints() == 0 {
-        return Err(error("NetworkError", "the topology has no endpoints"));
-    }
-    let l = topo.endpoint_link(0);
-    if packet_bytes == 0 {
-        return Err(error(
-            "NetworkError",
-            "invalid packet size 0 B: a packet needs at least 1 byte",
-        ));
-    }
-    let ser = (packet_bytes as f64 * 8000.0 / l.bandwidth_gbps).ceil() as Time;
-    let h = hops as Time;
-    Ok((h + 2) * l.latency + (h + 1) * switch_latency_ps + ser)
+    let p = NetParams {
+        packet_bytes,
+        switch_latency: switch_latency_ps,
+        ..NetParams::default()
+    };
+    p.zero_load_latency(topology.topology(), hops).py()
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.

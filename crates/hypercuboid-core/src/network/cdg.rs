@@ -21,8 +21,7 @@
 //! of a packet whose destination is its own source router; that only adds edges, so an acyclic
 //! result still proves deadlock freedom.
 
-use super::error::Channel;
-use super::routing::{Algorithm, Routes};
+use super::routing::{Algorithm, Channel, Routes};
 use rustc_hash::FxHashSet;
 
 /// A channel dependency graph.

@@ -10,8 +10,9 @@
 //! * [`cdg`] — the channel dependency graph of a routing, to prove it acyclic;
 //! * [`traffic`] — uniform, worst-case, permutation and shift patterns, all-to-all and 3-D
 //!   nearest-neighbour exchanges;
-//! * [`engine`] — the packet-level, event-driven simulator (virtual cut-through, input-output
-//!   buffered routers, credits) with a deadlock watchdog;
+//! * [`packet`] — the packet-level, event-driven simulator (virtual cut-through, input-output
+//!   buffered routers, credits) with a deadlock watchdog, run to its end or stepped by a
+//!   caller that injects messages;
 //! * [`stats`] — what a run measures.
 //!
 //! ```
@@ -30,17 +31,18 @@
 //! ```
 
 pub mod cdg;
-pub mod engine;
 mod error;
-mod queue;
+pub mod packet;
 pub mod rng;
 pub mod routing;
 pub mod stats;
 pub mod traffic;
 
 pub use cdg::Cdg;
-pub use engine::{NetParams, Network, Synthetic, Workload};
-pub use error::{format_cycle, Channel, NetworkError};
-pub use routing::{Algorithm, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme};
-pub use stats::{Histogram, LinkUse, Report};
+pub use error::NetworkError;
+pub use packet::{Delivery, Engine, Injection, NetParams, Network, Synthetic, Workload};
+pub use routing::{
+    format_cycle, Algorithm, Channel, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme,
+};
+pub use stats::{Histogram, LinkUse, LinkUtilisation, Report};
 pub use traffic::{fit_torus, ExchangePlan, ExchangeSpec, Pattern, TrafficSpec};

@@ -135,6 +135,17 @@ pub struct LinkUse {
     pub utilisation: f64,
 }
 
+/// Utilisation of the links over the measurement window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkUtilisation {
+    /// Mean over the directed router-to-router links (0 without any).
+    pub mean: f64,
+    /// Largest over the directed router-to-router links (0 without any).
+    pub max: f64,
+    /// Mean over the endpoint links (injection side of their ports).
+    pub endpoint_mean: f64,
+}
+
 /// What one simulation measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
@@ -146,7 +157,8 @@ pub struct Report {
     pub vcs: usize,
     /// Traffic or exchange name.
     pub traffic: String,
-    /// Offered load (fraction of injection bandwidth; exchanges: 1).
+    /// Offered load (fraction of injection bandwidth; exchanges: 1; external messages: the
+    /// packets they asked for, as `generated`).
     pub offered: f64,
     /// Packets generated in the window as a fraction of injection bandwidth.
     pub generated: f64,
@@ -168,7 +180,8 @@ pub struct Report {
     pub delivered_total: u64,
     /// Packets still in the network (or its buffers) when the run stopped.
     pub in_flight: u64,
-    /// Packets generated but not yet injected (source queues) when the run stopped.
+    /// Packets generated (or queued by an exchange or the caller) but not yet injected
+    /// (source queues) when the run stopped.
     pub source_queued: u64,
     /// Measurement window `[start, end)` in ps.
     pub window: (Time, Time),
@@ -184,7 +197,8 @@ pub struct Report {
     pub port_packets: Vec<u64>,
     /// Serialisation time of one packet per port (ps).
     pub port_ser: Vec<Time>,
-    /// Exchange: time from the first injection to the delivery of the last packet (ps).
+    /// Exchange and external messages: when the last packet was delivered (ps; an exchange
+    /// starts at 0, so this is the time it takes).
     pub completion: Option<Time>,
     /// Exchange: data per node / completion time, as a fraction of the injection bandwidth.
     pub effective_throughput: Option<f64>,
@@ -233,6 +247,28 @@ impl Report {
             .collect()
     }
 
+    /// Mean and largest utilisation of the directed router-to-router links, and the mean of
+    /// the endpoint links ([`Report::link_uses`], [`Report::endpoint_utilisation`]).
+    pub fn utilisation(&self, routes: &Routes) -> LinkUtilisation {
+        let uses = self.link_uses(routes);
+        let n = uses.len().max(1) as f64;
+        LinkUtilisation {
+            mean: uses.iter().map(|u| u.utilisation).sum::<f64>() / n,
+            max: uses.iter().map(|u| u.utilisation).fold(0.0, f64::max),
+            endpoint_mean: self.endpoint_utilisation(routes),
+        }
+    }
+
+    /// Packets delivered per wall-clock second of the run (0 when it took no measurable
+    /// time): the engine's speed.
+    pub fn packets_per_second(&self) -> f64 {
+        if self.wall_seconds > 0.0 {
+            self.delivered_total as f64 / self.wall_seconds
+        } else {
+            0.0
+        }
+    }
+
     /// The `k` most utilised directed links, busiest first (ties by port order).
     pub fn top_links(&self, routes: &Routes, k: usize) -> Vec<LinkUse> {
         let mut v = self.link_uses(routes);
@@ -241,7 +277,8 @@ impl Report {
         v
     }
 
-    /// Utilisation of the endpoint links: `(injection mean, ejection mean)` over endpoints.
+    /// Mean utilisation of the endpoint links (the output side of their ports, toward the
+    /// endpoint) over the window.
     pub fn endpoint_utilisation(&self, routes: &Routes) -> f64 {
         let w = (self.window.1 - self.window.0).max(1) as f64;
         let mut s = 0.0;

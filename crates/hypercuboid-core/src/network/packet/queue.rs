@@ -75,7 +75,7 @@ impl Wheel {
     }
 
     /// The next event `(time, code)` in order, or `None` when the queue is empty.
-    #[inline]
+    #[cfg(test)]
     pub fn pop(&mut self) -> Option<(Time, u32)> {
         self.pop_before(Time::MAX)
     }

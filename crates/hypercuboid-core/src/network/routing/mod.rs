@@ -38,12 +38,23 @@
 //! * `auto` (default) — `phase` when the one-VC dependency graph of the minimal routes between
 //!   routers with endpoints is acyclic (MLFM, OFT, fat trees, full meshes, trees), `hop`
 //!   otherwise (Slim Fly, HyperX, Dragonfly, tori).
+//!
+//! # Rooms
+//! This module holds the names and options ([`RoutingSpec`]) and the tables ([`Routes`]);
+//! [`Decider`] takes the decisions of a packet in flight (`decide.rs`) and [`Channel`] names a
+//! virtual channel of a link (`channel.rs`).
 
 use super::cdg;
 use super::error::NetworkError;
 use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 use crate::topology::{router_distances, Topology};
 use std::fmt;
+
+mod channel;
+mod decide;
+
+pub use channel::{format_cycle, Channel};
+pub use decide::{Decider, RouteState};
 
 /// One routing a spec string may name: what it accepts and its algorithm.
 #[derive(Clone, Copy, Debug)]
@@ -591,7 +602,7 @@ impl Routes {
             ident,
             diameter,
         };
-        let min_acyclic = || -> Result<Option<Vec<super::Channel>>, NetworkError> {
+        let min_acyclic = || -> Result<Option<Vec<Channel>>, NetworkError> {
             let probe = routes.with_scheme(VcScheme::Single, 1);
             Ok(cdg::build(&probe, Algorithm::Min).find_cycle())
         };
@@ -604,7 +615,7 @@ impl Routes {
                     return Err(unsupported(format!(
                         "the phase VC assignment needs minimal routes whose one-VC channel \
                          dependency graph is acyclic, and here it has the cycle {}; use vcs=hop",
-                        super::error::format_cycle(&cycle)
+                        format_cycle(&cycle)
                     )))
                 }
             },

@@ -1,0 +1,412 @@
+//! The packet-level, event-driven engine, steppable.
+//!
+//! # Model
+//! * **Packets, virtual cut-through.** A packet (256 B by default) is the unit of transfer and
+//!   of buffer allocation: a packet moves to the next buffer only when that buffer has room for
+//!   all of it (credits are counted in packets), and it may leave a buffer as soon as its head
+//!   has arrived. With a packet of one unit there are no flits to simulate, which is what makes
+//!   the engine fast; at the seed's sizes virtual cut-through at packet granularity and
+//!   flit-level wormhole with packet-sized buffers behave alike.
+//! * **Input-output buffered routers with VCs.** Every port of a router has an input buffer and
+//!   an output buffer of `buffer_bytes` each (100 KB), split evenly over the routing's virtual
+//!   channels (endpoint ports use one VC with the whole buffer). The head packet of an input VC
+//!   takes `switch_latency` (100 ns) from its arrival to be routed and cross the switch, then
+//!   moves into its output VC as soon as that has room; an input port moves one packet per
+//!   serialisation time of its link, an output buffer accepts packets from every input at once
+//!   (output queuing). The traversal is charged before the output buffer so that an output
+//!   buffer holds exactly the packets waiting for their link: the occupancy UGAL reads. An
+//!   output port sends one packet per serialisation time, choosing round-robin among VCs whose
+//!   head holds a credit for the downstream input VC.
+//! * **Credits.** Sending a packet takes a credit; the downstream input returns it when the
+//!   packet's tail leaves that input buffer, and it arrives back one link latency later.
+//! * **Endpoints.** A source endpoint injects into its router's endpoint port at up to its
+//!   link rate, subject to credits; it generates packets (synthetic traffic: a Bernoulli
+//!   process with probability `load` per serialisation slot, unbounded source queue), sends
+//!   the messages of an exchange back to back, or sends the messages a caller injects
+//!   ([`Network::external`]). Destinations sink packets at link rate.
+//! * **Time.** Integer picoseconds. A packet sent at `t` on a link of latency L and
+//!   serialisation σ has its head at the next input at `t + L` and its tail at `t + L + σ`;
+//!   it is delivered when its tail reaches the destination endpoint.
+//!
+//! Zero-load latency of a path of h router-to-router hops with uniform links:
+//! `(h + 2)·L + (h + 1)·S + σ` (h + 2 link traversals counting the two endpoint links, h + 1
+//! switch traversals, one serialisation for the tail): 520.48 ns for h = 2 at the seed's
+//! parameters ([`NetParams::zero_load_latency`]). A message of n packets sent back to back on
+//! an idle path is delivered `(n − 1)·σ` later than its first packet.
+//!
+//! # Running and stepping
+//! [`Network::run`] runs a [`Workload`] to its end and reports. [`Network::engine`] and
+//! [`Network::external`] give an [`Engine`] that the caller advances to a time, repeatedly,
+//! and asks for a report whenever it likes; an external engine also takes messages
+//! ([`Engine::inject`]) and says when each one's last packet was delivered. The results do
+//! not depend on how a run is stepped nor on the number of threads.
+//!
+//! # Rooms
+//! * `engine.rs` — the steppable [`Engine`]: advancing one part or several, injections and
+//!   deliveries;
+//! * `part.rs` — one part of the network and its event loop (the three events);
+//! * `ports.rs` — packets, input and output ports, VC queues, buffers, credits;
+//! * `source.rs` — the traffic sources (synthetic, exchange, external) behind one trait;
+//! * `parallel.rs` — the parallel runner: windows, mailboxes, barrier;
+//! * `watchdog.rs` — deadlock detection;
+//! * `report.rs` — the counters of a run and the [`Report`] built from them;
+//! * `queue.rs` — the event queue, a timing wheel.
+
+mod engine;
+mod parallel;
+mod part;
+mod ports;
+mod queue;
+mod report;
+mod source;
+mod watchdog;
+
+pub use engine::{Delivery, Engine, Injection};
+
+use super::error::{param, NetworkError};
+use super::routing::{Routes, RoutingSpec, NONE};
+use super::stats::Report;
+use super::traffic::{ExchangePlan, Pattern};
+use crate::topology::{LinkParams, Topology};
+use crate::units::{self, Time};
+use source::{ExchangeSource, ExternalSource, SyntheticSource};
+
+/// No time: an event that is not scheduled, a source with nothing to send.
+const NEVER: Time = u64::MAX;
+
+/// Router and packet parameters (defaults: the seed's section 4.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetParams {
+    /// Packet size in bytes (256).
+    pub packet_bytes: u32,
+    /// Buffer per port per direction in bytes (100 KB = 102 400 B).
+    pub buffer_bytes: u64,
+    /// Switch traversal latency (100 ns).
+    pub switch_latency: Time,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Simulated time without a delivery, with packets in flight, after which the watchdog
+    /// looks for a deadlock (50 µs).
+    pub watchdog: Time,
+    /// Threads that simulate the network, each a part of its routers (0: as many as the
+    /// machine has cores for a network of 4096 ports or more, else 1). The results do not
+    /// depend on it.
+    pub threads: usize,
+}
+
+impl Default for NetParams {
+    fn default() -> Self {
+        NetParams {
+            packet_bytes: 256,
+            buffer_bytes: 100 * 1024,
+            switch_latency: units::ns(100),
+            seed: 1,
+            watchdog: units::us(50),
+            threads: 0,
+        }
+    }
+}
+
+impl NetParams {
+    /// Serialisation of one packet at `bandwidth_gbps` (ps, rounded up).
+    pub fn serialisation(&self, bandwidth_gbps: f64) -> Time {
+        (self.packet_bytes as f64 * 8000.0 / bandwidth_gbps).ceil() as Time
+    }
+
+    /// Zero-load latency of a path of `hops` router-to-router hops on `topo` when every link
+    /// has the parameters of endpoint 0's link: `(hops + 2)·L + (hops + 1)·S + σ`. Refused
+    /// for a topology without endpoints and for packets of 0 bytes.
+    pub fn zero_load_latency(&self, topo: &Topology, hops: u32) -> Result<Time, NetworkError> {
+        if topo.num_endpoints() == 0 {
+            return Err(param(
+                "topology",
+                topo.name(),
+                "it has no endpoints, and the zero-load latency is that of endpoint 0's link",
+            ));
+        }
+        if self.packet_bytes == 0 {
+            return Err(param(
+                "packet size",
+                "0 B",
+                "a packet needs at least 1 byte",
+            ));
+        }
+        Ok(self.zero_load_on(topo.endpoint_link(0), hops))
+    }
+
+    /// [`NetParams::zero_load_latency`] on links `l`.
+    fn zero_load_on(&self, l: LinkParams, hops: u32) -> Time {
+        let h = hops as Time;
+        (h + 2) * l.latency + (h + 1) * self.switch_latency + self.serialisation(l.bandwidth_gbps)
+    }
+}
+
+/// Synthetic traffic at an offered load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Synthetic {
+    /// Destinations.
+    pub pattern: Pattern,
+    /// Offered load, a fraction of the injection bandwidth in (0, 1].
+    pub load: f64,
+    /// Start of the measurement window (20 µs).
+    pub warmup: Time,
+    /// End of generation and of the measurement window (200 µs).
+    pub duration: Time,
+    /// After `duration`, keep simulating until every generated packet is delivered.
+    pub drain: bool,
+}
+
+impl Synthetic {
+    /// The seed's windows: 20 µs warm-up, 200 µs in total, no drain.
+    pub fn new(pattern: Pattern, load: f64) -> Synthetic {
+        Synthetic {
+            pattern,
+            load,
+            warmup: units::us(20),
+            duration: units::us(200),
+            drain: false,
+        }
+    }
+}
+
+/// What the endpoints send.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workload {
+    /// Synthetic traffic.
+    Synthetic(Synthetic),
+    /// An exchange of fixed size.
+    Exchange(ExchangePlan),
+}
+
+/// A topology with routing tables and router parameters, ready to run workloads.
+#[derive(Clone, Debug)]
+pub struct Network<'t> {
+    topo: &'t Topology,
+    routes: Routes,
+    params: NetParams,
+}
+
+impl<'t> Network<'t> {
+    /// Builds the routing tables of `spec` on `topo` and checks `params`.
+    pub fn new(
+        topo: &'t Topology,
+        spec: &RoutingSpec,
+        params: NetParams,
+    ) -> Result<Network<'t>, NetworkError> {
+        if params.packet_bytes == 0 {
+            return Err(param(
+                "packet size",
+                "0 B",
+                "a packet needs at least 1 byte",
+            ));
+        }
+        let routes = Routes::new(topo, spec)?;
+        let pkts = params.buffer_bytes / params.packet_bytes as u64;
+        let v = routes.num_vcs() as u64;
+        if pkts < v {
+            return Err(param(
+                "buffer",
+                format!("{} B", params.buffer_bytes),
+                format!(
+                    "it holds {pkts} packets of {} B, fewer than the {v} virtual channels \
+                     routing {} needs on {} (one packet per VC at least)",
+                    params.packet_bytes,
+                    spec.algorithm.name(),
+                    topo.name()
+                ),
+            ));
+        }
+        if pkts > u32::MAX as u64 / 2 {
+            return Err(param(
+                "buffer",
+                format!("{} B", params.buffer_bytes),
+                "more than 2^31 packets per buffer",
+            ));
+        }
+        if params.watchdog == 0 {
+            return Err(param("watchdog", "0", "must be > 0"));
+        }
+        let ports = routes.num_ports() as u64;
+        let nep = topo.num_endpoints() as u64;
+        if ports.max(nep) >= ports::LOW24 as u64 || topo.num_routers() as u64 >= ports::LOW24 as u64
+        {
+            return Err(NetworkError::Unsupported {
+                what: "the packet simulator".into(),
+                topology: topo.name().into(),
+                reason: format!(
+                    "{ports} ports or {} routers exceed its limit of {}",
+                    topo.num_routers(),
+                    ports::LOW24
+                ),
+            });
+        }
+        // Every port's serialisation must be a positive whole number of picoseconds that
+        // fits in 32 bits, and so must the latencies.
+        let ser = |bw: f64| (params.packet_bytes as f64 * 8000.0 / bw).ceil();
+        for l in topo.links() {
+            if ser(l.bandwidth_gbps) > u32::MAX as f64 || l.latency > u32::MAX as u64 {
+                return Err(param(
+                    "link",
+                    format!("{} Gb/s, {} ps", l.bandwidth_gbps, l.latency),
+                    "a packet's serialisation and the latency must be below 4.29 ms",
+                ));
+            }
+        }
+        for e in 0..topo.num_endpoints() {
+            let l = topo.endpoint_link(e);
+            if ser(l.bandwidth_gbps) > u32::MAX as f64 || l.latency > u32::MAX as u64 {
+                return Err(param(
+                    "endpoint link",
+                    format!("{} Gb/s, {} ps", l.bandwidth_gbps, l.latency),
+                    "a packet's serialisation and the latency must be below 4.29 ms",
+                ));
+            }
+        }
+        Ok(Network {
+            topo,
+            routes,
+            params,
+        })
+    }
+
+    /// The routing tables.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        self.topo
+    }
+
+    /// The router parameters.
+    pub fn params(&self) -> &NetParams {
+        &self.params
+    }
+
+    /// Serialisation of one packet at `bandwidth_gbps` (ps, rounded up).
+    pub fn serialisation(&self, bandwidth_gbps: f64) -> Time {
+        self.params.serialisation(bandwidth_gbps)
+    }
+
+    /// Zero-load latency of a path of `hops` router-to-router hops when every link has the
+    /// parameters of endpoint 0's link: `(hops + 2)·L + (hops + 1)·S + σ`
+    /// ([`NetParams::zero_load_latency`]).
+    pub fn zero_load_latency(&self, hops: u32) -> Time {
+        // A network has endpoints (the routing tables need them) and packets of 1 byte at
+        // least.
+        self.params.zero_load_on(self.topo.endpoint_link(0), hops)
+    }
+
+    /// The parts the engine splits the routers into, one per thread (`owner[router]`), and
+    /// the smallest latency of a link between two parts. Parts are runs of consecutive
+    /// routers with about as many ports each. One part when one thread is asked for (or
+    /// chosen: networks below 4096 ports) or when a link between parts has no latency.
+    pub fn partition(&self) -> (Vec<u8>, Time) {
+        let r = &self.routes;
+        let routers = r.num_routers();
+        let np = r.num_ports();
+        let threads = match self.params.threads {
+            0 if np >= 4096 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => 1,
+            t => t,
+        };
+        let parts = threads.clamp(1, 255).min(routers.max(1));
+        let mut owner = vec![0u8; routers];
+        if parts == 1 {
+            return (owner, NEVER);
+        }
+        let mut before = 0usize;
+        for (x, o) in owner.iter_mut().enumerate() {
+            *o = (before * parts / np) as u8;
+            before += r.port_base[x + 1] as usize - r.port_base[x] as usize;
+        }
+        let mut lookahead = NEVER;
+        for p in 0..np {
+            if let Some(l) = r.port_link(p) {
+                let (a, b) = (r.port_router(p), r.port_router(r.port_peer[p] as usize));
+                if owner[a as usize] != owner[b as usize] {
+                    lookahead = lookahead.min(self.topo.links()[l as usize].latency);
+                }
+            }
+        }
+        if lookahead == 0 {
+            return (vec![0u8; routers], NEVER);
+        }
+        (owner, lookahead)
+    }
+
+    /// Runs `workload` to its end (synthetic traffic: its duration, or until every packet is
+    /// delivered with `drain`; an exchange: until its last packet is delivered); `traffic`
+    /// names it in the report.
+    pub fn run(&self, workload: &Workload, traffic: &str) -> Result<Report, NetworkError> {
+        let mut engine = self.engine(workload, traffic)?;
+        engine.finish()?;
+        Ok(engine.report())
+    }
+
+    /// An engine that runs `workload` when advanced (see [`Engine`]); `traffic` names it in
+    /// the report.
+    pub fn engine<'n>(
+        &'n self,
+        workload: &'n Workload,
+        traffic: &str,
+    ) -> Result<Engine<'n>, NetworkError> {
+        match workload {
+            Workload::Synthetic(s) => {
+                self.check(s)?;
+                let source = SyntheticSource::new(s, self.params.seed, self.topo.num_endpoints());
+                Ok(Engine::new(self, source, traffic))
+            }
+            Workload::Exchange(x) => Ok(Engine::new(self, ExchangeSource::new(x), traffic)),
+        }
+    }
+
+    /// An engine whose endpoints send the messages the caller injects ([`Engine::inject`])
+    /// and nothing else; its report names the traffic `external`.
+    pub fn external(&self) -> Engine<'_> {
+        Engine::new(self, ExternalSource::default(), "external")
+    }
+
+    /// Checks synthetic traffic's load, windows and destinations.
+    fn check(&self, s: &Synthetic) -> Result<(), NetworkError> {
+        if !(s.load > 0.0 && s.load <= 1.0) {
+            return Err(param(
+                "load",
+                s.load,
+                "the offered load is a fraction of the injection bandwidth, in (0, 1]",
+            ));
+        }
+        if s.duration == 0 || s.warmup >= s.duration {
+            return Err(param(
+                "warm-up",
+                units::format_time(s.warmup),
+                format!(
+                    "the warm-up must be shorter than the simulated time ({})",
+                    units::format_time(s.duration)
+                ),
+            ));
+        }
+        if let Pattern::Map(m) = &s.pattern {
+            if m.len() != self.topo.num_endpoints()
+                || m.iter()
+                    .any(|&d| d != NONE && d as usize >= self.topo.num_endpoints())
+            {
+                return Err(param(
+                    "traffic map",
+                    format!("of {} entries", m.len()),
+                    format!(
+                        "it needs one destination per endpoint, each below {}",
+                        self.topo.num_endpoints()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The number of parts of a partition `owner[router]`.
+fn num_parts(owner: &[u8]) -> usize {
+    owner.iter().copied().max().unwrap_or(0) as usize + 1
+}

@@ -1,0 +1,654 @@
+//! One part of the network and its event loop: the routers a thread simulates (all of them in
+//! a run of one thread), their ports and endpoints, the packets among them.
+//!
+//! # Events
+//! Three idempotent "try" events, each naming a port or endpoint: an output port tries to send,
+//! an input port tries to move its head packets across the switch, an endpoint tries to inject.
+//! Each is scheduled only when something can change (a packet may cross the switch, a
+//! link frees, a credit returns to a port that waits for one), at most once per port and time.
+//! An input VC whose head finds its output VC full registers as a waiter and is woken when a
+//! slot frees. Credit returns are kept as per-VC queues of arrival times, consulted lazily.
+//!
+//! Events at one time are handled in the order of their codes (kind, then port), whenever
+//! they were queued, and every random routing choice at router r is drawn from r's own stream
+//! ([`Decider`]).
+//!
+//! An input port's head packet is routed when it first may cross the switch; it moves into its
+//! output VC as soon as that has room (virtual cut-through: the output may start sending once
+//! the head is through the switch, but not finish before the tail has arrived). An output port
+//! sends one packet per serialisation time, round-robin among VCs whose head holds a credit
+//! for the downstream input VC; an endpoint port's output delivers the packet when its tail
+//! reaches the endpoint.
+
+use super::ports::{
+    prefetch, prefetch_block, InPort, Nic, OutPort, OutQ, Packet, EMPTY_IN, F_INDIRECT, INTER_NONE,
+    OUT_NONE,
+};
+use super::queue::Wheel;
+use super::report::Stats;
+use super::source::Source;
+use super::{Network, NEVER};
+use crate::network::rng::SplitMix64;
+use crate::network::routing::{Decider, Routes, NONE};
+use crate::units::Time;
+use std::collections::VecDeque;
+
+const KIND_SHIFT: u32 = 30;
+const ID_MASK: u32 = (1 << KIND_SHIFT) - 1;
+const K_OUT: u32 = 0;
+const K_IN: u32 = 1;
+const K_NIC: u32 = 2;
+
+/// Nesting of inline event handling before falling back to a zero-delay event.
+const MAX_INLINE: u32 = 4;
+
+/// One part of the network: the routers `r` with `owner[r] == part` (all of them when `owner`
+/// is all zeros), their ports and their endpoints, and the source that feeds the endpoints.
+pub(super) struct Part<'n, const V: usize, S: Source> {
+    pub(super) net: &'n Network<'n>,
+    pub(super) r: &'n Routes,
+    /// VCs in use (≤ V).
+    pub(super) v: usize,
+    pub(super) decide: Decider,
+    pub(super) switch: Time,
+    /// Buffer per endpoint port (packets) and per VC of a network port.
+    pub(super) cap_ep: u32,
+    pub(super) cap_vc: u32,
+    pub(super) inp: Vec<InPort<V>>,
+    pub(super) outp: Vec<OutPort<V>>,
+    /// Packets in the output buffer of every port (all VCs): what UGAL and lowest-cost
+    /// choices read, dense so that comparing candidates touches few cache lines.
+    pub(super) occ: Vec<u32>,
+    /// Inputs `(port · V + vc)` waiting for room in output VC `port · V + vc`.
+    pub(super) waiters: Vec<VecDeque<u32>>,
+    /// Credit returns `(time << 5) | vc`, `k` slots per input port.
+    pub(super) cret: Vec<u64>,
+    pub(super) k: usize,
+    pub(super) ep_router: Vec<u32>,
+    pub(super) nics: Vec<Nic<S::Endpoint>>,
+    pub(super) pk: Vec<Packet>,
+    /// What every packet carries for its source, beside `pk` (empty when the tag holds
+    /// nothing).
+    pub(super) tags: Vec<S::Tag>,
+    pub(super) free: Vec<u32>,
+    pub(super) wheel: Wheel,
+    /// Random choices of routing, one stream per router (so that they do not depend on the
+    /// order in which routers are simulated).
+    pub(super) rngs: Vec<SplitMix64>,
+    /// The time of the event being handled; between calls, the time the part has advanced
+    /// to (every event before it handled).
+    pub(super) now: Time,
+    /// This part of the network (routers `owner[r] == part`) and the messages it sends the
+    /// others: packets `(input port << 5 | VC, packet, tag)` and credit returns `(input port
+    /// << 5 | VC, arrival time)`, by destination part.
+    pub(super) part: u8,
+    /// The part of every router.
+    pub(super) owner: Vec<u8>,
+    pub(super) out_pkts: Vec<Vec<(u32, Packet, S::Tag)>>,
+    pub(super) out_creds: Vec<Vec<(u32, Time)>>,
+    /// Time of the last event handled.
+    pub(super) last_t: Time,
+    pub(super) source: S,
+    /// Measurement window.
+    pub(super) w0: Time,
+    pub(super) w1: Time,
+    pub(super) stats: Stats,
+    /// Depth of inline event handling (an output tried from an input, an input woken by an
+    /// output), bounded by `MAX_INLINE`.
+    pub(super) depth: u32,
+}
+
+impl<'n, const V: usize, S: Source> Part<'n, V, S> {
+    /// The part `part` of the network (see [`Part`]), fed by `source`, its first injections
+    /// scheduled.
+    pub(super) fn new(net: &'n Network<'n>, source: S, part: u8, owner: &[u8]) -> Part<'n, V, S> {
+        let r = &net.routes;
+        let topo = net.topo;
+        let v = r.num_vcs();
+        assert!(v <= V, "{v} VCs in an engine built for {V}");
+        let np = r.num_ports();
+        let pkts = (net.params.buffer_bytes / net.params.packet_bytes as u64) as u32;
+        let per_vc = pkts / v as u32;
+        let mut inp = Vec::with_capacity(np);
+        let mut outp = Vec::with_capacity(np);
+        let mut k = 2usize;
+        let parts = super::num_parts(owner);
+        for p in 0..np {
+            let mine = owner[r.port_router(p) as usize];
+            // `other`: the part of the router at the other end of the port.
+            let (ep, peer, lp, other) = match r.port_endpoint(p) {
+                Some(e) => (true, e, topo.endpoint_link(e as usize), mine),
+                None => {
+                    let l = topo.links()[r.port_link(p).unwrap() as usize];
+                    let peer = r.port_peer[p];
+                    (
+                        false,
+                        peer,
+                        l.params(),
+                        owner[r.port_router(peer as usize) as usize],
+                    )
+                }
+            };
+            let remote = other != mine;
+            let ser = net.serialisation(lp.bandwidth_gbps).max(1);
+            // Pending credit returns of an input port: moves within the last σ + L.
+            k = k.max(((ser + lp.latency) / ser) as usize + 3);
+            inp.push(InPort {
+                busy: 0,
+                sched: NEVER,
+                peer,
+                router: r.port_router(p),
+                ser: ser as u32,
+                lat: lp.latency as u32,
+                cret_head: 0,
+                cret_len: 0,
+                rr: 0,
+                ep,
+                up_remote: remote,
+                up_part: other,
+                up_wait: 0,
+                blocked: 0,
+                q: [EMPTY_IN; V],
+            });
+            outp.push(OutPort {
+                busy: 0,
+                sched: NEVER,
+                peer,
+                ser: ser as u32,
+                lat: lp.latency as u32,
+                rr: 0,
+                ep,
+                remote,
+                peer_part: other,
+                q: [OutQ {
+                    head_t: 0,
+                    head: NONE,
+                    tail: NONE,
+                    len: 0,
+                    credits: if ep { 0 } else { per_vc },
+                }; V],
+            });
+        }
+        assert!(
+            k < u16::MAX as usize,
+            "link latency too large for the credit rings"
+        );
+        let ep_router: Vec<u32> = topo.endpoint_routers().to_vec();
+        let nep = topo.num_endpoints();
+        let mut nics = Vec::with_capacity(nep);
+        for e in 0..nep {
+            let mine = owner[ep_router[e] as usize] == part;
+            let ser = inp[r.endpoint_port(e)].ser as Time;
+            let (state, next) = source.endpoint(e, ser, mine);
+            nics.push(Nic {
+                busy: 0,
+                sched: NEVER,
+                next,
+                credits: pkts,
+                ep: state,
+            });
+        }
+        let seed = net.params.seed;
+        let (w0, w1) = source.window();
+        let mut part = Part {
+            net,
+            r,
+            v,
+            decide: Decider::new(r, pkts),
+            switch: net.params.switch_latency,
+            cap_ep: pkts,
+            cap_vc: per_vc,
+            inp,
+            outp,
+            occ: vec![0; np],
+            waiters: (0..np * V).map(|_| VecDeque::new()).collect(),
+            cret: vec![0; np * k],
+            k,
+            ep_router,
+            nics,
+            pk: Vec::new(),
+            tags: Vec::new(),
+            free: Vec::new(),
+            wheel: Wheel::new(10, 10),
+            rngs: (0..topo.num_routers())
+                .map(|x| SplitMix64::stream(seed, u64::MAX - x as u64))
+                .collect(),
+            now: 0,
+            part,
+            owner: owner.to_vec(),
+            out_pkts: vec![Vec::new(); parts],
+            out_creds: vec![Vec::new(); parts],
+            last_t: 0,
+            w0,
+            w1,
+            source,
+            stats: Stats::new(np),
+            depth: 0,
+        };
+        part.start();
+        part
+    }
+
+    /// Schedules the first injection of every endpoint of this part.
+    fn start(&mut self) {
+        for e in 0..self.nics.len() {
+            let t = self.nics[e].next;
+            if t != NEVER {
+                self.sched_nic(e, t);
+            }
+        }
+    }
+
+    /// Queues message `msg` (`packets` packets to endpoint `dst`, ready at `at`, not before
+    /// the part's current time) at endpoint `e` of this part. False when the source takes no
+    /// messages of the caller.
+    pub(super) fn post(&mut self, e: usize, at: Time, dst: u32, packets: u32, msg: u32) -> bool {
+        match self.source.post(&mut self.nics[e], at, dst, packets, msg) {
+            None => false,
+            Some(head) => {
+                if head {
+                    self.sched_nic(e, at);
+                }
+                true
+            }
+        }
+    }
+
+    // -- events ----------------------------------------------------------------------------
+
+    #[inline]
+    fn push_event(&mut self, t: Time, kind: u32, id: usize) {
+        self.wheel.push(t, (kind << KIND_SHIFT) | id as u32);
+    }
+
+    #[inline]
+    pub(super) fn sched_out(&mut self, o: usize, t: Time) {
+        let s = self.outp[o].sched;
+        if s != NEVER && s >= self.now && s <= t {
+            return;
+        }
+        self.outp[o].sched = t;
+        self.push_event(t, K_OUT, o);
+    }
+
+    #[inline]
+    pub(super) fn sched_in(&mut self, i: usize, t: Time) {
+        let s = self.inp[i].sched;
+        if s != NEVER && s >= self.now && s <= t {
+            return;
+        }
+        self.inp[i].sched = t;
+        self.push_event(t, K_IN, i);
+    }
+
+    #[inline]
+    pub(super) fn sched_nic(&mut self, e: usize, t: Time) {
+        let s = self.nics[e].sched;
+        if s != NEVER && s >= self.now && s <= t {
+            return;
+        }
+        self.nics[e].sched = t;
+        self.push_event(t, K_NIC, e);
+    }
+
+    /// Handles event `code` at `t`.
+    #[inline(always)]
+    pub(super) fn dispatch(&mut self, t: Time, code: u32) {
+        self.now = t;
+        self.stats.events += 1;
+        self.prefetch_ahead();
+        let id = (code & ID_MASK) as usize;
+        match code >> KIND_SHIFT {
+            K_OUT => self.out_try(id),
+            K_IN => self.in_try(id),
+            _ => self.nic_try(id),
+        }
+    }
+
+    /// Handles the events before `end`, one after the other; after each, `each(self, t)`
+    /// (the watchdog's look) may stop the loop with an error.
+    #[inline]
+    pub(super) fn run_until<E>(
+        &mut self,
+        end: Time,
+        mut each: impl FnMut(&mut Self, Time) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut any = false;
+        while let Some((t, code)) = self.wheel.pop_before(end) {
+            self.dispatch(t, code);
+            any = true;
+            if let Err(e) = each(self, t) {
+                self.last_t = t;
+                return Err(e);
+            }
+        }
+        if any {
+            self.last_t = self.now;
+        }
+        Ok(())
+    }
+
+    /// Starts loading what the events a few places ahead will touch: their port block (or
+    /// endpoint) far ahead, the head packet of their first VC nearer. The engine's working
+    /// set lives in the last-level cache and every event touches a few scattered lines of it,
+    /// so overlapping those loads pays.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        const FAR: usize = 12;
+        const NEAR: usize = 6;
+        if let Some(c) = self.wheel.peek_code(FAR) {
+            let id = (c & ID_MASK) as usize;
+            match c >> KIND_SHIFT {
+                K_OUT => prefetch_block(&self.outp[id]),
+                K_IN => prefetch_block(&self.inp[id]),
+                _ => prefetch(&self.nics[id]),
+            }
+        }
+        if let Some(c) = self.wheel.peek_code(NEAR) {
+            let id = (c & ID_MASK) as usize;
+            let head = match c >> KIND_SHIFT {
+                K_OUT => self.outp[id].q[0].head,
+                K_IN => self.inp[id].q[0].head,
+                _ => NONE,
+            };
+            if head != NONE {
+                prefetch(&self.pk[head as usize]);
+            }
+        }
+    }
+
+    fn nic_try(&mut self, e: usize) {
+        let now = self.now;
+        if self.nics[e].sched == now {
+            self.nics[e].sched = NEVER;
+        }
+        if self.nics[e].busy > now {
+            let b = self.nics[e].busy;
+            self.sched_nic(e, b);
+            return;
+        }
+        let avail = self.nics[e].next;
+        if avail == NEVER {
+            return;
+        }
+        if avail > now {
+            self.sched_nic(e, avail);
+            return;
+        }
+        let port = self.r.endpoint_port(e);
+        if self.nics[e].credits == 0 {
+            self.cret_refresh(port);
+            if self.nics[e].credits == 0 {
+                match self.cret_front(port) {
+                    Some(tc) => self.sched_nic(e, tc),
+                    None => self.inp[port].up_wait |= 1,
+                }
+                return;
+            }
+        }
+        self.nics[e].credits -= 1;
+        // The packet.
+        let (lat, ser) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
+        let (dst, gen, tag) = self.source.take(e, &mut self.nics[e], now, ser);
+        if gen >= self.w0 && gen < self.w1 {
+            self.stats.generated += 1;
+        }
+        let pid = self.alloc();
+        let arrive = now + lat + self.switch;
+        self.pk[pid as usize] = Packet {
+            gen,
+            t: arrive,
+            dst,
+            next: NONE,
+            inter_hops: INTER_NONE,
+            out_vc: OUT_NONE,
+        };
+        self.set_tag(pid, tag);
+        self.stats.injected += 1;
+        self.stats.in_flight += 1;
+        self.arrive(port, 0, pid, arrive);
+        let busy = now + ser;
+        self.nics[e].busy = busy;
+        let next = self.nics[e].next;
+        if next != NEVER {
+            self.sched_nic(e, busy.max(next));
+        }
+    }
+
+    fn out_try(&mut self, o: usize) {
+        let now = self.now;
+        let op = &self.outp[o];
+        if op.sched == now {
+            self.outp[o].sched = NEVER;
+        }
+        let op = &self.outp[o];
+        if op.busy > now {
+            let b = op.busy;
+            self.sched_out(o, b);
+            return;
+        }
+        if self.occ[o] == 0 {
+            return;
+        }
+        let (ep, peer, ser, lat) = (op.ep, op.peer as usize, op.ser as Time, op.lat as Time);
+        let nv = if ep { 1 } else { self.v };
+        let start = op.rr as usize;
+        let mut wake = NEVER;
+        let mut chosen = None;
+        let mut refreshed = false;
+        for k in 0..nv {
+            let mut vc = start + k;
+            if vc >= nv {
+                vc -= nv;
+            }
+            let oq = self.outp[o].q[vc];
+            if oq.len == 0 {
+                continue;
+            }
+            if oq.head_t > now {
+                wake = wake.min(oq.head_t);
+                continue;
+            }
+            if !ep && oq.credits == 0 {
+                if !refreshed {
+                    self.cret_refresh(peer);
+                    refreshed = true;
+                }
+                if self.outp[o].q[vc].credits == 0 {
+                    match self.cret_front(peer) {
+                        Some(tc) => wake = wake.min(tc),
+                        None => self.inp[peer].up_wait |= 1 << vc,
+                    }
+                    continue;
+                }
+            }
+            chosen = Some((vc, oq.head));
+            break;
+        }
+        let Some((vc, pid)) = chosen else {
+            if wake != NEVER {
+                self.sched_out(o, wake);
+            }
+            return;
+        };
+        self.out_pop(o, vc);
+        {
+            let op = &mut self.outp[o];
+            op.rr = (vc + 1) as u8;
+            op.busy = now + ser;
+        }
+        if now >= self.w0 && now < self.w1 {
+            self.stats.port_packets[o] += 1;
+        }
+        if ep {
+            self.deliver(pid, now + lat + ser);
+        } else {
+            self.outp[o].q[vc].credits -= 1;
+            let movable = now + lat + self.switch;
+            let p = &mut self.pk[pid as usize];
+            p.t = movable;
+            p.add_hop();
+            p.clear_out();
+            let op = &self.outp[o];
+            if op.remote {
+                let part = op.peer_part as usize;
+                let pkt = *p;
+                let tag = self.tag(pid);
+                self.out_pkts[part].push((((peer as u32) << 5) | vc as u32, pkt, tag));
+                self.free.push(pid);
+            } else {
+                self.arrive(peer, vc, pid, movable);
+            }
+        }
+        self.occ[o] -= 1;
+        if self.occ[o] > 0 {
+            self.sched_out(o, now + ser);
+        }
+        // A slot of (o, vc) freed: wake the first input waiting for it.
+        if let Some(w) = self.waiters[o * V + vc].pop_front() {
+            let (i, ivc) = (w as usize / V, w as usize % V);
+            self.inp[i].blocked &= !(1 << ivc);
+            if self.depth < MAX_INLINE {
+                self.depth += 1;
+                self.in_try(i);
+                self.depth -= 1;
+            } else {
+                self.sched_in(i, now);
+            }
+        }
+    }
+
+    fn deliver(&mut self, pid: u32, done: Time) {
+        let p = self.pk[pid as usize];
+        let st = &mut self.stats;
+        st.in_flight -= 1;
+        st.delivered_total += 1;
+        st.last_delivery = self.now;
+        if done >= self.w0 && done < self.w1 {
+            st.delivered += 1;
+            st.latency.add(done - p.gen);
+            let h = p.hops() as usize;
+            if st.hops.len() <= h {
+                st.hops.resize(h + 1, 0);
+            }
+            st.hops[h] += 1;
+            if p.flags() & F_INDIRECT != 0 {
+                st.indirect += 1;
+            }
+        }
+        st.completion = st.completion.max(done);
+        let tag = self.tag(pid);
+        self.source.delivered(tag, done);
+        self.free.push(pid);
+    }
+
+    fn in_try(&mut self, i: usize) {
+        let now = self.now;
+        let ip = &self.inp[i];
+        if ip.sched == now {
+            self.inp[i].sched = NEVER;
+        }
+        let ip = &self.inp[i];
+        if ip.busy > now {
+            let b = ip.busy;
+            self.sched_in(i, b);
+            return;
+        }
+        let (ep, router, ser_in, lat) = (ip.ep, ip.router as usize, ip.ser as Time, ip.lat);
+        let nv = if ep { 1 } else { self.v };
+        let start = ip.rr as usize;
+        let mut wake = NEVER;
+        for k in 0..nv {
+            let mut vc = start + k;
+            if vc >= nv {
+                vc -= nv;
+            }
+            let iq = self.inp[i].q[vc];
+            if self.inp[i].blocked & (1 << vc) != 0 || iq.len == 0 {
+                continue;
+            }
+            let pid = iq.head;
+            let arrived = iq.head_t;
+            if arrived > now {
+                wake = wake.min(arrived);
+                continue;
+            }
+            if self.pk[pid as usize].out() == OUT_NONE {
+                self.route(pid as usize, router, ep);
+            }
+            let p = self.pk[pid as usize];
+            let (o, ovc) = (p.out() as usize, p.vc());
+            let cap = if self.outp[o].ep {
+                self.cap_ep
+            } else {
+                self.cap_vc
+            };
+            if self.outp[o].q[ovc].len >= cap {
+                self.inp[i].blocked |= 1 << vc;
+                self.waiters[o * V + ovc].push_back((i * V + vc) as u32);
+                continue;
+            }
+            // Cross the switch.
+            self.in_pop(i, vc);
+            let ser_out = self.outp[o].ser as Time;
+            // Virtual cut-through: the output may start once the head is through the
+            // switch, but not finish before the tail has arrived (links of unequal speed).
+            let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
+            self.out_push(o, ovc, pid, ready);
+            self.occ[o] += 1;
+            {
+                let ip = &mut self.inp[i];
+                ip.busy = now + ser_in;
+                ip.rr = (vc + 1) as u8;
+            }
+            // The slot frees when the tail has left; the credit arrives a latency later.
+            let tc = now + ser_in + lat as Time;
+            let ip = &self.inp[i];
+            if ip.up_remote {
+                let part = ip.up_part as usize;
+                self.out_creds[part].push((((i as u32) << 5) | vc as u32, tc));
+            } else {
+                self.credit_returns(i, vc, tc);
+            }
+            // When the output link frees, if it is busy now; at once (inline, a few calls
+            // deep at most) if it is idle.
+            let t = ready.max(self.outp[o].busy);
+            if t == now && self.depth < MAX_INLINE {
+                self.depth += 1;
+                self.out_try(o);
+                self.depth -= 1;
+            } else {
+                self.sched_out(o, t);
+            }
+            // More to move from this input?
+            let mut next = NEVER;
+            let ip = &self.inp[i];
+            for vc2 in 0..nv {
+                let iq = &ip.q[vc2];
+                if ip.blocked & (1 << vc2) == 0 && iq.len > 0 {
+                    next = next.min(iq.head_t);
+                }
+            }
+            if next != NEVER {
+                self.sched_in(i, next.max(now + ser_in));
+            }
+            return;
+        }
+        if wake != NEVER {
+            self.sched_in(i, wake);
+        }
+    }
+
+    /// Sets the output port and VC of packet `pid`, whose head is at router `r`; `source`
+    /// when it has just been injected (the routing's decision, [`Decider::route`]).
+    #[inline]
+    fn route(&mut self, pid: usize, r: usize, source: bool) {
+        let mut p = self.pk[pid];
+        let dr = self.ep_router[p.dst as usize] as usize;
+        let (out, vc) =
+            self.decide
+                .route(self.r, &self.occ, &mut self.rngs[r], r, dr, source, &mut p);
+        p.set_out(out, vc);
+        self.pk[pid] = p;
+    }
+}

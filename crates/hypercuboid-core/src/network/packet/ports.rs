@@ -1,0 +1,447 @@
+//! Packets, ports, virtual-channel queues, buffers and credits: the state the events touch.
+//!
+//! * **Packets.** A packet is a 32-byte record (two to a cache line) in one slab per part;
+//!   queues link packets through their `next` field, so moving a packet between buffers moves
+//!   no data. What routing needs of a packet (its intermediate router, hops, whether it has
+//!   passed the intermediate) is packed into two words and read through
+//!   [`RouteState`].
+//! * **Input-output buffered routers with VCs.** Every port of a router has an input buffer
+//!   and an output buffer of `buffer_bytes` each, split evenly over the routing's virtual
+//!   channels (endpoint ports use one VC with the whole buffer). A port's input side and its
+//!   VCs ([`InPort`]) are one 64-byte aligned block, and so are its output side and VCs
+//!   ([`OutPort`]): what one event touches (a port of 4 VCs fits in two cache lines).
+//! * **Credits.** Sending a packet takes a credit; the downstream input returns it when the
+//!   packet's tail leaves that input buffer, and it arrives back one link latency later.
+//!   Credit returns are kept as per-input rings of arrival times, applied lazily: only when
+//!   the upstream output (or endpoint) finds no credit does it look at what has arrived.
+
+use super::part::Part;
+use super::source::Source;
+use crate::network::routing::{RouteState, NONE};
+
+use crate::units::Time;
+
+/// The low 24 bits of a packed word.
+pub(super) const LOW24: u32 = (1 << 24) - 1;
+/// No intermediate router.
+pub(super) const INTER_NONE: u32 = LOW24;
+/// Not routed at this router yet.
+pub(super) const OUT_NONE: u32 = LOW24;
+
+/// Packet flag: it has reached its intermediate router.
+pub(super) const F_PASSED: u8 = 1;
+/// Packet flag: it takes an indirect path.
+pub(super) const F_INDIRECT: u8 = 2;
+
+/// Asks the CPU to bring `r`'s cache line closer (a hint: no effect on results).
+#[inline(always)]
+pub(super) fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults and has no architectural effect; the
+    // pointer comes from a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            r as *const T as *const i8,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+/// Prefetches the first two cache lines of a port block (its state and first VCs).
+#[inline(always)]
+pub(super) fn prefetch_block<T>(r: &T) {
+    prefetch(r);
+    if std::mem::size_of::<T>() > 64 {
+        // The block is 64-byte aligned: its second line.
+        let second = (r as *const T as *const u8).wrapping_add(64);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `prefetch`; the address lies within `*r`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                second as *const i8,
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = second;
+    }
+}
+
+/// A packet: 32 bytes, two to a cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+pub(super) struct Packet {
+    pub(super) gen: Time,
+    /// In a queue, the time of the packet behind it (valid when `next` is not `NONE`): when
+    /// that packet's head may cross the switch (at an input) or be sent (at an output).
+    /// Keeping it here rather than in the packet itself lets a queue learn its new head's
+    /// time from the packet it pops, without loading the next one. In a message to another
+    /// part: the packet's own time.
+    pub(super) t: Time,
+    pub(super) dst: u32,
+    /// Next packet in the same queue.
+    pub(super) next: u32,
+    /// Intermediate router (low 24 bits, `INTER_NONE` for none) and hops taken (high 8).
+    pub(super) inter_hops: u32,
+    /// Output port chosen at the current router (low 24 bits, `OUT_NONE` before routing),
+    /// its VC (bits 24..29) and flags (bits 29..32).
+    pub(super) out_vc: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 32);
+
+impl Packet {
+    #[inline]
+    pub(super) fn inter(&self) -> u32 {
+        self.inter_hops & LOW24
+    }
+    #[inline]
+    pub(super) fn hops(&self) -> u8 {
+        (self.inter_hops >> 24) as u8
+    }
+    #[inline]
+    pub(super) fn add_hop(&mut self) {
+        if self.inter_hops >> 24 < 255 {
+            self.inter_hops += 1 << 24;
+        }
+    }
+    #[inline]
+    pub(super) fn set_inter(&mut self, x: u32) {
+        self.inter_hops = (self.inter_hops & !LOW24) | x;
+    }
+    #[inline]
+    pub(super) fn out(&self) -> u32 {
+        self.out_vc & LOW24
+    }
+    #[inline]
+    pub(super) fn vc(&self) -> usize {
+        ((self.out_vc >> 24) & 31) as usize
+    }
+    #[inline]
+    pub(super) fn flags(&self) -> u8 {
+        (self.out_vc >> 29) as u8
+    }
+    #[inline]
+    pub(super) fn set_out(&mut self, out: u32, vc: u8) {
+        self.out_vc = (self.out_vc & (7 << 29)) | out | ((vc as u32) << 24);
+    }
+    #[inline]
+    pub(super) fn clear_out(&mut self) {
+        self.out_vc = (self.out_vc & (7 << 29)) | OUT_NONE;
+    }
+    #[inline]
+    pub(super) fn set_flag(&mut self, f: u8) {
+        self.out_vc |= (f as u32) << 29;
+    }
+}
+
+impl RouteState for Packet {
+    #[inline]
+    fn dst(&self) -> u32 {
+        self.dst
+    }
+    #[inline]
+    fn intermediate(&self) -> Option<u32> {
+        let x = self.inter();
+        (x != INTER_NONE).then_some(x)
+    }
+    #[inline]
+    fn set_intermediate(&mut self, x: u32) {
+        self.set_inter(x);
+    }
+    #[inline]
+    fn hops(&self) -> u8 {
+        Packet::hops(self)
+    }
+    #[inline]
+    fn passed(&self) -> bool {
+        self.flags() & F_PASSED != 0
+    }
+    #[inline]
+    fn set_passed(&mut self) {
+        self.set_flag(F_PASSED);
+    }
+    #[inline]
+    fn set_indirect(&mut self) {
+        self.set_flag(F_INDIRECT);
+    }
+}
+
+/// An input VC: a FIFO of packets linked through `Packet::next`. 20 bytes (packed to 4-byte
+/// alignment), so that a port with 4 VCs fits in two cache lines.
+#[derive(Clone, Copy)]
+#[repr(C, packed(4))]
+pub(super) struct InQ {
+    /// When the head packet may cross the switch.
+    pub(super) head_t: Time,
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) len: u32,
+}
+
+/// An output VC and the credits it holds for the downstream input VC.
+#[derive(Clone, Copy)]
+pub(super) struct OutQ {
+    /// When the head packet may be sent.
+    pub(super) head_t: Time,
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) len: u32,
+    pub(super) credits: u32,
+}
+
+/// The input side of a port and its VCs, together: what an input event touches.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct InPort<const V: usize> {
+    pub(super) busy: Time,
+    pub(super) sched: Time,
+    /// Network port: the upstream port; endpoint port: the endpoint.
+    pub(super) peer: u32,
+    pub(super) router: u32,
+    pub(super) ser: u32,
+    pub(super) lat: u32,
+    /// Credit returns pending from this input: ring in `cret[port * k ..]`.
+    pub(super) cret_head: u16,
+    pub(super) cret_len: u16,
+    pub(super) rr: u8,
+    pub(super) ep: bool,
+    /// The upstream output is simulated by another part (credits go there as messages).
+    pub(super) up_remote: bool,
+    /// That part.
+    pub(super) up_part: u8,
+    /// Bit `vc`: the upstream output (or endpoint) waits for a credit of this VC.
+    pub(super) up_wait: u32,
+    /// Bit `vc`: the head of this VC waits for room in its output VC (registered as a
+    /// waiter there).
+    pub(super) blocked: u32,
+    pub(super) q: [InQ; V],
+}
+
+const _: () = assert!(std::mem::size_of::<InPort<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<OutPort<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<InPort<2>>() == 128);
+
+/// The output side of a port and its VCs, together: what an output event touches.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct OutPort<const V: usize> {
+    pub(super) busy: Time,
+    pub(super) sched: Time,
+    /// Network port: the downstream port; endpoint port: the endpoint.
+    pub(super) peer: u32,
+    pub(super) ser: u32,
+    pub(super) lat: u32,
+    pub(super) rr: u8,
+    pub(super) ep: bool,
+    /// The downstream input is simulated by another part (packets go there as messages).
+    pub(super) remote: bool,
+    /// That part.
+    pub(super) peer_part: u8,
+    pub(super) q: [OutQ; V],
+}
+
+/// An empty input VC.
+pub(super) const EMPTY_IN: InQ = InQ {
+    head_t: 0,
+    head: NONE,
+    tail: NONE,
+    len: 0,
+};
+
+/// An endpoint's network interface: its injection link and credits, and what its traffic
+/// source keeps per endpoint (`ep`).
+#[derive(Clone)]
+pub(super) struct Nic<E> {
+    pub(super) busy: Time,
+    pub(super) sched: Time,
+    /// When the next packet may be injected (`NEVER`: none for now), kept by the source.
+    pub(super) next: Time,
+    pub(super) credits: u32,
+    pub(super) ep: E,
+}
+
+impl<'n, const V: usize, S: Source> Part<'n, V, S> {
+    // -- intrusive queues ----------------------------------------------------------------
+
+    #[inline]
+    pub(super) fn in_push(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
+        self.pk[pid as usize].next = NONE;
+        let iq = &mut self.inp[i].q[vc];
+        if iq.len == 0 {
+            iq.head = pid;
+            iq.head_t = t;
+        } else {
+            let tail = iq.tail;
+            let p = &mut self.pk[tail as usize];
+            p.next = pid;
+            p.t = t;
+        }
+        let iq = &mut self.inp[i].q[vc];
+        iq.tail = pid;
+        iq.len += 1;
+    }
+
+    #[inline]
+    pub(super) fn in_pop(&mut self, i: usize, vc: usize) {
+        let h = self.inp[i].q[vc].head;
+        let (n, nt) = (self.pk[h as usize].next, self.pk[h as usize].t);
+        let iq = &mut self.inp[i].q[vc];
+        iq.head = n;
+        iq.len -= 1;
+        if iq.len > 0 {
+            iq.head_t = nt;
+        }
+    }
+
+    #[inline]
+    pub(super) fn out_push(&mut self, o: usize, vc: usize, pid: u32, t: Time) {
+        self.pk[pid as usize].next = NONE;
+        let oq = &mut self.outp[o].q[vc];
+        if oq.len == 0 {
+            oq.head = pid;
+            oq.head_t = t;
+        } else {
+            let tail = oq.tail;
+            let p = &mut self.pk[tail as usize];
+            p.next = pid;
+            p.t = t;
+        }
+        let oq = &mut self.outp[o].q[vc];
+        oq.tail = pid;
+        oq.len += 1;
+    }
+
+    #[inline]
+    pub(super) fn out_pop(&mut self, o: usize, vc: usize) {
+        let h = self.outp[o].q[vc].head;
+        let (n, nt) = (self.pk[h as usize].next, self.pk[h as usize].t);
+        let oq = &mut self.outp[o].q[vc];
+        oq.head = n;
+        oq.len -= 1;
+        if oq.len > 0 {
+            oq.head_t = nt;
+        }
+    }
+
+    /// A packet slot.
+    #[inline]
+    pub(super) fn alloc(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(p) => p,
+            None => {
+                self.pk.push(Packet::default());
+                if std::mem::size_of::<S::Tag>() != 0 {
+                    self.tags.push(S::Tag::default());
+                }
+                (self.pk.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The tag of packet `pid` (sources whose tag holds nothing keep no tags).
+    #[inline(always)]
+    pub(super) fn tag(&self, pid: u32) -> S::Tag {
+        if std::mem::size_of::<S::Tag>() == 0 {
+            S::Tag::default()
+        } else {
+            self.tags[pid as usize]
+        }
+    }
+
+    /// Sets the tag of packet `pid`.
+    #[inline(always)]
+    pub(super) fn set_tag(&mut self, pid: u32, tag: S::Tag) {
+        if std::mem::size_of::<S::Tag>() != 0 {
+            self.tags[pid as usize] = tag;
+        }
+    }
+
+    // -- credits ---------------------------------------------------------------------------
+
+    /// Credits the upstream of input port `i` (its NIC or the peer output port) for VC `vc`.
+    #[inline]
+    pub(super) fn credit(&mut self, i: usize, vc: usize) {
+        let (ep, peer) = (self.inp[i].ep, self.inp[i].peer as usize);
+        if ep {
+            self.nics[peer].credits += 1;
+        } else {
+            self.outp[peer].q[vc].credits += 1;
+        }
+    }
+
+    /// Applies the credit returns of input port `i` that have arrived by now.
+    #[inline]
+    pub(super) fn cret_refresh(&mut self, i: usize) {
+        let now = self.now;
+        let k = self.k;
+        loop {
+            let ip = &self.inp[i];
+            if ip.cret_len == 0 {
+                return;
+            }
+            let w = self.cret[i * k + ip.cret_head as usize];
+            if (w >> 5) > now {
+                return;
+            }
+            let ip = &mut self.inp[i];
+            ip.cret_head = if ip.cret_head as usize + 1 == k {
+                0
+            } else {
+                ip.cret_head + 1
+            };
+            ip.cret_len -= 1;
+            self.credit(i, (w & 31) as usize);
+        }
+    }
+
+    /// Time of the next pending credit return of input port `i`.
+    #[inline]
+    pub(super) fn cret_front(&self, i: usize) -> Option<Time> {
+        let ip = &self.inp[i];
+        (ip.cret_len > 0).then(|| self.cret[i * self.k + ip.cret_head as usize] >> 5)
+    }
+
+    /// Queues a credit return of input port `i`, VC `vc`, arriving at `t`.
+    #[inline]
+    pub(super) fn cret_push(&mut self, i: usize, vc: usize, t: Time) {
+        if self.inp[i].cret_len as usize == self.k {
+            self.cret_refresh(i);
+        }
+        let k = self.k;
+        let ip = &mut self.inp[i];
+        debug_assert!((ip.cret_len as usize) < k, "credit ring overflow");
+        let mut slot = ip.cret_head as usize + ip.cret_len as usize;
+        if slot >= k {
+            slot -= k;
+        }
+        ip.cret_len += 1;
+        self.cret[i * k + slot] = (t << 5) | vc as u64;
+    }
+
+    /// Packet `pid` enters input `i`, VC `vc`; its head may cross the switch at `t`.
+    #[inline]
+    pub(super) fn arrive(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
+        let was_empty = self.inp[i].q[vc].len == 0;
+        self.in_push(i, vc, pid, t);
+        if was_empty {
+            self.sched_in(i, t);
+        }
+    }
+
+    /// A credit of input `i`, VC `vc`, is on its way back to the upstream output (or
+    /// endpoint) and arrives at `tc`.
+    #[inline]
+    pub(super) fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
+        self.cret_push(i, vc, tc);
+        if self.inp[i].up_wait & (1 << vc) != 0 {
+            self.inp[i].up_wait &= !(1 << vc);
+            let up = self.inp[i].peer as usize;
+            if self.inp[i].ep {
+                self.sched_nic(up, tc);
+            } else {
+                self.sched_out(up, tc);
+            }
+        }
+    }
+}

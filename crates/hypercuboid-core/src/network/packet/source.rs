@@ -1,0 +1,481 @@
+//! Traffic sources: what the endpoints send, behind one [`Source`] trait.
+//!
+//! An endpoint injects into its router's endpoint port at up to its link rate, subject to
+//! credits; the source says when its next packet is ready and, when the endpoint takes it,
+//! where it goes. Three sources:
+//!
+//! * [`SyntheticSource`] — a Bernoulli process with probability `load` per serialisation slot
+//!   (unbounded source queue), destinations from a [`Pattern`]. Endpoint e draws its gaps from
+//!   stream `2e` of the seed and its uniform destinations from stream `2e + 1`, one gap per
+//!   generated packet and one destination per injected packet, so the offered traffic does not
+//!   depend on the routing, the number of threads or how the run is stepped.
+//! * [`ExchangeSource`] — the messages of an [`ExchangePlan`], sent back to back from time 0,
+//!   one after the other or interleaved packet by packet.
+//! * [`ExternalSource`] — messages the caller injects while the engine runs (a schedule
+//!   simulator): each is `packets` packets from one endpoint to another, ready at a given time;
+//!   an endpoint sends its messages back to back in the order of their start times (ties in
+//!   the order they were injected). The destination's part counts a message's packets as they
+//!   are delivered and records when its last one arrived.
+//!
+//! A source keeps its per-endpoint state in the endpoint's NIC record (`Nic::ep`), next to
+//! the NIC's own state, so that an injection touches one cache line; packets carry a `Tag` for
+//! their source (the message of an external source, nothing otherwise), kept beside the packet
+//! records so that those stay 32 bytes.
+//!
+//! Producing a report reads a source ([`Source::backlog`]) without changing it: the packets a
+//! synthetic source generated before the end but did not inject are counted by replaying its
+//! generation on a copy of the endpoint's random stream.
+
+use super::ports::Nic;
+use super::NEVER;
+use crate::network::rng::SplitMix64;
+use crate::network::routing::NONE;
+use crate::network::traffic::{ExchangePlan, Pattern};
+use crate::network::Synthetic;
+use crate::units::Time;
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+
+/// What fed a run, as the report describes it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Feed<'a> {
+    /// Synthetic traffic.
+    Synthetic(&'a Synthetic),
+    /// An exchange.
+    Exchange(&'a ExchangePlan),
+    /// Messages injected by the caller.
+    External,
+}
+
+/// A traffic source: the state behind the endpoints of one part of the network (see the
+/// [module docs](self)).
+pub(super) trait Source: Send {
+    /// What a packet carries for its source.
+    type Tag: Copy + Default + Send;
+    /// What the source keeps per endpoint.
+    type Endpoint: Clone + Send;
+
+    /// What fed the run.
+    fn feed(&self) -> Feed<'_>;
+
+    /// The run ends at the first event at or after this time (`NEVER`: when no event is left).
+    fn stop(&self) -> Time;
+
+    /// The measurement window `[start, end)` while the run goes: packets generated, delivered
+    /// and sent on links in it are counted.
+    fn window(&self) -> (Time, Time);
+
+    /// The state of endpoint `e`, whose injection link serialises a packet in `ser`, and when
+    /// its first packet is ready (`NEVER`: none); `mine` when this part simulates it (the
+    /// others' state is never read).
+    fn endpoint(&self, e: usize, ser: Time, mine: bool) -> (Self::Endpoint, Time);
+
+    /// Endpoint `e` takes its next packet at `now` (at or after `nic.next`): its destination,
+    /// generation time and tag. Sets `nic.next` to when the packet after it is ready.
+    fn take(
+        &mut self,
+        e: usize,
+        nic: &mut Nic<Self::Endpoint>,
+        now: Time,
+        ser: Time,
+    ) -> (u32, Time, Self::Tag);
+
+    /// A packet carrying `tag` was delivered: its tail reached its destination at `done`.
+    #[inline]
+    fn delivered(&mut self, tag: Self::Tag, done: Time) {
+        let _ = (tag, done);
+    }
+
+    /// True when endpoint `e` sends at all (its link counts toward the injection capacity).
+    fn sends(&self, e: usize, ep: &Self::Endpoint) -> bool;
+
+    /// `(queued, generated)` of an endpoint whose next packet is ready at `next`, by `end`:
+    /// packets generated (or posted) before `end` but not injected, and how many of those
+    /// were generated in the window. Reads the state without changing it.
+    fn backlog(&self, ep: &Self::Endpoint, next: Time, end: Time, ser: Time) -> (u64, u64);
+
+    /// Queues message `msg` of `packets` packets to endpoint `dst`, ready at `at` (not before
+    /// the current time), at endpoint `nic`. `Some(true)` when it became the endpoint's next
+    /// message (the NIC must be woken at `at`), `Some(false)` when it queued behind others,
+    /// `None` when the source takes no messages of the caller.
+    fn post(
+        &mut self,
+        nic: &mut Nic<Self::Endpoint>,
+        at: Time,
+        dst: u32,
+        packets: u32,
+        msg: u32,
+    ) -> Option<bool> {
+        let _ = (nic, at, dst, packets, msg);
+        None
+    }
+
+    /// Moves the messages whose last packet was delivered since the last call to `out`, as
+    /// `(delivery time, message)`.
+    fn completed(&mut self, out: &mut Vec<(Time, u32)>) {
+        let _ = out;
+    }
+}
+
+// -- synthetic ---------------------------------------------------------------------------------
+
+/// Synthetic traffic at an offered load (see the [module docs](self)).
+#[derive(Clone, Debug)]
+pub(super) struct SyntheticSource<'a> {
+    s: &'a Synthetic,
+    seed: u64,
+    /// Endpoints.
+    n: u64,
+    /// ln(1 − load), for the geometric gaps.
+    ln_q: f64,
+}
+
+/// A synthetic endpoint: the slot of its next packet, its fixed destination (maps) and its
+/// random streams.
+#[derive(Clone, Debug)]
+pub(super) struct SyntheticEndpoint {
+    /// Slot index of the next packet.
+    slot: u64,
+    fixed: u32,
+    gap_rng: SplitMix64,
+    dst_rng: SplitMix64,
+}
+
+impl<'a> SyntheticSource<'a> {
+    /// The source of `s` on `n` endpoints, drawing from `seed`'s streams.
+    pub(super) fn new(s: &'a Synthetic, seed: u64, n: usize) -> SyntheticSource<'a> {
+        SyntheticSource {
+            s,
+            seed,
+            n: n as u64,
+            ln_q: (1.0 - s.load).ln(),
+        }
+    }
+
+    /// Slots to the next generated packet (Bernoulli per slot): from slot 0 when `first`.
+    #[inline]
+    fn gap(&self, rng: &mut SplitMix64, first: bool) -> u64 {
+        let base = if first { 0 } else { 1 };
+        if self.s.load >= 1.0 {
+            return base;
+        }
+        let u = rng.unit();
+        let k = (u.ln() / self.ln_q).floor();
+        if k >= 1e15 {
+            return u64::MAX / 4;
+        }
+        base + k as u64
+    }
+}
+
+impl Source for SyntheticSource<'_> {
+    type Tag = ();
+    type Endpoint = SyntheticEndpoint;
+
+    fn feed(&self) -> Feed<'_> {
+        Feed::Synthetic(self.s)
+    }
+
+    fn stop(&self) -> Time {
+        if self.s.drain {
+            NEVER
+        } else {
+            self.s.duration
+        }
+    }
+
+    fn window(&self) -> (Time, Time) {
+        (self.s.warmup, self.s.duration)
+    }
+
+    fn endpoint(&self, e: usize, ser: Time, mine: bool) -> (SyntheticEndpoint, Time) {
+        let fixed = match &self.s.pattern {
+            Pattern::Uniform => e as u32, // unused
+            Pattern::Map(m) => m[e],
+        };
+        let mut ep = SyntheticEndpoint {
+            slot: 0,
+            fixed,
+            gap_rng: SplitMix64::stream(self.seed, 2 * e as u64),
+            dst_rng: SplitMix64::stream(self.seed, 2 * e as u64 + 1),
+        };
+        if !self.sends(e, &ep) || !mine {
+            return (ep, NEVER);
+        }
+        let first = self.gap(&mut ep.gap_rng, true);
+        ep.slot = first;
+        let t = first.saturating_mul(ser);
+        (ep, if t < self.s.duration { t } else { NEVER })
+    }
+
+    #[inline]
+    fn take(
+        &mut self,
+        e: usize,
+        nic: &mut Nic<SyntheticEndpoint>,
+        _now: Time,
+        ser: Time,
+    ) -> (u32, Time, ()) {
+        let dst = match self.s.pattern {
+            Pattern::Uniform => {
+                let d = nic.ep.dst_rng.below(self.n - 1);
+                (if d >= e as u64 { d + 1 } else { d }) as u32
+            }
+            Pattern::Map(_) => nic.ep.fixed,
+        };
+        let gen = nic.next;
+        let g = self.gap(&mut nic.ep.gap_rng, false);
+        let ep = &mut nic.ep;
+        ep.slot = ep.slot.saturating_add(g);
+        let t = ep.slot.saturating_mul(ser);
+        nic.next = if t < self.s.duration { t } else { NEVER };
+        (dst, gen, ())
+    }
+
+    fn sends(&self, e: usize, _ep: &SyntheticEndpoint) -> bool {
+        match &self.s.pattern {
+            Pattern::Uniform => true,
+            Pattern::Map(m) => m[e] != NONE && m[e] as usize != e,
+        }
+    }
+
+    fn backlog(&self, ep: &SyntheticEndpoint, next: Time, end: Time, ser: Time) -> (u64, u64) {
+        if next == NEVER {
+            return (0, 0);
+        }
+        let (w0, w1) = self.window();
+        let mut rng = ep.gap_rng.clone();
+        let mut slot = ep.slot;
+        let (mut queued, mut generated) = (0, 0);
+        loop {
+            let t = slot.saturating_mul(ser);
+            if t >= self.s.duration || t >= end {
+                break;
+            }
+            queued += 1;
+            if t >= w0 && t < w1 {
+                generated += 1;
+            }
+            let g = self.gap(&mut rng, false);
+            slot = slot.saturating_add(g);
+        }
+        (queued, generated)
+    }
+}
+
+// -- exchange ----------------------------------------------------------------------------------
+
+/// The messages of an exchange (see the [module docs](self)).
+#[derive(Clone, Debug)]
+pub(super) struct ExchangeSource<'a> {
+    x: &'a ExchangePlan,
+}
+
+/// An exchange endpoint: packets sent and in all.
+#[derive(Clone, Debug)]
+pub(super) struct ExchangeEndpoint {
+    sent: u64,
+    total: u64,
+}
+
+impl<'a> ExchangeSource<'a> {
+    /// The source of plan `x`.
+    pub(super) fn new(x: &'a ExchangePlan) -> ExchangeSource<'a> {
+        ExchangeSource { x }
+    }
+}
+
+impl Source for ExchangeSource<'_> {
+    type Tag = ();
+    type Endpoint = ExchangeEndpoint;
+
+    fn feed(&self) -> Feed<'_> {
+        Feed::Exchange(self.x)
+    }
+
+    fn stop(&self) -> Time {
+        NEVER
+    }
+
+    fn window(&self) -> (Time, Time) {
+        (0, NEVER)
+    }
+
+    fn endpoint(&self, e: usize, _ser: Time, mine: bool) -> (ExchangeEndpoint, Time) {
+        let x = self.x;
+        let total = if mine {
+            (x.off[e + 1] - x.off[e]) * x.packets_per_message as u64
+        } else {
+            0
+        };
+        let next = if total > 0 { 0 } else { NEVER };
+        (ExchangeEndpoint { sent: 0, total }, next)
+    }
+
+    #[inline]
+    fn take(
+        &mut self,
+        e: usize,
+        nic: &mut Nic<ExchangeEndpoint>,
+        now: Time,
+        _ser: Time,
+    ) -> (u32, Time, ()) {
+        let x = self.x;
+        let ep = &mut nic.ep;
+        let k = ep.sent;
+        let per = x.packets_per_message as u64;
+        let m = x.off[e + 1] - x.off[e];
+        let idx = if x.interleave { k % m } else { k / per };
+        ep.sent += 1;
+        nic.next = if ep.sent < ep.total { 0 } else { NEVER };
+        (x.dest[(x.off[e] + idx) as usize], now, ())
+    }
+
+    fn sends(&self, e: usize, _ep: &ExchangeEndpoint) -> bool {
+        self.x.off[e + 1] > self.x.off[e]
+    }
+
+    fn backlog(&self, ep: &ExchangeEndpoint, _next: Time, _end: Time, _ser: Time) -> (u64, u64) {
+        (ep.total - ep.sent, 0)
+    }
+}
+
+// -- external ----------------------------------------------------------------------------------
+
+/// The message a packet of an external source belongs to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct MessageTag {
+    /// The message's slot in the engine's table.
+    msg: u32,
+    /// Its packets.
+    packets: u32,
+}
+
+/// A message waiting at its source endpoint (or being sent).
+#[derive(Clone, Copy, Debug)]
+struct Outgoing {
+    /// When its packets may be injected.
+    at: Time,
+    dst: u32,
+    /// Packets not injected yet.
+    left: u32,
+    tag: MessageTag,
+}
+
+/// An external endpoint: the messages it has to send, in the order it sends them.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ExternalEndpoint {
+    queue: VecDeque<Outgoing>,
+    /// Some message was ever posted here.
+    sends: bool,
+}
+
+/// Messages injected by the caller (see the [module docs](self)).
+#[derive(Clone, Debug, Default)]
+pub(super) struct ExternalSource {
+    /// Packets delivered so far of the messages to this part's endpoints, by message slot
+    /// (messages of one packet complete at once and never enter).
+    arrived: FxHashMap<u32, u32>,
+    /// Messages complete since the last `completed`.
+    done: Vec<(Time, u32)>,
+}
+
+impl Source for ExternalSource {
+    type Tag = MessageTag;
+    type Endpoint = ExternalEndpoint;
+
+    fn feed(&self) -> Feed<'_> {
+        Feed::External
+    }
+
+    fn stop(&self) -> Time {
+        NEVER
+    }
+
+    fn window(&self) -> (Time, Time) {
+        (0, NEVER)
+    }
+
+    fn endpoint(&self, _e: usize, _ser: Time, _mine: bool) -> (ExternalEndpoint, Time) {
+        (ExternalEndpoint::default(), NEVER)
+    }
+
+    #[inline]
+    fn take(
+        &mut self,
+        _e: usize,
+        nic: &mut Nic<ExternalEndpoint>,
+        now: Time,
+        _ser: Time,
+    ) -> (u32, Time, MessageTag) {
+        let q = &mut nic.ep.queue;
+        let head = q
+            .front_mut()
+            .expect("an endpoint takes a packet only when one is ready");
+        let (dst, tag) = (head.dst, head.tag);
+        head.left -= 1;
+        if head.left == 0 {
+            q.pop_front();
+        }
+        nic.next = q.front().map_or(NEVER, |m| m.at);
+        (dst, now, tag)
+    }
+
+    #[inline]
+    fn delivered(&mut self, tag: MessageTag, done: Time) {
+        if tag.packets == 1 {
+            self.done.push((done, tag.msg));
+            return;
+        }
+        let n = self.arrived.entry(tag.msg).or_insert(0);
+        *n += 1;
+        if *n == tag.packets {
+            self.arrived.remove(&tag.msg);
+            self.done.push((done, tag.msg));
+        }
+    }
+
+    fn sends(&self, _e: usize, ep: &ExternalEndpoint) -> bool {
+        ep.sends
+    }
+
+    fn backlog(&self, ep: &ExternalEndpoint, _next: Time, end: Time, _ser: Time) -> (u64, u64) {
+        let queued = ep
+            .queue
+            .iter()
+            .filter(|m| m.at < end)
+            .map(|m| m.left as u64)
+            .sum();
+        (queued, 0)
+    }
+
+    fn post(
+        &mut self,
+        nic: &mut Nic<ExternalEndpoint>,
+        at: Time,
+        dst: u32,
+        packets: u32,
+        msg: u32,
+    ) -> Option<bool> {
+        let ep = &mut nic.ep;
+        ep.sends = true;
+        // After every message that starts at or before `at`: a message being sent started
+        // before the current time, so it stays ahead.
+        let k = ep.queue.partition_point(|m| m.at <= at);
+        ep.queue.insert(
+            k,
+            Outgoing {
+                at,
+                dst,
+                left: packets,
+                tag: MessageTag { msg, packets },
+            },
+        );
+        nic.next = ep.queue.front().map_or(NEVER, |m| m.at);
+        Some(k == 0)
+    }
+
+    fn completed(&mut self, out: &mut Vec<(Time, u32)>) {
+        out.append(&mut self.done);
+    }
+}
