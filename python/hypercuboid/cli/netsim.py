@@ -339,6 +339,7 @@ def _print_exchange(results: list[Report]) -> None:
         f"{'lat avg':>10} {'hops':>5} {'indir':>5}  busiest link"
     )
     for r in results:
+        assert r.completion_ns is not None and r.effective_throughput is not None  # exchanges
         click.echo(
             f"{r.topology:18} {r.routing:10} {r.traffic:7} "
             f"{r.completion_ns / 1000:10.1f}us {100 * r.effective_throughput:8.1f}% "

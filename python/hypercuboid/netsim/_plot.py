@@ -83,6 +83,7 @@ def plot_exchange(results: Iterable[Report], path: str | Path, *, title: str | N
         for i, topo in enumerate(topologies):
             for r in res:
                 if r.topology == topo and r.routing == routing:
+                    assert r.effective_throughput is not None  # res holds exchanges only
                     xs.append(i + (j - (len(routings) - 1) / 2) * width)
                     ys.append(100 * r.effective_throughput)
         bars = ax.bar(xs, ys, width, label=routing)
