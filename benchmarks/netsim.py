@@ -68,19 +68,19 @@ def main() -> None:
                         topo, routing, "uniform", load, duration=args.duration, threads=th
                     )
                     total, cpu = time.perf_counter() - t, time.process_time() - c
-                    if th not in best or r["wall_seconds"] < best[th][0]["wall_seconds"]:
+                    if th not in best or r.wall_seconds < best[th][0].wall_seconds:
                         best[th] = (r, total, cpu)
             first = best[threads[0]][0]
             for th in threads:
                 r, total, cpu = best[th]
                 same = all(
-                    r[k] == first[k]
+                    getattr(r, k) == getattr(first, k)
                     for k in ("delivered_total", "accepted", "latency_avg_ns", "hop_histogram")
                 )
                 if not same:
                     raise SystemExit(f"{routing} {load}: {th} threads changed the results")
-                pps = r["delivered_total"] / r["wall_seconds"]
-                speedup = first["wall_seconds"] / r["wall_seconds"]
+                pps = r.delivered_total / r.wall_seconds
+                speedup = first.wall_seconds / r.wall_seconds
                 rows.append(
                     {
                         "topology": args.topo,
@@ -88,28 +88,28 @@ def main() -> None:
                         "load": load,
                         "duration": args.duration,
                         "threads_asked": th,
-                        "threads": r["threads"],
-                        "accepted": r["accepted"],
-                        "delivered_total": r["delivered_total"],
-                        "events": r["events"],
-                        "engine_seconds": r["wall_seconds"],
+                        "threads": r.threads,
+                        "accepted": r.accepted,
+                        "delivered_total": r.delivered_total,
+                        "events": r.events,
+                        "engine_seconds": r.wall_seconds,
                         "total_seconds": total,
                         "cpu_seconds": cpu,
-                        "packets_per_cpu_second": r["delivered_total"] / cpu,
+                        "packets_per_cpu_second": r.delivered_total / cpu,
                         "packets_per_second": pps,
                         "times_bar": pps / BAR,
                         "speedup_vs_first": speedup,
-                        "events_per_second": r["events"] / r["wall_seconds"],
-                        "hops_avg": r["hops_avg"],
-                        "indirect_fraction": r["indirect_fraction"],
+                        "events_per_second": r.events / r.wall_seconds,
+                        "hops_avg": r.hops_avg,
+                        "indirect_fraction": r.indirect_fraction,
                     }
                 )
                 print(
-                    f"{routing:8} {load:5.2f} {r['threads']:3d} {100 * r['accepted']:7.2f}% "
-                    f"{r['delivered_total']:11d} {r['events']:12d} {r['wall_seconds']:7.2f} "
+                    f"{routing:8} {load:5.2f} {r.threads:3d} {100 * r.accepted:7.2f}% "
+                    f"{r.delivered_total:11d} {r.events:12d} {r.wall_seconds:7.2f} "
                     f"{pps:10.3e} {pps / BAR:6.2f} {speedup:7.2f}x {cpu:7.2f} "
-                    f"{r['delivered_total'] / cpu:10.3e} {r['hops_avg']:5.2f} "
-                    f"{100 * r['indirect_fraction']:7.1f}%",
+                    f"{r.delivered_total / cpu:10.3e} {r.hops_avg:5.2f} "
+                    f"{100 * r.indirect_fraction:7.1f}%",
                     flush=True,
                 )
     meta = {

@@ -71,11 +71,11 @@ def main() -> None:
         windows["warmup"] = args.warmup
     t0 = time.time()
 
-    def progress(done: int, total: int, point, r: dict) -> None:
+    def progress(done: int, total: int, point, r: netsim.Report) -> None:
         what = (
-            f"eff {100 * r['effective_throughput']:.1f}%"
-            if "effective_throughput" in r
-            else f"acc {100 * r['accepted']:.2f}% lat {r['latency_avg_ns']:.0f} ns"
+            f"eff {100 * r.effective_throughput:.1f}%"
+            if r.effective_throughput is not None
+            else f"acc {100 * r.accepted:.2f}% lat {r.latency_avg_ns:.0f} ns"
         )
         print(f"[{done}/{total} {time.time() - t0:6.0f}s] {point.label()}: {what}", flush=True)
 
@@ -89,8 +89,8 @@ def main() -> None:
         res = netsim.sweep(points, jobs=args.jobs, progress=progress)
         if res is None:  # an MPI worker rank
             return
-        res.sort(key=lambda r: (r["topology"], r["routing"], r["traffic"], r["offered"]))
-        (out / "seed_synthetic.json").write_text(json.dumps(res, indent=0) + "\n")
+        res.sort(key=lambda r: (r.topology, r.routing, r.traffic, r.offered))
+        _save(res, out / "seed_synthetic.json")
         seed_figures(res, out)
         print_saturation(res)
 
@@ -111,21 +111,32 @@ def main() -> None:
         res = netsim.sweep(points, jobs=args.jobs, progress=progress)
         if res is None:
             return
-        (out / "seed_exchanges.json").write_text(json.dumps(res, indent=0) + "\n")
+        _save(res, out / "seed_exchanges.json")
         for pat in ("a2a", "nn"):
-            sel = [r for r in res if r["traffic"] == pat]
+            sel = [r for r in res if r.traffic == pat]
             if sel:
                 netsim.plot_exchange(sel, out / f"seed_{pat}.png")
         for r in res:
             print(
-                f"{r['traffic']:4} {r['topology']:18} {r['routing']:8} "
-                f"{100 * r['effective_throughput']:5.1f}%  completion "
-                f"{r['completion_ns'] / 1000:8.1f} us"
+                f"{r.traffic:4} {r.topology:18} {r.routing:8} "
+                f"{100 * r.effective_throughput:5.1f}%  completion "
+                f"{r.completion_ns / 1000:8.1f} us"
             )
     print(f"done in {time.time() - t0:.0f} s", file=sys.stderr)
 
 
-def print_saturation(res: list[dict]) -> None:
+def _save(res: list[netsim.Report], path: Path) -> None:
+    """Writes the reports as a JSON list of their JSON forms (``--json`` objects)."""
+    path.write_text(json.dumps([r.to_dict() for r in res], indent=0) + "\n")
+
+
+def _load(path: Path) -> list[netsim.Report]:
+    """The reports :func:`_save` wrote. Files written before the engine could run on several
+    threads (those in docs/figures) lack ``threads``: that engine ran on one."""
+    return [netsim.Report.from_dict({"threads": 1} | d) for d in json.loads(path.read_text())]
+
+
+def print_saturation(res: list[netsim.Report]) -> None:
     print(
         f"\n{'topology':18} {'routing':8} {'traffic':8} {'knee':>6} {'max acc':>8} {'lat@0.1':>8}"
     )
@@ -157,7 +168,7 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f} %"
 
 
-def seed_figures(res: list[dict], out: Path) -> None:
+def seed_figures(res: list[netsim.Report], out: Path) -> None:
     """``seed_uni.png`` and ``seed_wc.png``: one column per topology, accepted throughput
     (top) and average latency (bottom) against offered load, one line per routing."""
     import matplotlib
@@ -179,18 +190,18 @@ def seed_figures(res: list[dict], out: Path) -> None:
                     (
                         r
                         for r in res
-                        if r["traffic"] == traffic
-                        and _short(r["topology"]) == topo
-                        and _routing(r["routing"]) == routing
+                        if r.traffic == traffic
+                        and _short(r.topology) == topo
+                        and _routing(r.routing) == routing
                     ),
-                    key=lambda r: r["offered"],
+                    key=lambda r: r.offered,
                 )
                 if not pts:
                     continue
-                x = [100 * r["offered"] for r in pts]
+                x = [100 * r.offered for r in pts]
                 kw = {"color": colours[routing], "marker": ".", "label": routing}
-                ax_t.plot(x, [100 * r["accepted"] for r in pts], **kw)
-                ax_l.plot(x, [r["latency_avg_ns"] for r in pts], **kw)
+                ax_t.plot(x, [100 * r.accepted for r in pts], **kw)
+                ax_l.plot(x, [r.latency_avg_ns for r in pts], **kw)
             ax_t.set_title(topo)
             ax_t.set_ylim(0, 100)
             ax_l.set_yscale("log")
@@ -213,21 +224,18 @@ def report(out: Path) -> None:
     if not syn_path.exists() and not exc_path.exists():
         sys.exit(f"error: neither {syn_path} nor {exc_path} exists; run without --report first")
     if syn_path.exists():
-        res = json.loads(syn_path.read_text())
+        res = _load(syn_path)
         seed_figures(res, out)
         sat = {
             (_short(s["topology"]), _routing(s["routing"]), s["traffic"]): s
             for s in netsim.saturation(res)
         }
-        pts = {
-            (_short(r["topology"]), _routing(r["routing"]), r["traffic"], r["offered"]): r
-            for r in res
-        }
+        pts = {(_short(r.topology), _routing(r.routing), r.traffic, r.offered): r for r in res}
         tops = list(SEED_SHORT.values())
 
         def lat(t: str, r: str, traffic: str, loads: tuple[float, ...]) -> str:
             got = [pts.get((t, r, traffic, x)) for x in loads]
-            return " / ".join("–" if p is None else f"{p['latency_avg_ns']:.0f}" for p in got)
+            return " / ".join("–" if p is None else f"{p.latency_avg_ns:.0f}" for p in got)
 
         def knee(t: str, r: str, traffic: str) -> str:
             s = sat.get((t, r, traffic))
@@ -235,7 +243,7 @@ def report(out: Path) -> None:
 
         def wc(t: str, r: str) -> str:
             b = pts.get((t, r, "worst", 0.2))
-            ind = "–" if b is None else _pct(b["indirect_fraction"], 0)
+            ind = "–" if b is None else _pct(b.indirect_fraction, 0)
             return f"{lat(t, r, 'worst', (0.04, 0.1))}; {ind}"
 
         for traffic, title in (("uniform", "Uniform (UNI)"), ("worst", "Worst case (WC)")):
@@ -258,13 +266,9 @@ def report(out: Path) -> None:
             wc,
         )
     if exc_path.exists():
-        res = json.loads(exc_path.read_text())
+        res = _load(exc_path)
         for pat, title in (("a2a", "All-to-all"), ("nn", "Nearest neighbour (3-D torus)")):
-            sel = {
-                (_short(r["topology"]), _routing(r["routing"])): r
-                for r in res
-                if r["traffic"] == pat
-            }
+            sel = {(_short(r.topology), _routing(r.routing)): r for r in res if r.traffic == pat}
             if not sel:
                 continue
 
@@ -272,7 +276,7 @@ def report(out: Path) -> None:
                 x = sel.get((t, r))
                 if x is None:
                     return "–"
-                return f"{_pct(x['effective_throughput'])} ({x['completion_ns'] / 1000:.1f} µs)"
+                return f"{_pct(x.effective_throughput)} ({x.completion_ns / 1000:.1f} µs)"
 
             _table(
                 f"{title}: effective throughput (completion time)",

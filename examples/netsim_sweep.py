@@ -26,11 +26,11 @@ def main() -> None:
     if results is None:
         return
     for r in results:
-        link = r["top_links"][0]
+        link = r.top_links[0]
         print(
-            f"{r['routing']:5} {r['traffic']:8} offered {100 * r['offered']:5.1f}%  "
-            f"accepted {100 * r['accepted']:5.1f}%  latency {r['latency_avg_ns']:7.0f} ns  "
-            f"busiest r{link['from']}->r{link['to']} {100 * link['utilisation']:3.0f}%"
+            f"{r.routing:5} {r.traffic:8} offered {100 * r.offered:5.1f}%  "
+            f"accepted {100 * r.accepted:5.1f}%  latency {r.latency_avg_ns:7.0f} ns  "
+            f"busiest r{link.from_}->r{link.to} {100 * link.utilisation:3.0f}%"
         )
     for s in netsim.saturation(results):
         print(

@@ -3,7 +3,10 @@ plots and errors. Small topologies and short windows keep this fast."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -15,39 +18,73 @@ from hypercuboid.topology import generate
 
 SHORT = {"duration": "20us", "warmup": "5us"}
 
+#: The keys of a synthetic run's JSON, in order: what the report dict of the binding had and
+#: ``hypercuboid netsim run --json`` printed before reports became objects.
+REPORT_KEYS = [
+    "topology",
+    "routing",
+    "vc_scheme",
+    "vcs",
+    "traffic",
+    "offered",
+    "generated",
+    "accepted",
+    "latency_avg_ns",
+    "latency_p50_ns",
+    "latency_p99_ns",
+    "latency_min_ns",
+    "latency_max_ns",
+    "hops_avg",
+    "hop_histogram",
+    "indirect_fraction",
+    "delivered",
+    "generated_packets",
+    "injected_total",
+    "delivered_total",
+    "in_flight",
+    "source_queued",
+    "window_ns",
+    "end_ns",
+    "events",
+    "wall_seconds",
+    "threads",
+    "packets_per_second",
+    "link_utilisation",
+    "top_links",
+]
+
 
 def test_report_fields_and_offered_load():
     r = netsim.run("mlfm:h=4", "min", "uniform", 0.4, **SHORT)
-    for key in (
-        "offered",
-        "accepted",
-        "generated",
-        "latency_avg_ns",
-        "latency_p99_ns",
-        "hops_avg",
-        "top_links",
-        "link_utilisation",
-        "packets_per_second",
-    ):
-        assert key in r
-    assert r["offered"] == 0.4
-    assert r["topology"] == "mlfm:h=4,l=4,p=4"
-    assert (r["routing"], r["vc_scheme"], r["vcs"]) == ("min", "phase", 1)
-    assert abs(r["accepted"] - r["generated"]) < 0.01
+    assert type(r) is netsim.Report
+    assert [f.name for f in dataclasses.fields(r)] == REPORT_KEYS + [
+        "links",
+        "completion_ns",
+        "effective_throughput",
+        "dims",
+    ]
+    # a synthetic run without the option links has none of the optional fields
+    assert (r.links, r.completion_ns, r.effective_throughput, r.dims) == (None,) * 4
+    assert r.offered == 0.4
+    assert r.topology == "mlfm:h=4,l=4,p=4"
+    assert (r.routing, r.vc_scheme, r.vcs) == ("min", "phase", 1)
+    assert abs(r.accepted - r.generated) < 0.01
     # MLFM minimal paths have 0 (same router) or 2 hops
-    assert [h for h, c in enumerate(r["hop_histogram"]) if c] == [0, 2]
-    assert r["latency_min_ns"] == pytest.approx(220.48)  # 2 links, 1 switch, 1 serialisation
-    top = r["top_links"]
+    assert [h for h, c in enumerate(r.hop_histogram) if c] == [0, 2]
+    assert r.latency_min_ns == pytest.approx(220.48)  # 2 links, 1 switch, 1 serialisation
+    top = r.top_links
     assert len(top) == 10
-    assert top[0]["utilisation"] >= top[-1]["utilisation"]
-    assert r["link_utilisation"]["max"] == top[0]["utilisation"]
+    assert all(type(t) is netsim.LinkUse for t in top)
+    assert top[0].utilisation >= top[-1].utilisation
+    assert type(r.link_utilisation) is netsim.LinkUtilisation
+    assert r.link_utilisation.max == top[0].utilisation
 
 
 def test_several_loads_and_a_topology_object():
     t = generate("oft:k=4")
-    reps = netsim.run(t, "inr", "worst", "0.1,0.2", **SHORT)
-    assert [r["offered"] for r in reps] == [0.1, 0.2]
-    assert all(r["hop_histogram"][4] == r["delivered"] for r in reps)  # worst: no local pairs
+    reps = netsim.run_loads(t, "inr", "worst", "0.1,0.2", **SHORT)
+    assert [r.offered for r in reps] == [0.1, 0.2]
+    assert all(r.hop_histogram[4] == r.delivered for r in reps)  # worst: no local pairs
 
 
 def test_zero_load_latency_closed_form():
@@ -99,12 +136,12 @@ def test_errors_are_network_errors_and_value_errors():
 def test_threads_do_not_change_the_report():
     one = netsim.run("slimfly:q=5", "ugal", "uniform", 0.8, threads=1, **SHORT)
     two = netsim.run("slimfly:q=5", "ugal", "uniform", 0.8, threads=2, **SHORT)
-    assert (one["threads"], two["threads"]) == (1, 2)
+    assert (one.threads, two.threads) == (1, 2)
     engine = ("threads", "wall_seconds", "packets_per_second", "events")
-    for key in one:
-        if key not in engine:
-            assert one[key] == two[key], key
-    assert netsim.run("slimfly:q=5", "min", "uniform", 0.1, **SHORT)["threads"] == 1  # small
+    for f in dataclasses.fields(one):
+        if f.name not in engine:
+            assert getattr(one, f.name) == getattr(two, f.name), f.name
+    assert netsim.run("slimfly:q=5", "min", "uniform", 0.1, **SHORT).threads == 1  # small
     for bad in (-1, 256, "two", 1.5):
         with pytest.raises(NetworkError) as e:
             netsim.run("slimfly:q=5", "min", "uniform", 0.1, threads=bad, **SHORT)
@@ -133,15 +170,19 @@ def test_forced_deadlock_raises_with_the_cycle():
 
 def test_exchanges():
     a = netsim.exchange("mlfm:h=4", "min", "a2a")
-    assert a["traffic"] == "a2a"
-    assert a["delivered_total"] == 80 * 79 * 30
-    assert 0.95 < a["effective_throughput"] <= 1.0
-    assert a["completion_ns"] * a["effective_throughput"] == pytest.approx(79 * 30 * 20.48)
+    assert type(a) is netsim.Report
+    assert a.traffic == "a2a"
+    assert a.delivered_total == 80 * 79 * 30
+    assert 0.95 < a.effective_throughput <= 1.0
+    assert a.completion_ns * a.effective_throughput == pytest.approx(79 * 30 * 20.48)
+    assert a.dims is None  # a2a has no torus
+    assert list(a.to_dict())[-2:] == ["completion_ns", "effective_throughput"]
     s = netsim.exchange("mlfm:h=4", "min", "a2a", order="sequential")
-    assert s["effective_throughput"] < a["effective_throughput"]
+    assert s.effective_throughput < a.effective_throughput
     n = netsim.exchange("mlfm:h=4", "ugal", "nn", dims="4x5x4", message="16KB")
-    assert n["dims"] == [4, 5, 4]
-    assert n["delivered_total"] == 80 * 6 * 64
+    assert n.dims == (4, 5, 4)
+    assert n.to_dict()["dims"] == [4, 5, 4]
+    assert n.delivered_total == 80 * 6 * 64
     with pytest.raises(NetworkError, match="^invalid torus '4x5'"):
         netsim.exchange("mlfm:h=4", "min", "nn", dims="4x5")
 
@@ -159,8 +200,8 @@ def test_cdg_and_pattern():
 
 
 def _strip(rs):
-    timing = ("wall_seconds", "packets_per_second")
-    return [{k: v for k, v in r.items() if k not in timing} for r in rs]
+    """The reports without their timings (wall-clock seconds and what derives from them)."""
+    return [dataclasses.replace(r, wall_seconds=0.0, packets_per_second=0.0) for r in rs]
 
 
 def test_sweep_in_processes_equals_serial():
@@ -172,7 +213,8 @@ def test_sweep_in_processes_equals_serial():
     assert netsim.executor_kind(jobs=2, npoints=8) == "processes"
     par = netsim.sweep(pts, jobs=2)
     assert _strip(par) == _strip(serial)
-    assert [(r["routing"], r["traffic"], r["offered"]) for r in par] == [
+    assert all(type(r) is netsim.Report for r in par)
+    assert [(r.routing, r.traffic, r.offered) for r in par] == [
         (p.routing, p.traffic, p.load) for p in pts
     ]
 
@@ -202,7 +244,7 @@ def test_sweep_over_mpi_ranks_equals_serial():
         " duration='10us', warmup='2us')\n"
         "res = ns.sweep(pts)\n"
         "if res is not None: print(json.dumps([ns.executor_kind(), "
-        "[r['accepted'] for r in res]]))\n"
+        "[r.accepted for r in res]]))\n"
     )
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     out = subprocess.run(
@@ -222,7 +264,7 @@ def test_sweep_over_mpi_ranks_equals_serial():
     pts = netsim.grid(
         ["mlfm:h=3"], ["min", "inr"], ["uniform"], [0.2, 0.4], duration="10us", warmup="2us"
     )
-    assert accepted == [r["accepted"] for r in netsim.sweep(pts, executor="serial")]
+    assert accepted == [r.accepted for r in netsim.sweep(pts, executor="serial")]
 
 
 def test_saturation_summary_and_plots(tmp_path):
@@ -243,3 +285,96 @@ def test_saturation_summary_and_plots(tmp_path):
     assert png.stat().st_size > 1000
     with pytest.raises(NetworkError, match="nothing to plot"):
         netsim.plot(ex, tmp_path / "x.png")
+
+
+def test_run_takes_one_load_and_run_loads_several():
+    for loads, shown in (([0.1, 0.2], "[0.1, 0.2]"), ("0.1:0.3:0.1", "'0.1:0.3:0.1'")):
+        with pytest.raises(NetworkError) as e:
+            netsim.run("mlfm:h=3", "min", "uniform", loads, **SHORT)
+        assert str(e.value) == (
+            f"invalid load {shown}: run takes one offered load, a number; "
+            "run_loads(topology, routing, traffic, loads) takes a list, a range "
+            "start:stop:step or a comma list and returns one report per load"
+        )
+    loads = [0.1, 0.2, 0.3]
+    for spec in (loads, "0.1:0.3:0.1", "0.1,0.2,0.3"):
+        many = netsim.run_loads("mlfm:h=3", "ugal", "worst", spec, **SHORT)
+        assert all(type(r) is netsim.Report for r in many)
+        one = [netsim.run("mlfm:h=3", "ugal", "worst", x, **SHORT) for x in loads]
+        assert [r.offered for r in many] == loads
+        for a, b in zip(_strip(many), _strip(one), strict=True):
+            for f in dataclasses.fields(a):
+                assert getattr(a, f.name) == getattr(b, f.name), f.name
+    (single,) = netsim.run_loads("mlfm:h=3", "ugal", "worst", 0.2, **SHORT)
+    assert _strip([single]) == _strip([one[1]])
+    with pytest.raises(NetworkError, match=r"^invalid load 1.5: "):
+        netsim.run_loads("mlfm:h=3", "min", "uniform", [0.5, 1.5])
+
+
+def test_report_to_dict_is_the_binding_dict_and_round_trips():
+    topo = generate("slimfly:q=5")
+    for d, r in (
+        (
+            hc._core.netsim_run(
+                topo, "ugal", "uniform", [0.6], warmup_ps=5_000_000, duration_ps=20_000_000
+            )[0],
+            netsim.run(topo, "ugal", "uniform", 0.6, **SHORT),
+        ),
+        (
+            hc._core.netsim_run(
+                topo, "min", "worst", [0.3], warmup_ps=5_000_000, duration_ps=20_000_000, links=True
+            )[0],
+            netsim.run(topo, "min", "worst", 0.3, links=True, **SHORT),
+        ),
+        (hc._core.netsim_exchange(topo, "min", "a2a"), netsim.exchange(topo, "min", "a2a")),
+        (
+            hc._core.netsim_exchange(topo, "inr", "nn", dims=[2, 3, 4], message_bytes=4096),
+            netsim.exchange(topo, "inr", "nn", dims=(2, 3, 4), message=4096),
+        ),
+    ):
+        # the same run the old way (the binding's dict) and the new (a Report)
+        timing = {"wall_seconds": r.wall_seconds, "packets_per_second": r.packets_per_second}
+        assert r.to_dict() == d | timing
+        assert list(r.to_dict()) == list(d)  # key order, optional keys absent as before
+        assert netsim.Report.from_dict(r.to_dict()) == r
+        assert netsim.Report.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+        assert pickle.loads(pickle.dumps(r)) == r
+    assert list(d) == REPORT_KEYS + ["completion_ns", "effective_throughput", "dims"]
+    assert r.dims == (2, 3, 4)
+    links = netsim.run(topo, "min", "uniform", 0.3, links=True, **SHORT).links
+    assert len(links) == 50 * 7  # every directed router link of SF q=5 (50 routers, degree 7)
+    assert links[0] == netsim.LinkUse.from_dict(links[0].to_dict())
+    assert set(links[0].to_dict()) == {"from", "to", "link", "packets", "utilisation"}
+
+
+def test_report_from_dict_refuses_other_keys():
+    d = netsim.run("mlfm:h=3", "min", "uniform", 0.3, **SHORT).to_dict()
+    del d["threads"]
+    d["thread_count"] = 1
+    with pytest.raises(NetworkError) as e:
+        netsim.Report.from_dict(d)
+    assert str(e.value) == (
+        "invalid netsim report: missing threads; unknown thread_count; its keys are "
+        + ", ".join(REPORT_KEYS + ["links", "completion_ns", "effective_throughput", "dims"])
+    )
+
+
+def test_dict_style_access_is_deprecated():
+    r = netsim.run("mlfm:h=3", "min", "uniform", 0.3, **SHORT)
+    with pytest.warns(DeprecationWarning) as w:
+        assert r["accepted"] == r.accepted
+    assert len(w) == 1 and w[0].filename == __file__
+    assert str(w[0].message) == (
+        "report['accepted']: netsim reports are Report objects, read report.accepted instead "
+        "(dict-style access returns the JSON form of report.to_dict() and will go)"
+    )
+    with pytest.warns(DeprecationWarning, match=r"^report\['top_links'\]: "):
+        assert r["top_links"][0]["from"] == r.top_links[0].from_  # the JSON form, as before
+    with pytest.warns(DeprecationWarning, match=r"^'effective_throughput' in report: .* read "):
+        assert "effective_throughput" not in r
+    with pytest.warns(DeprecationWarning, match=r"^report.get\('completion_ns'\): .* read "):
+        assert r.get("completion_ns", "") == ""
+    with pytest.warns(DeprecationWarning), pytest.raises(KeyError):
+        r["dims"]  # an nn exchange's field: the dict had no such key
+    with pytest.raises(TypeError, match="^a Report is not iterable"):
+        list(r)

@@ -7,7 +7,9 @@ import io
 import json
 
 from click.testing import CliRunner
+from hypercuboid import _core
 from hypercuboid.cli import cli
+from hypercuboid.topology import generate
 
 FAST = ["--time", "20us", "--warmup", "5us", "--executor", "serial"]
 
@@ -40,6 +42,73 @@ def test_run_json_one_object_per_load_point():
         assert (o["topology"], o["routing"], o["traffic"]) == ("oft:k=4,p=4", "ugal", "uniform")
         assert len(o["top_links"]) == 5
         assert set(o["top_links"][0]) == {"from", "to", "link", "packets", "utilisation"}
+
+
+def _old_json(d: dict, printed: dict) -> str:
+    """The line the CLI printed for the binding's report dict ``d`` before reports became
+    objects (echo_json of the dict), with the wall-clock timings of the run that printed
+    ``printed``."""
+    d = d | {k: printed[k] for k in ("wall_seconds", "packets_per_second")}
+    return json.dumps(d, separators=(",", ":"))
+
+
+def test_json_output_is_the_report_dict_byte_for_byte():
+    r = invoke(
+        "run", "-t", "slimfly:q=5", "-r", "ugal", "--load", "0.7", "--links", "--json", *FAST
+    )
+    assert r.exit_code == 0, r.output
+    d = _core.netsim_run(
+        generate("slimfly:q=5"),
+        "ugal",
+        "uniform",
+        [0.7],
+        warmup_ps=5_000_000,
+        duration_ps=20_000_000,
+        top_links=5,
+        links=True,
+    )[0]
+    assert r.stdout == _old_json(d, json.loads(r.stdout)) + "\n"
+    assert list(json.loads(r.stdout)) == [
+        "topology",
+        "routing",
+        "vc_scheme",
+        "vcs",
+        "traffic",
+        "offered",
+        "generated",
+        "accepted",
+        "latency_avg_ns",
+        "latency_p50_ns",
+        "latency_p99_ns",
+        "latency_min_ns",
+        "latency_max_ns",
+        "hops_avg",
+        "hop_histogram",
+        "indirect_fraction",
+        "delivered",
+        "generated_packets",
+        "injected_total",
+        "delivered_total",
+        "in_flight",
+        "source_queued",
+        "window_ns",
+        "end_ns",
+        "events",
+        "wall_seconds",
+        "threads",
+        "packets_per_second",
+        "link_utilisation",
+        "top_links",
+        "links",
+    ]
+    r = invoke(
+        "exchange", "--pattern", "nn", "-t", "mlfm:h=3", "--message", "8KB", "--json",
+        "--executor", "serial",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    d = _core.netsim_exchange(generate("mlfm:h=3"), "min", "nn", message_bytes=8192, top_links=5)
+    assert r.stdout == _old_json(d, json.loads(r.stdout)) + "\n"
+    assert list(json.loads(r.stdout))[-3:] == ["completion_ns", "effective_throughput", "dims"]
 
 
 def test_threads_option_reaches_the_engine():

@@ -6,12 +6,15 @@ import csv
 import io
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hypercuboid import _core
 from hypercuboid.cli.common import echo_json, refuse_overwrite
+
+if TYPE_CHECKING:
+    from hypercuboid.netsim import Report
 
 #: The core's tables of routings, traffic patterns and exchanges, which the options' help and
 #: choices read.
@@ -123,7 +126,7 @@ def _common(kw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _run_sweep(points: list, kw: dict[str, Any]) -> list[dict] | None:
+def _run_sweep(points: list, kw: dict[str, Any]) -> list[Report] | None:
     from hypercuboid import netsim as ns
 
     show = kw["progress"] if kw["progress"] is not None else sys.stderr.isatty()
@@ -170,21 +173,22 @@ _CSV_FIELDS = [
 ]
 
 
-def _csv_row(r: dict) -> dict:
-    row = {k: r.get(k, "") for k in _CSV_FIELDS}
-    row["link_utilisation_mean"] = r["link_utilisation"]["mean"]
-    row["link_utilisation_max"] = r["link_utilisation"]["max"]
-    if r["top_links"]:
-        t = r["top_links"][0]
-        row["busiest_link"] = f"r{t['from']}->r{t['to']}"
-        row["busiest_link_utilisation"] = t["utilisation"]
+def _csv_row(r: Report) -> dict:
+    d = r.to_dict()
+    row = {k: d.get(k, "") for k in _CSV_FIELDS}
+    row["link_utilisation_mean"] = r.link_utilisation.mean
+    row["link_utilisation_max"] = r.link_utilisation.max
+    if r.top_links:
+        t = r.top_links[0]
+        row["busiest_link"] = f"r{t.from_}->r{t.to}"
+        row["busiest_link_utilisation"] = t.utilisation
     return row
 
 
-def _emit(results: list[dict], kw: dict[str, Any], text: Callable[[list[dict]], None]) -> None:
+def _emit(results: list[Report], kw: dict[str, Any], text: Callable[[list[Report]], None]) -> None:
     if kw["as_json"]:
         for r in results:
-            echo_json(r)
+            echo_json(r.to_dict())
     elif kw["as_csv"]:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=_CSV_FIELDS, lineterminator="\n")
@@ -196,14 +200,14 @@ def _emit(results: list[dict], kw: dict[str, Any], text: Callable[[list[dict]], 
         text(results)
 
 
-def _busiest(r: dict) -> str:
-    if not r["top_links"]:
+def _busiest(r: Report) -> str:
+    if not r.top_links:
         return "-"
-    t = r["top_links"][0]
-    return f"r{t['from']}->r{t['to']} {100 * t['utilisation']:.0f}%"
+    t = r.top_links[0]
+    return f"r{t.from_}->r{t.to} {100 * t.utilisation:.0f}%"
 
 
-def _print_run(results: list[dict]) -> None:
+def _print_run(results: list[Report]) -> None:
     from hypercuboid import netsim as ns
 
     click.echo(
@@ -212,13 +216,13 @@ def _print_run(results: list[dict]) -> None:
     )
     for r in results:
         click.echo(
-            f"{r['topology']:18} {r['routing']:10} {r['traffic']:11} "
-            f"{100 * r['offered']:6.1f}% {100 * r['accepted']:7.2f}% "
-            f"{r['latency_avg_ns']:7.0f}ns {r['latency_p99_ns']:7.0f}ns "
-            f"{r['hops_avg']:5.2f} {100 * r['indirect_fraction']:4.0f}%  {_busiest(r)}"
+            f"{r.topology:18} {r.routing:10} {r.traffic:11} "
+            f"{100 * r.offered:6.1f}% {100 * r.accepted:7.2f}% "
+            f"{r.latency_avg_ns:7.0f}ns {r.latency_p99_ns:7.0f}ns "
+            f"{r.hops_avg:5.2f} {100 * r.indirect_fraction:4.0f}%  {_busiest(r)}"
         )
     sat = ns.saturation(results)
-    if any(len([r for r in results if r["routing"] == s["routing"]]) > 1 for s in sat):
+    if any(len([r for r in results if r.routing == s["routing"]]) > 1 for s in sat):
         click.echo(
             f"\nsaturation (accepted < {ns.SATURATION_RATIO:g} x offered) and largest "
             "accepted throughput:"
@@ -329,17 +333,18 @@ def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_
         click.echo(f"wrote {plot_path}", err=True)
 
 
-def _print_exchange(results: list[dict]) -> None:
+def _print_exchange(results: list[Report]) -> None:
     click.echo(
         f"{'topology':18} {'routing':10} {'pattern':7} {'completion':>12} {'effective':>9} "
         f"{'lat avg':>10} {'hops':>5} {'indir':>5}  busiest link"
     )
     for r in results:
+        assert r.completion_ns is not None and r.effective_throughput is not None  # exchanges
         click.echo(
-            f"{r['topology']:18} {r['routing']:10} {r['traffic']:7} "
-            f"{r['completion_ns'] / 1000:10.1f}us {100 * r['effective_throughput']:8.1f}% "
-            f"{r['latency_avg_ns']:8.0f}ns {r['hops_avg']:5.2f} "
-            f"{100 * r['indirect_fraction']:4.0f}%  {_busiest(r)}"
+            f"{r.topology:18} {r.routing:10} {r.traffic:7} "
+            f"{r.completion_ns / 1000:10.1f}us {100 * r.effective_throughput:8.1f}% "
+            f"{r.latency_avg_ns:8.0f}ns {r.hops_avg:5.2f} "
+            f"{100 * r.indirect_fraction:4.0f}%  {_busiest(r)}"
         )
 
 

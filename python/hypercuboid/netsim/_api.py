@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypercuboid import _core, units
 from hypercuboid.errors import NetworkError, UnitError
+from hypercuboid.netsim._report import Report
 from hypercuboid.topology import Topology, generate
 
 #: Defaults of the simulator: the seed's section 4.1 (100 KB = 102 400 B per port and
@@ -139,16 +141,35 @@ def run(
     topology: Topology | str,
     routing: str = "min",
     traffic: str = "uniform",
-    load: float | list[float] | str = 0.5,
+    load: float = 0.5,
     **options: Any,
-) -> dict | list[dict]:
-    """Simulates synthetic ``traffic`` at offered ``load`` (a number: one report; a list or a
-    range string: one report per load). Options (defaults in :data:`DEFAULTS`): ``seed``,
-    ``warmup``, ``duration``, ``drain``, ``packet_bytes``, ``buffer``, ``switch_latency``,
-    ``watchdog``, ``top_links``, ``links`` (every link's utilisation), ``threads`` (0:
-    automatic; the results do not depend on it)."""
-    single = isinstance(load, (int, float))
-    loads = parse_loads(load)
+) -> Report:
+    """Simulates synthetic ``traffic`` at one offered ``load`` (a number in (0, 1]) and returns
+    its :class:`Report` (:func:`run_loads` runs several loads). Options (defaults in
+    :data:`DEFAULTS`): ``seed``, ``warmup``, ``duration``, ``drain``, ``packet_bytes``,
+    ``buffer``, ``switch_latency``, ``watchdog``, ``top_links``, ``links`` (every link's
+    utilisation), ``threads`` (0: automatic; the results do not depend on it)."""
+    if not isinstance(load, numbers.Real):
+        raise NetworkError(
+            f"invalid load {load!r}: run takes one offered load, a number; "
+            "run_loads(topology, routing, traffic, loads) takes a list, a range "
+            "start:stop:step or a comma list and returns one report per load"
+        )
+    return run_loads(topology, routing, traffic, float(load), **options)[0]
+
+
+def run_loads(
+    topology: Topology | str,
+    routing: str,
+    traffic: str,
+    loads: float | list[float] | str,
+    **options: Any,
+) -> list[Report]:
+    """Simulates synthetic ``traffic`` at each offered load of ``loads`` (a list, a range
+    ``start:stop:step`` with stop included, a comma list ``0.1,0.5`` or one number; each in
+    (0, 1]) and returns one :class:`Report` per load, in order. The network and its routing
+    tables are built once. Options as :func:`run`."""
+    loads = parse_loads(loads)
     o = _core_options(options)
     reps = _core.netsim_run(
         _topology(topology),
@@ -160,7 +181,7 @@ def run(
         drain=o["_drain"],
         **_engine_kwargs(o),
     )
-    return reps[0] if single else reps
+    return [Report.from_dict(r) for r in reps]
 
 
 def exchange(
@@ -172,18 +193,19 @@ def exchange(
     message: str | int | None = None,
     order: str = "interleaved",
     **options: Any,
-) -> dict:
+) -> Report:
     """Simulates one exchange to completion: ``a2a`` (every node sends ``message``, default
     7.5 KB, to every other; ``order`` ``interleaved`` packets over a random destination order,
     or ``sequential`` whole messages) or ``nn`` (3-D torus ``dims``, default the largest that
     fits, ``message`` default 512 KB to each of 6 neighbours). Reports ``completion_ns`` and
-    ``effective_throughput`` (data per node / completion time / injection bandwidth)."""
+    ``effective_throughput`` (data per node / completion time / injection bandwidth) in its
+    :class:`Report`."""
     if order not in ("interleaved", "sequential"):
         raise NetworkError(f"invalid order '{order}': accepted: interleaved, sequential")
     if isinstance(dims, str):
         dims = _parse_dims(dims)
     o = _core_options(options)
-    return _core.netsim_exchange(
+    rep = _core.netsim_exchange(
         _topology(topology),
         routing,
         pattern,
@@ -192,6 +214,7 @@ def exchange(
         interleave=order == "interleaved",
         **_engine_kwargs(o),
     )
+    return Report.from_dict(rep)
 
 
 def _parse_dims(text: str) -> tuple[int, int, int]:
@@ -282,7 +305,7 @@ def grid(
     ]
 
 
-def run_point(point: Point) -> dict:
+def run_point(point: Point) -> Report:
     """Runs one sweep point (in whatever process calls it)."""
     opts = dict(point.options)
     if point.exchange is not None:

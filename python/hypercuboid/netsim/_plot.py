@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hypercuboid.errors import NetworkError
+from hypercuboid.netsim._report import Report
 
 
 def _pyplot():
@@ -18,15 +19,15 @@ def _pyplot():
     return plt
 
 
-def plot(results: Iterable[dict], path: str | Path, *, title: str | None = None) -> Path:
+def plot(results: Iterable[Report], path: str | Path, *, title: str | None = None) -> Path:
     """Throughput vs offered load and average latency vs offered load, one row per traffic
     pattern, one line per (topology, routing): the seed's Fig. 6-12. Writes ``path`` (PNG,
     SVG or PDF by extension)."""
-    rows: dict[str, dict[tuple[str, str], list[dict]]] = defaultdict(lambda: defaultdict(list))
+    rows: dict[str, dict[tuple[str, str], list[Report]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
-        if "effective_throughput" in r:
+        if r.effective_throughput is not None:  # an exchange
             continue
-        rows[r["traffic"]][(r["topology"], r["routing"])].append(r)
+        rows[r.traffic][(r.topology, r.routing)].append(r)
     if not rows:
         raise NetworkError("nothing to plot: no synthetic load points in the results")
     plt = _pyplot()
@@ -37,12 +38,12 @@ def plot(results: Iterable[dict], path: str | Path, *, title: str | None = None)
     for i, (traffic, series) in enumerate(rows.items()):
         ax_t, ax_l = axes[i]
         for (topo, routing), pts in series.items():
-            pts = sorted(pts, key=lambda r: r["offered"])
-            x = [100 * r["offered"] for r in pts]
+            pts = sorted(pts, key=lambda r: r.offered)
+            x = [100 * r.offered for r in pts]
             label = routing if len(topologies) == 1 else f"{topo} {routing}"
             mk = markers[topologies.index(topo) % len(markers)]
-            ax_t.plot(x, [100 * r["accepted"] for r in pts], marker=mk, ms=4, label=label)
-            ax_l.plot(x, [r["latency_avg_ns"] for r in pts], marker=mk, ms=4, label=label)
+            ax_t.plot(x, [100 * r.accepted for r in pts], marker=mk, ms=4, label=label)
+            ax_l.plot(x, [r.latency_avg_ns for r in pts], marker=mk, ms=4, label=label)
         ax_t.plot([0, 100], [0, 100], color="#BBBBBB", ls="--", lw=0.8, zorder=0)
         ax_t.set_xlim(0, 100)
         ax_t.set_ylim(0, 100)
@@ -66,30 +67,31 @@ def plot(results: Iterable[dict], path: str | Path, *, title: str | None = None)
     return path
 
 
-def plot_exchange(results: Iterable[dict], path: str | Path, *, title: str | None = None) -> Path:
+def plot_exchange(results: Iterable[Report], path: str | Path, *, title: str | None = None) -> Path:
     """Effective throughput of exchanges as grouped bars, one group per topology and one bar
     per routing: the seed's Fig. 13 and 14."""
-    res = [r for r in results if "effective_throughput" in r]
+    res = [r for r in results if r.effective_throughput is not None]
     if not res:
         raise NetworkError("nothing to plot: no exchange results")
     plt = _pyplot()
-    topologies = list(dict.fromkeys(r["topology"] for r in res))
-    routings = list(dict.fromkeys(r["routing"] for r in res))
+    topologies = list(dict.fromkeys(r.topology for r in res))
+    routings = list(dict.fromkeys(r.routing for r in res))
     width = 0.8 / len(routings)
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(topologies), 3.6))
     for j, routing in enumerate(routings):
         xs, ys = [], []
         for i, topo in enumerate(topologies):
             for r in res:
-                if r["topology"] == topo and r["routing"] == routing:
+                if r.topology == topo and r.routing == routing:
+                    assert r.effective_throughput is not None  # res holds exchanges only
                     xs.append(i + (j - (len(routings) - 1) / 2) * width)
-                    ys.append(100 * r["effective_throughput"])
+                    ys.append(100 * r.effective_throughput)
         bars = ax.bar(xs, ys, width, label=routing)
         ax.bar_label(bars, fmt="%.0f", fontsize=7)
     ax.set_xticks(range(len(topologies)), topologies, fontsize=8)
     ax.set_ylim(0, 110)
     ax.set_ylabel("effective throughput (%)")
-    patterns = sorted({r["traffic"] for r in res})
+    patterns = sorted({r.traffic for r in res})
     ax.set_title(title or f"{', '.join(patterns)} exchange")
     ax.legend(fontsize=7, ncols=len(routings))
     ax.grid(True, axis="y", alpha=0.3)

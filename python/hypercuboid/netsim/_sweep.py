@@ -18,6 +18,7 @@ from typing import Any
 
 from hypercuboid.errors import NetworkError
 from hypercuboid.netsim._api import Point, run_point
+from hypercuboid.netsim._report import Report
 
 #: Environment variables through which MPI launchers announce the job size.
 _MPI_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE")
@@ -48,10 +49,10 @@ def executor_kind(jobs: int | None = None, npoints: int = 2, executor: str = "au
 def _collect(
     ex: Executor,
     points: Sequence[Point],
-    progress: Callable[[int, int, Point, dict], Any] | None,
-) -> list[dict]:
+    progress: Callable[[int, int, Point, Report], Any] | None,
+) -> list[Report]:
     futures = {ex.submit(run_point, p): i for i, p in enumerate(points)}
-    out: list[dict | None] = [None] * len(points)
+    out: list[Report | None] = [None] * len(points)
     pending = set(futures)
     done_count = 0
     while pending:
@@ -70,9 +71,9 @@ def sweep(
     *,
     jobs: int | None = None,
     executor: str = "auto",
-    progress: Callable[[int, int, Point, dict], Any] | None = None,
-) -> list[dict] | None:
-    """Runs every point and returns their reports in order.
+    progress: Callable[[int, int, Point, Report], Any] | None = None,
+) -> list[Report] | None:
+    """Runs every point and returns their reports (:class:`Report`) in order.
 
     ``executor``: ``auto`` (MPI ranks when launched by mpiexec with several ranks, else
     ``jobs`` local processes, default the CPU count, or in-process for one job or one point),
