@@ -378,3 +378,25 @@ def test_dict_style_access_is_deprecated():
         r["dims"]  # an nn exchange's field: the dict had no such key
     with pytest.raises(TypeError, match="^a Report is not iterable"):
         list(r)
+
+
+def test_defaults_are_the_cores():
+    core = hc._core.DEFAULTS["netsim"]
+    assert core == {
+        "seed": 1,
+        "warmup_ps": 20_000_000,
+        "duration_ps": 200_000_000,
+        "drain": False,
+        "packet_bytes": 256,
+        "buffer_bytes": 102_400,
+        "switch_latency_ps": 100_000,
+        "watchdog_ps": 50_000_000,
+        "top_links": 10,
+        "links": False,
+        "threads": 0,
+    }
+    d = netsim.DEFAULTS
+    assert (d["warmup"], d["duration"], d["buffer"]) == ("20us", "200us", "100KiB")
+    assert netsim.parse_time(d["switch_latency"]) == core["switch_latency_ps"]
+    assert netsim.parse_size(d["buffer"]) == core["buffer_bytes"]
+    assert netsim.parse_time(d["watchdog"]) == core["watchdog_ps"]

@@ -48,3 +48,9 @@ def format_size(nbytes: int) -> str:
 
 
 __all__ = ["format_size", "parse_bandwidth", "parse_size", "parse_time", "parse_time_f64"]
+
+
+def format_time_exact(ps: int) -> str:
+    """Whole picoseconds in the largest unit that holds them exactly, as specs are written:
+    ``format_time_exact(20_000_000) == "20us"``; :func:`parse_time` reads it back."""
+    return _core.format_time_exact(ps)

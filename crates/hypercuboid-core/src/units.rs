@@ -306,6 +306,26 @@ pub fn parse_time(text: &str) -> Result<Time, UnitError> {
     Ok(rounded as Time)
 }
 
+/// Formats whole picoseconds with the largest unit that represents them exactly (`1us`,
+/// `1500ns`, `400ps`, `0`), which [`parse_time`] reads back to the same number: the form specs
+/// and defaults are written in.
+pub fn format_time_exact(t: Time) -> String {
+    if t == 0 {
+        return "0".into();
+    }
+    for (unit, scale) in [
+        ("s", 1_000_000_000_000u64),
+        ("ms", 1_000_000_000),
+        ("us", 1_000_000),
+        ("ns", 1_000),
+    ] {
+        if t % scale == 0 {
+            return format!("{}{unit}", t / scale);
+        }
+    }
+    format!("{t}ps")
+}
+
 /// Formats a time for people: `1.5 us`, `640 ns`, `12.000 ms`.
 pub fn format_time(t: Time) -> String {
     let ns = to_ns(t);
@@ -446,6 +466,20 @@ mod tests {
         assert_eq!(per_byte(8, 400.0), 3200);
         assert_eq!(per_byte(0, 400.0), 0);
         assert_eq!(per_byte(3, 0.5), 2);
+    }
+
+    #[test]
+    fn formats_exactly() {
+        for (t, text) in [
+            (0, "0"),
+            (400, "400ps"),
+            (1_500_000, "1500ns"),
+            (20_000_000, "20us"),
+        ] {
+            assert_eq!(format_time_exact(t), text);
+            assert_eq!(parse_time(text).unwrap(), t);
+        }
+        assert_eq!(format_time_exact(2_000_000_000_000), "2s");
     }
 
     #[test]

@@ -5,12 +5,16 @@ use hypercuboid_core::collectives::allreduce;
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     RankOptions, DEFAULT_MAX_SCHEDULES,
 };
+use hypercuboid_core::network::packet::{DEFAULT_DURATION, DEFAULT_TOP_LINKS, DEFAULT_WARMUP};
+use hypercuboid_core::network::NetParams;
 use hypercuboid_core::schedule::verify::VerifyOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// `DEFAULTS[section][name]`: `allreduce` (`count`, `dtype`, `op`), `verify` (`eager_limit`,
-/// `semantics`, `max_problems`), `tune` (`top`, `pool`, `max_schedules`).
+/// `semantics`, `max_problems`), `tune` (`top`, `pool`, `max_schedules`), `netsim` (`seed`,
+/// `warmup_ps`, `duration_ps`, `drain`, `packet_bytes`, `buffer_bytes`, `switch_latency_ps`,
+/// `watchdog_ps`, `top_links`, `links`, `threads`).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let d = PyDict::new(py);
@@ -31,6 +35,20 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     t.set_item("pool", r.pool)?;
     t.set_item("max_schedules", DEFAULT_MAX_SCHEDULES)?;
     d.set_item("tune", t)?;
+    let p = NetParams::default();
+    let n = PyDict::new(py);
+    n.set_item("seed", p.seed)?;
+    n.set_item("warmup_ps", DEFAULT_WARMUP)?;
+    n.set_item("duration_ps", DEFAULT_DURATION)?;
+    n.set_item("drain", false)?;
+    n.set_item("packet_bytes", p.packet_bytes)?;
+    n.set_item("buffer_bytes", p.buffer_bytes)?;
+    n.set_item("switch_latency_ps", p.switch_latency)?;
+    n.set_item("watchdog_ps", p.watchdog)?;
+    n.set_item("top_links", DEFAULT_TOP_LINKS)?;
+    n.set_item("links", false)?;
+    n.set_item("threads", p.threads)?;
+    d.set_item("netsim", n)?;
     m.add("DEFAULTS", d)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 use crate::errors::{error, PyResultExt};
 use crate::spec::forms;
 use crate::topology::PyTopology;
+use hypercuboid_core::network::packet::{DEFAULT_DURATION, DEFAULT_TOP_LINKS, DEFAULT_WARMUP};
 use hypercuboid_core::network::{
     self as net, cdg, ExchangeSpec, NetParams, Network, Report, Routes, RoutingSpec, Synthetic,
     TrafficSpec, Workload,
@@ -112,7 +113,24 @@ fn report_dict<'py>(
 /// Runs synthetic traffic at each load; returns one report dict per load.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (topology, routing, traffic, loads, *, seed=1, warmup_ps=20_000_000, duration_ps=200_000_000, drain=false, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false, threads=0))]
+#[pyo3(signature = (
+    topology,
+    routing,
+    traffic,
+    loads,
+    *,
+    seed = NetParams::default().seed,
+    warmup_ps = DEFAULT_WARMUP,
+    duration_ps = DEFAULT_DURATION,
+    drain = false,
+    packet_bytes = NetParams::default().packet_bytes,
+    buffer_bytes = NetParams::default().buffer_bytes,
+    switch_latency_ps = NetParams::default().switch_latency,
+    watchdog_ps = NetParams::default().watchdog,
+    top_links = DEFAULT_TOP_LINKS,
+    links = false,
+    threads = NetParams::default().threads,
+))]
 fn netsim_run<'py>(
     py: Python<'py>,
     topology: &PyTopology,
@@ -174,7 +192,23 @@ fn netsim_run<'py>(
 /// Runs an exchange (`a2a` or `nn`) to completion; returns its report dict.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (topology, routing, pattern, *, dims=None, message_bytes=None, interleave=true, seed=1, packet_bytes=256, buffer_bytes=102_400, switch_latency_ps=100_000, watchdog_ps=50_000_000, top_links=10, links=false, threads=0))]
+#[pyo3(signature = (
+    topology,
+    routing,
+    pattern,
+    *,
+    dims = None,
+    message_bytes = None,
+    interleave = true,
+    seed = NetParams::default().seed,
+    packet_bytes = NetParams::default().packet_bytes,
+    buffer_bytes = NetParams::default().buffer_bytes,
+    switch_latency_ps = NetParams::default().switch_latency,
+    watchdog_ps = NetParams::default().watchdog,
+    top_links = DEFAULT_TOP_LINKS,
+    links = false,
+    threads = NetParams::default().threads,
+))]
 fn netsim_exchange<'py>(
     py: Python<'py>,
     topology: &PyTopology,
@@ -280,7 +314,7 @@ fn netsim_cdg<'py>(
 /// The destination of every endpoint under a synthetic pattern (-1 for uniform traffic,
 /// which has none fixed).
 #[pyfunction]
-#[pyo3(signature = (topology, traffic, *, seed=1))]
+#[pyo3(signature = (topology, traffic, *, seed = NetParams::default().seed))]
 fn netsim_pattern(
     py: Python<'_>,
     topology: &PyTopology,
@@ -335,7 +369,13 @@ fn netsim_fit_torus(n: u64) -> Option<[u32; 3]> {
 
 /// Zero-load latency (ps) of a path of `hops` router hops with the links of endpoint 0.
 #[pyfunction]
-#[pyo3(signature = (topology, hops, *, packet_bytes=256, switch_latency_ps=100_000))]
+#[pyo3(signature = (
+    topology,
+    hops,
+    *,
+    packet_bytes = NetParams::default().packet_bytes,
+    switch_latency_ps = NetParams::default().switch_latency,
+))]
 fn netsim_zero_load_latency(
     topology: &PyTopology,
     hops: u32,

@@ -30,6 +30,13 @@ fn parse_bandwidth(text: &str) -> PyResult<f64> {
     units::parse_bandwidth(text).py()
 }
 
+/// Whole picoseconds in the largest unit that holds them exactly (`20us`, `1500ns`, `400ps`),
+/// as specs and defaults are written.
+#[pyfunction]
+fn format_time_exact(ps: u64) -> String {
+    units::format_time_exact(ps)
+}
+
 /// A byte count in the largest binary unit that holds it exactly (`100KiB`, `256B`).
 #[pyfunction]
 fn format_size(bytes: u64) -> String {
@@ -43,5 +50,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bandwidth, m)?)?;
     m.add_function(wrap_pyfunction!(format_size, m)?)?;
+    m.add_function(wrap_pyfunction!(format_time_exact, m)?)?;
     Ok(())
 }

@@ -12,6 +12,7 @@ import click
 
 from hypercuboid import _core
 from hypercuboid.cli.common import echo_json, refuse_overwrite
+from hypercuboid.netsim._api import DEFAULTS
 
 if TYPE_CHECKING:
     from hypercuboid.netsim import Report
@@ -56,22 +57,32 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 def _router_options(f: Callable) -> Callable:
     opts = [
-        click.option("--seed", type=int, default=1, show_default=True, help="Random seed."),
+        click.option(
+            "--seed", type=int, default=DEFAULTS["seed"], show_default=True, help="Random seed."
+        ),
         click.option(
             "--buffer",
-            default="100KB",
+            default=DEFAULTS["buffer"],
             show_default=True,
             help="Buffer per port per direction (split over the VCs).",
         ),
         click.option(
-            "--packet", "packet_bytes", type=int, default=256, show_default=True, help="Bytes."
+            "--packet",
+            "packet_bytes",
+            type=int,
+            default=DEFAULTS["packet_bytes"],
+            show_default=True,
+            help="Bytes.",
         ),
         click.option(
-            "--switch-latency", default="100ns", show_default=True, help="Switch traversal."
+            "--switch-latency",
+            default=DEFAULTS["switch_latency"],
+            show_default=True,
+            help="Switch traversal.",
         ),
         click.option(
             "--watchdog",
-            default="50us",
+            default=DEFAULTS["watchdog"],
             show_default=True,
             help="Simulated time without a delivery after which to look for a deadlock.",
         ),
@@ -289,8 +300,12 @@ _routing_option = click.option(
     show_default=True,
     help="Offered load(s) in (0, 1]: one value, a list 0.1,0.5 or a range start:stop:step.",
 )
-@click.option("--warmup", default="20us", show_default=True, help="Warm-up before measuring.")
-@click.option("--time", "duration", default="200us", show_default=True, help="Simulated time.")
+@click.option(
+    "--warmup", default=DEFAULTS["warmup"], show_default=True, help="Warm-up before measuring."
+)
+@click.option(
+    "--time", "duration", default=DEFAULTS["duration"], show_default=True, help="Simulated time."
+)
 @click.option("--drain", is_flag=True, help="After --time, run until every packet is delivered.")
 @click.option("--plot", "plot_path", default=None, help="Draw throughput and latency vs load.")
 @_router_options

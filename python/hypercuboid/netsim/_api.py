@@ -12,20 +12,23 @@ from hypercuboid.errors import NetworkError, UnitError
 from hypercuboid.netsim._report import Report
 from hypercuboid.topology import Topology, generate
 
-#: Defaults of the simulator: the seed's section 4.1 (100 KB = 102 400 B per port and
-#: direction, 256 B packets, 100 ns switch traversal; windows of 20 us warm-up and 200 us).
+_CORE = _core.DEFAULTS["netsim"]
+
+#: Defaults of the simulator, the core's (the seed's section 4.1: 100 KiB = 102 400 B per port
+#: and direction, 256 B packets, 100 ns switch traversal; windows of 20 us warm-up and 200 us),
+#: written as the options take them.
 DEFAULTS: dict[str, Any] = {
-    "seed": 1,
-    "warmup": "20us",
-    "duration": "200us",
-    "drain": False,
-    "packet_bytes": 256,
-    "buffer": "100KB",
-    "switch_latency": "100ns",
-    "watchdog": "50us",
-    "top_links": 10,
-    "links": False,
-    "threads": 0,
+    "seed": _CORE["seed"],
+    "warmup": units.format_time_exact(_CORE["warmup_ps"]),
+    "duration": units.format_time_exact(_CORE["duration_ps"]),
+    "drain": _CORE["drain"],
+    "packet_bytes": _CORE["packet_bytes"],
+    "buffer": units.format_size(_CORE["buffer_bytes"]),
+    "switch_latency": units.format_time_exact(_CORE["switch_latency_ps"]),
+    "watchdog": units.format_time_exact(_CORE["watchdog_ps"]),
+    "top_links": _CORE["top_links"],
+    "links": _CORE["links"],
+    "threads": _CORE["threads"],
 }
 
 

@@ -5,7 +5,7 @@
 use super::error::ModelError;
 use super::{LogGopsModel, PostalModel};
 use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
-use crate::units::Time;
+use crate::units::{format_time_exact, Time};
 use std::fmt;
 
 /// One cost model a spec string may name: what it accepts and how its spec is read.
@@ -193,25 +193,6 @@ pub fn parse_model(text: &str) -> Result<ModelSpec, ModelError> {
     Ok((entry.build)(&s)?)
 }
 
-/// Formats whole picoseconds with the largest unit that represents them exactly (`1us`,
-/// `1500ns`, `400ps`, `0`).
-pub(crate) fn fmt_time(t: Time) -> String {
-    if t == 0 {
-        return "0".into();
-    }
-    for (unit, scale) in [
-        ("s", 1_000_000_000_000u64),
-        ("ms", 1_000_000_000),
-        ("us", 1_000_000),
-        ("ns", 1_000),
-    ] {
-        if t % scale == 0 {
-            return format!("{}{unit}", t / scale);
-        }
-    }
-    format!("{t}ps")
-}
-
 /// Formats picoseconds (possibly fractional) so that [`crate::units::parse_time_f64`] reads
 /// back the same `f64`: whole nanoseconds as `ns`, anything else as `ps` in the shortest exact
 /// decimal.
@@ -220,7 +201,7 @@ pub(crate) fn fmt_rate(ps: f64) -> String {
         return "0".into();
     }
     if ps.fract() == 0.0 && ps < 9.0e15 {
-        return fmt_time(ps as u64);
+        return format_time_exact(ps as u64);
     }
     format!("{ps}ps")
 }
@@ -232,31 +213,31 @@ impl fmt::Display for ModelSpec {
             ModelSpec::Postal(m) => write!(
                 f,
                 "{name}:alpha={},beta={},gamma={},delta={}",
-                fmt_time(m.alpha_r),
+                format_time_exact(m.alpha_r),
                 fmt_rate(m.beta),
                 fmt_rate(m.gamma),
-                fmt_time(m.delta)
+                format_time_exact(m.delta)
             ),
             ModelSpec::Pipelined(m) => write!(
                 f,
                 "{name}:alpha_p={},alpha_r={},beta={},gamma={},delta={}",
-                fmt_time(m.alpha_p),
-                fmt_time(m.alpha_r),
+                format_time_exact(m.alpha_p),
+                format_time_exact(m.alpha_r),
                 fmt_rate(m.beta),
                 fmt_rate(m.gamma),
-                fmt_time(m.delta)
+                format_time_exact(m.delta)
             ),
             ModelSpec::LogGops(m) => write!(
                 f,
                 "{name}:L={},o={},g={},G={},O={},S={},gamma={},delta={}",
-                fmt_time(m.latency),
-                fmt_time(m.overhead),
-                fmt_time(m.gap),
+                format_time_exact(m.latency),
+                format_time_exact(m.overhead),
+                format_time_exact(m.gap),
                 fmt_rate(m.gap_per_byte),
                 fmt_rate(m.overhead_per_byte),
                 m.eager_limit,
                 fmt_rate(m.gamma),
-                fmt_time(m.delta)
+                format_time_exact(m.delta)
             ),
         }
     }

@@ -141,6 +141,13 @@ impl NetParams {
     }
 }
 
+/// Start of the measurement window of synthetic traffic by default (the seed's 20 µs).
+pub const DEFAULT_WARMUP: Time = units::us(20);
+/// Simulated time of synthetic traffic by default (the seed's 200 µs).
+pub const DEFAULT_DURATION: Time = units::us(200);
+/// How many of the busiest links a report lists by default.
+pub const DEFAULT_TOP_LINKS: usize = 10;
+
 /// Synthetic traffic at an offered load.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Synthetic {
@@ -162,8 +169,8 @@ impl Synthetic {
         Synthetic {
             pattern,
             load,
-            warmup: units::us(20),
-            duration: units::us(200),
+            warmup: DEFAULT_WARMUP,
+            duration: DEFAULT_DURATION,
             drain: false,
         }
     }
