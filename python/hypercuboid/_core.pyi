@@ -2,15 +2,24 @@
 ``hypercuboid.schedule``, ``hypercuboid.topology``, ``hypercuboid.tune``, ``hypercuboid.netsim``).
 
 Times cross the boundary as integer picoseconds (``*_ps``) unless a name says otherwise.
-Errors are raised as the classes of :mod:`hypercuboid.errors`.
+Errors are raised as the classes of :mod:`hypercuboid.errors`. Defaults are written ``...``:
+their values are the core's (``DEFAULTS``), not typed again here. ``make lint`` checks these
+stubs against the module (mypy's stubtest).
 """
 
-from typing import Any
+from typing import Any, final
 
 __version__: str
 
+DEFAULTS: dict[str, dict[str, Any]]
+"""The core's defaults by section: ``allreduce`` (count, dtype, op), ``verify`` (eager_limit,
+semantics, max_problems), ``tune`` (top, pool, max_schedules), ``netsim`` (seed, warmup_ps,
+duration_ps, drain, packet_bytes, buffer_bytes, switch_latency_ps, watchdog_ps, top_links, links,
+threads)."""
+
 # -- schedules ----------------------------------------------------------------------------------
 
+@final
 class Schedule:
     """A schedule held in Rust memory."""
 
@@ -29,36 +38,37 @@ class Schedule:
     def program(self, rank: int) -> Program:
         """Rank ``rank``'s program as columns, checked against the schedule's buffers."""
     def verify(
-        self, eager_limit: int = 0, semantics: bool = True, max_problems: int = 20
+        self, eager_limit: int = ..., semantics: bool = ..., max_problems: int = ...
     ) -> dict[str, Any]:
         """``{sound, problems, problem_kinds, truncated, notes, stats, semantics, text}``."""
     def simulate(
         self,
         model: str,
-        trace: bool = False,
-        noise: str | None = None,
-        seed: int = 0,
-        chrome_trace: str | None = None,
+        trace: bool = ...,
+        noise: str | None = ...,
+        seed: int = ...,
+        chrome_trace: str | None = ...,
     ) -> dict[str, Any]:
         """``{model, completion_ps, rank_finish_ps, ops, messages, trace}``."""
-    def to_goal(self, reduce_ns_per_byte: float = 0.0) -> str: ...
+    def to_goal(self, reduce_ns_per_byte: float = ...) -> str: ...
     def to_text(self) -> str: ...
-    def write_goal(self, path: str, reduce_ns_per_byte: float = 0.0) -> None: ...
+    def write_goal(self, path: str, reduce_ns_per_byte: float = ...) -> None: ...
     def write_text(self, path: str) -> None: ...
 
 def allreduce(
-    algorithm: str, nranks: int, count: int = 1, dtype: str = "float64", op: str = "sum"
+    algorithm: str, nranks: int, count: int = ..., dtype: str = ..., op: str = ...
 ) -> Schedule: ...
 def allreduce_program(
     algorithm: str,
     nranks: int,
     rank: int,
-    count: int = 1,
-    dtype: str = "float64",
-    op: str = "sum",
+    count: int = ...,
+    dtype: str = ...,
+    op: str = ...,
 ) -> Program:
     """One rank's program, built alone (O(its own ops))."""
 
+@final
 class Program:
     """One rank's program as columns (the core's one encoding), checked by the core: per-op
     ``kind`` (codes ``OP_KINDS``), ``peer`` (-1 none or any), ``tag``, ``bytes``, ``combine``
@@ -83,8 +93,8 @@ class Program:
     @property
     def dep_columns(self) -> tuple[Any, Any, Any]:
         """``(dep_op, dep_on, dep_kind)`` NumPy arrays, sorted by op."""
-    def __getitem__(self, key: str) -> Any: ...
-    def __contains__(self, key: str) -> bool: ...
+    def __getitem__(self, key: str, /) -> Any: ...
+    def __contains__(self, key: str, /) -> bool: ...
     def __iter__(self) -> Any: ...
     def keys(self) -> list[str]: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -112,9 +122,9 @@ def allreduce_cost(
     dtype: str,
     alpha_ps: int,
     beta_ps_per_byte: float,
-    gamma_ps_per_byte: float = 0.0,
+    gamma_ps_per_byte: float = ...,
 ) -> int: ...
-def parse_schedule(text: str, name: str = "<text>") -> Schedule: ...
+def parse_schedule(text: str, name: str = ...) -> Schedule: ...
 def read_schedule(path: str) -> Schedule: ...
 def parse_model(spec: str) -> str: ...
 def parse_noise(spec: str) -> str: ...
@@ -128,34 +138,35 @@ def rm_fit(text: str, nranks: int) -> None: ...
 def rm_suggest(nranks: int) -> list[str]: ...
 def rm_enumerate(
     nranks: int,
-    factored: bool = True,
-    split: bool = True,
-    merged: bool = True,
+    factored: bool = ...,
+    split: bool = ...,
+    merged: bool = ...,
     max_schedules: int = ...,
 ) -> list[str]: ...
 def rm_count(
-    nranks: int, factored: bool = True, split: bool = True, merged: bool = True
+    nranks: int, factored: bool = ..., split: bool = ..., merged: bool = ...
 ) -> dict[str, int]: ...
-def rm_estimate(schedule: str, nranks: int, model: str, bytes: int = 0) -> int: ...
-def rm_optimal(nranks: int, model: str, bytes: int = 0) -> dict[str, Any]: ...
+def rm_estimate(schedule: str, nranks: int, model: str, bytes: int = ...) -> int: ...
+def rm_optimal(nranks: int, model: str, bytes: int = ...) -> dict[str, Any]: ...
 def b_opt(ratio: float) -> float: ...
 def b_opt_integer(ratio: float) -> int: ...
 def tune_allreduce(
     nranks: int,
     model: str,
-    count: int = 1,
-    dtype: str = "float64",
-    top: int = 10,
-    simulate: bool = False,
-    pool: int = 40,
+    count: int = ...,
+    dtype: str = ...,
+    top: int = ...,
+    simulate: bool = ...,
+    pool: int = ...,
     max_schedules: int = ...,
-    factored: bool = True,
-    split: bool = True,
-    merged: bool = True,
+    factored: bool = ...,
+    split: bool = ...,
+    merged: bool = ...,
 ) -> dict[str, Any]: ...
 
 # -- topologies ---------------------------------------------------------------------------------
 
+@final
 class Topology:
     """A topology held in Rust memory."""
 
@@ -187,14 +198,14 @@ class Topology:
     def analyze(self) -> dict[str, Any]: ...
     def distances(self) -> bytes: ...
     def refine_bisection(self, sides: list[bool]) -> dict[str, Any]: ...
-    def bisect(self, starts: int = 8, seed: int = 0) -> dict[str, Any]: ...
+    def bisect(self, starts: int = ..., seed: int = ...) -> dict[str, Any]: ...
     def to_json(self) -> str: ...
     def to_graphml(self) -> str: ...
-    def to_anynet(self, cycle_ps: int | None = None) -> str: ...
-    def to_dot(self, endpoints: bool = True) -> str: ...
+    def to_anynet(self, cycle_ps: int | None = ...) -> str: ...
+    def to_dot(self, endpoints: bool = ...) -> str: ...
 
 def topology_generate(spec: str) -> Topology: ...
-def topology_from_json(text: str, what: str = "<json>") -> Topology: ...
+def topology_from_json(text: str, what: str = ...) -> Topology: ...
 def topology_from_parts(
     name: str,
     family: str,
@@ -206,8 +217,8 @@ def topology_from_parts(
     endpoint_routers: list[int],
     endpoint_links: list[tuple[float, int]],
     links: list[tuple[int, int, float, int]],
-    router_names: list[str] | None = None,
-    endpoint_names: list[str] | None = None,
+    router_names: list[str] | None = ...,
+    endpoint_names: list[str] | None = ...,
 ) -> Topology: ...
 def topology_families() -> list[dict[str, Any]]: ...
 def topology_graphml_source(spec: str) -> tuple[str, int] | None: ...
@@ -222,41 +233,43 @@ def netsim_run(
     traffic: str,
     loads: list[float],
     *,
-    seed: int = 1,
-    warmup_ps: int = 20_000_000,
-    duration_ps: int = 200_000_000,
-    drain: bool = False,
-    packet_bytes: int = 256,
-    buffer_bytes: int = 102_400,
-    switch_latency_ps: int = 100_000,
-    watchdog_ps: int = 50_000_000,
-    top_links: int = 10,
-    links: bool = False,
+    seed: int = ...,
+    warmup_ps: int = ...,
+    duration_ps: int = ...,
+    drain: bool = ...,
+    packet_bytes: int = ...,
+    buffer_bytes: int = ...,
+    switch_latency_ps: int = ...,
+    watchdog_ps: int = ...,
+    top_links: int = ...,
+    links: bool = ...,
+    threads: int = ...,
 ) -> list[dict[str, Any]]: ...
 def netsim_exchange(
     topology: Topology,
     routing: str,
     pattern: str,
     *,
-    dims: tuple[int, int, int] | None = None,
-    message_bytes: int | None = None,
-    interleave: bool = True,
-    seed: int = 1,
-    packet_bytes: int = 256,
-    buffer_bytes: int = 102_400,
-    switch_latency_ps: int = 100_000,
-    watchdog_ps: int = 50_000_000,
-    top_links: int = 10,
-    links: bool = False,
+    dims: tuple[int, int, int] | None = ...,
+    message_bytes: int | None = ...,
+    interleave: bool = ...,
+    seed: int = ...,
+    packet_bytes: int = ...,
+    buffer_bytes: int = ...,
+    switch_latency_ps: int = ...,
+    watchdog_ps: int = ...,
+    top_links: int = ...,
+    links: bool = ...,
+    threads: int = ...,
 ) -> dict[str, Any]: ...
 def netsim_cdg(topology: Topology, routing: str) -> dict[str, Any]: ...
-def netsim_pattern(topology: Topology, traffic: str, *, seed: int = 1) -> list[int] | None: ...
+def netsim_pattern(topology: Topology, traffic: str, *, seed: int = ...) -> list[int] | None: ...
 def netsim_routing(spec: str) -> str: ...
 def netsim_traffic(spec: str) -> str: ...
 def netsim_forms() -> dict[str, list[dict[str, Any]]]: ...
 def netsim_fit_torus(n: int) -> tuple[int, int, int] | None: ...
 def netsim_zero_load_latency(
-    topology: Topology, hops: int, *, packet_bytes: int = 256, switch_latency_ps: int = 100_000
+    topology: Topology, hops: int, *, packet_bytes: int = ..., switch_latency_ps: int = ...
 ) -> int: ...
 
 # -- units (hypercuboid.units) ------------------------------------------------------------------
@@ -265,3 +278,4 @@ def parse_time_f64(text: str) -> float: ...
 def parse_size(text: str) -> int: ...
 def parse_bandwidth(text: str) -> float: ...
 def format_size(bytes: int) -> str: ...
+def format_time_exact(ps: int) -> str: ...
