@@ -15,43 +15,9 @@ import hypercuboid as hc
 import pytest
 from hypercuboid import NetworkError, netsim
 from hypercuboid.topology import generate
+from netsim_keys import REPORT_KEYS
 
 SHORT = {"duration": "20us", "warmup": "5us"}
-
-#: The keys of a synthetic run's JSON, in order: what the report dict of the binding had and
-#: ``hypercuboid netsim run --json`` printed before reports became objects.
-REPORT_KEYS = [
-    "topology",
-    "routing",
-    "vc_scheme",
-    "vcs",
-    "traffic",
-    "offered",
-    "generated",
-    "accepted",
-    "latency_avg_ns",
-    "latency_p50_ns",
-    "latency_p99_ns",
-    "latency_min_ns",
-    "latency_max_ns",
-    "hops_avg",
-    "hop_histogram",
-    "indirect_fraction",
-    "delivered",
-    "generated_packets",
-    "injected_total",
-    "delivered_total",
-    "in_flight",
-    "source_queued",
-    "window_ns",
-    "end_ns",
-    "events",
-    "wall_seconds",
-    "threads",
-    "packets_per_second",
-    "link_utilisation",
-    "top_links",
-]
 
 
 def test_report_fields_and_offered_load():

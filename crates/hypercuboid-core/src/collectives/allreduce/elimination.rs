@@ -42,7 +42,7 @@ use super::{floor_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::spec::{Form, Positional};
 
 /// The `elimination` entry of [`super::ALGORITHMS`].
@@ -63,23 +63,9 @@ pub static ENTRY: Entry<Allreduce> = Entry {
         formula: "recursive doubling's K(α + nβ + nγ) for N = 2^K; exact",
         time: |_, spec, m| super::cost::elimination(spec, m),
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "N a power of two, or 3",
-            holds: |_, n| n.is_power_of_two() || n == 3,
-        },
-    ],
+    guarantees: &super::one_expression("N a power of two, or 3", |_, n| {
+        n.is_power_of_two() || n == 3
+    }),
     examples: &["elimination"],
 };
 

@@ -50,7 +50,7 @@ pub mod tree;
 
 pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
-use super::registry::{self, Context, Entry, Family};
+use super::registry::{self, Context, Entry, Family, Guarantee, Property};
 use crate::schedule::{
     Dtype, Meta, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
 };
@@ -200,6 +200,34 @@ impl Family for Allreduce {
         problem.meta(alg)
     }
 }
+
+/// The guarantees of an algorithm whose ranks all evaluate one expression, in rank order where
+/// `rank_order` holds (`when` says where in words).
+const fn one_expression(
+    when: &'static str,
+    rank_order: fn(&Algorithm, u32) -> bool,
+) -> [Guarantee<Allreduce>; 3] {
+    [
+        Guarantee {
+            property: Property::SameBitsCommutative,
+            when: "always",
+            holds: registry::always,
+        },
+        Guarantee {
+            property: Property::SameExpression,
+            when: "always",
+            holds: registry::always,
+        },
+        Guarantee {
+            property: Property::RankOrder,
+            when,
+            holds: rank_order,
+        },
+    ]
+}
+
+/// The guarantees of an algorithm whose ranks all evaluate `x₀ ⊕ x₁ ⊕ … ⊕ x_{N−1}`.
+const IN_RANK_ORDER: [Guarantee<Allreduce>; 3] = one_expression("always", registry::always);
 
 /// [`Entry::prepare`] of the algorithms that need nothing beyond the spec.
 fn plain(_: &Algorithm, _: &AllreduceSpec, _: &Context<'_>) -> Result<Prepared, ScheduleError> {

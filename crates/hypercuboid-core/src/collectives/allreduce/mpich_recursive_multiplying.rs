@@ -36,7 +36,7 @@
 //! but not in rank order.
 
 use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
-use crate::collectives::registry::{always, Context, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Context, Cost, Entry, Needs};
 use crate::schedule::{Combine, OpId, Program, Rank, ScheduleError, Slot};
 use crate::spec::{Form, Key, Positional, Spec};
 
@@ -73,23 +73,10 @@ pub static ENTRY: Entry<Allreduce> = Entry {
             super::cost::mpich_recursive_multiplying(*k, spec, m)
         },
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "N a power of k",
-            holds: |a, n| matches!(a, Algorithm::MpichRecursiveMultiplying { k } if is_power_of(n, *k)),
-        },
-    ],
+    guarantees: &super::one_expression(
+        "N a power of k",
+        |a, n| matches!(a, Algorithm::MpichRecursiveMultiplying { k } if is_power_of(n, *k)),
+    ),
     examples: &[
         "mpich_recursive_multiplying",
         "mpich_recursive_multiplying:k=3",

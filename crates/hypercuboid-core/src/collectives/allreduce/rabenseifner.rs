@@ -37,7 +37,7 @@ use super::{block, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::spec::{Form, Positional};
 
 /// The `rabenseifner` entry of [`super::ALGORITHMS`].
@@ -60,23 +60,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
             "Σ_s [2(α + β·n/2^(s+1)) + γ·n/2^(s+1)] for N = 2^K and count divisible by N; exact",
         time: |_, spec, m| super::cost::rabenseifner(spec, m),
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "always",
-            holds: always,
-        },
-    ],
+    guarantees: &super::IN_RANK_ORDER,
     examples: &["rabenseifner"],
 };
 

@@ -35,7 +35,7 @@ use super::{floor_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::spec::{Form, Positional};
 
 /// The `recursive_doubling` entry of [`super::ALGORITHMS`].
@@ -56,23 +56,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
         formula: "K(α + nβ + nγ) for N = 2^K; (K + 2)(α + nβ) otherwise when γ = 0; exact",
         time: |_, spec, m| super::cost::recursive_doubling(spec, m),
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "always",
-            holds: always,
-        },
-    ],
+    guarantees: &super::IN_RANK_ORDER,
     examples: &["recursive_doubling"],
 };
 

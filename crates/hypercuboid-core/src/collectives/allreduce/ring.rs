@@ -30,7 +30,7 @@ use super::{block, tag, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::spec::{Form, Positional};
 
 /// The `ring` entry of [`super::ALGORITHMS`].
@@ -51,23 +51,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
         formula: "2(P - 1)(α + βm) + (P - 1)γm with chunks of m = n/P bytes (count divisible by P); exact",
         time: |_, spec, m| super::cost::ring(spec, m),
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "N = 1",
-            holds: |_, n| n == 1,
-        },
-    ],
+    guarantees: &super::one_expression("N = 1", |_, n| n == 1),
     examples: &["ring"],
 };
 

@@ -31,7 +31,7 @@ use super::{ceil_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{always, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::spec::{Form, Positional};
 
 /// The `tree` entry of [`super::ALGORITHMS`].
@@ -52,23 +52,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
         formula: "k(α + nβ + nγ) + k(α + nβ) for P = 2^k; recurrences over the tree for any P; exact",
         time: |_, spec, m| super::cost::tree(spec, m),
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "always",
-            holds: always,
-        },
-    ],
+    guarantees: &super::IN_RANK_ORDER,
     examples: &["tree"],
 };
 

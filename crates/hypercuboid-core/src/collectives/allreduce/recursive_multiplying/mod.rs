@@ -73,7 +73,7 @@ pub mod search;
 pub use grammar::{Plan, ScheduleString, ScheduleStringError, Stage};
 
 use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
-use crate::collectives::registry::{always, Context, Cost, Entry, Guarantee, Needs, Property};
+use crate::collectives::registry::{Context, Cost, Entry, Needs};
 use crate::schedule::{Combine, OpId, Program, Rank, ScheduleError, Slice, Slot};
 use crate::spec::{Form, Positional};
 use grammar::Level;
@@ -118,23 +118,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
             super::cost::recursive_multiplying(s, spec, m)
         },
     }),
-    guarantees: &[
-        Guarantee {
-            property: Property::SameBitsCommutative,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::SameExpression,
-            when: "always",
-            holds: always,
-        },
-        Guarantee {
-            property: Property::RankOrder,
-            when: "always",
-            holds: always,
-        },
-    ],
+    guarantees: &super::IN_RANK_ORDER,
     examples: &[
         "recursive_multiplying:a2,a3",
         "recursive_multiplying:a3,a2",

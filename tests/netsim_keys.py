@@ -1,0 +1,36 @@
+"""Shared by the netsim tests."""
+
+#: The keys of a synthetic run's JSON, in order: what the report dict of the binding had and
+#: ``hypercuboid netsim run --json`` printed before reports became objects.
+REPORT_KEYS = [
+    "topology",
+    "routing",
+    "vc_scheme",
+    "vcs",
+    "traffic",
+    "offered",
+    "generated",
+    "accepted",
+    "latency_avg_ns",
+    "latency_p50_ns",
+    "latency_p99_ns",
+    "latency_min_ns",
+    "latency_max_ns",
+    "hops_avg",
+    "hop_histogram",
+    "indirect_fraction",
+    "delivered",
+    "generated_packets",
+    "injected_total",
+    "delivered_total",
+    "in_flight",
+    "source_queued",
+    "window_ns",
+    "end_ns",
+    "events",
+    "wall_seconds",
+    "threads",
+    "packets_per_second",
+    "link_utilisation",
+    "top_links",
+]
