@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from hypercuboid import _core
 from hypercuboid.cli.common import error_message
 
 
@@ -165,8 +166,18 @@ def _with(options: list) -> Callable:
     show_default=True,
     help="Message sizes in bytes: MIN:MAX (powers of two, as OSU's -m) or a list 8,1K,1M.",
 )
-@click.option("--dtype", default="float64", show_default=True, help="Element type.")
-@click.option("--op", default="sum", show_default=True, help="sum, prod, max or min.")
+@click.option(
+    "--dtype",
+    default=_core.DEFAULTS["allreduce"]["dtype"],
+    show_default=True,
+    help="Element type: any NumPy type MPI carries (float16, complex128, ...).",
+)
+@click.option(
+    "--op",
+    default=_core.DEFAULTS["allreduce"]["op"],
+    show_default=True,
+    help="Reduction: " + ", ".join(_core.REDUCE_OPS) + ".",
+)
 @click.option(
     "--iterations",
     "-i",

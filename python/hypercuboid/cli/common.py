@@ -152,25 +152,32 @@ def _algorithm_help(collective: str) -> str:
     return f"Algorithm: {names} (see 'hypercuboid schedule list')."
 
 
+#: ``--count``: elements per rank, the core's default.
+count_option = click.option(
+    "--count",
+    "-c",
+    type=int,
+    default=_core.DEFAULTS["allreduce"]["count"],
+    show_default=True,
+    help="Elements per rank.",
+)
+
+#: ``--dtype``: the element type, the core's default and names.
+dtype_option = click.option(
+    "--dtype",
+    default=_core.DEFAULTS["allreduce"]["dtype"],
+    show_default=True,
+    help="Element type: " + ", ".join(_core.DTYPES) + ".",
+)
+
+
 def allreduce_options() -> list[Callable]:
     """Options of the ``allreduce`` generator."""
     return [
         click.option("--algorithm", "-a", required=True, help=_algorithm_help("allreduce")),
         click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
-        click.option(
-            "--count",
-            "-c",
-            type=int,
-            default=_core.DEFAULTS["allreduce"]["count"],
-            show_default=True,
-            help="Elements per rank.",
-        ),
-        click.option(
-            "--dtype",
-            default=_core.DEFAULTS["allreduce"]["dtype"],
-            show_default=True,
-            help="Element type: " + ", ".join(_core.DTYPES) + ".",
-        ),
+        count_option,
+        dtype_option,
         click.option(
             "--op",
             default=_core.DEFAULTS["allreduce"]["op"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
-from hypercuboid.cli.common import echo_json
+from hypercuboid.cli.common import count_option, dtype_option, echo_json
 
 
 @click.group()
@@ -41,17 +41,8 @@ def _elapsed(s: float) -> str:
     help="Read the model from a model file (JSON with a 'model' spec, postal or pipelined) "
     "instead of --alpha-p/--alpha-r.",
 )
-@click.option(
-    "--count",
-    "-c",
-    type=int,
-    default=_core.DEFAULTS["allreduce"]["count"],
-    show_default=True,
-    help="Elements per rank.",
-)
-@click.option(
-    "--dtype", default=_core.DEFAULTS["allreduce"]["dtype"], show_default=True, help="Element type."
-)
+@count_option
+@dtype_option
 @click.option(
     "--top",
     type=int,
