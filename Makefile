@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 EXT    := $(VENV)/.built
-RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml $(wildcard native/*.c native/*.h)
 
 .PHONY: all demo test test-rust test-python test-mpi test-mpich bench baseline lint fmt clean
 
@@ -45,13 +45,15 @@ MPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 MPI_NPS ?= 1 3 4
 
 # $(call mpi_tests,LABEL,ENV,MPIEXEC,PYTHON): pytest -m mpi tests/mpi under each of $(MPI_NPS)
-# ranks, bounded by `timeout`.
+# ranks and each runner (python: the mpi4py engine; auto: the compiled native runner wherever
+# it has a C type for the dtype, checked to load), bounded by `timeout`.
+MPI_RUNNERS ?= python auto
 define mpi_tests
-	@for n in $(MPI_NPS); do \
-	  echo "== $(1)mpiexec -n $$n pytest -m mpi tests/mpi"; \
-	  $(2) timeout -k 10 300 $(3) -n $$n \
+	@for r in $(MPI_RUNNERS); do for n in $(MPI_NPS); do \
+	  echo "== $(1)mpiexec -n $$n pytest -m mpi tests/mpi (runner $$r)"; \
+	  HYPERCUBOID_RUNNER=$$r $(2) timeout -k 10 300 $(3) -n $$n \
 	    $(4) -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
-	done
+	done; done
 endef
 
 test-mpi: $(EXT)

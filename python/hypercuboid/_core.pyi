@@ -108,7 +108,14 @@ SLOT_SCRATCH: int
 SLOT_NONE: int
 PROGRAM_COLUMNS: tuple[str, ...]
 DTYPES: dict[str, int]
+DTYPE_CODES: dict[str, int]
 REDUCE_OPS: tuple[str, ...]
+
+def c_codes_header() -> str:
+    """The codes of the program encoding as a C header (``hc_codes.h``)."""
+
+def native_sources() -> dict[str, str]:
+    """The native runner's C sources: ``hc_codes.h``, ``hc_runner.h``, ``hc_runner.c``."""
 
 def allreduce_algorithms() -> list[str]: ...
 def collectives() -> list[dict[str, Any]]:

@@ -47,8 +47,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Only rank 0 reports: the other ranks lose their terminal reporter."""
+    """Only rank 0 reports: the other ranks lose their terminal reporter. A run meant for the
+    native runner (``HYPERCUBOID_RUNNER`` auto or native) stops at once if it cannot load,
+    instead of passing on the Python runner."""
     config = session.config
+    if os.environ.get("HYPERCUBOID_RUNNER") in ("auto", "native") and _WHERE is not None:
+        from hypercuboid.mpi import native
+
+        try:
+            native.load()
+        except Exception as e:  # noqa: BLE001 - reported as the reason the session stops
+            pytest.exit(f"the native runner does not load: {e}", returncode=3)
     if _WHERE is not None and RANK != 0:
         reporter = config.pluginmanager.getplugin("terminalreporter")
         if reporter is not None:

@@ -325,20 +325,21 @@ def test_table_and_csv(tmp_path):
     from hypercuboid.mpi.report import allreduce_table, human_bytes, write_csv
 
     rows = [
-        {"algorithm": "ring", "bytes": 8, "min_us": 1.0, "p25_us": 1.5, "median_us": 2.0,
-         "p75_us": 2.5, "max_us": 30.25, "avg_us": 2.125, "busbw_GBps": 0.004, "valid": True,
+        {"algorithm": "ring", "runner": "native", "bytes": 8, "min_us": 1.0, "p25_us": 1.5,
+         "median_us": 2.0, "p75_us": 2.5, "max_us": 30.25, "avg_us": 2.125, "busbw_GBps": 0.004, "valid": True,
          "check": {"max_ulp_native": 0}},
-        {"algorithm": "native", "bytes": 1 << 20, "min_us": 100.0, "p25_us": 101.0,
-         "median_us": 102.0, "p75_us": 103.0, "max_us": 1000.0, "avg_us": 110.0,
+        {"algorithm": "native", "runner": "python", "bytes": 1 << 20, "min_us": 100.0,
+         "p25_us": 101.0, "median_us": 102.0, "p75_us": 103.0, "max_us": 1000.0, "avg_us": 110.0,
          "busbw_GBps": 9.5, "valid": False},
     ]  # fmt: skip
     rows[0]["check"]["identical_bits"] = False
     assert allreduce_table(rows).splitlines() == [
-        "algorithm  size  min us  p25 us  median us  p75 us   max us  avg us  busbw GB/s  valid"
-        "  same bits",
-        "ring       8       1.00    1.50       2.00    2.50    30.25    2.12       0.004  yes"
-        "    NO",
-        "native     1M    100.00  101.00     102.00  103.00  1000.00  110.00       9.500  NO     -",
+        "algorithm  runner  size  min us  p25 us  median us  p75 us   max us  avg us  busbw GB/s"
+        "  valid  same bits",
+        "ring       native  8       1.00    1.50       2.00    2.50    30.25    2.12       0.004"
+        "  yes    NO",
+        "native     python  1M    100.00  101.00     102.00  103.00  1000.00  110.00       9.500"
+        "  NO     -",
     ]
     assert [human_bytes(n) for n in (0, 8, 1024, 1536, 4 << 20, 1 << 30)] == [
         "0", "8", "1K", "1536", "4M", "1G",

@@ -10,6 +10,7 @@
 
 pub mod collectives;
 pub mod model;
+pub mod native;
 pub mod network;
 pub mod schedule;
 pub mod sim;

@@ -271,12 +271,30 @@ impl PyProgram {
     }
 }
 
+/// The codes of the encoding as a C header (`hc_codes.h`), for the native runner and C exports.
+#[pyfunction]
+fn c_codes_header() -> String {
+    hypercuboid_core::schedule::columns::c_codes_header()
+}
+
+/// The native runner's C sources, `{name: text}` (`hc_codes.h`, `hc_runner.h`, `hc_runner.c`).
+#[pyfunction]
+fn native_sources(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, text) in hypercuboid_core::native::sources() {
+        d.set_item(name, text)?;
+    }
+    Ok(d)
+}
+
 /// Adds the `Program` class and the codes of the encoding: `OP_KINDS` (names by code),
 /// `COMBINES`, `DEP_KINDS`, `SLOT_INPUT`, `SLOT_OUTPUT`, `SLOT_SCRATCH` (scratch k is
 /// `SLOT_SCRATCH + k`), `SLOT_NONE`, `PROGRAM_COLUMNS`, `DTYPES` (name to bytes per element)
-/// and `REDUCE_OPS`.
+/// `DTYPE_CODES` (every dtype's code, `byte` included) and `REDUCE_OPS` (names by code).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProgram>()?;
+    m.add_function(wrap_pyfunction!(c_codes_header, m)?)?;
+    m.add_function(wrap_pyfunction!(native_sources, m)?)?;
     let py = m.py();
     m.add("OP_KINDS", PyTuple::new(py, OpCode::ALL.map(|k| k.name()))?)?;
     m.add(
@@ -299,6 +317,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         }
     }
     m.add("DTYPES", dtypes)?;
+    let codes = PyDict::new(py);
+    for d in Dtype::ALL {
+        codes.set_item(d.name(), d.code())?;
+    }
+    m.add("DTYPE_CODES", codes)?;
     m.add(
         "REDUCE_OPS",
         PyTuple::new(py, ReduceOp::ALL.map(|o| o.name()))?,

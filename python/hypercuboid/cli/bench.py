@@ -204,6 +204,14 @@ def _with(options: list) -> Callable:
 @click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the input data.")
 @click.option(
+    "--runner",
+    type=click.Choice(["auto", "native", "python"]),
+    default=None,
+    help="native: schedules run by the compiled C runner, timed (with MPI_Allreduce) by a C "
+    "loop; python: the mpi4py engine and a Python loop; auto (default, or "
+    "$HYPERCUBOID_RUNNER): native where it loads.",
+)
+@click.option(
     "--plot",
     type=click.Path(dir_okay=False),
     default=None,
@@ -221,6 +229,7 @@ def bench_allreduce_cmd(
     check: bool,
     no_verify: bool,
     seed: int,
+    runner: str | None,
     plot: str | None,
     as_json: str | None,
     as_csv: str | None,
@@ -266,6 +275,7 @@ def bench_allreduce_cmd(
             verify=not no_verify,
             seed=seed,
             progress=_progress(quiet, comm),
+            runner=runner,
         ),
     )
     if comm.Get_rank() != 0:

@@ -161,21 +161,31 @@ def bench_allreduce(
     verify: bool = True,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    runner: str | None = None,
 ) -> list[dict]:
     """Times every algorithm (``native`` = the library's ``MPI_Allreduce``) at every size and
     returns one row per (size, algorithm) on rank 0 (an empty list elsewhere). Collective.
 
-    Row keys: ``algorithm, bytes, count, dtype, op, nranks, iterations, warmup, block,
+    ``runner`` (as :func:`hypercuboid.mpi.allreduce` takes it): with the native runner the
+    schedules run in C and are timed by a C loop, and the library's ``MPI_Allreduce`` is timed
+    by the same loop; with the Python runner both are timed by the Python loop of
+    :func:`time_calls`. The row's ``runner`` says which.
+
+    Row keys: ``algorithm, runner, bytes, count, dtype, op, nranks, iterations, warmup, block,
     min_us, p25_us, median_us, p75_us, max_us, avg_us`` (over all ranks' samples),
     ``algbw_GBps, busbw_GBps`` (from ``avg_us``), ``valid`` (``None`` without ``check``) and,
     with ``check``, ``check`` (the :class:`~hypercuboid.mpi.check.CheckResult` as a dict).
     """
+    from hypercuboid.mpi import native, programs
     from hypercuboid.mpi.check import check_allreduce, make_input, mpi_datatype, mpi_op
-    from hypercuboid.mpi.executor import allreduce
+    from hypercuboid.mpi.executor import allreduce, private_comm
     from hypercuboid.mpi.programs import check_dtype_op
 
     dt = np.dtype(dtype)
     check_dtype_op(dt, op)
+    runner = native.check_runner(runner)
+    in_c = native.use_native(runner, dt)
+    ran = "native" if in_c else "python"
     mop = mpi_op(op)
     mdt = mpi_datatype(dt) if "native" in algorithms else None
     if block < 1:
@@ -199,25 +209,38 @@ def bench_allreduce(
                 progress(f"{nbytes:>10} B  {alg}")
             res = None
             if check:
-                res = check_allreduce(comm, alg, count, dt, op, seed=seed + 1, verify=verify)
-            if alg == "native":
-                sb, rb = [x, mdt], [y, mdt]
-
-                def fn(sb=sb, rb=rb) -> None:
-                    comm.Allreduce(sb, rb, mop)
-
+                res = check_allreduce(
+                    comm, alg, count, dt, op, seed=seed + 1, verify=verify, runner=ran
+                )
+            if in_c and alg == "native":
+                samples = native.time_library_allreduce(comm, x, y, op, iters, warm, block)
+            elif in_c:
+                prog = programs.program_for(alg, size, rank, count, dt, op, verify)
+                bound = native.NativeBound(prog, x, y, op)
+                try:
+                    samples = bound.time(private_comm(comm), iters, warm, block)
+                finally:
+                    bound.free()
             else:
+                if alg == "native":
+                    sb, rb = [x, mdt], [y, mdt]
 
-                def fn(alg=alg, x=x, y=y) -> None:
-                    allreduce(comm, x, y, alg, op=op, verify=verify)
+                    def fn(sb=sb, rb=rb) -> None:
+                        comm.Allreduce(sb, rb, mop)
 
-            samples = time_calls(comm, fn, iters, warm, block)
+                else:
+
+                    def fn(alg=alg, x=x, y=y) -> None:
+                        allreduce(comm, x, y, alg, op=op, verify=verify, runner="python")
+
+                samples = time_calls(comm, fn, iters, warm, block)
             allsamples = _gather_samples(comm, samples)
             if rank == 0:
                 st = summarize(allsamples)
                 alg_bw, bus_bw = bus_bandwidth(nbytes, st["avg_us"] * 1e-6, size)
                 row = {
                     "algorithm": alg,
+                    "runner": ran,
                     "bytes": nbytes,
                     "count": count,
                     "dtype": dt.name,

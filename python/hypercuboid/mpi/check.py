@@ -224,9 +224,11 @@ def check_allreduce(
     *,
     seed: int = 0,
     verify: bool = True,
+    runner: str | None = None,
 ) -> CheckResult:
-    """Runs ``algorithm`` (a hypercuboid allreduce, or ``native`` for ``MPI_Allreduce``) once on
-    inputs made by :func:`make_input` and compares it as the module says. Collective."""
+    """Runs ``algorithm`` (a hypercuboid allreduce on ``runner``, or ``native`` for
+    ``MPI_Allreduce``) once on inputs made by :func:`make_input` and compares it as the module
+    says. Collective."""
     from mpi4py import MPI
 
     from hypercuboid.mpi.executor import allreduce
@@ -239,7 +241,7 @@ def check_allreduce(
     if algorithm == "native":
         native_allreduce(comm, x, ours, op)
     else:
-        allreduce(comm, x, ours, algorithm, op=op, verify=verify)
+        allreduce(comm, x, ours, algorithm, op=op, verify=verify, runner=runner)
     nat: np.ndarray | None = np.zeros_like(x)
     native_error = None
     try:

@@ -376,6 +376,10 @@ class Bound:
         self._comm = comm
         return ops
 
+    def run(self, comm: Any, timeout: float | None = None) -> None:
+        """Runs the bound program once on ``comm`` (see :func:`run`)."""
+        run(comm, self, timeout)
+
     def free(self) -> None:
         """Frees the persistent requests (they are made again on the next run)."""
         reqs, self._requests, self._comm, self.ops = self._requests, [], None, []

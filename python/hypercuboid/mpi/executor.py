@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from hypercuboid import _core
 from hypercuboid.errors import MPIError, ScheduleError
-from hypercuboid.mpi import engine, programs
+from hypercuboid.mpi import engine, native, programs
 from hypercuboid.mpi.programs import check_dtype_op, plan_for
 
 #: The allreduce defaults of the core (element type, operator).
@@ -75,17 +76,24 @@ _last: tuple | None = None
 
 
 def _bind(
-    plan: engine.Plan, sendbuf: Any, recvbuf: np.ndarray, ufunc: np.ufunc | None, inplace: bool
-) -> engine.Bound:
-    key = (id(sendbuf), id(recvbuf), ufunc)
-    cache = _bindings.setdefault(id(plan), [])
+    source: Any,
+    sendbuf: Any,
+    recvbuf: np.ndarray,
+    op: str | None,
+    inplace: bool,
+    make: Callable[[Any, np.ndarray, np.ndarray], Any],
+) -> Any:
+    """The bound program of ``source`` (a Python plan or a core program) on these buffers, from
+    the cache or made by ``make(source, inbuf, outbuf)``."""
+    key = (id(sendbuf), id(recvbuf), op)
+    cache = _bindings.setdefault(id(source), [])
     for b in cache:
-        if b.key == key and b.refs[0] is plan:
+        if b.key == key and b.refs[0] is source:
             return b.bound
     out = recvbuf.reshape(-1)
     inp = np.empty_like(out) if inplace else sendbuf.reshape(-1)
-    bound = engine.Bound(plan, inp, out, ufunc)
-    cache.insert(0, _Binding(key, bound, (plan, sendbuf, recvbuf)))
+    bound = make(source, inp, out)
+    cache.insert(0, _Binding(key, bound, (source, sendbuf, recvbuf)))
     del cache[_MAX_BOUND:]
     if len(_bindings) > 256:
         _bindings.clear()
@@ -109,6 +117,7 @@ def allreduce(
     verify: bool = True,
     abort: bool = True,
     timeout: float | None = None,
+    runner: str | None = None,
 ) -> np.ndarray:
     """Allreduce with a hypercuboid schedule, run with non-blocking point-to-point calls.
 
@@ -124,6 +133,11 @@ def allreduce(
     prints the rank and the op and aborts the job (``abort=False``: raises
     :class:`~hypercuboid.errors.MPIError` instead); ``timeout`` (seconds) turns a wait that
     never ends into such a failure.
+
+    ``runner``: ``native`` (the compiled C runner, :mod:`hypercuboid.mpi.native`), ``python``
+    (the mpi4py engine), ``auto`` (native when it loads and has a C type for the dtype, else
+    Python), or None: ``$HYPERCUBOID_RUNNER`` when set, else ``auto``. Both runners run the
+    same program in the same order and give the same bits.
     """
     global _last
     last = _last
@@ -137,10 +151,11 @@ def allreduce(
         and last[5] == verify
         and last[6] == programs.generation
         and recvbuf.dtype == last[7]
+        and last[10] == runner
     ):
         # the same call as the last one (a benchmark loop): nothing to check or look up
         try:
-            engine.run(last[8], last[9], timeout)
+            last[9].run(last[8], timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"allreduce '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
         return recvbuf
@@ -170,16 +185,26 @@ def allreduce(
     ufunc = check_dtype_op(out.dtype, op)
     size = comm.Get_size()
     rank = comm.Get_rank()
-    plan = plan_for(algorithm, size, rank, out.size, out.dtype, op, verify)
-    bound = _bind(plan, sendbuf, recvbuf, ufunc, inplace)
+    asked = runner
+    runner = native.check_runner(runner)
+    if native.use_native(runner, out.dtype):
+        program = programs.program_for(algorithm, size, rank, out.size, out.dtype, op, verify)
+        bound = _bind(
+            program, sendbuf, recvbuf, op, inplace, lambda p, i, o: native.NativeBound(p, i, o, op)
+        )
+    else:
+        plan = plan_for(algorithm, size, rank, out.size, out.dtype, op, verify)
+        bound = _bind(
+            plan, sendbuf, recvbuf, op, inplace, lambda p, i, o: engine.Bound(p, i, o, ufunc)
+        )
     if inplace:
         bound.inbuf[...] = out
     pcomm = private_comm(comm)
     if not inplace:
         _last = (sendbuf, recvbuf, comm, algorithm, op, verify, programs.generation, out.dtype)
-        _last += (pcomm, bound)
+        _last += (pcomm, bound, asked)
     try:
-        engine.run(pcomm, bound, timeout)
+        bound.run(pcomm, timeout)
     except MPIError as e:
         _fail(comm, MPIError(f"allreduce '{algorithm}' ({size} ranks): {e}"), abort)
     return recvbuf
@@ -194,6 +219,7 @@ def execute(
     verify: bool = True,
     abort: bool = True,
     timeout: float | None = None,
+    runner: str | None = None,
 ) -> np.ndarray | None:
     """Runs any :class:`~hypercuboid.Schedule` on ``comm`` (one program per rank; the schedule
     must have ``comm.size`` ranks).
@@ -201,8 +227,9 @@ def execute(
     A schedule with data semantics (an allreduce) needs ``sendbuf`` (and gets ``recvbuf``,
     allocated when ``None``, and returned); a sizes-only schedule (imported GOAL) moves
     zero-filled bytes and returns ``None``. Compute and sleep ops spin for their time.
-    Verification, errors and ``timeout`` as in :func:`allreduce`.
+    Verification, errors, ``timeout`` and ``runner`` as in :func:`allreduce`.
     """
+    runner = native.check_runner(runner)
     size = comm.Get_size()
     rank = comm.Get_rank()
     if schedule.nranks != size:
@@ -237,11 +264,11 @@ def execute(
             raise ScheduleError("sendbuf and recvbuf differ in dtype or size")
         ufunc = check_dtype_op(out.dtype, meta["op"])
         result = recvbuf
-    plan = engine.compile_program(schedule.program(rank), rank=rank, nranks=size, count=count)
-    bound = engine.Bound(plan, inp, out, ufunc)
+    program = schedule.program(rank)
+    bound = _bound(program, inp, out, meta["op"], ufunc, runner)
     pcomm = private_comm(comm)
     try:
-        engine.run(pcomm, bound, timeout)
+        bound.run(pcomm, timeout)
     except MPIError as e:
         _fail(comm, MPIError(f"schedule '{meta['name']}' ({size} ranks): {e}"), abort)
     finally:
@@ -249,28 +276,53 @@ def execute(
     return result
 
 
+def _bound(
+    program: Any,
+    inp: np.ndarray,
+    out: np.ndarray,
+    op: str | None,
+    ufunc: np.ufunc | None,
+    runner: str,
+) -> Any:
+    """``program`` (a checked core program) bound to the buffers for ``runner`` (checked)."""
+    if native.use_native(runner, out.dtype):
+        return native.NativeBound(program, inp, out, op)
+    plan = engine.compile_program(
+        program, rank=program.rank, nranks=program.nranks, count=program.input_len
+    )
+    return engine.Bound(plan, inp, out, ufunc)
+
+
 def run_program(
     comm: Any,
-    program: dict,
+    program: Any,
     sendbuf: np.ndarray,
     recvbuf: np.ndarray,
     *,
-    op: str | None = "sum",
+    op: str | None = _DEFAULT["op"],
     abort: bool = True,
     timeout: float | None = None,
+    runner: str | None = None,
 ) -> np.ndarray:
-    """Runs a program given as columns (this rank's part of a schedule, in the format of
-    :meth:`hypercuboid.Schedule.program`) on ``comm``: the engine without a schedule, for
-    hand-made programs and tests. Nothing is verified."""
+    """Runs a program given as columns (this rank's part of a schedule: a
+    :class:`hypercuboid._core.Program` or a dict in its format, checked by the core) on
+    ``comm``: the engine without a schedule, for hand-made programs and tests. Nothing is
+    verified. ``runner`` as in :func:`allreduce`."""
+    runner = native.check_runner(runner)
     inp = _as_vector(sendbuf, "sendbuf")
     out = _as_vector(recvbuf, "recvbuf")
     ufunc = None if op is None else check_dtype_op(out.dtype, op)
-    plan = engine.compile_program(
-        program, rank=comm.Get_rank(), nranks=comm.Get_size(), count=out.size
-    )
-    bound = engine.Bound(plan, inp, out, ufunc)
+    if not isinstance(program, _core.Program):
+        program = _core.Program.from_columns(
+            program,
+            rank=comm.Get_rank(),
+            nranks=comm.Get_size(),
+            input_len=inp.size,
+            output_len=out.size,
+        )
+    bound = _bound(program, inp, out, op, ufunc, runner)
     try:
-        engine.run(private_comm(comm), bound, timeout)
+        bound.run(private_comm(comm), timeout)
     except MPIError as e:
         _fail(comm, e, abort)
     finally:

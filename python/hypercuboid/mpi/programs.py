@@ -75,6 +75,7 @@ def core_program(req: ProgramRequest) -> _core.Program:
 
 _source: ProgramSource = core_program
 _plans: OrderedDict[tuple, Plan] = OrderedDict()
+_programs: OrderedDict[tuple, _core.Program] = OrderedDict()
 _MAX_PLANS = 64
 #: Bumped whenever cached plans become invalid (callers that keep plans compare it).
 generation = 0
@@ -87,6 +88,7 @@ def set_program_source(source: ProgramSource | None) -> ProgramSource:
     prev = _source
     _source = core_program if source is None else source
     _plans.clear()
+    _programs.clear()
     generation += 1
     return prev
 
@@ -95,6 +97,7 @@ def clear_cache() -> None:
     """Forgets every compiled plan."""
     global generation
     _plans.clear()
+    _programs.clear()
     generation += 1
 
 
@@ -127,17 +130,39 @@ def check_dtype_op(dtype: np.dtype, op: str) -> np.ufunc:
     return UFUNCS[op]
 
 
+def program_for(
+    algorithm: str, nranks: int, rank: int, count: int, dtype: np.dtype, op: str, verify: bool
+) -> _core.Program:
+    """The program of ``rank`` (checked by the core), from the cache or from the program
+    source; what the native runner runs."""
+    key = (algorithm, nranks, rank, count, dtype.str, op, verify)
+    program = _programs.get(key)
+    if program is not None:
+        _programs.move_to_end(key)
+        return program
+    req = ProgramRequest(algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify)
+    program = _source(req)
+    if not isinstance(program, _core.Program):
+        program = _core.Program.from_columns(
+            program, rank=rank, nranks=nranks, input_len=count, output_len=count
+        )
+    _programs[key] = program
+    if len(_programs) > _MAX_PLANS:
+        _programs.popitem(last=False)
+    return program
+
+
 def plan_for(
     algorithm: str, nranks: int, rank: int, count: int, dtype: np.dtype, op: str, verify: bool
 ) -> Plan:
-    """The compiled plan of ``rank``, from the cache or from the program source."""
+    """The compiled plan of ``rank`` (what the Python engine runs), from the cache or from
+    :func:`program_for`."""
     key = (algorithm, nranks, rank, count, dtype.str, op, verify)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
         return plan
-    req = ProgramRequest(algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify)
-    program = _source(req)
+    program = program_for(algorithm, nranks, rank, count, dtype, op, verify)
     plan = compile_program(program, rank=rank, nranks=nranks, count=count)
     _plans[key] = plan
     if len(_plans) > _MAX_PLANS:

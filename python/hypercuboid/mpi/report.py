@@ -47,6 +47,7 @@ def table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]]) -> str:
 
 ALLREDUCE_COLUMNS = [
     ("algorithm", "algorithm", ""),
+    ("runner", "runner", ""),
     ("size", "size", ""),
     ("min_us", "min us", ".2f"),
     ("p25_us", "p25 us", ".2f"),

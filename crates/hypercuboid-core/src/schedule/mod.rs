@@ -65,6 +65,14 @@ impl Dtype {
         Dtype::Byte,
     ];
 
+    /// The dtype's code, shared with Python and C: its index in [`Dtype::ALL`].
+    pub fn code(self) -> u8 {
+        Dtype::ALL
+            .iter()
+            .position(|d| *d == self)
+            .expect("every dtype is in ALL") as u8
+    }
+
     /// Size of one element in bytes.
     pub const fn size(self) -> u32 {
         match self {
@@ -125,6 +133,14 @@ pub enum ReduceOp {
 impl ReduceOp {
     /// Every operator.
     pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min];
+
+    /// The operator's code, shared with Python and C: its index in [`ReduceOp::ALL`].
+    pub fn code(self) -> u8 {
+        ReduceOp::ALL
+            .iter()
+            .position(|o| *o == self)
+            .expect("every operator is in ALL") as u8
+    }
 
     /// `sum`, `prod`, `max`, `min`.
     pub const fn name(self) -> &'static str {
