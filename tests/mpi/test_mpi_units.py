@@ -326,8 +326,8 @@ def test_table_and_csv(tmp_path):
 
     rows = [
         {"algorithm": "ring", "runner": "native", "bytes": 8, "min_us": 1.0, "p25_us": 1.5,
-         "median_us": 2.0, "p75_us": 2.5, "max_us": 30.25, "avg_us": 2.125, "busbw_GBps": 0.004, "valid": True,
-         "check": {"max_ulp_native": 0}},
+         "median_us": 2.0, "p75_us": 2.5, "max_us": 30.25, "avg_us": 2.125,
+         "busbw_GBps": 0.004, "valid": True, "check": {"max_ulp_native": 0}},
         {"algorithm": "native", "runner": "python", "bytes": 1 << 20, "min_us": 100.0,
          "p25_us": 101.0, "median_us": 102.0, "p75_us": 103.0, "max_us": 1000.0, "avg_us": 110.0,
          "busbw_GBps": 9.5, "valid": False},
