@@ -74,7 +74,9 @@ $(MPICH_STAMP): pyproject.toml
 test-mpich: $(EXT) $(MPICH_STAMP)
 	$(call mpi_tests,MPICH ,PYTHONPATH=$(abspath python),$(MPICH_VENV)/bin/mpiexec,$(MPICH_VENV)/bin/python)
 
-bench: $(EXT)
+# benchmarks/native.py compares the native runner with both MPIs' own algorithms: it needs the
+# MPICH venv too.
+bench: $(EXT) $(MPICH_STAMP)
 	cargo bench -p hypercuboid-core
 	$(PY) benchmarks/run.py
 
