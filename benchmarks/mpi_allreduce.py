@@ -1,8 +1,9 @@
 """End-to-end benchmark: the Python executor against the MPI library's own MPI_Allreduce.
 
-Launches ``mpiexec -n NP hypercuboid bench allreduce --runner python`` (the venv's Open MPI, shared memory,
-oversubscription and root allowed) for recursive doubling, ring and ``native`` at 8 B and
-1 MiB, with ``--check``, prints the table and writes ``benchmarks/results/mpi_allreduce.json``.
+Launches ``mpiexec -n NP hypercuboid bench allreduce --runner python`` (the venv's Open MPI,
+shared memory, oversubscription and root allowed) for recursive doubling, ring and ``native``
+at 8 B and 1 MiB, with ``--check``, prints the table and writes
+``benchmarks/results/mpi_allreduce.json``.
 The issue's expectation: a few µs of Python overhead per step at 8 B; equal to native at 1 MiB.
 
     .venv/bin/python benchmarks/mpi_allreduce.py [--np 2] [--sizes 8,1M] [--iterations 1000]
