@@ -409,101 +409,35 @@ impl<'a> CExport<'a> {
         let mut inits = Vec::with_capacity(self.bodies.len());
         for (b, c) in self.bodies.iter().enumerate() {
             let p = format!("hce_b{b}");
-            let mut f = Vec::new();
-            f.push(format!(".nops = {}", c.len()));
-            f.push(format!(
-                ".kind = {}",
-                t.array(&p, "kind", "uint8_t", c.kind.iter().map(|v| v.to_string()))
-            ));
-            f.push(".peer = NULL /* the rank's own: hce_peers */".to_string());
-            f.push(format!(
-                ".tag = {}",
-                t.array(&p, "tag", "int32_t", c.tag.iter().map(|v| v.to_string()))
-            ));
-            f.push(format!(
-                ".bytes = {}",
-                t.array(&p, "bytes", "uint64_t", c.bytes.iter().map(|&v| c_u64(v)))
-            ));
-            f.push(".combine = NULL /* the rank's own: hce_rank_combine */".to_string());
-            f.push(format!(
-                ".time_ps = {}",
-                t.array(
-                    &p,
-                    "time_ps",
-                    "uint64_t",
-                    c.time_ps.iter().map(|&v| c_u64(v))
-                )
-            ));
-            for (col, slot, off, len) in [
-                ("buf", &c.buf_slot, &c.buf_offset, &c.buf_len),
-                ("src", &c.src_slot, &c.src_offset, &c.src_len),
-            ] {
-                f.push(format!(
-                    ".{col}_slot = {}",
-                    t.array(
-                        &p,
-                        &format!("{col}_slot"),
-                        "int32_t",
-                        slot.iter().map(|v| v.to_string())
-                    )
-                ));
-                f.push(format!(
-                    ".{col}_offset = {}",
-                    t.array(
-                        &p,
-                        &format!("{col}_offset"),
-                        "uint64_t",
-                        off.iter().map(|&v| c_u64(v))
-                    )
-                ));
-                f.push(format!(
-                    ".{col}_len = {}",
-                    t.array(
-                        &p,
-                        &format!("{col}_len"),
-                        "uint64_t",
-                        len.iter().map(|&v| c_u64(v))
-                    )
-                ));
-            }
-            f.push(format!(".ndeps = {}", c.dep_op.len()));
-            f.push(format!(
-                ".dep_op = {}",
-                t.array(
-                    &p,
-                    "dep_op",
-                    "uint32_t",
-                    c.dep_op.iter().map(|v| v.to_string())
-                )
-            ));
-            f.push(format!(
-                ".dep_on = {}",
-                t.array(
-                    &p,
-                    "dep_on",
-                    "uint32_t",
-                    c.dep_on.iter().map(|v| v.to_string())
-                )
-            ));
-            f.push(format!(
-                ".dep_kind = {}",
-                t.array(
-                    &p,
-                    "dep_kind",
-                    "uint8_t",
-                    c.dep_kind.iter().map(|v| v.to_string())
-                )
-            ));
-            f.push(format!(".nscratch = {}", c.scratch.len()));
-            f.push(format!(
-                ".scratch = {}",
-                t.array(
-                    &p,
-                    "scratch",
-                    "uint64_t",
-                    c.scratch.iter().map(|&v| c_u64(v))
-                )
-            ));
+            let mut arr = |col: &'static str, ctype: &str, values: Vec<String>| {
+                (col, t.array(&p, col, ctype, values))
+            };
+            // hc_program's fields, in its order
+            let fields = [
+                ("nops", c.len().to_string()),
+                arr("kind", "uint8_t", strs(&c.kind)),
+                ("peer", "NULL /* the rank's own: hce_peers */".into()),
+                arr("tag", "int32_t", strs(&c.tag)),
+                arr("bytes", "uint64_t", u64s(&c.bytes)),
+                (
+                    "combine",
+                    "NULL /* the rank's own: hce_rank_combine */".into(),
+                ),
+                arr("time_ps", "uint64_t", u64s(&c.time_ps)),
+                arr("buf_slot", "int32_t", strs(&c.buf_slot)),
+                arr("buf_offset", "uint64_t", u64s(&c.buf_offset)),
+                arr("buf_len", "uint64_t", u64s(&c.buf_len)),
+                arr("src_slot", "int32_t", strs(&c.src_slot)),
+                arr("src_offset", "uint64_t", u64s(&c.src_offset)),
+                arr("src_len", "uint64_t", u64s(&c.src_len)),
+                ("ndeps", c.dep_op.len().to_string()),
+                arr("dep_op", "uint32_t", strs(&c.dep_op)),
+                arr("dep_on", "uint32_t", strs(&c.dep_on)),
+                arr("dep_kind", "uint8_t", strs(&c.dep_kind)),
+                ("nscratch", c.scratch.len().to_string()),
+                arr("scratch", "uint64_t", u64s(&c.scratch)),
+            ];
+            let f: Vec<String> = fields.iter().map(|(k, v)| format!(".{k} = {v}")).collect();
             inits.push(format!(
                 "    {{   /* body {b}: the shape of rank {} */\n        {}\n    }},\n",
                 self.body_rank[b],
@@ -528,14 +462,7 @@ impl<'a> CExport<'a> {
             .combines
             .iter()
             .zip(&self.combine_rank)
-            .map(|(c, r)| {
-                t.array(
-                    &format!("hce_r{r}"),
-                    "combine",
-                    "int8_t",
-                    c.iter().map(|v| v.to_string()),
-                )
-            })
+            .map(|(c, r)| t.array(&format!("hce_r{r}"), "combine", "int8_t", strs(c)))
             .collect();
         t.text.push_str(
             "\n/* Rank r runs body hce_rank_body[r] with the combine column \
@@ -715,6 +642,16 @@ fn mpi_op(o: ReduceOp) -> String {
     format!("MPI_{}", o.name().to_uppercase())
 }
 
+/// Integers as C constants.
+fn strs<T: ToString>(v: &[T]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Unsigned 64-bit integers as C constants ([`c_u64`]).
+fn u64s(v: &[u64]) -> Vec<String> {
+    v.iter().map(|&x| c_u64(x)).collect()
+}
+
 /// An unsigned C constant: with a `u` suffix above `i64::MAX` (an unsuffixed decimal constant
 /// is signed).
 fn c_u64(v: u64) -> String {
@@ -750,18 +687,12 @@ struct Tables {
 impl Tables {
     /// The name of the array of `values` (`NULL` when empty), written if new as
     /// `{prefix}_{column}`.
-    fn array(
-        &mut self,
-        prefix: &str,
-        column: &str,
-        ctype: &str,
-        values: impl ExactSizeIterator<Item = String>,
-    ) -> String {
+    fn array(&mut self, prefix: &str, column: &str, ctype: &str, values: Vec<String>) -> String {
         let n = values.len();
         if n == 0 {
             return "NULL".to_string();
         }
-        let body = wrap(values);
+        let body = wrap(values.into_iter());
         let key = (column.to_string(), body);
         if let Some(name) = self.seen.get(&key) {
             return name.clone();
@@ -1002,53 +933,13 @@ int @NAME@(MPI_Comm comm)
 "#;
 
 /// C's keywords (C99, C11, C23) and `main`: never an entry point's name.
+#[rustfmt::skip]
 const C_KEYWORDS: &[&str] = &[
-    "auto",
-    "break",
-    "case",
-    "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "extern",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "typedef",
-    "union",
-    "unsigned",
-    "void",
-    "volatile",
-    "while",
-    "alignas",
-    "alignof",
-    "bool",
-    "constexpr",
-    "false",
-    "nullptr",
-    "static_assert",
-    "thread_local",
-    "true",
-    "typeof",
-    "typeof_unqual",
-    "main",
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "alignas", "alignof", "bool", "constexpr",
+    "false", "nullptr", "static_assert", "thread_local", "true", "typeof", "typeof_unqual", "main",
 ];
 
 /// Every identifier of the C text that the export writes around the entry point's name: the
