@@ -71,6 +71,9 @@ $(MPICH_STAMP): pyproject.toml
 	$(MPICH_VENV)/bin/python -m pip install --quiet numpy click matplotlib pytest mpi4py mpich
 	touch $@
 
+# tests/test_export_c.py compiles exported C routines with both wheels' mpicc and runs them
+test-python: $(MPICH_STAMP)
+
 test-mpich: $(EXT) $(MPICH_STAMP)
 	$(call mpi_tests,MPICH ,PYTHONPATH=$(abspath python),$(MPICH_VENV)/bin/mpiexec,$(MPICH_VENV)/bin/python)
 

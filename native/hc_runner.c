@@ -154,6 +154,7 @@ static void *alloc_block(hc_plan *p, size_t bytes)
 }
 
 
+HC_API
 void hc_plan_free(hc_plan *p)
 {
     if (!p) return;
@@ -188,6 +189,7 @@ void hc_plan_free(hc_plan *p)
     free(p);
 }
 
+HC_API
 int hc_plan_create(const hc_program *prog, int dtype, int op, const void *sendbuf,
                    void *recvbuf, uint64_t count, MPI_Comm comm, hc_plan **out, char *err,
                    size_t errlen)
@@ -369,6 +371,7 @@ oom:
     return HC_ERR_MEMORY;
 }
 
+HC_API
 void hc_plan_rebind(hc_plan *p, const void *sendbuf, void *recvbuf)
 {
     size_t es = p->esize;
@@ -392,6 +395,7 @@ void hc_plan_rebind(hc_plan *p, const void *sendbuf, void *recvbuf)
 #undef SLICE
 }
 
+HC_API
 int hc_plan_create_at(const hc_program *prog, int dtype, int op, const void *sendbuf,
                       void *recvbuf, uint64_t count, const void *comm_handle, hc_plan **plan,
                       char *err, size_t errlen)
@@ -499,6 +503,7 @@ static void describe(const hc_plan *p, int64_t i, char *buf, size_t len)
     snprintf(buf, len, "op %lld (%s)", (long long)i, KIND_NAMES[p->kind[i]]);
 }
 
+HC_API
 int hc_plan_run(hc_plan *p, double timeout, int64_t *failed_op, char *err, size_t errlen)
 {
     int64_t n = p->n, left = n;
@@ -607,6 +612,7 @@ int hc_plan_run(hc_plan *p, double timeout, int64_t *failed_op, char *err, size_
     }
 }
 
+HC_API
 int hc_runner_library_version(char *out, size_t len)
 {
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -618,6 +624,7 @@ int hc_runner_library_version(char *out, size_t len)
 
 /* -- timing ------------------------------------------------------------------------------ */
 
+HC_API
 MPI_Datatype hc_mpi_datatype(int dtype)
 {
     switch (dtype) {
@@ -636,6 +643,7 @@ MPI_Datatype hc_mpi_datatype(int dtype)
     }
 }
 
+HC_API
 MPI_Op hc_mpi_op(int op)
 {
     switch (op) {
@@ -647,6 +655,7 @@ MPI_Op hc_mpi_op(int op)
     }
 }
 
+HC_API
 int hc_plan_time(hc_plan *p, int iters, int warmup, int block, double *samples_us, char *err,
                  size_t errlen)
 {
@@ -664,6 +673,7 @@ int hc_plan_time(hc_plan *p, int iters, int warmup, int block, double *samples_u
     return HC_OK;
 }
 
+HC_API
 int hc_time_library_allreduce(const void *sendbuf, void *recvbuf, uint64_t count, int dtype,
                               int op, const void *comm_handle, int iters, int warmup,
                               int block, double *samples_us, char *err, size_t errlen)

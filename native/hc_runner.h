@@ -27,6 +27,14 @@
 
 #include "hc_codes.h"
 
+/* The linkage of the runner's functions: external unless the file that includes this header
+ * says otherwise. A C routine exported from a schedule (docs/native.md, section 2) embeds the
+ * runner and defines HC_API as `static` first, so that several routines link into one
+ * program. */
+#ifndef HC_API
+#define HC_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -69,17 +77,20 @@ typedef struct hc_plan hc_plan;
  * reduction operator `op` (HC_REDUCE_*), for messages on `comm` (whose size and rank must be
  * the program's). On failure returns nonzero and writes a message into
  * err[errlen]. */
+HC_API
 int hc_plan_create(const hc_program *prog, int dtype, int op, const void *sendbuf,
                    void *recvbuf, uint64_t count, MPI_Comm comm, hc_plan **plan, char *err,
                    size_t errlen);
 
 /* Points the plan at other input and output buffers (of the same count and dtype): cheap, so
  * that a caller with new buffers on every call (MPI_Allreduce under PMPI) keeps its plan. */
+HC_API
 void hc_plan_rebind(hc_plan *plan, const void *sendbuf, void *recvbuf);
 
 /* hc_plan_create with the communicator given by the address of its handle (what mpi4py's
  * MPI._addressof gives), for callers that cannot name MPI_Comm (ctypes): the same code works
  * with every MPI ABI. */
+HC_API
 int hc_plan_create_at(const hc_program *prog, int dtype, int op, const void *sendbuf,
                       void *recvbuf, uint64_t count, const void *comm_handle, hc_plan **plan,
                       char *err, size_t errlen);
@@ -87,29 +98,36 @@ int hc_plan_create_at(const hc_program *prog, int dtype, int op, const void *sen
 /* Runs the plan once. `timeout` > 0: give up after that many seconds (HC_ERR_TIMEOUT) instead
  * of waiting forever. On failure returns nonzero, names the op in err and cancels the receives
  * still posted; *failed_op is the op that failed (or -1). */
+HC_API
 int hc_plan_run(hc_plan *plan, double timeout, int64_t *failed_op, char *err, size_t errlen);
 
 /* Times the plan as OSU times a collective: `warmup` untimed rounds, then `iters` timed
  * rounds of `block` back-to-back runs, each round followed by a barrier outside the timing;
  * samples_us[i] = round i's time / block, in microseconds. */
+HC_API
 int hc_plan_time(hc_plan *plan, int iters, int warmup, int block, double *samples_us,
                  char *err, size_t errlen);
 
 /* The same timing loop around the library's own MPI_Allreduce of `count` elements of `dtype`
  * with `op` (HC_* codes) on the communicator at `comm_handle`: the figure to compare with. */
+HC_API
 int hc_time_library_allreduce(const void *sendbuf, void *recvbuf, uint64_t count, int dtype,
                               int op, const void *comm_handle, int iters, int warmup,
                               int block, double *samples_us, char *err, size_t errlen);
 
 /* The predefined MPI datatype of a dtype code (MPI_DATATYPE_NULL for none), and the MPI
  * operator of a reduction code (MPI_OP_NULL for none). */
+HC_API
 MPI_Datatype hc_mpi_datatype(int dtype);
+HC_API
 MPI_Op hc_mpi_op(int op);
 
 /* Frees the plan and its scratch buffers. */
+HC_API
 void hc_plan_free(hc_plan *plan);
 
 /* The MPI library the runner was compiled against (MPI_Get_library_version at run time). */
+HC_API
 int hc_runner_library_version(char *out, size_t len);
 
 #ifdef __cplusplus

@@ -14,6 +14,9 @@ import numpy as np
 
 from hypercuboid import _core
 
+#: The formats :meth:`Schedule.save` writes: lossless text, GOAL, a C routine.
+FORMATS: tuple[str, ...] = ("text", "goal", "c")
+
 #: Names of op kinds, indexed by the codes in :attr:`Trace.op_kind` (the core's).
 OP_KINDS: tuple[str, ...] = _core.OP_KINDS
 
@@ -223,16 +226,36 @@ class Schedule:
         """hypercuboid's lossless text form (GOAL plus buffer slices and the collective)."""
         return self._core.to_text()
 
-    def save(self, path: str | Path, *, format: str = "text", reduce_ns_per_byte: float = 0.0):
-        """Writes the schedule to ``path`` as ``text`` (lossless) or ``goal``."""
+    def to_c(self, name: str | None = None) -> str:
+        """One self-contained C file: an MPI routine ``name`` (a C identifier; default
+        ``hc_allreduce`` for an allreduce, ``hc_schedule`` for a sizes-only schedule) that runs
+        this schedule, with the program tables of every rank and the native runner
+        (``docs/native.md``, section 2)."""
+        return self._core.to_c(name)
+
+    def save(
+        self,
+        path: str | Path,
+        *,
+        format: str = "text",
+        reduce_ns_per_byte: float = 0.0,
+        name: str | None = None,
+    ):
+        """Writes the schedule to ``path`` as ``text`` (lossless), ``goal``, or ``c`` (the C
+        routine of :meth:`to_c`, named ``name``). ``name`` applies to ``c`` only."""
+        from hypercuboid.errors import ScheduleError
+
+        if name is not None and format != "c":
+            raise ScheduleError(f"name '{name}' applies to format 'c' only, not '{format}'")
         if format == "text":
             self._core.write_text(str(path))
         elif format == "goal":
             self._core.write_goal(str(path), reduce_ns_per_byte)
+        elif format == "c":
+            self._core.write_c(str(path), name)
         else:
-            from hypercuboid.errors import ScheduleError
-
-            raise ScheduleError(f"unknown schedule format '{format}'; accepted: text, goal")
+            accepted = ", ".join(FORMATS)
+            raise ScheduleError(f"unknown schedule format '{format}'; accepted: {accepted}")
 
     def show(self, ranks: list[int] | None = None) -> str:
         """The programs of ``ranks`` (default: all, up to 16) in readable form."""

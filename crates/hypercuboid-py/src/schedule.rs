@@ -8,7 +8,8 @@ use hypercuboid_core::model::PostalModel;
 use hypercuboid_core::schedule::goal::{self, GoalExportOptions};
 use hypercuboid_core::schedule::verify::{self, VerifyOptions};
 use hypercuboid_core::schedule::{
-    self, Columns, DepKind, Dtype, Program, ReduceOp, Schedule, ScheduleError,
+    self, CExport, CExportOptions, Columns, DepKind, Dtype, Program, ReduceOp, Schedule,
+    ScheduleError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -195,6 +196,36 @@ impl PySchedule {
         py.detach(move || write_file(&path, |w| goal::write_text(&s, w)))
     }
 
+    /// The schedule as one self-contained C file: an MPI routine named `name` (default
+    /// `hc_<collective>`) that runs it (docs/native.md, section 2).
+    #[pyo3(signature = (name = None))]
+    fn to_c(&self, py: Python<'_>, name: Option<&str>) -> PyResult<String> {
+        let s = self.inner.clone();
+        let opts = c_options(&s, name);
+        let out = py.detach(move || {
+            let e = CExport::new(&s, &opts)?;
+            let mut out = Vec::new();
+            e.write(&mut out).map_err(|e| ScheduleError::Io {
+                path: "<memory>".into(),
+                message: e.to_string(),
+            })?;
+            Ok::<_, ScheduleError>(out)
+        });
+        bytes_to_string(out.py()?)
+    }
+
+    /// Writes the C file of `to_c(name)` to `path`; what cannot be exported is refused
+    /// before the file is created.
+    #[pyo3(signature = (path, name = None))]
+    fn write_c(&self, py: Python<'_>, path: String, name: Option<&str>) -> PyResult<()> {
+        let s = self.inner.clone();
+        let opts = c_options(&s, name);
+        py.detach(move || {
+            let e = CExport::new(&s, &opts).py()?;
+            write_file(&path, |w| e.write(w))
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<_core.Schedule {}: {} ranks, {} ops>",
@@ -202,6 +233,14 @@ impl PySchedule {
             self.inner.nranks(),
             self.inner.total_ops()
         )
+    }
+}
+
+/// The C export's options: `name`, or the core's default for the schedule.
+fn c_options(s: &Schedule, name: Option<&str>) -> CExportOptions {
+    match name {
+        Some(n) => CExportOptions::new(n),
+        None => CExportOptions::for_schedule(s),
     }
 }
 

@@ -6,6 +6,7 @@ import click
 
 from hypercuboid import _core
 from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
+from hypercuboid.schedule import FORMATS
 
 
 @click.group()
@@ -25,10 +26,17 @@ def _out_options() -> list:
         click.option(
             "--format",
             "fmt",
-            type=click.Choice(["text", "goal"]),
+            type=click.Choice(list(FORMATS)),
             default="text",
             show_default=True,
-            help="text: lossless (GOAL plus buffer slices); goal: LogGOPSim txt2bin input.",
+            help="text: lossless (GOAL plus buffer slices); goal: LogGOPSim txt2bin input; c: a "
+            "self-contained C file with an MPI routine that runs the schedule (docs/native.md).",
+        ),
+        click.option(
+            "--name",
+            default=None,
+            help="C export: the routine's name, a C identifier (default: hc_allreduce for an "
+            "allreduce, hc_schedule for a sizes-only schedule).",
         ),
         click.option(
             "--reduce-ns-per-byte",
@@ -41,30 +49,33 @@ def _out_options() -> list:
     ]
 
 
-def _write(sched, output, fmt, reduce_ns_per_byte, force):
+def _write(sched, output, fmt, name, reduce_ns_per_byte, force):
     if reduce_ns_per_byte < 0:
         raise click.ClickException(f"--reduce-ns-per-byte {reduce_ns_per_byte}: must be >= 0")
+    if name is not None and fmt != "c":
+        raise click.ClickException(f"--name {name}: it names the C routine of --format c only")
     if output is None:
-        text = (
-            sched.to_text()
-            if fmt == "text"
-            else sched.to_goal(reduce_ns_per_byte=reduce_ns_per_byte)
-        )
+        if fmt == "text":
+            text = sched.to_text()
+        elif fmt == "goal":
+            text = sched.to_goal(reduce_ns_per_byte=reduce_ns_per_byte)
+        else:
+            text = sched.to_c(name)
         click.echo(text, nl=False)
         return
     path = refuse_overwrite(output, force)
-    sched.save(path, format=fmt, reduce_ns_per_byte=reduce_ns_per_byte)
+    sched.save(path, format=fmt, reduce_ns_per_byte=reduce_ns_per_byte, name=name)
     click.echo(f"wrote {path} ({sched.nranks} ranks, {sched.total_ops} ops, {fmt})", err=True)
 
 
-def _generate(sched, output, fmt, reduce_ns_per_byte, force):
-    _write(sched, output, fmt, reduce_ns_per_byte, force)
+def _generate(sched, output, fmt, name, reduce_ns_per_byte, force):
+    _write(sched, output, fmt, name, reduce_ns_per_byte, force)
 
 
 schedule.add_command(
     schedule_verb(
         "generate",
-        "Generate a schedule and write it (lossless text by default, or GOAL).",
+        "Generate a schedule and write it (lossless text by default, GOAL, or a C routine).",
         _out_options(),
         _generate,
     )
@@ -72,7 +83,7 @@ schedule.add_command(
 schedule.add_command(
     schedule_verb(
         "export",
-        "Export a schedule as GOAL (for LogGOPSim) or as lossless text.",
+        "Export a schedule as GOAL (for LogGOPSim), as lossless text, or as a C routine.",
         _out_options(),
         _generate,
     )

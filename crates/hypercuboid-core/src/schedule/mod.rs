@@ -14,6 +14,7 @@
 
 pub mod columns;
 mod error;
+pub mod export_c;
 pub mod goal;
 mod op;
 mod program;
@@ -21,6 +22,7 @@ pub mod verify;
 
 pub use columns::Columns;
 pub use error::ScheduleError;
+pub use export_c::{check_c_name, write_c, CExport, CExportOptions};
 pub use op::{
     Combine, Dep, DepKind, Op, OpCode, OpKind, Payload, Rank, Slice, Slot, ANY_SOURCE, ANY_TAG,
 };
