@@ -420,14 +420,17 @@ pub unsafe extern "C" fn hc_default_model(
 }
 
 /// Checks an allreduce algorithm spec without building anything: any spec
-/// [`hc_allreduce_program`] takes, or `recursive_multiplying:auto`. For a caller that reads the
-/// spec from its user once (an environment variable) and wants one clear message at once.
+/// [`hc_allreduce_program`] takes, or `recursive_multiplying:auto`, which sets `*is_auto` to 1
+/// (0 for the others; `is_auto` may be NULL). For a caller that reads the spec from its user
+/// once (an environment variable) and wants one clear message at once.
 ///
 /// # Safety
-/// `algorithm` is a NUL-terminated string, `err` null or `errlen` writable bytes.
+/// `algorithm` is a NUL-terminated string, `is_auto` NULL or a valid pointer, `err` null or
+/// `errlen` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn hc_allreduce_check(
     algorithm: *const c_char,
+    is_auto: *mut c_int,
     err: *mut c_char,
     errlen: usize,
 ) -> c_int {
@@ -435,7 +438,11 @@ pub unsafe extern "C" fn hc_allreduce_check(
     unsafe {
         call(err, errlen, || {
             let text = c_str(algorithm, "algorithm")?;
-            if search::is_auto(text) {
+            let auto = search::is_auto(text);
+            if !is_auto.is_null() {
+                *is_auto = c_int::from(auto);
+            }
+            if auto {
                 return Ok(());
             }
             allreduce::Algorithm::parse(text).map(|_| ()).map_err(|e| {

@@ -296,20 +296,22 @@ fn check_accepts_every_spec_and_auto() {
     let check = |s: &str| {
         let a = CString::new(s).unwrap();
         let mut err = [0 as c_char; 1024];
-        let rc = unsafe { hc_allreduce_check(a.as_ptr(), err.as_mut_ptr(), err.len()) };
-        (rc, text(&err))
+        let mut auto: c_int = -1;
+        let rc =
+            unsafe { hc_allreduce_check(a.as_ptr(), &mut auto, err.as_mut_ptr(), err.len()) };
+        (rc, auto, text(&err))
     };
-    for ok in [
-        "ring",
-        "recursive_doubling",
-        "rabenseifner",
-        "recursive_multiplying:auto",
-        "a4,a2",
-        "mpich_recursive_multiplying:k=4",
+    for (spec, auto) in [
+        ("ring", 0),
+        ("recursive_doubling", 0),
+        ("rabenseifner", 0),
+        ("recursive_multiplying:auto", 1),
+        ("a4,a2", 0),
+        ("mpich_recursive_multiplying:k=4", 0),
     ] {
-        assert_eq!(check(ok), (HC_CAPI_OK, String::new()), "{ok}");
+        assert_eq!(check(spec), (HC_CAPI_OK, auto, String::new()), "{spec}");
     }
-    let (rc, msg) = check("rign");
+    let (rc, _, msg) = check("rign");
     assert_eq!(rc, HC_CAPI_EINVAL);
     assert!(
         msg.contains("'rign'")
@@ -383,7 +385,7 @@ fn the_generated_headers_are_there() {
         "int hc_allreduce_resolve(const char *algorithm,",
         "int hc_model_file(const char *path,",
         "int hc_default_model(char *out, size_t outlen, char *err, size_t errlen);",
-        "int hc_allreduce_check(const char *algorithm, char *err, size_t errlen);",
+        "int hc_allreduce_check(const char *algorithm, int *is_auto, char *err, size_t errlen);",
         "#define HC_CAPI_EINVAL -1",
     ] {
         assert!(h.contains(decl), "{decl} missing from hypercuboid.h:\n{h}");
