@@ -390,16 +390,15 @@ static entry *make_entry(comm_state *st, int count, int dtype, int op, MPI_Datat
     } else if (!e) {
         snprintf(err, sizeof err, "out of memory");
     }
-    /* every rank serves, or none */
-    int all = ok;
-    PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->priv);
+    /* every rank serves, or none; the first rank that cannot says why */
+    int first = ok ? st->size : st->rank;
+    PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, st->priv);
     char tn[MPI_MAX_OBJECT_NAME];
-    if (!all) {
-        if (st->rank == 0 || !ok)
-            say_once("MPI_Allreduce of %d x %s (%s) on %d ranks: %s; it runs the MPI "
-                     "library's own",
-                     count, type_name(type, tn), op_name(mop), st->size,
-                     ok ? "another rank cannot run HYPERCUBOID_ALLREDUCE" : err);
+    if (first < st->size) {
+        if (first == st->rank)
+            say_once("HYPERCUBOID_ALLREDUCE='%s' on %d ranks (rank %d): %s; those calls run "
+                     "the MPI library's own",
+                     g.algorithm, st->size, st->rank, err);
         if (e) {
             hc_plan_free(e->plan);
             e->plan = NULL;
