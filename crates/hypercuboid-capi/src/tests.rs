@@ -297,8 +297,7 @@ fn check_accepts_every_spec_and_auto() {
         let a = CString::new(s).unwrap();
         let mut err = [0 as c_char; 1024];
         let mut auto: c_int = -1;
-        let rc =
-            unsafe { hc_allreduce_check(a.as_ptr(), &mut auto, err.as_mut_ptr(), err.len()) };
+        let rc = unsafe { hc_allreduce_check(a.as_ptr(), &mut auto, err.as_mut_ptr(), err.len()) };
         (rc, auto, text(&err))
     };
     for (spec, auto) in [
