@@ -95,7 +95,8 @@ static int ntypes;
 
 /* -- messages ----------------------------------------------------------------------------- */
 
-/* Prints a line on stderr unless this process printed the same line before. */
+/* Prints a line on stderr unless this process printed the same line before; after SAID_MAX
+ * different lines, says so once and prints no more. */
 static void say_once(const char *fmt, ...)
 {
     char line[SPEC_LEN + ERR_LEN];
@@ -104,9 +105,12 @@ static void say_once(const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&lock);
-    int seen = 0;
-    for (int i = 0; i < nsaid && !seen; i++) seen = strcmp(said[i], line) == 0;
-    if (!seen && nsaid < SAID_MAX) {
+    int seen = nsaid > SAID_MAX;
+    for (int i = 0; i < nsaid && i < SAID_MAX && !seen; i++) seen = strcmp(said[i], line) == 0;
+    if (!seen && nsaid == SAID_MAX) {
+        snprintf(line, sizeof line, "%d different messages; no more are shown", SAID_MAX);
+        nsaid++;
+    } else if (!seen) {
         size_t n = strlen(line) + 1;
         said[nsaid] = malloc(n);
         if (said[nsaid]) memcpy(said[nsaid++], line, n);
