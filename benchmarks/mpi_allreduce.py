@@ -1,8 +1,9 @@
 """End-to-end benchmark: the Python executor against the MPI library's own MPI_Allreduce.
 
-Launches ``mpiexec -n NP hypercuboid bench allreduce`` (the venv's Open MPI, shared memory,
-oversubscription and root allowed) for recursive doubling, ring and ``native`` at 8 B and
-1 MiB, with ``--check``, prints the table and writes ``benchmarks/results/mpi_allreduce.json``.
+Launches ``mpiexec -n NP hypercuboid bench allreduce --runner python`` (the venv's Open MPI,
+shared memory, oversubscription and root allowed) for recursive doubling, ring and ``native``
+at 8 B and 1 MiB, with ``--check``, prints the table and writes
+``benchmarks/results/mpi_allreduce.json``.
 The issue's expectation: a few µs of Python overhead per step at 8 B; equal to native at 1 MiB.
 
     .venv/bin/python benchmarks/mpi_allreduce.py [--np 2] [--sizes 8,1M] [--iterations 1000]
@@ -43,12 +44,15 @@ def main() -> None:
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--sizes", default="8,1M")
     ap.add_argument("--algorithms", default="recursive_doubling,ring,native")
+    ap.add_argument(
+        "--runner", default="python", help="python (this table) or native (see native.py)."
+    )
     ap.add_argument("--iterations", type=int, default=1000, help="Timed calls per size.")
     ap.add_argument("--no-fits", action="store_true", help="Skip pingpong and multicast.")
     a = ap.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "mpi_allreduce.json"
-    args = ["allreduce", "-a", a.algorithms, "-m", a.sizes, "--check", "-q"]
+    args = ["allreduce", "--runner", a.runner, "-a", a.algorithms, "-m", a.sizes, "--check", "-q"]
     args += ["--json", str(out), "--force"]
     if a.iterations:
         args += ["-i", str(a.iterations)]
