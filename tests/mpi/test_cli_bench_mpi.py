@@ -54,11 +54,13 @@ def test_bench_allreduce_json_contract(comm, tmp_path, linear_source):
     ranks = "1 rank" if comm.size == 1 else f"{comm.size} ranks"
     assert lines[0].startswith(f"# allreduce, {ranks}, float64 sum, block 1; ")
     assert lines[1].split() == [
-        "algorithm", "size", "min", "us", "p25", "us", "median", "us", "p75", "us", "max", "us",
-        "avg", "us", "busbw", "GB/s", "valid", "same", "bits",
+        "algorithm", "runner", "size", "min", "us", "p25", "us", "median", "us", "p75", "us",
+        "max", "us", "avg", "us", "busbw", "GB/s", "valid", "same", "bits",
     ]  # fmt: skip
     assert len(lines) == 2 + len(rows)
-    assert csv.read_text().splitlines()[0].startswith("algorithm,bytes,count,dtype,op,nranks")
+    assert (
+        csv.read_text().splitlines()[0].startswith("algorithm,runner,bytes,count,dtype,op,nranks")
+    )
 
 
 def test_bench_allreduce_refuses_to_overwrite(comm, tmp_path):
