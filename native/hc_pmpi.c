@@ -52,6 +52,8 @@
 /* One cached program: the key (hc codes) and the runner's plan bound to the last buffers. */
 typedef struct entry {
     int count, dtype, op;
+    MPI_Datatype type; /* the handles of the last call that used it */
+    MPI_Op mop;
     hc_columns *cols;
     hc_plan *plan; /* NULL: not served (the schedule could not be built on some rank) */
     void *inbuf;   /* MPI_IN_PLACE: the input the program reads (it never writes it) */
@@ -71,6 +73,7 @@ typedef struct comm_state {
 
 static struct {
     int enabled, verbose, cache_max, world_rank;
+    int multiple;            /* MPI_THREAD_MULTIPLE: the counters are atomic */
     int keyval, self_keyval;
     int is_auto;             /* recursive_multiplying:auto: tuned under g.model */
     char algorithm[SPEC_LEN];
@@ -277,6 +280,9 @@ static void init(void)
         refuse("cannot keep attributes on communicators");
         return;
     }
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    g.multiple = level == MPI_THREAD_MULTIPLE;
     g.enabled = 1;
 }
 
@@ -433,11 +439,15 @@ static entry *lookup(comm_state *st, int count, int dtype, int op, MPI_Datatype 
                 e->next = st->head;
                 st->head = e;
             }
+            e->type = type;
+            e->mop = mop;
             return e;
         }
     }
     entry *e = make_entry(st, count, dtype, op, type, mop, sendbuf, recvbuf);
     if (!e) return NULL;
+    e->type = type;
+    e->mop = mop;
     e->next = st->head;
     st->head = e;
     if (++st->nentries > g.cache_max) {
@@ -478,10 +488,18 @@ static size_t dtype_size(int code)
     }
 }
 
+static void counted(uint64_t *counter)
+{
+    if (g.multiple)
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    else
+        ++*counter;
+}
+
 static int pass(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                 MPI_Comm comm, const char *why)
 {
-    __atomic_fetch_add(&npassed, 1, __ATOMIC_RELAXED);
+    counted(&npassed);
     if (g.verbose && why) {
         int rank = -1, size = 0;
         if (PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == 0) {
@@ -494,33 +512,12 @@ static int pass(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type
     return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
 }
 
-HC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                            MPI_Op op, MPI_Comm comm)
+/* Runs the cached entry `e` of `st` on the call's buffers. */
+static int serve(comm_state *st, entry *e, const void *sendbuf, void *recvbuf, MPI_Comm comm)
 {
-    pthread_once(&once, init);
-    if (!g.enabled || comm == MPI_COMM_NULL)
-        return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
-    int dtype = dtype_code(type), code = op_code(op);
-    if (dtype < 0)
-        return pass(sendbuf, recvbuf, count, type, op, comm,
-                    "a datatype other than a predefined integer, MPI_FLOAT or MPI_DOUBLE");
-    if (code < 0)
-        return pass(sendbuf, recvbuf, count, type, op, comm,
-                    "an operator other than MPI_SUM, MPI_PROD, MPI_MAX or MPI_MIN");
-    if (count <= 0)
-        return pass(sendbuf, recvbuf, count, type, op, comm, "nothing to reduce");
-    size_t bytes = (size_t)count * dtype_size(dtype);
-    if (bytes > (size_t)INT_MAX)
-        return pass(sendbuf, recvbuf, count, type, op, comm,
-                    "above the 2^31 - 1 bytes of one message of the runner");
-    comm_state *st = state_of(comm);
-    if (!st) return pass(sendbuf, recvbuf, count, type, op, comm, "an intercommunicator");
-    entry *e = lookup(st, count, dtype, code, type, op,
-                      sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf);
-    if (!e || !e->plan) return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
-
     const void *in = sendbuf;
     if (sendbuf == MPI_IN_PLACE) {
+        size_t bytes = (size_t)e->count * dtype_size(e->dtype);
         if (!e->inbuf && !(e->inbuf = malloc(bytes))) {
             say_once("MPI_Allreduce on rank %d: out of memory for a copy of %zu bytes",
                      st->rank, bytes);
@@ -544,8 +541,42 @@ HC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
         PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
         return MPI_ERR_OTHER;
     }
-    __atomic_fetch_add(&nserved, 1, __ATOMIC_RELAXED);
+    counted(&nserved);
     return MPI_SUCCESS;
+}
+
+HC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                            MPI_Op op, MPI_Comm comm)
+{
+    pthread_once(&once, init);
+    if (!g.enabled || comm == MPI_COMM_NULL)
+        return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
+    /* The last call on this communicator again (a loop): its entry, as it is. */
+    comm_state *st = NULL;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, g.keyval, &st, &flag) == MPI_SUCCESS && flag && st->head &&
+        st->head->count == count && st->head->type == type && st->head->mop == op) {
+        if (!st->head->plan) return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
+        return serve(st, st->head, sendbuf, recvbuf, comm);
+    }
+    int dtype = dtype_code(type), code = op_code(op);
+    if (dtype < 0)
+        return pass(sendbuf, recvbuf, count, type, op, comm,
+                    "a datatype other than a predefined integer, MPI_FLOAT or MPI_DOUBLE");
+    if (code < 0)
+        return pass(sendbuf, recvbuf, count, type, op, comm,
+                    "an operator other than MPI_SUM, MPI_PROD, MPI_MAX or MPI_MIN");
+    if (count <= 0)
+        return pass(sendbuf, recvbuf, count, type, op, comm, "nothing to reduce");
+    if ((size_t)count * dtype_size(dtype) > (size_t)INT_MAX)
+        return pass(sendbuf, recvbuf, count, type, op, comm,
+                    "above the 2^31 - 1 bytes of one message of the runner");
+    st = state_of(comm);
+    if (!st) return pass(sendbuf, recvbuf, count, type, op, comm, "an intercommunicator");
+    entry *e = lookup(st, count, dtype, code, type, op,
+                      sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf);
+    if (!e || !e->plan) return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
+    return serve(st, e, sendbuf, recvbuf, comm);
 }
 
 HC_EXPORT void hc_pmpi_counts(uint64_t *served, uint64_t *passed)
