@@ -21,6 +21,12 @@ pub enum ModelError {
         /// What is accepted.
         reason: &'static str,
     },
+    /// A model file ([`parse_model_file`](super::parse_model_file)) that is not one: not JSON,
+    /// not an object, no `model` spec string.
+    File {
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for ModelError {
@@ -32,6 +38,7 @@ impl fmt::Display for ModelError {
                 value,
                 reason,
             } => write!(f, "invalid {name} '{value}': {reason}"),
+            ModelError::File { reason } => f.write_str(reason),
         }
     }
 }

@@ -23,12 +23,14 @@
 //! ([`MODELS`], [`NOISES`]).
 
 mod error;
+mod file;
 mod loggops;
 mod noise;
 mod postal;
 mod spec;
 
 pub use error::ModelError;
+pub use file::parse_model_file;
 pub use loggops::{LogGopsModel, LogGopsState};
 pub use noise::{parse_noise, NoiseEntry, NoiseSpec, NOISES};
 pub use postal::{PostalModel, PostalState};

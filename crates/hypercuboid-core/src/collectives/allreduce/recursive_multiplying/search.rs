@@ -1069,6 +1069,50 @@ pub fn rank_schedules(n: u32, p: &Params, opts: &RankOptions) -> Result<Ranking,
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// `recursive_multiplying:auto`
+// ---------------------------------------------------------------------------------------------
+
+/// The argument of `recursive_multiplying` that asks for the schedule this search ranks first
+/// for the number of ranks at hand: `recursive_multiplying:auto`.
+pub const AUTO: &str = "auto";
+
+/// Whether `text` is `recursive_multiplying:auto` (spaces around the name and the argument
+/// allowed), which [`resolve`] turns into a schedule once the number of ranks is known.
+pub fn is_auto(text: &str) -> bool {
+    let form = &super::ENTRY.form;
+    match text.trim().split_once(':') {
+        Some((name, arg)) => {
+            let name = name.trim();
+            arg.trim() == AUTO && (name == form.name || form.aliases.contains(&name))
+        }
+        None => false,
+    }
+}
+
+/// The schedule of `n` ranks that [`rank_schedules`] ranks first under `p` by the closed form:
+/// every schedule enumerated when there are at most [`DEFAULT_MAX_SCHEDULES`], else the
+/// dynamic program's model-optimal factored schedule. What `hypercuboid tune allreduce` prints
+/// first, and what `recursive_multiplying:auto` runs.
+pub fn tuned(n: u32, p: &Params) -> Result<Ranked, TuningError> {
+    let opts = RankOptions {
+        top: 1,
+        ..RankOptions::default()
+    };
+    let mut r = rank_schedules(n, p, &opts)?;
+    Ok(r.rows.swap_remove(0))
+}
+
+/// The allreduce algorithm a spec names for `n` ranks: `recursive_multiplying:auto` becomes
+/// recursive multiplying with the [`tuned`] schedule of `n` ranks under `p`; any other spec is
+/// read by [`Algorithm::parse`] (and `p` is not looked at).
+pub fn resolve(text: &str, n: u32, p: &Params) -> Result<Algorithm, TuningError> {
+    if is_auto(text) {
+        return Ok(Algorithm::RecursiveMultiplying(tuned(n, p)?.schedule));
+    }
+    Ok(Algorithm::parse(text)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1097,5 +1141,36 @@ mod tests {
         }
         assert!((lambert_w0(1.0) - 0.567_143_290_409_783_8).abs() < 1e-15);
         assert!(lambert_w0(-1.0).is_nan());
+    }
+
+    #[test]
+    fn auto_resolves_to_the_first_ranked_schedule() {
+        assert!(is_auto("recursive_multiplying:auto"));
+        assert!(is_auto(" recursive_multiplying : auto "));
+        assert!(!is_auto("recursive_multiplying:a4"));
+        assert!(!is_auto("auto"));
+        assert!(!is_auto("ring:auto"));
+        let p = Params::table1_minimum();
+        for n in [1, 2, 3, 7, 8, 12, 64, 1000] {
+            let first = rank_schedules(n, &p, &RankOptions::default()).unwrap().rows[0].clone();
+            assert_eq!(tuned(n, &p).unwrap(), first, "N = {n}");
+            assert_eq!(
+                resolve("recursive_multiplying:auto", n, &p).unwrap(),
+                Algorithm::RecursiveMultiplying(first.schedule)
+            );
+        }
+        // Beyond the enumeration cap: the dynamic program's optimum.
+        let n = 720_720;
+        assert_eq!(
+            tuned(n, &p).unwrap().schedule,
+            optimal_factored(n, &p).unwrap().schedule
+        );
+        assert_eq!(resolve("ring", 5, &p).unwrap(), Algorithm::Ring);
+        assert_eq!(
+            resolve("recursive_multiplying:auto", 0, &p)
+                .unwrap_err()
+                .to_string(),
+            "invalid nranks '0': an allreduce has at least 1 rank"
+        );
     }
 }
