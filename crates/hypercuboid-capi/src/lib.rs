@@ -175,37 +175,41 @@ unsafe fn put(out: *mut c_char, outlen: usize, text: &str, what: &str) -> Result
     }
 }
 
-fn dtype_of(code: c_int) -> Result<Dtype, String> {
+/// The entry of `all` whose code is `code` (codes are positions), or an error naming the
+/// accepted codes (`code name`, from `describe`) and the constants of hc_codes.h.
+fn coded<T: Copy>(
+    code: c_int,
+    all: &[T],
+    what: &str,
+    constants: &str,
+    describe: impl Fn(T) -> String,
+) -> Result<T, String> {
     usize::try_from(code)
         .ok()
-        .and_then(|i| Dtype::ALL.get(i).copied())
+        .and_then(|i| all.get(i).copied())
         .ok_or_else(|| {
-            let accepted: Vec<String> = Dtype::ALL
-                .iter()
-                .map(|d| format!("{} {}", d.code(), d.name()))
-                .collect();
+            let accepted: Vec<String> = all.iter().map(|&t| describe(t)).collect();
             format!(
-                "unknown dtype code {code}; accepted: {} (HC_DTYPE_* of hc_codes.h)",
+                "unknown {what} code {code}; accepted: {} ({constants} of hc_codes.h)",
                 accepted.join(", ")
             )
         })
 }
 
+fn dtype_of(code: c_int) -> Result<Dtype, String> {
+    coded(code, &Dtype::ALL, "dtype", "HC_DTYPE_*", |d| {
+        format!("{} {}", d.code(), d.name())
+    })
+}
+
 fn op_of(code: c_int) -> Result<ReduceOp, String> {
-    usize::try_from(code)
-        .ok()
-        .and_then(|i| ReduceOp::ALL.get(i).copied())
-        .ok_or_else(|| {
-            let accepted: Vec<String> = ReduceOp::ALL
-                .iter()
-                .map(|o| format!("{} {}", o.code(), o.name()))
-                .collect();
-            format!(
-                "unknown reduction operator code {code}; accepted: {} (HC_REDUCE_* of \
-                 hc_codes.h)",
-                accepted.join(", ")
-            )
-        })
+    coded(
+        code,
+        &ReduceOp::ALL,
+        "reduction operator",
+        "HC_REDUCE_*",
+        |o| format!("{} {}", o.code(), o.name()),
+    )
 }
 
 /// The model `auto` is tuned under: the spec given, or the paper's Table 1 minimum.
