@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,13 @@ import click
 from hypercuboid import _core
 from hypercuboid.cli.common import error_message
 
+_LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
+
 
 def env_rank() -> int:
     """This process's rank as the launcher says (Open MPI, MPICH / Hydra, PMIx, Slurm), without
     initialising MPI; 0 when not launched by mpiexec."""
-    for var in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+    for var in _LAUNCHER_RANK_VARS:
         v = os.environ.get(var)
         if v is not None and v.isdigit():
             return int(v)
@@ -40,9 +43,34 @@ class BenchGroup(click.Group):
             err = error_message(e)
             if err is None:
                 raise
-        if env_rank() != 0:
-            raise click.exceptions.Exit(err.exit_code)
-        raise err from None
+        if env_rank() == 0:
+            err.show()
+            sys.stderr.flush()
+        _settle()
+        raise click.exceptions.Exit(err.exit_code)
+
+
+def _launched() -> bool:
+    return any(v in os.environ for v in _LAUNCHER_RANK_VARS)
+
+
+def _settle(timeout: float = 10.0) -> None:
+    """Lets the ranks leave together after an error: a rank that exits with a failure status
+    first makes the launcher kill the others, and rank 0 could lose its message. Every rank
+    meets in a non-blocking barrier (rank 0 after printing), waiting at most ``timeout`` seconds
+    in case the error was not raised on every rank."""
+    if not _launched():
+        return
+    from mpi4py import MPI
+
+    if MPI.Is_finalized():
+        return
+    req = MPI.COMM_WORLD.Ibarrier()
+    deadline = time.monotonic() + timeout
+    while not req.Test():
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.001)
 
 
 @click.group(cls=BenchGroup)
