@@ -149,7 +149,7 @@ impl CostModel for LogGopsModel {
             .saturating_add(self.gap)
             .saturating_add(Self::per_extra_byte(m.bytes, self.gap_per_byte));
         Attempt::Go(SendIssue {
-            arrival: t.saturating_add(self.overhead).saturating_add(self.latency),
+            arrival: Some(t.saturating_add(self.overhead).saturating_add(self.latency)),
             completion: if m.bytes <= self.eager_limit {
                 SendCompletion::At(t)
             } else {
@@ -183,7 +183,7 @@ impl CostModel for LogGopsModel {
         t: Time,
         m: &Message,
         recv_site: Option<OpSite>,
-    ) {
+    ) -> bool {
         // LogGOPSim moves the sender's clocks up to the match time, indexing them with the
         // receive's cpu/nic when the receive was posted after the message arrived (OP_RECV) and
         // with the send's when the message found the receive posted (OP_MSG).
@@ -198,6 +198,7 @@ impl CostModel for LogGopsModel {
         if let Some(x) = st.nic_send.get_mut(n) {
             *x = (*x).max(t);
         }
+        true
     }
 
     #[inline]

@@ -25,6 +25,7 @@
 mod error;
 mod file;
 mod loggops;
+mod network;
 mod noise;
 mod postal;
 mod spec;
@@ -32,6 +33,7 @@ mod spec;
 pub use error::ModelError;
 pub use file::parse_model_file;
 pub use loggops::{LogGopsModel, LogGopsState};
+pub use network::{Level, Mapping, MessageRecord, MessageTotals, NetState, NetworkModel, MAPPINGS};
 pub use noise::{parse_noise, NoiseEntry, NoiseSpec, NOISES};
 pub use postal::{PostalModel, PostalState};
 pub use spec::{parse_model, ModelEntry, ModelSpec, MODELS};
@@ -68,6 +70,8 @@ pub struct OpSite {
 /// A message, as the model sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Message {
+    /// Its name for the run: the send op, as `rank << 32 | op index` ([`Message::id_of`]).
+    pub id: u64,
     /// Sending rank.
     pub src: Rank,
     /// Receiving rank.
@@ -80,6 +84,40 @@ pub struct Message {
     pub cpu: u16,
     /// NIC index of the send op.
     pub nic: u16,
+}
+
+impl Message {
+    /// The id of the message of send op `op` of `rank`.
+    #[inline]
+    pub fn id_of(rank: Rank, op: u32) -> u64 {
+        (rank as u64) << 32 | op as u64
+    }
+
+    /// `(rank, op)` of a message id.
+    #[inline]
+    pub fn send_of(id: u64) -> (Rank, u32) {
+        ((id >> 32) as Rank, id as u32)
+    }
+}
+
+/// What a model that announces arrivals ([`CostModel::ANNOUNCES`]) tells the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// Message `id` reaches its receiver at `time` (its first delivery attempt).
+    Arrival { time: Time, id: u64 },
+    /// The data of rendezvous message `id` has arrived at `time`: its send and receive
+    /// complete (see [`CostModel::rendezvous_matched`]).
+    RendezvousDone { time: Time, id: u64 },
+}
+
+impl Notice {
+    /// When it happens.
+    #[inline]
+    pub fn time(&self) -> Time {
+        match *self {
+            Notice::Arrival { time, .. } | Notice::RendezvousDone { time, .. } => time,
+        }
+    }
 }
 
 /// The answer to "may this start now?".
@@ -103,8 +141,9 @@ pub enum SendCompletion {
 /// A send that was issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SendIssue {
-    /// When the message reaches the receiver (its first delivery attempt).
-    pub arrival: Time,
+    /// When the message reaches the receiver (its first delivery attempt); `None` when the
+    /// model announces it later ([`Notice::Arrival`]).
+    pub arrival: Option<Time>,
     /// When the send completes.
     pub completion: SendCompletion,
     /// When the resources it took at the sender are free again (for traces).
@@ -157,14 +196,15 @@ pub trait CostModel {
 
     /// A rendezvous send `m` was matched at `t`, either when its receive was posted
     /// (`recv_site` is that receive) or when the message reached a posted receive (`recv_site`
-    /// is `None`).
+    /// is `None`). True when the send and the receive complete at `t`; false when the model
+    /// transfers the data now and announces when it is done ([`Notice::RendezvousDone`]).
     fn rendezvous_matched(
         &self,
         st: &mut Self::State,
         t: Time,
         m: &Message,
         recv_site: Option<OpSite>,
-    );
+    ) -> bool;
 
     /// Tries to run local work costing `cost` on `site` at `t`.
     fn local(&self, st: &mut Self::State, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun>;
@@ -181,5 +221,24 @@ pub trait CostModel {
     /// How ops freed together are ordered ([`TieOrder::Stable`] unless overridden).
     fn tie_order(&self) -> TieOrder {
         TieOrder::Stable
+    }
+
+    /// True for a model whose message timing depends on global state it simulates itself (a
+    /// network): its sends may leave the arrival open ([`SendIssue::arrival`] `None`) and
+    /// the engine calls [`CostModel::advance`] before every event.
+    const ANNOUNCES: bool = false;
+
+    /// Brings the model's own simulation up to `until` (`None`: up to its next notice, the
+    /// engine having nothing else to do) and appends what happened at or before that time.
+    /// Called in simulated-time order, before the engine handles its events at `until`, so
+    /// that what the model starts at `until` (a message, a rendezvous transfer) is in time.
+    fn advance(
+        &self,
+        st: &mut Self::State,
+        until: Option<Time>,
+        out: &mut Vec<Notice>,
+    ) -> Result<(), crate::network::NetworkError> {
+        let _ = (st, until, out);
+        Ok(())
     }
 }

@@ -104,7 +104,7 @@ impl CostModel for PostalModel {
             .saturating_add(per_byte(m.bytes, self.beta));
         *port = end;
         Attempt::Go(SendIssue {
-            arrival: end.saturating_add(self.alpha_p),
+            arrival: Some(end.saturating_add(self.alpha_p)),
             completion: SendCompletion::At(end),
             busy_until: end,
         })
@@ -115,7 +115,15 @@ impl CostModel for PostalModel {
         Attempt::Go(t)
     }
 
-    fn rendezvous_matched(&self, _: &mut PostalState, _: Time, _: &Message, _: Option<OpSite>) {}
+    fn rendezvous_matched(
+        &self,
+        _: &mut PostalState,
+        _: Time,
+        _: &Message,
+        _: Option<OpSite>,
+    ) -> bool {
+        true
+    }
 
     #[inline]
     fn local(&self, st: &mut PostalState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {

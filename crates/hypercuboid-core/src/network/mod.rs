@@ -13,6 +13,8 @@
 //! * [`packet`] — the packet-level, event-driven simulator (virtual cut-through, input-output
 //!   buffered routers, credits) with a deadlock watchdog, run to its end or stepped by a
 //!   caller that injects messages;
+//! * [`flow`] — the flow-level engine: messages as flows sharing link bandwidth max–min
+//!   fairly, for speed at large messages;
 //! * [`stats`] — what a run measures.
 //!
 //! ```
@@ -31,7 +33,8 @@
 //! ```
 
 pub mod cdg;
-mod error;
+pub(crate) mod error;
+pub mod flow;
 pub mod packet;
 pub mod rng;
 pub mod routing;
@@ -40,6 +43,7 @@ pub mod traffic;
 
 pub use cdg::Cdg;
 pub use error::NetworkError;
+pub use flow::FlowEngine;
 pub use packet::{Delivery, Engine, Injection, NetParams, Network, Synthetic, Workload};
 pub use routing::{
     format_cycle, Algorithm, Channel, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme,

@@ -7,10 +7,11 @@ use super::queue::{Event, EventQueue};
 use super::trace::{Trace, TraceKind};
 use super::{SimOptions, SimResult};
 use crate::model::{
-    Activity, Attempt, CostModel, Message, NoiseSpec, OpSite, SendCompletion, TieOrder,
+    Activity, Attempt, CostModel, Message, NoiseSpec, Notice, OpSite, SendCompletion, TieOrder,
 };
 use crate::schedule::{Combine, DepKind, Op, OpKind, Rank, Schedule};
 use crate::units::Time;
+use rustc_hash::FxHashMap;
 
 // Per-op state word: bits 0..29 count satisfied dependencies, then three flags.
 const COUNT: u32 = (1 << 29) - 1;
@@ -89,13 +90,19 @@ struct Engine<'a, M: CostModel> {
     seed: u64,
     tie_order: TieOrder,
     trace: Option<TraceBuf>,
+    /// Notices of a model that announces arrivals ([`CostModel::ANNOUNCES`]).
+    notices: Vec<Notice>,
+    /// Rendezvous transfers under way: message id → (receiver, receive op).
+    transfers: FxHashMap<u64, (Rank, u32)>,
+    /// The model's error, which ends the run.
+    failed: Option<SimError>,
 }
 
 pub(crate) fn run<M: CostModel>(
     s: &Schedule,
     model: &M,
     opts: &SimOptions,
-) -> Result<SimResult, SimError> {
+) -> Result<(SimResult, M::State), SimError> {
     let nranks = s.nranks();
     let (mut ncpus, mut nnics) = (1u32, 1u32);
     let mut info = Vec::with_capacity(s.num_shapes());
@@ -159,8 +166,14 @@ pub(crate) fn run<M: CostModel>(
         seed: opts.seed,
         tie_order: model.tie_order(),
         trace,
+        notices: Vec::new(),
+        transfers: FxHashMap::default(),
+        failed: None,
     };
     e.run();
+    if let Some(err) = e.failed.take() {
+        return Err(err);
+    }
     e.finish()
 }
 
@@ -210,15 +223,82 @@ impl<M: CostModel> Engine<'_, M> {
             }
             self.flush(0);
         }
-        while let Some(e) = self.q.pop() {
+        loop {
+            let Some(e) = self.q.pop() else {
+                // Nothing left but what the model simulates itself (messages in flight).
+                if M::ANNOUNCES && self.take_notices(None) {
+                    continue;
+                }
+                break;
+            };
+            if M::ANNOUNCES && self.take_notices(Some(e.time)) {
+                // Something happened at or before this event: handle it first (the event
+                // keeps its stamp, so its place among events at its time).
+                self.q.push(e);
+                continue;
+            }
             match e.what >> OP_BITS {
                 EXEC => self.exec(e),
                 MSG => self.arrive(e),
-                FINISH => self.complete(e.rank, e.what & OP_MASK, e.time),
+                FINISH => self.finish_op(e),
                 _ => self.tail(e),
             }
             self.flush(e.time);
         }
+    }
+
+    /// Asks the model what happened up to `until` and queues it; true when it queued
+    /// something. A model error ends the run.
+    fn take_notices(&mut self, until: Option<Time>) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        if let Err(err) = self.m.advance(&mut self.st, until, &mut self.notices) {
+            self.failed = Some(SimError::Network(err));
+            self.notices.clear();
+            // Drop every event so that the run stops here.
+            while self.q.pop().is_some() {}
+            return false;
+        }
+        if self.notices.is_empty() {
+            return false;
+        }
+        for k in 0..self.notices.len() {
+            match self.notices[k] {
+                Notice::Arrival { time, id } => {
+                    let (rank, op) = Message::send_of(id);
+                    if let Some(tr) = &mut self.trace {
+                        let row = tr.msg_row[self.s.op_offset(rank) as usize + op as usize];
+                        if row != u32::MAX {
+                            tr.msgs.msg_arrival[row as usize] = time;
+                        }
+                    }
+                    self.push_new(time, rank, op, MSG);
+                }
+                Notice::RendezvousDone { time, id } => {
+                    let (rank, op) = Message::send_of(id);
+                    self.push_new(time, rank, op, FINISH);
+                }
+            }
+        }
+        self.notices.clear();
+        true
+    }
+
+    /// A FINISH event: the op completes; for a rendezvous send whose transfer the model
+    /// announced done, its receive completes too.
+    fn finish_op(&mut self, e: Event) {
+        let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
+        let f = self.off(rank) + i as usize;
+        if self.state[f] & RDV != 0 {
+            self.state[f] &= !RDV;
+            self.complete(rank, i, t);
+            if let Some((dst, recv_op)) = self.transfers.remove(&Message::id_of(rank, i)) {
+                self.recv_done(dst, recv_op, t);
+            }
+            return;
+        }
+        self.complete(rank, i, t);
     }
 
     /// Queues the ops freed by the last event: by rank, then sends, receives, local ops, each
@@ -335,6 +415,7 @@ impl<M: CostModel> Engine<'_, M> {
         let op = self.op(src, i);
         match op.kind {
             OpKind::Send { peer, tag, data } => Message {
+                id: Message::id_of(src, i),
                 src,
                 dst: peer,
                 bytes: data.bytes(self.elem),
@@ -366,10 +447,12 @@ impl<M: CostModel> Engine<'_, M> {
                             mt.msg_src_op.push(i);
                             mt.msg_dst_op.push(u32::MAX);
                             mt.msg_start.push(t);
-                            mt.msg_arrival.push(issue.arrival);
+                            mt.msg_arrival.push(issue.arrival.unwrap_or(Time::MAX));
                             mt.msg_bytes.push(m.bytes);
                         }
-                        self.push_new(issue.arrival, rank, i, MSG);
+                        if let Some(arrival) = issue.arrival {
+                            self.push_new(arrival, rank, i, MSG);
+                        }
                         match issue.completion {
                             SendCompletion::At(d) if d <= t => self.complete(rank, i, t),
                             SendCompletion::At(d) => self.push_new(d, rank, i, FINISH),
@@ -465,18 +548,29 @@ impl<M: CostModel> Engine<'_, M> {
         recv_site: Option<OpSite>,
     ) {
         let sf = self.off(src) + send_op as usize;
-        if self.state[sf] & RDV != 0 {
-            self.state[sf] &= !RDV;
-            let m = self.message(src, send_op);
-            self.m.rendezvous_matched(&mut self.st, t, &m, recv_site);
-            self.complete(src, send_op, t);
-        }
         if let Some(tr) = &mut self.trace {
             let row = tr.msg_row[sf];
             if row != u32::MAX {
                 tr.msgs.msg_dst_op[row as usize] = recv_op;
             }
         }
+        if self.state[sf] & RDV != 0 {
+            let m = self.message(src, send_op);
+            if self.m.rendezvous_matched(&mut self.st, t, &m, recv_site) {
+                self.state[sf] &= !RDV;
+                self.complete(src, send_op, t);
+            } else {
+                // The model transfers the data and announces when it is done.
+                self.transfers.insert(m.id, (dst, recv_op));
+                return;
+            }
+        }
+        self.recv_done(dst, recv_op, t);
+    }
+
+    /// Receive `recv_op` of `dst` has its data at `t`: it completes, after its reduction if
+    /// it is a fused receive-reduce whose reduction costs something.
+    fn recv_done(&mut self, dst: Rank, recv_op: u32, t: Time) {
         let op = self.op(dst, recv_op);
         let cost = self.fused_cost(&op);
         if cost > 0 {
@@ -528,7 +622,7 @@ impl<M: CostModel> Engine<'_, M> {
         }
     }
 
-    fn finish(self) -> Result<SimResult, SimError> {
+    fn finish(self) -> Result<(SimResult, M::State), SimError> {
         let total = self.s.total_ops();
         if self.done_ops < total {
             return Err(self.deadlock());
@@ -575,13 +669,16 @@ impl<M: CostModel> Engine<'_, M> {
             t.op_end = tb.end;
             t
         });
-        Ok(SimResult {
-            completion,
-            rank_finish,
-            ops: self.done_ops,
-            messages: self.messages,
-            trace,
-        })
+        Ok((
+            SimResult {
+                completion,
+                rank_finish,
+                ops: self.done_ops,
+                messages: self.messages,
+                trace,
+            },
+            self.st,
+        ))
     }
 
     fn deadlock(&self) -> SimError {

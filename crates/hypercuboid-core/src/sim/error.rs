@@ -81,7 +81,7 @@ impl fmt::Display for StuckOp {
 }
 
 /// What can go wrong in a simulation.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum SimError {
     /// Nothing was left to happen but some ops never completed.
@@ -109,6 +109,8 @@ pub enum SimError {
     },
     /// Simulated time exceeded 2^64 picoseconds.
     TimeOverflow,
+    /// The network a network model simulates failed (a deadlock of its packets).
+    Network(crate::network::NetworkError),
 }
 
 impl fmt::Display for SimError {
@@ -157,6 +159,7 @@ impl fmt::Display for SimError {
             SimError::TimeOverflow => {
                 write!(f, "simulated time overflowed 2^64 ps (213 days)")
             }
+            SimError::Network(e) => write!(f, "the network failed: {e}"),
         }
     }
 }

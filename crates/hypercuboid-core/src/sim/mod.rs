@@ -36,10 +36,12 @@ mod cxxsort;
 mod engine;
 mod error;
 mod matching;
+mod network;
 mod queue;
 mod trace;
 
 pub use error::{SimError, StuckOp, Wait};
+pub use network::{simulate_on_network, LinkLoad, NetworkRun, NetworkSetup};
 pub use trace::{write_chrome_trace, Trace, TraceKind};
 
 use crate::model::{CostModel, ModelSpec, NoiseSpec};
@@ -86,5 +88,15 @@ pub fn simulate_with<M: CostModel>(
     model: &M,
     opts: &SimOptions,
 ) -> Result<SimResult, SimError> {
+    engine::run(s, model, opts).map(|(r, _)| r)
+}
+
+/// Runs `s` on any [`CostModel`] and returns the model's final state too (what a network
+/// model measured).
+pub fn simulate_with_state<M: CostModel>(
+    s: &Schedule,
+    model: &M,
+    opts: &SimOptions,
+) -> Result<(SimResult, M::State), SimError> {
     engine::run(s, model, opts)
 }

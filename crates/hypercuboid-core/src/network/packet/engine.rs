@@ -6,7 +6,7 @@
 use super::parallel::advance_parts;
 use super::part::Part;
 use super::report;
-use super::source::Source;
+use super::source::{Chained, Source};
 use super::watchdog::{deadlock, period, stalled, wait_cycle};
 use super::{num_parts, Network, NEVER};
 use crate::network::error::param;
@@ -152,12 +152,58 @@ impl<'n> Engine<'n> {
         r
     }
 
+    /// Queues message `first` like [`Engine::inject`], and message `then` to be sent back
+    /// when `first` has been delivered: `then` goes from `first`'s destination to its source,
+    /// ready the moment `first`'s last packet arrives (`then.at`, `then.src` and `then.dst`
+    /// are not read). This is a rendezvous handshake's clear-to-send and its data, without a
+    /// round trip through the caller. Both are delivered like other messages.
+    pub fn inject_chained(
+        &mut self,
+        first: &Injection,
+        then_bytes: u64,
+        then_token: u64,
+    ) -> Result<(), NetworkError> {
+        let start = Instant::now();
+        let r = self.run.inject_chained(first, then_bytes, then_token);
+        self.wall += start.elapsed();
+        r
+    }
+
     /// Handles every event before `t` and returns the messages whose last packet was
     /// delivered before `t` and not returned yet, by time then token. Nothing happens when
     /// `t` is not after [`Engine::now`]. A deadlock (or an earlier one) is an error.
     pub fn advance_to(&mut self, t: Time) -> Result<&[Delivery], NetworkError> {
         let start = Instant::now();
-        let r = self.run.advance(t);
+        let r = self.run.advance(t, false);
+        self.wall += start.elapsed();
+        r?;
+        Ok(self.run.deliveries())
+    }
+
+    /// Advances to the first delivery of a message, or to `t` if none comes at or before it,
+    /// and returns the messages delivered then (several when they arrive together); returns
+    /// the time reached too. `None` advances to the first delivery, wherever it is (or to the
+    /// end when none is left). Messages injected at the time reached afterwards are in time.
+    /// This is how a caller in lock-step with the engine moves: nothing it would react to is
+    /// passed.
+    pub fn advance_to_delivery(
+        &mut self,
+        t: Option<Time>,
+    ) -> Result<(Time, &[Delivery]), NetworkError> {
+        let start = Instant::now();
+        let r = self.run.advance_first(t.unwrap_or(NEVER));
+        self.wall += start.elapsed();
+        let reached = r?;
+        Ok((reached, self.run.deliveries()))
+    }
+
+    /// [`Engine::advance_to`], returning also the messages delivered at `t` itself: a
+    /// delivery is known a serialisation time before it happens, so those are known once
+    /// every event before `t` has been handled. Messages injected at `t` afterwards are in
+    /// time.
+    pub fn advance_through(&mut self, t: Time) -> Result<&[Delivery], NetworkError> {
+        let start = Instant::now();
+        let r = self.run.advance(t, true);
         self.wall += start.elapsed();
         r?;
         Ok(self.run.deliveries())
@@ -169,7 +215,7 @@ impl<'n> Engine<'n> {
     /// that is later than where the engine was.
     pub fn finish(&mut self) -> Result<&[Delivery], NetworkError> {
         let start = Instant::now();
-        let r = self.run.advance(NEVER);
+        let r = self.run.advance(NEVER, false);
         self.wall += start.elapsed();
         r?;
         Ok(self.run.deliveries())
@@ -187,8 +233,18 @@ trait Step {
     fn now(&self) -> Time;
     fn next_time(&mut self) -> Option<Time>;
     fn inject(&mut self, m: &Injection) -> Result<(), NetworkError>;
-    /// Advances to `t` (to the end when `NEVER`), leaving the deliveries to return.
-    fn advance(&mut self, t: Time) -> Result<(), NetworkError>;
+    fn inject_chained(
+        &mut self,
+        first: &Injection,
+        bytes: u64,
+        token: u64,
+    ) -> Result<(), NetworkError>;
+    /// Advances to `t` (to the end when `NEVER`), leaving the deliveries to return (those at
+    /// `t` too when `inclusive`).
+    fn advance(&mut self, t: Time, inclusive: bool) -> Result<(), NetworkError>;
+    /// Advances to the first delivery of a message if there is one before `t` (inclusive),
+    /// else to `t`, leaving the deliveries at that time to return; returns the time reached.
+    fn advance_first(&mut self, t: Time) -> Result<Time, NetworkError>;
     /// The deliveries of the last advance.
     fn deliveries(&self) -> &[Delivery];
     fn report(&self, traffic: &str, wall: f64) -> Report;
@@ -215,6 +271,8 @@ struct Runner<'n, const V: usize, S: Source> {
     /// The deliveries of the last advance.
     ready: Vec<Delivery>,
     scratch: Vec<(Time, u32)>,
+    /// The slot of the last message admitted.
+    last_slot: u32,
 }
 
 impl<'n, const V: usize, S: Source + Clone> Runner<'n, V, S> {
@@ -238,6 +296,7 @@ impl<'n, const V: usize, S: Source + Clone> Runner<'n, V, S> {
             held: BinaryHeap::new(),
             ready: Vec::new(),
             scratch: Vec::new(),
+            last_slot: 0,
         }
     }
 }
@@ -246,10 +305,16 @@ impl<const V: usize, S: Source> Runner<'_, V, S> {
     /// Handles every event before `limit` in a run of one part, the watchdog looking after
     /// every event.
     fn advance_alone(&mut self, limit: Time) -> Result<(), NetworkError> {
+        self.advance_alone_first(limit, false).map(|_| ())
+    }
+
+    /// [`Runner::advance_alone`]; with `first`, stops at the first delivery of a message if
+    /// that comes before `limit`; returns where it stopped.
+    fn advance_alone_first(&mut self, limit: Time, first: bool) -> Result<Time, NetworkError> {
         let p = &mut self.parts[0];
         let watchdog = p.net.params.watchdog;
         let mut nc = self.next_check;
-        let r = p.run_until(limit, |p, t| {
+        let r = p.run_until_first(limit, first, |p, t| {
             if t >= nc {
                 nc = t + period(watchdog);
                 if stalled(watchdog, t, p.stats.in_flight, p.stats.last_delivery) {
@@ -261,10 +326,10 @@ impl<const V: usize, S: Source> Runner<'_, V, S> {
             Ok(())
         });
         self.next_check = nc;
-        r?;
+        let limit = r?;
         if p.wheel.peek_time().is_some() {
             p.now = limit;
-            return Ok(());
+            return Ok(limit);
         }
         // No event left.
         if p.stats.in_flight > 0 {
@@ -273,7 +338,19 @@ impl<const V: usize, S: Source> Runner<'_, V, S> {
             return Err(deadlock(p.last_t, p.stats.in_flight, cycle));
         }
         p.now = if limit != NEVER { limit } else { p.last_t };
-        Ok(())
+        Ok(limit)
+    }
+
+    /// Moves the held deliveries at or before `t` to `ready`.
+    fn release_through(&mut self, t: Time) {
+        while let Some(&Reverse((time, token, slot))) = self.held.peek() {
+            if time > t {
+                break;
+            }
+            self.held.pop();
+            self.free.push(slot);
+            self.ready.push(Delivery { time, token });
+        }
     }
 
     /// Moves the messages completed in every part to `held`.
@@ -309,6 +386,118 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
     }
 
     fn inject(&mut self, m: &Injection) -> Result<(), NetworkError> {
+        let (packets, slot) = self.admit(m)?;
+        let p0 = &self.parts[0];
+        let part = p0.owner[p0.ep_router[m.src as usize] as usize] as usize;
+        let posted = self.parts[part].post(m.src as usize, m.at, m.dst, packets, slot);
+        debug_assert!(posted, "an external source takes every message");
+        Ok(())
+    }
+
+    fn inject_chained(
+        &mut self,
+        first: &Injection,
+        bytes: u64,
+        token: u64,
+    ) -> Result<(), NetworkError> {
+        let back = Injection {
+            at: first.at,
+            src: first.dst,
+            dst: first.src,
+            bytes,
+            token,
+        };
+        // Checked (and its slot taken) first, so that a refusal queues nothing.
+        let (packets, slot) = self.admit(&back)?;
+        if let Err(e) = self.inject(first) {
+            self.free.push(slot);
+            return Err(e);
+        }
+        let first_slot = self.last_slot;
+        let p0 = &self.parts[0];
+        let part = p0.owner[p0.ep_router[first.dst as usize] as usize] as usize;
+        let held = self.parts[part].source.chain(
+            first_slot,
+            Chained {
+                src: first.dst,
+                dst: first.src,
+                packets,
+                msg: slot,
+            },
+        );
+        debug_assert!(held, "an external source takes every message");
+        Ok(())
+    }
+
+    fn advance(&mut self, t: Time, inclusive: bool) -> Result<(), NetworkError> {
+        self.advance_impl(t, inclusive)
+    }
+
+    fn advance_first(&mut self, t: Time) -> Result<Time, NetworkError> {
+        self.ready.clear();
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        loop {
+            // The earliest delivery known and not returned bounds how far to go.
+            let held = self.held.peek().map_or(NEVER, |r| r.0 .0);
+            let limit = t.min(self.stop).min(held);
+            if limit != NEVER && limit < self.clock {
+                return Ok(self.clock);
+            }
+            if self.parts.len() == 1 {
+                let r = self.advance_alone_first(limit, true);
+                let reached = match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        self.failed = Some(e.clone());
+                        return Err(e);
+                    }
+                };
+                let reached = if reached == NEVER {
+                    self.parts[0].last_t.max(self.clock)
+                } else {
+                    reached
+                };
+                self.clock = reached;
+                self.collect();
+                self.release_through(reached);
+                return Ok(reached);
+            }
+            // Several parts: one event time at a time (a window of the parallel runner could
+            // pass a delivery).
+            let next = self
+                .parts
+                .iter_mut()
+                .filter_map(|p| p.wheel.peek_time())
+                .min()
+                .unwrap_or(NEVER);
+            if next >= limit {
+                self.advance_impl(limit, true)?;
+                if limit == NEVER {
+                    return Ok(self.clock);
+                }
+                return Ok(limit);
+            }
+            self.advance_impl(next + 1, false)?;
+            if !self.ready.is_empty() {
+                return Ok(self.clock);
+            }
+        }
+    }
+
+    fn deliveries(&self) -> &[Delivery] {
+        &self.ready
+    }
+
+    fn report(&self, traffic: &str, wall: f64) -> Report {
+        report::build(&self.parts, traffic, self.clock, wall)
+    }
+}
+
+impl<const V: usize, S: Source> Runner<'_, V, S> {
+    /// Checks message `m` and takes a slot for it: its packets and slot.
+    fn admit(&mut self, m: &Injection) -> Result<(u32, u32), NetworkError> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
@@ -372,19 +561,20 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
                 s
             }
         };
-        let part = p0.owner[p0.ep_router[m.src as usize] as usize] as usize;
-        let posted = self.parts[part].post(m.src as usize, m.at, m.dst, packets, slot);
-        debug_assert!(posted, "an external source takes every message");
-        Ok(())
+        self.last_slot = slot;
+        Ok((packets, slot))
     }
 
-    fn advance(&mut self, t: Time) -> Result<(), NetworkError> {
+    fn advance_impl(&mut self, t: Time, inclusive: bool) -> Result<(), NetworkError> {
         self.ready.clear();
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
         let limit = t.min(self.stop);
         if limit != NEVER && limit <= self.clock {
+            if inclusive && limit == self.clock {
+                self.release_through(limit);
+            }
             return Ok(());
         }
         let r = if self.parts.len() == 1 {
@@ -406,22 +596,13 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
         };
         self.collect();
         // Deliveries before the time advanced to; all of them at the end of the run.
-        while let Some(&Reverse((time, token, slot))) = self.held.peek() {
-            if limit != NEVER && time >= limit {
-                break;
-            }
-            self.held.pop();
-            self.free.push(slot);
-            self.ready.push(Delivery { time, token });
+        if limit == NEVER {
+            self.release_through(NEVER);
+        } else if inclusive {
+            self.release_through(limit);
+        } else {
+            self.release_through(limit - 1);
         }
         Ok(())
-    }
-
-    fn deliveries(&self) -> &[Delivery] {
-        &self.ready
-    }
-
-    fn report(&self, traffic: &str, wall: f64) -> Report {
-        report::build(&self.parts, traffic, self.clock, wall)
     }
 }

@@ -311,9 +311,24 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     pub(super) fn run_until<E>(
         &mut self,
         end: Time,
-        mut each: impl FnMut(&mut Self, Time) -> Result<(), E>,
+        each: impl FnMut(&mut Self, Time) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.run_until_first(end, false, each).map(|_| ())
+    }
+
+    /// [`Part::run_until`]; with `first`, stops early at the first delivery of a message:
+    /// handles the events before it and returns its time (else `end`). A delivery is known
+    /// before its time, so no other message can be delivered earlier.
+    pub(super) fn run_until_first<E>(
+        &mut self,
+        mut end: Time,
+        first: bool,
+        mut each: impl FnMut(&mut Self, Time) -> Result<(), E>,
+    ) -> Result<Time, E> {
         let mut any = false;
+        if first {
+            end = end.min(self.source.earliest_done());
+        }
         while let Some((t, code)) = self.wheel.pop_before(end) {
             self.dispatch(t, code);
             any = true;
@@ -321,11 +336,14 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 self.last_t = t;
                 return Err(e);
             }
+            if first {
+                end = end.min(self.source.earliest_done());
+            }
         }
         if any {
             self.last_t = self.now;
         }
-        Ok(())
+        Ok(end)
     }
 
     /// Starts loading what the events a few places ahead will touch: their port block (or
@@ -540,6 +558,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         let tag = self.tag(pid);
         self.source.delivered(tag, done);
         self.free.push(pid);
+        while let Some((at, c)) = self.source.released() {
+            self.post(c.src as usize, at, c.dst, c.packets, c.msg);
+        }
     }
 
     fn in_try(&mut self, i: usize) {

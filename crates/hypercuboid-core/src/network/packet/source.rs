@@ -115,6 +115,38 @@ pub(super) trait Source: Send {
     fn completed(&mut self, out: &mut Vec<(Time, u32)>) {
         let _ = out;
     }
+
+    /// Holds message `then` until message `after` has been delivered at its destination
+    /// endpoint (this part's): it is then posted there, ready at that time. False when the
+    /// source takes no messages of the caller.
+    fn chain(&mut self, after: u32, then: Chained) -> bool {
+        let _ = (after, then);
+        false
+    }
+
+    /// The earliest delivery time among the messages complete since the last
+    /// [`Source::completed`] (`NEVER`: none).
+    fn earliest_done(&self) -> Time {
+        NEVER
+    }
+
+    /// A message that a delivery released ([`Source::chain`]), to post now.
+    fn released(&mut self) -> Option<(Time, Chained)> {
+        None
+    }
+}
+
+/// A message held until another is delivered ([`Source::chain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Chained {
+    /// Its source endpoint (the destination of the message it waits for).
+    pub src: u32,
+    /// Its destination endpoint.
+    pub dst: u32,
+    /// Its packets.
+    pub packets: u32,
+    /// Its slot in the engine's table.
+    pub msg: u32,
 }
 
 // -- synthetic ---------------------------------------------------------------------------------
@@ -371,13 +403,32 @@ pub(super) struct ExternalEndpoint {
 }
 
 /// Messages injected by the caller (see the [module docs](self)).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(super) struct ExternalSource {
     /// Packets delivered so far of the messages to this part's endpoints, by message slot
     /// (messages of one packet complete at once and never enter).
     arrived: FxHashMap<u32, u32>,
     /// Messages complete since the last `completed`.
     done: Vec<(Time, u32)>,
+    /// Messages held until the message of the key (to one of this part's endpoints) is
+    /// delivered.
+    chains: FxHashMap<u32, Chained>,
+    /// Messages released by deliveries and not posted yet.
+    release: Vec<(Time, Chained)>,
+    /// The earliest time in `done` (`NEVER` when empty).
+    earliest: Time,
+}
+
+impl Default for ExternalSource {
+    fn default() -> Self {
+        ExternalSource {
+            arrived: FxHashMap::default(),
+            done: Vec::new(),
+            chains: FxHashMap::default(),
+            release: Vec::new(),
+            earliest: NEVER,
+        }
+    }
 }
 
 impl Source for ExternalSource {
@@ -423,16 +474,31 @@ impl Source for ExternalSource {
 
     #[inline]
     fn delivered(&mut self, tag: MessageTag, done: Time) {
-        if tag.packets == 1 {
-            self.done.push((done, tag.msg));
-            return;
-        }
-        let n = self.arrived.entry(tag.msg).or_insert(0);
-        *n += 1;
-        if *n == tag.packets {
+        if tag.packets != 1 {
+            let n = self.arrived.entry(tag.msg).or_insert(0);
+            *n += 1;
+            if *n < tag.packets {
+                return;
+            }
             self.arrived.remove(&tag.msg);
-            self.done.push((done, tag.msg));
         }
+        self.done.push((done, tag.msg));
+        self.earliest = self.earliest.min(done);
+        if !self.chains.is_empty() {
+            if let Some(c) = self.chains.remove(&tag.msg) {
+                self.release.push((done, c));
+            }
+        }
+    }
+
+    fn chain(&mut self, after: u32, then: Chained) -> bool {
+        self.chains.insert(after, then);
+        true
+    }
+
+    #[inline]
+    fn released(&mut self) -> Option<(Time, Chained)> {
+        self.release.pop()
     }
 
     fn sends(&self, _e: usize, ep: &ExternalEndpoint) -> bool {
@@ -477,5 +543,11 @@ impl Source for ExternalSource {
 
     fn completed(&mut self, out: &mut Vec<(Time, u32)>) {
         out.append(&mut self.done);
+        self.earliest = NEVER;
+    }
+
+    #[inline]
+    fn earliest_done(&self) -> Time {
+        self.earliest
     }
 }

@@ -1,0 +1,759 @@
+//! The network cost model: a schedule's messages cross a simulated network (packet level or
+//! flow level) with routing and contention, and its hosts cost what LogGOPS says.
+//!
+//! # Host side (LogGOPS `o`, `O`, `g`, `S`, γ, δ of the host model)
+//! - **Send** of `s` bytes at `t`, when the rank's CPU and NIC are free: `cpu = t + o +
+//!   (s−1)·O`, `nic = t + g`. Its message enters the network at `t + o`.
+//! - **Eager** (`s ≤ S`): the send completes at `t`; the message reaches the receiver when its
+//!   last byte arrives there.
+//! - **Rendezvous** (`s > S`): a control message (request to send) goes first; the send
+//!   completes when the receiver has matched it, sent a control message back (clear to send,
+//!   from the moment of the match) and the data, sent by the sender's NIC the moment that
+//!   arrives, has fully arrived; the receive completes then too.
+//! - **Arrival** at `t` (the data of an eager message, a rendezvous request): when the
+//!   receiver's CPU and NIC are free, `cpu = t + o + (s−1)·O`, `nic = t + g`, and it matches a
+//!   posted receive or waits, as in LogGOPS.
+//! - **Local** work, reductions (`s·γ + δ`) and a rank's finish time: as in LogGOPS.
+//! - **Ranks of one endpoint** (`ranks_per_endpoint > 1`) exchange messages through memory:
+//!   such a message never enters the network and costs what the LogGOPS host model says,
+//!   its `L` and `G` included (`t + o + L` to arrive, `(s−1)·G` more at the receiver).
+//!   Between endpoints the network supplies the latency and bandwidth, and `L` and `G` are
+//!   not used.
+//! - Ops are never dated before the current time (LogGOPSim dates an op on an idle second
+//!   CPU in the past; a network cannot go back).
+//!
+//! # Wire side
+//! The messages are injected at their sender's endpoint ([`Mapping`] places ranks on
+//! endpoints) into the packet engine ([`crate::network::packet`]) or the flow engine
+//! ([`crate::network::flow`]), driven in lock-step with the schedule: before each of its
+//! events the schedule engine asks the network to advance to it, stopping at the first
+//! message delivered on the way ([`CostModel::advance`]). Both engines are deterministic, so
+//! the run is.
+
+use super::{
+    Activity, Attempt, CostModel, LocalRun, LogGopsModel, Message, Notice, OpSite, SendCompletion,
+    SendIssue,
+};
+use crate::network::error::param;
+use crate::network::rng::SplitMix64;
+use crate::network::{Delivery, Engine, FlowEngine, Injection, Network, NetworkError};
+use crate::schedule::Rank;
+use crate::units::{per_byte, Time};
+
+/// Which engine carries the messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Level {
+    /// The packet engine: packets, buffers, credits, virtual channels, adaptive routing.
+    #[default]
+    Packet,
+    /// The flow engine: max–min fair sharing of link bandwidth.
+    Flow,
+}
+
+impl Level {
+    /// Its name (`packet`, `flow`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Packet => "packet",
+            Level::Flow => "flow",
+        }
+    }
+
+    /// Parses `packet` or `flow`.
+    pub fn parse(text: &str) -> Result<Level, NetworkError> {
+        match text.trim() {
+            "packet" => Ok(Level::Packet),
+            "flow" => Ok(Level::Flow),
+            other => Err(param(
+                "level",
+                format!("'{other}'"),
+                "accepted: packet, flow",
+            )),
+        }
+    }
+}
+
+/// Where each rank runs: rank → endpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Mapping {
+    /// Ranks fill endpoints in order: rank r on endpoint ⌊r / K⌋ (K ranks per endpoint).
+    #[default]
+    Linear,
+    /// Ranks go round the endpoints the job uses (⌈N / K⌉ of them): rank r on endpoint
+    /// r mod ⌈N / K⌉.
+    RoundRobin,
+    /// A random placement: the N ranks take N of the E·K slots of the machine uniformly at
+    /// random (a seeded shuffle).
+    Random {
+        /// Seed of the shuffle.
+        seed: u64,
+    },
+    /// Rank r on endpoint `v[r]`.
+    Explicit(Vec<u32>),
+}
+
+/// The accepted mapping forms, for messages.
+pub const MAPPINGS: &str = "linear, round_robin, random[:seed=K], file:PATH";
+
+impl Mapping {
+    /// Parses `linear`, `round_robin`, `random[:seed=K]`; `file:PATH` is read by the caller
+    /// (see [`Mapping::from_lines`]).
+    pub fn parse(text: &str) -> Result<Mapping, NetworkError> {
+        let t = text.trim();
+        match t {
+            "linear" => return Ok(Mapping::Linear),
+            "round_robin" | "round-robin" => return Ok(Mapping::RoundRobin),
+            "random" => return Ok(Mapping::Random { seed: 1 }),
+            _ => {}
+        }
+        if let Some(rest) = t.strip_prefix("random:") {
+            if let Some(v) = rest.strip_prefix("seed=") {
+                if let Ok(seed) = v.trim().parse::<u64>() {
+                    return Ok(Mapping::Random { seed });
+                }
+                return Err(param(
+                    "mapping seed",
+                    format!("'{v}'"),
+                    "a non-negative integer (random:seed=7)",
+                ));
+            }
+            return Err(param(
+                "mapping",
+                format!("'{t}'"),
+                "random takes one key, seed (random:seed=7)",
+            ));
+        }
+        Err(param(
+            "mapping",
+            format!("'{t}'"),
+            format!("accepted: {MAPPINGS}"),
+        ))
+    }
+
+    /// A mapping file's text: one endpoint index per line (blank lines and `#` comments
+    /// skipped); `what` names the file in errors.
+    pub fn from_lines(text: &str, what: &str) -> Result<Mapping, NetworkError> {
+        let mut v = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let l = line.split('#').next().unwrap_or("").trim();
+            if l.is_empty() {
+                continue;
+            }
+            match l.parse::<u32>() {
+                Ok(e) => v.push(e),
+                Err(_) => {
+                    return Err(param(
+                        "mapping file",
+                        format!("{what} line {}: '{l}'", i + 1),
+                        "one endpoint index (a non-negative integer) per line",
+                    ))
+                }
+            }
+        }
+        Ok(Mapping::Explicit(v))
+    }
+
+    /// The endpoint of every one of `nranks` ranks on a network of `endpoints` endpoints
+    /// with `per` ranks per endpoint.
+    pub fn place(&self, nranks: u32, endpoints: u32, per: u32) -> Result<Vec<u32>, NetworkError> {
+        if per == 0 {
+            return Err(param("ranks per endpoint", 0, "at least 1"));
+        }
+        let slots = endpoints as u64 * per as u64;
+        if nranks as u64 > slots {
+            return Err(param(
+                "rank count",
+                nranks,
+                format!(
+                    "the network has {endpoints} endpoints × {per} rank{} per endpoint = {slots} \
+                     slots (raise --ranks-per-endpoint or take a larger topology)",
+                    if per == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+        Ok(match self {
+            Mapping::Linear => (0..nranks).map(|r| r / per).collect(),
+            Mapping::RoundRobin => {
+                let used = nranks.div_ceil(per).max(1);
+                (0..nranks).map(|r| r % used).collect()
+            }
+            Mapping::Random { seed } => {
+                // A seeded Fisher–Yates shuffle of the slots; the first N are taken.
+                let mut s: Vec<u64> = (0..slots).collect();
+                let mut rng = SplitMix64::new(*seed);
+                for i in 0..(nranks as usize).min(s.len()) {
+                    let j = i + rng.below((s.len() - i) as u64) as usize;
+                    s.swap(i, j);
+                }
+                s[..nranks as usize]
+                    .iter()
+                    .map(|&x| (x / per as u64) as u32)
+                    .collect()
+            }
+            Mapping::Explicit(v) => {
+                if v.len() != nranks as usize {
+                    return Err(param(
+                        "mapping file",
+                        format!("of {} lines", v.len()),
+                        format!("it needs one endpoint per rank: {nranks} lines"),
+                    ));
+                }
+                let mut used = vec![0u32; endpoints as usize];
+                for (r, &e) in v.iter().enumerate() {
+                    if e >= endpoints {
+                        return Err(param(
+                            "mapping file",
+                            format!("line {}: endpoint {e}", r + 1),
+                            format!("the network has endpoints 0 to {}", endpoints - 1),
+                        ));
+                    }
+                    used[e as usize] += 1;
+                    if used[e as usize] > per {
+                        return Err(param(
+                            "mapping file",
+                            format!("line {}: endpoint {e}", r + 1),
+                            format!(
+                                "endpoint {e} appears more than {per} time{} (the ranks per \
+                                 endpoint); duplicates are refused",
+                                if per == 1 { "" } else { "s" }
+                            ),
+                        ));
+                    }
+                }
+                v.clone()
+            }
+        })
+    }
+}
+
+/// The network model: a [`Network`] (topology, routing, router parameters), the level that
+/// carries the messages, the host model and where the ranks run. See the [module
+/// docs](self).
+#[derive(Debug)]
+pub struct NetworkModel<'n> {
+    net: &'n Network<'n>,
+    level: Level,
+    host: LogGopsModel,
+    place: Vec<u32>,
+    /// Bytes of a control message (rendezvous request and clear-to-send).
+    control_bytes: u64,
+    record: bool,
+}
+
+impl<'n> NetworkModel<'n> {
+    /// The model for `nranks` ranks placed by `mapping`, `per` ranks per endpoint.
+    pub fn new(
+        net: &'n Network<'n>,
+        level: Level,
+        host: LogGopsModel,
+        mapping: &Mapping,
+        per: u32,
+        nranks: u32,
+    ) -> Result<NetworkModel<'n>, NetworkError> {
+        let place = mapping.place(nranks, net.topology().num_endpoints() as u32, per)?;
+        if level == Level::Flow {
+            // Refuses adaptive routing with its message.
+            FlowEngine::new(net.topology(), net.routes(), net.params().clone())?;
+        }
+        Ok(NetworkModel {
+            net,
+            level,
+            host,
+            place,
+            control_bytes: 0,
+            record: false,
+        })
+    }
+
+    /// Keeps one record per network message ([`NetState::records`]).
+    pub fn record_messages(mut self, on: bool) -> Self {
+        self.record = on;
+        self
+    }
+
+    /// The endpoint of each rank.
+    pub fn placement(&self) -> &[u32] {
+        &self.place
+    }
+
+    /// The level.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The network.
+    pub fn network(&self) -> &'n Network<'n> {
+        self.net
+    }
+
+    /// The time a message of `bytes` from endpoint `a` to `b` takes on an idle network (its
+    /// last byte's arrival after injection), on a minimal path whose links are like `a`'s:
+    /// `(h+2)·L + (h+1)·S + n·σ` at packet level (n packets of serialisation σ), `(h+2)·L +
+    /// (h+1)·S + bytes / B` at flow level. Exact on topologies whose links are all alike.
+    pub fn zero_load(&self, a: u32, b: u32, bytes: u64) -> Time {
+        let topo = self.net.topology();
+        let l = topo.endpoint_link(a as usize);
+        let p = self.net.params();
+        let h = self.net.routes().dist(
+            topo.endpoint_router(a as usize),
+            topo.endpoint_router(b as usize),
+        ) as Time;
+        let fixed = (h + 2) * l.latency + (h + 1) * p.switch_latency;
+        match self.level {
+            Level::Packet => {
+                let n = bytes.div_ceil(p.packet_bytes as u64).max(1);
+                fixed + n * p.serialisation(l.bandwidth_gbps)
+            }
+            Level::Flow => fixed + (bytes as f64 / (l.bandwidth_gbps / 8000.0)).ceil() as Time,
+        }
+    }
+}
+
+/// The engine that carries the messages.
+enum Wire<'n> {
+    Packet(Box<Engine<'n>>),
+    Flow(Box<FlowEngine<'n>>),
+}
+
+impl std::fmt::Debug for Wire<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Wire::Packet(_) => f.write_str("Wire::Packet"),
+            Wire::Flow(_) => f.write_str("Wire::Flow"),
+        }
+    }
+}
+
+/// What a message in the network is to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Data of an eager message: its arrival is the message's.
+    Eager,
+    /// A rendezvous request: its arrival is the message's.
+    Request,
+    /// A clear-to-send (the data follows by itself).
+    Clear,
+    /// The data of a rendezvous message: the transfer is done.
+    Data,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    id: u64,
+    kind: Kind,
+    /// When it entered the network.
+    at: Time,
+    bytes: u64,
+    src: u32,
+    dst: u32,
+    /// The receiving rank.
+    to: Rank,
+}
+
+/// One message that crossed the network (its data: eager, or a rendezvous transfer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageRecord {
+    /// Sending and receiving rank.
+    pub src: Rank,
+    pub dst: Rank,
+    /// Payload in bytes.
+    pub bytes: u64,
+    /// When it entered the network (ps).
+    pub injected: Time,
+    /// When its last byte arrived (ps).
+    pub delivered: Time,
+    /// Its zero-load time ([`NetworkModel::zero_load`]).
+    pub transfer: Time,
+}
+
+impl MessageRecord {
+    /// Time beyond its zero-load time: waiting at the NIC behind other messages, in buffers,
+    /// for a share of a link, on a longer path.
+    pub fn queued(&self) -> Time {
+        (self.delivered - self.injected).saturating_sub(self.transfer)
+    }
+}
+
+/// Totals over the messages that crossed the network.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageTotals {
+    /// Messages (data: eager, or rendezvous transfers) that crossed the network.
+    pub network: u64,
+    /// Control messages (rendezvous requests and clear-to-send).
+    pub control: u64,
+    /// Messages between ranks of one endpoint (through memory).
+    pub local: u64,
+    /// Payload bytes that crossed the network.
+    pub bytes: u64,
+    /// Sum over network messages of their zero-load time and of the time beyond it.
+    pub transfer_sum: u128,
+    pub queued_sum: u128,
+    /// The message that waited longest.
+    pub worst: Option<MessageRecord>,
+}
+
+/// The network model's state: host clocks, the wire engine and what crossed it.
+#[derive(Debug)]
+pub struct NetState<'n> {
+    cpu: Vec<Time>,
+    nic_send: Vec<Time>,
+    nic_recv: Vec<Time>,
+    ncpus: usize,
+    nnics: usize,
+    wire: Wire<'n>,
+    flight: Vec<InFlight>,
+    free: Vec<u32>,
+    /// Packets each endpoint injected (packet level).
+    inj_packets: Vec<u64>,
+    /// Per network message, when recording.
+    pub records: Vec<MessageRecord>,
+    /// Totals.
+    pub totals: MessageTotals,
+}
+
+impl<'n> NetState<'n> {
+    /// The packet engine, at packet level.
+    pub fn packet_engine(&self) -> Option<&Engine<'n>> {
+        match &self.wire {
+            Wire::Packet(e) => Some(e),
+            Wire::Flow(_) => None,
+        }
+    }
+
+    /// The flow engine, at flow level.
+    pub fn flow_engine(&self) -> Option<&FlowEngine<'n>> {
+        match &self.wire {
+            Wire::Flow(e) => Some(e),
+            Wire::Packet(_) => None,
+        }
+    }
+
+    /// Packets each endpoint injected (packet level; empty at flow level).
+    pub fn injected_packets(&self) -> &[u64] {
+        &self.inj_packets
+    }
+
+    #[inline]
+    fn c(&self, rank: Rank, cpu: u16) -> usize {
+        rank as usize * self.ncpus + cpu as usize
+    }
+
+    #[inline]
+    fn n(&self, rank: Rank, nic: u16) -> usize {
+        rank as usize * self.nnics + nic as usize
+    }
+
+    fn slot(&mut self, f: InFlight) -> u64 {
+        match self.free.pop() {
+            Some(s) => {
+                self.flight[s as usize] = f;
+                s as u64
+            }
+            None => {
+                self.flight.push(f);
+                (self.flight.len() - 1) as u64
+            }
+        }
+    }
+}
+
+impl NetworkModel<'_> {
+    fn per_extra_byte(bytes: u64, rate: f64) -> Time {
+        per_byte(bytes.saturating_sub(1), rate)
+    }
+
+    fn packets(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.net.params().packet_bytes as u64).max(1)
+    }
+
+    fn inject(&self, st: &mut NetState<'_>, m: &Injection) -> Result<(), NetworkError> {
+        if let Some(n) = st.inj_packets.get_mut(m.src as usize) {
+            *n += self.packets(m.bytes);
+        }
+        match &mut st.wire {
+            Wire::Packet(e) => e.inject(m),
+            Wire::Flow(e) => e.inject(m),
+        }
+    }
+
+    fn delivered(&self, st: &mut NetState<'_>, d: Delivery, out: &mut Vec<Notice>) {
+        let f = st.flight[d.token as usize];
+        st.free.push(d.token as u32);
+        match f.kind {
+            Kind::Eager | Kind::Data => {
+                let rec = MessageRecord {
+                    src: Message::send_of(f.id).0,
+                    dst: f.to,
+                    bytes: f.bytes,
+                    injected: f.at,
+                    delivered: d.time,
+                    transfer: self.zero_load(f.src, f.dst, f.bytes),
+                };
+                let t = &mut st.totals;
+                t.network += 1;
+                t.bytes += f.bytes;
+                let q = rec.queued();
+                t.transfer_sum += (d.time - f.at - q) as u128;
+                t.queued_sum += q as u128;
+                if t.worst.is_none_or(|w| q > w.queued()) {
+                    t.worst = Some(rec);
+                }
+                if self.record {
+                    st.records.push(rec);
+                }
+                out.push(if f.kind == Kind::Eager {
+                    Notice::Arrival {
+                        time: d.time,
+                        id: f.id,
+                    }
+                } else {
+                    Notice::RendezvousDone {
+                        time: d.time,
+                        id: f.id,
+                    }
+                });
+            }
+            Kind::Request => {
+                st.totals.control += 1;
+                out.push(Notice::Arrival {
+                    time: d.time,
+                    id: f.id,
+                });
+            }
+            Kind::Clear => st.totals.control += 1,
+        }
+    }
+}
+
+impl<'n> CostModel for NetworkModel<'n> {
+    type State = NetState<'n>;
+
+    const ANNOUNCES: bool = true;
+
+    fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> NetState<'n> {
+        let n = nranks as usize;
+        let wire = match self.level {
+            Level::Packet => Wire::Packet(Box::new(self.net.external())),
+            Level::Flow => Wire::Flow(Box::new(
+                FlowEngine::new(
+                    self.net.topology(),
+                    self.net.routes(),
+                    self.net.params().clone(),
+                )
+                .expect("the routing was checked when the model was made"),
+            )),
+        };
+        NetState {
+            cpu: vec![0; n * ncpus as usize],
+            nic_send: vec![0; n * nnics as usize],
+            nic_recv: vec![0; n * nnics as usize],
+            ncpus: ncpus as usize,
+            nnics: nnics as usize,
+            wire,
+            flight: Vec::new(),
+            free: Vec::new(),
+            inj_packets: match self.level {
+                Level::Packet => vec![0; self.net.topology().num_endpoints()],
+                Level::Flow => Vec::new(),
+            },
+            records: Vec::new(),
+            totals: MessageTotals::default(),
+        }
+    }
+
+    #[inline]
+    fn ready_time(&self, st: &NetState<'n>, now: Time, op: OpSite) -> Time {
+        let t = match op.activity {
+            Activity::Send => st.cpu[st.c(op.rank, op.cpu)].max(st.nic_send[st.n(op.rank, op.nic)]),
+            Activity::Recv | Activity::Local => st.cpu[st.c(op.rank, op.cpu)],
+            Activity::Sleep => now,
+        };
+        t.max(now)
+    }
+
+    fn send(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<SendIssue> {
+        let (c, n) = (st.c(m.src, m.cpu), st.n(m.src, m.nic));
+        let busy = st.cpu[c].max(st.nic_send[n]);
+        if busy > t {
+            return Attempt::Retry(busy);
+        }
+        let h = &self.host;
+        let cpu_end = t
+            .saturating_add(h.overhead)
+            .saturating_add(Self::per_extra_byte(m.bytes, h.overhead_per_byte));
+        st.cpu[c] = cpu_end;
+        st.nic_send[n] = t.saturating_add(h.gap);
+        let eager = m.bytes <= h.eager_limit;
+        let completion = if eager {
+            SendCompletion::At(t)
+        } else {
+            SendCompletion::OnMatch
+        };
+        let (a, b) = (self.place[m.src as usize], self.place[m.dst as usize]);
+        if a == b {
+            // Through memory: LogGOPS's L.
+            st.totals.local += 1;
+            return Attempt::Go(SendIssue {
+                arrival: Some(t.saturating_add(h.overhead).saturating_add(h.latency)),
+                completion,
+                busy_until: cpu_end,
+            });
+        }
+        let at = t.saturating_add(h.overhead);
+        let (kind, bytes) = if eager {
+            (Kind::Eager, m.bytes)
+        } else {
+            (Kind::Request, self.control_bytes)
+        };
+        let token = st.slot(InFlight {
+            id: m.id,
+            kind,
+            at,
+            bytes,
+            src: a,
+            dst: b,
+            to: m.dst,
+        });
+        let inj = Injection {
+            at,
+            src: a,
+            dst: b,
+            bytes,
+            token,
+        };
+        self.inject(st, &inj)
+            .expect("a message between two endpoints of the network, not before its time");
+        Attempt::Go(SendIssue {
+            arrival: None,
+            completion,
+            busy_until: cpu_end,
+        })
+    }
+
+    fn deliver(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<Time> {
+        let (c, n) = (st.c(m.dst, m.cpu), st.n(m.dst, m.nic));
+        let busy = st.cpu[c].max(st.nic_recv[n]);
+        if busy > t {
+            return Attempt::Retry(busy);
+        }
+        let h = &self.host;
+        let by_o = Self::per_extra_byte(m.bytes, h.overhead_per_byte);
+        let local = self.place[m.src as usize] == self.place[m.dst as usize];
+        let extra = if local {
+            by_o.max(Self::per_extra_byte(m.bytes, h.gap_per_byte))
+        } else {
+            by_o
+        };
+        let cpu_end = t.saturating_add(h.overhead).saturating_add(extra);
+        st.cpu[c] = cpu_end;
+        st.nic_recv[n] = t.saturating_add(h.gap);
+        Attempt::Go(cpu_end)
+    }
+
+    fn rendezvous_matched(
+        &self,
+        st: &mut NetState<'n>,
+        t: Time,
+        m: &Message,
+        _recv_site: Option<OpSite>,
+    ) -> bool {
+        let (a, b) = (self.place[m.src as usize], self.place[m.dst as usize]);
+        if a == b {
+            return true;
+        }
+        // Clear-to-send from the receiver now, the data back the moment it arrives.
+        let clear = st.slot(InFlight {
+            id: m.id,
+            kind: Kind::Clear,
+            at: t,
+            bytes: self.control_bytes,
+            src: b,
+            dst: a,
+            to: m.src,
+        });
+        let data = st.slot(InFlight {
+            id: m.id,
+            kind: Kind::Data,
+            at: t,
+            bytes: m.bytes,
+            src: a,
+            dst: b,
+            to: m.dst,
+        });
+        let first = Injection {
+            at: t,
+            src: b,
+            dst: a,
+            bytes: self.control_bytes,
+            token: clear,
+        };
+        if !st.inj_packets.is_empty() {
+            st.inj_packets[b as usize] += self.packets(self.control_bytes);
+            st.inj_packets[a as usize] += self.packets(m.bytes);
+        }
+        let r = match &mut st.wire {
+            Wire::Packet(e) => e.inject_chained(&first, m.bytes, data),
+            Wire::Flow(e) => e.inject_chained(&first, m.bytes, data),
+        };
+        r.expect("a message between two endpoints of the network, not before its time");
+        false
+    }
+
+    fn local(&self, st: &mut NetState<'n>, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
+        let c = st.c(site.rank, site.cpu);
+        if st.cpu[c] > t {
+            return Attempt::Retry(st.cpu[c]);
+        }
+        let end = t.saturating_add(cost);
+        st.cpu[c] = end;
+        Attempt::Go(LocalRun {
+            done: t,
+            busy_until: end,
+        })
+    }
+
+    fn reduce_cost(&self, bytes: u64) -> Time {
+        self.host.reduce_cost(bytes)
+    }
+
+    fn copy_cost(&self, bytes: u64) -> Time {
+        self.host.copy_cost(bytes)
+    }
+
+    fn rank_finish(&self, st: &NetState<'n>, rank: Rank, last_done: Time) -> Time {
+        let lo = rank as usize * st.ncpus;
+        st.cpu[lo..lo + st.ncpus]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(last_done)
+    }
+
+    fn advance(
+        &self,
+        st: &mut NetState<'n>,
+        until: Option<Time>,
+        out: &mut Vec<Notice>,
+    ) -> Result<(), NetworkError> {
+        // Until a delivery the schedule hears of (control messages only move the protocol
+        // on), or `until`.
+        let mut got: Vec<Delivery> = Vec::new();
+        loop {
+            got.clear();
+            match &mut st.wire {
+                Wire::Packet(e) => got.extend_from_slice(e.advance_to_delivery(until)?.1),
+                Wire::Flow(e) => got.extend_from_slice(e.advance_to_delivery(until).1),
+            }
+            if got.is_empty() {
+                return Ok(());
+            }
+            for &d in &got {
+                self.delivered(st, d, out);
+            }
+            if !out.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+}

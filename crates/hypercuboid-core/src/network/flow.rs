@@ -1,0 +1,618 @@
+//! The flow-level engine: every message is a flow on its routed path, and the flows in the
+//! network share link bandwidth max–min fairly, the shares recomputed whenever a flow starts
+//! or ends.
+//!
+//! This is the bandwidth-sharing model of SimGrid's network models (Velho, Schnorr, Casanova
+//! and Legrand, "On the validity of flow-level TCP network models for grid and cloud
+//! simulations", ACM TOMACS 23(4), 2013; used by SMPI, Degomme et al., IEEE TPDS 28(8),
+//! 2017), without their TCP correction factors: a message of `s` bytes that starts at `t`
+//! on a path with links of latency `L_i` through `h + 1` routers is transferred at its fair
+//! share of every link on the path and delivered at `t + T + Σ L_i + (h + 1)·S`, where `T` is
+//! the time the transfer took (`s / B` alone on a path whose narrowest link has bandwidth
+//! `B`). `S` is the switch latency of [`NetParams`]. Links are the directed router-to-router
+//! links, each endpoint's injection link and each endpoint's ejection link; buffers, packets
+//! and credits do not exist at this level. A message to a busy destination shares its
+//! ejection link with the others instead of queuing behind them.
+//!
+//! Max–min fairness is computed by progressive filling (Bertsekas and Gallager, *Data
+//! Networks*, section 6.5.2): the link with the smallest fair share fixes the rate of its
+//! flows, which leave the other links, until every flow has a rate. The engine advances from
+//! event to event (a flow starts, a flow's last byte leaves, a message is delivered), the
+//! rates constant in between. Times are integer picoseconds, a transfer's end rounded up.
+//!
+//! Routing: `min` takes, at each router, one of the minimal next hops chosen by a hash of
+//! the message (a deterministic ECMP); `inr` goes minimally to a random intermediate router
+//! first (Valiant). Adaptive routing needs queues, which this level does not have.
+
+use super::error::{param, NetworkError};
+use super::packet::{Delivery, Injection, NetParams};
+use super::rng::SplitMix64;
+use super::routing::{Algorithm, Routes};
+use crate::topology::Topology;
+use crate::units::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const NEVER: Time = Time::MAX;
+
+/// One flow.
+#[derive(Clone, Debug)]
+struct Flow {
+    /// Bytes not yet sent, as of `FlowEngine::last`.
+    left: f64,
+    /// Bytes per ps.
+    rate: f64,
+    /// Its links: `path[start..end]`.
+    start: u32,
+    end: u32,
+    /// Latency of the path (links and switches).
+    latency: Time,
+    token: u64,
+    src: u32,
+    dst: u32,
+    /// A message to send back when this one is delivered: (bytes, token).
+    then: Option<(u64, u64)>,
+    /// Version of its projected end (stale heap entries are skipped).
+    version: u32,
+    active: bool,
+}
+
+/// The flow-level engine on a topology with its routing tables (see the [module docs](self)).
+#[derive(Debug)]
+pub struct FlowEngine<'n> {
+    topo: &'n Topology,
+    routes: &'n Routes,
+    params: NetParams,
+    indirect: bool,
+    /// Capacity of each link in bytes per ps: router ports by global port id, then each
+    /// endpoint's injection link.
+    capacity: Vec<f64>,
+    /// Latency of each link.
+    latency: Vec<Time>,
+    flows: Vec<Flow>,
+    free: Vec<u32>,
+    /// Links of every flow (slices of it; reused when a flow ends).
+    path: Vec<u32>,
+    /// Flows waiting to start: (start, sequence, flow).
+    starts: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    /// Projected ends of the active flows' transfers: (time, flow, version).
+    ends: BinaryHeap<Reverse<(Time, u32, u32)>>,
+    /// Messages delivered later: (time, token, flow).
+    deliveries: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    active: Vec<u32>,
+    seq: u64,
+    /// The time the engine is at, and the time the flows' `left` refer to.
+    now: Time,
+    last: Time,
+    rng: SplitMix64,
+    /// Per link: bytes sent, and busy time (bytes / capacity) in ps.
+    link_bytes: Vec<f64>,
+    ready: Vec<Delivery>,
+    /// Flows started, events handled, rate computations.
+    pub flows_started: u64,
+    pub events: u64,
+    pub recomputes: u64,
+    // Scratch of the rate computation.
+    rem: Vec<f64>,
+    count: Vec<u32>,
+    fixed: Vec<bool>,
+    by_link: Vec<Vec<u32>>,
+    touched: Vec<u32>,
+}
+
+impl<'n> FlowEngine<'n> {
+    /// An engine on `topo` with `routes` (its routing must be `min` or `inr`).
+    pub fn new(
+        topo: &'n Topology,
+        routes: &'n Routes,
+        params: NetParams,
+    ) -> Result<FlowEngine<'n>, NetworkError> {
+        let indirect = match routes.spec().algorithm {
+            Algorithm::Min => false,
+            Algorithm::Inr => true,
+            other => {
+                return Err(param(
+                    "routing",
+                    other.name(),
+                    "the flow level routes min or inr (adaptive routing reads queues, which \
+                     flows do not have: use the packet level)",
+                ))
+            }
+        };
+        let np = routes.num_ports();
+        let ne = topo.num_endpoints();
+        let mut capacity = Vec::with_capacity(np + ne);
+        let mut latency = Vec::with_capacity(np + ne);
+        for p in 0..np {
+            let l = match routes.port_link(p) {
+                Some(l) => {
+                    let k = &topo.links()[l as usize];
+                    (k.bandwidth_gbps, k.latency)
+                }
+                None => {
+                    let e = routes
+                        .port_endpoint(p)
+                        .expect("a port is a link or an endpoint's");
+                    let k = topo.endpoint_link(e as usize);
+                    (k.bandwidth_gbps, k.latency)
+                }
+            };
+            capacity.push(l.0 / 8000.0);
+            latency.push(l.1);
+        }
+        for e in 0..ne {
+            let k = topo.endpoint_link(e);
+            capacity.push(k.bandwidth_gbps / 8000.0);
+            latency.push(k.latency);
+        }
+        let n = capacity.len();
+        Ok(FlowEngine {
+            topo,
+            routes,
+            indirect,
+            capacity,
+            latency,
+            flows: Vec::new(),
+            free: Vec::new(),
+            path: Vec::new(),
+            starts: BinaryHeap::new(),
+            ends: BinaryHeap::new(),
+            deliveries: BinaryHeap::new(),
+            active: Vec::new(),
+            seq: 0,
+            now: 0,
+            last: 0,
+            rng: SplitMix64::new(params.seed),
+            link_bytes: vec![0.0; n],
+            ready: Vec::new(),
+            flows_started: 0,
+            events: 0,
+            recomputes: 0,
+            rem: vec![0.0; n],
+            count: vec![0; n],
+            fixed: Vec::new(),
+            by_link: vec![Vec::new(); n],
+            touched: Vec::new(),
+            params,
+        })
+    }
+
+    /// The time the engine has advanced to.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Number of links: the routing's ports (by global port id), then one injection link per
+    /// endpoint.
+    pub fn num_links(&self) -> usize {
+        self.capacity.len()
+    }
+
+    /// Bytes sent on each link so far ([`FlowEngine::num_links`] entries).
+    pub fn link_bytes(&self) -> &[f64] {
+        &self.link_bytes
+    }
+
+    /// Capacity of each link in bytes per ps.
+    pub fn capacity(&self) -> &[f64] {
+        &self.capacity
+    }
+
+    /// The links from endpoint `a` to endpoint `b` (minimal, or through a random
+    /// intermediate router with `inr`), appended to `out`; their latency with the switches.
+    fn route(&mut self, a: u32, b: u32, token: u64, out: &mut Vec<u32>) -> Time {
+        let r = self.routes;
+        let np = r.num_ports();
+        let (ra, rb) = (
+            self.topo.endpoint_router(a as usize),
+            self.topo.endpoint_router(b as usize),
+        );
+        out.push((np + a as usize) as u32);
+        let mut lat = self.latency[np + a as usize];
+        let mut routers = 1u64;
+        let mut here = ra;
+        let mut legs = [rb, rb];
+        let mut nlegs = 1;
+        if self.indirect && r.targets().len() > 2 && ra != rb {
+            let i = super::routing::Decider::intermediate(r, &mut self.rng, ra, rb);
+            legs = [i, rb];
+            nlegs = 2;
+        }
+        // A hash of the message picks among equal minimal next hops (deterministic ECMP).
+        let mut h = token.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((a as u64) << 32 | b as u64);
+        for &goal in &legs[..nlegs] {
+            while here != goal {
+                let ports = r.min_ports(here, goal);
+                h = h.wrapping_mul(0x2545_F491_4F6C_DD1D).wrapping_add(1);
+                let j = ports[((h >> 33) % ports.len() as u64) as usize] as usize;
+                let p = r.port(here, j);
+                out.push(p as u32);
+                lat += self.latency[p];
+                routers += 1;
+                here = r.port_ends(p).expect("a minimal next hop is a link").1 as usize;
+            }
+        }
+        let ej = r.endpoint_port(b as usize);
+        out.push(ej as u32);
+        lat += self.latency[ej];
+        lat + routers * self.params.switch_latency
+    }
+
+    fn check(&self, m: &Injection) -> Result<(), NetworkError> {
+        let n = self.topo.num_endpoints() as u32;
+        for (name, e) in [("message source", m.src), ("message destination", m.dst)] {
+            if e >= n {
+                return Err(param(
+                    name,
+                    e,
+                    format!("the network has endpoints 0 to {}", n.saturating_sub(1)),
+                ));
+            }
+        }
+        if m.src == m.dst {
+            return Err(param(
+                "message destination",
+                m.dst,
+                "a message goes to another endpoint than its source",
+            ));
+        }
+        if m.at < self.now {
+            return Err(param(
+                "message start",
+                crate::units::format_time(m.at),
+                format!(
+                    "the engine has advanced to {}; a message starts at or after it",
+                    crate::units::format_time(self.now)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Queues message `m` (see [`super::Engine::inject`]).
+    pub fn inject(&mut self, m: &Injection) -> Result<(), NetworkError> {
+        self.check(m)?;
+        self.add(m, None);
+        Ok(())
+    }
+
+    /// Queues `first`, and a message of `bytes` back from its destination to its source
+    /// when it is delivered (see [`super::Engine::inject_chained`]).
+    pub fn inject_chained(
+        &mut self,
+        first: &Injection,
+        bytes: u64,
+        token: u64,
+    ) -> Result<(), NetworkError> {
+        self.check(first)?;
+        self.add(first, Some((bytes, token)));
+        Ok(())
+    }
+
+    fn add(&mut self, m: &Injection, then: Option<(u64, u64)>) {
+        let mut links = std::mem::take(&mut self.path);
+        let start = links.len() as u32;
+        let latency = self.route(m.src, m.dst, m.token, &mut links);
+        let end = links.len() as u32;
+        for &l in &links[start as usize..end as usize] {
+            self.link_bytes[l as usize] += m.bytes as f64;
+        }
+        self.path = links;
+        let f = Flow {
+            left: m.bytes as f64,
+            rate: 0.0,
+            start,
+            end,
+            latency,
+            token: m.token,
+            src: m.src,
+            dst: m.dst,
+            then,
+            version: 0,
+            active: false,
+        };
+        let id = match self.free.pop() {
+            Some(i) => {
+                self.flows[i as usize] = f;
+                i
+            }
+            None => {
+                self.flows.push(f);
+                (self.flows.len() - 1) as u32
+            }
+        };
+        self.seq += 1;
+        self.starts.push(Reverse((m.at, self.seq, id)));
+        self.flows_started += 1;
+    }
+
+    /// Moves the flows' bytes on to `t`.
+    fn drain_to(&mut self, t: Time) {
+        if t <= self.last {
+            return;
+        }
+        let dt = (t - self.last) as f64;
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            fl.left = (fl.left - fl.rate * dt).max(0.0);
+        }
+        self.last = t;
+    }
+
+    /// Max–min fair rates of the active flows by progressive filling, and their projected
+    /// ends.
+    fn recompute(&mut self) {
+        self.recomputes += 1;
+        let now = self.last;
+        for &l in &self.touched {
+            self.by_link[l as usize].clear();
+        }
+        self.touched.clear();
+        self.fixed.clear();
+        self.fixed.resize(self.active.len(), false);
+        for (k, &f) in self.active.iter().enumerate() {
+            let fl = &self.flows[f as usize];
+            for &l in &self.path[fl.start as usize..fl.end as usize] {
+                let v = &mut self.by_link[l as usize];
+                if v.is_empty() {
+                    self.touched.push(l);
+                    self.rem[l as usize] = self.capacity[l as usize];
+                    self.count[l as usize] = 0;
+                }
+                v.push(k as u32);
+                self.count[l as usize] += 1;
+            }
+        }
+        // Links by fair share, smallest first; stale entries are skipped.
+        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = self
+            .touched
+            .iter()
+            .map(|&l| {
+                let share = self.rem[l as usize] / self.count[l as usize] as f64;
+                Reverse((share.to_bits(), l))
+            })
+            .collect();
+        let mut left = self.active.len();
+        while left > 0 {
+            let Some(Reverse((bits, l))) = heap.pop() else {
+                break;
+            };
+            let l = l as usize;
+            if self.count[l] == 0 {
+                continue;
+            }
+            let share = self.rem[l] / self.count[l] as f64;
+            if share.to_bits() != bits {
+                continue;
+            }
+            let ks = std::mem::take(&mut self.by_link[l]);
+            for &k in &ks {
+                if self.fixed[k as usize] {
+                    continue;
+                }
+                self.fixed[k as usize] = true;
+                left -= 1;
+                let f = self.active[k as usize] as usize;
+                self.flows[f].rate = share;
+                let (s, e) = (self.flows[f].start as usize, self.flows[f].end as usize);
+                for i in s..e {
+                    let m = self.path[i] as usize;
+                    if m == l {
+                        continue;
+                    }
+                    self.rem[m] = (self.rem[m] - share).max(0.0);
+                    self.count[m] -= 1;
+                    if self.count[m] > 0 {
+                        let sh = self.rem[m] / self.count[m] as f64;
+                        heap.push(Reverse((sh.to_bits(), m as u32)));
+                    }
+                }
+            }
+            self.count[l] = 0;
+            self.by_link[l] = ks;
+        }
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            fl.version = fl.version.wrapping_add(1);
+            let end = if fl.left <= 0.0 {
+                now
+            } else if fl.rate > 0.0 {
+                now.saturating_add((fl.left / fl.rate).ceil() as Time)
+            } else {
+                NEVER
+            };
+            self.ends.push(Reverse((end, f, fl.version)));
+        }
+    }
+
+    /// The earliest pending start or end of a transfer.
+    fn next_change(&mut self) -> Time {
+        while let Some(&Reverse((_, f, v))) = self.ends.peek() {
+            let fl = &self.flows[f as usize];
+            if fl.active && fl.version == v {
+                break;
+            }
+            self.ends.pop();
+        }
+        let s = self.starts.peek().map_or(NEVER, |r| r.0 .0);
+        let e = self.ends.peek().map_or(NEVER, |r| r.0 .0);
+        s.min(e)
+    }
+
+    /// Handles the starts and transfer ends at `t`, then recomputes the rates.
+    fn change_at(&mut self, t: Time) {
+        self.drain_to(t);
+        let mut changed = false;
+        while let Some(&Reverse((at, _, f))) = self.starts.peek() {
+            if at != t {
+                break;
+            }
+            self.starts.pop();
+            self.events += 1;
+            let fl = &mut self.flows[f as usize];
+            if fl.left <= 0.0 {
+                // An empty message: only its latency.
+                let when = t.saturating_add(fl.latency);
+                self.deliveries.push(Reverse((when, fl.token, f)));
+                continue;
+            }
+            fl.active = true;
+            self.active.push(f);
+            changed = true;
+        }
+        while let Some(&Reverse((at, f, v))) = self.ends.peek() {
+            if at != t {
+                break;
+            }
+            self.ends.pop();
+            let fl = &mut self.flows[f as usize];
+            if !fl.active || fl.version != v {
+                continue;
+            }
+            self.events += 1;
+            fl.active = false;
+            fl.left = 0.0;
+            let when = t.saturating_add(fl.latency);
+            self.deliveries.push(Reverse((when, fl.token, f)));
+            changed = true;
+        }
+        if changed {
+            let flows = &self.flows;
+            self.active.retain(|&f| flows[f as usize].active);
+            self.recompute();
+        }
+    }
+
+    /// Advances to the first delivery at or before `t` (or to `t`; `None`: to the first
+    /// delivery wherever it is) and returns the time reached and the messages delivered then
+    /// (see [`super::Engine::advance_to_delivery`]).
+    pub fn advance_to_delivery(&mut self, t: Option<Time>) -> (Time, &[Delivery]) {
+        self.ready.clear();
+        let limit = t.unwrap_or(NEVER);
+        loop {
+            let d = self.deliveries.peek().map_or(NEVER, |r| r.0 .0);
+            let c = self.next_change();
+            if d <= c && d <= limit && d != NEVER {
+                // Deliveries at d (changes at d come after them, as in the packet engine
+                // where a message delivered at d is known before d).
+                self.drain_to(d);
+                self.now = d;
+                while let Some(&Reverse((at, token, f))) = self.deliveries.peek() {
+                    if at != d {
+                        break;
+                    }
+                    self.deliveries.pop();
+                    self.events += 1;
+                    self.ready.push(Delivery { time: d, token });
+                    let fl = &self.flows[f as usize];
+                    if let Some((bytes, tok)) = fl.then {
+                        let back = Injection {
+                            at: d,
+                            src: fl.dst,
+                            dst: fl.src,
+                            bytes,
+                            token: tok,
+                        };
+                        self.add(&back, None);
+                    }
+                    self.free.push(f);
+                }
+                return (d, &self.ready);
+            }
+            if c == NEVER || c > limit {
+                if limit != NEVER {
+                    self.drain_to(limit);
+                    self.now = self.now.max(limit);
+                }
+                return (self.now, &self.ready);
+            }
+            self.now = c;
+            self.change_at(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network::RoutingSpec;
+    use crate::topology::generate;
+
+    fn engine_on<'a>(topo: &'a Topology, routes: &'a Routes) -> FlowEngine<'a> {
+        FlowEngine::new(topo, routes, NetParams::default()).unwrap()
+    }
+
+    #[test]
+    fn one_message_alone_takes_latency_plus_size_over_bandwidth() {
+        let topo = generate("mlfm:h=4").unwrap();
+        let routes = Routes::new(&topo, &RoutingSpec::parse("min").unwrap()).unwrap();
+        let mut e = engine_on(&topo, &routes);
+        // 0 and 4 are two router hops apart; links 100 Gb/s (12.5 B/ns), 50 ns latency.
+        e.inject(&Injection {
+            at: 1_000_000,
+            src: 0,
+            dst: 4,
+            bytes: 1 << 20,
+            token: 9,
+        })
+        .unwrap();
+        let l = topo.endpoint_link(0);
+        let lat = 4 * l.latency + 3 * NetParams::default().switch_latency;
+        let transfer = ((1u64 << 20) as f64 / (l.bandwidth_gbps / 8000.0)).ceil() as Time;
+        let (t, d) = e.advance_to_delivery(None);
+        assert_eq!(
+            d,
+            [Delivery {
+                time: 1_000_000 + transfer + lat,
+                token: 9
+            }]
+        );
+        assert_eq!(t, 1_000_000 + transfer + lat);
+    }
+
+    #[test]
+    fn two_flows_on_one_link_share_it_equally_then_the_survivor_speeds_up() {
+        let topo = generate("mlfm:h=4").unwrap();
+        let routes = Routes::new(&topo, &RoutingSpec::parse("min").unwrap()).unwrap();
+        let mut e = engine_on(&topo, &routes);
+        let bw = topo.endpoint_link(0).bandwidth_gbps / 8000.0;
+        // Both from endpoint 0: they share its injection link.
+        for (bytes, token) in [(1000u64, 1u64), (3000, 2)] {
+            e.inject(&Injection {
+                at: 0,
+                src: 0,
+                dst: 4,
+                bytes,
+                token,
+            })
+            .unwrap();
+        }
+        let lat = 4 * topo.endpoint_link(0).latency + 3 * NetParams::default().switch_latency;
+        // Each at bw/2 until the first has sent 1000 B (2000 B of the link's time), then the
+        // second alone sends its last 2000 B.
+        let t1 = (1000.0 / (bw / 2.0)).ceil() as Time;
+        let (_, d) = e.advance_to_delivery(None);
+        assert_eq!(
+            d,
+            [Delivery {
+                time: t1 + lat,
+                token: 1
+            }]
+        );
+        let (_, d) = e.advance_to_delivery(None);
+        let t2 = t1 + (2000.0 / bw).ceil() as Time;
+        assert_eq!(d.len(), 1);
+        assert!((d[0].time as i64 - (t2 + lat) as i64).abs() <= 1, "{d:?}");
+    }
+
+    #[test]
+    fn adaptive_routing_is_refused_with_the_accepted_values() {
+        let topo = generate("mlfm:h=4").unwrap();
+        let routes = Routes::new(&topo, &RoutingSpec::parse("ugal").unwrap()).unwrap();
+        let err = FlowEngine::new(&topo, &routes, NetParams::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("the flow level routes min or inr"),
+            "{err}"
+        );
+    }
+}
