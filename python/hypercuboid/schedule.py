@@ -55,8 +55,69 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class LinkLoad:
+    """One directed link's load over a run on a network: its ends (as the topology names
+    them), ``kind`` (``network``, ``injection`` or ``ejection``), the bytes it carried and
+    the fraction of the run it was busy."""
+
+    a: str
+    b: str
+    kind: str
+    bytes: int
+    utilisation: float
+
+
+@dataclass(frozen=True)
+class NetworkResult:
+    """What a run on a network measured beyond the simulation's result.
+
+    ``messages`` counts the network messages (eager data and rendezvous transfers),
+    ``control`` messages (rendezvous requests, clear-to-send) and ``local`` ones (between
+    ranks of one endpoint); ``transfer_ps`` sums the network messages' zero-load times and
+    ``queued_ps`` the time beyond them (waiting at the NIC, in buffers, for a share of a
+    link). ``worst`` is the message that waited longest (a dict, or None when none waited);
+    ``records`` has one row per network message (NumPy columns ``src``, ``dst``, ``bytes``,
+    ``injected_ps``, ``delivered_ps``, ``transfer_ps``, ``queued_ps``) when asked for."""
+
+    level: str
+    routing: str
+    topology: str
+    links: list[LinkLoad]
+    mean_network_utilisation: float
+    messages: int
+    control: int
+    local: int
+    bytes: int
+    transfer_ps: int
+    queued_ps: int
+    worst: dict | None
+    placement: np.ndarray
+    wire_units: int
+    wire_events: int
+    records: dict | None = None
+
+    def to_dict(self, top_links: int = 10) -> dict:
+        """JSON-ready summary: the ``top_links`` busiest links and the totals."""
+        return {
+            "level": self.level,
+            "routing": self.routing,
+            "topology": self.topology,
+            "mean_network_utilisation": self.mean_network_utilisation,
+            "network_messages": self.messages,
+            "control_messages": self.control,
+            "local_messages": self.local,
+            "network_bytes": self.bytes,
+            "transfer_ns": self.transfer_ps / 1e3,
+            "queued_ns": self.queued_ps / 1e3,
+            "worst": self.worst,
+            "wire_units": self.wire_units,
+            "wire_events": self.wire_events,
+        }
+
+
+@dataclass(frozen=True)
 class SimResult:
-    """What a simulation returns."""
+    """What a simulation returns (``network`` when it ran on a network)."""
 
     model: str
     completion_time_ps: int
@@ -64,6 +125,7 @@ class SimResult:
     ops: int
     messages: int
     trace: Trace | None = None
+    network: NetworkResult | None = None
 
     @property
     def completion_time_ns(self) -> float:
@@ -82,8 +144,9 @@ class SimResult:
             return 0.0
         return _ns(int(self.rank_finish_ps.max()) - int(self.rank_finish_ps.min()))
 
-    def to_dict(self, per_rank: bool = True) -> dict:
-        """JSON-ready summary (the CLI's ``--json`` object)."""
+    def to_dict(self, per_rank: bool = True, top_links: int = 10) -> dict:
+        """JSON-ready summary (the CLI's ``--json`` object); on a network also ``links``, the
+        ``top_links`` busiest links, and ``network``, the totals."""
         d: dict = {
             "model": self.model,
             "completion_time_ns": self.completion_time_ns,
@@ -93,6 +156,18 @@ class SimResult:
         }
         if per_rank:
             d["rank_finish_ns"] = self.rank_finish_ns.tolist()
+        if self.network is not None:
+            d["links"] = [
+                {
+                    "a": x.a,
+                    "b": x.b,
+                    "kind": x.kind,
+                    "bytes": x.bytes,
+                    "utilisation": x.utilisation,
+                }
+                for x in self.network.links[:top_links]
+            ]
+            d["network"] = self.network.to_dict()
         return d
 
 
@@ -191,23 +266,98 @@ class Schedule:
 
     def simulate(
         self,
-        model: str,
+        model: str | None = None,
         *,
         trace: bool = False,
         noise: str | None = None,
-        seed: int = 0,
+        seed: int | None = None,
         chrome_trace: str | Path | None = None,
+        network: Any = None,
+        routing: str = "min",
+        level: str = "packet",
+        mapping: str | list[int] = "linear",
+        ranks_per_endpoint: int = 1,
+        packet_size: int | str = 256,
+        buffer: int | str = "100KiB",
+        switch_latency: int | str = "100ns",
+        threads: int = 1,
+        records: bool = False,
     ) -> SimResult:
         """Runs the schedule on a cost model (a spec such as
         ``"loggops:L=3000,o=1500,g=1000,G=6"``) and returns its completion time and per-rank
-        finish times; with ``trace=True`` also every op's and message's timing."""
+        finish times; with ``trace=True`` also every op's and message's timing.
+
+        With ``network`` (a :class:`~hypercuboid.topology.Topology` or a topology spec such as
+        ``"tree:fig5b"``), the messages cross that network: ``routing`` (``min``, ``inr``,
+        ``ugal``, ``ugal-th``), ``level`` (``packet`` or ``flow``), ``mapping`` (``linear``,
+        ``round_robin``, ``random[:seed=K]``, ``file:PATH`` or a list of endpoints, one per
+        rank), ``ranks_per_endpoint``, and the router parameters ``packet_size``, ``buffer``,
+        ``switch_latency``, ``seed`` (of the network's random choices, default 1; without a
+        network, of the noise, default 0) and ``threads``.
+        ``model`` is then the host model (a ``loggops:`` spec; default LogGOPSim's defaults),
+        whose ``L`` and ``G`` apply only between ranks of one endpoint. The result's
+        ``network`` holds the links' loads and the messages' queued times (``records=True``:
+        one row per message). See ``docs/networks.md``."""
+        if network is not None:
+            return self._simulate_network(
+                network,
+                model,
+                trace=trace,
+                noise=noise,
+                seed=seed,
+                chrome_trace=chrome_trace,
+                routing=routing,
+                level=level,
+                mapping=mapping,
+                ranks_per_endpoint=ranks_per_endpoint,
+                packet_size=packet_size,
+                buffer=buffer,
+                switch_latency=switch_latency,
+                threads=threads,
+                records=records,
+            )
+        if model is None:
+            from hypercuboid.errors import ModelError
+
+            raise ModelError(
+                "simulate needs a model (postal:..., pipelined:..., loggops:...) or a network"
+            )
         want_trace = trace or chrome_trace is not None
         r = self._core.simulate(
-            model, want_trace, noise, seed, None if chrome_trace is None else str(chrome_trace)
+            model,
+            want_trace,
+            noise,
+            0 if seed is None else seed,
+            None if chrome_trace is None else str(chrome_trace),
         )
+        return self._result(r, trace)
+
+    def _result(self, r: dict, trace: bool) -> SimResult:
         t = None
         if trace and r["trace"] is not None:
             t = Trace(nranks=self.nranks, **r["trace"])
+        net = None
+        n = r.get("network")
+        if n is not None:
+            m = n["messages"]
+            net = NetworkResult(
+                level=n["level"],
+                routing=n["routing"],
+                topology=n["topology"],
+                links=[LinkLoad(**x) for x in n["links"]],
+                mean_network_utilisation=n["mean_network_utilisation"],
+                messages=m["network"],
+                control=m["control"],
+                local=m["local"],
+                bytes=m["bytes"],
+                transfer_ps=m["transfer_ps"],
+                queued_ps=m["queued_ps"],
+                worst=n["worst"],
+                placement=n["placement"],
+                wire_units=n["wire_units"],
+                wire_events=n["wire_events"],
+                records=n["records"],
+            )
         return SimResult(
             model=r["model"],
             completion_time_ps=r["completion_ps"],
@@ -215,7 +365,45 @@ class Schedule:
             ops=r["ops"],
             messages=r["messages"],
             trace=t,
+            network=net,
         )
+
+    def _simulate_network(self, network: Any, model: str | None, **o: Any) -> SimResult:
+        from hypercuboid.errors import NetworkError
+        from hypercuboid.topology import Topology, generate
+        from hypercuboid.units import parse_size, parse_time
+
+        if o["noise"] is not None:
+            raise NetworkError(
+                f"invalid noise '{o['noise']}' with a network: the network model has no noise "
+                "(simulate on a cost model to add noise)"
+            )
+        topo = network if isinstance(network, Topology) else generate(str(network))
+        mapping = o["mapping"]
+        endpoints = None
+        if not isinstance(mapping, str):
+            endpoints = [int(x) for x in mapping]
+            mapping = "list"
+        want_trace = o["trace"] or o["chrome_trace"] is not None
+        ct = o["chrome_trace"]
+        r = self._core.simulate_network(
+            topo,
+            model,
+            routing=o["routing"],
+            level=o["level"],
+            mapping=mapping,
+            mapping_endpoints=endpoints,
+            ranks_per_endpoint=int(o["ranks_per_endpoint"]),
+            seed=1 if o["seed"] is None else int(o["seed"]),
+            packet_bytes=parse_size(str(o["packet_size"])),
+            buffer_bytes=parse_size(str(o["buffer"])),
+            switch_latency_ps=parse_time(str(o["switch_latency"])),
+            threads=int(o["threads"]),
+            trace=want_trace,
+            chrome_trace=None if ct is None else str(ct),
+            records=bool(o["records"]),
+        )
+        return self._result(r, o["trace"])
 
     # -- text ---------------------------------------------------------------------------------
     def to_goal(self, *, reduce_ns_per_byte: float = 0.0) -> str:

@@ -178,6 +178,7 @@ impl ToPyErr for SimError {
                     d.set_item("stuck_ranks", ranks)
                 })
             }
+            SimError::Network(e) => (**e).clone().to_pyerr(),
             _ => error("SimulationError", self.to_string()),
         }
     }

@@ -5,12 +5,14 @@ use std::sync::Arc;
 use hypercuboid_core::collectives::allreduce::{self, cost, Algorithm, AllreduceSpec};
 use hypercuboid_core::collectives::registry::{self, Needs};
 use hypercuboid_core::model::PostalModel;
+use hypercuboid_core::network::NetParams;
 use hypercuboid_core::schedule::goal::{self, GoalExportOptions};
 use hypercuboid_core::schedule::verify::{self, VerifyOptions};
 use hypercuboid_core::schedule::{
     self, CExport, CExportOptions, Columns, DepKind, Dtype, Program, ReduceOp, Schedule,
     ScheduleError,
 };
+use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -156,6 +158,71 @@ impl PySchedule {
         chrome_trace: Option<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         crate::sim::simulate(self, py, model, trace, noise, seed, chrome_trace)
+    }
+
+    /// Simulates the schedule on a network (see `sim::simulate_network`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (
+        topology,
+        model = None,
+        routing = "min",
+        level = "packet",
+        mapping = "linear",
+        mapping_endpoints = None,
+        ranks_per_endpoint = 1,
+        seed = NetParams::default().seed,
+        packet_bytes = NetParams::default().packet_bytes,
+        buffer_bytes = NetParams::default().buffer_bytes,
+        switch_latency_ps = NetParams::default().switch_latency,
+        watchdog_ps = NetParams::default().watchdog,
+        threads = 1,
+        trace = false,
+        chrome_trace = None,
+        records = false,
+    ))]
+    fn simulate_network<'py>(
+        &self,
+        py: Python<'py>,
+        topology: &crate::topology::PyTopology,
+        model: Option<&str>,
+        routing: &str,
+        level: &str,
+        mapping: &str,
+        mapping_endpoints: Option<Vec<u32>>,
+        ranks_per_endpoint: u32,
+        seed: u64,
+        packet_bytes: u32,
+        buffer_bytes: u64,
+        switch_latency_ps: Time,
+        watchdog_ps: Time,
+        threads: usize,
+        trace: bool,
+        chrome_trace: Option<String>,
+        records: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let params = NetParams {
+            packet_bytes,
+            buffer_bytes,
+            switch_latency: switch_latency_ps,
+            seed,
+            watchdog: watchdog_ps,
+            threads,
+        };
+        crate::sim::simulate_network(
+            self,
+            py,
+            topology,
+            model,
+            routing,
+            level,
+            mapping,
+            mapping_endpoints,
+            ranks_per_endpoint,
+            params,
+            trace,
+            chrome_trace,
+            records,
+        )
     }
 
     /// GOAL text (LogGOPSim txt2bin input).

@@ -1,4 +1,4 @@
-"""``hypercuboid simulate``: run a schedule on a cost model."""
+"""``hypercuboid simulate``: run a schedule on a cost model, or on a network."""
 
 from __future__ import annotations
 
@@ -28,6 +28,16 @@ def _simulate(
     seed,
     strict,
     force,
+    network=None,
+    routing="min",
+    level="packet",
+    mapping="linear",
+    ranks_per_endpoint=1,
+    packet_size="256",
+    buffer="100KiB",
+    switch_latency="100ns",
+    top_links=10,
+    messages_csv=None,
 ):
     if model is not None and model_file is not None:
         raise click.ClickException("give --model or --model-file, not both")
@@ -35,8 +45,22 @@ def _simulate(
         from hypercuboid.modelfile import load
 
         model = load(model_file)
-    if model is None:
+    if model is None and network is None:
         raise click.ClickException("missing --model (or --model-file); " + MODEL_HELP)
+    if network is None:
+        given = [
+            o
+            for o, v, d in (
+                ("--routing", routing, "min"),
+                ("--level", level, "packet"),
+                ("--mapping", mapping, "linear"),
+                ("--ranks-per-endpoint", ranks_per_endpoint, 1),
+                ("--messages-csv", messages_csv, None),
+            )
+            if v != d
+        ]
+        if given:
+            raise click.ClickException(f"{given[0]} applies to --network runs only")
     if strict:
         report = sched.verify()
         if not report.sound:
@@ -55,14 +79,38 @@ def _simulate(
                 f"--plot of {sched.nranks} ranks would be unreadable; choose ranks with "
                 "--plot-ranks 0-15 (at most 256)"
             )
-    res = sched.simulate(model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome)
+    if messages_csv is not None:
+        refuse_overwrite(messages_csv, force)
+    if network is None:
+        res = sched.simulate(
+            model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome
+        )
+    else:
+        res = sched.simulate(
+            model,
+            trace=plot is not None,
+            noise=noise,
+            seed=seed if seed is not None else None,
+            chrome_trace=chrome,
+            network=network,
+            routing=routing,
+            level=level,
+            mapping=mapping,
+            ranks_per_endpoint=ranks_per_endpoint,
+            packet_size=packet_size,
+            buffer=buffer,
+            switch_latency=switch_latency,
+            records=messages_csv is not None,
+        )
+        if messages_csv is not None:
+            _write_messages(res, messages_csv)
     if plot is not None:
         from hypercuboid.plot import timeline
 
         ranks = _parse_ranks(plot_ranks, sched.nranks) if plot_ranks else None
         timeline(res.trace, plot, title=f"{sched.meta['name']} — {res.model}", ranks=ranks)
     if as_json:
-        d = res.to_dict(per_rank=not no_per_rank)
+        d = res.to_dict(per_rank=not no_per_rank, top_links=top_links)
         d["nranks"] = sched.nranks
         d["completion_time_ns"] = res.completion_time_ns
         echo_json(d)
@@ -75,10 +123,51 @@ def _simulate(
     if not no_per_rank and sched.nranks <= 16:
         finish = ", ".join(f"{t:,.1f}" for t in res.rank_finish_ns)
         click.echo(f"rank finish ns  {finish}")
+    if res.network is not None:
+        _print_network(res, top_links)
+    if messages_csv is not None:
+        click.echo(f"messages csv    {messages_csv}")
     if trace is not None:
         click.echo(f"trace           {trace} (Chrome / Perfetto JSON)")
     if plot is not None:
         click.echo(f"timeline        {plot}")
+
+
+def _print_network(res, top_links: int) -> None:
+    n = res.network
+    click.echo(f"network         {n.topology}, {n.level} level, routing {n.routing}")
+    click.echo(
+        f"network msgs    {n.messages} ({n.bytes:,} B), {n.control} control, {n.local} local"
+    )
+    if n.messages:
+        tr, q = n.transfer_ps / 1e3, n.queued_ps / 1e3
+        click.echo(
+            f"per message     {tr / n.messages:,.1f} ns transferring (zero-load), "
+            f"{q / n.messages:,.1f} ns queued on average"
+        )
+    if n.worst is not None:
+        w = n.worst
+        click.echo(
+            f"waited longest  rank {w['src']} -> {w['dst']}, {w['bytes']:,} B: "
+            f"{w['queued_ps'] / 1e3:,.1f} ns queued, {w['transfer_ps'] / 1e3:,.1f} ns transfer"
+        )
+    click.echo(f"mean link util  {n.mean_network_utilisation:.3f} (router-to-router links)")
+    if n.links:
+        click.echo(f"busiest links   (of {len(n.links)} that carried data)")
+        for x in n.links[:top_links]:
+            click.echo(f"  {x.a} -> {x.b}  {x.kind:<9}  {x.bytes:>14,} B  {x.utilisation:6.3f}")
+
+
+def _write_messages(res, path: str) -> None:
+    import csv
+
+    r = res.network.records
+    cols = ["src", "dst", "bytes", "injected_ps", "delivered_ps", "transfer_ps", "queued_ps"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for row in zip(*(r[c].tolist() for c in cols), strict=True):
+            w.writerow(row)
 
 
 def _parse_ranks(text: str, nranks: int) -> list[int]:
@@ -103,8 +192,9 @@ def _parse_ranks(text: str, nranks: int) -> list[int]:
 
 simulate = schedule_verb(
     "simulate",
-    "Simulate a schedule on a cost model: completion time, per-rank finish times, and "
-    "optionally a Chrome trace and a timeline PNG.",
+    "Simulate a schedule on a cost model, or on a network (--network): completion time, "
+    "per-rank finish times, and optionally a Chrome trace and a timeline PNG; on a network "
+    "also the busiest links and the time messages spent queued.",
     [
         click.option("--model", "-m", default=None, help=MODEL_HELP),
         click.option(
@@ -131,7 +221,50 @@ simulate = schedule_verb(
             default=None,
             help=NOISE_HELP,
         ),
-        click.option("--seed", type=int, default=0, show_default=True, help="Noise seed."),
+        click.option(
+            "--seed",
+            type=int,
+            default=None,
+            help="Noise seed (default 0); with --network, seed of its random choices (default 1).",
+        ),
+        click.option(
+            "--network",
+            default=None,
+            help="Run on this topology (a spec: tree:fig5b, slimfly:q=5, fattree:k=8,levels=3, "
+            "...); --model is then the host model (loggops:o=...,g=...,S=...).",
+        ),
+        click.option(
+            "--routing", default="min", show_default=True, help="min | inr | ugal | ugal-th."
+        ),
+        click.option(
+            "--level", default="packet", show_default=True, help="packet | flow (max-min fair)."
+        ),
+        click.option(
+            "--mapping",
+            default="linear",
+            show_default=True,
+            help="Rank -> endpoint: linear | round_robin | random[:seed=K] | file:PATH (one "
+            "endpoint per line).",
+        ),
+        click.option(
+            "--ranks-per-endpoint",
+            type=int,
+            default=1,
+            show_default=True,
+            help="Ranks per endpoint (cores per node); their messages go through memory.",
+        ),
+        click.option("--packet-size", default="256", show_default=True, help="Packet size."),
+        click.option("--buffer", default="100KiB", show_default=True, help="Buffer per port."),
+        click.option("--switch-latency", default="100ns", show_default=True),
+        click.option(
+            "--top-links", type=int, default=10, show_default=True, help="Busiest links shown."
+        ),
+        click.option(
+            "--messages-csv",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Write one row per network message (queued vs transfer time) to a CSV file.",
+        ),
         click.option(
             "--strict", is_flag=True, help="Refuse to simulate a schedule that does not verify."
         ),

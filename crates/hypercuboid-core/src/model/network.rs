@@ -194,7 +194,7 @@ impl Mapping {
                 if v.len() != nranks as usize {
                     return Err(param(
                         "mapping file",
-                        format!("of {} lines", v.len()),
+                        format!("of {} line{}", v.len(), if v.len() == 1 { "" } else { "s" }),
                         format!("it needs one endpoint per rank: {nranks} lines"),
                     ));
                 }

@@ -254,7 +254,7 @@ impl<M: CostModel> Engine<'_, M> {
             return false;
         }
         if let Err(err) = self.m.advance(&mut self.st, until, &mut self.notices) {
-            self.failed = Some(SimError::Network(err));
+            self.failed = Some(SimError::Network(Box::new(err)));
             self.notices.clear();
             // Drop every event so that the run stops here.
             while self.q.pop().is_some() {}

@@ -109,8 +109,9 @@ pub enum SimError {
     },
     /// Simulated time exceeded 2^64 picoseconds.
     TimeOverflow,
-    /// The network a network model simulates failed (a deadlock of its packets).
-    Network(crate::network::NetworkError),
+    /// The network of a network model was refused (a rank placement, a routing the level
+    /// cannot serve) or failed (a deadlock of its packets).
+    Network(Box<crate::network::NetworkError>),
 }
 
 impl fmt::Display for SimError {
@@ -159,7 +160,7 @@ impl fmt::Display for SimError {
             SimError::TimeOverflow => {
                 write!(f, "simulated time overflowed 2^64 ps (213 days)")
             }
-            SimError::Network(e) => write!(f, "the network failed: {e}"),
+            SimError::Network(e) => write!(f, "{e}"),
         }
     }
 }

@@ -96,7 +96,7 @@ pub fn simulate_on_network(
         setup.ranks_per_endpoint,
         s.nranks(),
     )
-    .map_err(SimError::Network)?
+    .map_err(|e| SimError::Network(Box::new(e)))?
     .record_messages(setup.record_messages);
     let (result, st) = simulate_with_state(s, &model, opts)?;
     let span = result.completion.max(1) as f64;
