@@ -20,9 +20,12 @@
 //! event to event (a flow starts, a flow's last byte leaves, a message is delivered), the
 //! rates constant in between. Times are integer picoseconds, a transfer's end rounded up.
 //!
-//! Routing: `min` takes, at each router, one of the minimal next hops chosen by a hash of
-//! the message (a deterministic ECMP); `inr` goes minimally to a random intermediate router
-//! first (Valiant). Adaptive routing needs queues, which this level does not have.
+//! Routing: with `min` a message splits evenly, at each router, over the minimal next hops
+//! toward its destination (the average of the packet engine's random choice among them): a
+//! flow loads each link of its minimal paths with its share, and max–min fairness is taken
+//! with those weights (a link whose flows carry shares `w_f` is full when `Σ w_f·r_f` reaches
+//! its capacity). `inr` goes so to a random intermediate router first (Valiant). Adaptive
+//! routing needs queues, which this level does not have.
 
 use super::error::{param, NetworkError};
 use super::packet::{Delivery, Injection, NetParams};
@@ -54,6 +57,8 @@ struct Flow {
     then: Option<(u64, u64)>,
     /// Version of its projected end (stale heap entries are skipped).
     version: u32,
+    /// An end is projected for its current rate.
+    projected: bool,
     active: bool,
 }
 
@@ -71,8 +76,10 @@ pub struct FlowEngine<'n> {
     latency: Vec<Time>,
     flows: Vec<Flow>,
     free: Vec<u32>,
-    /// Links of every flow (slices of it; reused when a flow ends).
-    path: Vec<u32>,
+    /// Links of every flow with the share of it each carries (slices of it).
+    path: Vec<(u32, f64)>,
+    /// Entries of `path` that flows waiting to start or active use.
+    live_links: usize,
     /// Flows waiting to start: (start, sequence, flow).
     starts: BinaryHeap<Reverse<(Time, u64, u32)>>,
     /// Projected ends of the active flows' transfers: (time, flow, version).
@@ -94,8 +101,9 @@ pub struct FlowEngine<'n> {
     pub recomputes: u64,
     // Scratch of the rate computation.
     rem: Vec<f64>,
-    count: Vec<u32>,
+    wsum: Vec<f64>,
     fixed: Vec<bool>,
+    old_rate: Vec<f64>,
     by_link: Vec<Vec<u32>>,
     touched: Vec<u32>,
 }
@@ -155,6 +163,7 @@ impl<'n> FlowEngine<'n> {
             flows: Vec::new(),
             free: Vec::new(),
             path: Vec::new(),
+            live_links: 0,
             starts: BinaryHeap::new(),
             ends: BinaryHeap::new(),
             deliveries: BinaryHeap::new(),
@@ -169,8 +178,9 @@ impl<'n> FlowEngine<'n> {
             events: 0,
             recomputes: 0,
             rem: vec![0.0; n],
-            count: vec![0; n],
+            wsum: vec![0.0; n],
             fixed: Vec::new(),
+            old_rate: Vec::new(),
             by_link: vec![Vec::new(); n],
             touched: Vec::new(),
             params,
@@ -198,19 +208,21 @@ impl<'n> FlowEngine<'n> {
         &self.capacity
     }
 
-    /// The links from endpoint `a` to endpoint `b` (minimal, or through a random
-    /// intermediate router with `inr`), appended to `out`; their latency with the switches.
-    fn route(&mut self, a: u32, b: u32, token: u64, out: &mut Vec<u32>) -> Time {
+    /// The links from endpoint `a` to endpoint `b` with the share of the message each
+    /// carries, appended to `out`: at every router the message splits evenly over the
+    /// minimal next hops toward the goal (what the packet engine's random choice among them
+    /// gives on average); with `inr` it goes so to a random intermediate router first.
+    /// Returns the latency of the path along the first minimal next hops, switches included.
+    fn route(&mut self, a: u32, b: u32, out: &mut Vec<(u32, f64)>) -> Time {
         let r = self.routes;
         let np = r.num_ports();
         let (ra, rb) = (
             self.topo.endpoint_router(a as usize),
             self.topo.endpoint_router(b as usize),
         );
-        out.push((np + a as usize) as u32);
+        out.push(((np + a as usize) as u32, 1.0));
         let mut lat = self.latency[np + a as usize];
         let mut routers = 1u64;
-        let mut here = ra;
         let mut legs = [rb, rb];
         let mut nlegs = 1;
         if self.indirect && r.targets().len() > 2 && ra != rb {
@@ -218,22 +230,43 @@ impl<'n> FlowEngine<'n> {
             legs = [i, rb];
             nlegs = 2;
         }
-        // A hash of the message picks among equal minimal next hops (deterministic ECMP).
-        let mut h = token.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((a as u64) << 32 | b as u64);
+        let mut start = ra;
         for &goal in &legs[..nlegs] {
+            // Latency along the first minimal next hops.
+            let mut here = start;
             while here != goal {
-                let ports = r.min_ports(here, goal);
-                h = h.wrapping_mul(0x2545_F491_4F6C_DD1D).wrapping_add(1);
-                let j = ports[((h >> 33) % ports.len() as u64) as usize] as usize;
-                let p = r.port(here, j);
-                out.push(p as u32);
+                let p = r.port(here, r.min_ports(here, goal)[0] as usize);
                 lat += self.latency[p];
                 routers += 1;
                 here = r.port_ends(p).expect("a minimal next hop is a link").1 as usize;
             }
+            // Shares, layer by layer (every minimal next hop is one closer to the goal).
+            let mut front: Vec<(usize, f64)> = vec![(start, 1.0)];
+            while front.iter().any(|&(x, _)| x != goal) {
+                let mut next: Vec<(usize, f64)> = Vec::with_capacity(front.len() * 2);
+                for &(x, w) in &front {
+                    if x == goal {
+                        next.push((x, w));
+                        continue;
+                    }
+                    let ports = r.min_ports(x, goal);
+                    let share = w / ports.len() as f64;
+                    for &j in ports {
+                        let p = r.port(x, j as usize);
+                        out.push((p as u32, share));
+                        let y = r.port_ends(p).expect("a minimal next hop is a link").1 as usize;
+                        match next.iter_mut().find(|(z, _)| *z == y) {
+                            Some(e) => e.1 += share,
+                            None => next.push((y, share)),
+                        }
+                    }
+                }
+                front = next;
+            }
+            start = goal;
         }
         let ej = r.endpoint_port(b as usize);
-        out.push(ej as u32);
+        out.push((ej as u32, 1.0));
         lat += self.latency[ej];
         lat + routers * self.params.switch_latency
     }
@@ -290,14 +323,18 @@ impl<'n> FlowEngine<'n> {
     }
 
     fn add(&mut self, m: &Injection, then: Option<(u64, u64)>) {
+        if self.path.len() > 4096 && self.path.len() > 4 * self.live_links {
+            self.compact();
+        }
         let mut links = std::mem::take(&mut self.path);
         let start = links.len() as u32;
-        let latency = self.route(m.src, m.dst, m.token, &mut links);
+        let latency = self.route(m.src, m.dst, &mut links);
         let end = links.len() as u32;
-        for &l in &links[start as usize..end as usize] {
-            self.link_bytes[l as usize] += m.bytes as f64;
+        for &(l, w) in &links[start as usize..end as usize] {
+            self.link_bytes[l as usize] += m.bytes as f64 * w;
         }
         self.path = links;
+        self.live_links += (end - start) as usize;
         let f = Flow {
             left: m.bytes as f64,
             rate: 0.0,
@@ -309,11 +346,15 @@ impl<'n> FlowEngine<'n> {
             dst: m.dst,
             then,
             version: 0,
+            projected: false,
             active: false,
         };
         let id = match self.free.pop() {
             Some(i) => {
-                self.flows[i as usize] = f;
+                // Versions go on across the flows of a slot, so that the ends projected for
+                // an earlier one are stale for this one.
+                let version = self.flows[i as usize].version.wrapping_add(1);
+                self.flows[i as usize] = Flow { version, ..f };
                 i
             }
             None => {
@@ -324,6 +365,24 @@ impl<'n> FlowEngine<'n> {
         self.seq += 1;
         self.starts.push(Reverse((m.at, self.seq, id)));
         self.flows_started += 1;
+    }
+
+    /// Rebuilds the pool of paths with only those of flows that will be read again (waiting
+    /// to start or active).
+    fn compact(&mut self) {
+        let mut pool = Vec::with_capacity(2 * self.live_links);
+        let mut live: Vec<u32> = self.starts.iter().map(|r| r.0 .2).collect();
+        live.extend_from_slice(&self.active);
+        live.sort_unstable();
+        for f in live {
+            let fl = &mut self.flows[f as usize];
+            let (a, b) = (fl.start as usize, fl.end as usize);
+            fl.start = pool.len() as u32;
+            pool.extend_from_slice(&self.path[a..b]);
+            fl.end = pool.len() as u32;
+        }
+        self.live_links = pool.len();
+        self.path = pool;
     }
 
     /// Moves the flows' bytes on to `t`.
@@ -350,25 +409,31 @@ impl<'n> FlowEngine<'n> {
         self.touched.clear();
         self.fixed.clear();
         self.fixed.resize(self.active.len(), false);
+        self.old_rate.clear();
+        let flows = &self.flows;
+        self.old_rate
+            .extend(self.active.iter().map(|&f| flows[f as usize].rate));
         for (k, &f) in self.active.iter().enumerate() {
             let fl = &self.flows[f as usize];
-            for &l in &self.path[fl.start as usize..fl.end as usize] {
+            for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
                 let v = &mut self.by_link[l as usize];
                 if v.is_empty() {
                     self.touched.push(l);
                     self.rem[l as usize] = self.capacity[l as usize];
-                    self.count[l as usize] = 0;
+                    self.wsum[l as usize] = 0.0;
                 }
                 v.push(k as u32);
-                self.count[l as usize] += 1;
+                self.wsum[l as usize] += w;
             }
         }
-        // Links by fair share, smallest first; stale entries are skipped.
+        // Links by fair share (the rate at which the unfixed flows on it fill it), smallest
+        // first; stale entries are skipped.
+        let share_of = |rem: f64, w: f64| if w > 1e-12 { rem / w } else { f64::INFINITY };
         let mut heap: BinaryHeap<Reverse<(u64, u32)>> = self
             .touched
             .iter()
             .map(|&l| {
-                let share = self.rem[l as usize] / self.count[l as usize] as f64;
+                let share = share_of(self.rem[l as usize], self.wsum[l as usize]);
                 Reverse((share.to_bits(), l))
             })
             .collect();
@@ -378,11 +443,8 @@ impl<'n> FlowEngine<'n> {
                 break;
             };
             let l = l as usize;
-            if self.count[l] == 0 {
-                continue;
-            }
-            let share = self.rem[l] / self.count[l] as f64;
-            if share.to_bits() != bits {
+            let share = share_of(self.rem[l], self.wsum[l]);
+            if share.is_infinite() || share.to_bits() != bits {
                 continue;
             }
             let ks = std::mem::take(&mut self.by_link[l]);
@@ -396,23 +458,28 @@ impl<'n> FlowEngine<'n> {
                 self.flows[f].rate = share;
                 let (s, e) = (self.flows[f].start as usize, self.flows[f].end as usize);
                 for i in s..e {
-                    let m = self.path[i] as usize;
-                    if m == l {
-                        continue;
-                    }
-                    self.rem[m] = (self.rem[m] - share).max(0.0);
-                    self.count[m] -= 1;
-                    if self.count[m] > 0 {
-                        let sh = self.rem[m] / self.count[m] as f64;
-                        heap.push(Reverse((sh.to_bits(), m as u32)));
+                    let (m, w) = self.path[i];
+                    let m = m as usize;
+                    self.rem[m] = (self.rem[m] - share * w).max(0.0);
+                    self.wsum[m] -= w;
+                    if m != l {
+                        let sh = share_of(self.rem[m], self.wsum[m]);
+                        if sh.is_finite() {
+                            heap.push(Reverse((sh.to_bits(), m as u32)));
+                        }
                     }
                 }
             }
-            self.count[l] = 0;
+            self.wsum[l] = 0.0;
             self.by_link[l] = ks;
         }
-        for &f in &self.active {
+        for (k, &f) in self.active.iter().enumerate() {
             let fl = &mut self.flows[f as usize];
+            if fl.rate == self.old_rate[k] && fl.projected {
+                // Same rate: the end projected before still holds.
+                continue;
+            }
+            fl.projected = true;
             fl.version = fl.version.wrapping_add(1);
             let end = if fl.left <= 0.0 {
                 now
@@ -452,6 +519,7 @@ impl<'n> FlowEngine<'n> {
             let fl = &mut self.flows[f as usize];
             if fl.left <= 0.0 {
                 // An empty message: only its latency.
+                self.live_links -= (fl.end - fl.start) as usize;
                 let when = t.saturating_add(fl.latency);
                 self.deliveries.push(Reverse((when, fl.token, f)));
                 continue;
@@ -472,6 +540,7 @@ impl<'n> FlowEngine<'n> {
             self.events += 1;
             fl.active = false;
             fl.left = 0.0;
+            self.live_links -= (fl.end - fl.start) as usize;
             let when = t.saturating_add(fl.latency);
             self.deliveries.push(Reverse((when, fl.token, f)));
             changed = true;
