@@ -37,6 +37,7 @@ Writes ``benchmarks/results/loggopsim_order.json``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -177,11 +178,20 @@ def edit(path: Path, old: str, new: str, count: int) -> None:
 
 
 def build(src: Path, variant: str) -> Build:
-    """Copies LogGOPSim's source folder and builds it with the edits of ``variant``."""
+    """Copies LogGOPSim's source folder and builds it with the edits of ``variant`` (once per
+    source: the build folder is named after a hash of the sources)."""
     folder = src / "src" / "LogGOPSim" if (src / "src" / "LogGOPSim").is_dir() else src
     if not (folder / "LogGOPSim.cpp").is_file():
         raise SystemExit(f"LOGGOPSIM_SRC={src}: no LogGOPSim.cpp in {folder}")
-    root = Path(tempfile.gettempdir()) / "hypercuboid-loggopsim" / variant
+    digest = hashlib.sha256()
+    for f in sorted(folder.iterdir()):
+        if f.is_file() and f.suffix in (".cpp", ".hpp", ".h", ".c", ".ggo", ".re", ""):
+            digest.update(f.name.encode() + b"\0" + f.read_bytes())
+    root = (
+        Path(tempfile.gettempdir())
+        / "hypercuboid-loggopsim"
+        / f"{variant}-{digest.hexdigest()[:12]}"
+    )
     if not (root / "LogGOPSim").is_file() or not (root / "txt2bin").is_file():
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(folder, root)
