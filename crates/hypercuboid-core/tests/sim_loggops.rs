@@ -1,10 +1,13 @@
 //! LogGOPS against LogGOPSim.
 //!
 //! `tests/data/loggops/*.goal` are GOAL schedules; `NAME.p1.out`, `NAME.p2.out` are what
-//! LogGOPSim (spcl/LogGOPSim, commit d5bb14a851e082ceb97ce27c47a4693ea5d28134,
-//! `src/LogGOPSim/LogGOPSim.cpp`) printed for them under two parameter sets (first line), one
-//! `Host i: finish` line per rank (ns). See `tests/data/loggops/README.md` for how they were
-//! produced. Every rank's finish time must agree exactly.
+//! LogGOPSim printed for them under two parameter sets (first line), one `Host i: finish` line
+//! per rank (ns): a stock build, whose `std::sort` order hypercuboid reproduces with
+//! `order=gcc`. `NAME.pK.stable.out`, where present, is what LogGOPSim built with
+//! `std::stable_sort` printed, which hypercuboid's default `order=program` reproduces; where
+//! absent the stable build printed the same as the stock one. See
+//! `tests/data/loggops/README.md` for how they were produced (spcl/LogGOPSim commit 76451de,
+//! whose event loop is that of d5bb14a). Every rank's finish time must agree exactly.
 
 mod common;
 
@@ -39,17 +42,28 @@ fn read_output(text: &str) -> (String, Vec<Time>) {
     (format!("loggops:{}", kv.join(",")), hosts)
 }
 
+/// Checks `name` under both parameter sets: `order=gcc` against the stock build's output and
+/// the default order against the stable build's.
 fn golden(name: &str) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/loggops");
     let goal = std::fs::read_to_string(dir.join(format!("{name}.goal"))).unwrap();
     let s = read_goal(&goal);
     for set in ["p1", "p2"] {
-        let out = std::fs::read_to_string(dir.join(format!("{name}.{set}.out"))).unwrap();
-        let (spec, hosts) = read_output(&out);
-        assert_eq!(hosts.len() as u32, s.nranks());
-        let r = simulate(&s, &loggops(&spec), &SimOptions::default()).unwrap();
-        assert_eq!(r.rank_finish, hosts, "{name} under {spec}");
-        assert_eq!(r.completion, *hosts.iter().max().unwrap());
+        let stock = dir.join(format!("{name}.{set}.out"));
+        let stable = dir.join(format!("{name}.{set}.stable.out"));
+        let stable = if stable.exists() {
+            stable
+        } else {
+            stock.clone()
+        };
+        for (file, order) in [(stock, ",order=gcc"), (stable, "")] {
+            let (spec, hosts) = read_output(&std::fs::read_to_string(&file).unwrap());
+            let spec = format!("{spec}{order}");
+            assert_eq!(hosts.len() as u32, s.nranks());
+            let r = simulate(&s, &loggops(&spec), &SimOptions::default()).unwrap();
+            assert_eq!(r.rank_finish, hosts, "{name} under {spec}");
+            assert_eq!(r.completion, *hosts.iter().max().unwrap());
+        }
     }
 }
 
@@ -102,7 +116,17 @@ fn golden_dissemination() {
 
 #[test]
 fn golden_more_than_16_ops_ready_at_once() {
-    // LogGOPSim's std::sort permutes ties beyond 16 elements; per-host times depend on it.
+    // A stock LogGOPSim's std::sort permutes ties beyond 16 elements; per-host times depend on
+    // it, so the stock and the stable build differ here (both files are checked).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/loggops");
+    for set in ["p1", "p2"] {
+        let stock = std::fs::read_to_string(dir.join(format!("fanout20_sizes.{set}.out")));
+        let stable = std::fs::read_to_string(dir.join(format!("fanout20_sizes.{set}.stable.out")));
+        assert_ne!(
+            read_output(&stock.unwrap()).1,
+            read_output(&stable.unwrap()).1
+        );
+    }
     golden("fanout20_sizes");
 }
 

@@ -1,7 +1,7 @@
 //! Model and noise spec strings: parsing, defaults, printing back, every error message.
 
 use hypercuboid_core::model::{
-    parse_model, parse_noise, LogGopsModel, ModelError, ModelSpec, NoiseSpec, PostalModel,
+    parse_model, parse_noise, LogGopsModel, ModelError, ModelSpec, NoiseSpec, PostalModel, TieOrder,
 };
 use hypercuboid_core::spec::SpecError;
 use hypercuboid_core::units::{ns, us};
@@ -23,7 +23,7 @@ fn parses_the_cli_examples() {
             alpha_r: us(1),
             beta: 400.0,
             gamma: 0.0,
-            delta: 0
+            delta: 0,
         })
     );
     assert_eq!(
@@ -33,7 +33,7 @@ fn parses_the_cli_examples() {
             alpha_r: ns(100),
             beta: 400.0,
             gamma: 0.0,
-            delta: 0
+            delta: 0,
         })
     );
     assert_eq!(
@@ -46,7 +46,8 @@ fn parses_the_cli_examples() {
             overhead_per_byte: 0.0,
             eager_limit: 65535,
             gamma: 0.0,
-            delta: 0
+            delta: 0,
+            order: TieOrder::Stable,
         })
     );
     // Spaces around items, units, and delta (the paper's "compute 10 ns" per reduction).
@@ -89,7 +90,8 @@ fn defaults() {
             overhead_per_byte: 0.0,
             eager_limit: 65535,
             gamma: 0.0,
-            delta: 0
+            delta: 0,
+            order: TieOrder::Stable,
         })
     );
     assert_eq!(
@@ -106,6 +108,8 @@ fn display_round_trips() {
         "pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0.25ns,delta=10ns",
         "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535",
         "loggops:L=2.5us,o=0.2us,g=1ms,G=0.1234ns,O=1ps,S=0,gamma=3ns,delta=1s",
+        "loggops:L=3000,order=gcc",
+        "loggops:order=program",
     ] {
         let m = parse_model(spec).unwrap();
         let text = m.to_string();
@@ -149,7 +153,7 @@ fn error_messages() {
     assert_eq!(
         err("loggops:l=1"),
         "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, O, \
-         S, gamma, delta"
+         S, gamma, delta, order"
     );
     assert_eq!(
         err("postal:alpha=-1us"),

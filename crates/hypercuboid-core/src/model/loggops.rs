@@ -43,9 +43,19 @@ use crate::units::{per_byte, Time};
 ///   arithmetic, which wraps and yields a time before the send).
 ///
 /// The engine ([`crate::sim`]) supplies the rest of LogGOPSim's rules: ops freed by one event
-/// are queued by rank, sends first, then receives, then local ops, ties in the order GCC's
-/// `std::sort` leaves them ([`TieOrder::Libstdcxx`]: the order they were freed for up to 16
-/// ops); matching is in posting order with `ANY_SOURCE` / `ANY_TAG`.
+/// are queued by rank, sends first, then receives, then local ops; matching is in posting order
+/// with `ANY_SOURCE` / `ANY_TAG`.
+///
+/// # Issue order of ops freed together ([`LogGopsModel::order`])
+/// Within the sends (and within the receives, and the local ops) that one event frees on a rank,
+/// the default is **program order** ([`TieOrder::Stable`], spec `order=program`): the order the
+/// program lists them, as an MPI program posting them in a loop issues them, and as LogGOPSim
+/// built with `std::stable_sort` does. A stock LogGOPSim sorts them with `std::sort`, which
+/// keeps that order up to 16 ops and permutes it beyond (an alltoall on 10 or more ranks frees
+/// more); [`TieOrder::Libstdcxx`] (spec `order=gcc`) reproduces that permutation for
+/// bit-for-bit agreement with a stock build. Program order is the default because the
+/// permutation breaks MPI's non-overtaking rule: two sends to one peer with one tag may leave
+/// in the opposite order to the program's, and the peer's receives then take the wrong message.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LogGopsModel {
     /// `L`, wire latency.
@@ -64,11 +74,16 @@ pub struct LogGopsModel {
     pub gamma: f64,
     /// δ, fixed cost per reduction.
     pub delta: Time,
+    /// How the ops one event frees on a rank are ordered among the sends, among the receives
+    /// and among the local ops: program order ([`TieOrder::Stable`], the default) or a stock
+    /// LogGOPSim's ([`TieOrder::Libstdcxx`]). See the [type docs](LogGopsModel).
+    pub order: TieOrder,
 }
 
 impl Default for LogGopsModel {
     /// LogGOPSim's defaults (its `simulator.ggo`): L = 2500 ns, o = 1500 ns, g = 1000 ns,
-    /// G = 6 ns, O = 0, S = 65535 bytes; no reduction cost (γ = δ = 0).
+    /// G = 6 ns, O = 0, S = 65535 bytes; no reduction cost (γ = δ = 0); program order
+    /// ([`TieOrder::Stable`]).
     fn default() -> Self {
         LogGopsModel {
             latency: 2_500_000,
@@ -79,6 +94,7 @@ impl Default for LogGopsModel {
             eager_limit: 65_535,
             gamma: 0.0,
             delta: 0,
+            order: TieOrder::Stable,
         }
     }
 }
@@ -236,6 +252,6 @@ impl CostModel for LogGopsModel {
     }
 
     fn tie_order(&self) -> TieOrder {
-        TieOrder::Libstdcxx
+        self.order
     }
 }

@@ -161,13 +161,21 @@ pub struct LocalRun {
 
 /// How ops of one rank freed by the same event are ordered among themselves after being grouped
 /// sends, receives, local ops (see [`crate::sim`]).
+///
+/// Only the order *within* a group is at stake, and it matters: of two sends freed together to
+/// one peer with one tag, the one issued first is the one the peer's first matching receive
+/// takes (MPI's non-overtaking rule), and the issue order of many sends decides when each
+/// receiver gets its message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum TieOrder {
-    /// In the order they were freed (program order for ops freed together).
+    /// In the order they were freed, which for ops freed together is the order the program
+    /// lists them: what an MPI program posting them in a loop does, and what LogGOPSim does
+    /// when built with `std::stable_sort`. The `loggops` spec's `order=program` (its default).
     #[default]
     Stable,
-    /// As GCC libstdc++'s `std::sort` by type leaves them, which is what LogGOPSim does: the
-    /// order they were freed up to 16 ops, a fixed permutation of it beyond.
+    /// As GCC libstdc++'s `std::sort` by type leaves them, which is what a stock LogGOPSim
+    /// build does: the order they were freed up to 16 ops, a fixed permutation of it beyond
+    /// (sends among sends, receives among receives). The `loggops` spec's `order=gcc`.
     Libstdcxx,
 }
 

@@ -3,7 +3,7 @@
 //! canonical form printed back.
 
 use super::error::ModelError;
-use super::{LogGopsModel, PostalModel};
+use super::{LogGopsModel, PostalModel, TieOrder};
 use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 use crate::units::{format_time_exact, Time};
 use std::fmt;
@@ -73,10 +73,28 @@ const LOGGOPS: Form = Form {
         ),
         GAMMA,
         DELTA,
+        Key::new(
+            "order",
+            "issue order of the sends (and of the receives) one event frees on a rank: \
+             program (as the program lists them, MPI's order; default) or gcc (a stock \
+             LogGOPSim's std::sort, which permutes more than 16)",
+        ),
     ],
     positional: Positional::None,
     example: "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535",
 };
+
+/// The values of the `loggops` key `order`, the default first.
+const ORDERS: &[(&str, TieOrder)] = &[("program", TieOrder::Stable), ("gcc", TieOrder::Libstdcxx)];
+
+/// The text of `order` in [`ORDERS`].
+fn order_text(order: TieOrder) -> &'static str {
+    ORDERS
+        .iter()
+        .find(|(_, o)| *o == order)
+        .map(|(t, _)| *t)
+        .expect("every order has a text")
+}
 
 /// Every model [`parse_model`] accepts, in the order error messages list them.
 pub const MODELS: &[ModelEntry] = &[
@@ -101,7 +119,8 @@ pub const MODELS: &[ModelEntry] = &[
 /// Times are integer picoseconds ([`Time`]); per-byte rates are `f64` picoseconds per byte (the
 /// cost of `n` bytes is rounded to the nearest picosecond once, see [`crate::units::per_byte`]).
 /// Every model also has `gamma` (cost per reduced byte) and `delta` (fixed cost per reduction).
-/// [`fmt::Display`] prints the canonical spec string, which parses back to an equal value.
+/// [`fmt::Display`] prints the canonical spec string, which parses back to an equal value: every
+/// numeric parameter, and LogGOPS's `order` only when it is not the default (`order=gcc`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ModelSpec {
@@ -176,12 +195,17 @@ fn loggops(s: &Spec) -> Result<ModelSpec, SpecError> {
         eager_limit: s.value("S", spec::size)?.unwrap_or(d.eager_limit),
         gamma: rate(s, "gamma", d.gamma)?,
         delta: time(s, "delta", d.delta)?,
+        order: s
+            .value("order", |v| spec::choice(ORDERS, v))?
+            .unwrap_or(d.order),
     }))
 }
 
 /// Parses a model spec: `postal:alpha=1us,beta=0.4ns,gamma=0`,
 /// `pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0`,
 /// `loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535` (the entries of [`MODELS`]).
+/// `loggops:...,order=gcc` issues ops freed together as a stock LogGOPSim build does
+/// (default `order=program`, see [`LogGopsModel`]).
 ///
 /// Times take a unit (`ps`, `ns`, `us`, `ms`, `s`; a bare number is ns); per-byte rates are
 /// times per byte; `S` is a size (`65535`, `64KiB`). Every model accepts `gamma` (per reduced
@@ -227,18 +251,24 @@ impl fmt::Display for ModelSpec {
                 fmt_rate(m.gamma),
                 format_time_exact(m.delta)
             ),
-            ModelSpec::LogGops(m) => write!(
-                f,
-                "{name}:L={},o={},g={},G={},O={},S={},gamma={},delta={}",
-                format_time_exact(m.latency),
-                format_time_exact(m.overhead),
-                format_time_exact(m.gap),
-                fmt_rate(m.gap_per_byte),
-                fmt_rate(m.overhead_per_byte),
-                m.eager_limit,
-                fmt_rate(m.gamma),
-                format_time_exact(m.delta)
-            ),
+            ModelSpec::LogGops(m) => {
+                write!(
+                    f,
+                    "{name}:L={},o={},g={},G={},O={},S={},gamma={},delta={}",
+                    format_time_exact(m.latency),
+                    format_time_exact(m.overhead),
+                    format_time_exact(m.gap),
+                    fmt_rate(m.gap_per_byte),
+                    fmt_rate(m.overhead_per_byte),
+                    m.eager_limit,
+                    fmt_rate(m.gamma),
+                    format_time_exact(m.delta)
+                )?;
+                if m.order != LogGopsModel::default().order {
+                    write!(f, ",order={}", order_text(m.order))?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -265,7 +295,7 @@ mod tests {
         for (entry, keys) in MODELS.iter().zip([
             "alpha, beta, gamma, delta",
             "alpha_p, alpha_r, beta, gamma, delta",
-            "L, o, g, G, O, S, gamma, delta",
+            "L, o, g, G, O, S, gamma, delta, order",
         ]) {
             let name = entry.form.name;
             let e = err(&format!("{name}:zeta=1"));
@@ -287,5 +317,34 @@ mod tests {
             // Every example parses, and to the entry it is the example of.
             assert_eq!(parse_model(entry.form.example).unwrap().name(), name);
         }
+    }
+
+    #[test]
+    fn loggops_order_is_program_by_default_and_gcc_on_request() {
+        let order = |text: &str| match parse_model(text).unwrap() {
+            ModelSpec::LogGops(m) => m.order,
+            m => panic!("not loggops: {m}"),
+        };
+        assert_eq!(order("loggops"), TieOrder::Stable);
+        assert_eq!(order("loggops:order=program"), TieOrder::Stable);
+        assert_eq!(order("loggops:L=3000,order=gcc"), TieOrder::Libstdcxx);
+        assert_eq!(
+            err("loggops:order=stable").to_string(),
+            "invalid model spec 'loggops:order=stable': order=stable: accepted: program, gcc"
+        );
+        assert_eq!(
+            err("loggops:order=GCC").to_string(),
+            "invalid model spec 'loggops:order=GCC': order=GCC: accepted: program, gcc"
+        );
+    }
+
+    #[test]
+    fn loggops_order_prints_only_when_not_the_default() {
+        let d = "loggops:L=2500ns,o=1500ns,g=1us,G=6ns,O=0,S=65535,gamma=0,delta=0";
+        assert_eq!(parse_model("loggops").unwrap().to_string(), d);
+        assert_eq!(parse_model("loggops:order=program").unwrap().to_string(), d);
+        let gcc = parse_model("loggops:order=gcc").unwrap();
+        assert_eq!(gcc.to_string(), format!("{d},order=gcc"));
+        assert_eq!(parse_model(&gcc.to_string()).unwrap(), gcc);
     }
 }

@@ -1,4 +1,5 @@
-//! The element order of GCC libstdc++'s `std::sort`, for reproducing LogGOPSim.
+//! The element order of GCC libstdc++'s `std::sort`, for reproducing a stock LogGOPSim build
+//! (`loggops:...,order=gcc`, [`crate::model::TieOrder::Libstdcxx`]).
 //!
 //! LogGOPSim sorts the ops that one event made executable on a host with `std::sort` by type
 //! only (`gnp_op_comp_func` in `LogGOPSim.hpp`). `std::sort` is not stable: up to 16 elements

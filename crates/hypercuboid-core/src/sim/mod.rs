@@ -10,9 +10,11 @@
 //!   ([`CostModel::ready_time`]); noise, if any, is added to that time.
 //! - **Issue order**: ops freed by one event are queued by rank, then sends before receives
 //!   before local ops, each group in the order the ops were freed (program order for ops freed
-//!   together). Events at equal times run in the order they were first queued; an op that
-//!   finds its resources busy is queued again at their free time and keeps its place. These are
-//!   LogGOPSim's rules (its `STRICT_ORDER` stamps and `gnp_op_comp_func`).
+//!   together), or in the permutation a stock LogGOPSim's `std::sort` leaves beyond 16 ops when
+//!   the model asks for it ([`CostModel::tie_order`]; `loggops:...,order=gcc`). Events at equal
+//!   times run in the order they were first queued; an op that finds its resources busy is
+//!   queued again at their free time and keeps its place. These are LogGOPSim's rules (its
+//!   `STRICT_ORDER` stamps and `gnp_op_comp_func`; with `std::stable_sort` by default).
 //! - **Matching** follows MPI: per rank a posted-receive queue and an unexpected-message queue,
 //!   each searched in order; a receive takes the first message from its source (or any, with
 //!   [`crate::schedule::ANY_SOURCE`]) with its tag (or any, [`crate::schedule::ANY_TAG`]), and a
