@@ -50,8 +50,8 @@ pub fn random_tree(machines: usize, switches: usize, shape: Shape, seed: u64) ->
     let switches = switches.max(1);
     let mut links = Vec::new();
     let mut parent = vec![0usize; switches];
-    for s in 1..switches {
-        parent[s] = match shape {
+    for (s, slot) in parent.iter_mut().enumerate().skip(1) {
+        *slot = match shape {
             Shape::Random | Shape::Sparse => rng.random_range(0..s),
             Shape::Chain => s - 1,
             Shape::Star => 0,
@@ -65,8 +65,8 @@ pub fn random_tree(machines: usize, switches: usize, shape: Shape, seed: u64) ->
         };
     }
     let name = |p: &str, i: usize| format!("{p}{i}");
-    for s in 1..switches {
-        links.push((name("s", parent[s]), name("s", s), LinkParams::default()));
+    for (s, &p) in parent.iter().enumerate().skip(1) {
+        links.push((name("s", p), name("s", s), LinkParams::default()));
     }
     let leaf: Vec<bool> = (0..switches)
         .map(|s| (0..switches).all(|c| c == 0 || parent[c] != s || c == s))

@@ -169,21 +169,21 @@ pub fn assign(machines: u32, subtrees: &[Vec<u32>]) -> PhaseTable {
     // Step 1: t_0 -> t_j, rotate pattern; remember t_0's sender in every phase.
     let m0 = m[0];
     let mut sender0 = vec![0u64; p_all as usize];
-    for j in 1..k {
+    for (j, &mj) in m.iter().enumerate().skip(1) {
         let s = start(0, j);
-        let lcm = m0 / gcd(m0, m[j]) * m[j];
-        for q in 0..m0 * m[j] {
+        let lcm = m0 / gcd(m0, mj) * mj;
+        for q in 0..m0 * mj {
             let p = s + q;
             let x = (q % m0 + q / lcm) % m0;
             sender0[p as usize] = x;
-            push(p, 0, t(0, x), t(j, aligned(p, m[j])));
+            push(p, 0, t(0, x), t(j, aligned(p, mj)));
         }
     }
     // Step 2: t_i -> t_0, receivers by Table 3, senders by the broadcast pattern.
     let recv0 = |p: u64| (sender0[p as usize] + (p / m0) % m0 + 1) % m0;
-    for i in 1..k {
+    for (i, &mi) in m.iter().enumerate().skip(1) {
         let s = start(i, 0);
-        for q in 0..m[i] * m0 {
+        for q in 0..mi * m0 {
             let p = s + q;
             push(p, i as u32, t(i, q / m0), t(0, recv0(p)));
         }
