@@ -30,7 +30,11 @@ TREES = [
     ("random tree, 256 machines", 256, 16, "random", 4),
 ]
 
-GENERAL = ["fattree:k=4,levels=3", "slimfly:q=5", "torus:dims=8x8"]
+GENERAL = [
+    (spec, routing)
+    for routing in ("dmodk", "first")
+    for spec in ("fattree:k=4,levels=3", "slimfly:q=5", "torus:dims=8x8")
+]
 
 
 def timed(f, repeat: int):
@@ -74,10 +78,10 @@ def main() -> None:
         s, r = timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
         trees.append(row(label, t, s, r) | {"shape": shape, "switches": switches, "seed": seed})
     general = []
-    for spec in GENERAL:
+    for spec, routing in GENERAL:
         t = topology.generate(spec)
-        s, r = timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
-        general.append(row(spec, t, s, r))
+        s, r = timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
+        general.append(row(spec, t, s, r) | {"routing": routing})
 
     head = (
         f"{'tree (scheduler + 3 checks)':34} {'messages':>9} {'phases':>7} {'load':>7} "
@@ -94,7 +98,7 @@ def main() -> None:
         )
     print()
     head = (
-        f"{'topology (section 6)':24} {'N':>5} {'method':>10} {'phases':>7} {'bound':>6} "
+        f"{'topology (section 6)':24} {'N':>5} {'routing':>8} {'phases':>7} {'bound':>6} "
         f"{'gap':>5} {'ratio':>6} {'checks':>7} {'time':>9}"
     )
     print(head)
@@ -102,7 +106,7 @@ def main() -> None:
     for x in general:
         ok = x["complete"] and x["contention_free"]
         print(
-            f"{x['label']:24} {x['machines']:>5} {x['method']:>10} {x['phases']:>7} "
+            f"{x['label']:24} {x['machines']:>5} {x['routing']:>8} {x['phases']:>7} "
             f"{x['lower_bound']:>6} {x['gap']:>5} {x['ratio']:>6.3f} "
             f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms"
         )

@@ -78,12 +78,18 @@ def test_text_output_fig5b():
 
 
 @pytest.mark.parametrize(
-    ("spec", "load", "phases_"),
-    [("fattree:k=4,levels=3", 48, 48), ("slimfly:q=5", 208, 232), ("torus:dims=8x8", 180, 180)],
+    ("spec", "routing", "load", "phases_"),
+    [
+        ("fattree:k=4,levels=3", "dmodk", 15, 15),
+        ("slimfly:q=5", "dmodk", 208, 232),
+        ("torus:dims=8x8", "dmodk", 95, 95),
+        ("fattree:k=4,levels=3", "first", 48, 48),
+        ("torus:dims=8x8", "first", 180, 180),
+    ],
 )
-def test_section_6_topologies(spec, load, phases_):
-    d = json.loads(run("--topo", spec, "--json").output)
-    assert d["method"] == "greedy"
+def test_section_6_topologies(spec, routing, load, phases_):
+    d = json.loads(run("--topo", spec, "--routing", routing, "--json").output)
+    assert (d["method"], d["routing"]) == ("greedy", routing)
     assert (d["load"], d["lower_bound"], d["phases"]) == (load, load, phases_)
     assert d["gap"] == phases_ - load
     assert d["complete"] and d["contention_free"]
@@ -153,6 +159,9 @@ def test_bad_input(tmp_path: Path):
     r = run("--topo", f"tree:{one}")
     assert r.exit_code == 1
     assert r.output == f"Error: alltoall phases need at least 2 machines, and tree:{one} has 1\n"
+    r = run("--topo", "torus:dims=4x4", "--routing", "ecmp")
+    assert r.exit_code == 1
+    assert r.output == "Error: unknown alltoall phase routing 'ecmp'; accepted: dmodk, first\n"
     with pytest.raises(ScheduleError) as e:
         phases.alltoall_phases("tree:fig1", "ring")
     assert e.value.accepted == ["auto", "faraj-yuan", "greedy"]

@@ -34,12 +34,21 @@ def methods() -> list[tuple[str, list[str], str]]:
     return _core.alltoall_phase_methods()
 
 
-def alltoall_phases(topology: Topology | str, method: str = "auto") -> AlltoallPhases:
+def routings() -> list[tuple[str, str]]:
+    """The routings off trees: (name, summary), the default first."""
+    return _core.alltoall_phase_routings()
+
+
+def alltoall_phases(
+    topology: Topology | str, method: str = "auto", routing: str = "dmodk"
+) -> AlltoallPhases:
     """Builds the phases of ``topology`` (a :class:`Topology` or a spec string such as
     ``tree:fig5b`` or ``torus:dims=8x8``) by ``method`` (``auto``: Faraj-Yuan on a tree, the
-    greedy heuristic elsewhere; ``faraj-yuan``; ``greedy``) and runs the three checks."""
+    greedy heuristic elsewhere; ``faraj-yuan``; ``greedy``) and runs the three checks. Off
+    trees, messages take the deterministic minimal paths of ``routing`` (``dmodk``: the
+    destination's digits pick among the minimal next hops; ``first``: always the first)."""
     topo = generate(topology) if isinstance(topology, str) else topology
-    return _core.alltoall_phases(topo, method)
+    return _core.alltoall_phases(topo, method, routing)
 
 
 def random_tree(machines: int, switches: int, shape: str = "random", seed: int = 0) -> Topology:
@@ -60,6 +69,7 @@ def to_dict(r: AlltoallPhases, *, schedule: bool = True) -> dict[str, Any]:
     d: dict[str, Any] = {
         "topology": r.topology,
         "method": r.method,
+        "routing": r.routing,
         "machines": r.machines,
         "messages": r.messages,
         "phases": r.phases,
@@ -140,5 +150,6 @@ __all__ = [
     "plot_occupancy",
     "random_tree",
     "random_tree_json",
+    "routings",
     "to_dict",
 ]

@@ -8,7 +8,7 @@ use hypercuboid_core::collectives::alltoall::phases::check::{
 use hypercuboid_core::collectives::alltoall::phases::random::{random_tree, Shape, SHAPES};
 use hypercuboid_core::collectives::alltoall::phases::tree::faraj_yuan;
 use hypercuboid_core::collectives::alltoall::phases::{
-    phases, DirectedLink, LinkRoutes, Method, PhaseError, PhaseTable, Violation,
+    phases, DirectedLink, LinkRoutes, Method, PhaseError, PhaseTable, Routing, Violation,
 };
 use hypercuboid_core::network::routing::{Routes, RoutingSpec};
 use hypercuboid_core::topology::tree::{analyze_tree, TreeDescription};
@@ -21,7 +21,7 @@ use hypercuboid_core::topology::{generate, Topology};
 #[test]
 fn table_4_of_the_seed() {
     let t = generate("tree:fig1").unwrap();
-    let r = phases(&t, Method::Auto).unwrap();
+    let r = phases(&t, Method::Auto, Routing::default()).unwrap();
     assert_eq!(r.method, Method::FarajYuan);
     assert_eq!(r.subtrees, vec![vec![0, 1, 2], vec![3, 4], vec![5]]);
     assert_eq!(r.root, Some((1, "s1".to_string())));
@@ -54,7 +54,7 @@ fn presets_are_optimal() {
         ("fig5c", 256, "s1"),
     ] {
         let t = generate(&format!("tree:{name}")).unwrap();
-        let r = phases(&t, Method::FarajYuan).unwrap();
+        let r = phases(&t, Method::FarajYuan, Routing::default()).unwrap();
         assert_eq!(r.num_phases(), load, "{name}");
         assert_eq!(r.load, load as u64, "{name}");
         assert_eq!(r.root.as_ref().unwrap().1, root, "{name}");
@@ -68,7 +68,7 @@ fn presets_are_optimal() {
 /// routes (the largest directed-link load) and compared with the analysis's |M_u|·|M_v|.
 fn assert_optimal(desc: &TreeDescription) -> (usize, usize) {
     let t = desc.build().unwrap();
-    let routes = LinkRoutes::new(&t).unwrap();
+    let routes = LinkRoutes::new(&t, Routing::default()).unwrap();
     assert!(routes.is_tree());
     let r = faraj_yuan(&t).unwrap_or_else(|e| panic!("{}: {e}", desc.name));
     let a = analyze_tree(&t).unwrap();
@@ -193,7 +193,7 @@ fn corner_trees() {
 #[test]
 fn routes_follow_the_seed_paths() {
     let t = generate("tree:fig1").unwrap();
-    let routes = LinkRoutes::new(&t).unwrap();
+    let routes = LinkRoutes::new(&t, Routing::default()).unwrap();
     let names: Vec<String> = routes
         .route(0, 3)
         .iter()
@@ -213,50 +213,71 @@ fn routes_follow_the_seed_paths() {
     assert_eq!(routes.route(0, 1).len(), 2);
 }
 
-/// Off trees, the route is the first minimal next hop in adjacency order at every router: the
-/// first of `min` routing's candidates.
+/// Off trees, the route takes at every router one of the minimal next hops of `min` routing,
+/// in its candidate order: the first (`first`), or candidate v mod c with v the destination's
+/// remaining mixed-radix digits (`dmodk`).
 #[test]
 fn minimal_routes_match_the_network_routing() {
     for spec in ["torus:dims=8x8", "slimfly:q=5", "fattree:k=4,levels=3"] {
         let t = generate(spec).unwrap();
-        let routes = LinkRoutes::new(&t).unwrap();
-        assert!(!routes.is_tree());
         let net = Routes::new(&t, &RoutingSpec::parse("min").unwrap()).unwrap();
-        let n = t.num_endpoints() as u32;
-        for (s, d) in [(0, n - 1), (1, n / 2), (n - 1, 0), (n / 3, 2 * n / 3)] {
-            let path = routes.route(s, d);
-            let mut x = t.endpoint_router(s as usize);
-            let rd = t.endpoint_router(d as usize);
-            let mut hops = 0;
-            while x != rd {
-                let j = net.min_ports(x, rd)[0] as usize;
-                let (nbr, lk) = t.adjacency(x);
-                match routes.describe(path[1 + hops]) {
-                    DirectedLink::Network { link, from, to } => {
-                        assert_eq!((link, from, to), (lk[j], x as u32, nbr[j]), "{spec}");
+        for routing in [Routing::First, Routing::DestinationDigits] {
+            let routes = LinkRoutes::new(&t, routing).unwrap();
+            assert!(!routes.is_tree());
+            let n = t.num_endpoints() as u32;
+            for (s, d) in [
+                (0, n - 1),
+                (1, n / 2),
+                (n - 1, 0),
+                (n / 3, 2 * n / 3),
+                (2, 7),
+            ] {
+                let path = routes.route(s, d);
+                let mut x = t.endpoint_router(s as usize);
+                let rd = t.endpoint_router(d as usize);
+                let (mut hops, mut v) = (0, d as usize);
+                while x != rd {
+                    let cands = net.min_ports(x, rd);
+                    let j = match routing {
+                        Routing::First => cands[0],
+                        Routing::DestinationDigits => {
+                            let c = cands[v % cands.len()];
+                            v /= cands.len();
+                            c
+                        }
+                    } as usize;
+                    let (nbr, lk) = t.adjacency(x);
+                    match routes.describe(path[1 + hops]) {
+                        DirectedLink::Network { link, from, to } => {
+                            assert_eq!((link, from, to), (lk[j], x as u32, nbr[j]), "{spec}");
+                        }
+                        other => panic!("{spec}: {other:?}"),
                     }
-                    other => panic!("{spec}: {other:?}"),
+                    x = nbr[j] as usize;
+                    hops += 1;
                 }
-                x = nbr[j] as usize;
-                hops += 1;
+                assert_eq!(path.len(), hops + 2, "{spec}");
             }
-            assert_eq!(path.len(), hops + 2, "{spec}");
         }
     }
 }
 
-/// Section 6: the heuristic on a fat tree, a Slim Fly and an 8×8 torus: complete,
-/// contention-free, at least the lower bound; the phase counts are golden (deterministic).
+/// Section 6: the heuristic on a fat tree, a Slim Fly and an 8×8 torus under both routings:
+/// complete, contention-free, at least the lower bound; the counts are golden (deterministic).
+/// With `dmodk` the fat tree reaches |M| − 1 = 15, the bound of a machine's own link.
 #[test]
 fn general_topologies() {
-    for (spec, load, phases_golden) in [
-        ("fattree:k=4,levels=3", 48, 48),
-        ("slimfly:q=5", 208, 232),
-        ("torus:dims=8x8", 180, 180),
+    for (spec, routing, load, phases_golden) in [
+        ("fattree:k=4,levels=3", Routing::DestinationDigits, 15, 15),
+        ("slimfly:q=5", Routing::DestinationDigits, 208, 232),
+        ("torus:dims=8x8", Routing::DestinationDigits, 95, 95),
+        ("fattree:k=4,levels=3", Routing::First, 48, 48),
+        ("slimfly:q=5", Routing::First, 208, 232),
+        ("torus:dims=8x8", Routing::First, 180, 180),
     ] {
         let t = generate(spec).unwrap();
-        let r = phases(&t, Method::Auto).unwrap();
-        assert_eq!(r.method, Method::Greedy, "{spec}");
+        let r = phases(&t, Method::Auto, routing).unwrap();
+        assert_eq!((r.method, r.routing), (Method::Greedy, routing), "{spec}");
         assert!(r.checks.complete.ok, "{spec}: {:?}", r.checks.complete);
         assert!(
             r.checks.contention_free.ok,
@@ -264,22 +285,36 @@ fn general_topologies() {
             r.checks.contention_free
         );
         assert!(r.num_phases() as u64 >= r.load, "{spec}");
-        assert_eq!((r.load, r.num_phases()), (load, phases_golden), "{spec}");
+        assert_eq!(
+            (r.load, r.num_phases()),
+            (load, phases_golden),
+            "{spec} {routing:?}"
+        );
     }
+    assert_eq!(Routing::parse("first").unwrap(), Routing::First);
+    assert_eq!(
+        Routing::parse("ecmp").unwrap_err().to_string(),
+        "unknown alltoall phase routing 'ecmp'; accepted: dmodk, first"
+    );
 }
 
 /// The heuristic on a tree is valid but not always optimal; `auto` still picks Faraj–Yuan.
 #[test]
 fn trees_keep_the_optimal_construction() {
     let t = generate("tree:fig5c").unwrap();
-    assert_eq!(phases(&t, Method::Auto).unwrap().num_phases(), 256);
-    let g = phases(&t, Method::Greedy).unwrap();
+    assert_eq!(
+        phases(&t, Method::Auto, Routing::default())
+            .unwrap()
+            .num_phases(),
+        256
+    );
+    let g = phases(&t, Method::Greedy, Routing::default()).unwrap();
     assert_eq!(g.method, Method::Greedy);
     assert!(g.checks.complete.ok && g.checks.contention_free.ok);
     assert!(g.num_phases() >= 256);
     // A 1-D mesh is a tree too (a chain of routers).
     let m = generate("mesh:dims=5,p=2").unwrap();
-    let r = phases(&m, Method::Auto).unwrap();
+    let r = phases(&m, Method::Auto, Routing::default()).unwrap();
     assert_eq!(r.method, Method::FarajYuan);
     assert_eq!((r.num_phases(), r.load), (24, 24));
     assert!(r.checks.ok());
@@ -289,8 +324,8 @@ fn trees_keep_the_optimal_construction() {
 #[test]
 fn checks_name_the_first_violation() {
     let t = generate("tree:fig1").unwrap();
-    let routes = LinkRoutes::new(&t).unwrap();
-    let good: Vec<Vec<(u32, u32)>> = phases(&t, Method::Auto)
+    let routes = LinkRoutes::new(&t, Routing::default()).unwrap();
+    let good: Vec<Vec<(u32, u32)>> = phases(&t, Method::Auto, Routing::default())
         .unwrap()
         .table
         .iter()
@@ -368,7 +403,7 @@ fn checks_name_the_first_violation() {
 /// Bad input: one-line errors naming the value and what is accepted.
 #[test]
 fn bad_input() {
-    let err = |t: &Topology, m: Method| phases(t, m).unwrap_err().to_string();
+    let err = |t: &Topology, m: Method| phases(t, m, Routing::default()).unwrap_err().to_string();
     let torus = generate("torus:dims=8x8").unwrap();
     assert_eq!(
         err(&torus, Method::FarajYuan),
@@ -412,7 +447,7 @@ fn bad_input() {
         "alltoall phases (greedy): fullmesh:n=2,p=600 has 1200 machines, more than the limit \
          of 1024"
     );
-    let e: PhaseError = phases(&big, Method::Greedy).unwrap_err();
+    let e: PhaseError = phases(&big, Method::Greedy, Routing::default()).unwrap_err();
     assert!(e.accepted().is_empty());
 }
 
@@ -421,12 +456,12 @@ fn bad_input() {
 fn deterministic() {
     let t = random_tree(40, 9, Shape::Random, 7).build().unwrap();
     assert_eq!(
-        phases(&t, Method::Auto).unwrap().table,
-        phases(&t, Method::Auto).unwrap().table
+        phases(&t, Method::Auto, Routing::default()).unwrap().table,
+        phases(&t, Method::Auto, Routing::default()).unwrap().table
     );
     let s = generate("torus:dims=4x4").unwrap();
     assert_eq!(
-        phases(&s, Method::Auto).unwrap().table,
-        phases(&s, Method::Auto).unwrap().table
+        phases(&s, Method::Auto, Routing::default()).unwrap().table,
+        phases(&s, Method::Auto, Routing::default()).unwrap().table
     );
 }

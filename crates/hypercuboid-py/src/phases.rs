@@ -5,7 +5,7 @@ use crate::errors::{raise, PyResultExt, ToPyErr};
 use crate::topology::{wrap, PyTopology};
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
-    Method, PhaseError, METHODS,
+    Method, PhaseError, Routing, METHODS, ROUTINGS,
 };
 use hypercuboid_core::topology::tree::TreeDescription;
 use hypercuboid_core::topology::Topology;
@@ -54,6 +54,13 @@ impl PyAlltoallPhases {
     #[getter]
     fn method(&self) -> &'static str {
         self.inner.method.name()
+    }
+
+    /// The routing the phases are contention-free under (`dmodk`, `first`; a tree has one
+    /// path whatever it is).
+    #[getter]
+    fn routing(&self) -> &'static str {
+        self.inner.routing.name()
     }
 
     /// Number of machines.
@@ -165,10 +172,10 @@ impl PyAlltoallPhases {
     /// Phase × link occupancy: `links` (directed link names, `from->to`, of the links some
     /// message uses) and `counts` (uint16, links × phases: messages of the phase on the link).
     fn occupancy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (topo, table) = (&self.topology, &self.inner.table);
+        let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
         let occ = py
             .detach(|| {
-                let routes = LinkRoutes::new(topo)?;
+                let routes = LinkRoutes::new(topo, routing)?;
                 occupancy(topo, &routes, table)
             })
             .py()?;
@@ -194,21 +201,32 @@ impl PyAlltoallPhases {
 }
 
 /// Phases of the all-to-all exchange on `topology` by `method` (`auto`, `faraj-yuan`,
-/// `greedy`), with the three checks run. The GIL is released.
+/// `greedy`) under `routing` off trees (`dmodk`, `first`), with the three checks run. The GIL
+/// is released.
 #[pyfunction]
-#[pyo3(signature = (topology, method = "auto"))]
+#[pyo3(signature = (topology, method = "auto", routing = "dmodk"))]
 fn alltoall_phases(
     py: Python<'_>,
     topology: &PyTopology,
     method: &str,
+    routing: &str,
 ) -> PyResult<PyAlltoallPhases> {
     let method = Method::parse(method).py()?;
+    let routing = Routing::parse(routing).py()?;
     let topo = topology.topology();
-    let inner = py.detach(|| core_phases::phases(topo, method)).py()?;
+    let inner = py
+        .detach(|| core_phases::phases(topo, method, routing))
+        .py()?;
     Ok(PyAlltoallPhases {
         inner,
         topology: topo.clone(),
     })
+}
+
+/// The routings: (name, summary), the default first.
+#[pyfunction]
+fn alltoall_phase_routings() -> Vec<(&'static str, &'static str)> {
+    ROUTINGS.iter().map(|e| (e.name, e.summary)).collect()
 }
 
 /// The methods: (name, aliases, summary).
@@ -286,6 +304,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAlltoallPhases>()?;
     m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
     Ok(())

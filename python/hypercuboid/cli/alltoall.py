@@ -20,6 +20,10 @@ def _method_help() -> str:
     return "; ".join(f"{name}: {summary}" for name, _, summary in _core.alltoall_phase_methods())
 
 
+def _routing_help() -> str:
+    return "; ".join(f"{name}: {summary}" for name, summary in _core.alltoall_phase_routings())
+
+
 @alltoall.command("phases")
 @click.option(
     "--topo",
@@ -34,6 +38,12 @@ def _method_help() -> str:
     default="auto",
     show_default=True,
     help=f"How the phases are built. {_method_help()}.",
+)
+@click.option(
+    "--routing",
+    default=_core.alltoall_phase_routings()[0][0],
+    show_default=True,
+    help=f"Deterministic minimal routing off trees. {_routing_help()}.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (with the phases).")
 @click.option(
@@ -52,19 +62,19 @@ def _method_help() -> str:
     help="Phases listed in the text output (0: all).",
 )
 def phases_cmd(
-    topo_spec: str, method: str, as_json: bool, plot_path: str | None, show: int
+    topo_spec: str, method: str, routing: str, as_json: bool, plot_path: str | None, show: int
 ) -> None:
     """Contention-free phases of the all-to-all exchange on a topology.
 
     On a tree of switches with machines as leaves: the Faraj-Yuan schedule, as many phases as
-    the bottleneck load |M0|x(|M|-|M0|). Elsewhere: a first-fit heuristic under deterministic
+    the bottleneck load |M0|x(|M|-|M0|). Elsewhere: a first-fit heuristic under a deterministic
     minimal routing, against its lower bound (the largest directed-link load). Prints the
     phases, the load, the root and the three checks (complete, contention-free, optimal).
     Machines are numbered in the topology's endpoint order.
     """
     from hypercuboid import phases
 
-    r = phases.alltoall_phases(topo_spec, method)
+    r = phases.alltoall_phases(topo_spec, method, routing)
     if plot_path is not None:
         phases.plot_occupancy(r, plot_path)
     if as_json:
@@ -82,7 +92,7 @@ def _print_text(r, show: int) -> None:
     complete, contention, optimal = r.violations
     rows = [
         ("topology", r.topology),
-        ("method", r.method),
+        ("method", r.method + ("" if r.subtrees else f" (routing {r.routing})")),
         ("machines", f"{r.machines} ({r.messages} messages)"),
         ("phases", f"{r.phases}"),
         ("load", f"{r.load} (lower bound on phases: the most messages on one directed link)"),

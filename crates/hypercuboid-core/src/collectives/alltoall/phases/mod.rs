@@ -6,7 +6,7 @@
 //!   phases of Faraj and Yuan (alltoall seed, section 4: the root of 4.1, the extended ring
 //!   scheduling of 4.2, the six steps of Figure 4): exactly |M_0|·(|M| − |M_0|) phases, the
 //!   load of the bottleneck link, which no schedule can beat.
-//! * On any other topology, under deterministic minimal routing ([`route`]), [`greedy::greedy`]
+//! * On any other topology, under a deterministic minimal routing ([`route`]), [`greedy::greedy`]
 //!   packs the messages first-fit, most constrained first (section 6 of issue 15), and reports
 //!   the lower bound (the largest directed-link load) it is measured against.
 //!
@@ -27,7 +27,7 @@ use std::fmt;
 
 pub use check::{CheckResult, Checks, Violation};
 pub use occupancy::Occupancy;
-pub use route::{DirectedLink, LinkRoutes};
+pub use route::{DirectedLink, LinkRoutes, Routing, ROUTINGS};
 
 /// Most machines a phase table is built for (|M|·(|M| − 1) messages: 16,773,120 at 4096).
 pub const MAX_MACHINES: usize = 4096;
@@ -43,6 +43,13 @@ pub enum PhaseError {
     Topology(TopologyError),
     /// An unknown method name.
     Method {
+        /// What was given.
+        value: String,
+        /// The accepted names.
+        accepted: Vec<String>,
+    },
+    /// An unknown routing name.
+    Routing {
         /// What was given.
         value: String,
         /// The accepted names.
@@ -100,6 +107,11 @@ impl fmt::Display for PhaseError {
                 "unknown alltoall phase method '{value}'; accepted: {}",
                 accepted.join(", ")
             ),
+            PhaseError::Routing { value, accepted } => write!(
+                f,
+                "unknown alltoall phase routing '{value}'; accepted: {}",
+                accepted.join(", ")
+            ),
             PhaseError::TooFewMachines { topology, machines } => write!(
                 f,
                 "alltoall phases need at least 2 machines, and {topology} has {machines}"
@@ -142,7 +154,9 @@ impl PhaseError {
     /// The accepted values a bad-name error lists (empty otherwise).
     pub fn accepted(&self) -> Vec<String> {
         match self {
-            PhaseError::Method { accepted, .. } => accepted.clone(),
+            PhaseError::Method { accepted, .. } | PhaseError::Routing { accepted, .. } => {
+                accepted.clone()
+            }
             PhaseError::Topology(TopologyError::Spec(e)) => e.accepted(),
             _ => Vec::new(),
         }
@@ -320,6 +334,8 @@ pub struct AlltoallPhases {
     pub topology: String,
     /// The method that built the table ([`Method::FarajYuan`] or [`Method::Greedy`]).
     pub method: Method,
+    /// The routing the table is contention-free under (off trees; a tree has one path).
+    pub routing: Routing,
     /// The phases.
     pub table: PhaseTable,
     /// The AAPC load: the most messages of the whole exchange on one directed link under the
@@ -352,8 +368,12 @@ impl AlltoallPhases {
     }
 }
 
-/// Builds the phases of `topo` by `method` and runs the three checks on them.
-pub fn phases(topo: &Topology, method: Method) -> Result<AlltoallPhases, PhaseError> {
+/// Builds the phases of `topo` by `method` under `routing` and runs the three checks on them.
+pub fn phases(
+    topo: &Topology,
+    method: Method,
+    routing: Routing,
+) -> Result<AlltoallPhases, PhaseError> {
     let n = topo.num_endpoints();
     if n < 2 {
         return Err(PhaseError::TooFewMachines {
@@ -361,7 +381,7 @@ pub fn phases(topo: &Topology, method: Method) -> Result<AlltoallPhases, PhaseEr
             machines: n,
         });
     }
-    let routes = LinkRoutes::new(topo)?;
+    let routes = LinkRoutes::new(topo, routing)?;
     let use_tree = match method {
         Method::FarajYuan => true,
         Method::Greedy => false,
@@ -375,6 +395,7 @@ pub fn phases(topo: &Topology, method: Method) -> Result<AlltoallPhases, PhaseEr
         Ok(AlltoallPhases {
             topology: topo.name().to_string(),
             method: Method::FarajYuan,
+            routing,
             table: t.table,
             load: t.analysis.load,
             root: Some((t.analysis.root, t.analysis.root_name.clone())),
@@ -388,6 +409,7 @@ pub fn phases(topo: &Topology, method: Method) -> Result<AlltoallPhases, PhaseEr
         Ok(AlltoallPhases {
             topology: topo.name().to_string(),
             method: Method::Greedy,
+            routing,
             table: g.table,
             load: g.load,
             root,

@@ -9,14 +9,78 @@
 //!
 //! # Routing
 //! On a tree (connected, routers − 1 links) a message takes the unique path. Elsewhere it takes
-//! the deterministic minimal path: at every router, the first neighbour in adjacency order that
-//! is one hop closer to the destination's router. That is the first candidate the network
-//! simulator's `min` routing considers ([`crate::network::routing::Routes::min_ports`] lists
-//! the minimal ports in adjacency order), taken always instead of at random; on a tree both
-//! are the unique path.
+//! a deterministic minimal path ([`Routing`]): at every router, one of the neighbours one hop
+//! closer to the destination's router, in adjacency order — the candidates of the network
+//! simulator's `min` routing ([`crate::network::routing::Routes::min_ports`] lists the same
+//! ports in the same order), chosen by a rule instead of at random:
+//! * `dmodk` (default): with c candidates, take candidate v mod c and continue with
+//!   v ← ⌊v / c⌋, v starting as the destination machine's index (its mixed-radix digits). On a
+//!   fat tree this is D-mod-k routing (successive digits of the destination pick the up-port
+//!   at each level), which spreads the AAPC evenly over the up-links; on a torus it spreads
+//!   the ties of equal-length directions.
+//! * `first`: always the first candidate (on a torus, dimension order with ties broken the
+//!   same way every time).
 
 use super::PhaseError;
 use crate::topology::{router_distances, Topology};
+
+/// How a minimal path is chosen where there are several (see the module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Routing {
+    /// The destination's mixed-radix digits pick among the minimal next hops (D-mod-k).
+    #[default]
+    DestinationDigits,
+    /// The first minimal next hop in adjacency order.
+    First,
+}
+
+/// One routing a user may name.
+#[derive(Clone, Copy, Debug)]
+pub struct RoutingEntry {
+    /// Its name.
+    pub name: &'static str,
+    /// One line of what it does.
+    pub summary: &'static str,
+    /// The routing.
+    pub routing: Routing,
+}
+
+/// Every routing [`Routing::parse`] accepts, the default first.
+pub const ROUTINGS: &[RoutingEntry] = &[
+    RoutingEntry {
+        name: "dmodk",
+        summary: "minimal, the destination's digits pick among the minimal next hops (D-mod-k)",
+        routing: Routing::DestinationDigits,
+    },
+    RoutingEntry {
+        name: "first",
+        summary: "minimal, always the first minimal next hop in adjacency order",
+        routing: Routing::First,
+    },
+];
+
+impl Routing {
+    /// The routing named `text` (a name of [`ROUTINGS`]).
+    pub fn parse(text: &str) -> Result<Routing, PhaseError> {
+        ROUTINGS
+            .iter()
+            .find(|e| e.name == text)
+            .map(|e| e.routing)
+            .ok_or_else(|| PhaseError::Routing {
+                value: text.to_string(),
+                accepted: ROUTINGS.iter().map(|e| e.name.to_string()).collect(),
+            })
+    }
+
+    /// The canonical name.
+    pub fn name(self) -> &'static str {
+        ROUTINGS
+            .iter()
+            .find(|e| e.routing == self)
+            .map(|e| e.name)
+            .expect("every routing has an entry")
+    }
+}
 
 /// What a directed link joins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +126,7 @@ enum Kind {
 /// The routes of every message between endpoints of one topology (see the module).
 #[derive(Clone, Debug)]
 pub struct LinkRoutes {
+    routing: Routing,
     routers: usize,
     endpoint_router: Vec<u32>,
     ends: Vec<(u32, u32)>,
@@ -69,8 +134,9 @@ pub struct LinkRoutes {
 }
 
 impl LinkRoutes {
-    /// The routes of `topo`; fails when two routers with endpoints are not connected.
-    pub fn new(topo: &Topology) -> Result<LinkRoutes, PhaseError> {
+    /// The routes of `topo` under `routing` (the unique path on a tree, whatever `routing`);
+    /// fails when two routers with endpoints are not connected.
+    pub fn new(topo: &Topology, routing: Routing) -> Result<LinkRoutes, PhaseError> {
         let r = topo.num_routers();
         let ends: Vec<(u32, u32)> = topo.links().iter().map(|l| (l.a, l.b)).collect();
         let endpoint_router = topo.endpoint_routers().to_vec();
@@ -103,11 +169,17 @@ impl LinkRoutes {
             }
         };
         Ok(LinkRoutes {
+            routing,
             routers: r,
             endpoint_router,
             ends,
             kind,
         })
+    }
+
+    /// The routing off trees.
+    pub fn routing(&self) -> Routing {
+        self.routing
     }
 
     /// True when the topology is a tree (unique paths).
@@ -230,12 +302,22 @@ impl LinkRoutes {
                 let r = self.routers;
                 let row = &dist[rd * r..(rd + 1) * r];
                 let mut x = rs;
+                // Mixed-radix digits of the destination pick among the minimal next hops.
+                let mut v = dst as usize;
                 while x != rd {
                     let want = row[x] - 1;
                     let (s, e) = (offsets[x] as usize, offsets[x + 1] as usize);
-                    let j = (s..e)
-                        .find(|&j| row[nbr[j] as usize] == want)
-                        .expect("a connected router has a neighbour one hop closer");
+                    let closer = |j: &usize| row[nbr[*j] as usize] == want;
+                    let j = match self.routing {
+                        Routing::First => (s..e).find(closer),
+                        Routing::DestinationDigits => {
+                            let c = (s..e).filter(closer).count().max(1);
+                            let pick = v % c;
+                            v /= c;
+                            (s..e).filter(closer).nth(pick)
+                        }
+                    }
+                    .expect("a connected router has a neighbour one hop closer");
                     let l = link[j] as usize;
                     out.push(2 * l as u32 + u32::from(self.ends[l].0 != x as u32));
                     x = nbr[j] as usize;
