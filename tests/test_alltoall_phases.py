@@ -81,7 +81,7 @@ def test_text_output_fig5b():
     ("spec", "routing", "load", "phases_"),
     [
         ("fattree:k=4,levels=3", "dmodk", 15, 15),
-        ("slimfly:q=5", "dmodk", 208, 232),
+        ("slimfly:q=5", "dmodk", 208, 219),
         ("torus:dims=8x8", "dmodk", 95, 95),
         ("fattree:k=4,levels=3", "first", 48, 48),
         ("torus:dims=8x8", "first", 180, 180),

@@ -1,16 +1,26 @@
 //! Phases for any topology (issue 15, section 6): first-fit packing of the AAPC messages under
-//! deterministic minimal routing ([`super::route`]), most constrained messages first.
+//! a deterministic minimal routing ([`super::route`]), improved by iterated greedy and tabu
+//! search.
 //!
 //! Every message is routed; the load of a directed link is the number of AAPC messages that
 //! use it, and the largest load is the lower bound on the number of phases (each phase carries
-//! at most one message per link). Messages are then taken in order of
-//! 1. the largest load on their path, descending (messages through the bottleneck first),
-//! 2. the sum of the loads on their path, descending,
-//! 3. the ring order of the pair, `(d − s) mod |M|` ascending, then `s`,
+//! at most one message per link; the messages through one link are a clique of the conflict
+//! graph). Then:
+//! 1. **First fit**, messages taken in order of the largest load on their path (descending:
+//!    messages through the bottleneck first), the sum of the loads on their path (descending),
+//!    the ring order of the pair `(d − s) mod |M|`, then `s`; each goes to the first phase in
+//!    which none of its links is taken yet (a bit set of phases per directed link). This is a
+//!    largest-first colouring of the message–link conflict graph without building the graph.
+//! 2. **Iterated greedy** (Culberson's): [`ITERATED_ROUNDS`] rounds re-pack the messages phase
+//!    by phase, the phases in reverse order, largest first or shuffled; the members of a phase
+//!    stay free of each other, so no round needs more phases than the last.
+//! 3. **Tabu search**, repeatedly, until it fails or reaches the bound: empty the last phase by
+//!    placing its messages one at a time where they displace the fewest others, the displaced
+//!    ones waiting their turn and barred for a while from the phase they left
+//!    ([`TABU_MOVES`] moves per attempt).
 //!
-//! and each goes to the first phase in which none of its links is taken yet (a bit set of
-//! phases per directed link). This is a largest-first colouring of the message–link conflict
-//! graph without building the graph. The result is deterministic.
+//! Stops as soon as the bound is reached. Random choices come from fixed seeds: the result is
+//! deterministic.
 
 use super::check::link_loads;
 use super::{LinkRoutes, PhaseError, PhaseTable, MAX_GREEDY_MACHINES};
@@ -104,6 +114,14 @@ pub fn greedy(topo: &Topology, routes: &LinkRoutes) -> Result<GreedyPhases, Phas
             best = next;
         }
     }
+    // Then try to empty the last phase again and again by tabu search.
+    let mut rng = ChaCha8Rng::seed_from_u64(TABU_SEED);
+    while best.phases as u64 > load {
+        match tabu_drop_last(&best, path_of, routes.num_directed_links(), &mut rng) {
+            Some(fewer) => best = fewer,
+            None => break,
+        }
+    }
     let placed: Vec<(u32, u32, u32)> = {
         let mut v: Vec<(u32, u32, u32)> = best
             .phase
@@ -173,4 +191,97 @@ fn first_fit<'a>(
         phase: phase_of,
         phases,
     }
+}
+
+/// Moves tried per attempt to empty the last phase.
+pub const TABU_MOVES: usize = 200_000;
+
+/// Seed of the tabu search's tie-breaking.
+const TABU_SEED: u64 = 0x0007_ab00;
+
+const FREE: u32 = u32::MAX;
+
+/// Tabu search for a packing with one phase fewer: the messages of the last phase are
+/// re-placed one at a time, each into the phase where it displaces the fewest others (ties at
+/// random), the displaced ones waiting their turn; a message may not return to a phase it was
+/// displaced from for a while (its tabu tenure). `None` when [`TABU_MOVES`] moves do not
+/// place every message.
+fn tabu_drop_last<'a>(
+    from: &Packing,
+    path_of: impl Fn(usize) -> &'a [u32],
+    links: usize,
+    rng: &mut ChaCha8Rng,
+) -> Option<Packing> {
+    use rand::RngExt;
+    let k = from.phases - 1;
+    if k == 0 {
+        return None;
+    }
+    // occupant[link * k + phase]: the message using the link in the phase.
+    let mut occupant = vec![FREE; links * k];
+    let mut phase = from.phase.clone();
+    let mut pending: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+    for (i, &p) in phase.iter().enumerate() {
+        if p as usize >= k {
+            pending.push_back(i);
+        } else {
+            for &l in path_of(i) {
+                occupant[l as usize * k + p as usize] = i as u32;
+            }
+        }
+    }
+    let mut tabu: rustc_hash::FxHashMap<(u32, u32), usize> = Default::default();
+    let mut seen: Vec<u32> = Vec::new();
+    for step in 0..TABU_MOVES {
+        let Some(u) = pending.pop_front() else {
+            return Some(Packing { phase, phases: k });
+        };
+        let path = path_of(u);
+        // The phase that displaces the fewest messages (not tabu for u).
+        let (mut best, mut best_cost, mut ties) = (usize::MAX, usize::MAX, 0u32);
+        for p in 0..k {
+            if tabu
+                .get(&(u as u32, p as u32))
+                .is_some_and(|&until| until > step)
+            {
+                continue;
+            }
+            seen.clear();
+            for &l in path {
+                let o = occupant[l as usize * k + p];
+                if o != FREE && !seen.contains(&o) {
+                    seen.push(o);
+                }
+            }
+            let cost = seen.len();
+            if cost < best_cost {
+                (best, best_cost, ties) = (p, cost, 1);
+            } else if cost == best_cost {
+                ties += 1;
+                if rng.random_range(0..ties) == 0 {
+                    best = p;
+                }
+            }
+        }
+        if best == usize::MAX {
+            pending.push_back(u);
+            continue;
+        }
+        for &l in path {
+            let o = occupant[l as usize * k + best];
+            if o != FREE {
+                for &m in path_of(o as usize) {
+                    occupant[m as usize * k + best] = FREE;
+                }
+                let tenure = 7 + rng.random_range(0..10usize) + pending.len() / 2;
+                tabu.insert((o, best as u32), step + tenure);
+                pending.push_back(o as usize);
+            }
+        }
+        for &l in path {
+            occupant[l as usize * k + best] = u as u32;
+        }
+        phase[u] = best as u32;
+    }
+    None
 }
