@@ -162,6 +162,11 @@ def test_bad_input(tmp_path: Path):
     r = run("--topo", "torus:dims=4x4", "--routing", "ecmp")
     assert r.exit_code == 1
     assert r.output == "Error: unknown alltoall phase routing 'ecmp'; accepted: dmodk, first\n"
+    zero = tmp_path / "zero.json"
+    zero.write_text('{"switches": ["s0"], "machines": [], "links": []}')
+    r = run("--topo", f"tree:{zero}")
+    assert r.exit_code == 1
+    assert r.output == f"Error: cannot read {zero}: no machines\n"
     with pytest.raises(ScheduleError) as e:
         phases.alltoall_phases("tree:fig1", "ring")
     assert e.value.accepted == ["auto", "faraj-yuan", "greedy"]

@@ -67,8 +67,9 @@ def phases_cmd(
     """Contention-free phases of the all-to-all exchange on a topology.
 
     On a tree of switches with machines as leaves: the Faraj-Yuan schedule, as many phases as
-    the bottleneck load |M0|x(|M|-|M0|). Elsewhere: a first-fit heuristic under a deterministic
-    minimal routing, against its lower bound (the largest directed-link load). Prints the
+    the bottleneck load |M0|x(|M|-|M0|). Elsewhere: a heuristic (first fit, iterated greedy, tabu
+    search) under a deterministic minimal routing, against its lower bound (the largest
+    directed-link load). Prints the
     phases, the load, the root and the three checks (complete, contention-free, optimal).
     Machines are numbered in the topology's endpoint order.
     """

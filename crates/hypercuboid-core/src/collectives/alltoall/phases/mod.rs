@@ -7,8 +7,9 @@
 //!   scheduling of 4.2, the six steps of Figure 4): exactly |M_0|·(|M| − |M_0|) phases, the
 //!   load of the bottleneck link, which no schedule can beat.
 //! * On any other topology, under a deterministic minimal routing ([`route`]), [`greedy::greedy`]
-//!   packs the messages first-fit, most constrained first (section 6 of issue 15), and reports
-//!   the lower bound (the largest directed-link load) it is measured against.
+//!   packs the messages first fit, most constrained first, and improves the packing by iterated
+//!   greedy and tabu search (section 6 of issue 15); it reports the lower bound (the largest
+//!   directed-link load) it is measured against.
 //!
 //! [`phases`] picks between them ([`Method`]). The result is a [`PhaseTable`]: phase → messages
 //! `(src, dst)`, machine indices in the topology's endpoint order. The checks of [`check`]
@@ -204,7 +205,8 @@ pub const METHODS: &[MethodEntry] = &[
     MethodEntry {
         name: "greedy",
         aliases: &["first-fit"],
-        summary: "first-fit packing, most constrained messages first (any topology)",
+        summary: "first fit, most constrained first, improved by iterated greedy and tabu search \
+                  (any topology)",
         method: Method::Greedy,
     },
 ];
