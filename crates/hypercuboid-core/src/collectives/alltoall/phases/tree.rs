@@ -135,6 +135,25 @@ fn not_a_tree_reason(topo: &Topology) -> String {
     }
 }
 
+/// The first phase of the messages t_i → t_j (`i != j`) in the extended ring scheduling of
+/// section 4.2, `sizes` the machines of t_0, t_1, … (largest first).
+pub fn group_start(sizes: &[u64], i: usize, j: usize) -> u64 {
+    let sum = |a: usize, b: usize| -> u64 { sizes[a..b].iter().sum() };
+    if j > i {
+        sizes[i] * sum(i + 1, j)
+    } else {
+        let total: u64 = sizes.iter().sum();
+        sizes[0] * (total - sizes[0]) - sizes[j] * sum(j + 1, i + 1)
+    }
+}
+
+/// The sender (index in its subtree of `mi` machines) at offset `q` of a rotate pattern whose
+/// base sequence t_{i,0}, …, t_{i,mi−1} is repeated for `lcm` = lcm(|M_i|, |M_j|) phases and
+/// then rotated once (section 4.3, Table 2).
+pub fn rotate_sender(q: u64, mi: u64, lcm: u64) -> u64 {
+    (q % mi + q / lcm) % mi
+}
+
 /// Figure 4 on subtrees of the given machines (sorted by size, largest first): the phases.
 pub fn assign(machines: u32, subtrees: &[Vec<u32>]) -> PhaseTable {
     let k = subtrees.len();
@@ -142,21 +161,7 @@ pub fn assign(machines: u32, subtrees: &[Vec<u32>]) -> PhaseTable {
     debug_assert!(m.windows(2).all(|w| w[0] >= w[1]));
     let total: u64 = m.iter().sum();
     let p_all = m[0] * (total - m[0]);
-    let sum = |a: usize, b: usize| -> u64 {
-        if a > b {
-            0
-        } else {
-            m[a..=b].iter().sum()
-        }
-    };
-    // First phase of t_i -> t_j (section 4.2).
-    let start = |i: usize, j: usize| -> u64 {
-        if j > i {
-            m[i] * if i + 1 > j - 1 { 0 } else { sum(i + 1, j - 1) }
-        } else {
-            p_all - m[j] * sum(j + 1, i)
-        }
-    };
+    let start = |i: usize, j: usize| group_start(&m, i, j);
     // (p - P) mod x, the seed's receiver alignment.
     let aligned = |p: u64, x: u64| (p % x + x - p_all % x) % x;
     let t = |i: usize, j: u64| subtrees[i][j as usize];
@@ -174,7 +179,7 @@ pub fn assign(machines: u32, subtrees: &[Vec<u32>]) -> PhaseTable {
         let lcm = m0 / gcd(m0, mj) * mj;
         for q in 0..m0 * mj {
             let p = s + q;
-            let x = (q % m0 + q / lcm) % m0;
+            let x = rotate_sender(q, m0, lcm);
             sender0[p as usize] = x;
             push(p, 0, t(0, x), t(j, aligned(p, mj)));
         }
@@ -223,4 +228,65 @@ pub fn assign(machines: u32, subtrees: &[Vec<u32>]) -> PhaseTable {
         p_all as usize,
         out.into_iter().map(|(p, _, s, d)| (p, s, d)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seed's Figure 3 (global message scheduling for Figure 1: |M_0| = 3, |M_1| = 2,
+    /// |M_2| = 1): t_1 → t_2 from phase 0, t_0 → t_2 from 6, t_2 → t_0 from 0; and Table 4's
+    /// groups t_0 → t_1 from 0, t_1 → t_0 from 3, t_2 → t_1 from 7.
+    #[test]
+    fn figure_3_start_phases() {
+        let m = [3, 2, 1];
+        let starts: Vec<u64> = [(1, 2), (0, 2), (2, 0), (0, 1), (1, 0), (2, 1)]
+            .iter()
+            .map(|&(i, j)| group_start(&m, i, j))
+            .collect();
+        assert_eq!(starts, [0, 6, 0, 0, 3, 7]);
+    }
+
+    /// The seed's Table 2: the rotate pattern for |M_i| = 6, |M_j| = 4 (a = 3, b = 2, D = 2):
+    /// senders t_{i,0..5} twice, then rotated once (t_{i,1}, …, t_{i,5}, t_{i,0}) twice;
+    /// receivers t_{j,0..3} repeated; every pair exactly once.
+    #[test]
+    fn table_2_rotate_pattern() {
+        let (mi, mj) = (6u64, 4u64);
+        let lcm = mi / gcd(mi, mj) * mj;
+        assert_eq!(lcm, 12);
+        let pattern: Vec<(u64, u64)> = (0..mi * mj)
+            .map(|q| (rotate_sender(q, mi, lcm), q % mj))
+            .collect();
+        // Columns of Table 2 (phases 0-5, 6-11, 12-17, 18-23): (sender i, receiver j).
+        #[rustfmt::skip]
+        let table_2: Vec<(u64, u64)> = vec![
+            (0, 0), (1, 1), (2, 2), (3, 3), (4, 0), (5, 1),
+            (0, 2), (1, 3), (2, 0), (3, 1), (4, 2), (5, 3),
+            (1, 0), (2, 1), (3, 2), (4, 3), (5, 0), (0, 1),
+            (1, 2), (2, 3), (3, 0), (4, 1), (5, 2), (0, 3),
+        ];
+        assert_eq!(pattern, table_2);
+        let mut seen = pattern.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 24);
+    }
+
+    /// Figure 4 on a star of single machines is the ring schedule of Table 1: t_i → t_j in
+    /// phase j − i − 1 if j > i, (k − 1) − (i − j) otherwise.
+    #[test]
+    fn single_machines_get_the_ring_schedule() {
+        let k = 5u32;
+        let subtrees: Vec<Vec<u32>> = (0..k).map(|i| vec![i]).collect();
+        let table = assign(k, &subtrees);
+        assert_eq!(table.num_phases(), 4);
+        for (p, ms) in table.iter().enumerate() {
+            for &(i, j) in ms {
+                let want = if j > i { j - i - 1 } else { (k - 1) - (i - j) };
+                assert_eq!(p as u32, want, "{i}->{j}");
+            }
+            assert_eq!(ms.len(), 5);
+        }
+    }
 }
