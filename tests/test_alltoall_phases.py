@@ -172,3 +172,15 @@ def test_bad_input(tmp_path: Path):
     assert e.value.accepted == ["auto", "faraj-yuan", "greedy"]
     with pytest.raises(TopologyError, match="unknown random tree shape 'ring'"):
         phases.random_tree(4, 2, "ring")
+
+
+def test_plot_refuses_unreadable_sizes(tmp_path: Path):
+    r = phases.alltoall_phases(phases.random_tree(256, 16, "random", 4))
+    assert (r.phases, r.load, r.optimal) == (14940, 14940, True)
+    with pytest.raises(ScheduleError) as e:
+        phases.plot_occupancy(r, tmp_path / "big.png")
+    assert str(e.value) == (
+        "an occupancy plot of 542 links x 14940 phases = 8097480 cells is too large to read "
+        "(limit 4000000); plot a smaller topology"
+    )
+    assert not (tmp_path / "big.png").exists()
