@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod defaults;
 mod errors;
 mod network;
+mod phases;
 mod program;
 mod schedule;
 mod sim;
@@ -22,6 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     topology::register(m)?;
     network::register(m)?;
+    phases::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
     Ok(())

@@ -19,7 +19,7 @@ pub struct PyTopology {
     inner: Topology,
 }
 
-fn wrap(t: Topology) -> PyTopology {
+pub(crate) fn wrap(t: Topology) -> PyTopology {
     PyTopology { inner: t }
 }
 

@@ -14,6 +14,7 @@ def cli() -> None:
     """Design, verify, simulate and run the communication of HPC programs."""
 
 
+from hypercuboid.cli.alltoall import alltoall  # noqa: E402
 from hypercuboid.cli.bench import bench  # noqa: E402
 from hypercuboid.cli.demo import demo  # noqa: E402
 from hypercuboid.cli.netsim import netsim  # noqa: E402
@@ -22,6 +23,7 @@ from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
 from hypercuboid.cli.tune import tune  # noqa: E402
 
+cli.add_command(alltoall)
 cli.add_command(bench)
 cli.add_command(demo)
 cli.add_command(schedule)

@@ -4,4 +4,5 @@
 //! cost, guarantees); each collective is a directory with one file per algorithm:
 //! [`allreduce`].
 pub mod allreduce;
+pub mod alltoall;
 pub mod registry;

@@ -1,0 +1,136 @@
+"""Contention-free alltoall phases (docs/alltoall_phases.md): wall time of the scheduler plus
+all three checks (complete, contention-free, optimal) in one call, on random switched trees of
+1,024 machines (1,047,552 messages; bar: 2 s, release build) and 256 machines; then the
+section 6 heuristic on a fat tree, a Slim Fly and an 8x8 torus: phases against the lower bound
+(the largest directed-link load) and the gap.
+
+Run: .venv/bin/python benchmarks/alltoall_phases.py [--repeat 3]
+Prints two tables and writes benchmarks/results/alltoall_phases.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+from hypercuboid import _core, phases, topology
+
+#: Bar of issue 15 for the 1,024-machine tree (seconds).
+BAR_S = 2.0
+
+# (label, machines, switches, shape, seed)
+TREES = [
+    ("random tree, 1024 machines", 1024, 64, "random", 1),
+    ("deep tree, 1024 machines", 1024, 64, "deep", 2),
+    ("star of switches, 1024 machines", 1024, 32, "star", 3),
+    ("random tree, 256 machines", 256, 16, "random", 4),
+]
+
+GENERAL = [
+    (spec, routing)
+    for routing in ("dmodk", "first")
+    for spec in ("fattree:k=4,levels=3", "slimfly:q=5", "torus:dims=8x8")
+]
+
+
+def timed(f, repeat: int):
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = f()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def row(label: str, topo, seconds: float, r) -> dict:
+    return {
+        "label": label,
+        "topology": r.topology,
+        "method": r.method,
+        "machines": r.machines,
+        "routers": topo.num_routers,
+        "messages": r.messages,
+        "phases": r.phases,
+        "lower_bound": r.lower_bound,
+        "gap": r.gap,
+        "ratio": r.ratio,
+        "root": r.root,
+        "subtrees": len(r.subtrees),
+        "complete": r.complete,
+        "contention_free": r.contention_free,
+        "optimal": r.optimal,
+        "seconds": seconds,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=3, help="median of this many runs")
+    args = ap.parse_args()
+
+    trees = []
+    for label, machines, switches, shape, seed in TREES:
+        t = phases.random_tree(machines, switches, shape, seed)
+        s, r = timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
+        trees.append(row(label, t, s, r) | {"shape": shape, "switches": switches, "seed": seed})
+    general = []
+    for spec, routing in GENERAL:
+        t = topology.generate(spec)
+        s, r = timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
+        general.append(row(spec, t, s, r) | {"routing": routing})
+
+    head = (
+        f"{'tree (scheduler + 3 checks)':34} {'messages':>9} {'phases':>7} {'load':>7} "
+        f"{'checks':>7} {'time':>9} {'bar':>5}"
+    )
+    print(head)
+    print("-" * len(head))
+    for x in trees:
+        ok = x["complete"] and x["contention_free"] and x["optimal"]
+        bar = ("ok" if x["seconds"] <= BAR_S else "MISS") if x["machines"] == 1024 else ""
+        print(
+            f"{x['label']:34} {x['messages']:>9} {x['phases']:>7} {x['lower_bound']:>7} "
+            f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms {bar:>5}"
+        )
+    print()
+    head = (
+        f"{'topology (section 6)':24} {'N':>5} {'routing':>8} {'phases':>7} {'bound':>6} "
+        f"{'gap':>5} {'ratio':>6} {'checks':>7} {'time':>9}"
+    )
+    print(head)
+    print("-" * len(head))
+    for x in general:
+        ok = x["complete"] and x["contention_free"]
+        print(
+            f"{x['label']:24} {x['machines']:>5} {x['routing']:>8} {x['phases']:>7} "
+            f"{x['lower_bound']:>6} {x['gap']:>5} {x['ratio']:>6.3f} "
+            f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms"
+        )
+    out = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "results", "alltoall_phases.json"
+    )
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(
+            {
+                "machine": {
+                    "cpus": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
+                "repeat": args.repeat,
+                "bar_seconds": BAR_S,
+                "trees": trees,
+                "general": general,
+            },
+            f,
+            indent=2,
+        )
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

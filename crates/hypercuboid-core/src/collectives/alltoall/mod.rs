@@ -1,0 +1,2 @@
+//! Alltoall: contention-free phases of all-to-all personalized communication ([`phases`]).
+pub mod phases;

@@ -1,0 +1,311 @@
+//! Bindings of hypercuboid_core::collectives::alltoall::phases: contention-free AAPC phases.
+//! Convert, call (GIL released), convert.
+
+use crate::errors::{raise, PyResultExt, ToPyErr};
+use crate::topology::{wrap, PyTopology};
+use hypercuboid_core::collectives::alltoall::phases::{
+    self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
+    Method, PhaseError, Routing, METHODS, ROUTINGS,
+};
+use hypercuboid_core::topology::tree::TreeDescription;
+use hypercuboid_core::topology::Topology;
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+impl ToPyErr for PhaseError {
+    /// A topology that cannot be built is a `TopologyError`; every other phase error a
+    /// `ScheduleError` (both `ValueError`s), with `accepted` where it names the accepted values.
+    fn to_pyerr(self) -> PyErr {
+        match self {
+            PhaseError::Topology(e) => e.to_pyerr(),
+            other => {
+                let accepted = other.accepted();
+                raise("ScheduleError", other.to_string(), |_, d| {
+                    d.set_item("accepted", accepted)
+                })
+            }
+        }
+    }
+}
+
+/// Contention-free phases of the all-to-all exchange on a topology, with the lower bound and
+/// the three checks (complete, contention-free, optimal).
+#[pyclass(name = "AlltoallPhases", module = "hypercuboid._core", frozen)]
+pub struct PyAlltoallPhases {
+    inner: AlltoallPhases,
+    topology: Topology,
+}
+
+fn violation(c: &CheckResult) -> Option<String> {
+    c.violation.as_ref().map(|v| v.to_string())
+}
+
+#[pymethods]
+impl PyAlltoallPhases {
+    /// The topology's name.
+    #[getter]
+    fn topology(&self) -> &str {
+        &self.inner.topology
+    }
+
+    /// The method that built the phases: `faraj-yuan` or `greedy`.
+    #[getter]
+    fn method(&self) -> &'static str {
+        self.inner.method.name()
+    }
+
+    /// The routing the phases are contention-free under (`dmodk`, `first`; a tree has one
+    /// path whatever it is).
+    #[getter]
+    fn routing(&self) -> &'static str {
+        self.inner.routing.name()
+    }
+
+    /// Number of machines.
+    #[getter]
+    fn machines(&self) -> u32 {
+        self.inner.table.machines()
+    }
+
+    /// Number of phases.
+    #[getter]
+    fn phases(&self) -> usize {
+        self.inner.num_phases()
+    }
+
+    /// Number of messages in all phases.
+    #[getter]
+    fn messages(&self) -> usize {
+        self.inner.table.num_messages()
+    }
+
+    /// The AAPC load: most messages on one directed link (on a tree, |M_u|·|M_v|).
+    #[getter]
+    fn load(&self) -> u64 {
+        self.inner.load
+    }
+
+    /// The lower bound on the number of phases (the load).
+    #[getter]
+    fn lower_bound(&self) -> u64 {
+        self.inner.load
+    }
+
+    /// Phases above the lower bound.
+    #[getter]
+    fn gap(&self) -> u64 {
+        self.inner.gap()
+    }
+
+    /// Phases over the lower bound (1.0 is optimal).
+    #[getter]
+    fn ratio(&self) -> f64 {
+        self.inner.ratio()
+    }
+
+    /// The root of section 4.1 (a switch name) on a tree, else None.
+    #[getter]
+    fn root(&self) -> Option<String> {
+        self.inner.root.as_ref().map(|r| r.1.clone())
+    }
+
+    /// The root's router index on a tree, else None.
+    #[getter]
+    fn root_router(&self) -> Option<usize> {
+        self.inner.root.as_ref().map(|r| r.0)
+    }
+
+    /// Machines of the root's subtrees t_0, t_1, ... (Faraj-Yuan only; empty otherwise).
+    #[getter]
+    fn subtrees(&self) -> Vec<Vec<u32>> {
+        self.inner.subtrees.clone()
+    }
+
+    /// Every message exactly once.
+    #[getter]
+    fn complete(&self) -> bool {
+        self.inner.checks.complete.ok
+    }
+
+    /// No two messages of a phase share a directed link.
+    #[getter]
+    fn contention_free(&self) -> bool {
+        self.inner.checks.contention_free.ok
+    }
+
+    /// As many phases as the lower bound.
+    #[getter]
+    fn optimal(&self) -> bool {
+        self.inner.checks.optimal.as_ref().is_some_and(|c| c.ok)
+    }
+
+    /// The first violation of each check (None where it passed): complete, contention_free,
+    /// optimal.
+    #[getter]
+    fn violations(&self) -> (Option<String>, Option<String>, Option<String>) {
+        let c = &self.inner.checks;
+        (
+            violation(&c.complete),
+            violation(&c.contention_free),
+            c.optimal.as_ref().and_then(violation),
+        )
+    }
+
+    /// The phases: a list of phases, each a list of (src, dst) machine indices.
+    fn schedule(&self) -> Vec<Vec<(u32, u32)>> {
+        self.inner.table.iter().map(|p| p.to_vec()).collect()
+    }
+
+    /// The phases as arrays: offsets (uint32, phases + 1) and messages (uint32, n × 2).
+    fn arrays<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray2<u32>>) {
+        let (off, msgs) = self.inner.table.csr();
+        let flat: Vec<u32> = msgs.iter().flat_map(|&(s, d)| [s, d]).collect();
+        let m = Array2::from_shape_vec((msgs.len(), 2), flat).expect("two columns");
+        (off.to_vec().into_pyarray(py), m.into_pyarray(py))
+    }
+
+    /// Phase × link occupancy: `links` (directed link names, `from->to`, of the links some
+    /// message uses) and `counts` (uint16, links × phases: messages of the phase on the link).
+    fn occupancy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
+        let occ = py
+            .detach(|| {
+                let routes = LinkRoutes::new(topo, routing)?;
+                occupancy(topo, &routes, table)
+            })
+            .py()?;
+        let rows = occ.links.len();
+        let counts = Array2::from_shape_vec((rows, occ.phases), occ.counts).expect("shape");
+        let d = PyDict::new(py);
+        d.set_item("links", occ.names)?;
+        d.set_item("counts", counts.into_pyarray(py))?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "AlltoallPhases({}, method={}, phases={}, load={}, complete={}, contention_free={})",
+            self.inner.topology,
+            self.inner.method.name(),
+            self.inner.num_phases(),
+            self.inner.load,
+            self.inner.checks.complete.ok,
+            self.inner.checks.contention_free.ok
+        )
+    }
+}
+
+/// Phases of the all-to-all exchange on `topology` by `method` (`auto`, `faraj-yuan`,
+/// `greedy`) under `routing` off trees (`dmodk`, `first`), with the three checks run. The GIL
+/// is released.
+#[pyfunction]
+#[pyo3(signature = (topology, method = "auto", routing = "dmodk"))]
+fn alltoall_phases(
+    py: Python<'_>,
+    topology: &PyTopology,
+    method: &str,
+    routing: &str,
+) -> PyResult<PyAlltoallPhases> {
+    let method = Method::parse(method).py()?;
+    let routing = Routing::parse(routing).py()?;
+    let topo = topology.topology();
+    let inner = py
+        .detach(|| core_phases::phases(topo, method, routing))
+        .py()?;
+    Ok(PyAlltoallPhases {
+        inner,
+        topology: topo.clone(),
+    })
+}
+
+/// The routings: (name, summary), the default first.
+#[pyfunction]
+fn alltoall_phase_routings() -> Vec<(&'static str, &'static str)> {
+    ROUTINGS.iter().map(|e| (e.name, e.summary)).collect()
+}
+
+/// The methods: (name, aliases, summary).
+#[pyfunction]
+fn alltoall_phase_methods() -> Vec<(&'static str, Vec<&'static str>, &'static str)> {
+    METHODS
+        .iter()
+        .map(|e| (e.name, e.aliases.to_vec(), e.summary))
+        .collect()
+}
+
+fn random_description(
+    machines: usize,
+    switches: usize,
+    shape: &str,
+    seed: u64,
+) -> PyResult<TreeDescription> {
+    let accepted: Vec<String> = random::SHAPES
+        .iter()
+        .map(|s| s.name().to_string())
+        .collect();
+    let Some(s) = random::SHAPES.iter().copied().find(|s| s.name() == shape) else {
+        return Err(raise(
+            "TopologyError",
+            format!(
+                "unknown random tree shape '{shape}'; accepted: {}",
+                accepted.join(", ")
+            ),
+            |_, d| d.set_item("accepted", accepted.clone()),
+        ));
+    };
+    if machines == 0 || switches == 0 || machines > MAX_RANDOM || switches > MAX_RANDOM {
+        return Err(raise(
+            "TopologyError",
+            format!(
+                "a random tree has 1 to {MAX_RANDOM} machines and 1 to {MAX_RANDOM} switches, \
+                 got machines={machines}, switches={switches}"
+            ),
+            |_, _| Ok(()),
+        ));
+    }
+    Ok(random::random_tree(machines, switches, s, seed))
+}
+
+/// A random switched tree: `machines` machines on `switches` switches of `shape` (random,
+/// chain, star, deep, sparse), the same for the same `seed`.
+#[pyfunction]
+#[pyo3(signature = (machines, switches, shape = "random", seed = 0))]
+fn alltoall_random_tree(
+    machines: usize,
+    switches: usize,
+    shape: &str,
+    seed: u64,
+) -> PyResult<PyTopology> {
+    let desc = random_description(machines, switches, shape, seed)?;
+    Ok(wrap(desc.build().py()?))
+}
+
+/// The JSON description (`tree:FILE` reads it) of [`alltoall_random_tree`]'s tree.
+#[pyfunction]
+#[pyo3(signature = (machines, switches, shape = "random", seed = 0))]
+fn alltoall_random_tree_json(
+    machines: usize,
+    switches: usize,
+    shape: &str,
+    seed: u64,
+) -> PyResult<String> {
+    Ok(random_description(machines, switches, shape, seed)?.to_json())
+}
+
+/// Most machines (and switches) of a random tree.
+const MAX_RANDOM: usize = 1 << 16;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyAlltoallPhases>()?;
+    m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
+    Ok(())
+}
