@@ -179,6 +179,7 @@ impl PySchedule {
         trace = false,
         chrome_trace = None,
         records = false,
+        sample_links = false,
     ))]
     fn simulate_network<'py>(
         &self,
@@ -199,6 +200,7 @@ impl PySchedule {
         trace: bool,
         chrome_trace: Option<String>,
         records: bool,
+        sample_links: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let params = NetParams {
             packet_bytes,
@@ -222,6 +224,7 @@ impl PySchedule {
             trace,
             chrome_trace,
             records,
+            sample_links,
         )
     }
 

@@ -226,6 +226,13 @@ impl<'n> Engine<'n> {
     pub fn report(&self) -> Report {
         self.run.report(&self.traffic, self.wall.as_secs_f64())
     }
+
+    /// Packets every port (output side, by global port id) has sent in the measurement window
+    /// so far, into `out` (resized to the number of ports): the report's `port_packets`
+    /// without the rest of the report.
+    pub fn port_packets(&self, out: &mut Vec<u64>) {
+        self.run.port_packets(out)
+    }
 }
 
 /// A run of some VC count and source, behind one interface.
@@ -248,6 +255,7 @@ trait Step {
     /// The deliveries of the last advance.
     fn deliveries(&self) -> &[Delivery];
     fn report(&self, traffic: &str, wall: f64) -> Report;
+    fn port_packets(&self, out: &mut Vec<u64>);
 }
 
 /// The parts of one run and what the engine keeps between calls.
@@ -492,6 +500,16 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
 
     fn report(&self, traffic: &str, wall: f64) -> Report {
         report::build(&self.parts, traffic, self.clock, wall)
+    }
+
+    fn port_packets(&self, out: &mut Vec<u64>) {
+        out.clear();
+        out.resize(self.parts[0].stats.port_packets.len(), 0);
+        for p in &self.parts {
+            for (a, b) in out.iter_mut().zip(&p.stats.port_packets) {
+                *a += b;
+            }
+        }
     }
 }
 
