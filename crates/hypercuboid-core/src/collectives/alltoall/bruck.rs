@@ -1,9 +1,9 @@
 //! `bruck` and `k_bruck:k=K`: the Bruck alltoall (Bruck, Ho, Kipnis, Upfal and Weathersby,
 //! "Efficient algorithms for all-to-all communications in multiport message-passing systems",
 //! IEEE TPDS 8(11), 1997), as MPICH runs it for short messages (`MPIR_Alltoall_intra_brucks`,
-//! `src/mpi/coll/alltoall/alltoall_intra_brucks.c`; Thakur, Rabenseifner and Gropp 2005,
-//! section 4.5), and its radix-k form (MPICH 4's `MPIR_Alltoall_intra_k_brucks`, radix
-//! `MPIR_CVAR_ALLTOALL_BRUCKS_KVAL`). `bruck` is radix 2.
+//! `src/mpi/coll/alltoall/alltoall_intra_brucks.c`; Thakur, Rabenseifner and Gropp, IJHPCA
+//! 2005), and its radix-k form (MPICH's `k_brucks`, `MPIR_Alltoall_intra_k_brucks`, radix
+//! `MPIR_CVAR_ALLTOALL_BRUCKS_KVAL`, default 2). `bruck` is radix 2.
 //!
 //! Reproduced from the published algorithm and MPICH's behaviour, not its code. In the work
 //! buffer (scratch 0, `N` blocks):
@@ -65,7 +65,7 @@ pub static K_ENTRY: Entry<Alltoall> = Entry {
     form: Form {
         name: "k_bruck",
         aliases: &[],
-        summary: "radix-k Bruck: per base-k digit, k - 1 exchanges together (MPICH 4's \
+        summary: "radix-k Bruck: per base-k digit, k - 1 exchanges together (MPICH's \
                   k_brucks)",
         keys: &[Key::new("k", "the radix, 2 ..= 32768 (default 2)")],
         positional: Positional::None,

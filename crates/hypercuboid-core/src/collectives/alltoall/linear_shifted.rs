@@ -1,7 +1,7 @@
 //! `linear_shifted:block=B` (also `scattered`, MPICH's name): MPICH's medium-message alltoall
 //! (`MPIR_Alltoall_intra_scattered`, `src/mpi/coll/alltoall/alltoall_intra_scattered.c`; the
 //! seed paper, section 6: "the order of communications for node i is i → i+1, i → i+2, …,
-//! i → (i+N−1) mod N"; Thakur, Rabenseifner and Gropp 2005, section 4.5).
+//! i → (i+N−1) mod N"; Thakur, Rabenseifner and Gropp, IJHPCA 2005).
 //!
 //! Reproduced from MPICH's behaviour, not its code: the peers `i = 0 … N − 1` are taken in
 //! blocks of `B` (MPICH's `MPIR_CVAR_ALLTOALL_THROTTLE`, default 32). For each block the rank

@@ -25,7 +25,7 @@
 //! | `linear` | LAM/MPI: post every receive and send, wait for all |
 //! | `linear_shifted` (`scattered`) | MPICH's medium-message algorithm, in blocks of `block` requests |
 //! | `pairwise` | MPICH's long-message algorithm: XOR partners for N a power of two, else rank ± i |
-//! | `bruck`, `k_bruck:k=K` | MPICH's short-message Bruck algorithm and its radix-k form (MPICH 4) |
+//! | `bruck`, `k_bruck:k=K` | MPICH's short-message Bruck algorithm and its radix-k form (`k_brucks`) |
 //! | `linear_sync` | Open MPI's linear algorithm with at most `max` requests outstanding |
 //!
 //! An algorithm that needs the machine (the Faraj–Yuan contention-free phases, `scheduled`)

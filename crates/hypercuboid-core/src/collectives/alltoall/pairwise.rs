@@ -1,6 +1,6 @@
 //! `pairwise`: MPICH's long-message alltoall (`MPIR_Alltoall_intra_pairwise`,
-//! `src/mpi/coll/alltoall/alltoall_intra_pairwise.c`; Thakur, Rabenseifner and Gropp 2005,
-//! section 4.5; the seed paper, section 6: "when the number of nodes is a power of two, MPICH
+//! `src/mpi/coll/alltoall/alltoall_intra_pairwise.c`; Thakur, Rabenseifner and Gropp,
+//! IJHPCA 2005; the seed paper, section 6: "when the number of nodes is a power of two, MPICH
 //! uses a pairwise algorithm where node i sends and receives from node i ^ j at step j
 //! (1 ≤ j < N). When the number of nodes is not a power of two … at step j, node i sends to
 //! node i+j and receives from node i−j").
