@@ -416,6 +416,15 @@ def bench_alltoall_cmd(
     algs = hb.split_algorithms(algorithms, known)
     comm = _world()
     _agree(comm, _outputs_free(force, as_json, as_csv))
+
+    def names_known() -> None:
+        from hypercuboid.schedules import alltoall
+
+        for a in algs:
+            if a != "native":
+                alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
+
+    _agree(comm, names_known)
     rows = _run_collective(
         comm,
         lambda: hb.bench_alltoall(
