@@ -277,3 +277,54 @@ fn the_text_form_keeps_the_block() {
          buffers of 2 x 2 elements"
     );
 }
+
+#[test]
+fn the_postal_simulation_equals_every_registered_closed_form() {
+    use hypercuboid_core::collectives::alltoall::cost;
+    use hypercuboid_core::model::{ModelSpec, PostalModel};
+    use hypercuboid_core::sim::{simulate, SimOptions};
+    use hypercuboid_core::units::us;
+
+    // β of 123.4 ps per byte exercises the rounding of each message's β·b.
+    let m = PostalModel::postal(us(1), 123.4, 50.0, 0);
+    let model = ModelSpec::Postal(m);
+    for alg in algorithms() {
+        let entry = alg.entry();
+        let formula = entry
+            .cost
+            .as_ref()
+            .expect("every alltoall has a closed form");
+        for n in 1..=64u32 {
+            for count in [0u64, 1, 3] {
+                let spec = AlltoallSpec::new(n, count, Dtype::Float64);
+                let s = alltoall::generate(&alg, &spec).unwrap();
+                let sim = simulate(&s, &model, &SimOptions::default()).unwrap();
+                let closed = (formula.time)(&alg, &spec, &m).unwrap();
+                assert_eq!(sim.completion, closed, "{alg} n={n} count={count}");
+                assert_eq!(closed, cost::alltoall(&alg, &spec, &m).unwrap());
+            }
+        }
+    }
+    // Published shapes: pairwise (N − 1)(α + βm); Bruck log2 N (α + β·(N/2)·m).
+    let spec = AlltoallSpec::new(16, 1000, Dtype::Float64);
+    let postal = PostalModel::postal(us(1), 400.0, 0.0, 0);
+    assert_eq!(
+        cost::alltoall(&Algorithm::Pairwise, &spec, &postal).unwrap(),
+        15 * (us(1) + 3_200_000)
+    );
+    assert_eq!(
+        cost::alltoall(&Algorithm::Bruck, &spec, &postal).unwrap(),
+        4 * (us(1) + 25_600_000)
+    );
+    let pipelined = PostalModel {
+        alpha_p: 500_000,
+        ..postal
+    };
+    assert_eq!(
+        cost::alltoall(&Algorithm::Bruck, &spec, &pipelined)
+            .unwrap_err()
+            .to_string(),
+        "invalid alpha_p '500000': the closed forms are the postal model's (alpha_p = 0); \
+         simulate the pipelined model"
+    );
+}

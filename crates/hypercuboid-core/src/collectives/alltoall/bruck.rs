@@ -29,7 +29,7 @@
 //! `N / k` blocks: fewer, larger messages than the linear algorithms, for short blocks.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{Entry, Needs};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, Slice, Slot};
 use crate::spec::{Form, Key, Positional};
 
@@ -55,7 +55,10 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     needs: Needs::Nothing,
     prepare: |_, _, _| Ok(Prepared::Param(2)),
     build: build_entry,
-    cost: None,
+    cost: Some(Cost {
+        formula: "Σ over the log2 N steps of (α + β·(blocks whose bit is set)·m); log2 N (α + βmN/2) for N a power of two; exact",
+        time: super::cost::alltoall,
+    }),
     guarantees: &[],
     examples: &["bruck"],
 };
@@ -87,7 +90,10 @@ pub static K_ENTRY: Entry<Alltoall> = Entry {
         _ => unreachable!("a k_bruck algorithm"),
     },
     build: build_entry,
-    cost: None,
+    cost: Some(Cost {
+        formula: "Σ over digits d and values v of (α + β·(blocks whose digit d is v)·m); exact",
+        time: super::cost::alltoall,
+    }),
     guarantees: &[],
     examples: &["k_bruck", "k_bruck:k=3", "k_bruck:k=4", "k_bruck:k=7"],
 };

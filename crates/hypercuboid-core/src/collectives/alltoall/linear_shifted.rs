@@ -15,7 +15,7 @@
 //! of ranks); `(2B)²` dependencies between consecutive blocks.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{Entry, Needs};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, Slot};
 use crate::spec::{Form, Key, Positional};
 
@@ -53,7 +53,10 @@ pub static ENTRY: Entry<Alltoall> = Entry {
         };
         with_own_copy(spec, rank, out, |spec, rank, out| build(b, spec, rank, out))
     },
-    cost: None,
+    cost: Some(Cost {
+        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
+        time: super::cost::alltoall,
+    }),
     guarantees: &[],
     examples: &[
         "linear_shifted",

@@ -16,7 +16,7 @@
 //! ranks), one dependency per op beyond the first `M` of each direction.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{Entry, Needs};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, Slot};
 use crate::spec::{Form, Key, Positional};
 
@@ -55,7 +55,10 @@ pub static ENTRY: Entry<Alltoall> = Entry {
             build(max, spec, rank, out)
         })
     },
-    cost: None,
+    cost: Some(Cost {
+        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
+        time: super::cost::alltoall,
+    }),
     guarantees: &[],
     examples: &[
         "linear_sync",

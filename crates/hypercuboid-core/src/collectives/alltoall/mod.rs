@@ -33,6 +33,7 @@
 //! [`Context`] in its `prepare` and returns its phase table as a [`Prepared`] variant.
 
 pub mod bruck;
+pub mod cost;
 pub mod linear;
 pub mod linear_shifted;
 pub mod linear_sync;

@@ -13,7 +13,7 @@
 //! of ranks), four dependencies a step.
 
 use super::{plain, shift, with_own_copy, Algorithm, Alltoall, AlltoallSpec};
-use crate::collectives::registry::{Entry, Needs};
+use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::schedule::{Program, Rank, Slot};
 use crate::spec::{Form, Positional};
 
@@ -32,7 +32,10 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     needs: Needs::Nothing,
     prepare: plain,
     build: |_, spec, rank, out| with_own_copy(spec, rank, out, build),
-    cost: None,
+    cost: Some(Cost {
+        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
+        time: super::cost::alltoall,
+    }),
     guarantees: &[],
     examples: &["pairwise"],
 };
