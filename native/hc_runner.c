@@ -710,6 +710,7 @@ int hc_time_library_allreduce(const void *sendbuf, void *recvbuf, uint64_t count
     return HC_OK;
 }
 
+HC_API
 int hc_time_library_alltoall(const void *sendbuf, void *recvbuf, uint64_t count, int dtype,
                              const void *comm_handle, int iters, int warmup, int block,
                              double *samples_us, char *err, size_t errlen)

@@ -201,6 +201,23 @@ fn errors_name_the_bad_value_and_the_accepted_ones() {
         e,
         "invalid alltoall algorithm spec 'k_bruck:k=1': k=1: k is 2 ..= 32768"
     );
+    let e = alltoall::generate(
+        &Algorithm::LinearShifted { block: 0 },
+        &AlltoallSpec::new(4, 1, Dtype::Int8),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "invalid linear_shifted block '0': a block has 1 ..= 2147483647 peers"
+    );
+    let e = alltoall::generate(
+        &Algorithm::KBruck { k: 1 },
+        &AlltoallSpec::new(4, 1, Dtype::Int8),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(e, "invalid k_bruck radix '1': the radix is 2 ..= 32768");
     let e = alltoall::generate(&Algorithm::Linear, &AlltoallSpec::new(4, 1, Dtype::Byte))
         .unwrap_err()
         .to_string();

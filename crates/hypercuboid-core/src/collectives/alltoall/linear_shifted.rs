@@ -16,7 +16,7 @@
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
 use crate::collectives::registry::{Cost, Entry, Needs};
-use crate::schedule::{OpId, Program, Rank, Slot};
+use crate::schedule::{OpId, Program, Rank, ScheduleError, Slot};
 use crate::spec::{Form, Key, Positional};
 
 /// MPICH's default block (`MPIR_CVAR_ALLTOALL_THROTTLE`).
@@ -44,7 +44,12 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     },
     needs: Needs::Nothing,
     prepare: |alg, _, _| match *alg {
-        Algorithm::LinearShifted { block } => Ok(Prepared::Param(block.max(1))),
+        Algorithm::LinearShifted { block: 0 } => Err(ScheduleError::BadParameter {
+            name: "linear_shifted block".into(),
+            value: "0".into(),
+            reason: "a block has 1 ..= 2147483647 peers".into(),
+        }),
+        Algorithm::LinearShifted { block } => Ok(Prepared::Param(block)),
         _ => unreachable!("a linear_shifted algorithm"),
     },
     build: |p, spec, rank, out| {
