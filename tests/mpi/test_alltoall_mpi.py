@@ -95,6 +95,25 @@ def test_repeated_calls_honour_new_data(comm):
         assert y.tobytes() == _reference(comm, x + k).tobytes()
 
 
+def test_the_repeated_call_fast_path_sees_new_data_and_new_arguments(comm):
+    """The same buffers, algorithm and communicator as the last call skip every check; data
+    changed in place, another algorithm or another dtype are honoured."""
+    from hypercuboid.mpi import alltoall
+
+    x = _send(comm, 3, np.float64)
+    y = np.zeros_like(x)
+    for alg in ("bruck", "bruck", "pairwise", "pairwise", "bruck"):
+        x += 1.5
+        out = alltoall(comm, x, y, alg)
+        assert out is y
+        assert y.tobytes() == _reference(comm, x).tobytes(), alg
+    x32 = x.astype(np.float32)
+    y32 = np.zeros_like(x32)
+    for _ in range(2):
+        alltoall(comm, x32, y32, "bruck")
+        assert y32.tobytes() == _reference(comm, x32).tobytes()
+
+
 def test_execute_runs_an_alltoall_schedule(comm):
     import hypercuboid as hc
     from hypercuboid.mpi import execute

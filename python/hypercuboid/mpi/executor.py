@@ -74,6 +74,9 @@ _bindings: dict[int, list[_Binding]] = {}
 #: The last non-in-place call: (sendbuf, recvbuf, comm, algorithm, op, verify, generation,
 #: dtype, private comm, bound program); a repeated identical call skips every check.
 _last: tuple | None = None
+#: The same for :func:`alltoall`: (sendbuf, recvbuf, comm, algorithm, verify, generation,
+#: dtype, runner asked, private comm, bound program).
+_last_alltoall: tuple | None = None
 
 
 def _bind(
@@ -103,9 +106,10 @@ def _bind(
 
 def clear_bindings() -> None:
     """Forgets the buffers cached by earlier calls (they keep the arrays alive)."""
-    global _last
+    global _last, _last_alltoall
     _bindings.clear()
     _last = None
+    _last_alltoall = None
 
 
 def allreduce(
@@ -239,6 +243,25 @@ def alltoall(
 
     Programs, verification, errors, ``timeout`` and ``runner`` as in :func:`allreduce`.
     """
+    global _last_alltoall
+    last = _last_alltoall
+    if (
+        last is not None
+        and last[0] is sendbuf
+        and last[1] is recvbuf
+        and last[2] is comm
+        and last[3] == algorithm
+        and last[4] == verify
+        and last[5] == programs.generation
+        and recvbuf.dtype == last[6]
+        and last[7] == runner
+    ):
+        # the same call as the last one (a benchmark loop): nothing to check or look up
+        try:
+            last[9].run(last[8], timeout)
+        except MPIError as e:
+            _fail(comm, MPIError(f"alltoall '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
+        return recvbuf
     from mpi4py import MPI
 
     if comm.Is_inter():
@@ -275,6 +298,7 @@ def alltoall(
             "alltoall sends the same count to every rank"
         )
     count = out.size // size
+    asked = runner
     runner = native.check_runner(runner)
     if native.use_native(runner, out.dtype):
         program = programs.program_for(
@@ -295,8 +319,12 @@ def alltoall(
         )
     if inplace:
         bound.inbuf[...] = out
+    pcomm = private_comm(comm)
+    if not inplace:
+        _last_alltoall = (sendbuf, recvbuf, comm, algorithm, verify, programs.generation)
+        _last_alltoall += (out.dtype, asked, pcomm, bound)
     try:
-        bound.run(private_comm(comm), timeout)
+        bound.run(pcomm, timeout)
     except MPIError as e:
         _fail(comm, MPIError(f"alltoall '{algorithm}' ({size} ranks): {e}"), abort)
     return recvbuf

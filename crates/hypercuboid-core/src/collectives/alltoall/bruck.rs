@@ -45,7 +45,7 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     form: Form {
         name: "bruck",
         aliases: &[],
-        summary: "log2 N exchanges of the blocks whose bit is set, with local rotations \
+        summary: "ceil(log2 N) exchanges of the blocks whose bit is set, with local rotations \
                   (MPICH's short-message Bruck)",
         keys: &[],
         positional: Positional::None,
@@ -56,7 +56,7 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     prepare: |_, _, _| Ok(Prepared::Param(2)),
     build: build_entry,
     cost: Some(Cost {
-        formula: "Σ over the log2 N steps of (α + β·(blocks whose bit is set)·m); log2 N (α + βmN/2) for N a power of two; exact",
+        formula: "Σ over the ceil(log2 N) steps of (α + β·(blocks whose bit is set)·m); log2 N (α + βmN/2) for N a power of two; exact",
         time: super::cost::alltoall,
     }),
     guarantees: &[],
