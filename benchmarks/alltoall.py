@@ -142,8 +142,32 @@ def main() -> None:
             res["rounds"].append(rows)
     show(results)
     RESULTS.mkdir(exist_ok=True)
-    path.write_text(json.dumps({"iterations": a.iterations, "results": results}, indent=1))
+    path.write_text(dump({"iterations": a.iterations, "results": results}))
     print(f"\nwrote {path}", file=sys.stderr)
+
+
+#: The statistics a saved row keeps (the configuration is the result's).
+KEEP = ("algorithm", "bytes", "avg_us", "min_us", "max_us", "median_us", "valid")
+
+
+def dump(doc: dict) -> str:
+    """The results as JSON, one row a line, each row with the keys of :data:`KEEP`."""
+    lines = ["{", f' "iterations": {doc["iterations"]},', ' "results": [']
+    for i, r in enumerate(doc["results"]):
+        head = {k: r[k] for k in ("mpi", "nranks", "runner")}
+        lines.append("  {" + json.dumps(head)[1:-1] + ', "rounds": [')
+        for j, rows in enumerate(r["rounds"]):
+            lines.append("   [")
+            body = [
+                "    "
+                + json.dumps({k: round(x[k], 3) if k.endswith("_us") else x[k] for k in KEEP})
+                for x in rows
+            ]
+            lines.append(",\n".join(body))
+            lines.append("   ]" + ("," if j + 1 < len(r["rounds"]) else ""))
+        lines.append("  ]}" + ("," if i + 1 < len(doc["results"]) else ""))
+    lines += [" ]", "}"]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
