@@ -232,7 +232,9 @@ class Schedule:
 
     @property
     def meta(self) -> dict:
-        """What the schedule computes: collective, count, dtype, op, name."""
+        """What the schedule computes: collective, count (elements of each buffer), dtype, op
+        (None unless it reduces), name; an alltoall's also has block (its elements per pair
+        of ranks)."""
         return self._core.meta
 
     @property
