@@ -36,11 +36,11 @@
 
 pub mod bruck;
 pub mod cost;
-pub mod phases;
 pub mod linear;
 pub mod linear_shifted;
 pub mod linear_sync;
 pub mod pairwise;
+pub mod phases;
 
 use super::registry::{self, Context, Entry, Family};
 use crate::schedule::{
