@@ -219,6 +219,8 @@ def test_bad_input_is_refused_in_one_line(tmp_path):
             "allreduce",
             "-a",
             "ring",
+            "-n",
+            "4",
         ],
     )
     assert res.exit_code == 1
