@@ -127,7 +127,7 @@ def test_errors_name_the_bad_value_and_the_accepted_ones():
         hc.schedules.alltoall("ring", 4)
     assert str(e.value) == (
         "unknown alltoall algorithm 'ring'; accepted: linear, linear_shifted, pairwise, bruck, "
-        "k_bruck, linear_sync"
+        "k_bruck, linear_sync, scheduled"
     )
     assert isinstance(e.value, ValueError)
     with pytest.raises(hc.ScheduleError, match=r"k=1: k is 2 \.\.= 32768$"):
@@ -141,7 +141,7 @@ def test_errors_name_the_bad_value_and_the_accepted_ones():
     assert r.output == "Error: --ranks 0: the number of ranks must be >= 1\n"
     r = CliRunner().invoke(cli, ["schedule", "verify", "alltoall", "-a", "nope", "-n", "3"])
     assert r.exit_code == 1 and r.output.count("\n") == 1
-    assert "accepted: linear, linear_shifted, pairwise, bruck, k_bruck, linear_sync" in r.output
+    assert "accepted: linear, linear_shifted, pairwise, bruck, k_bruck, linear_sync, scheduled" in r.output
 
 
 def test_one_rank_alone_equals_its_program_in_the_schedule():

@@ -139,7 +139,7 @@ def test_bad_input_is_refused_with_the_accepted_values(comm):
         alltoall(comm, np.zeros(comm.size), None, "ring")
     assert str(e.value) == (
         "unknown alltoall algorithm 'ring'; accepted: linear, linear_shifted, pairwise, bruck, "
-        "k_bruck, linear_sync"
+        "k_bruck, linear_sync, scheduled"
     )
     with pytest.raises(ScheduleError) as e:
         alltoall(comm, np.zeros(comm.size, dtype=bool), None, "pairwise")
