@@ -41,6 +41,7 @@ pub mod linear_shifted;
 pub mod linear_sync;
 pub mod pairwise;
 pub mod phases;
+pub mod routine;
 pub mod scheduled;
 pub mod sync;
 

@@ -223,6 +223,8 @@ pub fn pairwise_count(msgs: &[Message], routes: &LinkRoutes) -> u64 {
 pub struct Enforcement {
     /// Pairs of contending messages in different phases checked.
     pub pairs: u64,
+    /// Pairs whose order the schedule does not enforce.
+    pub violated: u64,
     /// The first pair `(m1, m2)` whose order the schedule does not enforce: machines
     /// `(phase, src, dst)` of each.
     pub violation: Option<(Message, Message)>,
@@ -345,6 +347,8 @@ pub fn enforces_phases(
     let mut reached = vec![u32::MAX; events];
     let mut stack = Vec::new();
     let mut pairs = 0u64;
+    let mut violated = 0u64;
+    let mut violation = None;
     let find = |m: &Message| -> Result<u32, EnforcementError> {
         data_send.get(&(m.src, m.dst)).copied().ok_or_else(|| {
             EnforcementError(format!(
@@ -376,17 +380,18 @@ pub fn enforces_phases(
                 checked.push(j);
                 pairs += 1;
                 if reached[find(m2)? as usize] != i as u32 {
-                    return Ok(Enforcement {
-                        pairs,
-                        violation: Some((*m1, *m2)),
-                    });
+                    violated += 1;
+                    if violation.is_none() {
+                        violation = Some((*m1, *m2));
+                    }
                 }
             }
         }
     }
     Ok(Enforcement {
         pairs,
-        violation: None,
+        violated,
+        violation,
     })
 }
 
