@@ -128,8 +128,8 @@ def mpi_table(nps: list[int], iterations: int, warmup: int) -> list[dict]:
                 env=env, timeout=3600,
             )  # fmt: skip
             py = {
-                r["size"]: r["avg_us"]
-                for r in json.loads(js.read_text())["rows"]
+                r["bytes"]: r["avg_us"]
+                for r in json.loads(js.read_text())
                 if r["algorithm"].startswith("scheduled")
             }
             for s in SIZES:

@@ -283,3 +283,49 @@ fn bad_input() {
     );
     let _ = Prepared::Plain;
 }
+
+#[test]
+fn the_routine_generator_writes_the_plan_and_refuses_bad_names() {
+    use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
+    let t = topology::generate("tree:fig1").unwrap();
+    let p = plan(&t, &linear(6), Sync::PairwiseReduced, 6).unwrap();
+    let opts = |name: &str, pmpi: bool| RoutineOptions {
+        name: name.into(),
+        min_size: 4096,
+        pmpi,
+        provenance: "test".into(),
+    };
+    let text = routine(&p, &opts("my_a2a", true)).unwrap();
+    assert!(text.contains(
+        "int my_a2a(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,"
+    ));
+    assert!(text.contains("#define HCE_NRANKS 6\n"));
+    assert!(text.contains("#define HCE_MIN_SIZE 4096LL\n"));
+    assert!(text.contains("return my_a2a(sendbuf, sendcount, sendtype, recvbuf"));
+    // 30 data messages: one send and one receive step entry each, 6 ranks.
+    let steps: usize = p.steps.iter().map(Vec::len).sum();
+    assert!(text.contains(&format!("static const int hce_phase[{steps}]")));
+    assert!(text.contains(&format!("static const int hce_in_peer[{}]", p.syncs.len())));
+    assert!(!routine(&p, &opts("hc_alltoall", false))
+        .unwrap()
+        .contains("int MPI_Alltoall("));
+    assert_eq!(
+        routine(&p, &opts("MPI_Alltoall", true))
+            .unwrap_err()
+            .to_string(),
+        "invalid C entry point name 'MPI_Alltoall': the MPI standard reserves names beginning \
+         with MPI_ and PMPI_ (in any case) for the MPI library"
+    );
+    assert!(routine(&p, &opts("2bad", false)).is_err());
+}
+
+#[test]
+fn none_leaves_pairs_unordered_and_counts_them() {
+    let t = topology::generate("tree:fig5b").unwrap();
+    let (s, p) = check(&t, &linear(32), Sync::None);
+    let e = scheduled::enforces_phases(&s, &p, &t).unwrap();
+    assert!(e.violated > 0 && e.violated < e.pairs, "{e:?}");
+    let (s, p) = check(&t, &linear(32), Sync::PairwiseReduced);
+    let r = scheduled::enforces_phases(&s, &p, &t).unwrap();
+    assert_eq!((r.violated, r.pairs), (0, e.pairs));
+}

@@ -27,12 +27,13 @@
 //! | `pairwise` | MPICH's long-message algorithm: XOR partners for N a power of two, else rank ± i |
 //! | `bruck`, `k_bruck:k=K` | MPICH's short-message Bruck algorithm and its radix-k form (`k_brucks`) |
 //! | `linear_sync` | Open MPI's linear algorithm with at most `max` requests outstanding |
+//! | `scheduled` | Faraj and Yuan's contention-free phases of a topology, kept apart by [`sync`] |
 //!
-//! An algorithm that needs the machine (the Faraj–Yuan contention-free phases, `scheduled`)
-//! is an [`Entry`] with [`registry::Needs::Topology`] that reads the topology from the
-//! [`Context`] in its `prepare` and returns its phase table as a [`Prepared`] variant. The
-//! phase tables themselves (the Faraj–Yuan scheduler for trees, a heuristic elsewhere, and
-//! their checks) are in [`phases`].
+//! `scheduled` needs the machine: its spec names the topology (`topo=tree:fig1`), or a caller
+//! passes it (and the rank → machine mapping) in the [`Context`]; its `prepare` builds the
+//! phase table, the synchronisations and every rank's steps once ([`Prepared::Scheduled`]).
+//! The phase tables themselves (the Faraj–Yuan scheduler for trees, a heuristic elsewhere, and
+//! their checks) are in [`phases`]; the `MPI_Alltoall` routine generator is [`routine`].
 
 pub mod bruck;
 pub mod cost;

@@ -39,14 +39,6 @@ pub struct RoutineOptions {
 /// The C file of `plan` (see the module).
 pub fn routine(plan: &Plan, opts: &RoutineOptions) -> Result<String, ScheduleError> {
     check_c_name(&opts.name)?;
-    if opts.pmpi && opts.name == "MPI_Alltoall" {
-        return Err(ScheduleError::BadParameter {
-            name: "name".into(),
-            value: opts.name.clone(),
-            reason: "with pmpi the file defines MPI_Alltoall itself; name the routine otherwise"
-                .into(),
-        });
-    }
     if opts.min_size > i64::MAX as u64 {
         return Err(ScheduleError::BadParameter {
             name: "min_size".into(),
