@@ -329,3 +329,32 @@ fn none_leaves_pairs_unordered_and_counts_them() {
     let r = scheduled::enforces_phases(&s, &p, &t).unwrap();
     assert_eq!((r.violated, r.pairs), (0, e.pairs));
 }
+
+#[test]
+fn off_trees_the_heuristic_phases_are_kept_apart_too() {
+    // A 4x4 torus and a small fat tree: the greedy phases under dmodk routing, every variant
+    // verified, the synchronising ones enforcing the phases.
+    for spec in ["torus:dims=4x4", "fattree:k=4,levels=2"] {
+        let t = topology::generate(spec).unwrap();
+        let n = t.num_endpoints() as u32;
+        for sync in SYNCS {
+            check(&t, &linear(n), sync);
+        }
+    }
+    // The spec form with ';' for the topology's commas.
+    let alg = Algorithm::parse("scheduled:topo=fattree:k=4;levels=2,sync=pairwise").unwrap();
+    let s = alltoall::generate(&alg, &AlltoallSpec::new(8, 1, Dtype::Float64)).unwrap();
+    sound(&s, "fattree spec");
+}
+
+#[test]
+fn pairwise_has_a_limit() {
+    let t = topology::generate("tree:fig5b").unwrap();
+    let routes = LinkRoutes::new(&t, Routing::default()).unwrap();
+    let p = plan(&t, &linear(32), Sync::None, 32).unwrap();
+    assert_eq!(
+        sync::pairwise_edges(&p.messages, &routes, 98_208).map(|v| v.len()),
+        Some(98_208)
+    );
+    assert_eq!(sync::pairwise_edges(&p.messages, &routes, 98_207), None);
+}
