@@ -398,7 +398,7 @@ fn build(plan: &Plan, spec: &AlltoallSpec, rank: Rank, out: &mut Program) {
             }
             if si < steps.len() && steps[si].phase == phase {
                 let st = &steps[si];
-                data_ops(st, spec, rank, out, &prev, &mut cur);
+                data_ops(st, spec, out, &prev, &mut cur);
                 std::mem::swap(&mut prev, &mut cur);
                 si += 1;
             }
@@ -416,7 +416,7 @@ fn build(plan: &Plan, spec: &AlltoallSpec, rank: Rank, out: &mut Program) {
         );
     }
     for (st, syncs) in steps.iter().zip(&sync_recvs) {
-        let send = data_ops(st, spec, rank, out, &prev, &mut cur);
+        let send = data_ops(st, spec, out, &prev, &mut cur);
         if let Some(s) = send {
             out.requires_all(s, syncs);
             for &(to, tag) in &st.sync_out {
@@ -432,7 +432,6 @@ fn build(plan: &Plan, spec: &AlltoallSpec, rank: Rank, out: &mut Program) {
 fn data_ops(
     st: &Step,
     spec: &AlltoallSpec,
-    _rank: Rank,
     out: &mut Program,
     prev: &[OpId],
     cur: &mut Vec<OpId>,

@@ -28,7 +28,7 @@
 //! messages with synchronous sends (a send completes only after its receive has started).
 
 use super::phases::{LinkRoutes, PhaseTable};
-use crate::schedule::{DepKind, OpKind, Payload, Rank, Schedule};
+use crate::schedule::{DepKind, OpKind, Rank, Schedule};
 use std::collections::HashMap;
 
 /// How the phases are kept apart.
@@ -299,7 +299,7 @@ pub fn enforces_phases(
                         .entry((r as Rank, peer, tag))
                         .or_default()
                         .push(i as u32);
-                    if data_bytes(data, elem) > 0 {
+                    if data.bytes(elem) > 0 {
                         data_send.insert((machine_of[r], machine_of[peer as usize]), st);
                     }
                 }
@@ -393,8 +393,4 @@ pub fn enforces_phases(
         violated,
         violation,
     })
-}
-
-fn data_bytes(p: Payload, elem: u32) -> u64 {
-    p.bytes(elem)
 }
