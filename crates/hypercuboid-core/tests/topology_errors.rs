@@ -192,7 +192,8 @@ fn malformed_specs() {
     );
     assert_eq!(
         err("tree:fig1,x=1"),
-        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: none"
+        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: switch, \
+         buffer, mtu, delay"
     );
     assert_eq!(
         err("tree:a,b"),

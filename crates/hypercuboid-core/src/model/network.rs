@@ -288,8 +288,9 @@ impl<'n> NetworkModel<'n> {
 
     /// The time a message of `bytes` from endpoint `a` to `b` takes on an idle network (its
     /// last byte's arrival after injection), on a minimal path whose links are like `a`'s:
-    /// `(h+2)·L + (h+1)·S + n·σ` at packet level (n packets of serialisation σ), `(h+2)·L +
-    /// (h+1)·S + bytes / B` at flow level. Exact on topologies whose links are all alike.
+    /// `(h+2)·L + (h+1)·S + n·σ` at packet level (n packets of serialisation σ; `(h+2)·L +
+    /// (h+1)·(S + σ) + n·σ` with store-and-forward switches), `(h+2)·L + (h+1)·S + bytes / B`
+    /// at flow level. Exact on topologies whose links are all alike.
     pub fn zero_load(&self, a: u32, b: u32, bytes: u64) -> Time {
         let topo = self.net.topology();
         let l = topo.endpoint_link(a as usize);
@@ -302,7 +303,13 @@ impl<'n> NetworkModel<'n> {
         match self.level {
             Level::Packet => {
                 let n = bytes.div_ceil(p.packet_bytes as u64).max(1);
-                fixed + n * p.serialisation(l.bandwidth_gbps)
+                let ser = self.net.serialisation(l.bandwidth_gbps);
+                let saf = if self.net.switching().store_forward {
+                    (h + 1) * ser
+                } else {
+                    0
+                };
+                fixed + saf + n * ser
             }
             Level::Flow => fixed + (bytes as f64 / (l.bandwidth_gbps / 8000.0)).ceil() as Time,
         }

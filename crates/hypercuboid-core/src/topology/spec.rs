@@ -18,6 +18,7 @@ use super::mlfm::Mlfm;
 use super::oft::Oft;
 use super::polarfly::PolarFly;
 use super::slimfly::{Concentration, SlimFly};
+use super::switch::{Ethernet, SwitchModel, SWITCH_KEYS};
 use super::torus::Torus;
 use super::tree::{TreeDescription, PRESETS};
 use super::Topology;
@@ -293,7 +294,25 @@ pub const FAMILIES: &[Family] = &[
     read(
         "tree",
         "Ethernet switched tree: a preset (fig1, fig5a, fig5b, fig5c) or a JSON description",
-        &[],
+        &[
+            Key::new(
+                "switch",
+                "switch model: vct (virtual cut-through, default) or ethernet (store-and-forward \
+                 frames, small buffers, 802.3x PAUSE)",
+            ),
+            Key::new(
+                "buffer",
+                "ethernet: frames buffered per port and direction (default 8)",
+            ),
+            Key::new(
+                "mtu",
+                "ethernet: frame payload in bytes, 576 to 9000 (default 1500)",
+            ),
+            Key::new(
+                "delay",
+                "ethernet: forwarding delay with unit (default 4us)",
+            ),
+        ],
         (
             "preset or file",
             "preset name or path of a JSON tree description",
@@ -308,7 +327,9 @@ pub const FAMILIES: &[Family] = &[
             } else {
                 TreeDescription::preset(arg)?
             };
-            desc.build()
+            let mut topo = desc.build()?;
+            topo.set_switch(switch_model(s)?);
+            Ok(topo)
         },
     ),
     read(
@@ -381,6 +402,37 @@ fn concentration(s: &Spec) -> Result<Concentration, SpecError> {
         },
     })?
     .unwrap_or(Concentration::Ceil))
+}
+
+/// The `switch` key and the Ethernet keys (`buffer`, `mtu`, `delay`), which only
+/// `switch=ethernet` accepts.
+fn switch_model(s: &Spec) -> Result<SwitchModel, SpecError> {
+    let kind = s.value("switch", |v| {
+        spec::choice(&[("vct", false), ("ethernet", true)], v)
+    })?;
+    if kind != Some(true) {
+        for k in &SWITCH_KEYS[1..] {
+            if let Some(v) = s.get(k) {
+                return Err(s.bad(
+                    k,
+                    v,
+                    "only switch=ethernet takes it (the vct switch's buffers, packets and \
+                     latency are the simulator's --buffer, --packet-size and --switch-latency)",
+                ));
+            }
+        }
+        return Ok(SwitchModel::Vct);
+    }
+    let d = Ethernet::default();
+    let e = Ethernet {
+        buffer_frames: s.value("buffer", spec::whole)?.unwrap_or(d.buffer_frames),
+        mtu: s.value("mtu", spec::whole)?.unwrap_or(d.mtu),
+        latency: s.value("delay", spec::time)?.unwrap_or(d.latency),
+    };
+    if let Err((key, value, reason)) = e.check() {
+        return Err(s.bad(key, &value, reason));
+    }
+    Ok(SwitchModel::Ethernet(e))
 }
 
 /// `bw` (a bandwidth, a bare number is Gb/s) and `lat` (a time) of every link.

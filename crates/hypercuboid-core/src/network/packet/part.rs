@@ -51,6 +51,12 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) v: usize,
     pub(super) decide: Decider,
     pub(super) switch: Time,
+    /// Store-and-forward switches: a packet moves on only once its tail has arrived.
+    pub(super) saf: bool,
+    /// A freed input slot reaches the upstream `ser · pause_bytes / wire_bytes` after the
+    /// link latency (PAUSE's reaction; 0 for credits).
+    pub(super) pause_bytes: u64,
+    pub(super) wire_bytes: u64,
     /// Buffer per endpoint port (packets) and per VC of a network port.
     pub(super) cap_ep: u32,
     pub(super) cap_vc: u32,
@@ -196,6 +202,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             v,
             decide: Decider::new(r, pkts),
             switch: net.params.switch_latency,
+            saf: net.switching.store_forward,
+            pause_bytes: net.switching.pause_bytes as u64,
+            wire_bytes: net.params.packet_bytes as u64 + net.switching.overhead as u64,
             cap_ep: pkts,
             cap_vc: per_vc,
             inp,
@@ -412,7 +421,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.stats.generated += 1;
         }
         let pid = self.alloc();
-        let arrive = now + lat + self.switch;
+        // Store and forward: the switch starts on the packet once its tail is in.
+        let arrive = now + lat + self.switch + if self.saf { ser } else { 0 };
         self.pk[pid as usize] = Packet {
             gen,
             t: arrive,
@@ -502,7 +512,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.deliver(pid, now + lat + ser);
         } else {
             self.outp[o].q[vc].credits -= 1;
-            let movable = now + lat + self.switch;
+            let movable = now + lat + self.switch + if self.saf { ser } else { 0 };
             let p = &mut self.pk[pid as usize];
             p.t = movable;
             p.add_hop();
@@ -614,7 +624,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             let ser_out = self.outp[o].ser as Time;
             // Virtual cut-through: the output may start once the head is through the
             // switch, but not finish before the tail has arrived (links of unequal speed).
-            let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
+            // Store and forward: the tail is in already.
+            let ready = if self.saf {
+                now
+            } else {
+                now.max((arrived + ser_in).saturating_sub(self.switch + ser_out))
+            };
             self.out_push(o, ovc, pid, ready);
             self.occ[o] += 1;
             {
@@ -622,8 +637,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 ip.busy = now + ser_in;
                 ip.rr = (vc + 1) as u8;
             }
-            // The slot frees when the tail has left; the credit arrives a latency later.
-            let tc = now + ser_in + lat as Time;
+            // The slot frees when the tail has left; the credit arrives a latency later (and
+            // a PAUSE's reaction later under PAUSE).
+            let mut tc = now + ser_in + lat as Time;
+            if self.pause_bytes != 0 {
+                tc += (ser_in * self.pause_bytes).div_ceil(self.wire_bytes);
+            }
             let ip = &self.inp[i];
             if ip.up_remote {
                 let part = ip.up_part as usize;
