@@ -709,3 +709,34 @@ int hc_time_library_allreduce(const void *sendbuf, void *recvbuf, uint64_t count
     }
     return HC_OK;
 }
+
+HC_API
+int hc_time_library_alltoall(const void *sendbuf, void *recvbuf, uint64_t count, int dtype,
+                             const void *comm_handle, int iters, int warmup, int block,
+                             double *samples_us, char *err, size_t errlen)
+{
+    MPI_Comm comm = *(const MPI_Comm *)comm_handle;
+    MPI_Datatype t = hc_mpi_datatype(dtype);
+    if (t == MPI_DATATYPE_NULL || count > (uint64_t)INT_MAX) {
+        fail(err, errlen, "no MPI datatype for dtype %d, or count %llu above INT_MAX", dtype,
+             (unsigned long long)count);
+        return HC_ERR_ARGUMENT;
+    }
+    for (int it = -warmup; it < iters; it++) {
+        double t0 = MPI_Wtime();
+        for (int b = 0; b < block; b++) {
+            int rc = MPI_Alltoall(sendbuf, (int)count, t, recvbuf, (int)count, t, comm);
+            if (rc != MPI_SUCCESS) {
+                char msg[MPI_MAX_ERROR_STRING];
+                int ml = 0;
+                MPI_Error_string(rc, msg, &ml);
+                fail(err, errlen, "MPI_Alltoall: %s", msg);
+                return rc;
+            }
+        }
+        double t1 = MPI_Wtime();
+        if (it >= 0) samples_us[it] = (t1 - t0) / block * 1e6;
+        MPI_Barrier(comm);
+    }
+    return HC_OK;
+}

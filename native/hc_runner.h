@@ -115,6 +115,13 @@ int hc_time_library_allreduce(const void *sendbuf, void *recvbuf, uint64_t count
                               int op, const void *comm_handle, int iters, int warmup,
                               int block, double *samples_us, char *err, size_t errlen);
 
+/* The same timing loop around the library's own MPI_Alltoall of `count` elements of `dtype`
+ * per pair of ranks (buffers of size x count elements). */
+HC_API
+int hc_time_library_alltoall(const void *sendbuf, void *recvbuf, uint64_t count, int dtype,
+                             const void *comm_handle, int iters, int warmup, int block,
+                             double *samples_us, char *err, size_t errlen);
+
 /* The predefined MPI datatype of a dtype code (MPI_DATATYPE_NULL for none), and the MPI
  * operator of a reduction code (MPI_OP_NULL for none). */
 HC_API

@@ -12,7 +12,8 @@ from typing import Any, final
 __version__: str
 
 DEFAULTS: dict[str, dict[str, Any]]
-"""The core's defaults by section: ``allreduce`` (count, dtype, op), ``verify`` (eager_limit,
+"""The core's defaults by section: ``allreduce`` (count, dtype, op), ``alltoall`` (count,
+dtype), ``verify`` (eager_limit,
 semantics, max_problems), ``tune`` (top, pool, max_schedules), ``netsim`` (seed, warmup_ps,
 duration_ps, drain, packet_bytes, buffer_bytes, switch_latency_ps, watchdog_ps, top_links, links,
 threads)."""
@@ -69,6 +70,18 @@ def allreduce_program(
     op: str = ...,
 ) -> Program:
     """One rank's program, built alone (O(its own ops))."""
+
+def alltoall(algorithm: str, nranks: int, count: int = ..., dtype: str = ...) -> Schedule:
+    """The alltoall schedule; ``count`` elements per pair of ranks."""
+
+def alltoall_program(
+    algorithm: str,
+    nranks: int,
+    rank: int,
+    count: int = ...,
+    dtype: str = ...,
+) -> Program:
+    """One rank's alltoall program, built alone (O(its own ops))."""
 
 @final
 class Program:

@@ -153,6 +153,38 @@ def timeline(
     return path
 
 
+def link_utilisation(result, path: str | Path, *, title: str | None = None) -> Path:
+    """Draws the busiest links' utilisation over time of a run on a network (a
+    :class:`~hypercuboid.schedule.SimResult` simulated with ``link_timeline=True``) as steps,
+    one line per link, and saves it as PNG."""
+    path = Path(path)
+    net = getattr(result, "network", None)
+    if net is None or net.timeline is None:
+        raise ValueError(
+            "link_utilisation needs a run on a network with link_timeline=True "
+            "(simulate --network ... --plot-links FILE)"
+        )
+    tl = net.timeline
+    plt = _pyplot()
+    times = np.asarray(tl["times_ps"], dtype=np.float64)
+    scale, unit = _time_scale(max(float(times.max(initial=1.0)), 1.0))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    starts = np.concatenate([[0.0], times[:-1]]) / scale
+    for x in tl["links"]:
+        link = x["link"]
+        u = np.asarray(x["utilisation"], dtype=np.float64)
+        ax.step(starts, u, where="post", label=f"{link.a} → {link.b} ({link.kind})")
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel("utilisation")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title(title or f"busiest links on {net.topology} ({net.level} level)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def bar_comparison(
     labels: Sequence[str], values_ns: Sequence[float], path: str | Path, *, title: str
 ) -> Path:

@@ -65,6 +65,7 @@ class LinkLoad:
     kind: str
     bytes: int
     utilisation: float
+    link: int = 0
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class NetworkResult:
     wire_units: int
     wire_events: int
     records: dict | None = None
+    timeline: dict | None = None
 
     def to_dict(self, top_links: int = 10) -> dict:
         """JSON-ready summary: the ``top_links`` busiest links and the totals."""
@@ -230,7 +232,9 @@ class Schedule:
 
     @property
     def meta(self) -> dict:
-        """What the schedule computes: collective, count, dtype, op, name."""
+        """What the schedule computes: collective, count (elements of each buffer), dtype, op
+        (None unless it reduces), name; an alltoall's also has block (its elements per pair
+        of ranks)."""
         return self._core.meta
 
     @property
@@ -282,6 +286,7 @@ class Schedule:
         switch_latency: int | str = "100ns",
         threads: int = 1,
         records: bool = False,
+        link_timeline: bool = False,
     ) -> SimResult:
         """Runs the schedule on a cost model (a spec such as
         ``"loggops:L=3000,o=1500,g=1000,G=6"``) and returns its completion time and per-rank
@@ -297,7 +302,8 @@ class Schedule:
         ``model`` is then the host model (a ``loggops:`` spec; default LogGOPSim's defaults),
         whose ``L`` and ``G`` apply only between ranks of one endpoint. The result's
         ``network`` holds the links' loads and the messages' queued times (``records=True``:
-        one row per message). See ``docs/networks.md``."""
+        one row per message; ``link_timeline=True``: the busiest links' utilisation over
+        time). See ``docs/networks.md``."""
         if network is not None:
             return self._simulate_network(
                 network,
@@ -315,6 +321,7 @@ class Schedule:
                 switch_latency=switch_latency,
                 threads=threads,
                 records=records,
+                link_timeline=link_timeline,
             )
         if model is None:
             from hypercuboid.errors import ModelError
@@ -340,11 +347,21 @@ class Schedule:
         n = r.get("network")
         if n is not None:
             m = n["messages"]
+            links = [LinkLoad(**x) for x in n["links"]]
+            tl = n.get("timeline")
+            if tl is not None:
+                tl = {
+                    "times_ps": tl["times_ps"],
+                    "links": [
+                        {"link": links[x["index"]], "utilisation": x["utilisation"]}
+                        for x in tl["links"]
+                    ],
+                }
             net = NetworkResult(
                 level=n["level"],
                 routing=n["routing"],
                 topology=n["topology"],
-                links=[LinkLoad(**x) for x in n["links"]],
+                links=links,
                 mean_network_utilisation=n["mean_network_utilisation"],
                 messages=m["network"],
                 control=m["control"],
@@ -357,6 +374,7 @@ class Schedule:
                 wire_units=n["wire_units"],
                 wire_events=n["wire_events"],
                 records=n["records"],
+                timeline=tl,
             )
         return SimResult(
             model=r["model"],
@@ -402,6 +420,7 @@ class Schedule:
             trace=want_trace,
             chrome_trace=None if ct is None else str(ct),
             records=bool(o["records"]),
+            sample_links=bool(o["link_timeline"]),
         )
         return self._result(r, o["trace"])
 

@@ -1,5 +1,6 @@
-"""Schedule generators: ``hc.schedules.allreduce(...)`` builds the schedule of an algorithm
-(it does not run it: :func:`hypercuboid.mpi.allreduce` runs one over MPI).
+"""Schedule generators: ``hc.schedules.allreduce(...)`` and ``hc.schedules.alltoall(...)``
+build the schedule of an algorithm (they do not run it: :func:`hypercuboid.mpi.allreduce` and
+:func:`hypercuboid.mpi.alltoall` run one over MPI).
 
 The algorithms, their parameters and the guarantees their schedules make come from the Rust
 core's registry (:func:`collectives`); nothing here lists them again.
@@ -18,6 +19,7 @@ from hypercuboid import _core
 from hypercuboid.schedule import Schedule
 
 _DEFAULTS = _core.DEFAULTS["allreduce"]
+_A2A = _core.DEFAULTS["alltoall"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,26 @@ def allreduce(
     return Schedule(_core.allreduce(algorithm, nranks, count, dtype, op))
 
 
+def alltoall(
+    algorithm: str,
+    nranks: int,
+    count: int = _A2A["count"],
+    *,
+    dtype: str = _A2A["dtype"],
+) -> Schedule:
+    """The alltoall schedule of ``algorithm`` (``linear``, ``linear_shifted:block=32`` or
+    ``scattered``, ``pairwise``, ``bruck``, ``k_bruck:k=4``, ``linear_sync:max=8``; see
+    :func:`algorithms`) on ``nranks`` ranks, each sending ``count`` elements of ``dtype`` to
+    every rank (MPI's ``sendcount``): both buffers have ``nranks * count`` elements.
+
+    >>> import hypercuboid as hc
+    >>> s = hc.schedules.alltoall("bruck", nranks=6, count=2)
+    >>> s.meta["block"], s.meta["count"], s.verify(eager_limit=0).sound
+    (2, 12, True)
+    """
+    return Schedule(_core.alltoall(algorithm, nranks, count, dtype))
+
+
 def allreduce_algorithms() -> list[str]:
     """Names of the allreduce algorithms."""
     return list(_core.allreduce_algorithms())
@@ -108,5 +130,6 @@ __all__ = [
     "algorithms",
     "allreduce",
     "allreduce_algorithms",
+    "alltoall",
     "collectives",
 ]

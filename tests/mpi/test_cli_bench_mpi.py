@@ -122,3 +122,43 @@ def test_bench_multicast_writes_a_pipelined_model_file(comm, tmp_path):
         assert doc["fitted"]["messages"] == [1, 2, 3]
         assert doc["fitted"]["peers"] == [1, min(2, comm.size - 1), min(3, comm.size - 1)]
         assert "pipelined fit (median): alpha_p = " in res.output
+
+
+def test_bench_alltoall_json_contract(comm, tmp_path):
+    """osu_alltoall's conventions: size per pair of ranks, avg / min / max over the ranks of
+    each rank's mean latency, iterations; --check compares with MPI_Alltoall bitwise."""
+    out = tmp_path / "a2a.json"
+    res = run(
+        ["alltoall", "-a", "linear,bruck,scattered:block=2,native", "-m", "1:4", "-i", "4"]
+        + ["-x", "1", "--check", "--json", str(out), "-q"]
+    )
+    assert res.exit_code == 0, res.output
+    if comm.rank != 0:
+        assert res.output == "" and not out.exists()
+        return
+    rows = json.loads(out.read_text())
+    algs = ("linear", "bruck", "scattered:block=2", "native")
+    assert [(r["algorithm"], r["bytes"]) for r in rows] == [(a, b) for b in (1, 2, 4) for a in algs]
+    for r in rows:
+        assert set(r) == {
+            "algorithm", "runner", "bytes", "count", "dtype", "nranks", "iterations", "warmup",
+            "avg_us", "min_us", "max_us", "median_us", "valid",
+        }  # fmt: skip
+        assert r["min_us"] <= r["avg_us"] <= r["max_us"]
+        assert r["valid"] is True and r["dtype"] == "uint8" and r["count"] == r["bytes"]
+        assert r["nranks"] == comm.size and r["iterations"] == 4 and r["warmup"] == 1
+    lines = res.output.splitlines()
+    ranks = "1 rank" if comm.size == 1 else f"{comm.size} ranks"
+    assert lines[0].startswith(f"# alltoall, {ranks}, uint8; ")
+    assert lines[1].split() == [
+        "algorithm", "runner", "size", "avg", "latency", "us", "min", "latency", "us", "max",
+        "latency", "us", "iterations", "valid",
+    ]  # fmt: skip
+    assert len(lines) == 2 + len(rows)
+
+
+def test_bench_alltoall_refuses_an_unknown_algorithm(comm):
+    res = run(["alltoall", "-a", "ring", "-m", "8", "-i", "1", "-q"])
+    assert res.exit_code == 1
+    if comm.rank == 0:
+        assert "unknown alltoall algorithm 'ring'; accepted: linear, linear_shifted" in res.output

@@ -357,4 +357,4 @@ def test_bench_group_help_lists_its_commands():
     res = CliRunner().invoke(bench, ["--help"])
     assert res.exit_code == 0
     listed = [ln.split()[0] for ln in res.output.split("Commands:")[1].strip().splitlines()]
-    assert listed == ["allreduce", "multicast", "pingpong"]
+    assert listed == ["allreduce", "alltoall", "multicast", "pingpong"]

@@ -1,17 +1,18 @@
 //! The defaults of the core, exported once as `_core.DEFAULTS` so that the binding's signatures,
 //! the Python API and the CLI read them instead of typing them again.
 
-use hypercuboid_core::collectives::allreduce;
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     RankOptions, DEFAULT_MAX_SCHEDULES,
 };
+use hypercuboid_core::collectives::{allreduce, alltoall};
 use hypercuboid_core::network::packet::{DEFAULT_DURATION, DEFAULT_TOP_LINKS, DEFAULT_WARMUP};
 use hypercuboid_core::network::NetParams;
 use hypercuboid_core::schedule::verify::VerifyOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// `DEFAULTS[section][name]`: `allreduce` (`count`, `dtype`, `op`), `verify` (`eager_limit`,
+/// `DEFAULTS[section][name]`: `allreduce` (`count`, `dtype`, `op`), `alltoall` (`count`,
+/// `dtype`), `verify` (`eager_limit`,
 /// `semantics`, `max_problems`), `tune` (`top`, `pool`, `max_schedules`), `netsim` (`seed`,
 /// `warmup_ps`, `duration_ps`, `drain`, `packet_bytes`, `buffer_bytes`, `switch_latency_ps`,
 /// `watchdog_ps`, `top_links`, `links`, `threads`).
@@ -23,6 +24,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     a.set_item("dtype", allreduce::DEFAULT_DTYPE.name())?;
     a.set_item("op", allreduce::DEFAULT_OP.name())?;
     d.set_item("allreduce", a)?;
+    let a = PyDict::new(py);
+    a.set_item("count", alltoall::DEFAULT_COUNT)?;
+    a.set_item("dtype", alltoall::DEFAULT_DTYPE.name())?;
+    d.set_item("alltoall", a)?;
     let v = VerifyOptions::default();
     let vd = PyDict::new(py);
     vd.set_item("eager_limit", v.eager_limit)?;

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use hypercuboid_core::collectives::allreduce::{self, cost, Algorithm, AllreduceSpec};
+use hypercuboid_core::collectives::alltoall::{self, AlltoallSpec};
 use hypercuboid_core::collectives::registry::{self, Needs};
 use hypercuboid_core::model::PostalModel;
 use hypercuboid_core::network::NetParams;
@@ -69,7 +70,7 @@ impl PySchedule {
     }
 
     /// `{collective, count, dtype, op, name, elem_size}` (`op` None for a collective that
-    /// does not reduce).
+    /// does not reduce), and for an alltoall `block`, the elements per pair of ranks.
     #[getter]
     fn meta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = self.inner.meta();
@@ -78,6 +79,9 @@ impl PySchedule {
         d.set_item("count", m.count)?;
         d.set_item("dtype", m.dtype.name())?;
         d.set_item("op", m.op().map(|o| o.name()))?;
+        if let Some(block) = m.collective.block() {
+            d.set_item("block", block)?;
+        }
         d.set_item("name", &m.name)?;
         d.set_item("elem_size", m.elem_size())?;
         Ok(d)
@@ -179,6 +183,7 @@ impl PySchedule {
         trace = false,
         chrome_trace = None,
         records = false,
+        sample_links = false,
     ))]
     fn simulate_network<'py>(
         &self,
@@ -199,6 +204,7 @@ impl PySchedule {
         trace: bool,
         chrome_trace: Option<String>,
         records: bool,
+        sample_links: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let params = NetParams {
             packet_bytes,
@@ -222,6 +228,7 @@ impl PySchedule {
             trace,
             chrome_trace,
             records,
+            sample_links,
         )
     }
 
@@ -345,6 +352,7 @@ fn report_dict<'py>(py: Python<'py>, rep: &verify::Report) -> PyResult<Bound<'py
         None => d.set_item("semantics", py.None())?,
         Some(sem) => {
             let m = PyDict::new(py);
+            m.set_item("reduces", sem.reduces)?;
             m.set_item("correct", sem.correct)?;
             m.set_item("same_order_commutative", sem.same_order_commutative)?;
             m.set_item("same_order_noncommutative", sem.same_order_noncommutative)?;
@@ -462,6 +470,90 @@ fn allreduce_program(
     PyProgram::checked(cols, rank as u32, sp.nranks, (sp.count, sp.count))
 }
 
+/// Checks the rank count and element count of a binding call.
+fn sizes(nranks: i64, count: i64) -> PyResult<(u32, u64)> {
+    if nranks < 1 {
+        return Err(error(
+            "ScheduleError",
+            format!("invalid number of ranks {nranks}: must be >= 1"),
+        ));
+    }
+    if count < 0 {
+        return Err(error(
+            "ScheduleError",
+            format!("invalid count {count}: must be >= 0"),
+        ));
+    }
+    if nranks > schedule::MAX_RANKS as i64 {
+        return Err(error(
+            "ScheduleError",
+            format!(
+                "invalid number of ranks {nranks}: at most {}",
+                schedule::MAX_RANKS
+            ),
+        ));
+    }
+    Ok((nranks as u32, count as u64))
+}
+
+fn alltoall_spec(nranks: i64, count: i64, dtype: &str) -> PyResult<AlltoallSpec> {
+    let (n, c) = sizes(nranks, count)?;
+    Ok(AlltoallSpec::new(n, c, Dtype::parse(dtype).py()?))
+}
+
+/// The alltoall schedule of `algorithm` on `nranks` ranks, `count` elements per rank pair
+/// (GIL released while generating).
+#[pyfunction(name = "alltoall")]
+#[pyo3(signature = (
+    algorithm,
+    nranks,
+    count = alltoall::DEFAULT_COUNT as i64,
+    dtype = alltoall::DEFAULT_DTYPE.name(),
+))]
+fn alltoall_schedule(
+    py: Python<'_>,
+    algorithm: &str,
+    nranks: i64,
+    count: i64,
+    dtype: &str,
+) -> PyResult<PySchedule> {
+    let alg = alltoall::Algorithm::parse(algorithm).py()?;
+    let sp = alltoall_spec(nranks, count, dtype)?;
+    let s = py.detach(move || alltoall::generate(&alg, &sp)).py()?;
+    Ok(PySchedule::new(s))
+}
+
+/// The program of one rank of an alltoall, built alone (O(its own ops)), as a `Program`.
+#[pyfunction]
+#[pyo3(signature = (
+    algorithm,
+    nranks,
+    rank,
+    count = alltoall::DEFAULT_COUNT as i64,
+    dtype = alltoall::DEFAULT_DTYPE.name(),
+))]
+fn alltoall_program(
+    algorithm: &str,
+    nranks: i64,
+    rank: i64,
+    count: i64,
+    dtype: &str,
+) -> PyResult<PyProgram> {
+    let alg = alltoall::Algorithm::parse(algorithm).py()?;
+    let sp = alltoall_spec(nranks, count, dtype)?;
+    if rank < 0 || rank >= nranks {
+        return Err(error(
+            "ScheduleError",
+            format!("rank {rank} is not in 0..{}", nranks - 1),
+        ));
+    }
+    let mut p = Program::new();
+    alltoall::program(&alg, &sp, rank as u32, &mut p).py()?;
+    let cols = Columns::of_program(&p, sp.dtype.size());
+    let len = sp.buffer_len().expect("validated by program");
+    PyProgram::checked(cols, rank as u32, sp.nranks, (len, len))
+}
+
 /// Names of the allreduce algorithms.
 #[pyfunction]
 fn allreduce_algorithms() -> Vec<&'static str> {
@@ -561,6 +653,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_program, m)?)?;
     m.add_function(wrap_pyfunction!(collectives, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_cost, m)?)?;
     m.add_function(wrap_pyfunction!(parse_schedule, m)?)?;

@@ -4,7 +4,7 @@ use hypercuboid_core::model::{
     parse_model, parse_noise, Level, LogGopsModel, Mapping, ModelSpec, MAPPINGS, MODELS, NOISES,
 };
 use hypercuboid_core::network::{NetParams, Network, RoutingSpec};
-use hypercuboid_core::sim::{self, NetworkSetup, SimOptions, SimResult};
+use hypercuboid_core::sim::{self, CounterTrack, NetworkSetup, SimOptions, SimResult};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -36,7 +36,7 @@ pub(crate) fn simulate<'py>(
     let s = this.inner.clone();
     let spec2 = spec.clone();
     let res = py.detach(move || sim::simulate(&s, &spec2, &opts)).py()?;
-    result_dict(py, spec.to_string(), res, trace, chrome_trace)
+    result_dict(py, spec.to_string(), res, trace, chrome_trace, &[])
 }
 
 /// The dict of a simulation's result (see [`simulate`]); writes the Chrome trace if asked.
@@ -46,13 +46,15 @@ fn result_dict<'py>(
     res: SimResult,
     trace: bool,
     chrome_trace: Option<String>,
+    counters: &[CounterTrack],
 ) -> PyResult<Bound<'py, PyDict>> {
     if let (Some(path), Some(t)) = (&chrome_trace, &res.trace) {
         let t = t.clone();
         let p = path.clone();
+        let c = counters.to_vec();
         py.detach(move || -> std::io::Result<()> {
             let mut f = std::fs::File::create(&p)?;
-            sim::write_chrome_trace(&t, &mut f)
+            sim::write_chrome_trace_with(&t, &c, &mut f)
         })
         .map_err(|e| error("SimulationError", format!("{}: {e}", path)))?;
     }
@@ -109,6 +111,7 @@ pub(crate) fn simulate_network<'py>(
     trace: bool,
     chrome_trace: Option<String>,
     records: bool,
+    sample_links: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let host = match model {
         None => LogGopsModel::default(),
@@ -148,6 +151,7 @@ pub(crate) fn simulate_network<'py>(
         mapping,
         ranks_per_endpoint,
         record_messages: records,
+        sample_links: sample_links || chrome_trace.is_some(),
     };
     let opts = SimOptions {
         trace: trace || chrome_trace.is_some(),
@@ -165,7 +169,25 @@ pub(crate) fn simulate_network<'py>(
         .py()?;
     let (run, routing) = run;
     let host_spec = ModelSpec::LogGops(host).to_string();
-    let d = result_dict(py, host_spec, run.result, trace, chrome_trace)?;
+    let counters: Vec<CounterTrack> = run
+        .timeline
+        .as_ref()
+        .map(|tl| {
+            tl.links
+                .iter()
+                .map(|(i, u)| {
+                    let l = &run.links[*i];
+                    let mut starts = vec![0];
+                    starts.extend_from_slice(&tl.times[..tl.times.len().saturating_sub(1)]);
+                    CounterTrack {
+                        name: format!("{} -> {}", l.a, l.b),
+                        points: starts.into_iter().zip(u.iter().copied()).collect(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let d = result_dict(py, host_spec, run.result, trace, chrome_trace, &counters)?;
     let n = PyDict::new(py);
     n.set_item("level", level.name())?;
     n.set_item("routing", routing)?;
@@ -178,6 +200,7 @@ pub(crate) fn simulate_network<'py>(
         x.set_item("kind", l.kind)?;
         x.set_item("bytes", l.bytes)?;
         x.set_item("utilisation", l.utilisation)?;
+        x.set_item("link", l.link)?;
         links.append(x)?;
     }
     n.set_item("links", links)?;
@@ -225,6 +248,22 @@ pub(crate) fn simulate_network<'py>(
     n.set_item("placement", run.placement.into_pyarray(py))?;
     n.set_item("wire_units", run.wire_units)?;
     n.set_item("wire_events", run.wire_events)?;
+    match &run.timeline {
+        Some(tl) if sample_links => {
+            let x = PyDict::new(py);
+            x.set_item("times_ps", tl.times.clone().into_pyarray(py))?;
+            let ls = PyList::empty(py);
+            for (i, u) in &tl.links {
+                let e = PyDict::new(py);
+                e.set_item("index", i)?;
+                e.set_item("utilisation", u.clone().into_pyarray(py))?;
+                ls.append(e)?;
+            }
+            x.set_item("links", ls)?;
+            n.set_item("timeline", x)?;
+        }
+        _ => n.set_item("timeline", py.None())?,
+    }
     d.set_item("network", n)?;
     Ok(d)
 }

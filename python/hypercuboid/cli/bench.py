@@ -1,4 +1,4 @@
-"""``hypercuboid bench``: benchmarks under mpiexec (allreduce, pingpong, multicast).
+"""``hypercuboid bench``: benchmarks under mpiexec (allreduce, alltoall, pingpong, multicast).
 
 Run with ``mpiexec -n P hypercuboid bench ...``; rank 0 prints and writes files. Every check
 that could stop one rank (an existing output file, a bad option) is decided on rank 0 and
@@ -75,11 +75,13 @@ def _settle(timeout: float = 10.0) -> None:
 
 @click.group(cls=BenchGroup)
 def bench() -> None:
-    """Benchmarks to run under mpiexec: allreduce schedules against MPI_Allreduce (OSU
-    conventions), pingpong (postal α, β) and multicast (pipelined α_p, α_r).
+    """Benchmarks to run under mpiexec: allreduce schedules against MPI_Allreduce and alltoall
+    schedules against MPI_Alltoall (OSU conventions), pingpong (postal α, β) and multicast
+    (pipelined α_p, α_r).
 
     \b
     mpiexec -n 4 hypercuboid bench allreduce -a recursive_doubling,ring,native -m 8:1M --check
+    mpiexec -n 4 hypercuboid bench alltoall -a linear,pairwise,bruck,native -m 1:1M --check
     mpiexec -n 2 hypercuboid bench pingpong --model-file postal.json
     mpiexec -n 2 hypercuboid bench multicast --model-file pipelined.json
     """
@@ -321,6 +323,135 @@ def bench_allreduce_cmd(
         raise click.ClickException(
             f"{len(bad)} result(s) failed --check, first {bad[0]['algorithm']} at "
             f"{bad[0]['bytes']} B: {bad[0]['check']}"
+        )
+
+
+@bench.command("alltoall")
+@click.option(
+    "--algorithms",
+    "-a",
+    default="linear,pairwise,bruck,native",
+    show_default=True,
+    help="Comma list of alltoall algorithms (hypercuboid schedule list) and 'native' (the "
+    "library's MPI_Alltoall); ';' also separates.",
+)
+@click.option(
+    "--sizes",
+    "-m",
+    default="1:1M",
+    show_default=True,
+    help="Bytes each rank sends to each rank: MIN:MAX (powers of two, as OSU's -m) or a list.",
+)
+@click.option(
+    "--dtype",
+    default="uint8",
+    show_default=True,
+    help="Element type (integers, floating point, complex); uint8 moves bytes as OSU's MPI_CHAR.",
+)
+@click.option(
+    "--iterations",
+    "-i",
+    type=int,
+    default=None,
+    help="Timed iterations per size [OSU: 1000 up to 8 KiB, 100 above].",
+)
+@click.option(
+    "--warmup", "-x", type=int, default=None, help="Untimed warm-up iterations [OSU: 100 / 10]."
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Compare every algorithm's result bitwise with MPI_Alltoall on every rank first; "
+    "fills the 'valid' column.",
+)
+@click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the input data.")
+@click.option(
+    "--runner",
+    type=click.Choice(["auto", "native", "python"]),
+    default=None,
+    help="native: schedules run by the compiled C runner, timed (with MPI_Alltoall) by a C "
+    "loop; python: the mpi4py engine and a Python loop; auto (default, or "
+    "$HYPERCUBOID_RUNNER): native where it loads.",
+)
+@_with(_common)
+def bench_alltoall_cmd(
+    algorithms: str,
+    sizes: str,
+    dtype: str,
+    iterations: int | None,
+    warmup: int | None,
+    check: bool,
+    no_verify: bool,
+    seed: int,
+    runner: str | None,
+    as_json: str | None,
+    as_csv: str | None,
+    force: bool,
+    quiet: bool,
+) -> None:
+    """Time alltoall algorithms and MPI_Alltoall over a message-size sweep with osu_alltoall's
+    conventions: the size is per pair of ranks; avg / min / max are over the ranks of each
+    rank's mean latency (µs)."""
+    import numpy as np
+
+    from hypercuboid.mpi import bench as hb
+    from hypercuboid.mpi.report import alltoall_table
+
+    size_list = hb.parse_sizes(sizes)
+    if not size_list:
+        raise click.ClickException(f"--sizes '{sizes}' gives no size")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise click.ClickException(f"--dtype '{dtype}' is not a NumPy dtype") from None
+    if iterations is not None and iterations < 1:
+        raise click.ClickException(f"--iterations {iterations}: must be at least 1")
+    if warmup is not None and warmup < 0:
+        raise click.ClickException(f"--warmup {warmup}: must be at least 0")
+    from hypercuboid.schedules import algorithms as registry
+
+    known = [a.name for a in registry("alltoall")]
+    known += [alias for a in registry("alltoall") for alias in a.aliases]
+    algs = hb.split_algorithms(algorithms, known)
+    comm = _world()
+    _agree(comm, _outputs_free(force, as_json, as_csv))
+
+    def names_known() -> None:
+        from hypercuboid.schedules import alltoall
+
+        for a in algs:
+            if a != "native":
+                alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
+
+    _agree(comm, names_known)
+    rows = _run_collective(
+        comm,
+        lambda: hb.bench_alltoall(
+            comm,
+            algs,
+            size_list,
+            dtype=dt,
+            iterations=iterations,
+            warmup=warmup,
+            check=check,
+            verify=not no_verify,
+            seed=seed,
+            progress=_progress(quiet, comm),
+            runner=runner,
+        ),
+    )
+    if comm.Get_rank() != 0:
+        return
+    n = comm.Get_size()
+    click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
+    click.echo(alltoall_table(rows))
+    _write_outputs(rows, as_json, as_csv)
+    bad = [r for r in rows if r.get("valid") is False]
+    if bad:
+        raise click.ClickException(
+            f"{len(bad)} result(s) differ from MPI_Alltoall, first {bad[0]['algorithm']} at "
+            f"{bad[0]['bytes']} B"
         )
 
 

@@ -187,6 +187,39 @@ def allreduce_options() -> list[Callable]:
     ]
 
 
+def alltoall_options() -> list[Callable]:
+    """Options of the ``alltoall`` generator."""
+    return [
+        click.option("--algorithm", "-a", required=True, help=_algorithm_help("alltoall")),
+        click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
+        click.option(
+            "--count",
+            "-c",
+            type=int,
+            default=_core.DEFAULTS["alltoall"]["count"],
+            show_default=True,
+            help="Elements each rank sends to each rank (MPI's sendcount); each buffer has "
+            "ranks x count elements.",
+        ),
+        click.option(
+            "--dtype",
+            default=_core.DEFAULTS["alltoall"]["dtype"],
+            show_default=True,
+            help="Element type: " + ", ".join(d for d in _core.DTYPES if d != "byte") + ".",
+        ),
+    ]
+
+
+def _build_alltoall(algorithm: str, nranks: int, count: int, dtype: str):
+    from hypercuboid.schedules import alltoall
+
+    if nranks < 1:
+        raise click.ClickException(f"--ranks {nranks}: the number of ranks must be >= 1")
+    if count < 0:
+        raise click.ClickException(f"--count {count}: the element count must be >= 0")
+    return alltoall(algorithm, nranks, count, dtype=dtype)
+
+
 def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: str):
     from hypercuboid.schedules import allreduce
 
@@ -205,6 +238,12 @@ GENERATORS: dict[str, Generator] = {
         help="An allreduce schedule from one of the generators.",
         options=allreduce_options(),
         build=_build_allreduce,
+    ),
+    "alltoall": Generator(
+        name="alltoall",
+        help="An alltoall schedule from one of the generators.",
+        options=alltoall_options(),
+        build=_build_alltoall,
     ),
 }
 

@@ -36,7 +36,7 @@ def _out_options() -> list:
             "--name",
             default=None,
             help="C export: the routine's name, a C identifier (default: hc_allreduce for an "
-            "allreduce, hc_schedule for a sizes-only schedule).",
+            "allreduce, hc_alltoall for an alltoall, hc_schedule for a sizes-only schedule).",
         ),
         click.option(
             "--reduce-ns-per-byte",
@@ -108,6 +108,8 @@ def _show(sched, ranks, as_json):
         return
     m = sched.meta
     op = f", op {m['op']}" if m["op"] is not None else ""
+    if m.get("block") is not None:
+        op += f", {m['block']} per rank pair"
     click.echo(
         f"{m['name'] or 'schedule'}: {sched.nranks} ranks, {sched.total_ops} ops, "
         f"collective {m['collective']}, count {m['count']} x {m['dtype']}{op}"
@@ -148,8 +150,8 @@ schedule.add_command(
     schedule_verb(
         "verify",
         "Prove a schedule sound: every message matched, no deadlock, no buffer race, and (for a "
-        "collective) the right result with the same reduction order on every rank. Exits 0 "
-        "when sound, 1 when not.",
+        "collective) the right result: for an allreduce with the same reduction order on every "
+        "rank, for an alltoall every block where it belongs. Exits 0 when sound, 1 when not.",
         [
             click.option(
                 "--eager-limit",
@@ -200,8 +202,8 @@ def list_algorithms(as_json: bool) -> None:
                 click.echo(f"      also: {', '.join(a.aliases)}")
             if a.needs_topology:
                 click.echo("      needs a topology")
-            g = ", ".join(f"{p} ({w})" for p, w in a.guarantees.items())
-            click.echo(f"      guarantees: sound; {g}")
+            g = "".join(f"; {p} ({w})" for p, w in a.guarantees.items())
+            click.echo(f"      guarantees: sound{g}")
             if a.cost:
                 click.echo(f"      closed form: {a.cost}")
             click.echo(f"      e.g. {a.example}")

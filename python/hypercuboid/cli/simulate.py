@@ -38,6 +38,7 @@ def _simulate(
     switch_latency="100ns",
     top_links=10,
     messages_csv=None,
+    plot_links=None,
 ):
     if model is not None and model_file is not None:
         raise click.ClickException("give --model or --model-file, not both")
@@ -56,6 +57,7 @@ def _simulate(
                 ("--mapping", mapping, "linear"),
                 ("--ranks-per-endpoint", ranks_per_endpoint, 1),
                 ("--messages-csv", messages_csv, None),
+                ("--plot-links", plot_links, None),
             )
             if v != d
         ]
@@ -81,6 +83,8 @@ def _simulate(
             )
     if messages_csv is not None:
         refuse_overwrite(messages_csv, force)
+    if plot_links is not None:
+        refuse_overwrite(plot_links, force)
     if network is None:
         res = sched.simulate(
             model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome
@@ -101,9 +105,14 @@ def _simulate(
             buffer=buffer,
             switch_latency=switch_latency,
             records=messages_csv is not None,
+            link_timeline=plot_links is not None,
         )
         if messages_csv is not None:
             _write_messages(res, messages_csv)
+        if plot_links is not None:
+            from hypercuboid.plot import link_utilisation
+
+            link_utilisation(res, plot_links)
     if plot is not None:
         from hypercuboid.plot import timeline
 
@@ -127,6 +136,8 @@ def _simulate(
         _print_network(res, top_links)
     if messages_csv is not None:
         click.echo(f"messages csv    {messages_csv}")
+    if plot_links is not None:
+        click.echo(f"link plot       {plot_links}")
     if trace is not None:
         click.echo(f"trace           {trace} (Chrome / Perfetto JSON)")
     if plot is not None:
@@ -264,6 +275,12 @@ simulate = schedule_verb(
             type=click.Path(dir_okay=False),
             default=None,
             help="Write one row per network message (queued vs transfer time) to a CSV file.",
+        ),
+        click.option(
+            "--plot-links",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Draw the busiest links' utilisation over time (PNG).",
         ),
         click.option(
             "--strict", is_flag=True, help="Refuse to simulate a schedule that does not verify."

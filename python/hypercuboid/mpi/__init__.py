@@ -10,6 +10,7 @@ Main entry points::
     from mpi4py import MPI
     import hypercuboid.mpi as hmpi
     hmpi.allreduce(MPI.COMM_WORLD, sendbuf, recvbuf, algorithm="ring")
+    hmpi.alltoall(MPI.COMM_WORLD, sendbuf, recvbuf, algorithm="bruck")
     hmpi.execute(MPI.COMM_WORLD, schedule, sendbuf, recvbuf)
     hmpi.check_allreduce(MPI.COMM_WORLD, "ring", count=1000)
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 _LAZY = {
     "allreduce": "hypercuboid.mpi.executor",
+    "alltoall": "hypercuboid.mpi.executor",
     "execute": "hypercuboid.mpi.executor",
     "run_program": "hypercuboid.mpi.executor",
     "private_comm": "hypercuboid.mpi.executor",

@@ -4,6 +4,8 @@
   1000 / 100 up to 8 KiB, 100 / 10 above), a barrier after every timed call (not counted),
   statistics over every rank's samples; optionally blocks of calls timed together (the
   recursive-multiplying paper's §5.2 times blocks of 10).
+* :func:`bench_alltoall`: ``osu_alltoall``'s conventions (size per pair of ranks, average,
+  minimum and maximum over the ranks of each rank's mean latency, iterations).
 * :func:`pingpong`: half round trip between ranks 0 and 1 over a size sweep, and the postal
   model's α and β fitted by least squares (:func:`fit_postal`).
 * :func:`multicast`: the recursive-multiplying paper's §5.1: rank 0 issues 1..b non-blocking
@@ -257,6 +259,134 @@ def bench_allreduce(
                 if res is not None:
                     row["check"] = res.to_dict()
                 rows.append(row)
+    return rows
+
+
+# -- alltoall ---------------------------------------------------------------------------------
+
+
+def alltoall_input(rank: int, nranks: int, count: int, dtype: Any, seed: int = 0) -> np.ndarray:
+    """Rank ``rank``'s send buffer of an alltoall benchmark: ``nranks * count`` elements of
+    random bits (seeded by ``seed`` and the rank), so that a block in the wrong place shows."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng([seed, rank])
+    raw = rng.integers(0, 256, size=nranks * count * dt.itemsize, dtype=np.uint8)
+    return raw.view(dt)
+
+
+def bench_alltoall(
+    comm: Any,
+    algorithms: Sequence[str],
+    sizes: Sequence[int],
+    *,
+    dtype: Any = "uint8",
+    iterations: int | None = None,
+    warmup: int | None = None,
+    check: bool = False,
+    verify: bool = True,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    runner: str | None = None,
+) -> list[dict]:
+    """Times every alltoall algorithm (``native`` = the library's ``MPI_Alltoall``) at every
+    size, as OSU's ``osu_alltoall`` does: the size is the bytes each rank sends to each rank,
+    OSU's iteration counts (1000 / 100 up to 8 KiB, 100 / 10 above), a barrier after every call
+    (not timed); each rank's mean latency over the iterations, then the average, minimum and
+    maximum of those means over the ranks. Returns one row per (size, algorithm) on rank 0 (an
+    empty list elsewhere). Collective.
+
+    ``runner`` as in :func:`bench_allreduce`: with the native runner the schedules and
+    ``MPI_Alltoall`` are timed by the same C loop, with the Python runner by the Python loop.
+    With ``check``, every algorithm's result is first compared bitwise with the library's
+    ``MPI_Alltoall`` on every rank (``valid``).
+
+    Row keys: ``algorithm, runner, bytes, count, dtype, nranks, iterations, warmup, avg_us,
+    min_us, max_us, median_us`` (the median of every rank's samples) and ``valid`` (``None``
+    without ``check``).
+    """
+    from mpi4py import MPI
+
+    from hypercuboid.mpi import native, programs
+    from hypercuboid.mpi.executor import alltoall, private_comm
+
+    dt = np.dtype(dtype)
+    if dt.kind not in "iufc" or dt.hasobject:
+        raise BenchError(
+            f"dtype {dt} cannot be exchanged: accepted are signed and unsigned integers, "
+            "floating-point and complex types"
+        )
+    runner = native.check_runner(runner)
+    in_c = native.use_native(runner, dt)
+    ran = "native" if in_c else "python"
+    size = comm.Get_size()
+    rank = comm.Get_rank()
+    rows: list[dict] = []
+    for nbytes in sizes:
+        if nbytes % dt.itemsize or nbytes == 0:
+            if rank == 0 and progress:
+                progress(f"skipping {nbytes} B: not a positive multiple of {dt} ({dt.itemsize} B)")
+            continue
+        count = nbytes // dt.itemsize
+        iters, warm = osu_counts(nbytes)
+        iters = iterations if iterations is not None else iters
+        warm = warmup if warmup is not None else warm
+        x = alltoall_input(rank, size, count, dt, seed)
+        y = np.zeros_like(x)
+        for alg in algorithms:
+            if rank == 0 and progress:
+                progress(f"{nbytes:>10} B  {alg}")
+            valid = None
+            if check:
+                ref = np.empty_like(x)
+                comm.Alltoall(x, ref)
+                got = np.zeros_like(x)
+                if alg == "native":
+                    comm.Alltoall(x, got)
+                else:
+                    alltoall(comm, x, got, alg, verify=verify, runner=ran)
+                valid = bool(comm.allreduce(got.tobytes() == ref.tobytes(), op=MPI.LAND))
+            if in_c and alg == "native":
+                samples = native.time_library_alltoall(comm, x, y, iters, warm)
+            elif in_c:
+                prog = programs.program_for(alg, size, rank, count, dt, None, verify, "alltoall")
+                bound = native.NativeBound(prog, x, y, None)
+                try:
+                    samples = bound.time(private_comm(comm), iters, warm, 1)
+                finally:
+                    bound.free()
+            else:
+                if alg == "native":
+
+                    def fn(x=x, y=y) -> None:
+                        comm.Alltoall(x, y)
+
+                else:
+
+                    def fn(alg=alg, x=x, y=y) -> None:
+                        alltoall(comm, x, y, alg, verify=verify, runner="python")
+
+                samples = time_calls(comm, fn, iters, warm)
+            means = comm.gather(float(samples.mean()), root=0)
+            allsamples = _gather_samples(comm, samples)
+            if rank == 0:
+                m = np.asarray(means)
+                rows.append(
+                    {
+                        "algorithm": alg,
+                        "runner": ran,
+                        "bytes": nbytes,
+                        "count": count,
+                        "dtype": dt.name,
+                        "nranks": size,
+                        "iterations": iters,
+                        "warmup": warm,
+                        "avg_us": float(m.mean()),
+                        "min_us": float(m.min()),
+                        "max_us": float(m.max()),
+                        "median_us": float(np.median(allsamples)),
+                        "valid": valid,
+                    }
+                )
     return rows
 
 

@@ -1,4 +1,5 @@
-"""The public executor: :func:`allreduce` by algorithm name, :func:`execute` for any schedule."""
+"""The public executor: :func:`allreduce` and :func:`alltoall` by algorithm name,
+:func:`execute` for any schedule."""
 
 from __future__ import annotations
 
@@ -73,6 +74,9 @@ _bindings: dict[int, list[_Binding]] = {}
 #: The last non-in-place call: (sendbuf, recvbuf, comm, algorithm, op, verify, generation,
 #: dtype, private comm, bound program); a repeated identical call skips every check.
 _last: tuple | None = None
+#: The same for :func:`alltoall`: (sendbuf, recvbuf, comm, algorithm, verify, generation,
+#: dtype, runner asked, private comm, bound program).
+_last_alltoall: tuple | None = None
 
 
 def _bind(
@@ -102,9 +106,10 @@ def _bind(
 
 def clear_bindings() -> None:
     """Forgets the buffers cached by earlier calls (they keep the arrays alive)."""
-    global _last
+    global _last, _last_alltoall
     _bindings.clear()
     _last = None
+    _last_alltoall = None
 
 
 def allreduce(
@@ -210,6 +215,121 @@ def allreduce(
     return recvbuf
 
 
+#: The alltoall defaults of the core.
+_A2A = _core.DEFAULTS["alltoall"]
+
+
+def alltoall(
+    comm: Any,
+    sendbuf: Any,
+    recvbuf: np.ndarray | None = None,
+    algorithm: str = "pairwise",
+    *,
+    verify: bool = True,
+    abort: bool = True,
+    timeout: float | None = None,
+    runner: str | None = None,
+) -> np.ndarray:
+    """Alltoall with a hypercuboid schedule, run with non-blocking point-to-point calls:
+    ``MPI_Alltoall(sendbuf, count, type, recvbuf, count, type, comm)`` with ``count`` =
+    ``sendbuf.size // comm.size``.
+
+    ``algorithm``: ``linear``, ``linear_shifted:block=B`` (or ``scattered``), ``pairwise``,
+    ``bruck``, ``k_bruck:k=K``, ``linear_sync:max=M`` (``hypercuboid schedule list``).
+    ``sendbuf`` is a C-contiguous NumPy array of ``comm.size`` blocks, block ``j`` for rank
+    ``j`` (a 2-D ``(size, count)`` array reads naturally), or ``MPI.IN_PLACE`` (the input is
+    then ``recvbuf``); ``recvbuf`` (allocated when ``None``, and returned) gets rank ``i``'s
+    block for this rank at block ``i``. Integer, floating-point and complex dtypes.
+
+    Programs, verification, errors, ``timeout`` and ``runner`` as in :func:`allreduce`.
+    """
+    global _last_alltoall
+    last = _last_alltoall
+    if (
+        last is not None
+        and last[0] is sendbuf
+        and last[1] is recvbuf
+        and last[2] is comm
+        and last[3] == algorithm
+        and last[4] == verify
+        and last[5] == programs.generation
+        and recvbuf.dtype == last[6]
+        and last[7] == runner
+    ):
+        # the same call as the last one (a benchmark loop): nothing to check or look up
+        try:
+            last[9].run(last[8], timeout)
+        except MPIError as e:
+            _fail(comm, MPIError(f"alltoall '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
+        return recvbuf
+    from mpi4py import MPI
+
+    if comm.Is_inter():
+        raise ScheduleError("alltoall on an intercommunicator is not supported")
+    inplace = sendbuf is MPI.IN_PLACE
+    if recvbuf is None:
+        if inplace:
+            raise ScheduleError("MPI.IN_PLACE needs a recvbuf holding the input")
+        _as_vector(sendbuf, "sendbuf")
+        recvbuf = np.empty_like(sendbuf)
+    out = _as_vector(recvbuf, "recvbuf")
+    if inplace:
+        src = out
+    else:
+        src = _as_vector(sendbuf, "sendbuf")
+        if src.dtype != out.dtype or src.size != out.size:
+            raise ScheduleError(
+                f"sendbuf ({src.size} x {src.dtype}) and recvbuf ({out.size} x {out.dtype}) differ"
+            )
+        if np.may_share_memory(src, out):
+            raise ScheduleError("sendbuf and recvbuf overlap; use MPI.IN_PLACE")
+    if not recvbuf.flags.writeable:
+        raise ScheduleError("recvbuf is read only")
+    if out.dtype.kind not in "iufc" or out.dtype.hasobject:
+        raise ScheduleError(
+            f"dtype {out.dtype} cannot be exchanged: accepted are signed and unsigned integers, "
+            "floating-point and complex types"
+        )
+    size = comm.Get_size()
+    rank = comm.Get_rank()
+    if out.size % size != 0:
+        raise ScheduleError(
+            f"the buffers have {out.size} elements, not a multiple of the {size} ranks: an "
+            "alltoall sends the same count to every rank"
+        )
+    count = out.size // size
+    asked = runner
+    runner = native.check_runner(runner)
+    if native.use_native(runner, out.dtype):
+        program = programs.program_for(
+            algorithm, size, rank, count, out.dtype, None, verify, "alltoall"
+        )
+        bound = _bind(
+            program,
+            sendbuf,
+            recvbuf,
+            "alltoall",
+            inplace,
+            lambda p, i, o: native.NativeBound(p, i, o, None),
+        )
+    else:
+        plan = plan_for(algorithm, size, rank, count, out.dtype, None, verify, "alltoall")
+        bound = _bind(
+            plan, sendbuf, recvbuf, "alltoall", inplace, lambda p, i, o: engine.Bound(p, i, o, None)
+        )
+    if inplace:
+        bound.inbuf[...] = out
+    pcomm = private_comm(comm)
+    if not inplace:
+        _last_alltoall = (sendbuf, recvbuf, comm, algorithm, verify, programs.generation)
+        _last_alltoall += (out.dtype, asked, pcomm, bound)
+    try:
+        bound.run(pcomm, timeout)
+    except MPIError as e:
+        _fail(comm, MPIError(f"alltoall '{algorithm}' ({size} ranks): {e}"), abort)
+    return recvbuf
+
+
 def execute(
     comm: Any,
     schedule: Any,
@@ -224,9 +344,9 @@ def execute(
     """Runs any :class:`~hypercuboid.Schedule` on ``comm`` (one program per rank; the schedule
     must have ``comm.size`` ranks).
 
-    A schedule with data semantics (an allreduce) needs ``sendbuf`` (and gets ``recvbuf``,
-    allocated when ``None``, and returned); a sizes-only schedule (imported GOAL) moves
-    zero-filled bytes and returns ``None``. Compute and sleep ops spin for their time.
+    A schedule with data semantics (an allreduce, an alltoall) needs ``sendbuf`` (and gets
+    ``recvbuf``, allocated when ``None``, and returned); a sizes-only schedule (imported GOAL)
+    moves zero-filled bytes and returns ``None``. Compute and sleep ops spin for their time.
     Verification, errors, ``timeout`` and ``runner`` as in :func:`allreduce`.
     """
     runner = native.check_runner(runner)
@@ -262,7 +382,7 @@ def execute(
         out = _as_vector(recvbuf, "recvbuf")
         if out.dtype != inp.dtype or out.size != count:
             raise ScheduleError("sendbuf and recvbuf differ in dtype or size")
-        ufunc = check_dtype_op(out.dtype, meta["op"])
+        ufunc = None if meta["op"] is None else check_dtype_op(out.dtype, meta["op"])
         result = recvbuf
     program = schedule.program(rank)
     bound = _bound(program, inp, out, meta["op"], ufunc, runner)

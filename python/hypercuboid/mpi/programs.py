@@ -1,9 +1,10 @@
 """Where each rank's program comes from: one swappable function, and a cache of compiled plans.
 
 The default source asks the Rust core for this rank's program only
-(``_core.allreduce_program``: O(the rank's own ops), whatever the communicator size) when
-verification is off; with verification on it builds the whole schedule
-(:func:`hypercuboid.schedule.allreduce`), verifies it, and keeps this rank's program. Any other
+(``_core.allreduce_program``, ``_core.alltoall_program``: O(the rank's own ops), whatever the
+communicator size) when verification is off; with verification on it builds the whole schedule
+(:func:`hypercuboid.schedules.allreduce`, :func:`hypercuboid.schedules.alltoall`), verifies
+it, and keeps this rank's program. Any other
 source plugs in with :func:`set_program_source`; nothing else changes.
 
 No mpi4py here: this module is plain Python and NumPy.
@@ -39,9 +40,13 @@ class ProgramRequest:
     nranks: int
     rank: int
     count: int
+    """Allreduce: elements of the vector; alltoall: elements per pair of ranks."""
     dtype: str
-    op: str
+    op: str | None
+    """The reduction operator (None for an alltoall)."""
     verify: bool
+    collective: str = "allreduce"
+    """``allreduce`` or ``alltoall``."""
 
 
 #: A program source: returns the rank's program (a :class:`hypercuboid._core.Program`, or a
@@ -54,19 +59,26 @@ def core_program(req: ProgramRequest) -> _core.Program:
     """The default source. With ``verify``: the whole schedule from the Rust core, verified
     (every rank reaches the same verdict, as every rank builds the same schedule), then this
     rank's columns. Without: only this rank's program, built alone by the core."""
-    from hypercuboid.schedules import allreduce
+    from hypercuboid.schedules import allreduce, alltoall
 
+    a2a = req.collective == "alltoall"
     if not req.verify:
+        if a2a:
+            return _core.alltoall_program(req.algorithm, req.nranks, req.rank, req.count, req.dtype)
         return _core.allreduce_program(
-            req.algorithm, req.nranks, req.rank, req.count, req.dtype, req.op
+            req.algorithm, req.nranks, req.rank, req.count, req.dtype, req.op or "sum"
         )
-    sched = allreduce(req.algorithm, req.nranks, req.count, dtype=req.dtype, op=req.op)
+    if a2a:
+        sched = alltoall(req.algorithm, req.nranks, req.count, dtype=req.dtype)
+    else:
+        sched = allreduce(req.algorithm, req.nranks, req.count, dtype=req.dtype, op=req.op or "sum")
     if req.verify:
         report = sched.verify()
         if not report.sound:
             first = report.problems[0] if report.problems else str(report)
             raise VerificationError(
-                f"allreduce '{req.algorithm}' on {req.nranks} ranks, {req.count} x {req.dtype}: "
+                f"{req.collective} '{req.algorithm}' on {req.nranks} ranks, {req.count} x "
+                f"{req.dtype}: "
                 f"the schedule does not verify ({len(report.problems)} problem(s)); first: "
                 f"{first}. Nothing was sent."
             )
@@ -130,21 +142,37 @@ def check_dtype_op(dtype: np.dtype, op: str) -> np.ufunc:
     return UFUNCS[op]
 
 
+def buffer_len(collective: str, nranks: int, count: int) -> int:
+    """Elements of each rank's input and output buffers: ``count`` for an allreduce,
+    ``nranks * count`` for an alltoall (``count`` per pair of ranks)."""
+    return nranks * count if collective == "alltoall" else count
+
+
 def program_for(
-    algorithm: str, nranks: int, rank: int, count: int, dtype: np.dtype, op: str, verify: bool
+    algorithm: str,
+    nranks: int,
+    rank: int,
+    count: int,
+    dtype: np.dtype,
+    op: str | None,
+    verify: bool,
+    collective: str = "allreduce",
 ) -> _core.Program:
     """The program of ``rank`` (checked by the core), from the cache or from the program
-    source; what the native runner runs."""
-    key = (algorithm, nranks, rank, count, dtype.str, op, verify)
+    source; what the native runner runs. ``count`` as in :class:`ProgramRequest`."""
+    key = (collective, algorithm, nranks, rank, count, dtype.str, op, verify)
     program = _programs.get(key)
     if program is not None:
         _programs.move_to_end(key)
         return program
-    req = ProgramRequest(algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify)
+    req = ProgramRequest(
+        algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify, collective
+    )
     program = _source(req)
     if not isinstance(program, _core.Program):
+        n = buffer_len(collective, nranks, count)
         program = _core.Program.from_columns(
-            program, rank=rank, nranks=nranks, input_len=count, output_len=count
+            program, rank=rank, nranks=nranks, input_len=n, output_len=n
         )
     _programs[key] = program
     if len(_programs) > _MAX_PLANS:
@@ -153,17 +181,26 @@ def program_for(
 
 
 def plan_for(
-    algorithm: str, nranks: int, rank: int, count: int, dtype: np.dtype, op: str, verify: bool
+    algorithm: str,
+    nranks: int,
+    rank: int,
+    count: int,
+    dtype: np.dtype,
+    op: str | None,
+    verify: bool,
+    collective: str = "allreduce",
 ) -> Plan:
     """The compiled plan of ``rank`` (what the Python engine runs), from the cache or from
     :func:`program_for`."""
-    key = (algorithm, nranks, rank, count, dtype.str, op, verify)
+    key = (collective, algorithm, nranks, rank, count, dtype.str, op, verify)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
         return plan
-    program = program_for(algorithm, nranks, rank, count, dtype, op, verify)
-    plan = compile_program(program, rank=rank, nranks=nranks, count=count)
+    program = program_for(algorithm, nranks, rank, count, dtype, op, verify, collective)
+    plan = compile_program(
+        program, rank=rank, nranks=nranks, count=buffer_len(collective, nranks, count)
+    )
     _plans[key] = plan
     if len(_plans) > _MAX_PLANS:
         _plans.popitem(last=False)

@@ -76,6 +76,28 @@ def allreduce_table(rows: Sequence[dict]) -> str:
     return table(shown, cols)
 
 
+ALLTOALL_COLUMNS = [
+    ("algorithm", "algorithm", ""),
+    ("runner", "runner", ""),
+    ("size", "size", ""),
+    ("avg_us", "avg latency us", ".2f"),
+    ("min_us", "min latency us", ".2f"),
+    ("max_us", "max latency us", ".2f"),
+    ("iterations", "iterations", ""),
+    ("valid", "valid", ""),
+]
+
+
+def alltoall_table(rows: Sequence[dict]) -> str:
+    """The ``bench alltoall`` table: ``osu_alltoall``'s columns (size in bytes per pair of
+    ranks; average, minimum and maximum over the ranks of each rank's mean latency;
+    iterations), one line per size and algorithm."""
+    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
+    checked = any(r.get("valid") is not None for r in rows)
+    cols = ALLTOALL_COLUMNS if checked else ALLTOALL_COLUMNS[:-1]
+    return table(shown, cols)
+
+
 def write_json(path: str | Path, obj: Any) -> None:
     """Writes ``obj`` as indented JSON."""
     Path(path).write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")

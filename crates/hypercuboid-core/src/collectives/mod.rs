@@ -2,7 +2,7 @@
 //!
 //! [`registry`] holds one entry per algorithm (names, parameters, parse, build, closed-form
 //! cost, guarantees); each collective is a directory with one file per algorithm:
-//! [`allreduce`].
+//! [`allreduce`], [`alltoall`].
 pub mod allreduce;
 pub mod alltoall;
 pub mod registry;

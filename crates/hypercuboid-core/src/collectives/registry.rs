@@ -320,11 +320,18 @@ pub fn infos<F: Family>() -> Vec<AlgorithmInfo> {
 }
 
 /// Every collective with generators.
-pub const COLLECTIVES: &[CollectiveInfo] = &[CollectiveInfo {
-    name: crate::collectives::allreduce::Allreduce::NAME,
-    summary: "every rank ends with the reduction of every rank's vector",
-    algorithms: infos::<crate::collectives::allreduce::Allreduce>,
-}];
+pub const COLLECTIVES: &[CollectiveInfo] = &[
+    CollectiveInfo {
+        name: crate::collectives::allreduce::Allreduce::NAME,
+        summary: "every rank ends with the reduction of every rank's vector",
+        algorithms: infos::<crate::collectives::allreduce::Allreduce>,
+    },
+    CollectiveInfo {
+        name: crate::collectives::alltoall::Alltoall::NAME,
+        summary: "every rank j ends with rank i's block j at block i, for every rank i",
+        algorithms: infos::<crate::collectives::alltoall::Alltoall>,
+    },
+];
 
 /// The collective named `name`.
 pub fn collective(name: &str) -> Result<&'static CollectiveInfo, ScheduleError> {

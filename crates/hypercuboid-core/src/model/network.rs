@@ -238,6 +238,7 @@ pub struct NetworkModel<'n> {
     /// Bytes of a control message (rendezvous request and clear-to-send).
     control_bytes: u64,
     record: bool,
+    sample: bool,
 }
 
 impl<'n> NetworkModel<'n> {
@@ -262,12 +263,19 @@ impl<'n> NetworkModel<'n> {
             place,
             control_bytes: 0,
             record: false,
+            sample: false,
         })
     }
 
     /// Keeps one record per network message ([`NetState::records`]).
     pub fn record_messages(mut self, on: bool) -> Self {
         self.record = on;
+        self
+    }
+
+    /// Samples every link's traffic as the run goes ([`NetState::samples`]).
+    pub fn sample_links(mut self, on: bool) -> Self {
+        self.sample = on;
         self
     }
 
@@ -399,6 +407,57 @@ pub struct MessageTotals {
     pub worst: Option<MessageRecord>,
 }
 
+/// Samples of every link's cumulative traffic: at packet level the packets each router port
+/// has sent, at flow level the bytes each link has sent (router ports, then injection links).
+/// At most [`Samples::MAX`] samples are kept: when more would be, every other one is dropped
+/// and the interval doubles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Samples {
+    /// Sampling interval (ps).
+    pub every: Time,
+    /// When each sample was taken.
+    pub times: Vec<Time>,
+    /// The counters at each sample.
+    pub counts: Vec<Vec<f64>>,
+    next: Time,
+}
+
+impl Samples {
+    /// Most samples kept.
+    pub const MAX: usize = 512;
+
+    fn new() -> Samples {
+        Samples {
+            every: 100_000,
+            times: Vec::new(),
+            counts: Vec::new(),
+            next: 0,
+        }
+    }
+
+    fn take(&mut self, now: Time, counts: Vec<f64>) {
+        self.times.push(now);
+        self.counts.push(counts);
+        self.next = now.saturating_add(self.every);
+        if self.times.len() > Self::MAX {
+            fn every_other<T>(v: &mut Vec<T>) {
+                let mut i = 0;
+                v.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+            }
+            every_other(&mut self.times);
+            every_other(&mut self.counts);
+            self.every *= 2;
+            self.next = self
+                .times
+                .last()
+                .map_or(0, |&t| t.saturating_add(self.every));
+        }
+    }
+}
+
 /// The network model's state: host clocks, the wire engine and what crossed it.
 #[derive(Debug)]
 pub struct NetState<'n> {
@@ -416,6 +475,9 @@ pub struct NetState<'n> {
     pub records: Vec<MessageRecord>,
     /// Totals.
     pub totals: MessageTotals,
+    /// Link traffic over time, when sampling.
+    pub samples: Option<Samples>,
+    scratch: Vec<u64>,
 }
 
 impl<'n> NetState<'n> {
@@ -433,6 +495,36 @@ impl<'n> NetState<'n> {
             Wire::Flow(e) => Some(e),
             Wire::Packet(_) => None,
         }
+    }
+
+    /// The time the wire engine has reached.
+    pub fn wire_now(&self) -> Time {
+        match &self.wire {
+            Wire::Packet(e) => e.now(),
+            Wire::Flow(e) => e.now(),
+        }
+    }
+
+    /// Takes a sample of the links' traffic if one is due (or `force`).
+    pub fn sample(&mut self, force: bool) {
+        let now = self.wire_now();
+        let Some(smp) = &mut self.samples else {
+            return;
+        };
+        if now == 0 || (!force && now < smp.next) {
+            return;
+        }
+        if smp.times.last() == Some(&now) {
+            return;
+        }
+        let counts = match &self.wire {
+            Wire::Packet(e) => {
+                e.port_packets(&mut self.scratch);
+                self.scratch.iter().map(|&x| x as f64).collect()
+            }
+            Wire::Flow(e) => e.sent_bytes().map(<[f64]>::to_vec).unwrap_or_default(),
+        };
+        smp.take(now, counts);
     }
 
     /// Packets each endpoint injected (packet level; empty at flow level).
@@ -541,14 +633,18 @@ impl<'n> CostModel for NetworkModel<'n> {
         let n = nranks as usize;
         let wire = match self.level {
             Level::Packet => Wire::Packet(Box::new(self.net.external())),
-            Level::Flow => Wire::Flow(Box::new(
-                FlowEngine::new(
+            Level::Flow => {
+                let mut e = FlowEngine::new(
                     self.net.topology(),
                     self.net.routes(),
                     self.net.params().clone(),
                 )
-                .expect("the routing was checked when the model was made"),
-            )),
+                .expect("the routing was checked when the model was made");
+                if self.sample {
+                    e.count_sent();
+                }
+                Wire::Flow(Box::new(e))
+            }
         };
         NetState {
             cpu: vec![0; n * ncpus as usize],
@@ -565,6 +661,8 @@ impl<'n> CostModel for NetworkModel<'n> {
             },
             records: Vec::new(),
             totals: MessageTotals::default(),
+            samples: self.sample.then(Samples::new),
+            scratch: Vec::new(),
         }
     }
 
@@ -743,6 +841,7 @@ impl<'n> CostModel for NetworkModel<'n> {
         until: Option<Time>,
         out: &mut Vec<Notice>,
     ) -> Result<(), NetworkError> {
+        st.sample(false);
         // Until a delivery the schedule hears of (control messages only move the protocol
         // on), or `until`.
         let mut got: Vec<Delivery> = Vec::new();

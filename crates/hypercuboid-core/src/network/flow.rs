@@ -92,8 +92,10 @@ pub struct FlowEngine<'n> {
     now: Time,
     last: Time,
     rng: SplitMix64,
-    /// Per link: bytes sent, and busy time (bytes / capacity) in ps.
+    /// Per link: bytes of the flows routed over it.
     link_bytes: Vec<f64>,
+    /// Per link: bytes sent so far, when counted.
+    sent: Option<Vec<f64>>,
     ready: Vec<Delivery>,
     /// Flows started, events handled, rate computations.
     pub flows_started: u64,
@@ -182,6 +184,7 @@ impl<'n> FlowEngine<'n> {
             last: 0,
             rng: SplitMix64::new(params.seed),
             link_bytes: vec![0.0; n],
+            sent: None,
             ready: Vec::new(),
             flows_started: 0,
             events: 0,
@@ -394,7 +397,7 @@ impl<'n> FlowEngine<'n> {
         self.path = pool;
     }
 
-    /// Moves the flows' bytes on to `t`.
+    /// Moves the flows' bytes on to `t` (and, when sent bytes are counted, the links').
     fn drain_to(&mut self, t: Time) {
         if t <= self.last {
             return;
@@ -402,9 +405,27 @@ impl<'n> FlowEngine<'n> {
         let dt = (t - self.last) as f64;
         for &f in &self.active {
             let fl = &mut self.flows[f as usize];
+            let sent = (fl.rate * dt).min(fl.left);
             fl.left = (fl.left - fl.rate * dt).max(0.0);
+            if let Some(c) = &mut self.sent {
+                for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
+                    c[l as usize] += sent * w;
+                }
+            }
         }
         self.last = t;
+    }
+
+    /// Counts the bytes each link has sent as time goes ([`FlowEngine::sent_bytes`]).
+    pub fn count_sent(&mut self) {
+        if self.sent.is_none() {
+            self.sent = Some(vec![0.0; self.capacity.len()]);
+        }
+    }
+
+    /// Bytes each link has sent up to [`FlowEngine::now`] (with [`FlowEngine::count_sent`]).
+    pub fn sent_bytes(&self) -> Option<&[f64]> {
+        self.sent.as_deref()
     }
 
     /// Max–min fair rates of the active flows by progressive filling, and their projected

@@ -74,6 +74,7 @@ impl CExportOptions {
     pub fn default_name(collective: &Collective) -> &'static str {
         match collective {
             Collective::Allreduce { .. } => "hc_allreduce",
+            Collective::Alltoall { .. } => "hc_alltoall",
             Collective::None => "hc_schedule",
         }
     }
@@ -149,8 +150,13 @@ impl<'a> CExport<'a> {
                 "dtype",
                 "byte",
                 format!(
-                    "an {} needs a numeric dtype to reduce; accepted: {}",
+                    "an {} needs a numeric dtype{}; accepted: {}",
                     meta.collective.name(),
+                    if meta.op().is_some() {
+                        " to reduce"
+                    } else {
+                        ""
+                    },
                     numeric_dtypes().join(", ")
                 ),
             ));
@@ -265,15 +271,22 @@ impl<'a> CExport<'a> {
         );
         l.push(String::new());
         l.push(format!("Schedule:   {}", comment_text(&m.name)));
-        l.push(match m.op() {
-            Some(op) => format!(
+        l.push(match (m.op(), m.collective.block()) {
+            (Some(op), _) => format!(
                 "Collective: {} of {} {} ({}) with {op}",
                 m.collective.name(),
                 m.count,
                 m.dtype,
                 c_type(m.dtype)
             ),
-            None => "Collective: none (sizes only: the ops move bytes, nothing is computed)".into(),
+            (None, Some(block)) => format!(
+                "Collective: alltoall of {block} {} ({}) per pair of ranks",
+                m.dtype,
+                c_type(m.dtype)
+            ),
+            (None, None) => {
+                "Collective: none (sizes only: the ops move bytes, nothing is computed)".into()
+            }
         });
         l.push(format!(
             "Ranks:      {n} ({} ops; {} program bodies, {} operand orders)",
@@ -301,6 +314,21 @@ impl<'a> CExport<'a> {
                 mpi_op(op)
             ));
             l.push("computes it, in the schedule's order of operands (integers wrap).".into());
+            l.push("sendbuf may be MPI_IN_PLACE: the input is then recvbuf (copied first).".into());
+        } else if let Some(block) = m.collective.block() {
+            l.push(format!(
+                "Collective over comm, which must have {n} ranks: sendbuf holds {n} blocks of"
+            ));
+            l.push(format!(
+                "{block} elements of {}, block j for rank j; every rank's recvbuf ends with rank",
+                c_type(m.dtype)
+            ));
+            l.push("i's block for it at block i, as".into());
+            l.push(format!(
+                "    MPI_Alltoall(sendbuf, {block}, {t}, recvbuf, {block}, {t}, comm)",
+                t = mpi_type(m.dtype)
+            ));
+            l.push("computes it.".into());
             l.push("sendbuf may be MPI_IN_PLACE: the input is then recvbuf (copied first).".into());
         } else {
             l.push(format!(

@@ -189,17 +189,26 @@ pub enum Collective {
         /// The reduction operator.
         op: ReduceOp,
     },
+    /// Personalised all-to-all exchange: rank `i`'s `input` holds `N` blocks of `block`
+    /// elements, block `j` for rank `j`; every rank `j`'s `output` ends with rank `i`'s block
+    /// `j` at block position `i`, for every `i` (`MPI_Alltoall` with `sendcount = recvcount =
+    /// block`). Both buffers have `N × block` elements ([`Meta::count`]).
+    Alltoall {
+        /// Elements each rank sends to each rank (MPI's `sendcount`).
+        block: u64,
+    },
 }
 
 impl Collective {
     /// The collectives' names, in the order error messages list them.
-    pub const NAMES: &'static [&'static str] = &["none", "allreduce"];
+    pub const NAMES: &'static [&'static str] = &["none", "allreduce", "alltoall"];
 
-    /// `none`, `allreduce`.
+    /// `none`, `allreduce`, `alltoall`.
     pub const fn name(&self) -> &'static str {
         match self {
             Collective::None => "none",
             Collective::Allreduce { .. } => "allreduce",
+            Collective::Alltoall { .. } => "alltoall",
         }
     }
 
@@ -212,18 +221,28 @@ impl Collective {
     pub const fn op(&self) -> Option<ReduceOp> {
         match self {
             Collective::Allreduce { op } => Some(*op),
-            Collective::None => None,
+            Collective::None | Collective::Alltoall { .. } => None,
+        }
+    }
+
+    /// The elements each rank sends to each rank, for an alltoall.
+    pub const fn block(&self) -> Option<u64> {
+        match self {
+            Collective::Alltoall { block } => Some(*block),
+            Collective::None | Collective::Allreduce { .. } => None,
         }
     }
 
     /// The collective named `name` (one of [`Collective::NAMES`]), with `op` where it reduces
-    /// (`sum` when not given; the others ignore it).
+    /// (`sum` when not given; the others ignore it). An alltoall comes with a block of 0
+    /// elements: set its block with [`Collective::Alltoall`] (the text form gives it apart).
     pub fn parse(name: &str, op: Option<ReduceOp>) -> Result<Collective, ScheduleError> {
         match name {
             "none" => Ok(Collective::None),
             "allreduce" => Ok(Collective::Allreduce {
                 op: op.unwrap_or(ReduceOp::Sum),
             }),
+            "alltoall" => Ok(Collective::Alltoall { block: 0 }),
             _ => Err(ScheduleError::UnknownName {
                 what: "collective",
                 name: name.to_string(),
@@ -267,6 +286,22 @@ impl Meta {
         }
     }
 
+    /// An alltoall on `nranks` ranks of `block` elements of `dtype` per pair of ranks: both
+    /// buffers have `nranks × block` elements (`count`). `None` when that overflows a `u64`.
+    pub fn alltoall(
+        nranks: u32,
+        block: u64,
+        dtype: Dtype,
+        name: impl Into<String>,
+    ) -> Option<Meta> {
+        Some(Meta {
+            collective: Collective::Alltoall { block },
+            count: block.checked_mul(nranks as u64)?,
+            dtype,
+            name: name.into(),
+        })
+    }
+
     /// Bytes per element.
     pub fn elem_size(&self) -> u32 {
         self.dtype.size()
@@ -278,10 +313,13 @@ impl Meta {
     }
 
     /// Elements of a rank's `input` and `output` buffers (`count` both, for every collective
-    /// so far), which the executor allocates and every data slice of a program must fit.
+    /// so far: an alltoall's `count` is its `N × block`), which the executor allocates and
+    /// every data slice of a program must fit.
     pub fn buffer_lens(&self) -> (u64, u64) {
         match self.collective {
-            Collective::None | Collective::Allreduce { .. } => (self.count, self.count),
+            Collective::None | Collective::Allreduce { .. } | Collective::Alltoall { .. } => {
+                (self.count, self.count)
+            }
         }
     }
 }
@@ -596,6 +634,18 @@ impl ScheduleBuilder {
                 nranks,
                 reason: format!("a schedule has 1 to {MAX_RANKS} ranks"),
             });
+        }
+        if let Collective::Alltoall { block } = meta.collective {
+            if block.checked_mul(nranks) != Some(meta.count) {
+                return Err(ScheduleError::BadParameter {
+                    name: "alltoall count".into(),
+                    value: meta.count.to_string(),
+                    reason: format!(
+                        "an alltoall of {nranks} ranks with blocks of {block} elements has \
+                         buffers of {nranks} x {block} elements"
+                    ),
+                });
+            }
         }
         let mut peer_start = Vec::with_capacity(nranks as usize + 1);
         peer_start.push(0);

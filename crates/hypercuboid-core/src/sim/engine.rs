@@ -96,6 +96,8 @@ struct Engine<'a, M: CostModel> {
     transfers: FxHashMap<u64, (Rank, u32)>,
     /// The model's error, which ends the run.
     failed: Option<SimError>,
+    /// The model has told everything up to this time (inclusive).
+    heard_to: Time,
 }
 
 pub(crate) fn run<M: CostModel>(
@@ -169,6 +171,7 @@ pub(crate) fn run<M: CostModel>(
         notices: Vec::new(),
         transfers: FxHashMap::default(),
         failed: None,
+        heard_to: 0,
     };
     e.run();
     if let Some(err) = e.failed.take() {
@@ -231,7 +234,7 @@ impl<M: CostModel> Engine<'_, M> {
                 }
                 break;
             };
-            if M::ANNOUNCES && self.take_notices(Some(e.time)) {
+            if M::ANNOUNCES && e.time > self.heard_to && self.take_notices(Some(e.time)) {
                 // Something happened at or before this event: handle it first (the event
                 // keeps its stamp, so its place among events at its time).
                 self.q.push(e);
@@ -261,8 +264,14 @@ impl<M: CostModel> Engine<'_, M> {
             return false;
         }
         if self.notices.is_empty() {
+            // Nothing happens up to `until`; what is started at `until` arrives later.
+            if let Some(t) = until {
+                self.heard_to = t;
+            }
             return false;
         }
+        // The model stopped at its first notices.
+        self.heard_to = self.notices.iter().map(Notice::time).min().unwrap_or(0);
         for k in 0..self.notices.len() {
             match self.notices[k] {
                 Notice::Arrival { time, id } => {

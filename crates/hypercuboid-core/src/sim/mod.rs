@@ -43,8 +43,10 @@ mod queue;
 mod trace;
 
 pub use error::{SimError, StuckOp, Wait};
-pub use network::{simulate_on_network, LinkLoad, NetworkRun, NetworkSetup};
-pub use trace::{write_chrome_trace, Trace, TraceKind};
+pub use network::{
+    simulate_on_network, LinkLoad, LinkTimeline, NetworkRun, NetworkSetup, TIMELINE_LINKS,
+};
+pub use trace::{write_chrome_trace, write_chrome_trace_with, CounterTrack, Trace, TraceKind};
 
 use crate::model::{CostModel, ModelSpec, NoiseSpec};
 use crate::schedule::Schedule;

@@ -6,6 +6,7 @@ use super::{simulate_with_state, SimError, SimOptions, SimResult};
 use crate::model::{Level, LogGopsModel, Mapping, MessageRecord, MessageTotals, NetworkModel};
 use crate::network::Network;
 use crate::schedule::Schedule;
+use crate::units::Time;
 
 /// How a schedule runs on a network (the [`Network`] itself is given separately).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,6 +21,8 @@ pub struct NetworkSetup {
     pub ranks_per_endpoint: u32,
     /// Keep one record per network message.
     pub record_messages: bool,
+    /// Sample the links' traffic over time ([`NetworkRun::timeline`]).
+    pub sample_links: bool,
 }
 
 impl Default for NetworkSetup {
@@ -30,6 +33,7 @@ impl Default for NetworkSetup {
             mapping: Mapping::Linear,
             ranks_per_endpoint: 1,
             record_messages: false,
+            sample_links: false,
         }
     }
 }
@@ -47,7 +51,23 @@ pub struct LinkLoad {
     pub bytes: u64,
     /// Fraction of the run (0 to the completion time) it was busy sending.
     pub utilisation: f64,
+    /// Its index: the routing's port (global id) for network and ejection links, the number
+    /// of ports plus the endpoint for injection links.
+    pub link: usize,
 }
+
+/// The utilisation of the busiest links over time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkTimeline {
+    /// The end of each interval (ps); the first starts at 0.
+    pub times: Vec<Time>,
+    /// For each of the busiest links sampled (an index into [`NetworkRun::links`]), its
+    /// utilisation in each interval.
+    pub links: Vec<(usize, Vec<f64>)>,
+}
+
+/// How many of the busiest links a timeline follows.
+pub const TIMELINE_LINKS: usize = 8;
 
 /// A schedule's run on a network.
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +87,9 @@ pub struct NetworkRun {
     pub wire_events: u64,
     /// The rank → endpoint placement.
     pub placement: Vec<u32>,
+    /// The busiest links' utilisation over time, when sampled (at packet level only the
+    /// links that leave a router: network and ejection links).
+    pub timeline: Option<LinkTimeline>,
 }
 
 fn router_name(net: &Network<'_>, r: usize) -> String {
@@ -97,8 +120,10 @@ pub fn simulate_on_network(
         s.nranks(),
     )
     .map_err(|e| SimError::Network(Box::new(e)))?
-    .record_messages(setup.record_messages);
-    let (result, st) = simulate_with_state(s, &model, opts)?;
+    .record_messages(setup.record_messages)
+    .sample_links(setup.sample_links);
+    let (result, mut st) = simulate_with_state(s, &model, opts)?;
+    st.sample(true);
     let span = result.completion.max(1) as f64;
     let routes = net.routes();
     let np = routes.num_ports();
@@ -168,10 +193,46 @@ pub fn simulate_on_network(
                 kind,
                 bytes: bytes[l],
                 utilisation: u,
+                link: l,
             });
         }
     }
     links.sort_by(|x, y| y.utilisation.total_cmp(&x.utilisation));
+    let timeline = st.samples.as_ref().map(|smp| {
+        let packet = st.packet_engine().is_some();
+        let mut follow = Vec::new();
+        for (i, x) in links.iter().enumerate() {
+            if follow.len() == TIMELINE_LINKS {
+                break;
+            }
+            if x.link >= smp.counts.first().map_or(0, Vec::len) {
+                continue;
+            }
+            // Busy time per unit of the counter: a packet's serialisation, or 1 / capacity.
+            let per = if packet {
+                routes_ser(net, x.link)
+            } else {
+                let f = st.flow_engine().expect("flow level");
+                1.0 / f.capacity()[x.link]
+            };
+            let mut u = Vec::with_capacity(smp.times.len());
+            let (mut t0, mut c0) = (0, 0.0);
+            for (k, &t) in smp.times.iter().enumerate() {
+                let c = smp.counts[k][x.link];
+                u.push(if t > t0 {
+                    ((c - c0) * per / (t - t0) as f64).min(1.0)
+                } else {
+                    0.0
+                });
+                (t0, c0) = (t, c);
+            }
+            follow.push((i, u));
+        }
+        LinkTimeline {
+            times: smp.times.clone(),
+            links: follow,
+        }
+    });
     Ok(NetworkRun {
         result,
         links,
@@ -185,5 +246,21 @@ pub fn simulate_on_network(
         wire_units: units,
         wire_events: events,
         placement: model.placement().to_vec(),
+        timeline,
     })
+}
+
+/// The serialisation time of one packet on port `p` (ps).
+fn routes_ser(net: &Network<'_>, p: usize) -> f64 {
+    let r = net.routes();
+    let bw = match r.port_link(p) {
+        Some(l) => net.topology().links()[l as usize].bandwidth_gbps,
+        None => {
+            let e = r
+                .port_endpoint(p)
+                .expect("a port is a link or an endpoint's");
+            net.topology().endpoint_link(e as usize).bandwidth_gbps
+        }
+    };
+    net.params().serialisation(bw) as f64
 }

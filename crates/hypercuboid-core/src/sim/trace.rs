@@ -65,6 +65,25 @@ fn us(out: &mut impl Write, t: Time) -> io::Result<()> {
 /// `rank N`), one thread per CPU index, each op a complete (`X`) event, each message a flow
 /// (`s` at the send's start on the sender, `f` at its arrival on the receiver).
 pub fn write_chrome_trace(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
+    write_chrome_trace_with(trace, &[], out)
+}
+
+/// A counter track of a Chrome trace: `name` and its value from each time on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CounterTrack {
+    /// The track's name (a link: `s0 -> s1`).
+    pub name: String,
+    /// `(time, value)`: the value holds from that time to the next.
+    pub points: Vec<(Time, f64)>,
+}
+
+/// [`write_chrome_trace`] with counter tracks (a network run's busiest links, their
+/// utilisation over time) in a process of their own after the ranks, named `links`.
+pub fn write_chrome_trace_with(
+    trace: &Trace,
+    counters: &[CounterTrack],
+    out: &mut impl Write,
+) -> io::Result<()> {
     let mut out = io::BufWriter::new(out);
     out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
     let mut first = true;
@@ -141,6 +160,36 @@ pub fn write_chrome_trace(trace: &Trace, out: &mut impl Write) -> io::Result<()>
         )?;
         us(&mut out, trace.msg_arrival[m])?;
         write!(out, ",\"args\":{{\"dst_op\":{}}}}}", trace.msg_dst_op[m])?;
+    }
+    if !counters.is_empty() {
+        let pid = trace
+            .op_rank
+            .iter()
+            .copied()
+            .max()
+            .map_or(0, |r| r as u64 + 1);
+        sep(&mut out)?;
+        write!(
+            out,
+            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":\"links\"}}}}"
+        )?;
+        sep(&mut out)?;
+        write!(
+            out,
+            "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{pid}}}}}"
+        )?;
+        for c in counters {
+            let name = c.name.replace('\\', "\\\\").replace('"', "\\\"");
+            for &(t, v) in &c.points {
+                sep(&mut out)?;
+                write!(
+                    out,
+                    "{{\"name\":\"{name}\",\"ph\":\"C\",\"pid\":{pid},\"ts\":"
+                )?;
+                us(&mut out, t)?;
+                write!(out, ",\"args\":{{\"utilisation\":{v:.4}}}}}")?;
+            }
+        }
     }
     out.write_all(b"\n]}\n")?;
     out.flush()

@@ -190,10 +190,9 @@ impl<'n> Engine<'n> {
         &mut self,
         t: Option<Time>,
     ) -> Result<(Time, &[Delivery]), NetworkError> {
-        let start = Instant::now();
-        let r = self.run.advance_first(t.unwrap_or(NEVER));
-        self.wall += start.elapsed();
-        let reached = r?;
+        // Not timed: a caller in lock-step calls this once per event of its own, and reading
+        // the clock would cost more than the call (the report's wall time leaves it out).
+        let reached = self.run.advance_first(t.unwrap_or(NEVER))?;
         Ok((reached, self.run.deliveries()))
     }
 
@@ -226,6 +225,13 @@ impl<'n> Engine<'n> {
     pub fn report(&self) -> Report {
         self.run.report(&self.traffic, self.wall.as_secs_f64())
     }
+
+    /// Packets every port (output side, by global port id) has sent in the measurement window
+    /// so far, into `out` (resized to the number of ports): the report's `port_packets`
+    /// without the rest of the report.
+    pub fn port_packets(&self, out: &mut Vec<u64>) {
+        self.run.port_packets(out)
+    }
 }
 
 /// A run of some VC count and source, behind one interface.
@@ -248,6 +254,7 @@ trait Step {
     /// The deliveries of the last advance.
     fn deliveries(&self) -> &[Delivery];
     fn report(&self, traffic: &str, wall: f64) -> Report;
+    fn port_packets(&self, out: &mut Vec<u64>);
 }
 
 /// The parts of one run and what the engine keeps between calls.
@@ -492,6 +499,16 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
 
     fn report(&self, traffic: &str, wall: f64) -> Report {
         report::build(&self.parts, traffic, self.clock, wall)
+    }
+
+    fn port_packets(&self, out: &mut Vec<u64>) {
+        out.clear();
+        out.resize(self.parts[0].stats.port_packets.len(), 0);
+        for p in &self.parts {
+            for (a, b) in out.iter_mut().zip(&p.stats.port_packets) {
+                *a += b;
+            }
+        }
     }
 }
 

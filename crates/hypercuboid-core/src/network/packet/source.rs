@@ -407,7 +407,7 @@ pub(super) struct ExternalEndpoint {
 pub(super) struct ExternalSource {
     /// Packets delivered so far of the messages to this part's endpoints, by message slot
     /// (messages of one packet complete at once and never enter).
-    arrived: FxHashMap<u32, u32>,
+    arrived: Vec<u32>,
     /// Messages complete since the last `completed`.
     done: Vec<(Time, u32)>,
     /// Messages held until the message of the key (to one of this part's endpoints) is
@@ -422,7 +422,7 @@ pub(super) struct ExternalSource {
 impl Default for ExternalSource {
     fn default() -> Self {
         ExternalSource {
-            arrived: FxHashMap::default(),
+            arrived: Vec::new(),
             done: Vec::new(),
             chains: FxHashMap::default(),
             release: Vec::new(),
@@ -475,12 +475,16 @@ impl Source for ExternalSource {
     #[inline]
     fn delivered(&mut self, tag: MessageTag, done: Time) {
         if tag.packets != 1 {
-            let n = self.arrived.entry(tag.msg).or_insert(0);
+            let i = tag.msg as usize;
+            if i >= self.arrived.len() {
+                self.arrived.resize(i + 1, 0);
+            }
+            let n = &mut self.arrived[i];
             *n += 1;
             if *n < tag.packets {
                 return;
             }
-            self.arrived.remove(&tag.msg);
+            *n = 0;
         }
         self.done.push((done, tag.msg));
         self.earliest = self.earliest.min(done);

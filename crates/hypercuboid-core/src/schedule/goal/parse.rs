@@ -724,7 +724,7 @@ impl Parser {
             let e = Collective::parse(&name, None).expect_err("not a collective");
             return Err(self.err(c, n_at, e.to_string()));
         }
-        let (mut count, mut dtype, mut op) = (None, None, None);
+        let (mut count, mut dtype, mut op, mut block) = (None, None, None, None);
         while !self.trailing(c) {
             let k_at = c.p;
             let key = c.ident();
@@ -750,6 +750,20 @@ impl Parser {
                     let d = Dtype::parse(&text(w)).map_err(|e| self.err(c, v_at, e.to_string()))?;
                     dtype.replace(d).is_some()
                 }
+                b"block" => {
+                    let d = c.digits();
+                    let v = to_u64(d).filter(|_| !d.is_empty()).ok_or_else(|| {
+                        self.err(
+                            c,
+                            v_at,
+                            format!(
+                                "expected the elements per rank pair after 'block', found {}",
+                                found(c.s, v_at)
+                            ),
+                        )
+                    })?;
+                    block.replace((v, k_at)).is_some()
+                }
                 b"op" => {
                     let w = c.ident();
                     let o =
@@ -761,8 +775,8 @@ impl Parser {
                         c,
                         k_at,
                         format!(
-                            "expected 'count', 'dtype', 'op' or end of line after the \
-                             collective, found {}",
+                            "expected 'count', 'dtype', 'op', 'block' or end of line after \
+                             the collective, found {}",
                             found(c.s, k_at)
                         ),
                     ))
@@ -775,6 +789,29 @@ impl Parser {
         self.collective_at = Some(self.pos(c.s, at));
         self.meta.collective =
             Collective::parse(&name, op).map_err(|e| self.err(c, n_at, e.to_string()))?;
+        match (self.meta.collective, block) {
+            (Collective::Alltoall { .. }, Some((v, _))) => {
+                self.meta.collective = Collective::Alltoall { block: v }
+            }
+            (Collective::Alltoall { .. }, None) => {
+                return Err(self.err(
+                    c,
+                    n_at,
+                    "an alltoall needs 'block B': the elements each rank sends to each rank".into(),
+                ))
+            }
+            (other, Some((_, k_at))) => {
+                return Err(self.err(
+                    c,
+                    k_at,
+                    format!(
+                        "'block' is an alltoall's; a collective {} has none",
+                        other.name()
+                    ),
+                ))
+            }
+            (_, None) => {}
+        }
         self.meta.count = count.unwrap_or(0);
         self.meta.dtype = dtype.unwrap_or(Dtype::Byte);
         Ok(())

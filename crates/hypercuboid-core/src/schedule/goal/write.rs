@@ -357,6 +357,10 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
         buf.extend_from_slice(b" op ");
         buf.extend_from_slice(op.name().as_bytes());
     }
+    if let Some(block) = meta.collective.block() {
+        buf.extend_from_slice(b" block ");
+        num(&mut buf, block);
+    }
     buf.extend_from_slice(b"\nname ");
     quoted(&mut buf, &meta.name);
     buf.push(b'\n');

@@ -17,13 +17,16 @@
 //!    wildcard matching needs the eager run and the synchronous one completes, it is skipped.
 //! 3. **Buffer races** within a rank (data-semantic schedules): overlapping accesses, one a
 //!    write, not ordered by completion.
-//! 4. **Semantics** (collective `allreduce`): symbolic execution along the eager run (an order
+//! 4. **Semantics** (collectives `allreduce` and `alltoall`): symbolic execution along the eager run (an order
 //!    consistent with dependencies and matching; the results of a race-free schedule do not
 //!    depend on which); every output element must be the reduction of every rank's input
 //!    element exactly once. Also
 //!    reported: whether the reduction order is the same on every rank (bitwise-identical
 //!    results, for a commutative floating-point op and for a non-commutative one), and whether
-//!    it is the canonical order `x0 ⊕ x1 ⊕ … ⊕ x(N-1)` a non-commutative op needs.
+//!    it is the canonical order `x0 ⊕ x1 ⊕ … ⊕ x(N-1)` a non-commutative op needs. For an
+//!    alltoall, every output element of rank `j` in block `i` must be exactly the element at
+//!    the same offset of rank `i`'s input block `j` (a data check of every element, not a
+//!    count of bytes): a symbolic value is a rank's input read at an offset, compared exactly.
 //!
 //! Schedules with only sizes (`Collective::None` or `Payload::Bytes` messages) get 1 and 2.
 //!
@@ -104,11 +107,16 @@ pub struct Difference {
     pub b: ExprAt,
 }
 
-/// The data semantics of an allreduce schedule.
+/// The data semantics of a collective schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Semantics {
-    /// Every output element of every rank is the reduction of every rank's input element at the
-    /// same position, each exactly once.
+    /// Whether the collective reduces (an allreduce), so that the order flags below say
+    /// something. An alltoall combines nothing: every output element is one input element,
+    /// identical whatever the order, and its order flags equal `correct`.
+    pub reduces: bool,
+    /// Allreduce: every output element of every rank is the reduction of every rank's input
+    /// element at the same position, each exactly once. Alltoall: every rank `j`'s output
+    /// block `i` is exactly rank `i`'s input block `j`, element by element.
     pub correct: bool,
     /// Every rank computes every element in the same order up to swapping the operands of `⊕`:
     /// bitwise-identical results for a commutative op such as floating-point sum (commutative
@@ -422,6 +430,18 @@ fn yes(b: bool) -> &'static str {
 
 impl fmt::Display for Semantics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.reduces {
+            return write!(
+                f,
+                "result: {}",
+                if self.correct {
+                    "correct on every rank (rank j's output block i is rank i's input block j, \
+                     for every i and j)"
+                } else {
+                    "WRONG"
+                }
+            );
+        }
         writeln!(
             f,
             "result: {}",

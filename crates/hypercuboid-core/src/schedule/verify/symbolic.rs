@@ -243,6 +243,8 @@ fn write_map(map: &mut BTreeMap<u64, Run>, a: u64, b: u64, segs: &[Seg]) {
 pub(super) struct Sym {
     n: u32,
     count: u64,
+    /// An alltoall's block (elements per rank pair); `None` for an allreduce.
+    block: Option<u64>,
     op: ReduceOp,
     arena: Arena,
     bufs: Vec<Bufs>,
@@ -260,6 +262,7 @@ impl Sym {
         Sym {
             n,
             count: s.meta().count,
+            block: s.meta().collective.block(),
             // Only schedules with data semantics are evaluated; a collective without an
             // operator combines nothing, and its symbols never meet one.
             op: s.meta().op().unwrap_or(ReduceOp::Sum),
@@ -791,6 +794,9 @@ impl Sym {
     /// Checks every rank's output; returns the semantics and one [`Problem::WrongResult`] per
     /// rank with a wrong output (at most `max` of them rendered, the rest counted).
     pub fn finish(mut self, max: usize) -> (Semantics, Vec<Problem>, usize, Vec<Problem>) {
+        if let Some(block) = self.block {
+            return self.finish_alltoall(max, block);
+        }
         let n = self.n;
         let ar = &self.arena;
         let mut facts = Facts::new(ar.l.len(), n);
@@ -802,6 +808,7 @@ impl Sym {
         let mut reference: Vec<Seg> = Vec::new();
         let mut segs: Vec<Seg> = Vec::new();
         let mut sem = Semantics {
+            reduces: true,
             correct: true,
             same_order_commutative: true,
             same_order_noncommutative: true,
@@ -887,6 +894,95 @@ impl Sym {
             sem.canonical_order = false;
         }
         sem.exact = facts.all_exact;
+        let uninit = std::mem::take(&mut self.uninit);
+        (sem, wrong, more_wrong, uninit)
+    }
+}
+
+impl Sym {
+    /// The alltoall check: on every rank `j`, output element `i·block + e` must be exactly input
+    /// element `j·block + e` of rank `i` (a leaf of rank `i`, read `(j − i)·block` elements
+    /// further on), for every `i` and every `e < block`. Nothing may be combined and nothing
+    /// left unwritten. Exact: a value is a leaf and a shift, compared without fingerprints.
+    fn finish_alltoall(
+        mut self,
+        max: usize,
+        block: u64,
+    ) -> (Semantics, Vec<Problem>, usize, Vec<Problem>) {
+        let n = self.n;
+        let out_all = Slice::new(Slot::Output, 0, self.count);
+        let mut segs: Vec<Seg> = Vec::new();
+        let mut wrong: Vec<Problem> = Vec::new();
+        let mut more_wrong = 0usize;
+        let mut correct = true;
+        for j in 0..n {
+            let _ = self.read(j, out_all, &mut segs);
+            let mut first: Option<(u64, u64, Val, u64)> = None;
+            let mut nwrong = 0u64;
+            for sg in &segs {
+                // Split the run at block boundaries: block i expects rank i's leaf.
+                let mut lo = sg.lo;
+                while lo < sg.hi {
+                    let i = lo / block;
+                    let hi = sg.hi.min((i + 1) * block);
+                    let expect = (j as i64 - i as i64) * block as i64;
+                    let ar = &self.arena;
+                    let ok = sg.v.e == i as u32
+                        && (i as u32) < n
+                        && ar.is_leaf(sg.v.e)
+                        && sg.v.sh == expect;
+                    if !ok {
+                        nwrong += hi - lo;
+                        if first.is_none() {
+                            first = Some((lo, hi, sg.v, i));
+                        }
+                    }
+                    lo = hi;
+                }
+            }
+            if let Some((lo, hi, v, i)) = first {
+                correct = false;
+                if max == 0 || wrong.len() < max {
+                    let ar = &self.arena;
+                    let expected = j as u64 * block + (lo - i * block);
+                    let got = if ar.is_leaf(v.e) && v.e < n {
+                        format!("x{}[{}]", v.e, lo as i64 + v.sh)
+                    } else {
+                        render(ar, ReduceOp::Sum, v)
+                    };
+                    let what = if v.e == n && ar.is_leaf(v.e) {
+                        "never written".to_string()
+                    } else if !ar.is_leaf(v.e) {
+                        "a combination of inputs (an alltoall combines none)".to_string()
+                    } else {
+                        "another element's data".to_string()
+                    };
+                    wrong.push(Problem::WrongResult {
+                        rank: j,
+                        elements: (lo, hi),
+                        wrong: nwrong,
+                        got,
+                        reason: format!(
+                            "{what}; expected x{i}[{expected}] (rank {i}'s block {j} at block \
+                             {i})"
+                        ),
+                    });
+                } else {
+                    more_wrong += 1;
+                }
+            }
+        }
+        let sem = Semantics {
+            reduces: false,
+            correct,
+            same_order_commutative: correct,
+            same_order_noncommutative: correct,
+            canonical_order: correct,
+            exact: true,
+            noncommutative_difference: None,
+            commutative_difference: None,
+            noncanonical: None,
+        };
         let uninit = std::mem::take(&mut self.uninit);
         (sem, wrong, more_wrong, uninit)
     }
