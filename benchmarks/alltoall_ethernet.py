@@ -143,7 +143,7 @@ def run(sizes_kb: list[int]) -> dict:
                         "sim_ms": sim,
                         "bound_ms": bound,
                         "bottleneck": link,
-                        "seed_ms": dict(zip(COLUMNS, seed)) if seed else None,
+                        "seed_ms": dict(zip(COLUMNS, seed, strict=True)) if seed else None,
                         "wall_seconds": wall,
                     }
                 )
@@ -169,7 +169,7 @@ def plot(data: dict, out: Path) -> None:
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     colours = {"LAM": "tab:red", "MPICH": "tab:blue", "ours": "tab:green"}
-    for ax, (topo, n) in zip(axes, TOPOS.items()):
+    for ax, (topo, n) in zip(axes, TOPOS.items(), strict=True):
         rows = [r for r in data["rows"] if r["topology"] == topo and r["switch"] == "ethernet"]
         kb = [r["msize"] // KB for r in rows]
         for col in COLUMNS:
