@@ -29,12 +29,21 @@ def one_message(tmp_path, nbytes: int) -> Schedule:
     return Schedule.read(f)
 
 
-@pytest.mark.parametrize(("nbytes", "frames"), [(1, 1), (1460, 1), (1461, 2), (8192, 6)])
-def test_store_and_forward_frames_on_an_idle_chain(tmp_path, nbytes, frames):
+def frame_ns(payload: int) -> float:
+    """A frame of ``payload`` bytes at 100 Mb/s: 80 ns a byte of max(payload + 78, 84)."""
+    return min(max(payload + 78, 84), 1538) * 80.0
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 1460, 1461, 8192])
+def test_store_and_forward_frames_on_an_idle_chain(tmp_path, nbytes):
     # fig5c: n0 on s0, n31 on s3, three switch-to-switch links: 4 switches store and forward.
+    # Full frames pipeline; a short last frame waits at each switch for the one ahead.
     s = one_message(tmp_path, nbytes)
     r = s.simulate(HOST, network="tree:fig5c,switch=ethernet")
-    wire = 5 * LINK_NS + 4 * (SWITCH_NS + SIGMA_NS) + frames * SIGMA_NS
+    frames = max(-(-nbytes // 1460), 1)
+    last = frame_ns(nbytes - (frames - 1) * 1460)
+    first = SIGMA_NS if frames > 1 else last
+    wire = 5 * LINK_NS + 4 * (SWITCH_NS + first) + (frames - 1) * SIGMA_NS + last
     assert r.completion_time_ns == pytest.approx(10_000 + wire + 10_000, abs=1e-6)
     assert r.network.queued_ps == 0
     # The same topology with its default switches cuts 256-byte packets through.

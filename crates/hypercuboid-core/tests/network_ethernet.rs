@@ -21,6 +21,12 @@ const L: Time = 50_000;
 /// The Ethernet switch's forwarding delay by default.
 const S: Time = 4_000_000;
 
+/// A short frame of `payload` bytes at 100 Mb/s: 80 ns a byte of its `max(payload + 78, 84)`
+/// wire bytes.
+fn short(payload: u64) -> Time {
+    (payload + 78).max(84) * 80_000
+}
+
 fn topo(spec: &str) -> Topology {
     generate(spec).unwrap()
 }
@@ -168,7 +174,8 @@ fn zero_load_store_and_forward_adds_a_frame_per_switch() {
         3 * L + 2 * (S + SIGMA) + SIGMA
     );
     // 10 frames (14 600 B) to n8 from 1 ms: the first frame's latency, then 9 more
-    // serialisations; 1461 B are two frames.
+    // serialisations; 1461 B are a full frame and one of 1 byte (79 bytes on the wire), which
+    // each switch holds until the full one has left; an empty message is a frame of 84 bytes.
     let start = us(1000);
     let d = run(
         &net,
@@ -182,11 +189,11 @@ fn zero_load_store_and_forward_adds_a_frame_per_switch() {
         d,
         [
             Delivery {
-                time: start + 2 * L + S + 2 * SIGMA,
+                time: start + 2 * L + S + 2 * short(0),
                 token: 3
             },
             Delivery {
-                time: start + 3 * L + 2 * (S + SIGMA) + 2 * SIGMA,
+                time: start + 3 * L + 2 * (S + SIGMA) + SIGMA + short(1),
                 token: 2
             },
             Delivery {
@@ -291,7 +298,9 @@ fn a_schedule_on_the_ethernet_model_is_exact_on_an_idle_network() {
         ..NetworkSetup::default()
     };
     let r = simulate_on_network(&read_goal(goal), &net, &setup, &SimOptions::default()).unwrap();
-    let wire = 5 * L + 4 * (S + SIGMA) + 6 * SIGMA;
+    // Five full frames and one of 8192 − 5·1460 = 892 bytes.
+    let wire = 5 * L + 4 * (S + SIGMA) + 5 * SIGMA + short(892);
+    assert_eq!(short(892), 77_600_000);
     assert_eq!(r.result.completion, o + wire + o);
     assert_eq!(r.messages.transfer_sum, wire as u128);
     // The flow level refuses the model.

@@ -47,7 +47,10 @@ impl SwitchModel {
 ///   and TCP headers of LAM's TCP transport, RFC 791 and RFC 793, 20 B each). On the wire a
 ///   frame also takes its 8-byte preamble and start delimiter, 14-byte header, 4-byte FCS and
 ///   the 12-byte interframe gap (clause 4): [`Ethernet::wire_bytes`] = MTU + 38 = 1538 B,
-///   123.04 µs at 100 Mb/s. A message of n bytes is ⌈n / 1460⌉ frames.
+///   123.04 µs at 100 Mb/s. A message of n bytes is ⌈n / 1460⌉ frames, the last one (and
+///   an empty message's, a control message's) as short as its bytes: `max(b + 78, 84)` wire
+///   bytes for `b` bytes of payload (a frame is 64 bytes at least), 6.72 µs for an empty
+///   one.
 /// * **Store and forward.** A switch forwards a frame only once all of it has arrived and its
 ///   forwarding decision ([`Ethernet::latency`]) is made: every switch on a path adds a full
 ///   frame's serialisation, so an idle path of h switch-to-switch links delivers a frame
@@ -109,6 +112,9 @@ pub const TCP_IP_HEADERS: u32 = 40;
 /// Preamble and SFD (8), header (14), FCS (4) and interframe gap (12): 38 bytes of every
 /// frame on the wire besides its payload (IEEE 802.3 clauses 3 and 4).
 pub const FRAME_OVERHEAD: u32 = 38;
+/// The shortest frame on the wire: 64 bytes (IEEE 802.3 clause 3: 14-byte header, 46
+/// bytes of payload at least, FCS) with the 8-byte preamble and the 12-byte gap.
+pub const MIN_FRAME_WIRE: u32 = 84;
 /// What a PAUSE takes to act, in byte times of its link: the 84 bytes of a PAUSE frame on the
 /// wire (64-byte MAC Control frame, preamble and SFD, interframe gap) and 512 bit times
 /// (64 byte times) of reaction (IEEE 802.3 Annex 31B).
@@ -128,6 +134,12 @@ impl Ethernet {
     /// Bytes a frame takes on the wire besides its payload: the headers and framing (78).
     pub fn overhead(&self) -> u32 {
         self.wire_bytes() - self.payload()
+    }
+
+    /// Bytes on the wire of the shortest frame: 64 (header, 46 bytes of payload at least,
+    /// FCS) with preamble and gap, 84.
+    pub fn min_wire_bytes(&self) -> u32 {
+        MIN_FRAME_WIRE
     }
 
     /// Byte times a PAUSE (XOFF or XON) takes to act besides the link latency (148).
@@ -163,6 +175,7 @@ mod tests {
         assert_eq!(e.wire_bytes(), 1538);
         assert_eq!(e.overhead(), 78);
         assert_eq!(e.pause_bytes(), 148);
+        assert_eq!(e.min_wire_bytes(), 84);
         assert_eq!(SwitchModel::default(), SwitchModel::Vct);
         assert_eq!(SwitchModel::Ethernet(e).name(), "ethernet");
         assert_eq!(SwitchModel::Vct.name(), "vct");

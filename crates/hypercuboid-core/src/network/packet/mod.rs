@@ -191,6 +191,7 @@ impl NetParams {
             store_forward: true,
             overhead: e.overhead(),
             pause_bytes: e.pause_bytes(),
+            min_wire: e.min_wire_bytes(),
         };
         Ok((p, sw))
     }
@@ -207,6 +208,10 @@ pub struct Switching {
     /// Byte times (at the link's rate) a freed buffer slot takes to reach the upstream
     /// besides the link latency: PAUSE's reaction (0 for credits).
     pub pause_bytes: u32,
+    /// Wire bytes of the shortest frame: a message's last packet, when shorter than the
+    /// others, takes the time of its payload and overhead, at least this (0: every packet
+    /// takes a full packet's time).
+    pub min_wire: u32,
 }
 
 impl Switching {
@@ -215,11 +220,40 @@ impl Switching {
         store_forward: false,
         overhead: 0,
         pause_bytes: 0,
+        min_wire: 0,
     };
 
     /// Serialisation of a packet of `payload` bytes at `bandwidth_gbps` (ps, rounded up).
     pub fn serialisation(&self, payload: u32, bandwidth_gbps: f64) -> Time {
         ((payload as u64 + self.overhead as u64) as f64 * 8000.0 / bandwidth_gbps).ceil() as Time
+    }
+
+    /// Serialisation of a packet carrying `payload` bytes on a link whose full packets of
+    /// `packet_bytes` take `ser`: `ser` unless the model has short frames and the packet is
+    /// shorter, then `ser · max(payload + overhead, min_wire) / (packet_bytes + overhead)`,
+    /// rounded up.
+    pub fn packet_serialisation(&self, ser: Time, payload: u64, packet_bytes: u32) -> Time {
+        if self.min_wire == 0 {
+            return ser;
+        }
+        let p = u32::try_from(payload).unwrap_or(u32::MAX);
+        Switching::short(
+            ser,
+            p,
+            self.overhead as u64,
+            self.min_wire as u64,
+            packet_bytes as u64 + self.overhead as u64,
+        )
+    }
+
+    /// [`Switching::packet_serialisation`] with the wire bytes of a full packet `wire`.
+    #[inline(always)]
+    pub(super) fn short(ser: Time, payload: u32, overhead: u64, min_wire: u64, wire: u64) -> Time {
+        let w = payload as u64 + overhead;
+        if w >= wire {
+            return ser;
+        }
+        (ser * w.max(min_wire)).div_ceil(wire)
     }
 }
 
