@@ -51,6 +51,28 @@ class Schedule:
         chrome_trace: str | None = ...,
     ) -> dict[str, Any]:
         """``{model, completion_ps, rank_finish_ps, ops, messages, trace}``."""
+    def simulate_network(
+        self,
+        topology: Topology,
+        model: str | None = ...,
+        routing: str = ...,
+        level: str = ...,
+        mapping: str = ...,
+        mapping_endpoints: list[int] | None = ...,
+        ranks_per_endpoint: int = ...,
+        seed: int = ...,
+        packet_bytes: int = ...,
+        buffer_bytes: int = ...,
+        switch_latency_ps: int = ...,
+        watchdog_ps: int = ...,
+        threads: int = ...,
+        trace: bool = ...,
+        chrome_trace: str | None = ...,
+        records: bool = ...,
+        sample_links: bool = ...,
+    ) -> dict[str, Any]:
+        """:meth:`simulate`'s dict plus ``network`` (links, messages, worst, records,
+        placement, timeline, wire_units, wire_events)."""
     def to_goal(self, reduce_ns_per_byte: float = ...) -> str: ...
     def to_text(self) -> str: ...
     def write_goal(self, path: str, reduce_ns_per_byte: float = ...) -> None: ...
@@ -152,6 +174,7 @@ def parse_model(spec: str) -> str: ...
 def parse_noise(spec: str) -> str: ...
 def model_forms() -> list[dict[str, Any]]: ...
 def noise_forms() -> list[dict[str, Any]]: ...
+def network_mappings() -> str: ...
 
 # -- recursive multiplying and tuning -----------------------------------------------------------
 
