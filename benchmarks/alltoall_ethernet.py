@@ -19,12 +19,13 @@ topology. Algorithms:
 
 Beside them: the seed's measured milliseconds (its tables for Figures 6, 7 and 8) and the
 bottleneck bound |M_u| x |M_v| x msize / B (B = 100 Mb/s). Hosts: LogGOPS ``o = g = 10 us``,
-eager up to 64 KB (rendezvous above).
+eager up to 64 KB and rendezvous above, as LAM's TCP transport (``--host`` changes it).
 
-Writes ``benchmarks/results/alltoall_ethernet.json`` and, with ``--plot DIR``,
-``DIR/alltoall-ethernet-fig6-8.png``.
+Writes ``benchmarks/results/alltoall_ethernet.json`` (``--out`` another name) and, with
+``--plot DIR``, ``DIR/alltoall-ethernet-fig6-8.png``.
 
     python benchmarks/alltoall_ethernet.py [--plot docs/figures] [--sizes 8,16,...]
+        [--host loggops:...] [--out NAME.json]
 """
 
 from __future__ import annotations
@@ -102,11 +103,11 @@ def bound_ms(topo: str, msize: int) -> tuple[float, str]:
     )
 
 
-def run(sizes_kb: list[int]) -> dict:
+def run(sizes_kb: list[int], host: str) -> dict:
     rows = []
     notes = []
     for topo, n in TOPOS.items():
-        print(f"tree:{topo}, {n} ranks, host {HOST}")
+        print(f"tree:{topo}, {n} ranks, host {host}")
         print(
             f"  {'KB':>4} {'switch':8} {'LAM ms':>9} {'MPICH ms':>9} {'ours ms':>9} "
             f"{'bound ms':>9} | {'seed LAM':>9} {'seed MPICH':>10} {'seed ours':>9}  wall s"
@@ -130,7 +131,7 @@ def run(sizes_kb: list[int]) -> dict:
                         continue
                     s = hc.schedules.alltoall(alg, n, count=msize, dtype="uint8")
                     t0 = time.perf_counter()
-                    r = s.simulate(HOST, network=spec, level="packet")
+                    r = s.simulate(host, network=spec, level="packet")
                     wall += time.perf_counter() - t0
                     sim[col] = r.completion_time_ns / 1e6
                 rows.append(
@@ -158,10 +159,13 @@ def run(sizes_kb: list[int]) -> dict:
                 )
     for n in notes:
         print(f"note: {n}")
-    return {"host": HOST, "rows": rows, "notes": notes}
+    have = any(a.name == "scheduled" for a in hc.schedules.algorithms("alltoall"))
+    return {"host": host, "scheduled_available": have, "rows": rows, "notes": notes}
 
 
 def plot(data: dict, out: Path) -> None:
+    """Completion against message size, one panel per topology (Ethernet switches): the
+    simulated algorithms, the seed's measurements and the bound."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -197,9 +201,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--plot", type=Path, help="directory of the PNG")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="KB per message")
+    ap.add_argument("--host", default=HOST, help="host model (a loggops: spec)")
+    ap.add_argument("--out", default="alltoall_ethernet.json", help="JSON name in results/")
     a = ap.parse_args()
-    data = run([int(x) for x in a.sizes.split(",")])
-    out = Path(__file__).parent / "results" / "alltoall_ethernet.json"
+    data = run([int(x) for x in a.sizes.split(",")], a.host)
+    out = Path(__file__).parent / "results" / a.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {out}")
