@@ -92,6 +92,11 @@ fn the_switch_model_is_a_key_of_the_tree_spec() {
         e.name(),
         "tree:fig1,switch=ethernet,buffer=2,mtu=9000,delay=1us"
     );
+    // Every generator takes it too, and keeps its graph.
+    let ft = topo("fattree:k=4,bw=1,switch=ethernet");
+    assert_eq!(ft.name(), "fattree:k=4,levels=2,bw=1,switch=ethernet");
+    assert_eq!(ft.switch(), SwitchModel::Ethernet(Ethernet::default()));
+    assert_eq!(ft.links(), topo("fattree:k=4,bw=1").links());
 }
 
 #[test]
