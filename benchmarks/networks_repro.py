@@ -83,6 +83,28 @@ def allreduce_table() -> list[dict]:
     return rows
 
 
+def allreduce_q13() -> list[dict]:
+    """The same on the seed's Slim Fly q = 13, p = 9 (3042 ranks), at 8 B and 64 KB."""
+    net, n = "slimfly:q=13,p=9", 3042
+    algs = ["ring", "recursive_doubling", "recursive_multiplying:a13,a13,a18"]
+    lat = netsim.zero_load_latency(net, hops=2)
+    model = f"loggops:L={lat}ns,o=200ns,g=20ns,G=0.08ns,O=0,S=64KiB"
+    rows = []
+    print(f"\n1b. allreduce on {net}, {n} ranks")
+    print(f"   {'bytes':>8} {'algorithm':36} {'model us':>10} {'linear us':>10} {'random us':>10}")
+    for size in (8, 65536):
+        for alg in algs:
+            s = hc.schedules.allreduce(alg, n, count=max(size // 8, 1))
+            m = s.simulate(model).completion_time_ns
+            lin = s.simulate(HOST, network=net).completion_time_ns
+            rnd = s.simulate(HOST, network=net, mapping="random:seed=1").completion_time_ns
+            print(f"   {size:>8} {alg:36} {m / 1e3:>10.2f} {lin / 1e3:>10.2f} {rnd / 1e3:>10.2f}")
+            rows.append(
+                {"bytes": size, "algorithm": alg, "model_ns": m, "linear_ns": lin, "random_ns": rnd}
+            )
+    return rows
+
+
 def nn_goal(dims: tuple[int, int, int], nbytes: int, path: Path) -> None:
     """A 3-D periodic nearest-neighbour exchange: every rank posts its 6 receives and 6 sends
     at once (tags by direction), as the seed's NN exchange."""
@@ -163,6 +185,9 @@ def plot(rows: list[dict], path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--plot", default=None, help="folder for the figure")
+    ap.add_argument(
+        "--q13", action="store_true", help="also the seed's Slim Fly q = 13 (a few minutes)"
+    )
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "networks_repro.json"))
     args = ap.parse_args()
     import tempfile
@@ -170,12 +195,15 @@ def main() -> None:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         rows = allreduce_table()
+        q13 = allreduce_q13() if args.q13 else None
         ex = exchanges(Path(tmp))
     if args.plot:
         p = Path(args.plot) / "networks-allreduce-slimfly.png"
         plot(rows, p)
         print(f"\nplot {p}")
     res = {"network": NET, "host": HOST, "allreduce": rows, "exchanges": ex}
+    if q13 is not None:
+        res["allreduce_q13"] = q13
     res["wall_s"] = time.perf_counter() - t0
     Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {args.out} ({res['wall_s']:.0f} s)")

@@ -110,13 +110,24 @@ def test_cli_generate_verify_show(tmp_path):
 
 def test_the_registry_lists_the_alltoall_algorithms():
     names = [a.name for a in hc.schedules.algorithms("alltoall")]
-    assert names == ["linear", "linear_shifted", "pairwise", "bruck", "k_bruck", "linear_sync"]
+    assert names == [
+        "linear",
+        "linear_shifted",
+        "pairwise",
+        "bruck",
+        "k_bruck",
+        "linear_sync",
+        "scheduled",
+    ]
     by = {a.name: a for a in hc.schedules.algorithms("alltoall")}
     assert by["linear_shifted"].aliases == ("scattered",)
     assert by["k_bruck"].keys == {"k": "the radix, 2 ..= 32768 (default 2)"}
+    # scheduled names its topology in its spec (topo=...): nothing else is needed.
     assert not any(a.needs_topology for a in by.values())
+    assert by["scheduled"].example == "scheduled:topo=tree:fig1,sync=pairwise"
     for a in by.values():
-        assert hc.schedules.alltoall(a.example, 7, 2).verify(eager_limit=0).sound, a.example
+        # 6 ranks: scheduled's example runs on tree:fig1, one rank on each of its 6 machines.
+        assert hc.schedules.alltoall(a.example, 6, 2).verify(eager_limit=0).sound, a.example
     r = run("schedule", "list")
     assert "alltoall: every rank j ends with rank i's block j at block i" in r.output
     assert "      also: scattered" in r.output
@@ -127,7 +138,7 @@ def test_errors_name_the_bad_value_and_the_accepted_ones():
         hc.schedules.alltoall("ring", 4)
     assert str(e.value) == (
         "unknown alltoall algorithm 'ring'; accepted: linear, linear_shifted, pairwise, bruck, "
-        "k_bruck, linear_sync"
+        "k_bruck, linear_sync, scheduled"
     )
     assert isinstance(e.value, ValueError)
     with pytest.raises(hc.ScheduleError, match=r"k=1: k is 2 \.\.= 32768$"):
@@ -141,7 +152,8 @@ def test_errors_name_the_bad_value_and_the_accepted_ones():
     assert r.output == "Error: --ranks 0: the number of ranks must be >= 1\n"
     r = CliRunner().invoke(cli, ["schedule", "verify", "alltoall", "-a", "nope", "-n", "3"])
     assert r.exit_code == 1 and r.output.count("\n") == 1
-    assert "accepted: linear, linear_shifted, pairwise, bruck, k_bruck, linear_sync" in r.output
+    accepted = "linear, linear_shifted, pairwise, bruck, k_bruck, linear_sync, scheduled"
+    assert f"accepted: {accepted}" in r.output
 
 
 def test_one_rank_alone_equals_its_program_in_the_schedule():

@@ -17,6 +17,7 @@ The scheduler and the checks run in Rust (``hypercuboid._core``); see docs/allto
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +143,104 @@ def plot_occupancy(r: AlltoallPhases, path: str | Path, *, title: str | None = N
     return out
 
 
+#: The synchronisation variants of ``scheduled`` (``sync=``), the default first.
+SYNCS = ("pairwise-reduced", "pairwise", "barrier", "none")
+
+
+@dataclass(frozen=True)
+class SyncCheck:
+    """The happens-before check of one variant's schedule: ``pairs`` pairs of contending
+    messages in different phases examined, ``violated`` of them not ordered by the
+    dependencies, ``violation`` the first of those (``None``: every pair is enforced)."""
+
+    pairs: int
+    violated: int
+    violation: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+
+@dataclass(frozen=True)
+class SyncCounts:
+    """Synchronisation messages of ``scheduled`` on a cluster (alltoall seed, section 5):
+    ``pairwise`` before the removal of redundant synchronisations, ``pairwise_reduced`` after
+    it, ``barrier`` the zero-byte messages of dissemination barriers between the phases; with
+    ``check``, the happens-before check of each variant (``checks[sync]``)."""
+
+    topology: str
+    ranks: int
+    messages: int
+    phases: int
+    pairwise: int
+    pairwise_reduced: int
+    barrier: int
+    checks: dict[str, SyncCheck]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["checks"] = {k: {"pairs": c.pairs, "violated": c.violated, "ok": c.ok,
+                           "violation": c.violation}
+                       for k, c in self.checks.items()}  # fmt: skip
+        return d
+
+
+def sync_counts(
+    topology: Topology | str, mapping: str | Path | None = None, check: bool = False
+) -> SyncCounts:
+    """The synchronisation messages of every ``sync`` variant of the ``scheduled`` alltoall on
+    ``topology``, ranks on the machines of the ``mapping`` file (one machine name or index a
+    line) or one on each machine; with ``check``, each variant's schedule is built and the
+    happens-before check run (``none`` is expected to fail it wherever phases share links)."""
+    topo = generate(topology) if isinstance(topology, str) else topology
+    d = _core.alltoall_sync_counts(topo, None if mapping is None else str(mapping), check)
+    checks = {k: SyncCheck(*c) for k, c in d.pop("checks").items()}
+    return SyncCounts(topology=topo.name, checks=checks, **d)
+
+
+@dataclass(frozen=True)
+class Routine:
+    """A generated ``MPI_Alltoall`` routine: its C ``text`` and what it runs."""
+
+    text: str
+    ranks: int
+    phases: int
+    messages: int
+    syncs: int
+
+
+def alltoall_routine(
+    topology: Topology | str,
+    *,
+    mapping: str | Path | None = None,
+    sync: str = "pairwise-reduced",
+    min_size: int = 0,
+    pmpi: bool = False,
+    name: str = "hc_alltoall",
+    provenance: str = "",
+) -> Routine:
+    """The self-contained C file of an ``MPI_Alltoall`` routine for ``topology`` (the seed's
+    routine generator): ``int NAME(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)``, the ``scheduled``
+    phases kept apart by ``sync``, falling back to ``PMPI_Alltoall`` for blocks below
+    ``min_size`` bytes; ``pmpi`` also defines ``MPI_Alltoall``."""
+    topo = generate(topology) if isinstance(topology, str) else topology
+    text, d = _core.alltoall_routine(
+        topo, None if mapping is None else str(mapping), sync, min_size, pmpi, name, provenance
+    )
+    return Routine(text=text, **d)
+
+
 __all__ = [
     "MAX_PLOT_CELLS",
+    "SYNCS",
     "AlltoallPhases",
+    "Routine",
+    "SyncCheck",
+    "SyncCounts",
+    "alltoall_routine",
+    "sync_counts",
     "alltoall_phases",
     "methods",
     "plot_occupancy",

@@ -52,6 +52,28 @@ def test_alltoall_matches_mpi_alltoall(comm, algorithm, count):
         assert x.tobytes() == keep.tobytes()  # the input is left alone
 
 
+SCHEDULED = [
+    "scheduled:topo=tree:fig1",
+    "scheduled:topo=tree:fig1,sync=pairwise",
+    "scheduled:topo=tree:fig1,sync=barrier",
+    "scheduled:topo=tree:fig1,sync=none",
+]
+
+
+@pytest.mark.parametrize("count", [0, 1, 1000])
+@pytest.mark.parametrize("algorithm", SCHEDULED)
+def test_scheduled_matches_mpi_alltoall(comm, algorithm, count):
+    """The Faraj-Yuan phases of fig1 (6 machines) on the first comm.size machines."""
+    from hypercuboid.mpi import alltoall
+
+    if comm.size > 6:
+        pytest.skip("tree:fig1 has 6 machines: one rank each")
+    for dtype in (np.float64, np.int32):
+        x = _send(comm, count, dtype)
+        y = alltoall(comm, x, None, algorithm)
+        assert y.tobytes() == _reference(comm, x).tobytes(), (algorithm, count, dtype)
+
+
 @pytest.mark.parametrize("runner", ["python", "native"])
 def test_both_runners_give_the_library_bits(comm, runner):
     from hypercuboid.mpi import alltoall
@@ -139,7 +161,7 @@ def test_bad_input_is_refused_with_the_accepted_values(comm):
         alltoall(comm, np.zeros(comm.size), None, "ring")
     assert str(e.value) == (
         "unknown alltoall algorithm 'ring'; accepted: linear, linear_shifted, pairwise, bruck, "
-        "k_bruck, linear_sync"
+        "k_bruck, linear_sync, scheduled"
     )
     with pytest.raises(ScheduleError) as e:
         alltoall(comm, np.zeros(comm.size, dtype=bool), None, "pairwise")

@@ -3,10 +3,16 @@
 
 use crate::errors::{raise, PyResultExt, ToPyErr};
 use crate::topology::{wrap, PyTopology};
+use hypercuboid_core::collectives::alltoall;
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
     Method, PhaseError, Routing, METHODS, ROUTINGS,
 };
+use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
+use hypercuboid_core::collectives::alltoall::scheduled;
+use hypercuboid_core::collectives::alltoall::sync::{Sync, SYNCS};
+use hypercuboid_core::collectives::registry::{self, Context};
+use hypercuboid_core::schedule::{Dtype, ScheduleError};
 use hypercuboid_core::topology::tree::TreeDescription;
 use hypercuboid_core::topology::Topology;
 use numpy::ndarray::Array2;
@@ -297,6 +303,133 @@ fn alltoall_random_tree_json(
     Ok(random_description(machines, switches, shape, seed)?.to_json())
 }
 
+/// The machine of every rank: from a mapping file, or linear over every machine.
+fn machines_of(topo: &Topology, mapping: Option<&str>) -> PyResult<Vec<u32>> {
+    match mapping {
+        Some(path) => scheduled::read_mapping(path, topo).py(),
+        None => Ok((0..topo.num_endpoints() as u32).collect()),
+    }
+}
+
+fn sync_of(name: &str) -> PyResult<Sync> {
+    SYNCS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| {
+            let accepted: Vec<String> = SYNCS.iter().map(|(n, _)| n.to_string()).collect();
+            raise(
+                "ScheduleError",
+                format!("unknown sync '{name}'; accepted: {}", accepted.join(", ")),
+                |_, d| d.set_item("accepted", accepted.clone()),
+            )
+        })
+}
+
+/// Synchronisation messages of every variant of `scheduled` on `topology` (ranks on the
+/// machines of the `mapping` file, or one per machine), and with `check` the happens-before
+/// check of every variant's schedule: a dict of `ranks`, `messages`, `phases`, `pairwise`,
+/// `pairwise_reduced`, `barrier` and `checks` (`{sync: (pairs, violated, first violation or
+/// None)}`). The GIL
+/// is released.
+#[pyfunction]
+#[pyo3(signature = (topology, mapping = None, check = false))]
+fn alltoall_sync_counts<'py>(
+    py: Python<'py>,
+    topology: &PyTopology,
+    mapping: Option<&str>,
+    check: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let topo = topology.topology();
+    let machine_of = machines_of(topo, mapping)?;
+    let (counts, checks) = py
+        .detach(|| -> Result<_, ScheduleError> {
+            let c = scheduled::sync_counts(topo, &machine_of)?;
+            let mut checks = Vec::new();
+            if check {
+                let n = machine_of.len() as u32;
+                for &(name, sync) in SYNCS {
+                    let alg = alltoall::Algorithm::Scheduled {
+                        topo: None,
+                        sync,
+                        mapping: None,
+                    };
+                    let spec = alltoall::AlltoallSpec::new(n, 1, Dtype::Float64);
+                    let ctx = Context {
+                        topology: Some(topo),
+                        mapping: Some(&machine_of),
+                    };
+                    let s = registry::generate::<alltoall::Alltoall>(&alg, &spec, &ctx)?;
+                    let plan = scheduled::plan(topo, &machine_of, sync, n)?;
+                    let e = scheduled::enforces_phases(&s, &plan, topo)?;
+                    let v = e.violation.map(|(a, b)| {
+                        format!(
+                            "{}->{} (phase {}) and {}->{} (phase {}) share a link and are not \
+                             ordered",
+                            a.src, a.dst, a.phase, b.src, b.dst, b.phase
+                        )
+                    });
+                    checks.push((name, e.pairs, e.violated, v));
+                }
+            }
+            Ok((c, checks))
+        })
+        .py()?;
+    let d = PyDict::new(py);
+    d.set_item("ranks", machine_of.len())?;
+    d.set_item("messages", counts.messages)?;
+    d.set_item("phases", counts.phases)?;
+    d.set_item("pairwise", counts.pairwise)?;
+    d.set_item("pairwise_reduced", counts.reduced)?;
+    d.set_item("barrier", counts.barrier)?;
+    let c = PyDict::new(py);
+    for (name, pairs, violated, v) in checks {
+        c.set_item(name, (pairs, violated, v))?;
+    }
+    d.set_item("checks", c)?;
+    Ok(d)
+}
+
+/// The C file of the `MPI_Alltoall` routine of `topology` (ranks on the machines of the
+/// `mapping` file, or one per machine), kept apart by `sync`, falling back to the library
+/// below `min_size` bytes a block; with `pmpi` it also defines `MPI_Alltoall`. Returns the
+/// text and a dict of `ranks`, `phases`, `messages`, `syncs`.
+#[pyfunction]
+#[pyo3(signature = (topology, mapping = None, sync = "pairwise-reduced", min_size = 0, pmpi = false, name = "hc_alltoall", provenance = ""))]
+#[allow(clippy::too_many_arguments)]
+fn alltoall_routine<'py>(
+    py: Python<'py>,
+    topology: &PyTopology,
+    mapping: Option<&str>,
+    sync: &str,
+    min_size: u64,
+    pmpi: bool,
+    name: &str,
+    provenance: &str,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let topo = topology.topology();
+    let machine_of = machines_of(topo, mapping)?;
+    let sync = sync_of(sync)?;
+    let opts = RoutineOptions {
+        name: name.to_string(),
+        min_size,
+        pmpi,
+        provenance: provenance.to_string(),
+    };
+    let (text, plan) = py
+        .detach(|| -> Result<_, ScheduleError> {
+            let plan = scheduled::plan(topo, &machine_of, sync, machine_of.len() as u32)?;
+            Ok((routine(&plan, &opts)?, plan))
+        })
+        .py()?;
+    let d = PyDict::new(py);
+    d.set_item("ranks", machine_of.len())?;
+    d.set_item("phases", plan.active_phases.len())?;
+    d.set_item("messages", plan.messages.len())?;
+    d.set_item("syncs", plan.syncs.len())?;
+    Ok((text, d))
+}
+
 /// Most machines (and switches) of a random tree.
 const MAX_RANDOM: usize = 1 << 16;
 
@@ -307,5 +440,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_sync_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(alltoall_routine, m)?)?;
     Ok(())
 }

@@ -121,3 +121,165 @@ def _print_text(r, show: int) -> None:
         click.echo(f"phase {p:>{pw}}: {msgs}")
     if limit < len(sched):
         click.echo(f"... {len(sched) - limit} more phases (--show 0 lists all, --json prints all)")
+
+
+def _topo_option(f):
+    return click.option(
+        "--topo",
+        "topo_spec",
+        required=True,
+        metavar="SPEC",
+        help="The cluster: tree:PRESET (fig1, fig5a, fig5b, fig5c), tree:FILE.json, or any "
+        "topology spec (the phase heuristic off trees).",
+    )(f)
+
+
+def _mapping_option(f):
+    return click.option(
+        "--mapping",
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help="The machine of every rank: one machine name (or index) a line, as a hostfile "
+        "gives them ('#' comments). Default: rank r on machine r, one rank per machine.",
+    )(f)
+
+
+@alltoall.command("sync")
+@_topo_option
+@_mapping_option
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Build every variant's schedule and check that its dependencies enforce the phases "
+    "(happens-before between every pair of contending messages in different phases).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def sync_cmd(topo_spec: str, mapping: str | None, check: bool, as_json: bool) -> None:
+    """Synchronisation messages that keep the phases of `scheduled` apart (seed, section 5).
+
+    pairwise: a zero-byte message a->c after a->b whenever a->b (phase p) and c->d (phase q > p)
+    share a link; pairwise-reduced: the same without redundant synchronisations (a transitive
+    reduction of the dependence graph); barrier: dissemination barriers between phases. With
+    --check, exits 1 when a synchronising variant does not enforce the phases.
+    """
+    from hypercuboid import phases
+
+    r = phases.sync_counts(topo_spec, mapping, check)
+    if as_json:
+        echo_json(r.to_dict())
+    else:
+        rows = [
+            ("topology", r.topology),
+            ("ranks", f"{r.ranks} ({r.messages} messages in {r.phases} phases)"),
+            ("pairwise", f"{r.pairwise} synchronisation messages (before the reduction)"),
+            ("pairwise-reduced", f"{r.pairwise_reduced} (after it)"),
+            ("barrier", f"{r.barrier} zero-byte messages ({max(r.phases - 1, 0)} barriers)"),
+        ]
+        for name, c in r.checks.items():
+            verdict = (
+                f"enforces the phases ({c.pairs} pairs of contending messages)"
+                if c.ok
+                else f"does NOT enforce {c.violated} of {c.pairs} pairs; first: {c.violation}"
+            )
+            rows.append((f"check {name}", verdict))
+        width = max(len(k) for k, _ in rows)
+        for k, v in rows:
+            click.echo(f"{k:<{width}}  {v}")
+    if any(not c.ok for name, c in r.checks.items() if name != "none"):
+        raise SystemExit(1)
+
+
+@alltoall.command("generate")
+@_topo_option
+@_mapping_option
+@click.option(
+    "--sync",
+    type=click.Choice(["pairwise-reduced", "pairwise", "barrier", "none"]),
+    default="pairwise-reduced",
+    show_default=True,
+    help="How the phases are kept apart.",
+)
+@click.option(
+    "--min-size",
+    default="0",
+    show_default=True,
+    metavar="BYTES",
+    help="Blocks below this size (sendcount x type size; 32KB, 1MiB, ...) go to the library's "
+    "MPI_Alltoall.",
+)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE")
+@click.option("--pmpi", is_flag=True, help="Also define MPI_Alltoall, calling the routine.")
+@click.option("--name", default="hc_alltoall", show_default=True, help="The routine's name.")
+@click.option(
+    "--compile",
+    "compile_check",
+    is_flag=True,
+    help="Check that the file compiles: mpicc -c (HYPERCUBOID_MPICC, the venv's, or PATH).",
+)
+def generate_cmd(
+    topo_spec: str,
+    mapping: str | None,
+    sync: str,
+    min_size: str,
+    output: str,
+    pmpi: bool,
+    name: str,
+    compile_check: bool,
+) -> None:
+    """Write a self-contained C file with an MPI_Alltoall routine for a cluster (the seed's
+    automatic routine generator): int NAME(const void *sendbuf, int sendcount, MPI_Datatype
+    sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm), the
+    contention-free phases on point-to-point calls."""
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hypercuboid import phases
+    from hypercuboid.errors import HypercuboidError
+    from hypercuboid.units import parse_size
+
+    try:
+        min_bytes = parse_size(min_size)
+    except (HypercuboidError, ValueError) as e:
+        raise click.UsageError(f"--min-size {min_size}: {e}") from None
+    argv = ["hypercuboid", "alltoall", "generate", *sys.argv[3:]] if len(sys.argv) > 3 else []
+    r = phases.alltoall_routine(
+        topo_spec,
+        mapping=mapping,
+        sync=sync,
+        min_size=min_bytes,
+        pmpi=pmpi,
+        name=name,
+        provenance=" ".join(shlex.quote(a) for a in argv)
+        or f"hypercuboid alltoall generate --topo {topo_spec} --sync {sync}",
+    )
+    Path(output).write_text(r.text)
+    click.echo(
+        f"wrote {output}: {name} for {r.ranks} ranks, {r.phases} phases, {r.messages} messages, "
+        f"{r.syncs} synchronisation messages (sync={sync}), library below {min_bytes} bytes"
+        + (", MPI_Alltoall defined" if pmpi else "")
+    )
+    if compile_check:
+        from hypercuboid.errors import MPIError
+        from hypercuboid.mpi.native import find_mpicc
+
+        try:
+            mpicc = find_mpicc()
+        except MPIError as e:
+            raise click.ClickException(f"cannot check that {output} compiles: {e}") from None
+        obj = Path(output).with_suffix(".o")
+        try:
+            done = subprocess.run(
+                [mpicc, "-c", "-Wall", str(output), "-o", str(obj)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError as e:
+            raise click.ClickException(f"{mpicc} cannot run: {e.strerror}") from None
+        if done.returncode != 0:
+            first = (done.stderr.strip().splitlines() or ["(no message)"])[0]
+            raise click.ClickException(f"{output} does not compile with {mpicc}: {first}")
+        click.echo(f"compiled: {obj}")

@@ -120,6 +120,33 @@ impl LogGopsState {
     }
 }
 
+/// Local work of `cost` at `t` on a CPU whose clock is `cpu`, LogGOPSim's way: it waits for
+/// the CPU, occupies it for `cost` and completes at its start.
+#[inline]
+pub(super) fn local_on(cpu: &mut Time, t: Time, cost: Time) -> Attempt<LocalRun> {
+    if *cpu > t {
+        return Attempt::Retry(*cpu);
+    }
+    let end = t.saturating_add(cost);
+    *cpu = end;
+    Attempt::Go(LocalRun {
+        done: t,
+        busy_until: end,
+    })
+}
+
+/// A rank's finish time, LogGOPSim's way: the latest of its `ncpus` CPU clocks in `cpu` (and
+/// of its last op's completion).
+pub(super) fn finish_of(cpu: &[Time], ncpus: usize, rank: Rank, last_done: Time) -> Time {
+    let lo = rank as usize * ncpus;
+    cpu[lo..lo + ncpus]
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(last_done)
+}
+
 impl LogGopsModel {
     #[inline]
     fn per_extra_byte(bytes: u64, rate: f64) -> Time {
@@ -220,15 +247,7 @@ impl CostModel for LogGopsModel {
     #[inline]
     fn local(&self, st: &mut LogGopsState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         let c = st.c(site.rank, site.cpu);
-        if st.cpu[c] > t {
-            return Attempt::Retry(st.cpu[c]);
-        }
-        let end = t.saturating_add(cost);
-        st.cpu[c] = end;
-        Attempt::Go(LocalRun {
-            done: t,
-            busy_until: end,
-        })
+        local_on(&mut st.cpu[c], t, cost)
     }
 
     #[inline]
@@ -242,13 +261,7 @@ impl CostModel for LogGopsModel {
     }
 
     fn rank_finish(&self, st: &LogGopsState, rank: Rank, last_done: Time) -> Time {
-        let lo = rank as usize * st.ncpus;
-        st.cpu[lo..lo + st.ncpus]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .max(last_done)
+        finish_of(&st.cpu, st.ncpus, rank, last_done)
     }
 
     fn tie_order(&self) -> TieOrder {

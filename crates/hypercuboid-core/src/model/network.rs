@@ -815,15 +815,7 @@ impl<'n> CostModel for NetworkModel<'n> {
 
     fn local(&self, st: &mut NetState<'n>, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         let c = st.c(site.rank, site.cpu);
-        if st.cpu[c] > t {
-            return Attempt::Retry(st.cpu[c]);
-        }
-        let end = t.saturating_add(cost);
-        st.cpu[c] = end;
-        Attempt::Go(LocalRun {
-            done: t,
-            busy_until: end,
-        })
+        super::loggops::local_on(&mut st.cpu[c], t, cost)
     }
 
     fn reduce_cost(&self, bytes: u64) -> Time {
@@ -835,13 +827,7 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn rank_finish(&self, st: &NetState<'n>, rank: Rank, last_done: Time) -> Time {
-        let lo = rank as usize * st.ncpus;
-        st.cpu[lo..lo + st.ncpus]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(0)
-            .max(last_done)
+        super::loggops::finish_of(&st.cpu, st.ncpus, rank, last_done)
     }
 
     fn advance(

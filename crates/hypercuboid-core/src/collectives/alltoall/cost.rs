@@ -62,6 +62,15 @@ pub fn alltoall(
         | Algorithm::LinearSync { .. } => (n as u128 - 1) * message(1),
         Algorithm::Bruck => bruck_messages(n, 2).map(message).sum(),
         Algorithm::KBruck { k } => bruck_messages(n, k).map(message).sum(),
+        Algorithm::Scheduled { .. } => {
+            return Err(ScheduleError::BadParameter {
+                name: "alltoall algorithm".into(),
+                value: alg.name().into_owned(),
+                reason: "scheduled has no closed form (its time depends on the topology's \
+                         links): simulate it"
+                    .into(),
+            })
+        }
     };
     Time::try_from(total).map_err(|_| ScheduleError::BadParameter {
         name: "cost".into(),

@@ -27,12 +27,13 @@
 //! | `pairwise` | MPICH's long-message algorithm: XOR partners for N a power of two, else rank ± i |
 //! | `bruck`, `k_bruck:k=K` | MPICH's short-message Bruck algorithm and its radix-k form (`k_brucks`) |
 //! | `linear_sync` | Open MPI's linear algorithm with at most `max` requests outstanding |
+//! | `scheduled` | Faraj and Yuan's contention-free phases of a topology, kept apart by [`sync`] |
 //!
-//! An algorithm that needs the machine (the Faraj–Yuan contention-free phases, `scheduled`)
-//! is an [`Entry`] with [`registry::Needs::Topology`] that reads the topology from the
-//! [`Context`] in its `prepare` and returns its phase table as a [`Prepared`] variant. The
-//! phase tables themselves (the Faraj–Yuan scheduler for trees, a heuristic elsewhere, and
-//! their checks) are in [`phases`].
+//! `scheduled` needs the machine: its spec names the topology (`topo=tree:fig1`), or a caller
+//! passes it (and the rank → machine mapping) in the [`Context`]; its `prepare` builds the
+//! phase table, the synchronisations and every rank's steps once ([`Prepared::Scheduled`]).
+//! The phase tables themselves (the Faraj–Yuan scheduler for trees, a heuristic elsewhere, and
+//! their checks) are in [`phases`]; the `MPI_Alltoall` routine generator is [`routine`].
 
 pub mod bruck;
 pub mod cost;
@@ -41,6 +42,9 @@ pub mod linear_shifted;
 pub mod linear_sync;
 pub mod pairwise;
 pub mod phases;
+pub mod routine;
+pub mod scheduled;
+pub mod sync;
 
 use super::registry::{self, Context, Entry, Family};
 use crate::schedule::{
@@ -62,6 +66,7 @@ pub static ALGORITHMS: &[&Entry<Alltoall>] = &[
     &bruck::ENTRY,
     &bruck::K_ENTRY,
     &linear_sync::ENTRY,
+    &scheduled::ENTRY,
 ];
 
 /// An alltoall algorithm with its parameters. [`Algorithm::parse`] reads the specs users type
@@ -91,6 +96,16 @@ pub enum Algorithm {
         /// Requests outstanding in each direction.
         max: u32,
     },
+    /// `scheduled:topo=SPEC,sync=S,mapping=FILE`: the contention-free phases of the topology
+    /// the ranks run on; see [`scheduled`].
+    Scheduled {
+        /// The topology spec (`None`: the caller's [`Context`] gives it).
+        topo: Option<String>,
+        /// How the phases are kept apart.
+        sync: sync::Sync,
+        /// A file with the machine of every rank (`None`: linear, or the caller's).
+        mapping: Option<String>,
+    },
 }
 
 impl Algorithm {
@@ -103,6 +118,7 @@ impl Algorithm {
             Algorithm::Bruck => &bruck::ENTRY,
             Algorithm::KBruck { .. } => &bruck::K_ENTRY,
             Algorithm::LinearSync { .. } => &linear_sync::ENTRY,
+            Algorithm::Scheduled { .. } => &scheduled::ENTRY,
         }
     }
 
@@ -114,6 +130,21 @@ impl Algorithm {
             Algorithm::LinearShifted { block } => format!("{base}:block={block}").into(),
             Algorithm::KBruck { k } => format!("{base}:k={k}").into(),
             Algorithm::LinearSync { max } => format!("{base}:max={max}").into(),
+            Algorithm::Scheduled {
+                topo,
+                sync,
+                mapping,
+            } => {
+                let mut items = Vec::new();
+                if let Some(t) = topo {
+                    items.push(format!("topo={}", t.replace(',', ";")));
+                }
+                items.push(format!("sync={}", sync.name()));
+                if let Some(m) = mapping {
+                    items.push(format!("mapping={m}"));
+                }
+                format!("{base}:{}", items.join(",")).into()
+            }
             _ => base.into(),
         }
     }
@@ -146,6 +177,8 @@ pub enum Prepared {
     /// The algorithm's one parameter, checked: `linear_shifted`'s block, the Bruck radix,
     /// `linear_sync`'s window.
     Param(u32),
+    /// `scheduled`'s phases, synchronisations and every rank's steps.
+    Scheduled(std::sync::Arc<scheduled::Plan>),
 }
 
 impl Family for Alltoall {
@@ -348,6 +381,9 @@ mod tests {
             "bruck",
             "k_bruck:k=4",
             "linear_sync:max=8",
+            "scheduled:topo=tree:fig1,sync=pairwise-reduced",
+            "scheduled:topo=fattree:k=4;levels=2,sync=none,mapping=m.txt",
+            "scheduled:sync=barrier",
         ] {
             let a = Algorithm::parse(text).unwrap();
             assert_eq!(a.name(), text);
