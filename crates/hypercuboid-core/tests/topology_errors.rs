@@ -159,7 +159,7 @@ fn malformed_specs() {
     assert_eq!(
         err("slimfly:q=13,z=1"),
         "invalid topology spec 'slimfly:q=13,z=1': unknown key 'z' for slimfly; accepted: q, p, \
-         bw, lat"
+         bw, lat, switch, buffer, mtu, delay"
     );
     assert_eq!(
         err("slimfly:q=13,q=13"),
@@ -176,7 +176,7 @@ fn malformed_specs() {
     assert_eq!(
         err("slimfly:13"),
         "invalid topology spec 'slimfly:13': '13' is not key=value; slimfly takes keys q, p, bw, \
-         lat"
+         lat, switch, buffer, mtu, delay"
     );
     assert_eq!(
         err("hyperx:p=2"),
@@ -192,7 +192,8 @@ fn malformed_specs() {
     );
     assert_eq!(
         err("tree:fig1,x=1"),
-        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: none"
+        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: switch, \
+         buffer, mtu, delay"
     );
     assert_eq!(
         err("tree:a,b"),

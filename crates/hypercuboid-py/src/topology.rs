@@ -373,6 +373,7 @@ fn topology_from_parts(
                 latency: lat,
             })
             .collect(),
+        switch: Default::default(),
     };
     Topology::from_parts(parts).py().map(wrap)
 }

@@ -296,8 +296,11 @@ impl<'n> NetworkModel<'n> {
 
     /// The time a message of `bytes` from endpoint `a` to `b` takes on an idle network (its
     /// last byte's arrival after injection), on a minimal path whose links are like `a`'s:
-    /// `(h+2)·L + (h+1)·S + n·σ` at packet level (n packets of serialisation σ), `(h+2)·L +
-    /// (h+1)·S + bytes / B` at flow level. Exact on topologies whose links are all alike.
+    /// `(h+2)·L + (h+1)·S + n·σ` at packet level (n packets of serialisation σ; with
+    /// store-and-forward switches and a last frame of serialisation σ', `(h+2)·L + (h+1)·(S +
+    /// σ') + σ'` for one frame and `(h+2)·L + (h+1)·(S + σ) + (n−1)·σ + σ'` for more),
+    /// `(h+2)·L + (h+1)·S + bytes / B` at flow level. Exact on topologies whose links are all
+    /// alike.
     pub fn zero_load(&self, a: u32, b: u32, bytes: u64) -> Time {
         let topo = self.net.topology();
         let l = topo.endpoint_link(a as usize);
@@ -310,7 +313,20 @@ impl<'n> NetworkModel<'n> {
         match self.level {
             Level::Packet => {
                 let n = bytes.div_ceil(p.packet_bytes as u64).max(1);
-                fixed + n * p.serialisation(l.bandwidth_gbps)
+                let ser = self.net.serialisation(l.bandwidth_gbps);
+                let sw = self.net.switching();
+                if !sw.store_forward {
+                    return fixed + n * ser;
+                }
+                // The last frame may be short; each switch holds it until the frame ahead
+                // of it has left.
+                let last = bytes - (n - 1) * p.packet_bytes as u64;
+                let ser_last = sw.packet_serialisation(ser, last, p.packet_bytes);
+                if n == 1 {
+                    fixed + (h + 1) * ser_last + ser_last
+                } else {
+                    fixed + (h + 1) * ser + (n - 1) * ser + ser_last
+                }
             }
             Level::Flow => fixed + (bytes as f64 / (l.bandwidth_gbps / 8000.0)).ceil() as Time,
         }

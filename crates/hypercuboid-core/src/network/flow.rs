@@ -31,7 +31,7 @@ use super::error::{param, NetworkError};
 use super::packet::{Delivery, Injection, NetParams};
 use super::rng::SplitMix64;
 use super::routing::{Algorithm, Routes};
-use crate::topology::Topology;
+use crate::topology::{SwitchModel, Topology};
 use crate::units::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -117,6 +117,15 @@ impl<'n> FlowEngine<'n> {
         routes: &'n Routes,
         params: NetParams,
     ) -> Result<FlowEngine<'n>, NetworkError> {
+        if let SwitchModel::Ethernet(_) = topo.switch() {
+            return Err(NetworkError::Unsupported {
+                what: "the flow level".into(),
+                topology: topo.name().into(),
+                reason: "its switch model is ethernet (store-and-forward frames, PAUSE \
+                         back-pressure), which flows do not have: use the packet level"
+                    .into(),
+            });
+        }
         let indirect = match routes.spec().algorithm {
             Algorithm::Min => false,
             Algorithm::Inr => true,

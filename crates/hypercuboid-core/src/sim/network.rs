@@ -141,9 +141,7 @@ pub fn simulate_on_network(
                 busy[p] = (rep.port_packets[p] * rep.port_ser[p]) as f64;
             }
             for (e, &n) in st.injected_packets().iter().enumerate() {
-                let ser = net
-                    .params()
-                    .serialisation(net.topology().endpoint_link(e).bandwidth_gbps);
+                let ser = net.serialisation(net.topology().endpoint_link(e).bandwidth_gbps);
                 bytes[np + e] = n * pb;
                 busy[np + e] = (n * ser) as f64;
             }

@@ -2,6 +2,7 @@
 //! latency, and a CSR router adjacency.
 
 use super::error::TopologyError;
+use super::switch::{SwitchModel, SWITCH_KEYS};
 use crate::units::{self, Time};
 
 /// Bandwidth and latency of one link (both directions alike).
@@ -91,6 +92,8 @@ pub struct TopologyParts {
     pub endpoint_links: Vec<LinkParams>,
     /// Router-to-router links.
     pub links: Vec<Link>,
+    /// How the routers forward packets (virtual cut-through by default).
+    pub switch: SwitchModel,
 }
 
 /// A network: routers, endpoints (each attached by one link to one router) and router-to-router
@@ -372,6 +375,40 @@ impl Topology {
     /// The link of endpoint `e` to its router.
     pub fn endpoint_link(&self, e: usize) -> LinkParams {
         self.parts.endpoint_links[e]
+    }
+
+    /// How the routers forward packets.
+    pub fn switch(&self) -> SwitchModel {
+        self.parts.switch
+    }
+
+    /// Sets how the routers forward packets; the switch model's name and parameters join
+    /// [`Topology::params`] and the name (`tree:fig5b,switch=ethernet`) unless it is the
+    /// default [`SwitchModel::Vct`].
+    pub fn set_switch(&mut self, switch: SwitchModel) {
+        let p = &mut self.parts;
+        p.params.retain(|(k, _)| !SWITCH_KEYS.contains(&k.as_str()));
+        if let Some(at) = p.name.find(",switch=") {
+            p.name.truncate(at);
+        }
+        p.switch = switch;
+        if let SwitchModel::Ethernet(e) = switch {
+            let d = super::switch::Ethernet::default();
+            let mut keys = vec![("switch", switch.name().to_string())];
+            if e.buffer_frames != d.buffer_frames {
+                keys.push(("buffer", e.buffer_frames.to_string()));
+            }
+            if e.mtu != d.mtu {
+                keys.push(("mtu", e.mtu.to_string()));
+            }
+            if e.latency != d.latency {
+                keys.push(("delay", crate::units::format_time_exact(e.latency)));
+            }
+            for (k, v) in keys {
+                p.name.push_str(&format!(",{k}={v}"));
+                p.params.push((k.to_string(), v));
+            }
+        }
     }
 
     /// Names of the router kinds.

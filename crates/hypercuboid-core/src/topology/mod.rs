@@ -30,6 +30,7 @@ pub mod oft;
 pub mod polarfly;
 pub mod slimfly;
 pub mod spec;
+pub mod switch;
 pub mod torus;
 pub mod tree;
 
@@ -38,6 +39,7 @@ pub use bisection::{bisect, refine_bisection, Bisection};
 pub use error::TopologyError;
 pub use graph::{Link, LinkParams, Topology, TopologyParts, MAX_ELEMENTS};
 pub use spec::{generate, graphml_source, parse_spec, Family, FAMILIES};
+pub use switch::{Ethernet, SwitchModel};
 
 /// Closed-form size of a generator's output (checked against the built graph in tests).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

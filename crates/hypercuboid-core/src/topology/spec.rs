@@ -4,6 +4,9 @@
 //!
 //! Every generator family accepts `bw` (link bandwidth: `100Gbps`, `12.5GB/s`, a bare number is
 //! Gb/s; default 100) and `lat` (link latency with unit, default 50ns), applied to every link.
+//! Every generator family, `tree` and `edgelist` also accept `switch` (the routers' switch
+//! model: `vct` by default, or `ethernet`, [`super::switch`]) and, with `switch=ethernet`, its
+//! `buffer` (frames), `mtu` (bytes) and `delay` (a time).
 //! [`FAMILIES`] lists the families, their keys and defaults; an unknown family or key errors
 //! with the accepted ones.
 
@@ -18,6 +21,7 @@ use super::mlfm::Mlfm;
 use super::oft::Oft;
 use super::polarfly::PolarFly;
 use super::slimfly::{Concentration, SlimFly};
+use super::switch::{Ethernet, SwitchModel, SWITCH_KEYS};
 use super::torus::Torus;
 use super::tree::{TreeDescription, PRESETS};
 use super::Topology;
@@ -40,6 +44,23 @@ const GRAPHML: &str = "graphml";
 
 const BW: Key = Key::new("bw", "link bandwidth in Gb/s (default 100)");
 const LAT: Key = Key::new("lat", "link latency with unit (default 50ns)");
+const SWITCH: Key = Key::new(
+    "switch",
+    "switch model: vct (virtual cut-through, default) or ethernet (store-and-forward frames, \
+     small buffers, 802.3x PAUSE)",
+);
+const BUFFER: Key = Key::new(
+    "buffer",
+    "ethernet: frames buffered per port and direction (default 8)",
+);
+const MTU: Key = Key::new(
+    "mtu",
+    "ethernet: frame payload in bytes, 576 to 9000 (default 1500)",
+);
+const DELAY: Key = Key::new(
+    "delay",
+    "ethernet: forwarding delay with unit (default 4us)",
+);
 
 /// A family of generated topologies (keys, no positional argument).
 const fn generated(
@@ -101,6 +122,10 @@ pub const FAMILIES: &[Family] = &[
             ),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "slimfly:q=13,p=9",
         |s| {
@@ -123,6 +148,10 @@ pub const FAMILIES: &[Family] = &[
             ),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "polarfly:q=7",
         |s| {
@@ -143,6 +172,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("p", "endpoints per local router (default h)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "mlfm:h=15",
         |s| {
@@ -164,6 +197,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("p", "endpoints per L0/L2 router (default k)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "oft:k=12",
         |s| {
@@ -184,6 +221,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("p", "endpoints per router (default min(s)-1)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "hyperx:s=8x8,p=6",
         |s| {
@@ -203,6 +244,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("levels", "2, 3 or 4 (default 2)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "fattree:k=8,levels=3",
         |s| {
@@ -222,6 +267,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("n", "levels >= 1 (required)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "karyntree:k=4,n=3",
         |s| {
@@ -243,6 +292,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("g", "groups, 2..a*h+1 (default a*h+1)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "dragonfly:p=4",
         dragonfly,
@@ -255,6 +308,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("p", "endpoints per router (default 1)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "torus:dims=4x4x4",
         |s| torus(s, true),
@@ -267,6 +324,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("p", "endpoints per router (default 1)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "mesh:dims=8x8",
         |s| torus(s, false),
@@ -279,6 +340,10 @@ pub const FAMILIES: &[Family] = &[
             Key::new("p", "endpoints per router (default 1)"),
             BW,
             LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
         ],
         "fullmesh:n=16,p=8",
         |s| {
@@ -293,7 +358,7 @@ pub const FAMILIES: &[Family] = &[
     read(
         "tree",
         "Ethernet switched tree: a preset (fig1, fig5a, fig5b, fig5c) or a JSON description",
-        &[],
+        &[SWITCH, BUFFER, MTU, DELAY],
         (
             "preset or file",
             "preset name or path of a JSON tree description",
@@ -322,7 +387,15 @@ pub const FAMILIES: &[Family] = &[
     read(
         "edgelist",
         "routers and links from an edge list ('a b [bandwidth_gbps [latency]]' lines)",
-        &[Key::new("p", "endpoints per router (default 1)"), BW, LAT],
+        &[
+            Key::new("p", "endpoints per router (default 1)"),
+            BW,
+            LAT,
+            SWITCH,
+            BUFFER,
+            MTU,
+            DELAY,
+        ],
         ("file", "path of the edge list"),
         "edgelist:links.txt,p=2",
         |s| {
@@ -383,6 +456,37 @@ fn concentration(s: &Spec) -> Result<Concentration, SpecError> {
     .unwrap_or(Concentration::Ceil))
 }
 
+/// The `switch` key and the Ethernet keys (`buffer`, `mtu`, `delay`), which only
+/// `switch=ethernet` accepts.
+fn switch_model(s: &Spec) -> Result<SwitchModel, SpecError> {
+    let kind = s.value("switch", |v| {
+        spec::choice(&[("vct", false), ("ethernet", true)], v)
+    })?;
+    if kind != Some(true) {
+        for k in &SWITCH_KEYS[1..] {
+            if let Some(v) = s.get(k) {
+                return Err(s.bad(
+                    k,
+                    v,
+                    "only switch=ethernet takes it (the vct switch's buffers, packets and \
+                     latency are the simulator's --buffer, --packet-size and --switch-latency)",
+                ));
+            }
+        }
+        return Ok(SwitchModel::Vct);
+    }
+    let d = Ethernet::default();
+    let e = Ethernet {
+        buffer_frames: s.value("buffer", spec::whole)?.unwrap_or(d.buffer_frames),
+        mtu: s.value("mtu", spec::whole)?.unwrap_or(d.mtu),
+        latency: s.value("delay", spec::time)?.unwrap_or(d.latency),
+    };
+    if let Err((key, value, reason)) = e.check() {
+        return Err(s.bad(key, &value, reason));
+    }
+    Ok(SwitchModel::Ethernet(e))
+}
+
 /// `bw` (a bandwidth, a bare number is Gb/s) and `lat` (a time) of every link.
 fn link(s: &Spec) -> Result<LinkParams, SpecError> {
     let d = LinkParams::default();
@@ -436,10 +540,17 @@ pub fn parse_spec(text: &str) -> Result<(&'static Family, Spec), TopologyError> 
     Ok(spec::parse("topology", FAMILIES, |f| &f.form, text)?)
 }
 
-/// Parses `text` and builds the topology it names.
+/// Parses `text` and builds the topology it names, with the switch model its `switch` key
+/// names (families that take one: every generator, `tree` and `edgelist`).
 pub fn generate(text: &str) -> Result<Topology, TopologyError> {
     let (family, s) = parse_spec(text)?;
-    (family.build)(&s)
+    if !family.form.keys.iter().any(|k| k.name == SWITCH.name) {
+        return (family.build)(&s);
+    }
+    let switch = switch_model(&s)?;
+    let mut topo = (family.build)(&s)?;
+    topo.set_switch(switch);
+    Ok(topo)
 }
 
 /// The file and the endpoints per router (`p`, default 1) of a `graphml:FILE[,p=P]` spec, which

@@ -390,9 +390,10 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
 
     fn inject(&mut self, m: &Injection) -> Result<(), NetworkError> {
         let (packets, slot) = self.admit(m)?;
+        let last = self.last_payload(m.bytes, packets);
         let p0 = &self.parts[0];
         let part = p0.owner[p0.ep_router[m.src as usize] as usize] as usize;
-        let posted = self.parts[part].post(m.src as usize, m.at, m.dst, packets, slot);
+        let posted = self.parts[part].post(m.src as usize, m.at, m.dst, (packets, last), slot);
         debug_assert!(posted, "an external source takes every message");
         Ok(())
     }
@@ -412,6 +413,7 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
         };
         // Checked (and its slot taken) first, so that a refusal queues nothing.
         let (packets, slot) = self.admit(&back)?;
+        let last = self.last_payload(bytes, packets);
         if let Err(e) = self.inject(first) {
             self.free.push(slot);
             return Err(e);
@@ -425,6 +427,7 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
                 src: first.dst,
                 dst: first.src,
                 packets,
+                last,
                 msg: slot,
             },
         );
@@ -509,6 +512,11 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
 }
 
 impl<const V: usize, S: Source> Runner<'_, V, S> {
+    /// The payload bytes of the last of the `packets` packets of a message of `bytes`.
+    fn last_payload(&self, bytes: u64, packets: u32) -> u32 {
+        (bytes - (packets as u64 - 1) * self.packet_bytes) as u32
+    }
+
     /// Checks message `m` and takes a slot for it: its packets and slot.
     fn admit(&mut self, m: &Injection) -> Result<(u32, u32), NetworkError> {
         if let Some(e) = &self.failed {

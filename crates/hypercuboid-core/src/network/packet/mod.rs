@@ -67,7 +67,7 @@ use super::error::{param, NetworkError};
 use super::routing::{Routes, RoutingSpec, NONE};
 use super::stats::Report;
 use super::traffic::{ExchangePlan, Pattern};
-use crate::topology::{LinkParams, Topology};
+use crate::topology::{LinkParams, SwitchModel, Topology};
 use crate::units::{self, Time};
 use source::{ExchangeSource, ExternalSource, SyntheticSource};
 
@@ -114,8 +114,11 @@ impl NetParams {
     }
 
     /// Zero-load latency of a path of `hops` router-to-router hops on `topo` when every link
-    /// has the parameters of endpoint 0's link: `(hops + 2)·L + (hops + 1)·S + σ`. Refused
-    /// for a topology without endpoints and for packets of 0 bytes.
+    /// has the parameters of endpoint 0's link: `(hops + 2)·L + (hops + 1)·S + σ` with
+    /// virtual cut-through, `(hops + 2)·L + (hops + 1)·(S + σ) + σ` with the store-and-forward
+    /// switches of `switch=ethernet` (whose frames, buffers and latency replace these
+    /// parameters, [`NetParams::for_topology`]). Refused for a topology without endpoints and
+    /// for packets of 0 bytes.
     pub fn zero_load_latency(&self, topo: &Topology, hops: u32) -> Result<Time, NetworkError> {
         if topo.num_endpoints() == 0 {
             return Err(param(
@@ -131,13 +134,126 @@ impl NetParams {
                 "a packet needs at least 1 byte",
             ));
         }
-        Ok(self.zero_load_on(topo.endpoint_link(0), hops))
+        let (p, sw) = self.for_topology(topo)?;
+        Ok(p.zero_load_on(sw, topo.endpoint_link(0), hops))
     }
 
-    /// [`NetParams::zero_load_latency`] on links `l`.
-    fn zero_load_on(&self, l: LinkParams, hops: u32) -> Time {
+    /// [`NetParams::zero_load_latency`] on links `l` with switching `sw`.
+    fn zero_load_on(&self, sw: Switching, l: LinkParams, hops: u32) -> Time {
         let h = hops as Time;
-        (h + 2) * l.latency + (h + 1) * self.switch_latency + self.serialisation(l.bandwidth_gbps)
+        let ser = sw.serialisation(self.packet_bytes, l.bandwidth_gbps);
+        let per_switch = self.switch_latency + if sw.store_forward { ser } else { 0 };
+        (h + 2) * l.latency + (h + 1) * per_switch + ser
+    }
+
+    /// The parameters the engine runs `topo` with, and how its switches forward: these
+    /// parameters under virtual cut-through (`switch=vct`, the default); under
+    /// `switch=ethernet` the switch model's frames (packets of MTU − 40 bytes of message,
+    /// MTU + 38 on the wire), buffers (its frames per port) and forwarding delay. Refused
+    /// when an Ethernet topology is given a packet size, buffer or switch latency other than
+    /// the defaults: its switch model sets them (topology keys `mtu`, `buffer`, `delay`).
+    pub fn for_topology(&self, topo: &Topology) -> Result<(NetParams, Switching), NetworkError> {
+        let SwitchModel::Ethernet(e) = topo.switch() else {
+            return Ok((self.clone(), Switching::VCT));
+        };
+        let d = NetParams::default();
+        let own = |name: &'static str, value: String, key: &str| {
+            Err(param(
+                name,
+                value,
+                format!(
+                    "the switch model of {} sets it (topology key {key}); leave the \
+                     simulator's default",
+                    topo.name()
+                ),
+            ))
+        };
+        if self.packet_bytes != d.packet_bytes {
+            return own("packet size", format!("{} B", self.packet_bytes), "mtu");
+        }
+        if self.buffer_bytes != d.buffer_bytes {
+            return own("buffer", format!("{} B", self.buffer_bytes), "buffer");
+        }
+        if self.switch_latency != d.switch_latency {
+            return own(
+                "switch latency",
+                units::format_time(self.switch_latency),
+                "delay",
+            );
+        }
+        let p = NetParams {
+            packet_bytes: e.payload(),
+            buffer_bytes: e.buffer_frames as u64 * e.payload() as u64,
+            switch_latency: e.latency,
+            ..self.clone()
+        };
+        let sw = Switching {
+            store_forward: true,
+            overhead: e.overhead(),
+            pause_bytes: e.pause_bytes(),
+            min_wire: e.min_wire_bytes(),
+        };
+        Ok((p, sw))
+    }
+}
+
+/// How the engine's switches forward packets: what a topology's switch model
+/// ([`SwitchModel`]) asks of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switching {
+    /// A packet leaves a switch only once its tail has arrived (else virtual cut-through).
+    pub store_forward: bool,
+    /// Bytes a packet takes on the wire besides its payload (headers, framing, gap).
+    pub overhead: u32,
+    /// Byte times (at the link's rate) a freed buffer slot takes to reach the upstream
+    /// besides the link latency: PAUSE's reaction (0 for credits).
+    pub pause_bytes: u32,
+    /// Wire bytes of the shortest frame: a message's last packet, when shorter than the
+    /// others, takes the time of its payload and overhead, at least this (0: every packet
+    /// takes a full packet's time).
+    pub min_wire: u32,
+}
+
+impl Switching {
+    /// Virtual cut-through with credits: the engine's own model.
+    pub const VCT: Switching = Switching {
+        store_forward: false,
+        overhead: 0,
+        pause_bytes: 0,
+        min_wire: 0,
+    };
+
+    /// Serialisation of a packet of `payload` bytes at `bandwidth_gbps` (ps, rounded up).
+    pub fn serialisation(&self, payload: u32, bandwidth_gbps: f64) -> Time {
+        ((payload as u64 + self.overhead as u64) as f64 * 8000.0 / bandwidth_gbps).ceil() as Time
+    }
+
+    /// Serialisation of a packet carrying `payload` bytes on a link whose full packets of
+    /// `packet_bytes` take `ser`: `ser` unless the model has short frames and the packet is
+    /// shorter, then `ser · max(payload + overhead, min_wire) / (packet_bytes + overhead)`,
+    /// rounded up.
+    pub fn packet_serialisation(&self, ser: Time, payload: u64, packet_bytes: u32) -> Time {
+        if self.min_wire == 0 {
+            return ser;
+        }
+        let p = u32::try_from(payload).unwrap_or(u32::MAX);
+        Switching::short(
+            ser,
+            p,
+            self.overhead as u64,
+            self.min_wire as u64,
+            packet_bytes as u64 + self.overhead as u64,
+        )
+    }
+
+    /// [`Switching::packet_serialisation`] with the wire bytes of a full packet `wire`.
+    #[inline(always)]
+    pub(super) fn short(ser: Time, payload: u32, overhead: u64, min_wire: u64, wire: u64) -> Time {
+        let w = payload as u64 + overhead;
+        if w >= wire {
+            return ser;
+        }
+        (ser * w.max(min_wire)).div_ceil(wire)
     }
 }
 
@@ -191,15 +307,18 @@ pub struct Network<'t> {
     topo: &'t Topology,
     routes: Routes,
     params: NetParams,
+    switching: Switching,
 }
 
 impl<'t> Network<'t> {
-    /// Builds the routing tables of `spec` on `topo` and checks `params`.
+    /// Builds the routing tables of `spec` on `topo` and checks `params`; the topology's
+    /// switch model may replace some of them ([`NetParams::for_topology`]).
     pub fn new(
         topo: &'t Topology,
         spec: &RoutingSpec,
         params: NetParams,
     ) -> Result<Network<'t>, NetworkError> {
+        let (params, switching) = params.for_topology(topo)?;
         if params.packet_bytes == 0 {
             return Err(param(
                 "packet size",
@@ -249,7 +368,7 @@ impl<'t> Network<'t> {
         }
         // Every port's serialisation must be a positive whole number of picoseconds that
         // fits in 32 bits, and so must the latencies.
-        let ser = |bw: f64| (params.packet_bytes as f64 * 8000.0 / bw).ceil();
+        let ser = |bw: f64| switching.serialisation(params.packet_bytes, bw) as f64;
         for l in topo.links() {
             if ser(l.bandwidth_gbps) > u32::MAX as f64 || l.latency > u32::MAX as u64 {
                 return Err(param(
@@ -273,6 +392,7 @@ impl<'t> Network<'t> {
             topo,
             routes,
             params,
+            switching,
         })
     }
 
@@ -286,23 +406,32 @@ impl<'t> Network<'t> {
         self.topo
     }
 
-    /// The router parameters.
+    /// The router parameters (those of the topology's switch model where it sets them).
     pub fn params(&self) -> &NetParams {
         &self.params
     }
 
-    /// Serialisation of one packet at `bandwidth_gbps` (ps, rounded up).
+    /// How the switches forward packets (the topology's switch model).
+    pub fn switching(&self) -> Switching {
+        self.switching
+    }
+
+    /// Serialisation of one packet at `bandwidth_gbps` (ps, rounded up), its wire overhead
+    /// included.
     pub fn serialisation(&self, bandwidth_gbps: f64) -> Time {
-        self.params.serialisation(bandwidth_gbps)
+        self.switching
+            .serialisation(self.params.packet_bytes, bandwidth_gbps)
     }
 
     /// Zero-load latency of a path of `hops` router-to-router hops when every link has the
-    /// parameters of endpoint 0's link: `(hops + 2)·L + (hops + 1)·S + σ`
+    /// parameters of endpoint 0's link: `(hops + 2)·L + (hops + 1)·S + σ`, or `(hops + 2)·L +
+    /// (hops + 1)·(S + σ) + σ` with store-and-forward switches
     /// ([`NetParams::zero_load_latency`]).
     pub fn zero_load_latency(&self, hops: u32) -> Time {
         // A network has endpoints (the routing tables need them) and packets of 1 byte at
         // least.
-        self.params.zero_load_on(self.topo.endpoint_link(0), hops)
+        self.params
+            .zero_load_on(self.switching, self.topo.endpoint_link(0), hops)
     }
 
     /// The parts the engine splits the routers into, one per thread (`owner[router]`), and

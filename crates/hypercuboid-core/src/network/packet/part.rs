@@ -51,6 +51,16 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) v: usize,
     pub(super) decide: Decider,
     pub(super) switch: Time,
+    /// Store-and-forward switches: a packet moves on only once its tail has arrived.
+    pub(super) saf: bool,
+    /// A freed input slot reaches the upstream `ser · pause_bytes / wire_bytes` after the
+    /// link latency (PAUSE's reaction; 0 for credits).
+    pub(super) pause_bytes: u64,
+    /// Wire bytes of a full packet, of the framing, and of the shortest frame (0: every
+    /// packet takes a full packet's time, as under virtual cut-through).
+    pub(super) wire_bytes: u64,
+    pub(super) overhead: u64,
+    pub(super) min_wire: u64,
     /// Buffer per endpoint port (packets) and per VC of a network port.
     pub(super) cap_ep: u32,
     pub(super) cap_vc: u32,
@@ -196,6 +206,11 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             v,
             decide: Decider::new(r, pkts),
             switch: net.params.switch_latency,
+            saf: net.switching.store_forward,
+            pause_bytes: net.switching.pause_bytes as u64,
+            wire_bytes: net.params.packet_bytes as u64 + net.switching.overhead as u64,
+            overhead: net.switching.overhead as u64,
+            min_wire: net.switching.min_wire as u64,
             cap_ep: pkts,
             cap_vc: per_vc,
             inp,
@@ -239,10 +254,17 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         }
     }
 
-    /// Queues message `msg` (`packets` packets to endpoint `dst`, ready at `at`, not before
-    /// the part's current time) at endpoint `e` of this part. False when the source takes no
+    /// Queues message `msg` (`packets.0` packets to endpoint `dst`, the last of `packets.1`
+    /// bytes, ready at `at`, not before the part's current time) at endpoint `e` of this part. False when the source takes no
     /// messages of the caller.
-    pub(super) fn post(&mut self, e: usize, at: Time, dst: u32, packets: u32, msg: u32) -> bool {
+    pub(super) fn post(
+        &mut self,
+        e: usize,
+        at: Time,
+        dst: u32,
+        packets: (u32, u32),
+        msg: u32,
+    ) -> bool {
         match self.source.post(&mut self.nics[e], at, dst, packets, msg) {
             None => false,
             Some(head) => {
@@ -412,7 +434,10 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.stats.generated += 1;
         }
         let pid = self.alloc();
-        let arrive = now + lat + self.switch;
+        self.set_tag(pid, tag);
+        let ser = self.ser_of(pid, ser);
+        // Store and forward: the switch starts on the packet once its tail is in.
+        let arrive = now + lat + self.switch + if self.saf { ser } else { 0 };
         self.pk[pid as usize] = Packet {
             gen,
             t: arrive,
@@ -421,7 +446,6 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             inter_hops: INTER_NONE,
             out_vc: OUT_NONE,
         };
-        self.set_tag(pid, tag);
         self.stats.injected += 1;
         self.stats.in_flight += 1;
         self.arrive(port, 0, pid, arrive);
@@ -490,6 +514,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             return;
         };
         self.out_pop(o, vc);
+        let ser = self.ser_of(pid, ser);
         {
             let op = &mut self.outp[o];
             op.rr = (vc + 1) as u8;
@@ -502,7 +527,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.deliver(pid, now + lat + ser);
         } else {
             self.outp[o].q[vc].credits -= 1;
-            let movable = now + lat + self.switch;
+            let movable = now + lat + self.switch + if self.saf { ser } else { 0 };
             let p = &mut self.pk[pid as usize];
             p.t = movable;
             p.add_hop();
@@ -559,7 +584,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         self.source.delivered(tag, done);
         self.free.push(pid);
         while let Some((at, c)) = self.source.released() {
-            self.post(c.src as usize, at, c.dst, c.packets, c.msg);
+            self.post(c.src as usize, at, c.dst, (c.packets, c.last), c.msg);
         }
     }
 
@@ -611,10 +636,16 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             }
             // Cross the switch.
             self.in_pop(i, vc);
+            let ser_in = self.ser_of(pid, ser_in);
             let ser_out = self.outp[o].ser as Time;
             // Virtual cut-through: the output may start once the head is through the
             // switch, but not finish before the tail has arrived (links of unequal speed).
-            let ready = now.max((arrived + ser_in).saturating_sub(self.switch + ser_out));
+            // Store and forward: the tail is in already.
+            let ready = if self.saf {
+                now
+            } else {
+                now.max((arrived + ser_in).saturating_sub(self.switch + ser_out))
+            };
             self.out_push(o, ovc, pid, ready);
             self.occ[o] += 1;
             {
@@ -622,8 +653,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 ip.busy = now + ser_in;
                 ip.rr = (vc + 1) as u8;
             }
-            // The slot frees when the tail has left; the credit arrives a latency later.
-            let tc = now + ser_in + lat as Time;
+            // The slot frees when the tail has left; the credit arrives a latency later (and
+            // a PAUSE's reaction later under PAUSE).
+            let mut tc = now + ser_in + lat as Time;
+            if self.pause_bytes != 0 {
+                tc += (self.inp[i].ser as Time * self.pause_bytes).div_ceil(self.wire_bytes);
+            }
             let ip = &self.inp[i];
             if ip.up_remote {
                 let part = ip.up_part as usize;
@@ -658,6 +693,23 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         if wake != NEVER {
             self.sched_in(i, wake);
         }
+    }
+
+    /// The serialisation of packet `pid` on a link whose full packets take `ser`: `ser` but
+    /// for a short last packet of a message under a switch model with short frames
+    /// ([`Switching::packet_serialisation`](super::Switching::packet_serialisation)).
+    #[inline(always)]
+    fn ser_of(&self, pid: u32, ser: Time) -> Time {
+        if self.min_wire == 0 {
+            return ser;
+        }
+        super::Switching::short(
+            ser,
+            S::payload(self.tag(pid)),
+            self.overhead,
+            self.min_wire,
+            self.wire_bytes,
+        )
     }
 
     /// Sets the output port and VC of packet `pid`, whose head is at router `r`; `source`

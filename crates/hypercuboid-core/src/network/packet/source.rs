@@ -95,19 +95,28 @@ pub(super) trait Source: Send {
     fn backlog(&self, ep: &Self::Endpoint, next: Time, end: Time, ser: Time) -> (u64, u64);
 
     /// Queues message `msg` of `packets` packets to endpoint `dst`, ready at `at` (not before
-    /// the current time), at endpoint `nic`. `Some(true)` when it became the endpoint's next
-    /// message (the NIC must be woken at `at`), `Some(false)` when it queued behind others,
-    /// `None` when the source takes no messages of the caller.
+    /// the current time), at endpoint `nic`; its last packet carries `last` bytes of payload.
+    /// `Some(true)` when it became the endpoint's next message (the NIC must be woken at
+    /// `at`), `Some(false)` when it queued behind others, `None` when the source takes no
+    /// messages of the caller.
     fn post(
         &mut self,
         nic: &mut Nic<Self::Endpoint>,
         at: Time,
         dst: u32,
-        packets: u32,
+        (packets, last): (u32, u32),
         msg: u32,
     ) -> Option<bool> {
-        let _ = (nic, at, dst, packets, msg);
+        let _ = (nic, at, dst, packets, last, msg);
         None
+    }
+
+    /// The payload bytes of the packet tagged `tag`; [`FULL`] for a packet of the engine's
+    /// size (every packet of the synthetic and exchange sources).
+    #[inline(always)]
+    fn payload(tag: Self::Tag) -> u32 {
+        let _ = tag;
+        FULL
     }
 
     /// Moves the messages whose last packet was delivered since the last call to `out`, as
@@ -136,6 +145,9 @@ pub(super) trait Source: Send {
     }
 }
 
+/// The payload of a packet of the engine's size ([`Source::payload`]).
+pub(super) const FULL: u32 = u32::MAX;
+
 /// A message held until another is delivered ([`Source::chain`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Chained {
@@ -145,6 +157,8 @@ pub(super) struct Chained {
     pub dst: u32,
     /// Its packets.
     pub packets: u32,
+    /// The payload bytes of its last packet.
+    pub last: u32,
     /// Its slot in the engine's table.
     pub msg: u32,
 }
@@ -381,6 +395,8 @@ pub(super) struct MessageTag {
     msg: u32,
     /// Its packets.
     packets: u32,
+    /// This packet's payload bytes ([`FULL`] but for a message's last packet).
+    bytes: u32,
 }
 
 /// A message waiting at its source endpoint (or being sent).
@@ -391,6 +407,8 @@ struct Outgoing {
     dst: u32,
     /// Packets not injected yet.
     left: u32,
+    /// The payload bytes of its last packet.
+    last: u32,
     tag: MessageTag,
 }
 
@@ -463,7 +481,10 @@ impl Source for ExternalSource {
         let head = q
             .front_mut()
             .expect("an endpoint takes a packet only when one is ready");
-        let (dst, tag) = (head.dst, head.tag);
+        let (dst, mut tag) = (head.dst, head.tag);
+        if head.left == 1 {
+            tag.bytes = head.last;
+        }
         head.left -= 1;
         if head.left == 0 {
             q.pop_front();
@@ -500,6 +521,11 @@ impl Source for ExternalSource {
         true
     }
 
+    #[inline(always)]
+    fn payload(tag: MessageTag) -> u32 {
+        tag.bytes
+    }
+
     #[inline]
     fn released(&mut self) -> Option<(Time, Chained)> {
         self.release.pop()
@@ -524,7 +550,7 @@ impl Source for ExternalSource {
         nic: &mut Nic<ExternalEndpoint>,
         at: Time,
         dst: u32,
-        packets: u32,
+        (packets, last): (u32, u32),
         msg: u32,
     ) -> Option<bool> {
         let ep = &mut nic.ep;
@@ -538,7 +564,12 @@ impl Source for ExternalSource {
                 at,
                 dst,
                 left: packets,
-                tag: MessageTag { msg, packets },
+                last,
+                tag: MessageTag {
+                    msg,
+                    packets,
+                    bytes: FULL,
+                },
             },
         );
         nic.next = ep.queue.front().map_or(NEVER, |m| m.at);
