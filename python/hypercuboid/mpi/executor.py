@@ -71,12 +71,33 @@ class _Binding:
 
 
 _bindings: dict[int, list[_Binding]] = {}
-#: The last non-in-place call: (sendbuf, recvbuf, comm, algorithm, op, verify, generation,
-#: dtype, private comm, bound program); a repeated identical call skips every check.
-_last: tuple | None = None
-#: The same for :func:`alltoall`: (sendbuf, recvbuf, comm, algorithm, verify, generation,
-#: dtype, runner asked, private comm, bound program).
-_last_alltoall: tuple | None = None
+
+
+class _LastCall:
+    """A collective's last non-in-place call: its buffers and communicator (by identity), what
+    else decides its program (``key``: algorithm, op, verify, the programs' generation, the
+    runner asked for), the result's dtype, and the private communicator and bound program it
+    ran; a repeated identical call runs them again and skips every check."""
+
+    __slots__ = ("sendbuf", "recvbuf", "comm", "key", "dtype", "pcomm", "bound")
+
+    def __init__(self, sendbuf, recvbuf, comm, key: tuple, dtype, pcomm, bound) -> None:
+        self.sendbuf, self.recvbuf, self.comm = sendbuf, recvbuf, comm
+        self.key, self.dtype, self.pcomm, self.bound = key, dtype, pcomm, bound
+
+    def repeats(self, sendbuf, recvbuf, comm, key: tuple) -> bool:
+        return (
+            self.sendbuf is sendbuf
+            and self.recvbuf is recvbuf
+            and self.comm is comm
+            and self.key == key
+            and recvbuf.dtype == self.dtype
+        )
+
+
+#: The last call of :func:`allreduce` and of :func:`alltoall`.
+_last: _LastCall | None = None
+_last_alltoall: _LastCall | None = None
 
 
 def _bind(
@@ -146,21 +167,11 @@ def allreduce(
     """
     global _last
     last = _last
-    if (
-        last is not None
-        and last[0] is sendbuf
-        and last[1] is recvbuf
-        and last[2] is comm
-        and last[3] == algorithm
-        and last[4] == op
-        and last[5] == verify
-        and last[6] == programs.generation
-        and recvbuf.dtype == last[7]
-        and last[10] == runner
-    ):
+    key = (algorithm, op, verify, programs.generation, runner)
+    if last is not None and last.repeats(sendbuf, recvbuf, comm, key):
         # the same call as the last one (a benchmark loop): nothing to check or look up
         try:
-            last[9].run(last[8], timeout)
+            last.bound.run(last.pcomm, timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"allreduce '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
         return recvbuf
@@ -206,8 +217,8 @@ def allreduce(
         bound.inbuf[...] = out
     pcomm = private_comm(comm)
     if not inplace:
-        _last = (sendbuf, recvbuf, comm, algorithm, op, verify, programs.generation, out.dtype)
-        _last += (pcomm, bound, asked)
+        key = (algorithm, op, verify, programs.generation, asked)
+        _last = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
     try:
         bound.run(pcomm, timeout)
     except MPIError as e:
@@ -245,20 +256,11 @@ def alltoall(
     """
     global _last_alltoall
     last = _last_alltoall
-    if (
-        last is not None
-        and last[0] is sendbuf
-        and last[1] is recvbuf
-        and last[2] is comm
-        and last[3] == algorithm
-        and last[4] == verify
-        and last[5] == programs.generation
-        and recvbuf.dtype == last[6]
-        and last[7] == runner
-    ):
+    key = (algorithm, None, verify, programs.generation, runner)
+    if last is not None and last.repeats(sendbuf, recvbuf, comm, key):
         # the same call as the last one (a benchmark loop): nothing to check or look up
         try:
-            last[9].run(last[8], timeout)
+            last.bound.run(last.pcomm, timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"alltoall '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
         return recvbuf
@@ -321,8 +323,8 @@ def alltoall(
         bound.inbuf[...] = out
     pcomm = private_comm(comm)
     if not inplace:
-        _last_alltoall = (sendbuf, recvbuf, comm, algorithm, verify, programs.generation)
-        _last_alltoall += (out.dtype, asked, pcomm, bound)
+        key = (algorithm, None, verify, programs.generation, asked)
+        _last_alltoall = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
     try:
         bound.run(pcomm, timeout)
     except MPIError as e:
