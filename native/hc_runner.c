@@ -660,22 +660,70 @@ MPI_Op hc_mpi_op(int op)
     }
 }
 
-HC_API
-int hc_plan_time(hc_plan *p, int iters, int warmup, int block, double *samples_us, char *err,
-                 size_t errlen)
+/* Times `call(ctx, err, errlen)` the way every benchmark loop here does: `warmup` untimed
+ * iterations, then `iters` samples, each the mean of `block` back-to-back calls in µs, with a
+ * barrier after every iteration (outside the time), OSU style. */
+static int time_calls(int (*call)(void *, char *, size_t), void *ctx, MPI_Comm comm, int iters,
+                      int warmup, int block, double *samples_us, char *err, size_t errlen)
 {
-    int64_t failed;
     for (int it = -warmup; it < iters; it++) {
         double t0 = MPI_Wtime();
         for (int b = 0; b < block; b++) {
-            int rc = hc_plan_run(p, 0, &failed, err, errlen);
+            int rc = call(ctx, err, errlen);
             if (rc != HC_OK) return rc;
         }
         double t1 = MPI_Wtime();
         if (it >= 0) samples_us[it] = (t1 - t0) / block * 1e6;
-        MPI_Barrier(p->comm);
+        MPI_Barrier(comm);
     }
     return HC_OK;
+}
+
+/* An MPI call's failure as the runner's error text: "NAME: the library's message". */
+static int mpi_failed(int rc, const char *name, char *err, size_t errlen)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int ml = 0;
+    MPI_Error_string(rc, msg, &ml);
+    fail(err, errlen, "%s: %s", name, msg);
+    return rc;
+}
+
+static int run_plan(void *ctx, char *err, size_t errlen)
+{
+    int64_t failed;
+    return hc_plan_run((hc_plan *)ctx, 0, &failed, err, errlen);
+}
+
+HC_API
+int hc_plan_time(hc_plan *p, int iters, int warmup, int block, double *samples_us, char *err,
+                 size_t errlen)
+{
+    return time_calls(run_plan, p, p->comm, iters, warmup, block, samples_us, err, errlen);
+}
+
+/* One library collective to time: its buffers, count, type, operator and communicator. */
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    MPI_Comm comm;
+} library_call;
+
+static int run_allreduce(void *ctx, char *err, size_t errlen)
+{
+    const library_call *c = ctx;
+    int rc = MPI_Allreduce(c->sendbuf, c->recvbuf, c->count, c->type, c->op, c->comm);
+    return rc == MPI_SUCCESS ? HC_OK : mpi_failed(rc, "MPI_Allreduce", err, errlen);
+}
+
+static int run_alltoall(void *ctx, char *err, size_t errlen)
+{
+    const library_call *c = ctx;
+    int rc = MPI_Alltoall(c->sendbuf, c->count, c->type, c->recvbuf, c->count, c->type, c->comm);
+    return rc == MPI_SUCCESS ? HC_OK : mpi_failed(rc, "MPI_Alltoall", err, errlen);
 }
 
 HC_API
@@ -683,31 +731,14 @@ int hc_time_library_allreduce(const void *sendbuf, void *recvbuf, uint64_t count
                               int op, const void *comm_handle, int iters, int warmup,
                               int block, double *samples_us, char *err, size_t errlen)
 {
-    MPI_Comm comm = *(const MPI_Comm *)comm_handle;
-    MPI_Datatype t = hc_mpi_datatype(dtype);
-    MPI_Op o = hc_mpi_op(op);
-    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL || count > (uint64_t)INT_MAX) {
+    library_call c = {sendbuf, recvbuf, (int)count, hc_mpi_datatype(dtype), hc_mpi_op(op),
+                      *(const MPI_Comm *)comm_handle};
+    if (c.type == MPI_DATATYPE_NULL || c.op == MPI_OP_NULL || count > (uint64_t)INT_MAX) {
         fail(err, errlen, "no MPI datatype or operator for dtype %d, op %d, count %llu", dtype,
              op, (unsigned long long)count);
         return HC_ERR_ARGUMENT;
     }
-    for (int it = -warmup; it < iters; it++) {
-        double t0 = MPI_Wtime();
-        for (int b = 0; b < block; b++) {
-            int rc = MPI_Allreduce(sendbuf, recvbuf, (int)count, t, o, comm);
-            if (rc != MPI_SUCCESS) {
-                char msg[MPI_MAX_ERROR_STRING];
-                int ml = 0;
-                MPI_Error_string(rc, msg, &ml);
-                fail(err, errlen, "MPI_Allreduce: %s", msg);
-                return rc;
-            }
-        }
-        double t1 = MPI_Wtime();
-        if (it >= 0) samples_us[it] = (t1 - t0) / block * 1e6;
-        MPI_Barrier(comm);
-    }
-    return HC_OK;
+    return time_calls(run_allreduce, &c, c.comm, iters, warmup, block, samples_us, err, errlen);
 }
 
 HC_API
@@ -715,28 +746,12 @@ int hc_time_library_alltoall(const void *sendbuf, void *recvbuf, uint64_t count,
                              const void *comm_handle, int iters, int warmup, int block,
                              double *samples_us, char *err, size_t errlen)
 {
-    MPI_Comm comm = *(const MPI_Comm *)comm_handle;
-    MPI_Datatype t = hc_mpi_datatype(dtype);
-    if (t == MPI_DATATYPE_NULL || count > (uint64_t)INT_MAX) {
+    library_call c = {sendbuf, recvbuf, (int)count, hc_mpi_datatype(dtype), MPI_OP_NULL,
+                      *(const MPI_Comm *)comm_handle};
+    if (c.type == MPI_DATATYPE_NULL || count > (uint64_t)INT_MAX) {
         fail(err, errlen, "no MPI datatype for dtype %d, or count %llu above INT_MAX", dtype,
              (unsigned long long)count);
         return HC_ERR_ARGUMENT;
     }
-    for (int it = -warmup; it < iters; it++) {
-        double t0 = MPI_Wtime();
-        for (int b = 0; b < block; b++) {
-            int rc = MPI_Alltoall(sendbuf, (int)count, t, recvbuf, (int)count, t, comm);
-            if (rc != MPI_SUCCESS) {
-                char msg[MPI_MAX_ERROR_STRING];
-                int ml = 0;
-                MPI_Error_string(rc, msg, &ml);
-                fail(err, errlen, "MPI_Alltoall: %s", msg);
-                return rc;
-            }
-        }
-        double t1 = MPI_Wtime();
-        if (it >= 0) samples_us[it] = (t1 - t0) / block * 1e6;
-        MPI_Barrier(comm);
-    }
-    return HC_OK;
+    return time_calls(run_alltoall, &c, c.comm, iters, warmup, block, samples_us, err, errlen);
 }
