@@ -107,6 +107,22 @@ fn link_lists(msgs: &[Message], routes: &LinkRoutes) -> Vec<Vec<u32>> {
     lists
 }
 
+/// The successors of each of `n` nodes, as `(start, succ)` (node `a`'s are
+/// `succ[start[a]..start[a + 1]]`, ascending), from edges `(a, b)` (sorted and deduplicated
+/// here).
+fn successors(edges: &mut Vec<(u32, u32)>, n: usize) -> (Vec<u32>, Vec<u32>) {
+    edges.sort_unstable();
+    edges.dedup();
+    let mut start = vec![0u32; n + 1];
+    for &(a, _) in edges.iter() {
+        start[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    (start, edges.iter().map(|&(_, b)| b).collect())
+}
+
 /// The synchronisation edges `(m1, m2)` (indices into `msgs`, `m1` in an earlier phase, the
 /// senders different) of the transitive reduction of the dependence graph, sorted.
 pub fn reduced_edges(msgs: &[Message], routes: &LinkRoutes) -> Vec<(u32, u32)> {
@@ -119,17 +135,8 @@ pub fn reduced_edges(msgs: &[Message], routes: &LinkRoutes) -> Vec<(u32, u32)> {
             }
         }
     }
-    chain.sort_unstable();
-    chain.dedup();
-    // CSR of successors; indices are in phase order, so every edge goes up.
-    let mut start = vec![0u32; n + 1];
-    for &(a, _) in &chain {
-        start[a as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let succ: Vec<u32> = chain.iter().map(|&(_, b)| b).collect();
+    // Successors; indices are in phase order, so every edge goes up.
+    let (start, succ) = successors(&mut chain, n);
     let mut mark = vec![u32::MAX; n];
     let mut stack: Vec<u32> = Vec::new();
     let mut kept = Vec::new();
@@ -332,16 +339,7 @@ pub fn enforces_phases(
             edges.push((re, se + 1));
         }
     }
-    edges.sort_unstable();
-    edges.dedup();
-    let mut start = vec![0u32; events + 1];
-    for &(a, _) in &edges {
-        start[a as usize + 1] += 1;
-    }
-    for i in 0..events {
-        start[i + 1] += start[i];
-    }
-    let succ: Vec<u32> = edges.iter().map(|&(_, b)| b).collect();
+    let (start, succ) = successors(&mut edges, events);
     let lists = link_lists(msgs, routes);
     let mut path = Vec::new();
     let mut reached = vec![u32::MAX; events];
