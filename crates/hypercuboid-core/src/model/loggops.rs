@@ -102,20 +102,20 @@ impl Default for LogGopsModel {
 /// Per-simulation state of [`LogGopsModel`]: LogGOPSim's `nexto`, `nextgs`, `nextgr` clocks.
 #[derive(Clone, Debug)]
 pub struct LogGopsState {
-    cpu: Vec<Time>,
-    nic_send: Vec<Time>,
-    nic_recv: Vec<Time>,
-    ncpus: usize,
+    pub(super) cpu: Vec<Time>,
+    pub(super) nic_send: Vec<Time>,
+    pub(super) nic_recv: Vec<Time>,
+    pub(super) ncpus: usize,
     nnics: usize,
 }
 
 impl LogGopsState {
     #[inline]
-    fn c(&self, rank: Rank, cpu: u16) -> usize {
+    pub(super) fn c(&self, rank: Rank, cpu: u16) -> usize {
         rank as usize * self.ncpus + cpu as usize
     }
     #[inline]
-    fn n(&self, rank: Rank, nic: u16) -> usize {
+    pub(super) fn n(&self, rank: Rank, nic: u16) -> usize {
         rank as usize * self.nnics + nic as usize
     }
 }

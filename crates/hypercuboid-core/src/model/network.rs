@@ -31,8 +31,8 @@
 //! the run is.
 
 use super::{
-    Activity, Attempt, CostModel, LocalRun, LogGopsModel, Message, Notice, OpSite, SendCompletion,
-    SendIssue,
+    Attempt, CostModel, LocalRun, LogGopsModel, LogGopsState, Message, Notice, OpSite,
+    SendCompletion, SendIssue,
 };
 use crate::network::error::param;
 use crate::network::rng::SplitMix64;
@@ -470,11 +470,8 @@ impl Samples {
 /// The network model's state: host clocks, the wire engine and what crossed it.
 #[derive(Debug)]
 pub struct NetState<'n> {
-    cpu: Vec<Time>,
-    nic_send: Vec<Time>,
-    nic_recv: Vec<Time>,
-    ncpus: usize,
-    nnics: usize,
+    /// The hosts' clocks, LogGOPS's.
+    host: LogGopsState,
     wire: Wire<'n>,
     flight: Vec<InFlight>,
     free: Vec<u32>,
@@ -539,16 +536,6 @@ impl<'n> NetState<'n> {
     /// Packets each endpoint injected (packet level; empty at flow level).
     pub fn injected_packets(&self) -> &[u64] {
         &self.inj_packets
-    }
-
-    #[inline]
-    fn c(&self, rank: Rank, cpu: u16) -> usize {
-        rank as usize * self.ncpus + cpu as usize
-    }
-
-    #[inline]
-    fn n(&self, rank: Rank, nic: u16) -> usize {
-        rank as usize * self.nnics + nic as usize
     }
 
     fn slot(&mut self, f: InFlight) -> u64 {
@@ -639,7 +626,6 @@ impl<'n> CostModel for NetworkModel<'n> {
     const ANNOUNCES: bool = true;
 
     fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> NetState<'n> {
-        let n = nranks as usize;
         let wire = match self.level {
             Level::Packet => Wire::Packet(Box::new(self.net.external())),
             Level::Flow => {
@@ -656,11 +642,7 @@ impl<'n> CostModel for NetworkModel<'n> {
             }
         };
         NetState {
-            cpu: vec![0; n * ncpus as usize],
-            nic_send: vec![0; n * nnics as usize],
-            nic_recv: vec![0; n * nnics as usize],
-            ncpus: ncpus as usize,
-            nnics: nnics as usize,
+            host: self.host.new_state(nranks, ncpus, nnics),
             wire,
             flight: Vec::new(),
             free: Vec::new(),
@@ -677,17 +659,13 @@ impl<'n> CostModel for NetworkModel<'n> {
 
     #[inline]
     fn ready_time(&self, st: &NetState<'n>, now: Time, op: OpSite) -> Time {
-        let t = match op.activity {
-            Activity::Send => st.cpu[st.c(op.rank, op.cpu)].max(st.nic_send[st.n(op.rank, op.nic)]),
-            Activity::Recv | Activity::Local => st.cpu[st.c(op.rank, op.cpu)],
-            Activity::Sleep => now,
-        };
-        t.max(now)
+        // LogGOPS's, never in the past.
+        self.host.ready_time(&st.host, now, op).max(now)
     }
 
     fn send(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<SendIssue> {
-        let (c, n) = (st.c(m.src, m.cpu), st.n(m.src, m.nic));
-        let busy = st.cpu[c].max(st.nic_send[n]);
+        let (c, n) = (st.host.c(m.src, m.cpu), st.host.n(m.src, m.nic));
+        let busy = st.host.cpu[c].max(st.host.nic_send[n]);
         if busy > t {
             return Attempt::Retry(busy);
         }
@@ -695,8 +673,8 @@ impl<'n> CostModel for NetworkModel<'n> {
         let cpu_end = t
             .saturating_add(h.overhead)
             .saturating_add(Self::per_extra_byte(m.bytes, h.overhead_per_byte));
-        st.cpu[c] = cpu_end;
-        st.nic_send[n] = t.saturating_add(h.gap);
+        st.host.cpu[c] = cpu_end;
+        st.host.nic_send[n] = t.saturating_add(h.gap);
         let eager = m.bytes <= h.eager_limit;
         let completion = if eager {
             SendCompletion::At(t)
@@ -745,8 +723,8 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn deliver(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<Time> {
-        let (c, n) = (st.c(m.dst, m.cpu), st.n(m.dst, m.nic));
-        let busy = st.cpu[c].max(st.nic_recv[n]);
+        let (c, n) = (st.host.c(m.dst, m.cpu), st.host.n(m.dst, m.nic));
+        let busy = st.host.cpu[c].max(st.host.nic_recv[n]);
         if busy > t {
             return Attempt::Retry(busy);
         }
@@ -759,8 +737,8 @@ impl<'n> CostModel for NetworkModel<'n> {
             by_o
         };
         let cpu_end = t.saturating_add(h.overhead).saturating_add(extra);
-        st.cpu[c] = cpu_end;
-        st.nic_recv[n] = t.saturating_add(h.gap);
+        st.host.cpu[c] = cpu_end;
+        st.host.nic_recv[n] = t.saturating_add(h.gap);
         Attempt::Go(cpu_end)
     }
 
@@ -814,8 +792,8 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn local(&self, st: &mut NetState<'n>, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
-        let c = st.c(site.rank, site.cpu);
-        super::loggops::local_on(&mut st.cpu[c], t, cost)
+        let c = st.host.c(site.rank, site.cpu);
+        super::loggops::local_on(&mut st.host.cpu[c], t, cost)
     }
 
     fn reduce_cost(&self, bytes: u64) -> Time {
@@ -827,7 +805,7 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn rank_finish(&self, st: &NetState<'n>, rank: Rank, last_done: Time) -> Time {
-        super::loggops::finish_of(&st.cpu, st.ncpus, rank, last_done)
+        super::loggops::finish_of(&st.host.cpu, st.host.ncpus, rank, last_done)
     }
 
     fn advance(
