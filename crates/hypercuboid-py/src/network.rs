@@ -16,7 +16,8 @@ fn ns(t: Time) -> f64 {
     units::to_ns(t)
 }
 
-fn params(
+/// Router and packet parameters from the binding's arguments.
+pub(crate) fn params(
     seed: u64,
     packet_bytes: u32,
     buffer_bytes: u64,

@@ -206,14 +206,14 @@ impl PySchedule {
         records: bool,
         sample_links: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let params = NetParams {
+        let params = crate::network::params(
+            seed,
             packet_bytes,
             buffer_bytes,
-            switch_latency: switch_latency_ps,
-            seed,
-            watchdog: watchdog_ps,
+            switch_latency_ps,
+            watchdog_ps,
             threads,
-        };
+        );
         crate::sim::simulate_network(
             self,
             py,
