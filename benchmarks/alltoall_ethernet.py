@@ -25,7 +25,7 @@ Writes ``benchmarks/results/alltoall_ethernet.json`` (``--out`` another name) an
 ``--plot DIR``, ``DIR/alltoall-ethernet-fig6-8.png``.
 
     python benchmarks/alltoall_ethernet.py [--plot docs/figures] [--sizes 8,16,...]
-        [--host loggops:...] [--out NAME.json]
+        [--host loggops:...] [--nic fifo|interleave] [--out NAME.json]
 """
 
 from __future__ import annotations
@@ -103,11 +103,11 @@ def bound_ms(topo: str, msize: int) -> tuple[float, str]:
     )
 
 
-def run(sizes_kb: list[int], host: str) -> dict:
+def run(sizes_kb: list[int], host: str, nic: str = "fifo") -> dict:
     rows = []
     notes = []
     for topo, n in TOPOS.items():
-        print(f"tree:{topo}, {n} ranks, host {host}")
+        print(f"tree:{topo}, {n} ranks, host {host}, NIC order {nic}")
         print(
             f"  {'KB':>4} {'switch':8} {'LAM ms':>9} {'MPICH ms':>9} {'ours ms':>9} "
             f"{'bound ms':>9} | {'seed LAM':>9} {'seed MPICH':>10} {'seed ours':>9}  wall s"
@@ -131,7 +131,7 @@ def run(sizes_kb: list[int], host: str) -> dict:
                         continue
                     s = hc.schedules.alltoall(alg, n, count=msize, dtype="uint8")
                     t0 = time.perf_counter()
-                    r = s.simulate(host, network=spec, level="packet")
+                    r = s.simulate(host, network=spec, level="packet", nic=nic)
                     wall += time.perf_counter() - t0
                     sim[col] = r.completion_time_ns / 1e6
                 rows.append(
@@ -160,7 +160,13 @@ def run(sizes_kb: list[int], host: str) -> dict:
     for n in notes:
         print(f"note: {n}")
     have = any(a.name == "scheduled" for a in hc.schedules.algorithms("alltoall"))
-    return {"host": host, "scheduled_available": have, "rows": rows, "notes": notes}
+    return {
+        "host": host,
+        "nic": nic,
+        "scheduled_available": have,
+        "rows": rows,
+        "notes": notes,
+    }
 
 
 def plot(data: dict, out: Path) -> None:
@@ -202,9 +208,15 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, help="directory of the PNG")
     ap.add_argument("--sizes", default=",".join(map(str, SIZES_KB)), help="KB per message")
     ap.add_argument("--host", default=HOST, help="host model (a loggops: spec)")
+    ap.add_argument(
+        "--nic",
+        default="fifo",
+        choices=("fifo", "interleave"),
+        help="NIC order: whole messages in start order (LogGOPS, default) or shared link (TCP)",
+    )
     ap.add_argument("--out", default="alltoall_ethernet.json", help="JSON name in results/")
     a = ap.parse_args()
-    data = run([int(x) for x in a.sizes.split(",")], a.host)
+    data = run([int(x) for x in a.sizes.split(",")], a.host, a.nic)
     out = Path(__file__).parent / "results" / a.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1) + "\n")

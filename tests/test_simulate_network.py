@@ -83,6 +83,34 @@ def test_contention_shows_in_link_loads_and_queued_time():
     )
 
 
+def test_nic_order_fifo_or_interleave_at_both_levels():
+    # Rank 0 alone sends 32 messages of 64 KB to the other ranks (LAM's linear alltoall
+    # restricted to one sender is every rank's first step); a FIFO NIC delivers them one
+    # after another, 64 KB / 100 Mb/s = 5.24 ms apart, an interleaving one all at the end.
+    s = hc.schedules.alltoall("linear", 32, count=8192)
+    runs = {
+        (level, nic): s.simulate(HOST, network="tree:fig5b", level=level, nic=nic)
+        for level in ("packet", "flow")
+        for nic in ("fifo", "interleave")
+    }
+    # The default is FIFO, as LogGOPS's NIC.
+    default = s.simulate(HOST, network="tree:fig5b")
+    assert default.completion_time_ps == runs["packet", "fifo"].completion_time_ps
+    # Every message crosses the network whatever the order: same bytes on the same links.
+    for r in runs.values():
+        assert r.network.messages == 32 * 31 and r.network.bytes == 32 * 31 * 65536
+    # Sharing a NIC spreads each sender over all destinations at once: no destination is
+    # the target of all 31 senders at the same time, and the bottleneck bound is nearly met
+    # at flow level (1,006.6 ms: 8 x 24 messages of 64 KB each way over s0's links).
+    bound = 8 * 24 * 65536 * 8 / 100e6 * 1e12
+    assert runs["flow", "interleave"].completion_time_ps == pytest.approx(bound, rel=1e-3)
+    # FIFO: every sender sends to destination 0 first, then 1, ...: the destinations'
+    # links are the hot spot, at both levels (packet 2.06 s, flow 2.60 s).
+    assert runs["packet", "fifo"].completion_time_ps > 2 * bound
+    assert runs["flow", "fifo"].completion_time_ps > 2.5 * bound
+    assert runs["packet", "interleave"].completion_time_ps < 1.3 * bound
+
+
 def test_runs_are_deterministic_and_do_not_depend_on_threads():
     s = hc.schedules.allreduce("recursive_doubling", 64, count=512)
     runs = [
@@ -202,6 +230,15 @@ def test_bad_input_is_refused_in_one_line(tmp_path):
         s8.simulate("postal:alpha=1us", network="tree:fig5b")
     with pytest.raises(NetworkError, match="invalid level 'fluid': accepted: packet, flow"):
         s8.simulate(HOST, network="tree:fig5b", level="fluid")
+    with pytest.raises(NetworkError) as e:
+        s8.simulate(HOST, network="tree:fig5b", nic="round_robin")
+    assert str(e.value) == "invalid nic 'round_robin': accepted: fifo, interleave"
+    res = CliRunner().invoke(
+        cli,
+        ["simulate", "--model", HOST, "--nic", "interleave", "allreduce", "-a", "ring", "-n", "4"],
+    )
+    assert res.exit_code == 1
+    assert res.output.strip() == "Error: --nic applies to --network runs only"
     res = CliRunner().invoke(
         cli,
         ["simulate", "--model", HOST, "--routing", "ugal", "allreduce", "-a", "ring", "-n", "4"],

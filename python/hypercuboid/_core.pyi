@@ -60,6 +60,7 @@ class Schedule:
         mapping: str = ...,
         mapping_endpoints: list[int] | None = ...,
         ranks_per_endpoint: int = ...,
+        nic: str = ...,
         seed: int = ...,
         packet_bytes: int = ...,
         buffer_bytes: int = ...,

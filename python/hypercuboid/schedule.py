@@ -281,6 +281,7 @@ class Schedule:
         level: str = "packet",
         mapping: str | list[int] = "linear",
         ranks_per_endpoint: int = 1,
+        nic: str = "fifo",
         packet_size: int | str = 256,
         buffer: int | str = "100KiB",
         switch_latency: int | str = "100ns",
@@ -296,7 +297,9 @@ class Schedule:
         ``"tree:fig5b"``), the messages cross that network: ``routing`` (``min``, ``inr``,
         ``ugal``, ``ugal-th``), ``level`` (``packet`` or ``flow``), ``mapping`` (``linear``,
         ``round_robin``, ``random[:seed=K]``, ``file:PATH`` or a list of endpoints, one per
-        rank), ``ranks_per_endpoint``, and the router parameters ``packet_size``, ``buffer``,
+        rank), ``ranks_per_endpoint``, ``nic`` (``fifo``: a NIC sends whole messages in the order
+        they started; ``interleave``: it shares its link among them, one packet of each in
+        turn), and the router parameters ``packet_size``, ``buffer``,
         ``switch_latency``, ``seed`` (of the network's random choices, default 1; without a
         network, of the noise, default 0) and ``threads``.
         ``model`` is then the host model (a ``loggops:`` spec; default LogGOPSim's defaults),
@@ -316,6 +319,7 @@ class Schedule:
                 level=level,
                 mapping=mapping,
                 ranks_per_endpoint=ranks_per_endpoint,
+                nic=nic,
                 packet_size=packet_size,
                 buffer=buffer,
                 switch_latency=switch_latency,
@@ -412,6 +416,7 @@ class Schedule:
             mapping=mapping,
             mapping_endpoints=endpoints,
             ranks_per_endpoint=int(o["ranks_per_endpoint"]),
+            nic=o["nic"],
             seed=1 if o["seed"] is None else int(o["seed"]),
             packet_bytes=parse_size(str(o["packet_size"])),
             buffer_bytes=parse_size(str(o["buffer"])),

@@ -4,8 +4,8 @@
 
 use hypercuboid_core::network::rng::SplitMix64;
 use hypercuboid_core::network::{
-    Delivery, Engine, ExchangeSpec, Injection, NetParams, Network, Pattern, Report, RoutingSpec,
-    Synthetic, TrafficSpec, Workload,
+    Delivery, Engine, ExchangeSpec, Injection, NetParams, Network, NicOrder, Pattern, Report,
+    RoutingSpec, Synthetic, TrafficSpec, Workload,
 };
 use hypercuboid_core::topology::{generate, Topology};
 use hypercuboid_core::units::{ns, us, Time};
@@ -127,6 +127,39 @@ fn messages_of_one_endpoint_go_back_to_back_in_start_order() {
             Delivery {
                 time: 30 * SIGMA + t0(2),
                 token: 2
+            },
+        ]
+    );
+}
+
+#[test]
+fn an_interleaving_nic_sends_one_packet_of_each_ready_message_in_turn() {
+    let topo = generate("mlfm:h=4").unwrap();
+    let n = network(&topo, "min", 1);
+    let mut e = n.external_with(NicOrder::Interleave);
+    // Two messages ready at 0 (to two endpoints 2 hops away) share the NIC packet by packet;
+    // a third, ready at 100 ns (5 packets in), joins the turn behind them.
+    e.inject(&msg(0, 0, 4, 30 * 256, 1)).unwrap(); // 30 packets
+    e.inject(&msg(0, 0, 20, 10 * 256, 2)).unwrap(); // 10 packets
+    e.inject(&msg(ns(100), 0, 1, 2 * 256, 3)).unwrap(); // 0 hops, 2 packets
+    let got = e.finish().unwrap().to_vec();
+    // Slot k starts at kσ. Slots 0-4 alternate 1, 2, 1, 2, 1. At slot 5 (102.4 ns) message 3
+    // is ready: the turn goes 2, 1, 3, 2, 1, 3 (slot 10, its last), then 2 and 1 alternate
+    // from slot 11: message 2's tenth packet is slot 21, message 1's thirtieth slot 41.
+    assert_eq!(
+        got,
+        vec![
+            Delivery {
+                time: 10 * SIGMA + t0(0),
+                token: 3
+            },
+            Delivery {
+                time: 21 * SIGMA + t0(2),
+                token: 2
+            },
+            Delivery {
+                time: 41 * SIGMA + t0(2),
+                token: 1
             },
         ]
     );

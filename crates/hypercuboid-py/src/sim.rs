@@ -3,7 +3,7 @@
 use hypercuboid_core::model::{
     parse_model, parse_noise, Level, LogGopsModel, Mapping, ModelSpec, MAPPINGS, MODELS, NOISES,
 };
-use hypercuboid_core::network::{NetParams, Network, RoutingSpec};
+use hypercuboid_core::network::{NetParams, Network, NicOrder, RoutingSpec};
 use hypercuboid_core::sim::{self, CounterTrack, NetworkSetup, SimOptions, SimResult};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -89,7 +89,8 @@ fn result_dict<'py>(
 
 /// Simulates the schedule on a network: `topology` with `routing`, messages carried at
 /// `level` (`packet` or `flow`), ranks placed by `mapping` (`linear`, `round_robin`,
-/// `random[:seed=K]`, or a list of endpoints), `ranks_per_endpoint` to an endpoint, hosts
+/// `random[:seed=K]`, or a list of endpoints), `ranks_per_endpoint` to an endpoint, each NIC
+/// sending its messages' packets in `nic` order (`interleave` or `fifo`), hosts
 /// costing what `model` (a `loggops:` spec, default LogGOPSim's defaults) says. Returns the
 /// dict of [`simulate`] plus `network`: `level`, `routing`, `topology`, `links` (every
 /// directed link that carried something, busiest first: `a`, `b`, `kind`, `bytes`,
@@ -107,6 +108,7 @@ pub(crate) fn simulate_network<'py>(
     mapping: &str,
     mapping_endpoints: Option<Vec<u32>>,
     ranks_per_endpoint: u32,
+    nic: &str,
     params: NetParams,
     trace: bool,
     chrome_trace: Option<String>,
@@ -130,6 +132,7 @@ pub(crate) fn simulate_network<'py>(
         },
     };
     let level = Level::parse(level).py()?;
+    let nic = NicOrder::parse(nic).py()?;
     let mapping = match (mapping_endpoints, mapping.strip_prefix("file:")) {
         (Some(v), _) => Mapping::Explicit(v),
         (None, Some(path)) => {
@@ -152,6 +155,7 @@ pub(crate) fn simulate_network<'py>(
         ranks_per_endpoint,
         record_messages: records,
         sample_links: sample_links || chrome_trace.is_some(),
+        nic,
     };
     let opts = SimOptions {
         trace: trace || chrome_trace.is_some(),

@@ -33,6 +33,7 @@ def _simulate(
     level="packet",
     mapping="linear",
     ranks_per_endpoint=1,
+    nic="fifo",
     packet_size="256",
     buffer="100KiB",
     switch_latency="100ns",
@@ -56,6 +57,7 @@ def _simulate(
                 ("--level", level, "packet"),
                 ("--mapping", mapping, "linear"),
                 ("--ranks-per-endpoint", ranks_per_endpoint, 1),
+                ("--nic", nic, "fifo"),
                 ("--messages-csv", messages_csv, None),
                 ("--plot-links", plot_links, None),
             )
@@ -101,6 +103,7 @@ def _simulate(
             level=level,
             mapping=mapping,
             ranks_per_endpoint=ranks_per_endpoint,
+            nic=nic,
             packet_size=packet_size,
             buffer=buffer,
             switch_latency=switch_latency,
@@ -263,6 +266,13 @@ simulate = schedule_verb(
             default=1,
             show_default=True,
             help="Ranks per endpoint (cores per node); their messages go through memory.",
+        ),
+        click.option(
+            "--nic",
+            default="fifo",
+            show_default=True,
+            help="fifo (a NIC sends whole messages in start order) | interleave (it shares its "
+            "link among them: one packet of each in turn).",
         ),
         click.option("--packet-size", default="256", show_default=True, help="Packet size."),
         click.option("--buffer", default="100KiB", show_default=True, help="Buffer per port."),

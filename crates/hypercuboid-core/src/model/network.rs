@@ -36,7 +36,7 @@ use super::{
 };
 use crate::network::error::param;
 use crate::network::rng::SplitMix64;
-use crate::network::{Delivery, Engine, FlowEngine, Injection, Network, NetworkError};
+use crate::network::{Delivery, Engine, FlowEngine, Injection, Network, NetworkError, NicOrder};
 use crate::schedule::Rank;
 use crate::units::{per_byte, Time};
 
@@ -239,6 +239,7 @@ pub struct NetworkModel<'n> {
     control_bytes: u64,
     record: bool,
     sample: bool,
+    nic: NicOrder,
 }
 
 impl<'n> NetworkModel<'n> {
@@ -264,7 +265,15 @@ impl<'n> NetworkModel<'n> {
             control_bytes: 0,
             record: false,
             sample: false,
+            nic: NicOrder::default(),
         })
+    }
+
+    /// How each endpoint's NIC orders its messages: one after another
+    /// ([`NicOrder::Fifo`]) or sharing its link ([`NicOrder::Interleave`]), at either level.
+    pub fn nic_order(mut self, order: NicOrder) -> Self {
+        self.nic = order;
+        self
     }
 
     /// Keeps one record per network message ([`NetState::records`]).
@@ -627,7 +636,7 @@ impl<'n> CostModel for NetworkModel<'n> {
 
     fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> NetState<'n> {
         let wire = match self.level {
-            Level::Packet => Wire::Packet(Box::new(self.net.external())),
+            Level::Packet => Wire::Packet(Box::new(self.net.external_with(self.nic))),
             Level::Flow => {
                 let mut e = FlowEngine::new(
                     self.net.topology(),
@@ -635,6 +644,7 @@ impl<'n> CostModel for NetworkModel<'n> {
                     self.net.params().clone(),
                 )
                 .expect("the routing was checked when the model was made");
+                e.nic_order(self.nic);
                 if self.sample {
                     e.count_sent();
                 }

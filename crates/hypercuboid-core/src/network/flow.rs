@@ -28,13 +28,13 @@
 //! routing needs queues, which this level does not have.
 
 use super::error::{param, NetworkError};
-use super::packet::{Delivery, Injection, NetParams};
+use super::packet::{Delivery, Injection, NetParams, NicOrder};
 use super::rng::SplitMix64;
 use super::routing::{Algorithm, Routes};
 use crate::topology::{SwitchModel, Topology};
 use crate::units::Time;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 const NEVER: Time = Time::MAX;
 
@@ -108,7 +108,14 @@ pub struct FlowEngine<'n> {
     old_rate: Vec<f64>,
     by_link: Vec<Vec<u32>>,
     touched: Vec<u32>,
+    /// [`NicOrder::Fifo`]: per endpoint, the flow it is sending (`IDLE` when none) and the
+    /// flows started behind it, in start order. Empty with [`NicOrder::Interleave`].
+    sending: Vec<u32>,
+    queued: Vec<VecDeque<u32>>,
 }
+
+/// No flow (an endpoint's NIC is idle).
+const IDLE: u32 = u32::MAX;
 
 impl<'n> FlowEngine<'n> {
     /// An engine on `topo` with `routes` (its routing must be `min` or `inr`).
@@ -195,8 +202,27 @@ impl<'n> FlowEngine<'n> {
             old_rate: Vec::new(),
             by_link: vec![Vec::new(); n],
             touched: Vec::new(),
+            sending: Vec::new(),
+            queued: Vec::new(),
             params,
         })
+    }
+
+    /// How each endpoint orders its messages: [`NicOrder::Interleave`] (what a new engine
+    /// does) shares its link among them max–min fairly; [`NicOrder::Fifo`] sends them one after another in
+    /// the order they started, as the packet level's FIFO NIC does.
+    pub fn nic_order(&mut self, order: NicOrder) {
+        let ne = self.topo.num_endpoints();
+        match order {
+            NicOrder::Interleave => {
+                self.sending.clear();
+                self.queued.clear();
+            }
+            NicOrder::Fifo => {
+                self.sending = vec![IDLE; ne];
+                self.queued = vec![VecDeque::new(); ne];
+            }
+        }
     }
 
     /// The time the engine has advanced to.
@@ -385,6 +411,9 @@ impl<'n> FlowEngine<'n> {
         let mut pool = Vec::with_capacity(2 * self.live_links);
         let mut live: Vec<u32> = self.starts.iter().map(|r| r.0 .2).collect();
         live.extend_from_slice(&self.active);
+        for q in &self.queued {
+            live.extend(q.iter().copied());
+        }
         live.sort_unstable();
         for f in live {
             let fl = &mut self.flows[f as usize];
@@ -554,6 +583,15 @@ impl<'n> FlowEngine<'n> {
                 self.deliveries.push(Reverse((when, fl.token, f)));
                 continue;
             }
+            if !self.sending.is_empty() {
+                // A FIFO NIC: behind the message it is sending.
+                let src = fl.src as usize;
+                if self.sending[src] != IDLE {
+                    self.queued[src].push_back(f);
+                    continue;
+                }
+                self.sending[src] = f;
+            }
             fl.active = true;
             self.active.push(f);
             changed = true;
@@ -574,6 +612,16 @@ impl<'n> FlowEngine<'n> {
             let when = t.saturating_add(fl.latency);
             self.deliveries.push(Reverse((when, fl.token, f)));
             changed = true;
+            if !self.sending.is_empty() {
+                // The NIC goes on with the next message started behind this one.
+                let src = fl.src as usize;
+                self.sending[src] = IDLE;
+                if let Some(g) = self.queued[src].pop_front() {
+                    self.sending[src] = g;
+                    self.flows[g as usize].active = true;
+                    self.active.push(g);
+                }
+            }
         }
         if changed {
             let flows = &self.flows;
@@ -702,6 +750,63 @@ mod tests {
         let t2 = t1 + (2000.0 / bw).ceil() as Time;
         assert_eq!(d.len(), 1);
         assert!((d[0].time as i64 - (t2 + lat) as i64).abs() <= 1, "{d:?}");
+    }
+
+    #[test]
+    fn a_fifo_nic_sends_its_flows_one_after_another_in_start_order() {
+        let topo = generate("mlfm:h=4").unwrap();
+        let routes = Routes::new(&topo, &RoutingSpec::parse("min").unwrap()).unwrap();
+        let mut e = engine_on(&topo, &routes);
+        e.nic_order(NicOrder::Fifo);
+        let bw = topo.endpoint_link(0).bandwidth_gbps / 8000.0;
+        // From endpoint 0: 3000 B to 4 starting at 0, 1000 B to 5 starting at 0 (behind it),
+        // and from endpoint 1 (another NIC, same router) 1000 B to 0 at 0, which goes at once.
+        for (at, src, dst, bytes, token) in [(0, 0, 4, 3000u64, 1u64), (0, 0, 5, 1000, 2)] {
+            e.inject(&Injection {
+                at,
+                src,
+                dst,
+                bytes,
+                token,
+            })
+            .unwrap();
+        }
+        e.inject(&Injection {
+            at: 0,
+            src: 1,
+            dst: 0,
+            bytes: 1000,
+            token: 3,
+        })
+        .unwrap();
+        let (l, sw) = (
+            topo.endpoint_link(0).latency,
+            NetParams::default().switch_latency,
+        );
+        let lat = 4 * l + 3 * sw;
+        let t = |b: f64| (b / bw).ceil() as Time;
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            let (_, d) = e.advance_to_delivery(None);
+            got.extend_from_slice(d);
+        }
+        assert_eq!(
+            got,
+            [
+                Delivery {
+                    time: t(1000.0) + 2 * l + sw,
+                    token: 3
+                },
+                Delivery {
+                    time: t(3000.0) + lat,
+                    token: 1
+                },
+                Delivery {
+                    time: t(3000.0) + t(1000.0) + lat,
+                    token: 2
+                },
+            ]
+        );
     }
 
     #[test]

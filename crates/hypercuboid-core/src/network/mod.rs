@@ -44,7 +44,9 @@ pub mod traffic;
 pub use cdg::Cdg;
 pub use error::NetworkError;
 pub use flow::FlowEngine;
-pub use packet::{Delivery, Engine, Injection, NetParams, Network, Switching, Synthetic, Workload};
+pub use packet::{
+    Delivery, Engine, Injection, NetParams, Network, NicOrder, Switching, Synthetic, Workload,
+};
 pub use routing::{
     format_cycle, Algorithm, Channel, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme,
 };

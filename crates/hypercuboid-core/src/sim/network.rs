@@ -4,7 +4,7 @@
 
 use super::{simulate_with_state, SimError, SimOptions, SimResult};
 use crate::model::{Level, LogGopsModel, Mapping, MessageRecord, MessageTotals, NetworkModel};
-use crate::network::Network;
+use crate::network::{Network, NicOrder};
 use crate::schedule::Schedule;
 use crate::units::Time;
 
@@ -23,6 +23,8 @@ pub struct NetworkSetup {
     pub record_messages: bool,
     /// Sample the links' traffic over time ([`NetworkRun::timeline`]).
     pub sample_links: bool,
+    /// How a NIC orders its messages' packets (packet level).
+    pub nic: NicOrder,
 }
 
 impl Default for NetworkSetup {
@@ -34,6 +36,7 @@ impl Default for NetworkSetup {
             ranks_per_endpoint: 1,
             record_messages: false,
             sample_links: false,
+            nic: NicOrder::default(),
         }
     }
 }
@@ -121,7 +124,8 @@ pub fn simulate_on_network(
     )
     .map_err(|e| SimError::Network(Box::new(e)))?
     .record_messages(setup.record_messages)
-    .sample_links(setup.sample_links);
+    .sample_links(setup.sample_links)
+    .nic_order(setup.nic);
     let (result, mut st) = simulate_with_state(s, &model, opts)?;
     st.sample(true);
     let span = result.completion.max(1) as f64;

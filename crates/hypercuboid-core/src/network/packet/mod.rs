@@ -292,6 +292,41 @@ impl Synthetic {
     }
 }
 
+/// In which order an endpoint's NIC sends the packets of the messages it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum NicOrder {
+    /// Whole messages one after the other in the order they were started, as LogGOPS's NIC
+    /// (the default).
+    #[default]
+    Fifo,
+    /// One packet of each message ready to go in turn (round robin): the NIC shares its link
+    /// among the messages, as TCP does among a rank's connections and an InfiniBand HCA among
+    /// its send queues (at flow level: max–min sharing of the injection link).
+    Interleave,
+}
+
+impl NicOrder {
+    /// Every order, in the order error messages list them.
+    pub const ALL: [NicOrder; 2] = [NicOrder::Fifo, NicOrder::Interleave];
+
+    /// Its name (`fifo`, `interleave`).
+    pub fn name(self) -> &'static str {
+        match self {
+            NicOrder::Interleave => "interleave",
+            NicOrder::Fifo => "fifo",
+        }
+    }
+
+    /// Parses `fifo` or `interleave`.
+    pub fn parse(text: &str) -> Result<NicOrder, NetworkError> {
+        let t = text.trim();
+        NicOrder::ALL
+            .into_iter()
+            .find(|o| o.name() == t)
+            .ok_or_else(|| param("nic", format!("'{t}'"), "accepted: fifo, interleave"))
+    }
+}
+
 /// What the endpoints send.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
@@ -501,7 +536,12 @@ impl<'t> Network<'t> {
     /// An engine whose endpoints send the messages the caller injects ([`Engine::inject`])
     /// and nothing else; its report names the traffic `external`.
     pub fn external(&self) -> Engine<'_> {
-        Engine::new(self, ExternalSource::default(), "external")
+        self.external_with(NicOrder::default())
+    }
+
+    /// [`Network::external`] whose endpoints order their messages' packets as `order` says.
+    pub fn external_with(&self, order: NicOrder) -> Engine<'_> {
+        Engine::new(self, ExternalSource::new(order), "external")
     }
 
     /// Checks synthetic traffic's load, windows and destinations.

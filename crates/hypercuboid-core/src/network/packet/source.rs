@@ -14,7 +14,8 @@
 //! * [`ExternalSource`] — messages the caller injects while the engine runs (a schedule
 //!   simulator): each is `packets` packets from one endpoint to another, ready at a given time;
 //!   an endpoint sends its messages back to back in the order of their start times (ties in
-//!   the order they were injected). The destination's part counts a message's packets as they
+//!   the order they were injected), or ([`NicOrder::Interleave`]) one packet of each ready
+//!   message in turn. The destination's part counts a message's packets as they
 //!   are delivered and records when its last one arrived.
 //!
 //! A source keeps its per-endpoint state in the endpoint's NIC record (`Nic::ep`), next to
@@ -27,7 +28,7 @@
 //! generation on a copy of the endpoint's random stream.
 
 use super::ports::Nic;
-use super::NEVER;
+use super::{NicOrder, NEVER};
 use crate::network::rng::SplitMix64;
 use crate::network::routing::NONE;
 use crate::network::traffic::{ExchangePlan, Pattern};
@@ -435,6 +436,19 @@ pub(super) struct ExternalSource {
     release: Vec<(Time, Chained)>,
     /// The earliest time in `done` (`NEVER` when empty).
     earliest: Time,
+    /// An endpoint sends the packets of its ready messages in turn ([`NicOrder::Interleave`]),
+    /// not one message after the other.
+    interleave: bool,
+}
+
+impl ExternalSource {
+    /// A source whose endpoints order their messages' packets as `order` says.
+    pub(super) fn new(order: NicOrder) -> ExternalSource {
+        ExternalSource {
+            interleave: order == NicOrder::Interleave,
+            ..ExternalSource::default()
+        }
+    }
 }
 
 impl Default for ExternalSource {
@@ -445,6 +459,7 @@ impl Default for ExternalSource {
             chains: FxHashMap::default(),
             release: Vec::new(),
             earliest: NEVER,
+            interleave: false,
         }
     }
 }
@@ -488,6 +503,12 @@ impl Source for ExternalSource {
         head.left -= 1;
         if head.left == 0 {
             q.pop_front();
+        } else if self.interleave && q.len() > 1 {
+            // Round robin over the messages ready now: the head goes behind the last of them
+            // (the queue stays partitioned into ready and later messages, the later sorted).
+            let m = q.pop_front().expect("the head exists");
+            let k = q.partition_point(|o| o.at <= now);
+            q.insert(k, m);
         }
         nic.next = q.front().map_or(NEVER, |m| m.at);
         (dst, now, tag)
