@@ -64,6 +64,21 @@ def test_flow_and_packet_level_agree_on_contention_free_schedules():
     assert abs(b.completion_time_ps / a.completion_time_ps - 1) < 0.02
 
 
+@pytest.mark.parametrize("algorithm", ["pairwise", "bruck", "linear_shifted", "linear"])
+def test_flow_and_packet_level_agree_within_15_percent_on_congested_alltoalls(algorithm):
+    # 32 x 64 KB on fig5b: both levels with interleaving NICs, and at packet level three
+    # virtual channels (hop-indexed), which keep head-of-line blocking small.
+    s = hc.schedules.alltoall(algorithm, 32, count=8192)
+    host = "loggops:o=100ns,g=10ns,S=64KiB"
+    packet = s.simulate(host, network="tree:fig5b", nic="interleave", routing="min:vcs=hop")
+    flow = s.simulate(host, network="tree:fig5b", nic="interleave", level="flow")
+    ratio = flow.completion_time_ps / packet.completion_time_ps
+    assert 0.85 <= ratio <= 1.15, ratio
+    # The flow level never beats the bottleneck bound: 8 x 24 messages each way over one of
+    # s0's 100 Mb/s links.
+    assert flow.completion_time_ps >= 8 * 24 * 65536 * 8 / 100e6 * 1e12
+
+
 def test_contention_shows_in_link_loads_and_queued_time():
     s = hc.schedules.alltoall("linear", 32, count=8192)
     r = s.simulate(HOST, network="tree:fig5b")
