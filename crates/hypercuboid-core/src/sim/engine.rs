@@ -13,7 +13,7 @@ use crate::schedule::{Combine, DepKind, Op, OpKind, Rank, Schedule};
 use crate::units::Time;
 use rustc_hash::FxHashMap;
 
-// Per-op state byte: bits 0..5 count satisfied dependencies, then three flags. An op with
+// Per-op state byte: bits 0..4 count satisfied dependencies, then three flags. An op with
 // `COUNT` or more dependencies counts them in `Engine::many` instead (a rare, short-lived entry:
 // from its first satisfied dependency to its last).
 const COUNT: u8 = (1 << 5) - 1;
@@ -64,6 +64,8 @@ struct OpInfo {
     /// `K_SEND`, `K_RECV`, `K_LOCAL` or `K_SLEEP`.
     kind: u8,
 }
+
+const _: () = assert!(std::mem::size_of::<OpInfo>() == 32);
 
 impl OpInfo {
     fn new<M: CostModel>(op: &Op, ndeps: u32, elem: u32, m: &M) -> OpInfo {
@@ -393,9 +395,13 @@ impl<M: CostModel> Engine<'_, M> {
                 .windows(2)
                 .all(|w| (w[0].rank, w[0].class) <= (w[1].rank, w[1].class))
         };
-        // Already in issue order: a stable sort would not move anything (libstdc++'s
-        // `std::sort` may, among more than 16 equal ops).
-        if self.freed.len() > 1 && !(self.tie_order == TieOrder::Stable && in_order()) {
+        // Already in issue order: a stable sort would not move anything, nor would libstdc++'s
+        // `std::sort` up to 16 ops (its insertion sort; beyond, it may permute equal ops).
+        let kept = match self.tie_order {
+            TieOrder::Stable => true,
+            TieOrder::Libstdcxx => self.freed.len() <= 16,
+        };
+        if self.freed.len() > 1 && !(kept && in_order()) {
             // By rank (stable: each rank's ops stay in the order they were freed), then each
             // rank's run by class.
             self.freed.sort_by_key(|f| f.rank);
