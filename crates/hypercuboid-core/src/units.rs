@@ -47,8 +47,17 @@ pub fn per_byte(bytes: u64, ps_per_byte: f64) -> Time {
     if bytes == 0 || ps_per_byte == 0.0 {
         return 0;
     }
-    (bytes as f64 * ps_per_byte).round() as Time
+    let t = bytes as f64 * ps_per_byte;
+    // A whole number of picoseconds (integral rates) is its own rounding: skip the libm call
+    // (a simulator's hot path computes this per message).
+    if t < TIME_EXACT && (t as Time) as f64 == t {
+        return t as Time;
+    }
+    t.round() as Time
 }
+
+/// Below 2^53 every whole number of picoseconds is exact in an `f64`.
+const TIME_EXACT: f64 = (1u64 << 53) as f64;
 
 /// Why a quantity with a unit could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -466,6 +475,21 @@ mod tests {
         assert_eq!(per_byte(8, 400.0), 3200);
         assert_eq!(per_byte(0, 400.0), 0);
         assert_eq!(per_byte(3, 0.5), 2);
+        // The whole-number shortcut gives what rounding the product gives, on both sides of
+        // 2^53 and for fractional rates.
+        for (bytes, rate) in [
+            (7, 6000.0),
+            (u64::MAX, 6000.0),
+            ((1 << 53) + 1, 1.0),
+            (1 << 52, 3.0),
+            (12_345, 0.1),
+            (5, 2.5),
+            (1, -3.0),
+        ] {
+            let expect = (bytes as f64 * rate).round() as Time;
+            assert_eq!(per_byte(bytes, rate), expect, "{bytes} bytes at {rate}");
+        }
+        assert_eq!(per_byte(1 << 52, 3.0), 3 << 52);
     }
 
     #[test]

@@ -269,3 +269,57 @@ fn results_count_ops_and_messages() {
     assert_eq!(r.rank_finish.len(), 5);
     assert!(r.trace.is_none());
 }
+
+/// One rank: `k` sleeps of 1..=k us, then a compute of 5 us that requires every sleep (and,
+/// with `stuck`, a receive nobody serves).
+fn fan_in(k: u32, stuck: bool) -> hypercuboid_core::schedule::Schedule {
+    let mut p = Program::new();
+    let sleeps: Vec<u32> = (1..=k)
+        .map(|i| p.push(Op::new(OpKind::Sleep { time: us(i as u64) })))
+        .collect();
+    let last = p.compute(us(5));
+    p.requires_all(last, &sleeps);
+    if stuck {
+        let rv = recv(&mut p, 0, 9, 8, false);
+        p.requires(last, rv);
+    }
+    schedule("fan-in", vec![p])
+}
+
+#[test]
+fn ops_with_many_dependencies_wait_for_all_of_them() {
+    // The engine counts up to 30 dependencies in an op's state byte and more in a side table:
+    // both sides of that limit, in both models. Under postal the op starts when its last
+    // dependency (the k-us sleep) completes.
+    for k in [1, 29, 30, 31, 32, 40, 300] {
+        let s = fan_in(k, false);
+        for model in ["postal:alpha=1us", "loggops"] {
+            let r = simulate(
+                &s,
+                &parse_model(model).unwrap(),
+                &SimOptions {
+                    trace: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let t = r.trace.unwrap();
+            // LogGOPS queues a freed local op at its CPU's free time (0 here: sleeps occupy
+            // nothing), as LogGOPSim does; postal starts it when it is freed.
+            let freed = if model == "loggops" { 0 } else { us(k as u64) };
+            assert_eq!(t.op_start[k as usize], freed, "{k} deps, {model}");
+            assert_eq!(r.ops, k as u64 + 1);
+        }
+    }
+    for k in [30, 31, 300] {
+        let e = simulate(&fan_in(k, true), &parse_model("loggops").unwrap(), &opts()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "deadlock: 2 ops on 1 rank never completed: rank 0 op {k} (compute 5.000 us) \
+                 waits for op {} to complete",
+                k + 1
+            )
+        );
+    }
+}

@@ -31,3 +31,44 @@ fn recursive_doubling_2_pow_20_under_loggops() {
         (t2 - t1).as_secs_f64()
     );
 }
+
+/// The algorithms of the 2^24-rank measurement (`benchmarks/scale.py`), at 2^12 ranks: the
+/// simulated completion equals the postal closed form to the picosecond
+/// (`collectives::allreduce::cost`), and recursive doubling under LogGOPS is log2 N × 6042 ns.
+#[test]
+fn scale_algorithms_equal_their_closed_forms_at_4096_ranks() {
+    use hypercuboid_core::collectives::allreduce::{cost, generate, Algorithm, AllreduceSpec};
+    use hypercuboid_core::model::ModelSpec;
+    use hypercuboid_core::schedule::{Dtype, ReduceOp};
+
+    let spec = AllreduceSpec::new(1 << 12, 1, Dtype::Int64, ReduceOp::Sum);
+    let ModelSpec::Postal(postal) = parse_model("postal:alpha=1us,beta=1ns,gamma=1ns").unwrap()
+    else {
+        panic!("a postal spec gives the postal model")
+    };
+    // (algorithm, closed form in ns: α + 8β + 8γ = 1016 ns a message and its reduction; the
+    // tree's broadcast messages are not reduced, α + 8β = 1008 ns)
+    for (name, ns_expected) in [
+        ("recursive_doubling", 12 * 1016),
+        ("tree", 12 * 1016 + 12 * 1008),
+        ("recursive_multiplying:a4,a4,a4,a4,a4,a4", 6 * 3 * 1016),
+        (
+            "recursive_multiplying:a2,a2,a2,a2,a2,a2,a2,a2,a2,a2,a2,a2",
+            12 * 1016,
+        ),
+    ] {
+        let alg = Algorithm::parse(name).unwrap();
+        let s = generate(&alg, &spec).unwrap();
+        let r = simulate(&s, &ModelSpec::Postal(postal), &SimOptions::default()).unwrap();
+        assert_eq!(
+            r.completion,
+            cost::allreduce(&alg, &spec, &postal).unwrap(),
+            "{name}"
+        );
+        assert_eq!(r.completion, ns(ns_expected), "{name}");
+    }
+    let loggops = parse_model("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535").unwrap();
+    let s = generate(&Algorithm::parse("recursive_doubling").unwrap(), &spec).unwrap();
+    let r = simulate(&s, &loggops, &SimOptions::default()).unwrap();
+    assert_eq!(r.completion, 12 * ns(6042));
+}

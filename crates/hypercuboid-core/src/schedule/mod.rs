@@ -582,6 +582,12 @@ impl Schedule {
         self.peer_start[r as usize]
     }
 
+    /// Every op's peer in that flat numbering: rank `r`'s op `i` at `op_offset(r) + i`
+    /// ([`ANY_SOURCE`] for local ops and wildcard receives), what [`RankView::peers`] slices.
+    pub fn peer_column(&self) -> &[Rank] {
+        &self.peers
+    }
+
     /// Bytes of heap the schedule occupies (approximately: shapes are counted by their ops).
     pub fn memory_bytes(&self) -> usize {
         let shapes: usize = self

@@ -13,11 +13,13 @@ use crate::schedule::{Combine, DepKind, Op, OpKind, Rank, Schedule};
 use crate::units::Time;
 use rustc_hash::FxHashMap;
 
-// Per-op state word: bits 0..29 count satisfied dependencies, then three flags.
-const COUNT: u32 = (1 << 29) - 1;
-const RDV: u32 = 1 << 29;
-const STARTED: u32 = 1 << 30;
-const DONE: u32 = 1 << 31;
+// Per-op state byte: bits 0..4 count satisfied dependencies, then three flags. An op with
+// `COUNT` or more dependencies counts them in `Engine::many` instead (a rare, short-lived entry:
+// from its first satisfied dependency to its last).
+const COUNT: u8 = (1 << 5) - 1;
+const RDV: u8 = 1 << 5;
+const STARTED: u8 = 1 << 6;
+const DONE: u8 = 1 << 7;
 
 // Event payload: op index in the low 30 bits, kind in the top 2.
 const OP_BITS: u32 = 30;
@@ -38,22 +40,90 @@ const CLASS_SEND: u8 = 0;
 const CLASS_RECV: u8 = 1;
 const CLASS_LOCAL: u8 = 2;
 
-fn class_of(op: &Op) -> u8 {
-    match op.kind {
-        OpKind::Send { .. } => CLASS_SEND,
-        OpKind::Recv { .. } => CLASS_RECV,
-        _ => CLASS_LOCAL,
+/// What an op does, as the event loop dispatches on it.
+const K_SEND: u8 = 0;
+const K_RECV: u8 = 1;
+/// Reduce, copy or compute: CPU work of [`OpInfo::cost`].
+const K_LOCAL: u8 = 2;
+const K_SLEEP: u8 = 3;
+
+/// What the engine reads of an op, precomputed once per shape (32 bytes): the event loop never
+/// decodes an [`Op`] (nor restores its peer, which it reads from the schedule's peer column).
+#[derive(Clone, Copy, Debug)]
+struct OpInfo {
+    /// Bytes of a send's or a receive's message.
+    bytes: u64,
+    /// Time on the CPU: a reduce's, copy's or compute's cost under the model, a sleep's
+    /// length, a fused receive's reduction (0 for a plain receive and a send).
+    cost: Time,
+    tag: i32,
+    /// Number of dependencies.
+    ndeps: u32,
+    cpu: u16,
+    nic: u16,
+    /// `K_SEND`, `K_RECV`, `K_LOCAL` or `K_SLEEP`.
+    kind: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<OpInfo>() == 32);
+
+impl OpInfo {
+    fn new<M: CostModel>(op: &Op, ndeps: u32, elem: u32, m: &M) -> OpInfo {
+        let (kind, tag, bytes, cost) = match op.kind {
+            OpKind::Send { tag, data, .. } => (K_SEND, tag, data.bytes(elem), 0),
+            OpKind::Recv {
+                tag, data, combine, ..
+            } => {
+                let cost = if combine != Combine::Assign {
+                    m.reduce_cost(op.reduced_bytes(elem))
+                } else {
+                    0
+                };
+                (K_RECV, tag, data.bytes(elem), cost)
+            }
+            OpKind::Reduce { .. } => (K_LOCAL, 0, 0, m.reduce_cost(op.reduced_bytes(elem))),
+            OpKind::Copy { .. } => (K_LOCAL, 0, 0, m.copy_cost(op.bytes(elem))),
+            OpKind::Compute { time } => (K_LOCAL, 0, 0, time),
+            OpKind::Sleep { time } => (K_SLEEP, 0, 0, time),
+        };
+        OpInfo {
+            bytes,
+            cost,
+            tag,
+            ndeps,
+            cpu: op.cpu,
+            nic: op.nic,
+            kind,
+        }
+    }
+
+    /// Issue class among ops freed together.
+    #[inline]
+    fn class(&self) -> u8 {
+        match self.kind {
+            K_SEND => CLASS_SEND,
+            K_RECV => CLASS_RECV,
+            _ => CLASS_LOCAL,
+        }
+    }
+
+    #[inline]
+    fn activity(&self) -> Activity {
+        match self.kind {
+            K_SEND => Activity::Send,
+            K_RECV => Activity::Recv,
+            K_SLEEP => Activity::Sleep,
+            _ => Activity::Local,
+        }
     }
 }
 
 /// What the engine needs of a shape, precomputed once per shape.
 struct ShapeInfo {
-    /// Dependencies of each op.
-    ndeps: Vec<u32>,
+    /// Each op.
+    ops: Vec<OpInfo>,
     /// Ops without dependencies, in program order.
     roots: Vec<u32>,
-    /// Issue class of each op.
-    class: Vec<u8>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,8 +147,12 @@ struct Engine<'a, M: CostModel> {
     m: &'a M,
     st: M::State,
     info: Vec<ShapeInfo>,
-    elem: u32,
-    state: Vec<u32>,
+    /// Every rank's peers ([`Schedule::peer_column`]).
+    peers: &'a [Rank],
+    state: Vec<u8>,
+    /// Satisfied dependencies of ops with `COUNT` or more of them, by flat op index, while
+    /// some but not all are.
+    many: FxHashMap<usize, u32>,
     q: EventQueue,
     ts: u64,
     freed: Vec<Freed>,
@@ -115,25 +189,18 @@ pub(crate) fn run<M: CostModel>(
                 limit: MAX_OPS_PER_RANK,
             });
         }
-        let n = shape.len();
-        let mut ndeps = Vec::with_capacity(n);
+        let mut ops = Vec::with_capacity(shape.len());
         let mut roots = Vec::new();
-        let mut class = Vec::with_capacity(n);
         for (i, op) in shape.ops.iter().enumerate() {
             let d = shape.dep_start[i + 1] - shape.dep_start[i];
-            ndeps.push(d);
             if d == 0 {
                 roots.push(i as u32);
             }
-            class.push(class_of(op));
+            ops.push(OpInfo::new(op, d, s.elem_size(), model));
             ncpus = ncpus.max(op.cpu as u32 + 1);
             nnics = nnics.max(op.nic as u32 + 1);
         }
-        info.push(ShapeInfo {
-            ndeps,
-            roots,
-            class,
-        });
+        info.push(ShapeInfo { ops, roots });
     }
     for (what, n) in [("CPUs", ncpus), ("NICs", nnics)] {
         if nranks as u64 * n as u64 > MAX_CLOCKS {
@@ -155,8 +222,9 @@ pub(crate) fn run<M: CostModel>(
         m: model,
         st: model.new_state(nranks, ncpus as u16, nnics as u16),
         info,
-        elem: s.elem_size(),
+        peers: s.peer_column(),
         state: vec![0; total],
+        many: FxHashMap::default(),
         q: EventQueue::new(),
         ts: 0,
         freed: Vec::new(),
@@ -187,8 +255,13 @@ impl<M: CostModel> Engine<'_, M> {
     }
 
     #[inline]
-    fn op(&self, rank: Rank, i: u32) -> Op {
-        self.s.rank(rank).op(i as usize)
+    fn info(&self, rank: Rank, i: u32) -> &OpInfo {
+        &self.info[self.s.shape_index(rank)].ops[i as usize]
+    }
+
+    #[inline]
+    fn peer(&self, rank: Rank, i: u32) -> Rank {
+        self.peers[self.off(rank) + i as usize]
     }
 
     #[inline]
@@ -216,7 +289,7 @@ impl<M: CostModel> Engine<'_, M> {
             let si = self.s.shape_index(r);
             for k in 0..self.info[si].roots.len() {
                 let op = self.info[si].roots[k];
-                let class = self.info[si].class[op as usize];
+                let class = self.info[si].ops[op as usize].class();
                 self.freed.push(Freed {
                     rank: r,
                     op,
@@ -317,7 +390,18 @@ impl<M: CostModel> Engine<'_, M> {
         if self.freed.is_empty() {
             return;
         }
-        if self.freed.len() > 1 {
+        let in_order = || {
+            self.freed
+                .windows(2)
+                .all(|w| (w[0].rank, w[0].class) <= (w[1].rank, w[1].class))
+        };
+        // Already in issue order: a stable sort would not move anything, nor would libstdc++'s
+        // `std::sort` up to 16 ops (its insertion sort; beyond, it may permute equal ops).
+        let kept = match self.tie_order {
+            TieOrder::Stable => true,
+            TieOrder::Libstdcxx => self.freed.len() <= 16,
+        };
+        if self.freed.len() > 1 && !(kept && in_order()) {
             // By rank (stable: each rank's ops stay in the order they were freed), then each
             // rank's run by class.
             self.freed.sort_by_key(|f| f.rank);
@@ -337,22 +421,17 @@ impl<M: CostModel> Engine<'_, M> {
         }
         for k in 0..self.freed.len() {
             let f = self.freed[k];
-            let op = self.op(f.rank, f.op);
+            let o = *self.info(f.rank, f.op);
             let activity = if f.tail {
                 Activity::Local
             } else {
-                match op.kind {
-                    OpKind::Send { .. } => Activity::Send,
-                    OpKind::Recv { .. } => Activity::Recv,
-                    OpKind::Sleep { .. } => Activity::Sleep,
-                    _ => Activity::Local,
-                }
+                o.activity()
             };
             let site = OpSite {
                 rank: f.rank,
                 activity,
-                cpu: op.cpu,
-                nic: op.nic,
+                cpu: o.cpu,
+                nic: o.nic,
             };
             let mut t = self.m.ready_time(&self.st, now, site);
             if !f.tail {
@@ -367,14 +446,26 @@ impl<M: CostModel> Engine<'_, M> {
 
     #[inline]
     fn dec(&mut self, rank: Rank, off: usize, si: usize, j: u32) {
-        let w = &mut self.state[off + j as usize];
-        *w += 1;
-        let info = &self.info[si];
-        if *w & COUNT == info.ndeps[j as usize] {
+        let o = &self.info[si].ops[j as usize];
+        let f = off + j as usize;
+        let free = if o.ndeps < COUNT as u32 {
+            let w = &mut self.state[f];
+            *w += 1;
+            (*w & COUNT) as u32 == o.ndeps
+        } else {
+            let c = self.many.entry(f).or_insert(0);
+            *c += 1;
+            let all = *c == o.ndeps;
+            if all {
+                self.many.remove(&f);
+            }
+            all
+        };
+        if free {
             self.freed.push(Freed {
                 rank,
                 op: j,
-                class: info.class[j as usize],
+                class: o.class(),
                 tail: false,
             });
         }
@@ -421,26 +512,24 @@ impl<M: CostModel> Engine<'_, M> {
 
     #[inline]
     fn message(&self, src: Rank, i: u32) -> Message {
-        let op = self.op(src, i);
-        match op.kind {
-            OpKind::Send { peer, tag, data } => Message {
-                id: Message::id_of(src, i),
-                src,
-                dst: peer,
-                bytes: data.bytes(self.elem),
-                tag,
-                cpu: op.cpu,
-                nic: op.nic,
-            },
-            _ => unreachable!("message of a non-send op"),
+        let o = self.info(src, i);
+        debug_assert_eq!(o.kind, K_SEND, "message of a non-send op");
+        Message {
+            id: Message::id_of(src, i),
+            src,
+            dst: self.peer(src, i),
+            bytes: o.bytes,
+            tag: o.tag,
+            cpu: o.cpu,
+            nic: o.nic,
         }
     }
 
     fn exec(&mut self, e: Event) {
         let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
-        let op = self.op(rank, i);
-        match op.kind {
-            OpKind::Send { .. } => {
+        let o = *self.info(rank, i);
+        match o.kind {
+            K_SEND => {
                 let m = self.message(rank, i);
                 match self.m.send(&mut self.st, t, &m) {
                     Attempt::Retry(t2) => self.requeue(e, t2),
@@ -473,35 +562,30 @@ impl<M: CostModel> Engine<'_, M> {
                     }
                 }
             }
-            OpKind::Recv { peer, tag, .. } => {
+            K_RECV => {
+                let peer = self.peer(rank, i);
                 self.start(rank, i, t, t);
-                match self.mq.take(rank, Queue::Unexpected, peer, tag) {
+                match self.mq.take(rank, Queue::Unexpected, peer, o.tag) {
                     Some((src, _, send_op)) => {
                         let site = OpSite {
                             rank,
                             activity: Activity::Recv,
-                            cpu: op.cpu,
-                            nic: op.nic,
+                            cpu: o.cpu,
+                            nic: o.nic,
                         };
                         self.matched(src, send_op, rank, i, t, Some(site));
                     }
-                    None => self.mq.push(rank, Queue::Posted, peer, tag, i),
+                    None => self.mq.push(rank, Queue::Posted, peer, o.tag, i),
                 }
             }
-            OpKind::Reduce { .. } | OpKind::Copy { .. } | OpKind::Compute { .. } => {
-                let cost = match op.kind {
-                    OpKind::Reduce { .. } => self.m.reduce_cost(op.reduced_bytes(self.elem)),
-                    OpKind::Copy { .. } => self.m.copy_cost(op.bytes(self.elem)),
-                    OpKind::Compute { time } => time,
-                    _ => 0,
-                };
+            K_LOCAL => {
                 let site = OpSite {
                     rank,
                     activity: Activity::Local,
-                    cpu: op.cpu,
-                    nic: op.nic,
+                    cpu: o.cpu,
+                    nic: o.nic,
                 };
-                match self.m.local(&mut self.st, t, site, cost) {
+                match self.m.local(&mut self.st, t, site, o.cost) {
                     Attempt::Retry(t2) => self.requeue(e, t2),
                     Attempt::Go(run) => {
                         self.start(rank, i, t, run.busy_until);
@@ -513,8 +597,9 @@ impl<M: CostModel> Engine<'_, M> {
                     }
                 }
             }
-            OpKind::Sleep { time } => {
-                let d = t.saturating_add(time);
+            _ => {
+                debug_assert_eq!(o.kind, K_SLEEP);
+                let d = t.saturating_add(o.cost);
                 self.start(rank, i, t, d);
                 if d == t {
                     self.complete(rank, i, t);
@@ -580,9 +665,7 @@ impl<M: CostModel> Engine<'_, M> {
     /// Receive `recv_op` of `dst` has its data at `t`: it completes, after its reduction if
     /// it is a fused receive-reduce whose reduction costs something.
     fn recv_done(&mut self, dst: Rank, recv_op: u32, t: Time) {
-        let op = self.op(dst, recv_op);
-        let cost = self.fused_cost(&op);
-        if cost > 0 {
+        if self.info(dst, recv_op).cost > 0 {
             self.freed.push(Freed {
                 rank: dst,
                 op: recv_op,
@@ -594,28 +677,17 @@ impl<M: CostModel> Engine<'_, M> {
         }
     }
 
-    #[inline]
-    fn fused_cost(&self, op: &Op) -> Time {
-        match op.kind {
-            OpKind::Recv { combine, .. } if combine != Combine::Assign => {
-                self.m.reduce_cost(op.reduced_bytes(self.elem))
-            }
-            _ => 0,
-        }
-    }
-
     /// The reduction of a fused receive-reduce runs on the receive's CPU.
     fn tail(&mut self, e: Event) {
         let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
-        let op = self.op(rank, i);
-        let cost = self.fused_cost(&op);
+        let o = *self.info(rank, i);
         let site = OpSite {
             rank,
             activity: Activity::Local,
-            cpu: op.cpu,
-            nic: op.nic,
+            cpu: o.cpu,
+            nic: o.nic,
         };
-        match self.m.local(&mut self.st, t, site, cost) {
+        match self.m.local(&mut self.st, t, site, o.cost) {
             Attempt::Retry(t2) => self.requeue(e, t2),
             Attempt::Go(run) => {
                 if let Some(tr) = &mut self.trace {

@@ -30,9 +30,11 @@
 //!   never received give [`SimError::Unreceived`].
 //!
 //! # Cost
-//! Memory is 4 bytes per op (a dependency counter with flags), a 24-byte event per op in flight,
-//! a few clocks per rank and 16 bytes per rank of matching queues; work is amortised O(1) per
-//! event (a radix heap keyed on time), plus the matching queue searches.
+//! Memory is 1 byte per op (a dependency counter with flags; an op with 31 or more dependencies
+//! counts them in a side table while it waits), 32 bytes per op of each distinct program shape
+//! (what the event loop reads of an op, decoded once), a 24-byte event per op in flight, a few
+//! clocks per rank and 16 bytes per rank of matching queues; work is amortised O(1) per event
+//! (a radix heap keyed on time), plus the matching queue searches.
 
 mod cxxsort;
 mod engine;

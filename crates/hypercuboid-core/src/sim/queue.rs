@@ -150,7 +150,9 @@ impl EventQueue {
             self.spare.truncate(2);
         }
         // Runs pushed in stamp order stay sorted; the adaptive stable sort merges them cheaply.
-        same.sort_by_key(|e| e.ts);
+        if !same.is_sorted_by_key(|e| e.ts) {
+            same.sort_by_key(|e| e.ts);
+        }
         std::mem::swap(&mut self.now, &mut same);
         self.scratch = same;
     }

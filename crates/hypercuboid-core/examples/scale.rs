@@ -1,0 +1,63 @@
+//! Generate + simulate one allreduce of 8 B at scale, printing times, peak memory and, under the
+//! postal model, whether the completion time equals the algorithm's closed form (a measurement
+//! tool for `docs/performance.md`, section "Scale"):
+//! `cargo run --release -p hypercuboid-core --example scale -- ALGORITHM LOG2N [MODEL]`.
+
+use hypercuboid_core::collectives::allreduce::{cost, generate, Algorithm, AllreduceSpec};
+use hypercuboid_core::model::{parse_model, ModelSpec};
+use hypercuboid_core::schedule::{Dtype, ReduceOp};
+use hypercuboid_core::sim::{simulate, SimOptions};
+use std::time::Instant;
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let alg = Algorithm::parse(args.get(1).map_or("recursive_doubling", |s| s)).unwrap();
+    let log2n: u32 = args.get(2).map_or(20, |s| s.parse().unwrap());
+    let model = parse_model(
+        args.get(3)
+            .map_or("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535", |s| s),
+    )
+    .unwrap();
+    let spec = AllreduceSpec::new(1 << log2n, 1, Dtype::Int64, ReduceOp::Sum);
+    let t0 = Instant::now();
+    let s = generate(&alg, &spec).unwrap();
+    let t1 = Instant::now();
+    let r = simulate(&s, &model, &SimOptions::default()).unwrap();
+    let t2 = Instant::now();
+    let closed = match &model {
+        ModelSpec::Postal(m) => match cost::allreduce(&alg, &spec, m) {
+            Ok(t) => format!(
+                "; closed form {t} ps ({})",
+                if t == r.completion {
+                    "equal"
+                } else {
+                    "DIFFERENT"
+                }
+            ),
+            Err(e) => format!("; no closed form ({e})"),
+        },
+        _ => String::new(),
+    };
+    println!(
+        "{} 2^{log2n}: {} ops, {} shapes, schedule {:.0} MB; generate {:.3} s, simulate {:.3} s \
+         ({:.1} Mops/s); completion {} ps; peak RSS {:.0} MB{closed}",
+        alg.name(),
+        r.ops,
+        s.num_shapes(),
+        s.memory_bytes() as f64 / 1e6,
+        (t1 - t0).as_secs_f64(),
+        (t2 - t1).as_secs_f64(),
+        r.ops as f64 / (t2 - t1).as_secs_f64() / 1e6,
+        r.completion,
+        peak_rss_mb()
+    );
+}
