@@ -10,7 +10,10 @@ from pathlib import Path
 
 def main() -> None:
     here = Path(__file__).parent
-    scripts = sorted(p for p in here.glob("*.py") if p.name != "run.py")
+    # peer_*.py are modules that peers.py calls (each peer beside us in one table).
+    scripts = sorted(
+        p for p in here.glob("*.py") if p.name != "run.py" and not p.name.startswith("peer_")
+    )
     for script in scripts:
         print(f"== {script.name}", flush=True)
         subprocess.run([sys.executable, str(script)], check=True)
