@@ -13,8 +13,8 @@ bars of issue 17: 200x BookSim2's 44.7 k flits/s measured on the same network an
 beside us. Also prints packets per CPU second (the process's CPU time, all threads), which a
 machine shared with other jobs disturbs less than wall time, the average router hops and
 indirect share of the packets (every router a packet crosses costs the engine an input and an
-output event), and the process's peak resident memory so far (run one point alone, e.g.
-``--topo slimfly:q=29 --routing min --loads 0.3 --duration 100us --threads 2``, for its own).
+output event), and the process's peak resident memory so far (run one point alone for its own,
+e.g. ``--topo slimfly:q=29,p=21 --routing min --loads 0.3 --duration 100us --threads 2``).
 Writes ``benchmarks/results/netsim.json``.
 
     python benchmarks/netsim.py [--topo slimfly:q=13,p=9] [--routing min,ugal]

@@ -5,13 +5,13 @@ uniform random traffic at 30 % offered load, minimal routing. BookSim2 reads our
 of the network (``hypercuboid topo export --format anynet``) and runs its input-queued router
 with 1-flit packets and 4 VCs of ``--vc-buf`` flits each (100 by default: our 100 KB buffer per
 port holds 400 packets of 256 B, split over 4 VCs); hypercuboid runs its packet engine on the
-same topology (packets of 256 B, virtual cut-through, 200 us simulated) with one thread and
-with two. Both rates count the unit each simulator moves: BookSim2's flits per second of its
-own measured simulation time (``Total run time``, without reading the network), ours the
-delivered packets per second of engine time. One packet is one flit in both runs, so the ratio
-compares like with like. BookSim2 runs ``--cycles`` cycles (plus its drain), so that the
-benchmark stays within minutes: its rate does not depend on the run length once the network
-is loaded.
+same topology (packets of 256 B, virtual cut-through, 200 us simulated, the first tenth a
+warm-up) with one thread and with two. Both rates count the unit each simulator moves:
+BookSim2's flits per second of its own measured simulation time (``Total run time``, without
+reading the network), ours the delivered packets per second of engine time. One packet is one
+flit in both runs, so the ratio compares like with like. BookSim2 runs ``--cycles`` cycles
+(plus its drain), so that the benchmark stays within minutes: its rate does not depend on the
+run length once the network is loaded.
 
 Each simulator runs in a child process of its own, whose peak resident memory comes from
 ``wait4``. ``--repeat`` runs every row that many times, alternately, and keeps the fastest.
@@ -49,13 +49,14 @@ LOAD = 0.3
 # One hypercuboid run in a child process: prints its figures as JSON on the last line.
 _OURS = """
 import json, sys, time
-from hypercuboid import netsim
+from hypercuboid import netsim, units
 from hypercuboid.topology import generate
 a = json.loads(sys.argv[1])
 t = time.perf_counter()
 topo = generate(a["topology"])
+warmup = units.format_time_exact(units.parse_time(a["duration"]) // 10)
 r = netsim.run(topo, a["routing"], "uniform", a["load"], duration=a["duration"],
-               threads=a["threads"])
+               warmup=warmup, threads=a["threads"])
 print(json.dumps({"engine_seconds": r.wall_seconds, "delivered": r.delivered_total,
                   "threads": r.threads, "accepted": r.accepted, "events": r.events,
                   "latency_avg_ns": r.latency_avg_ns, "hops_avg": r.hops_avg,
@@ -63,10 +64,12 @@ print(json.dumps({"engine_seconds": r.wall_seconds, "delivered": r.delivered_tot
 """
 
 
-def _child(cmd: list[str], cwd: str | None = None) -> tuple[str, float, float, float]:
+def _child(
+    cmd: list[str], cwd: str | None = None, ok: tuple[int, ...] = (0,)
+) -> tuple[str, float, float, float]:
     """Runs ``cmd``; returns its standard output, its wall seconds, its CPU seconds (user and
     system) and its peak resident memory in MB (``wait4``'s usage of this child alone).
-    Raises with its error output if it fails."""
+    Raises with its error output if it exits with a status not in ``ok``."""
     t = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=cwd, text=True)
@@ -76,7 +79,7 @@ def _child(cmd: list[str], cwd: str | None = None) -> tuple[str, float, float, f
         out.seek(0)
         err.seek(0)
         text, errors = out.read(), err.read()
-    if p.returncode != 0:
+    if p.returncode not in ok:
         tail = (errors or text).strip().splitlines()[-5:]
         raise RuntimeError(f"{cmd[0]} exited with {p.returncode}: " + " | ".join(tail))
     return text, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
@@ -129,7 +132,8 @@ def run_booksim(
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "booksim.cfg"
         cfg.write_text(booksim_config(network_file, load, cycles, vcs, vc_buf))
-        text, wall, cpu, rss = _child([binary, str(cfg)], cwd=tmp)
+        # BookSim2's main returns -1 (status 255) when its simulation succeeded, 0 when not.
+        text, wall, cpu, rss = _child([binary, str(cfg)], cwd=tmp, ok=(255,))
     ran = re.search(r"Time taken is (\d+) cycles", text)
     sim = re.search(r"Total run time ([0-9.eE+-]+)", text)
     acc = re.findall(r"Accepted flit rate average = ([0-9.eE+-]+)", text)
@@ -171,11 +175,17 @@ def run(
     the rows, the machine's load and how each simulator was run."""
     from hypercuboid import topology
 
+    if repeat < 1:
+        raise ValueError(f"invalid repeat {repeat}: expected a whole number of runs >= 1")
+    if cycles < 2:
+        raise ValueError(f"invalid cycles {cycles}: expected >= 2 (a warm-up and a sample)")
+    if not threads or min(threads) < 1:
+        raise ValueError(f"invalid threads {threads}: expected engine thread counts >= 1")
     booksim = booksim if booksim is not None else os.environ.get("BOOKSIM")
     if booksim and not (os.path.isfile(booksim) and os.access(booksim, os.X_OK)):
-        log(f"BOOKSIM={booksim} is not an executable file: running ours alone")
+        log(f"BookSim2 binary {booksim} is not an executable file: running ours alone")
         booksim = None
-    if not booksim:
+    elif not booksim:
         log(
             "BookSim2 not found (set BOOKSIM to its binary, built from booksim/booksim2 with "
             "`cd src && make`): running ours alone"

@@ -2,8 +2,9 @@
 //! traffic with minimal routing at 30 % and 90 % load: delivered packets per second. Criterion
 //! runs 20 µs of simulated time (4 µs warm-up) per iteration, with one engine thread and with
 //! every core; `benchmarks/netsim.py` measures the full 200 µs runs. A second group runs the
-//! radix-64 Slim Fly (q = 29, 35 322 nodes) at 30 % for 4 µs (1 µs warm-up): the scale case
-//! of issue 17, whose full 100 µs run `benchmarks/netsim.py --topo slimfly:q=29` measures.
+//! radix-64 Slim Fly (q = 29, p = 21: 35 322 nodes) at 30 % for 4 µs (1 µs warm-up): the
+//! scale case of issue 17, whose full 100 µs run `benchmarks/netsim.py --topo
+//! slimfly:q=29,p=21` measures.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hypercuboid_core::network::{
@@ -46,8 +47,8 @@ fn slim_fly(c: &mut Criterion) {
 }
 
 fn slim_fly_radix_64(c: &mut Criterion) {
-    let topo = generate("slimfly:q=29").unwrap();
-    let mut g = c.benchmark_group("netsim slimfly:q=29 uniform 4us");
+    let topo = generate("slimfly:q=29,p=21").unwrap();
+    let mut g = c.benchmark_group("netsim slimfly:q=29,p=21 uniform 4us");
     g.sample_size(10);
     for threads in [1, 0] {
         let p = NetParams {
