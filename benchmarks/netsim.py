@@ -7,15 +7,19 @@ measured side by side under the same machine conditions. The runs of a point mus
 same network results whatever the thread count (checked here, and in the tests).
 
 Prints delivered packets, events, wall time and delivered packets per wall second, next to the
-bar of this project: 50x BookSim2's ~3e4 flits/s on the same network and machine = 1.5e6/s
-(one packet of 256 B is one flit here: the strictest reading). Also prints packets per CPU
-second (the process's CPU time, all threads), which a machine shared with other jobs disturbs
-less than wall time, and the average router hops and indirect share of the packets (every
-router a packet crosses costs the engine an input and an output event).
+bars of issue 17: 200x BookSim2's 44.7 k flits/s measured on the same network and machine
+(2026-11-23; one packet of 256 B is one flit here: the strictest reading) = 8.94e6/s for the
+30 % case, and 1.5e6/s for UGAL at 90 %. ``benchmarks/peer_booksim.py`` runs BookSim2 itself
+beside us. Also prints packets per CPU second (the process's CPU time, all threads), which a
+machine shared with other jobs disturbs less than wall time, the average router hops and
+indirect share of the packets (every router a packet crosses costs the engine an input and an
+output event), and the process's peak resident memory so far (run one point alone for its own,
+e.g. ``--topo slimfly:q=29,p=21 --routing min --loads 0.3 --duration 100us --threads 2``).
 Writes ``benchmarks/results/netsim.json``.
 
-    python benchmarks/netsim.py [--routing min,ugal] [--loads 0.3,0.9] [--threads 1,0]
-                                [--repeat 1]
+    python benchmarks/netsim.py [--topo slimfly:q=13,p=9] [--routing min,ugal]
+                                [--loads 0.3,0.9] [--duration 200us] [--threads 1,0]
+                                [--repeat 1] [--out benchmarks/results/netsim.json]
 """
 
 from __future__ import annotations
@@ -24,14 +28,22 @@ import argparse
 import json
 import os
 import platform
+import resource
 import time
 from pathlib import Path
 
 from hypercuboid import netsim
 from hypercuboid.topology import generate
 
-BOOKSIM_FLITS_PER_S = 3e4
-BAR = 50 * BOOKSIM_FLITS_PER_S
+BOOKSIM_FLITS_PER_S = 44.7e3
+BAR = 200 * BOOKSIM_FLITS_PER_S
+UGAL_90_BAR = 1.5e6
+
+
+def bar(routing: str, load: float) -> float:
+    """The bar of issue 17 for a point: 1.5e6 packets/s for UGAL at 90 %, else 200x
+    BookSim2."""
+    return UGAL_90_BAR if routing.startswith("ugal") and load >= 0.9 else BAR
 
 
 def main() -> None:
@@ -56,7 +68,7 @@ def main() -> None:
     print(
         f"{'routing':8} {'load':>5} {'thr':>3} {'accepted':>8} {'delivered':>11} "
         f"{'events':>12} {'wall s':>7} {'pkt/s':>10} {'x bar':>6} {'speed-up':>8} "
-        f"{'cpu s':>7} {'pkt/cpu-s':>10} {'hops':>5} {'indirect':>8}"
+        f"{'cpu s':>7} {'pkt/cpu-s':>10} {'hops':>5} {'indirect':>8} {'peak MB':>8}"
     )
     for routing in args.routing.split(","):
         for load in netsim.parse_loads(args.loads):
@@ -80,6 +92,8 @@ def main() -> None:
                 if not same:
                     raise SystemExit(f"{routing} {load}: {th} threads changed the results")
                 pps = r.delivered_total / r.wall_seconds
+                target = bar(routing, load)
+                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
                 speedup = first.wall_seconds / r.wall_seconds
                 rows.append(
                     {
@@ -97,7 +111,9 @@ def main() -> None:
                         "cpu_seconds": cpu,
                         "packets_per_cpu_second": r.delivered_total / cpu,
                         "packets_per_second": pps,
-                        "times_bar": pps / BAR,
+                        "bar_packets_per_second": target,
+                        "times_bar": pps / target,
+                        "peak_rss_mb_so_far": rss,
                         "speedup_vs_first": speedup,
                         "events_per_second": r.events / r.wall_seconds,
                         "hops_avg": r.hops_avg,
@@ -107,9 +123,9 @@ def main() -> None:
                 print(
                     f"{routing:8} {load:5.2f} {r.threads:3d} {100 * r.accepted:7.2f}% "
                     f"{r.delivered_total:11d} {r.events:12d} {r.wall_seconds:7.2f} "
-                    f"{pps:10.3e} {pps / BAR:6.2f} {speedup:7.2f}x {cpu:7.2f} "
+                    f"{pps:10.3e} {pps / target:6.2f} {speedup:7.2f}x {cpu:7.2f} "
                     f"{r.delivered_total / cpu:10.3e} {r.hops_avg:5.2f} "
-                    f"{100 * r.indirect_fraction:7.1f}%",
+                    f"{100 * r.indirect_fraction:7.1f}% {rss:8.0f}",
                     flush=True,
                 )
     meta = {
@@ -117,10 +133,12 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "bar_packets_per_second": BAR,
+        "ugal_90_bar_packets_per_second": UGAL_90_BAR,
     }
     Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
     print(
-        f"bar: {BAR:.2e} packets/s (50 x BookSim2's {BOOKSIM_FLITS_PER_S:.0e} flits/s); "
+        f"bars: {BAR:.2e} packets/s (200 x BookSim2's {BOOKSIM_FLITS_PER_S:.3g} flits/s), "
+        f"UGAL at 90 % {UGAL_90_BAR:.2e}/s; "
         f"load average during the run {meta['load_average'][0]:.1f} on {meta['cpus']} CPUs"
     )
 

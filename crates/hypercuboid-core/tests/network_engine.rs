@@ -490,7 +490,10 @@ fn threads_do_not_change_the_results() {
             let n = with_threads(&topo, routing, threads);
             let (owner, lookahead) = n.partition();
             assert_eq!(*owner.iter().max().unwrap() as usize, threads - 1);
-            assert_eq!(lookahead, L);
+            // A packet crosses the next switch L + S after it is sent, a credit is back
+            // σ + L after the packet's head left: the smaller is L + σ at these parameters.
+            assert_eq!(lookahead, L + SIGMA.min(S));
+            assert_eq!(lookahead, 70_480);
             let b = network_only(synthetic(&topo, &n, traffic, load, 20, drain).unwrap());
             assert_eq!(a, b, "{spec} {routing} {traffic}: {threads} threads");
         }
@@ -511,6 +514,31 @@ fn threads_do_not_change_the_results() {
         assert!(runs[0].completion.unwrap() > 0);
         assert_eq!(runs[0], runs[1], "{pattern} {routing}: 2 threads");
         assert_eq!(runs[0], runs[2], "{pattern} {routing}: 4 threads");
+    }
+}
+
+#[test]
+fn the_lookahead_is_the_soonest_effect_across_a_link_and_keeps_the_results() {
+    // With a switch faster than a serialisation, a packet sent across parts is handled
+    // L + S later, sooner than the credit it frees (σ + L): the windows are L + S long. The
+    // results still do not depend on the thread count, at every load.
+    let topo = generate("slimfly:q=5").unwrap();
+    let fast = |threads: usize| NetParams {
+        threads,
+        switch_latency: ns(5),
+        ..NetParams::default()
+    };
+    let spec = RoutingSpec::parse("ugal").unwrap();
+    let one = Network::new(&topo, &spec, fast(1)).unwrap();
+    for load in [0.3, 1.0] {
+        let a = network_only(synthetic(&topo, &one, "uniform", load, 20, true).unwrap());
+        assert!(a.delivered > 1000, "load {load}");
+        for threads in [2, 4] {
+            let n = Network::new(&topo, &spec, fast(threads)).unwrap();
+            assert_eq!(n.partition().1, L + ns(5));
+            let b = network_only(synthetic(&topo, &n, "uniform", load, 20, true).unwrap());
+            assert_eq!(a, b, "load {load}: {threads} threads");
+        }
     }
 }
 

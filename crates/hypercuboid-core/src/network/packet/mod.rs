@@ -67,7 +67,7 @@ use super::error::{param, NetworkError};
 use super::routing::{Routes, RoutingSpec, NONE};
 use super::stats::Report;
 use super::traffic::{ExchangePlan, Pattern};
-use crate::topology::{LinkParams, SwitchModel, Topology};
+use crate::topology::{Link, LinkParams, SwitchModel, Topology};
 use crate::units::{self, Time};
 use source::{ExchangeSource, ExternalSource, SyntheticSource};
 
@@ -470,9 +470,11 @@ impl<'t> Network<'t> {
     }
 
     /// The parts the engine splits the routers into, one per thread (`owner[router]`), and
-    /// the smallest latency of a link between two parts. Parts are runs of consecutive
+    /// the lookahead: the smallest reach of a link between two parts, its latency plus the
+    /// smaller of the switch latency and its shortest serialisation (nothing a part does can
+    /// affect another sooner). Parts are runs of consecutive
     /// routers with about as many ports each. One part when one thread is asked for (or
-    /// chosen: networks below 4096 ports) or when a link between parts has no latency.
+    /// chosen: networks below 4096 ports) or when the lookahead is 0.
     pub fn partition(&self) -> (Vec<u8>, Time) {
         let r = &self.routes;
         let routers = r.num_routers();
@@ -497,7 +499,7 @@ impl<'t> Network<'t> {
             if let Some(l) = r.port_link(p) {
                 let (a, b) = (r.port_router(p), r.port_router(r.port_peer[p] as usize));
                 if owner[a as usize] != owner[b as usize] {
-                    lookahead = lookahead.min(self.topo.links()[l as usize].latency);
+                    lookahead = lookahead.min(self.reach(&self.topo.links()[l as usize]));
                 }
             }
         }
@@ -505,6 +507,18 @@ impl<'t> Network<'t> {
             return (vec![0u8; routers], NEVER);
         }
         (owner, lookahead)
+    }
+
+    /// The soonest that an event at one end of link `l` can make an event happen at the other
+    /// end: a packet sent at `t` may cross the next switch from `t + L + S` on, and a credit
+    /// returned at `t` (when a packet's tail leaves the input, a serialisation after its
+    /// head started) arrives at `t + σ + L` at the earliest, σ that of the shortest frame.
+    fn reach(&self, l: &Link) -> Time {
+        let ser = self.serialisation(l.bandwidth_gbps);
+        let shortest = self
+            .switching
+            .packet_serialisation(ser, 0, self.params.packet_bytes);
+        l.latency + self.params.switch_latency.min(shortest)
     }
 
     /// Runs `workload` to its end (synthetic traffic: its duration, or until every packet is

@@ -3,9 +3,11 @@
 //! With `threads` > 1 the routers are split into parts, runs of consecutive routers with about
 //! as many ports each ([`Network::partition`](super::Network::partition)); a thread simulates
 //! each part (its ports, its endpoints, its packets). A part affects another only through a
-//! link between them: a packet sent on it, which can be handled no sooner than one link
-//! latency later, and a credit returned on it, which arrives one latency later too. The
-//! threads therefore advance in windows of the smallest latency of a link between parts, each
+//! link between them: a packet sent on it, which can cross the next switch no sooner than a
+//! link latency and a switch traversal later (L + S), and a credit returned on it, which
+//! arrives a serialisation and a latency after its packet started to leave the input
+//! (σ + L). The threads therefore advance in windows of the smallest such reach,
+//! L + min(S, σ), of a link between parts (the lookahead), each
 //! window starting at the earliest pending event of all parts and ending no later than where
 //! the run is asked to stop (its end, or the time a stepped engine advances to); what a window
 //! sends to another part is delivered to it (through a mailbox per pair of parts) before the
@@ -195,7 +197,7 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
 }
 
 /// Advances the parts of a network, one thread each, in windows of `lookahead` (the smallest
-/// latency of a link between two parts: nothing one part does can reach another sooner),
+/// reach of a link between two parts: nothing one part does can affect another sooner),
 /// handling every event before `limit` (all of them when `limit` is `NEVER`). `next_check` is
 /// when the watchdog looks next, kept from one call to the next. On return every part's `now`
 /// is `limit`, or when no event is left before `NEVER`, the time of the last event.

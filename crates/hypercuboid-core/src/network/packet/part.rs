@@ -71,6 +71,9 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) occ: Vec<u32>,
     /// Inputs `(port · V + vc)` waiting for room in output VC `port · V + vc`.
     pub(super) waiters: Vec<VecDeque<u32>>,
+    /// Bit `vc` of `waiting[port]`: `waiters[port · V + vc]` is not empty. Dense, so that an
+    /// output that sends a packet learns whether anyone waits without loading the queue.
+    pub(super) waiting: Vec<u32>,
     /// Credit returns `(time << 5) | vc`, `k` slots per input port.
     pub(super) cret: Vec<u64>,
     pub(super) k: usize,
@@ -217,6 +220,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             outp,
             occ: vec![0; np],
             waiters: (0..np * V).map(|_| VecDeque::new()).collect(),
+            waiting: vec![0; np],
             cret: vec![0; np * k],
             k,
             ep_router,
@@ -548,7 +552,14 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.sched_out(o, now + ser);
         }
         // A slot of (o, vc) freed: wake the first input waiting for it.
-        if let Some(w) = self.waiters[o * V + vc].pop_front() {
+        if self.waiting[o] & (1 << vc) != 0 {
+            let q = &mut self.waiters[o * V + vc];
+            let w = q
+                .pop_front()
+                .expect("a waiter where the waiting bit is set");
+            if q.is_empty() {
+                self.waiting[o] &= !(1 << vc);
+            }
             let (i, ivc) = (w as usize / V, w as usize % V);
             self.inp[i].blocked &= !(1 << ivc);
             if self.depth < MAX_INLINE {
@@ -632,6 +643,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             if self.outp[o].q[ovc].len >= cap {
                 self.inp[i].blocked |= 1 << vc;
                 self.waiters[o * V + ovc].push_back((i * V + vc) as u32);
+                self.waiting[o] |= 1 << ovc;
                 continue;
             }
             // Cross the switch.
