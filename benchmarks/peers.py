@@ -1,32 +1,43 @@
 """hypercuboid side by side with the simulators it is measured against, in one run (issue 17,
-section 1): LogGOPSim on the schedule simulator's cases (``peer_loggopsim.py``). Each peer runs
-only where its build is found (environment variables; ``docs/performance.md``, section Scale,
-says how to build it from its public source); without it, hypercuboid runs alone and the table
-says so. Prints each table and writes ``benchmarks/results/peers.json`` (one key per peer).
+section 1): LogGOPSim on the schedule simulator's cases (``peer_loggopsim.py``) and BookSim2
+on the packet simulator's (``peer_booksim.py``: Slim Fly q = 13, p = 9, uniform 30 %). Each
+peer runs only where its build is found (environment variables; ``docs/performance.md`` says
+how to build both from their public sources); without it, hypercuboid runs alone and the
+table says so. Prints each table and writes ``benchmarks/results/peers.json`` (one key per
+peer).
 
-    .venv/bin/python benchmarks/peers.py [--repeat 2]
+    LOGGOPSIM=/path/to/LogGOPSim BOOKSIM=/path/to/booksim \\
+        .venv/bin/python benchmarks/peers.py [--repeat 2] [--cycles 2000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import peer_booksim  # noqa: E402
 import peer_loggopsim  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1, help="runs of each case (fastest kept)")
+    ap.add_argument("--cycles", type=int, default=2000, help="BookSim2 cycles before its drain")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "peers.json"))
     args = ap.parse_args()
     out = Path(args.out)
     print("== LogGOPSim")
     record = peer_loggopsim.run(repeat=args.repeat)
     peer_loggopsim.save(record, out)
+    print("\n== BookSim2")
+    booksim = peer_booksim.run(cycles=args.cycles, repeat=args.repeat)
+    data = json.loads(out.read_text())
+    data["booksim"] = booksim
+    out.write_text(json.dumps(data, indent=2) + "\n")
     print(f"wrote {out}")
     if any("theirs" in r and not r["same_completion"] for r in record["rows"]):
         sys.exit("LogGOPSim and hypercuboid disagree on a completion time")
