@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod defaults;
 mod errors;
+mod lbm;
 mod network;
 mod phases;
 mod program;
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     phases::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
+    lbm::register(m)?;
     Ok(())
 }
