@@ -47,6 +47,7 @@ fn parses_the_cli_examples() {
             eager_limit: 65535,
             gamma: 0.0,
             delta: 0,
+            copy: 0.0,
             order: TieOrder::Stable,
         })
     );
@@ -91,6 +92,7 @@ fn defaults() {
             eager_limit: 65535,
             gamma: 0.0,
             delta: 0,
+            copy: 0.0,
             order: TieOrder::Stable,
         })
     );
@@ -153,7 +155,7 @@ fn error_messages() {
     assert_eq!(
         err("loggops:l=1"),
         "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, O, \
-         S, gamma, delta, order"
+         S, gamma, delta, copy, order"
     );
     assert_eq!(
         err("postal:alpha=-1us"),

@@ -18,11 +18,13 @@
 // Numerical code indexes several arrays by the same velocity or axis.
 #![allow(clippy::needless_range_loop)]
 
-pub mod d3q19;
 pub mod fields;
 pub mod kernel;
 pub mod npy;
 
+/// The velocity set, defined once for the crate in [`crate::lattice`] (the reduced halo exchange
+/// reads the same table).
+pub use crate::lattice::d3q19;
 pub use fields::{initialise, periodic_halo, totals, Init, Totals};
 pub use kernel::{collide_stream, Region};
 pub use npy::read_npy;

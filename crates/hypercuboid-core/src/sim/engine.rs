@@ -98,6 +98,11 @@ struct Engine<'a, M: CostModel> {
     failed: Option<SimError>,
     /// The model has told everything up to this time (inclusive).
     heard_to: Time,
+    /// Runs of the schedule ([`SimOptions::calls`], at least 1).
+    calls: u32,
+    /// Per rank: runs started, and ops of the current run not yet completed.
+    run_of: Vec<u32>,
+    left: Vec<u32>,
 }
 
 pub(crate) fn run<M: CostModel>(
@@ -143,6 +148,13 @@ pub(crate) fn run<M: CostModel>(
             });
         }
     }
+    let calls = opts.calls.max(1);
+    if calls > 1 && opts.trace {
+        return Err(SimError::TooLarge {
+            what: format!("a trace of {calls} runs (the trace records one run: simulate 1 call)"),
+            limit: 1,
+        });
+    }
     let total = s.total_ops() as usize;
     let trace = opts.trace.then(|| TraceBuf {
         start: vec![0; total],
@@ -172,6 +184,9 @@ pub(crate) fn run<M: CostModel>(
         transfers: FxHashMap::default(),
         failed: None,
         heard_to: 0,
+        calls,
+        run_of: vec![1; nranks as usize],
+        left: (0..nranks).map(|r| s.rank(r).len() as u32).collect(),
     };
     e.run();
     if let Some(err) = e.failed.take() {
@@ -417,6 +432,26 @@ impl<M: CostModel> Engine<'_, M> {
                 self.dec(rank, off, si, j);
             }
         }
+        if self.calls > 1 {
+            let r = rank as usize;
+            self.left[r] -= 1;
+            if self.left[r] == 0 && self.run_of[r] < self.calls {
+                // The rank's run is over: its next run starts now, from its roots.
+                self.run_of[r] += 1;
+                let n = self.info[si].ndeps.len();
+                self.left[r] = n as u32;
+                self.state[off..off + n].fill(0);
+                for k in 0..self.info[si].roots.len() {
+                    let op = self.info[si].roots[k];
+                    self.freed.push(Freed {
+                        rank,
+                        op,
+                        class: self.info[si].class[op as usize],
+                        tail: false,
+                    });
+                }
+            }
+        }
     }
 
     #[inline]
@@ -488,10 +523,16 @@ impl<M: CostModel> Engine<'_, M> {
                     None => self.mq.push(rank, Queue::Posted, peer, tag, i),
                 }
             }
-            OpKind::Reduce { .. } | OpKind::Copy { .. } | OpKind::Compute { .. } => {
+            OpKind::Reduce { .. }
+            | OpKind::Copy { .. }
+            | OpKind::Pack { .. }
+            | OpKind::Unpack { .. }
+            | OpKind::Compute { .. } => {
                 let cost = match op.kind {
                     OpKind::Reduce { .. } => self.m.reduce_cost(op.reduced_bytes(self.elem)),
-                    OpKind::Copy { .. } => self.m.copy_cost(op.bytes(self.elem)),
+                    OpKind::Copy { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } => {
+                        self.m.copy_cost(op.bytes(self.elem))
+                    }
                     OpKind::Compute { time } => time,
                     _ => 0,
                 };
@@ -633,7 +674,7 @@ impl<M: CostModel> Engine<'_, M> {
 
     fn finish(self) -> Result<(SimResult, M::State), SimError> {
         let total = self.s.total_ops();
-        if self.done_ops < total {
+        if self.done_ops < total * self.calls as u64 {
             return Err(self.deadlock());
         }
         if self.mq.live() > 0 {
