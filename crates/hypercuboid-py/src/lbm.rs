@@ -149,6 +149,21 @@ fn lbm_periodic_halo(py: Python<'_>, mut f: PyReadwriteArrayDyn<'_, f64>) -> PyR
     py.detach(|| lbm::periodic_halo(s, shape)).py()
 }
 
+/// The STREAM triad `a = b + s·c` in place on three float64 arrays of one length.
+#[pyfunction]
+fn lbm_triad(
+    py: Python<'_>,
+    mut a: PyReadwriteArrayDyn<'_, f64>,
+    b: PyReadonlyArrayDyn<'_, f64>,
+    c: PyReadonlyArrayDyn<'_, f64>,
+    s: f64,
+) -> PyResult<()> {
+    let a = a.as_slice_mut().map_err(|_| not_contiguous("triad"))?;
+    let b = b.as_slice().map_err(|_| not_contiguous("triad"))?;
+    let c = c.as_slice().map_err(|_| not_contiguous("triad"))?;
+    py.detach(|| lbm::stream::triad(a, b, c, s)).py()
+}
+
 /// The subdomain sites of a region (`all`, `interior`, `shell`) of an `nx × ny × nz` subdomain.
 #[pyfunction]
 fn lbm_region_sites(subdomain: [usize; 3], region: &str) -> PyResult<usize> {
@@ -165,6 +180,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lbm_macroscopic, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_region_sites, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_periodic_halo, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_triad, m)?)?;
+    m.add(
+        "LBM_TRIAD_BYTES_PER_ELEMENT",
+        lbm::stream::TRIAD_BYTES_PER_ELEMENT,
+    )?;
     let velocities: Vec<[i8; 3]> = d3q19::VELOCITIES.to_vec();
     m.add("LBM_VELOCITIES", velocities)?;
     m.add("LBM_WEIGHTS", d3q19::WEIGHTS.to_vec())?;

@@ -13,7 +13,8 @@
 //!   needed) or its boundary shell, between two caller-owned arrays;
 //! - [`fields`]: initial conditions (Taylor–Green vortex, uniform flow), density and velocity,
 //!   mass, momentum and kinetic energy, the periodic halo of a single subdomain;
-//! - [`npy`]: a subdomain's block of a global lattice stored as a `.npy` file.
+//! - [`npy`]: a subdomain's block of a global lattice stored as a `.npy` file;
+//! - [`stream`]: the STREAM triad, the bandwidth of the kernel's roofline.
 
 // Numerical code indexes several arrays by the same velocity or axis.
 #![allow(clippy::needless_range_loop)]
@@ -21,6 +22,7 @@
 pub mod fields;
 pub mod kernel;
 pub mod npy;
+pub mod stream;
 
 /// The velocity set, defined once for the crate in [`crate::lattice`] (the reduced halo exchange
 /// reads the same table).
@@ -176,6 +178,11 @@ pub enum LbmError {
         /// The global lattice.
         lattice: [usize; 3],
     },
+    /// Arrays of a triad whose lengths differ.
+    TriadLengths {
+        /// The lengths of `a`, `b` and `c`.
+        lengths: [usize; 3],
+    },
     /// An initial-condition file that cannot be read or does not hold the lattice.
     File {
         /// The file.
@@ -226,6 +233,10 @@ impl fmt::Display for LbmError {
                 f,
                 "subdomain {shape} at offset {}x{}x{} does not fit in the {}x{}x{} lattice",
                 offset[0], offset[1], offset[2], lattice[0], lattice[1], lattice[2]
+            ),
+            LbmError::TriadLengths { lengths: [a, b, c] } => write!(
+                f,
+                "triad arrays of {a}, {b} and {c} elements; accepted: three arrays of one length"
             ),
             LbmError::File { path, message } => write!(f, "{path}: {message}"),
         }
