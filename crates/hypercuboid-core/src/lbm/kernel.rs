@@ -12,11 +12,12 @@
 //!
 //! **Speed on the (x, y, z, q) layout.** The array of structures makes the 19 values of a site
 //! contiguous, the z-rows of one velocity strided. A z-row is processed in chunks of
-//! [`LANES`] sites: the pulled values are gathered into a structure of arrays on the stack (one
-//! contiguous line of lanes per velocity), the collision runs over the lanes (a loop the compiler
-//! vectorises, with AVX2 where the processor has it: the same IEEE operations in the same order,
-//! so the results are bitwise those of the scalar path, no fused multiply–add), and the results
-//! are written back site by site into the contiguous destination row. No allocation.
+//! [`LANES`] sites: the pulled values are gathered into a structure of arrays (one contiguous
+//! line of lanes per velocity, buffers set up once per call), the collision runs over the lanes
+//! (loops the compiler vectorises, with AVX-512 or AVX2 where the processor has them: the same
+//! IEEE operations in the same order, so the results are bitwise those of the scalar path, no
+//! fused multiply–add), and the results are written back site by site into the contiguous
+//! destination row. No allocation.
 //!
 //! Every site is computed by the same sequence of operations whatever region, chunk or lane it
 //! falls in, so a lattice split over ranks evolves bitwise as the undivided one.
@@ -176,6 +177,9 @@ type RowFn = fn(&[f64], &mut [f64], usize, usize, &[isize; Q], f64, &mut Lanes);
 fn select_row() -> RowFn {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return row_avx512;
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             return row_avx2;
         }
@@ -206,6 +210,32 @@ fn row_avx2(
         row_impl(src, dst, base, n, shift, omega, lanes);
     }
     // SAFETY: select_row returns this function only when the processor has AVX2.
+    unsafe { inner(src, dst, base, n, shift, omega, lanes) }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn row_avx512(
+    src: &[f64],
+    dst: &mut [f64],
+    base: usize,
+    n: usize,
+    shift: &[isize; Q],
+    omega: f64,
+    lanes: &mut Lanes,
+) {
+    #[target_feature(enable = "avx512f")]
+    fn inner(
+        src: &[f64],
+        dst: &mut [f64],
+        base: usize,
+        n: usize,
+        shift: &[isize; Q],
+        omega: f64,
+        lanes: &mut Lanes,
+    ) {
+        row_impl(src, dst, base, n, shift, omega, lanes);
+    }
+    // SAFETY: select_row returns this function only when the processor has AVX-512F.
     unsafe { inner(src, dst, base, n, shift, omega, lanes) }
 }
 
