@@ -372,7 +372,12 @@ impl<M: CostModel> Engine<'_, M> {
             let mut t = self.m.ready_time(&self.st, now, site);
             if !f.tail {
                 if let Some(n) = &self.noise {
-                    t = t.saturating_add(n.delay(self.seed, f.rank, f.op));
+                    // each run of a repeated schedule draws its own delays (run 1: the seed's)
+                    let run = self.run_of[f.rank as usize] as u64 - 1;
+                    let seed = self
+                        .seed
+                        .wrapping_add(run.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    t = t.saturating_add(n.delay(seed, f.rank, f.op));
                 }
             }
             self.push_new(t, f.rank, f.op, if f.tail { TAIL } else { EXEC });

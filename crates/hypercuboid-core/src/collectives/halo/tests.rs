@@ -139,11 +139,11 @@ fn the_reduced_exchange_sends_5_per_face_and_1_per_edge() {
         .map(|i| v.op(i).bytes(8))
         .sum();
     assert_eq!(bytes, reduced * 8);
-    assert!(matches!(
+    assert!(
         HaloProblem::new(Decomposition::new([4, 4, 4], [1, 1, 1], [true; 3]).unwrap())
-            .spec(&Algorithm::Reduced { overlap: false }),
-        Ok(_)
-    ));
+            .spec(&Algorithm::Reduced { overlap: false })
+            .is_ok()
+    );
     let mut p = HaloProblem::new(d);
     p.values = 7;
     assert_eq!(
