@@ -151,7 +151,7 @@ pub(crate) fn run<M: CostModel>(
     let calls = opts.calls.max(1);
     if calls > 1 && opts.trace {
         return Err(SimError::TooLarge {
-            what: format!("a trace of {calls} runs (the trace records one run: simulate 1 call)"),
+            what: format!("a trace of {calls} calls (a trace records one: simulate 1 call)"),
             limit: 1,
         });
     }
