@@ -128,6 +128,9 @@ def test_calls_repeat_the_exchange_back_to_back():
     assert ten.completion_time_ps == 3764842900
     with pytest.raises(SimulationError, match="invalid calls 0"):
         s.simulate(MODEL, calls=0)
+    with pytest.raises(SimulationError) as e:
+        s.simulate(MODEL, calls=2, trace=True)
+    assert str(e.value) == "invalid calls 2 with a trace: a trace records one call (calls=1)"
     # deterministic
     assert (
         s.simulate(MODEL, calls=3).completion_time_ps

@@ -397,16 +397,17 @@ def parse_bandwidth(text: str) -> float: ...
 def format_size(bytes: int) -> str: ...
 def format_time_exact(ps: int) -> str: ...
 
+@final
 class HaloDecomposition:
     """A 3-D Cartesian decomposition of a lattice (``hypercuboid.halo.Decomposition``)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         lattice: tuple[int, int, int],
         ranks: int,
         dims: tuple[int, int, int] | None = ...,
         periodic: tuple[bool, bool, bool] = ...,
-    ) -> None: ...
+    ) -> HaloDecomposition: ...
     @staticmethod
     def of_subdomain(
         subdomain: tuple[int, int, int],

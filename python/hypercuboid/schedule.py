@@ -318,6 +318,12 @@ class Schedule:
             from hypercuboid.errors import SimulationError
 
             raise SimulationError(f"invalid calls {calls}: run the schedule at least once")
+        if calls > 1 and (trace or chrome_trace is not None):
+            from hypercuboid.errors import SimulationError
+
+            raise SimulationError(
+                f"invalid calls {calls} with a trace: a trace records one call (calls=1)"
+            )
         if network is not None:
             return self._simulate_network(
                 network,

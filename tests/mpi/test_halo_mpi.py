@@ -149,3 +149,25 @@ def test_bad_arrays_and_schedules_are_named(comm):
     other = halo.schedule("blocking", halo.Decomposition((8, 8, 8), comm.size + 1))
     with pytest.raises(ScheduleError, match=f"for {comm.size + 1} ranks"):
         halo_exchange(comm, other, np.zeros(shape))
+
+
+def test_the_generic_executor_refuses_halo_schedules(comm):
+    from hypercuboid.mpi import execute
+
+    d = halo.Decomposition((2 * comm.size, 2, 2), comm.size)
+    s = halo.schedule("nonblocking", d)
+    f = np.zeros(d.local_shape(comm.rank))
+    with pytest.raises(ScheduleError) as e:
+        execute(comm, s, f.reshape(-1)[:0], f.reshape(-1))
+    assert str(e.value) == (
+        "a halo exchange updates each rank's local array in place: run it with "
+        "hypercuboid.mpi.halo_exchange(comm, schedule, f)"
+    )
+    from hypercuboid.mpi.engine import compile_program
+
+    with pytest.raises(ScheduleError) as e:
+        compile_program(s.program(comm.rank), rank=comm.rank, nranks=comm.size, count=0)
+    assert str(e.value).startswith(f"rank {comm.rank}: op ")
+    assert "of a 3-D region (a halo exchange): run it with hypercuboid.mpi.halo_exchange" in (
+        str(e.value)
+    )

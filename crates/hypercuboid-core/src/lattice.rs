@@ -123,6 +123,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)] // a and b are the tensor's indices
     fn weights_give_the_lattice_isotropy() {
         let s: f64 = WEIGHTS.iter().sum();
         assert!((s - 1.0).abs() < 1e-15);

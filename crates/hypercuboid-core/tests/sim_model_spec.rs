@@ -100,6 +100,13 @@ fn defaults() {
         parse_model("loggops:L=1us").unwrap().to_string(),
         "loggops:L=1us,o=1500ns,g=1us,G=6ns,O=0,S=65535,gamma=0,delta=0"
     );
+    // copy: per copied byte (copies, halo packs and unpacks), written only when not 0
+    let m = parse_model("loggops:L=1us,copy=0.25ns").unwrap();
+    assert_eq!(
+        m.to_string(),
+        "loggops:L=1us,o=1500ns,g=1us,G=6ns,O=0,S=65535,gamma=0,delta=0,copy=250ps"
+    );
+    assert_eq!(parse_model(&m.to_string()).unwrap(), m);
 }
 
 #[test]

@@ -160,8 +160,8 @@ impl PyDecomposition {
     /// The rank at grid coordinates `c`.
     fn rank_at(&self, c: (i64, i64, i64)) -> PyResult<u32> {
         let t = [c.0, c.1, c.2];
-        for a in 0..3 {
-            if t[a] < 0 || t[a] >= self.inner.dims[a] as i64 {
+        for (x, p) in t.iter().zip(self.inner.dims) {
+            if *x < 0 || *x >= p as i64 {
                 return Err(error(
                     "ScheduleError",
                     format!(

@@ -184,7 +184,7 @@ impl PyProgram {
             scratch: get(columns, "scratch", None, false)?,
             region: match columns.get_item("region") {
                 Ok(_) => get(columns, "region", n, false)?,
-                Err(_) => vec![-1; n.unwrap_or(0)],
+                Err(_) => vec![-1; kind.len()],
             },
             regions: match columns.get_item("regions") {
                 Ok(_) => get(columns, "regions", None, false)?,

@@ -51,12 +51,17 @@ def _box(f: np.ndarray, row: list[int]) -> tuple[np.ndarray, Any]:
 
 
 class _Plan:
-    """One rank's halo program bound to its array, scratch buffers and persistent requests."""
+    """One rank's halo program bound to its array, scratch buffers and persistent requests
+    (on the private duplicate of ``comm``, so that the schedule's tags never match the
+    application's messages)."""
 
     def __init__(self, comm: Any, schedule: Schedule, f: np.ndarray) -> None:
         from mpi4py import MPI
 
+        from hypercuboid.mpi.executor import private_comm
+
         rank = comm.Get_rank()
+        comm = private_comm(comm)
         prog = schedule.program(rank)
         self.rank = rank
         kind = prog["kind"].tolist()
@@ -250,6 +255,22 @@ class HaloRequest:
 # two arrays keeps both); each holds its persistent requests.
 _PLANS: dict[tuple, tuple[Any, Schedule, np.ndarray, _Plan]] = {}
 _MAX_PLANS = 8
+_finalize_hook: Any = None
+
+
+def _at_finalize(*_args: Any) -> None:
+    clear_plans()
+
+
+def _hook_finalize() -> None:
+    """Frees the plans' persistent requests when MPI finalizes (the delete callback of an
+    attribute of ``MPI_COMM_SELF`` runs first thing in ``MPI_Finalize``)."""
+    global _finalize_hook
+    if _finalize_hook is None:
+        from mpi4py import MPI
+
+        _finalize_hook = MPI.Comm.Create_keyval(delete_fn=_at_finalize)
+        MPI.COMM_SELF.Set_attr(_finalize_hook, True)
 
 
 def _check(comm: Any, schedule: Schedule, f: Any) -> None:
@@ -290,6 +311,7 @@ def _plan(comm: Any, schedule: Schedule, f: np.ndarray) -> _Plan:
     if hit is not None and hit[0] is comm and hit[1] is schedule and hit[2] is f:
         return hit[3]
     _check(comm, schedule, f)
+    _hook_finalize()
     if hit is not None:
         hit[3].free()
     if len(_PLANS) >= _MAX_PLANS:

@@ -151,7 +151,7 @@ pub(crate) fn run<M: CostModel>(
     let calls = opts.calls.max(1);
     if calls > 1 && opts.trace {
         return Err(SimError::TooLarge {
-            what: format!("a trace of {calls} runs (the trace records one run: simulate 1 call)"),
+            what: format!("a trace of {calls} calls (a trace records one: simulate 1 call)"),
             limit: 1,
         });
     }
@@ -372,7 +372,12 @@ impl<M: CostModel> Engine<'_, M> {
             let mut t = self.m.ready_time(&self.st, now, site);
             if !f.tail {
                 if let Some(n) = &self.noise {
-                    t = t.saturating_add(n.delay(self.seed, f.rank, f.op));
+                    // each run of a repeated schedule draws its own delays (run 1: the seed's)
+                    let run = self.run_of[f.rank as usize] as u64 - 1;
+                    let seed = self
+                        .seed
+                        .wrapping_add(run.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    t = t.saturating_add(n.delay(seed, f.rank, f.op));
                 }
             }
             self.push_new(t, f.rank, f.op, if f.tail { TAIL } else { EXEC });

@@ -24,7 +24,7 @@
 //! - A **fused receive-reduce** whose reduction costs more than 0 runs that reduction on its
 //!   CPU once matched, like a reduce op.
 //! - **Deterministic**: no hash maps are iterated, ties are broken by stamps, and noise is a
-//!   pure function of `(seed, rank, op)`.
+//!   pure function of `(seed, rank, op)` (and of the run, with [`SimOptions::calls`]).
 //! - **Errors instead of hangs**: when nothing is left to happen and ops are unfinished, the
 //!   result is [`SimError::Deadlock`] naming stuck ops and what they wait for; messages sent but
 //!   never received give [`SimError::Unreceived`].
