@@ -373,8 +373,13 @@ def test_the_old_spelling_builds_the_same_schedule_with_a_deprecation_warning():
 
 
 def test_the_registry_names_every_algorithm_once_with_its_promises():
-    ar, a2a = hc.schedules.collectives()
-    assert (ar.name, a2a.name) == ("allreduce", "alltoall")
+    ar, a2a, halo = hc.schedules.collectives()
+    assert (ar.name, a2a.name, halo.name) == ("allreduce", "alltoall", "halo")
+    assert [a.name for a in halo.algorithms] == [
+        "halo_blocking",
+        "halo_nonblocking",
+        "halo_reduced",
+    ]
     names = [a.name for a in ar.algorithms]
     assert names == hc.allreduce_algorithms()
     assert names == [
@@ -404,7 +409,7 @@ def test_the_registry_names_every_algorithm_once_with_its_promises():
         s = hc.schedules.allreduce(a.example, 96 if a.name == "recursive_multiplying" else 24, 5)
         assert s.verify().sound, a.example
     with pytest.raises(
-        hc.ScheduleError, match="unknown collective 'bcast'; accepted: allreduce, alltoall$"
+        hc.ScheduleError, match="unknown collective 'bcast'; accepted: allreduce, alltoall, halo$"
     ):
         hc.schedules.algorithms("bcast")
 

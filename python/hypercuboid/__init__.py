@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from hypercuboid import _core, schedules
+from hypercuboid import _core, halo, schedules
 from hypercuboid.errors import (
     DeadlockError,
     HypercuboidError,
@@ -84,6 +84,7 @@ __all__ = [
     "__version__",
     "allreduce",
     "allreduce_algorithms",
+    "halo",
     "parse_model",
     "parse_schedule",
     "read_schedule",

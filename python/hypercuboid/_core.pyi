@@ -35,6 +35,8 @@ class Schedule:
     @property
     def meta(self) -> dict[str, Any]:
         """``{collective, count, dtype, op, name, elem_size}`` (``op`` None without one)."""
+    def sends_per_rank(self) -> Any:
+        """Sends of each rank's program (uint32 NumPy array)."""
     def program_text(self, rank: int) -> list[str]: ...
     def program(self, rank: int) -> Program:
         """Rank ``rank``'s program as columns, checked against the schedule's buffers."""
@@ -49,6 +51,7 @@ class Schedule:
         noise: str | None = ...,
         seed: int = ...,
         chrome_trace: str | None = ...,
+        calls: int = ...,
     ) -> dict[str, Any]:
         """``{model, completion_ps, rank_finish_ps, ops, messages, trace}``."""
     def simulate_network(
@@ -71,6 +74,7 @@ class Schedule:
         chrome_trace: str | None = ...,
         records: bool = ...,
         sample_links: bool = ...,
+        calls: int = ...,
     ) -> dict[str, Any]:
         """:meth:`simulate`'s dict plus ``network`` (links, messages, worst, records,
         placement, timeline, wire_units, wire_events)."""
@@ -393,3 +397,81 @@ def parse_size(text: str) -> int: ...
 def parse_bandwidth(text: str) -> float: ...
 def format_size(bytes: int) -> str: ...
 def format_time_exact(ps: int) -> str: ...
+
+@final
+class HaloDecomposition:
+    """A 3-D Cartesian decomposition of a lattice (``hypercuboid.halo.Decomposition``)."""
+
+    def __new__(
+        cls,
+        lattice: tuple[int, int, int],
+        ranks: int,
+        dims: tuple[int, int, int] | None = ...,
+        periodic: tuple[bool, bool, bool] = ...,
+    ) -> HaloDecomposition: ...
+    @staticmethod
+    def of_subdomain(
+        subdomain: tuple[int, int, int],
+        dims: tuple[int, int, int],
+        periodic: tuple[bool, bool, bool] = ...,
+    ) -> HaloDecomposition: ...
+    @property
+    def lattice(self) -> tuple[int, int, int]: ...
+    @property
+    def dims(self) -> tuple[int, int, int]: ...
+    @property
+    def periodic(self) -> tuple[bool, bool, bool]: ...
+    @property
+    def nranks(self) -> int: ...
+    def coords(self, rank: int) -> tuple[int, int, int]: ...
+    def subdomain(self, rank: int) -> tuple[int, int, int]: ...
+    def offset(self, rank: int) -> tuple[int, int, int]: ...
+    def neighbour(self, rank: int, d: tuple[int, int, int]) -> int | None: ...
+    def rank_at(self, c: tuple[int, int, int]) -> int: ...
+
+def halo(
+    algorithm: str,
+    decomp: HaloDecomposition,
+    values: int = ...,
+    bytes: int = ...,
+    kernel_ps: int = ...,
+) -> Schedule: ...
+def halo_program(
+    algorithm: str,
+    decomp: HaloDecomposition,
+    rank: int,
+    values: int = ...,
+    bytes: int = ...,
+    kernel_ps: int = ...,
+) -> Program: ...
+def halo_saving(decomp: HaloDecomposition, rank: int) -> tuple[int, int]: ...
+
+HALO_DIRECTIONS: tuple[tuple[int, int, int], ...]
+D3Q19_VELOCITIES: tuple[tuple[int, int, int], ...]
+REGION_FIELDS: int
+
+# -- lattice Boltzmann (D3Q19 BGK; arrays of shape (nx + 2, ny + 2, nz + 2, 19), float64) -----
+
+LBM_VELOCITIES: list[list[int]]
+"""The 19 velocities ``[cx, cy, cz]`` in the order of a site's values."""
+LBM_WEIGHTS: list[float]
+LBM_BYTES_PER_UPDATE: int
+LBM_INIT_FORMS: list[str]
+
+def lbm_step(src: Any, dst: Any, tau: float, region: str = ...) -> None:
+    """One collide–stream step from ``src`` into ``region`` of ``dst``, in place."""
+
+def lbm_initialise(f: Any, offset: list[int], lattice: list[int], init: str) -> None: ...
+def lbm_parse_init(init: str) -> str: ...
+def lbm_viscosity(tau: float) -> float: ...
+def lbm_totals(f: Any) -> tuple[float, list[float], float]:
+    """``(mass, [momentum x, y, z], kinetic energy)``."""
+
+def lbm_macroscopic(f: Any) -> tuple[Any, Any]:
+    """Density (flat, ``nx·ny·nz``) and velocity ``(nx, ny, nz, 3)``."""
+
+def lbm_region_sites(subdomain: list[int], region: str) -> int: ...
+def lbm_periodic_halo(f: Any) -> None: ...
+def lbm_triad(a: Any, b: Any, c: Any, s: float) -> None: ...
+
+LBM_TRIAD_BYTES_PER_ELEMENT: int

@@ -21,7 +21,8 @@ every :class:`HypercuboidError`  ``accepted``: the names or keys a bad name woul
 ::
 
     HypercuboidError
-    ├── ScheduleError, ModelError, TopologyError, NetworkError, UnitError   (ValueError too)
+    ├── ScheduleError, ModelError, TopologyError, NetworkError, UnitError, LbmError
+    │                                                               (ValueError too)
     ├── SimulationError
     │   └── DeadlockError
     │       └── NetworkDeadlockError
@@ -99,6 +100,11 @@ class NetworkError(HypercuboidError, ValueError):
 
 class UnitError(HypercuboidError, ValueError):
     """A time, size or bandwidth that does not read (see :mod:`hypercuboid.units`)."""
+
+
+class LbmError(HypercuboidError, ValueError):
+    """Bad input to the lattice-Boltzmann solver: a relaxation time, an initial condition, an
+    array that does not hold a subdomain with its halo (see :mod:`hypercuboid.lbm`)."""
 
 
 class MPIError(HypercuboidError):

@@ -242,6 +242,10 @@ class Schedule:
         """Approximate heap bytes the schedule occupies in the core."""
         return self._core.memory_bytes
 
+    def sends_per_rank(self) -> np.ndarray:
+        """The number of messages each rank's program sends (a uint32 array, one per rank)."""
+        return self._core.sends_per_rank()
+
     def __repr__(self) -> str:
         m = self.meta
         what = m["name"] or m["collective"]
@@ -288,6 +292,7 @@ class Schedule:
         threads: int = 1,
         records: bool = False,
         link_timeline: bool = False,
+        calls: int = 1,
     ) -> SimResult:
         """Runs the schedule on a cost model (a spec such as
         ``"loggops:L=3000,o=1500,g=1000,G=6"``) and returns its completion time and per-rank
@@ -306,7 +311,22 @@ class Schedule:
         whose ``L`` and ``G`` apply only between ranks of one endpoint. The result's
         ``network`` holds the links' loads and the messages' queued times (``records=True``:
         one row per message; ``link_timeline=True``: the busiest links' utilisation over
-        time). See ``docs/networks.md``."""
+        time). See ``docs/networks.md``.
+
+        ``calls`` runs the schedule that many times back to back, each rank starting its next
+        run when its own ops of the previous one are done (no barrier), as an application
+        calling the collective in a loop (the seed's 2,000 halo calls); a trace records one
+        run, so ``trace`` needs ``calls=1``."""
+        if calls < 1:
+            from hypercuboid.errors import SimulationError
+
+            raise SimulationError(f"invalid calls {calls}: run the schedule at least once")
+        if calls > 1 and (trace or chrome_trace is not None):
+            from hypercuboid.errors import SimulationError
+
+            raise SimulationError(
+                f"invalid calls {calls} with a trace: a trace records one call (calls=1)"
+            )
         if network is not None:
             return self._simulate_network(
                 network,
@@ -326,6 +346,7 @@ class Schedule:
                 threads=threads,
                 records=records,
                 link_timeline=link_timeline,
+                calls=calls,
             )
         if model is None:
             from hypercuboid.errors import ModelError
@@ -340,6 +361,7 @@ class Schedule:
             noise,
             0 if seed is None else seed,
             None if chrome_trace is None else str(chrome_trace),
+            int(calls),
         )
         return self._result(r, trace)
 
@@ -426,6 +448,7 @@ class Schedule:
             chrome_trace=None if ct is None else str(ct),
             records=bool(o["records"]),
             sample_links=bool(o["link_timeline"]),
+            calls=int(o["calls"]),
         )
         return self._result(r, o["trace"])
 

@@ -99,6 +99,9 @@ fn read(c: &hc_columns) -> Columns {
             dep_on: v(c.dep_on, c.ndeps),
             dep_kind: v(c.dep_kind, c.ndeps),
             scratch: v(c.scratch, c.nscratch),
+            // the C API's programs (allreduce, alltoall) have no pack or unpack regions
+            region: vec![-1; c.nops as usize],
+            regions: Vec::new(),
         }
     }
 }

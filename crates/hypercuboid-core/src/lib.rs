@@ -9,6 +9,8 @@
 //! This crate has no Python dependency; `hypercuboid-py` wraps it as `hypercuboid._core`.
 
 pub mod collectives;
+pub mod lattice;
+pub mod lbm;
 pub mod model;
 pub mod native;
 pub mod network;

@@ -1024,7 +1024,9 @@ mod reference {
                     OpKind::Reduce { src, .. } => {
                         push(t + reduction(m, src.len * esize as u64), r, i);
                     }
-                    OpKind::Copy { .. } => push(t, r, i),
+                    OpKind::Copy { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } => {
+                        push(t, r, i)
+                    }
                     OpKind::Compute { time } | OpKind::Sleep { time } => push(t + time, r, i),
                 }
             }

@@ -119,6 +119,7 @@ fn noise_is_deterministic_per_seed() {
         trace: true,
         noise: Some(parse_noise(spec).unwrap()),
         seed,
+        calls: 1,
     };
     let base = simulate(&s, &m, &opts()).unwrap().completion;
     assert_eq!(base, us(6));
@@ -164,6 +165,7 @@ fn noise_draws_are_a_pure_function_of_seed_rank_op() {
             trace: false,
             noise: Some(fixed),
             seed: 1,
+            calls: 1,
         },
     )
     .unwrap();

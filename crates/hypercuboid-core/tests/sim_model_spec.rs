@@ -47,6 +47,7 @@ fn parses_the_cli_examples() {
             eager_limit: 65535,
             gamma: 0.0,
             delta: 0,
+            copy: 0.0,
             order: TieOrder::Stable,
         })
     );
@@ -91,6 +92,7 @@ fn defaults() {
             eager_limit: 65535,
             gamma: 0.0,
             delta: 0,
+            copy: 0.0,
             order: TieOrder::Stable,
         })
     );
@@ -98,6 +100,13 @@ fn defaults() {
         parse_model("loggops:L=1us").unwrap().to_string(),
         "loggops:L=1us,o=1500ns,g=1us,G=6ns,O=0,S=65535,gamma=0,delta=0"
     );
+    // copy: per copied byte (copies, halo packs and unpacks), written only when not 0
+    let m = parse_model("loggops:L=1us,copy=0.25ns").unwrap();
+    assert_eq!(
+        m.to_string(),
+        "loggops:L=1us,o=1500ns,g=1us,G=6ns,O=0,S=65535,gamma=0,delta=0,copy=250ps"
+    );
+    assert_eq!(parse_model(&m.to_string()).unwrap(), m);
 }
 
 #[test]
@@ -153,7 +162,7 @@ fn error_messages() {
     assert_eq!(
         err("loggops:l=1"),
         "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, O, \
-         S, gamma, delta, order"
+         S, gamma, delta, copy, order"
     );
     assert_eq!(
         err("postal:alpha=-1us"),

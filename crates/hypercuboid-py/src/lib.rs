@@ -4,6 +4,8 @@ use pyo3::prelude::*;
 
 mod defaults;
 mod errors;
+mod halo;
+mod lbm;
 mod network;
 mod phases;
 mod program;
@@ -19,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     defaults::register(m)?;
     schedule::register(m)?;
+    halo::register(m)?;
     program::register(m)?;
     sim::register(m)?;
     topology::register(m)?;
@@ -26,5 +29,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     phases::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
+    lbm::register(m)?;
     Ok(())
 }

@@ -43,7 +43,7 @@ impl PyProgram {
 /// The names of the mapping's keys: the per-op columns, `deps` and `scratch`.
 fn keys() -> Vec<&'static str> {
     let mut k = OP_COLUMNS.to_vec();
-    k.extend(["deps", "scratch"]);
+    k.extend(["deps", "scratch", "regions"]);
     k
 }
 
@@ -66,6 +66,8 @@ fn column<'py>(py: Python<'py>, c: &Columns, name: &str) -> PyResult<Option<Boun
         "dep_op" => c.dep_op.clone().into_pyarray(py).into_any(),
         "dep_on" => c.dep_on.clone().into_pyarray(py).into_any(),
         "dep_kind" => c.dep_kind.clone().into_pyarray(py).into_any(),
+        "region" => c.region.clone().into_pyarray(py).into_any(),
+        "regions" => c.regions.clone().into_pyarray(py).into_any(),
         "deps" => {
             let d: Vec<(u32, u32, u8)> = (0..c.dep_op.len())
                 .map(|j| (c.dep_op[j], c.dep_on[j], c.dep_kind[j]))
@@ -90,7 +92,7 @@ fn get<T: TryFrom<i128>>(
         Err(_) if optional => return Ok(vec_of_zeros(n.unwrap_or(0))),
         Err(_) => {
             let mut expected = keys();
-            expected.retain(|k| !matches!(*k, "cpu" | "nic"));
+            expected.retain(|k| !matches!(*k, "cpu" | "nic" | "region" | "regions"));
             return Err(error(
                 "ScheduleError",
                 format!(
@@ -180,6 +182,14 @@ impl PyProgram {
             dep_on: deps.iter().map(|d| d.1).collect(),
             dep_kind: deps.iter().map(|d| d.2).collect(),
             scratch: get(columns, "scratch", None, false)?,
+            region: match columns.get_item("region") {
+                Ok(_) => get(columns, "region", n, false)?,
+                Err(_) => vec![-1; kind.len()],
+            },
+            regions: match columns.get_item("regions") {
+                Ok(_) => get(columns, "regions", None, false)?,
+                Err(_) => Vec::new(),
+            },
             kind,
         };
         PyProgram::checked(cols, rank, nranks, (input_len, output_len))
@@ -310,6 +320,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SLOT_SCRATCH", Slot::SCRATCH_CODE)?;
     m.add("SLOT_NONE", Slot::NONE_CODE)?;
     m.add("PROGRAM_COLUMNS", PyTuple::new(py, keys())?)?;
+    m.add(
+        "REGION_FIELDS",
+        hypercuboid_core::schedule::columns::REGION_FIELDS,
+    )?;
     let dtypes = PyDict::new(py);
     for d in Dtype::ALL {
         if d != Dtype::Byte {

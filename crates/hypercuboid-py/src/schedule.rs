@@ -63,6 +63,26 @@ impl PySchedule {
         self.inner.num_shapes()
     }
 
+    /// Sends of each rank's program (a uint32 per rank).
+    fn sends_per_rank<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<u32>> {
+        use numpy::IntoPyArray;
+        let s = &self.inner;
+        let per_shape: Vec<u32> = s
+            .shapes()
+            .iter()
+            .map(|sh| {
+                sh.ops
+                    .iter()
+                    .filter(|o| matches!(o.kind, schedule::OpKind::Send { .. }))
+                    .count() as u32
+            })
+            .collect();
+        (0..s.nranks())
+            .map(|r| per_shape[s.shape_index(r)])
+            .collect::<Vec<u32>>()
+            .into_pyarray(py)
+    }
+
     /// Approximate heap bytes of the schedule.
     #[getter]
     fn memory_bytes(&self) -> usize {
@@ -70,7 +90,8 @@ impl PySchedule {
     }
 
     /// `{collective, count, dtype, op, name, elem_size}` (`op` None for a collective that
-    /// does not reduce), and for an alltoall `block`, the elements per pair of ranks.
+    /// does not reduce), for an alltoall `block`, the elements per pair of ranks, and for a
+    /// halo exchange `halo`: `{lattice, dims, periodic, values, stencil}`.
     #[getter]
     fn meta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = self.inner.meta();
@@ -81,6 +102,16 @@ impl PySchedule {
         d.set_item("op", m.op().map(|o| o.name()))?;
         if let Some(block) = m.collective.block() {
             d.set_item("block", block)?;
+        }
+        if let Some(h) = m.collective.halo() {
+            let x = PyDict::new(py);
+            let dc = h.decomp;
+            x.set_item("lattice", (dc.lattice[0], dc.lattice[1], dc.lattice[2]))?;
+            x.set_item("dims", (dc.dims[0], dc.dims[1], dc.dims[2]))?;
+            x.set_item("periodic", (dc.periodic[0], dc.periodic[1], dc.periodic[2]))?;
+            x.set_item("values", h.values)?;
+            x.set_item("stencil", h.stencil.name())?;
+            d.set_item("halo", x)?;
         }
         d.set_item("name", &m.name)?;
         d.set_item("elem_size", m.elem_size())?;
@@ -119,7 +150,7 @@ impl PySchedule {
             cols,
             r,
             self.inner.nranks(),
-            self.inner.meta().buffer_lens(),
+            self.inner.meta().rank_buffer_lens(r),
         )
     }
 
@@ -150,8 +181,10 @@ impl PySchedule {
     /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
     /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
     /// (None, or a dict of NumPy columns); with `chrome_trace` a path, the trace is also written
-    /// there as Chrome / Perfetto JSON. The GIL is released while simulating.
-    #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None))]
+    /// there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
+    /// (no barrier between runs). The GIL is released while simulating.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1))]
     fn simulate<'py>(
         &self,
         py: Python<'py>,
@@ -160,8 +193,9 @@ impl PySchedule {
         noise: Option<&str>,
         seed: u64,
         chrome_trace: Option<String>,
+        calls: u32,
     ) -> PyResult<Bound<'py, PyDict>> {
-        crate::sim::simulate(self, py, model, trace, noise, seed, chrome_trace)
+        crate::sim::simulate(self, py, model, trace, noise, seed, chrome_trace, calls)
     }
 
     /// Simulates the schedule on a network (see `sim::simulate_network`).
@@ -185,6 +219,7 @@ impl PySchedule {
         chrome_trace = None,
         records = false,
         sample_links = false,
+        calls = 1,
     ))]
     fn simulate_network<'py>(
         &self,
@@ -207,6 +242,7 @@ impl PySchedule {
         chrome_trace: Option<String>,
         records: bool,
         sample_links: bool,
+        calls: u32,
     ) -> PyResult<Bound<'py, PyDict>> {
         let params = crate::network::params(
             seed,
@@ -232,6 +268,7 @@ impl PySchedule {
             chrome_trace,
             records,
             sample_links,
+            calls,
         )
     }
 

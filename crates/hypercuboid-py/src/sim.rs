@@ -17,6 +17,7 @@ use crate::topology::PyTopology;
 /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
 /// (None, or a dict of NumPy columns) — with `chrome_trace` a path, the trace is also
 /// written there as Chrome / Perfetto JSON. The GIL is released while simulating.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate<'py>(
     this: &PySchedule,
     py: Python<'py>,
@@ -25,6 +26,7 @@ pub(crate) fn simulate<'py>(
     noise: Option<&str>,
     seed: u64,
     chrome_trace: Option<String>,
+    calls: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec = parse_model(model).py()?;
     let noise = noise.map(parse_noise).transpose().py()?;
@@ -32,6 +34,7 @@ pub(crate) fn simulate<'py>(
         trace: trace || chrome_trace.is_some(),
         noise,
         seed,
+        calls,
     };
     let s = this.inner.clone();
     let spec2 = spec.clone();
@@ -114,6 +117,7 @@ pub(crate) fn simulate_network<'py>(
     chrome_trace: Option<String>,
     records: bool,
     sample_links: bool,
+    calls: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
     let host = match model {
         None => LogGopsModel::default(),
@@ -161,6 +165,7 @@ pub(crate) fn simulate_network<'py>(
         trace: trace || chrome_trace.is_some(),
         noise: None,
         seed: 0,
+        calls,
     };
     let s = this.inner.clone();
     let run = py

@@ -17,6 +17,7 @@ def cli() -> None:
 from hypercuboid.cli.alltoall import alltoall  # noqa: E402
 from hypercuboid.cli.bench import bench  # noqa: E402
 from hypercuboid.cli.demo import demo  # noqa: E402
+from hypercuboid.cli.lbm import lbm  # noqa: E402
 from hypercuboid.cli.netsim import netsim  # noqa: E402
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
@@ -31,6 +32,7 @@ cli.add_command(simulate)
 cli.add_command(topo)
 cli.add_command(tune)
 cli.add_command(netsim)
+cli.add_command(lbm)
 
 
 def main() -> None:

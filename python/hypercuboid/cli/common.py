@@ -230,6 +230,110 @@ def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: st
     return allreduce(algorithm, nranks, count, dtype=dtype, op=op)
 
 
+def _triple_option(text: str | None, option: str) -> tuple[int, int, int] | None:
+    if text is None:
+        return None
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+        raise click.ClickException(f"{option} '{text}': expected AxBxC, e.g. 4x3x2")
+    a, b, c = (int(p) for p in parts)
+    return (a, b, c)
+
+
+def _periodic_axes(text: str) -> tuple[bool, bool, bool]:
+    t = text.lower()
+    if t == "none":
+        return (False, False, False)
+    if not t or any(ch not in "xyz" for ch in t) or len(set(t)) != len(t):
+        raise click.ClickException(
+            f"--periodic '{text}': expected the periodic axes (xyz, xy, z, ...) or none"
+        )
+    return ("x" in t, "y" in t, "z" in t)
+
+
+def halo_options() -> list[Callable]:
+    """Options of the ``halo`` generator."""
+    return [
+        click.option(
+            "--variant",
+            "-a",
+            "--algorithm",
+            "variant",
+            required=True,
+            help="blocking | nonblocking | nonblocking:unpack=on_arrival | reduced (also "
+            "halo_<variant>; keys: overlap=on; see 'hypercuboid schedule list').",
+        ),
+        click.option(
+            "--decomp",
+            default=None,
+            help="Ranks along x, y, z as PxQxR (default: as close to cubic as possible for "
+            "--ranks, MPI_Dims_create).",
+        ),
+        click.option(
+            "--subdomain",
+            default=None,
+            help="Sites of every rank's subdomain, AxBxC (the lattice is decomp x subdomain).",
+        ),
+        click.option("--lattice", default=None, help="Sites of the global lattice, XxYxZ."),
+        click.option(
+            "--ranks", "-n", "nranks", type=int, default=None, help="Ranks (without --decomp)."
+        ),
+        click.option(
+            "--periodic",
+            default="xyz",
+            show_default=True,
+            help="The periodic axes (xyz, xz, ..., none).",
+        ),
+        click.option(
+            "--values",
+            type=int,
+            default=19,
+            show_default=True,
+            help="Values per site (19: D3Q19 distributions).",
+        ),
+        click.option(
+            "--bytes",
+            "nbytes",
+            type=int,
+            default=8,
+            show_default=True,
+            help="Bytes per value: 8 (float64), 4, 2, 1.",
+        ),
+        click.option(
+            "--kernel",
+            default=None,
+            help="Time per lattice-site update (e.g. 20ns): the schedule also computes "
+            "the sites (after the exchange, or with overlap=on the interior during it).",
+        ),
+    ]
+
+
+def _build_halo(variant, decomp, subdomain, lattice, nranks, periodic, values, nbytes, kernel):
+    from hypercuboid import halo
+
+    per = _periodic_axes(periodic)
+    dims = _triple_option(decomp, "--decomp")
+    sub = _triple_option(subdomain, "--subdomain")
+    lat = _triple_option(lattice, "--lattice")
+    if (sub is None) == (lat is None):
+        raise click.ClickException("give the sites as --subdomain AxBxC or --lattice XxYxZ (one)")
+    if sub is not None:
+        if dims is None:
+            raise click.ClickException("--subdomain needs --decomp PxQxR")
+        if nranks is not None and nranks != dims[0] * dims[1] * dims[2]:
+            raise click.ClickException(
+                f"--ranks {nranks}: --decomp {decomp} has {dims[0] * dims[1] * dims[2]} ranks"
+            )
+        d = halo.Decomposition.of_subdomain(sub, dims, per)
+    else:
+        assert lat is not None
+        if dims is None and nranks is None:
+            raise click.ClickException("--lattice needs --decomp PxQxR or --ranks N")
+        n = nranks if nranks is not None else dims[0] * dims[1] * dims[2]  # type: ignore[index]
+        d = halo.Decomposition(lat, n, dims, per)
+    return halo.schedule(variant, d, values=values, bytes=nbytes, kernel=kernel)
+
+
 #: The generator subcommands of every schedule verb, one per collective of the core's registry
 #: (``hypercuboid schedule list``). A complete table, not filled by imports.
 GENERATORS: dict[str, Generator] = {
@@ -244,6 +348,12 @@ GENERATORS: dict[str, Generator] = {
         help="An alltoall schedule from one of the generators.",
         options=alltoall_options(),
         build=_build_alltoall,
+    ),
+    "halo": Generator(
+        name="halo",
+        help="A halo exchange of a 3-D decomposition (blocking, nonblocking, reduced).",
+        options=halo_options(),
+        build=_build_halo,
     ),
 }
 

@@ -40,7 +40,14 @@ def _simulate(
     top_links=10,
     messages_csv=None,
     plot_links=None,
+    calls=1,
 ):
+    if calls < 1:
+        raise click.ClickException(f"--calls {calls}: run the schedule at least once")
+    if calls > 1 and (trace is not None or plot is not None):
+        raise click.ClickException(
+            f"--calls {calls}: --trace and --plot record one call; simulate --calls 1"
+        )
     if model is not None and model_file is not None:
         raise click.ClickException("give --model or --model-file, not both")
     if model_file is not None:
@@ -89,7 +96,7 @@ def _simulate(
         refuse_overwrite(plot_links, force)
     if network is None:
         res = sched.simulate(
-            model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome
+            model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome, calls=calls
         )
     else:
         res = sched.simulate(
@@ -109,6 +116,7 @@ def _simulate(
             switch_latency=switch_latency,
             records=messages_csv is not None,
             link_timeline=plot_links is not None,
+            calls=calls,
         )
         if messages_csv is not None:
             _write_messages(res, messages_csv)
@@ -124,11 +132,16 @@ def _simulate(
     if as_json:
         d = res.to_dict(per_rank=not no_per_rank, top_links=top_links)
         d["nranks"] = sched.nranks
+        d["calls"] = calls
         d["completion_time_ns"] = res.completion_time_ns
+        if not no_per_rank:
+            d["messages_per_rank"] = (sched.sends_per_rank() * calls).tolist()
         echo_json(d)
         return
     click.echo(f"schedule        {sched.meta['name']} ({sched.nranks} ranks, {res.ops} ops)")
     click.echo(f"model           {res.model}")
+    if calls > 1:
+        click.echo(f"calls           {calls} (back to back, no barrier)")
     click.echo(f"completion time {res.completion_time_ns:,.3f} ns")
     click.echo(f"finish skew     {res.skew_ns:,.3f} ns")
     click.echo(f"messages        {res.messages}")
@@ -296,6 +309,14 @@ simulate = schedule_verb(
             "--strict", is_flag=True, help="Refuse to simulate a schedule that does not verify."
         ),
         click.option("--force", is_flag=True, help="Overwrite existing --trace/--plot files."),
+        click.option(
+            "--calls",
+            type=int,
+            default=1,
+            show_default=True,
+            help="Run the schedule this many times back to back, each rank starting its next "
+            "call when its own ops of the last are done (e.g. the seed's 2,000 halo calls).",
+        ),
     ],
     _simulate,
 )

@@ -13,6 +13,7 @@ Main entry points::
     hmpi.alltoall(MPI.COMM_WORLD, sendbuf, recvbuf, algorithm="bruck")
     hmpi.execute(MPI.COMM_WORLD, schedule, sendbuf, recvbuf)
     hmpi.check_allreduce(MPI.COMM_WORLD, "ring", count=1000)
+    hmpi.halo_exchange(MPI.COMM_WORLD, halo_schedule, f)  # f: this rank's lattice + halo
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ _LAZY = {
     "clear_cache": "hypercuboid.mpi.programs",
     "ProgramRequest": "hypercuboid.mpi.programs",
     "check_allreduce": "hypercuboid.mpi.check",
+    "halo_exchange": "hypercuboid.mpi.halo",
+    "halo_start": "hypercuboid.mpi.halo",
+    "HaloRequest": "hypercuboid.mpi.halo",
     "CheckResult": "hypercuboid.mpi.check",
     "ulp_distance": "hypercuboid.mpi.check",
     "reference_allreduce": "hypercuboid.mpi.check",

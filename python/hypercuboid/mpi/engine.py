@@ -38,8 +38,9 @@ from hypercuboid.errors import MPIError, ScheduleError
 
 #: Names of the op kinds, indexed by the ``kind`` column (the core's codes).
 KIND_NAMES: tuple[str, ...] = _core.OP_KINDS
-SEND, RECV, REDUCE, COPY, COMPUTE, SLEEP = (
-    KIND_NAMES.index(k) for k in ("send", "recv", "reduce", "copy", "compute", "sleep")
+SEND, RECV, REDUCE, COPY, COMPUTE, SLEEP, PACK, UNPACK = (
+    KIND_NAMES.index(k)
+    for k in ("send", "recv", "reduce", "copy", "compute", "sleep", "pack", "unpack")
 )
 #: Combine codes (the core's): assign, dst = x ⊕ dst (before), dst = dst ⊕ x (after).
 ASSIGN, BEFORE, AFTER = (_core.COMBINES.index(c) for c in ("assign", "before", "after"))
@@ -131,6 +132,18 @@ def compile_program(program: Any, *, rank: int, nranks: int, count: int) -> Plan
     communicator, a reduce whose source and destination differ in length). Nothing is checked
     twice: the plan is built from checked columns.
     """
+    try:  # a malformed column is the core's to report, below
+        kinds = [int(k) for k in program["kind"]] if "kind" in program else []
+    except (TypeError, ValueError):
+        kinds = []
+    regional = [i for i, k in enumerate(kinds) if k in (PACK, UNPACK)]
+    if regional:
+        i = regional[0]
+        raise ScheduleError(
+            f"rank {rank}: op {i} is a {KIND_NAMES[kinds[i]]} of a 3-D region (a halo "
+            "exchange): run it with hypercuboid.mpi.halo_exchange(comm, schedule, f) on the "
+            "rank's local array"
+        )
     if isinstance(program, _core.Program):
         if (program.rank, program.nranks, program.input_len) != (rank, nranks, count):
             raise ScheduleError(

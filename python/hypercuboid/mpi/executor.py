@@ -357,6 +357,11 @@ def execute(
     if schedule.nranks != size:
         raise ScheduleError(f"the schedule has {schedule.nranks} ranks, the communicator {size}")
     meta = schedule.meta
+    if meta["collective"] == "halo":
+        raise ScheduleError(
+            "a halo exchange updates each rank's local array in place: run it with "
+            "hypercuboid.mpi.halo_exchange(comm, schedule, f)"
+        )
     if verify:
         report = schedule.verify()
         if not report.sound:

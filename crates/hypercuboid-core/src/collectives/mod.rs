@@ -2,7 +2,8 @@
 //!
 //! [`registry`] holds one entry per algorithm (names, parameters, parse, build, closed-form
 //! cost, guarantees); each collective is a directory with one file per algorithm:
-//! [`allreduce`], [`alltoall`].
+//! [`allreduce`], [`alltoall`], [`halo`].
 pub mod allreduce;
 pub mod alltoall;
+pub mod halo;
 pub mod registry;

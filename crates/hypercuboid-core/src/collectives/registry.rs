@@ -331,6 +331,11 @@ pub const COLLECTIVES: &[CollectiveInfo] = &[
         summary: "every rank j ends with rank i's block j at block i, for every rank i",
         algorithms: infos::<crate::collectives::alltoall::Alltoall>,
     },
+    CollectiveInfo {
+        name: crate::collectives::halo::Halo::NAME,
+        summary: "every rank's halo ends with its neighbours' boundary sites (3-D decomposition)",
+        algorithms: infos::<crate::collectives::halo::Halo>,
+    },
 ];
 
 /// The collective named `name`.

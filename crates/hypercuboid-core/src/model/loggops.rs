@@ -74,6 +74,8 @@ pub struct LogGopsModel {
     pub gamma: f64,
     /// δ, fixed cost per reduction.
     pub delta: Time,
+    /// CPU time per copied byte (ps/byte): a copy, or a pack or unpack of a halo region.
+    pub copy: f64,
     /// How the ops one event frees on a rank are ordered among the sends, among the receives
     /// and among the local ops: program order ([`TieOrder::Stable`], the default) or a stock
     /// LogGOPSim's ([`TieOrder::Libstdcxx`]). See the [type docs](LogGopsModel).
@@ -82,7 +84,7 @@ pub struct LogGopsModel {
 
 impl Default for LogGopsModel {
     /// LogGOPSim's defaults (its `simulator.ggo`): L = 2500 ns, o = 1500 ns, g = 1000 ns,
-    /// G = 6 ns, O = 0, S = 65535 bytes; no reduction cost (γ = δ = 0); program order
+    /// G = 6 ns, O = 0, S = 65535 bytes; no reduction cost (γ = δ = 0) nor copy cost; program order
     /// ([`TieOrder::Stable`]).
     fn default() -> Self {
         LogGopsModel {
@@ -94,6 +96,7 @@ impl Default for LogGopsModel {
             eager_limit: 65_535,
             gamma: 0.0,
             delta: 0,
+            copy: 0.0,
             order: TieOrder::Stable,
         }
     }
@@ -256,8 +259,8 @@ impl CostModel for LogGopsModel {
     }
 
     #[inline]
-    fn copy_cost(&self, _bytes: u64) -> Time {
-        0
+    fn copy_cost(&self, bytes: u64) -> Time {
+        per_byte(bytes, self.copy)
     }
 
     fn rank_finish(&self, st: &LogGopsState, rank: Rank, last_done: Time) -> Time {

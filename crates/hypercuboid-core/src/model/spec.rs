@@ -74,6 +74,11 @@ const LOGGOPS: Form = Form {
         GAMMA,
         DELTA,
         Key::new(
+            "copy",
+            "CPU time per copied byte: copies, and the packs and unpacks of halo exchanges \
+             (default 0)",
+        ),
+        Key::new(
             "order",
             "issue order of the sends (and of the receives) one event frees on a rank: \
              program (as the program lists them, MPI's order; default) or gcc (a stock \
@@ -195,6 +200,7 @@ fn loggops(s: &Spec) -> Result<ModelSpec, SpecError> {
         eager_limit: s.value("S", spec::size)?.unwrap_or(d.eager_limit),
         gamma: rate(s, "gamma", d.gamma)?,
         delta: time(s, "delta", d.delta)?,
+        copy: rate(s, "copy", d.copy)?,
         order: s
             .value("order", |v| spec::choice(ORDERS, v))?
             .unwrap_or(d.order),
@@ -264,6 +270,9 @@ impl fmt::Display for ModelSpec {
                     fmt_rate(m.gamma),
                     format_time_exact(m.delta)
                 )?;
+                if m.copy != 0.0 {
+                    write!(f, ",copy={}", fmt_rate(m.copy))?;
+                }
                 if m.order != LogGopsModel::default().order {
                     write!(f, ",order={}", order_text(m.order))?;
                 }
@@ -295,7 +304,7 @@ mod tests {
         for (entry, keys) in MODELS.iter().zip([
             "alpha, beta, gamma, delta",
             "alpha_p, alpha_r, beta, gamma, delta",
-            "L, o, g, G, O, S, gamma, delta, order",
+            "L, o, g, G, O, S, gamma, delta, copy, order",
         ]) {
             let name = entry.form.name;
             let e = err(&format!("{name}:zeta=1"));

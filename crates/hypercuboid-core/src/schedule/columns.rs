@@ -6,7 +6,7 @@
 //!
 //! | column | type | meaning |
 //! |---|---|---|
-//! | `kind` | `u8` | [`OpCode`]: 0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep |
+//! | `kind` | `u8` | [`OpCode`]: 0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep, 6 pack, 7 unpack |
 //! | `peer` | `i64` | the peer of a send or receive, −1 for none or any source |
 //! | `tag` | `i32` | the tag of a send or receive (−1: any), 0 otherwise |
 //! | `bytes` | `u64` | bytes moved, reduced or copied ([`Op::bytes`]) |
@@ -15,8 +15,14 @@
 //! | `time_ps` | `u64` | the time of a compute or sleep |
 //! | `buf_slot`, `buf_offset`, `buf_len` | `i32`, `u64`, `u64` | the sent or received slice, or the destination of a reduce or copy |
 //! | `src_slot`, `src_offset`, `src_len` | `i32`, `u64`, `u64` | the source of a reduce or copy, or the local operand of a fused receive (none: in place) |
+//! | `region` | `i64` | a pack's source or an unpack's destination: its row in `regions`; −1 for other ops |
 //! | `dep_op`, `dep_on`, `dep_kind` | `u32`, `u32`, `u8` | `dep_op` depends on `dep_on`: [`DepKind`] 0 requires (after it completes), 1 irequires (after it starts) |
 //! | `scratch` | `u64` | elements of each scratch buffer |
+//! | `regions` | `u64` | [`REGION_FIELDS`] per region: slot code, the array's 4 dims, the box's origin (3) and extent (3), the value mask ([`Region`]) |
+//!
+//! A pack's `buf_*` is its destination slice and its `src_*` names the region's slot from
+//! element 0 with the region's element count; an unpack's `src_*` is its source slice and its
+//! `buf_*` the region's slot likewise. The region itself is the op's row of `regions`.
 //!
 //! Slots are coded 0 input, 1 output, 2 + k scratch k, −1 none ([`Slot::code`]). A message
 //! without data semantics (GOAL) has no slice (`buf_slot` −1) and only `bytes`.
@@ -27,7 +33,7 @@
 //! them. Whoever holds checked columns need not check them again.
 
 use super::error::ScheduleError;
-use super::op::{Combine, Dep, DepKind, Op, OpCode, OpKind, Payload, Rank, Slice, Slot};
+use super::op::{Combine, Dep, DepKind, Op, OpCode, OpKind, Payload, Rank, Region, Slice, Slot};
 use super::program::Program;
 use super::RankView;
 use crate::units::Time;
@@ -71,10 +77,35 @@ pub struct Columns {
     pub dep_kind: Vec<u8>,
     /// Elements of each scratch buffer.
     pub scratch: Vec<u64>,
+    /// Row in `regions` of a pack's or unpack's region; −1 for other ops.
+    pub region: Vec<i64>,
+    /// [`REGION_FIELDS`] entries per region (see the module documentation).
+    pub regions: Vec<u64>,
+}
+
+/// Entries of one region in [`Columns::regions`]: slot code, `dims` (4), `origin` (3),
+/// `extent` (3), `values`.
+pub const REGION_FIELDS: usize = 12;
+
+fn region_row(r: &Region) -> [u64; REGION_FIELDS] {
+    [
+        r.slot.code() as u64,
+        r.dims[0] as u64,
+        r.dims[1] as u64,
+        r.dims[2] as u64,
+        r.dims[3] as u64,
+        r.origin[0] as u64,
+        r.origin[1] as u64,
+        r.origin[2] as u64,
+        r.extent[0] as u64,
+        r.extent[1] as u64,
+        r.extent[2] as u64,
+        r.values,
+    ]
 }
 
 /// The names of the per-op columns, in the order of the table above.
-pub const OP_COLUMNS: [&str; 14] = [
+pub const OP_COLUMNS: [&str; 15] = [
     "kind",
     "peer",
     "tag",
@@ -89,6 +120,7 @@ pub const OP_COLUMNS: [&str; 14] = [
     "src_slot",
     "src_offset",
     "src_len",
+    "region",
 ];
 
 /// The names of the dependency columns.
@@ -119,6 +151,7 @@ impl Columns {
             src_slot: Vec::with_capacity(ops),
             src_offset: Vec::with_capacity(ops),
             src_len: Vec::with_capacity(ops),
+            region: Vec::with_capacity(ops),
             ..Columns::default()
         }
     }
@@ -151,7 +184,31 @@ impl Columns {
             OpKind::Compute { time } | OpKind::Sleep { time } => {
                 (None, 0, Combine::Assign, time, None, None)
             }
+            OpKind::Pack { src, dst } => (
+                None,
+                0,
+                Combine::Assign,
+                0,
+                Some(dst),
+                Some(Slice::new(src.slot, 0, src.len())),
+            ),
+            OpKind::Unpack { src, dst } => (
+                None,
+                0,
+                Combine::Assign,
+                0,
+                Some(Slice::new(dst.slot, 0, dst.len())),
+                Some(src),
+            ),
         };
+        match op.kind {
+            OpKind::Pack { src: r, .. } | OpKind::Unpack { dst: r, .. } => {
+                self.region
+                    .push((self.regions.len() / REGION_FIELDS) as i64);
+                self.regions.extend_from_slice(&region_row(&r));
+            }
+            _ => self.region.push(-1),
+        }
         self.kind.push(op.code() as u8);
         self.peer.push(match peer {
             Some(p) if p != super::ANY_SOURCE => p as i64,
@@ -219,6 +276,7 @@ impl Columns {
             ("src_slot", self.src_slot.len()),
             ("src_offset", self.src_offset.len()),
             ("src_len", self.src_len.len()),
+            ("region", self.region.len()),
         ];
         for (name, len) in lens {
             if len != n {
@@ -263,7 +321,8 @@ impl Columns {
                 };
             let code = OpCode::from_code(self.kind[i]).ok_or_else(|| {
                 bad(format!(
-                    "unknown kind {} (0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep)",
+                    "unknown kind {} (0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep, \
+                     6 pack, 7 unpack)",
                     self.kind[i]
                 ))
             })?;
@@ -288,6 +347,34 @@ impl Columns {
                 s.ok_or_else(|| bad(format!("a {} needs a {what} slice", code.name())))
             };
             let time: Time = self.time_ps[i];
+            let region = || -> Result<Region, ScheduleError> {
+                let row = usize::try_from(self.region[i])
+                    .ok()
+                    .filter(|&k| (k + 1) * REGION_FIELDS <= self.regions.len())
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "a {} needs a region: region {} is not a row of the {} regions",
+                            code.name(),
+                            self.region[i],
+                            self.regions.len() / REGION_FIELDS
+                        ))
+                    })?;
+                let f = &self.regions[row * REGION_FIELDS..(row + 1) * REGION_FIELDS];
+                let slot = i32::try_from(f[0])
+                    .ok()
+                    .and_then(Slot::from_code)
+                    .ok_or_else(|| bad(format!("region of unknown slot {}", f[0])))?;
+                let small = |x: u64| -> Result<u32, ScheduleError> {
+                    u32::try_from(x).map_err(|_| bad(format!("region field {x} exceeds 2^32 - 1")))
+                };
+                Ok(Region {
+                    slot,
+                    dims: [small(f[1])?, small(f[2])?, small(f[3])?, small(f[4])?],
+                    origin: [small(f[5])?, small(f[6])?, small(f[7])?],
+                    extent: [small(f[8])?, small(f[9])?, small(f[10])?],
+                    values: f[11],
+                })
+            };
             let kind = match code {
                 OpCode::Send => OpKind::Send {
                     peer,
@@ -312,6 +399,14 @@ impl Columns {
                 },
                 OpCode::Compute => OpKind::Compute { time },
                 OpCode::Sleep => OpKind::Sleep { time },
+                OpCode::Pack => OpKind::Pack {
+                    src: region()?,
+                    dst: need("destination", buf)?,
+                },
+                OpCode::Unpack => OpKind::Unpack {
+                    src: need("source", src)?,
+                    dst: region()?,
+                },
             };
             p.ops.push(Op {
                 kind,
@@ -488,7 +583,8 @@ mod tests {
         x.kind[3] = 9;
         assert_eq!(
             err(&x),
-            "rank 0 op 3: unknown kind 9 (0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep)"
+            "rank 0 op 3: unknown kind 9 (0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep, \
+             6 pack, 7 unpack)"
         );
         let mut x = c.clone();
         x.peer.pop();

@@ -76,6 +76,7 @@ impl CExportOptions {
             Collective::Allreduce { .. } => "hc_allreduce",
             Collective::Alltoall { .. } => "hc_alltoall",
             Collective::None => "hc_schedule",
+            Collective::Halo(_) => "hc_halo",
         }
     }
 
@@ -135,6 +136,17 @@ impl<'a> CExport<'a> {
     pub fn new(s: &'a Schedule, opts: &CExportOptions) -> Result<CExport<'a>, ScheduleError> {
         check_c_name(&opts.name)?;
         let meta = s.meta();
+        if let Collective::Halo(_) = meta.collective {
+            return Err(ScheduleError::BadParameter {
+                name: "format".into(),
+                value: "c".into(),
+                reason: "the C export runs contiguous slices, and a halo exchange packs and \
+                         unpacks 3-D regions of each rank's lattice (pack / unpack ops); \
+                         export it as GOAL (sizes only) or run it with hypercuboid.mpi.\
+                         halo_exchange; accepted formats for halo: goal, trace"
+                    .into(),
+            });
+        }
         let n = s.nranks();
         if n as u64 > MAX_EXPORT_RANKS {
             return Err(ScheduleError::BadRankCount {

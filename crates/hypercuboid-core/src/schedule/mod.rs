@@ -16,6 +16,7 @@ pub mod columns;
 mod error;
 pub mod export_c;
 pub mod goal;
+pub mod halo;
 mod op;
 mod program;
 pub mod verify;
@@ -24,7 +25,8 @@ pub use columns::Columns;
 pub use error::ScheduleError;
 pub use export_c::{check_c_name, write_c, CExport, CExportOptions};
 pub use op::{
-    Combine, Dep, DepKind, Op, OpCode, OpKind, Payload, Rank, Slice, Slot, ANY_SOURCE, ANY_TAG,
+    Combine, Dep, DepKind, Op, OpCode, OpKind, Payload, Rank, Region, Slice, Slot, ANY_SOURCE,
+    ANY_TAG,
 };
 pub use program::{OpId, Program};
 
@@ -197,18 +199,25 @@ pub enum Collective {
         /// Elements each rank sends to each rank (MPI's `sendcount`).
         block: u64,
     },
+    /// Halo exchange of a 3-D decomposition ([`halo`]): every rank's `output` is its local
+    /// array with the halo (its own length per rank, [`Meta::rank_buffer_lens`]), updated in
+    /// place; every halo value the stencil requires ends as the value of the neighbour's
+    /// subdomain site it mirrors, every other element unchanged. The `input` is empty.
+    Halo(halo::HaloSpec),
 }
 
 impl Collective {
-    /// The collectives' names, in the order error messages list them.
+    /// The names schedule text reads, in the order error messages list them (a halo exchange
+    /// carries its decomposition, which the text does not hold: it is generated, not read).
     pub const NAMES: &'static [&'static str] = &["none", "allreduce", "alltoall"];
 
-    /// `none`, `allreduce`, `alltoall`.
+    /// `none`, `allreduce`, `alltoall`, `halo`.
     pub const fn name(&self) -> &'static str {
         match self {
             Collective::None => "none",
             Collective::Allreduce { .. } => "allreduce",
             Collective::Alltoall { .. } => "alltoall",
+            Collective::Halo(_) => "halo",
         }
     }
 
@@ -221,7 +230,7 @@ impl Collective {
     pub const fn op(&self) -> Option<ReduceOp> {
         match self {
             Collective::Allreduce { op } => Some(*op),
-            Collective::None | Collective::Alltoall { .. } => None,
+            Collective::None | Collective::Alltoall { .. } | Collective::Halo(_) => None,
         }
     }
 
@@ -229,7 +238,15 @@ impl Collective {
     pub const fn block(&self) -> Option<u64> {
         match self {
             Collective::Alltoall { block } => Some(*block),
-            Collective::None | Collective::Allreduce { .. } => None,
+            Collective::None | Collective::Allreduce { .. } | Collective::Halo(_) => None,
+        }
+    }
+
+    /// The halo exchange, for a halo collective.
+    pub const fn halo(&self) -> Option<&halo::HaloSpec> {
+        match self {
+            Collective::Halo(h) => Some(h),
+            _ => None,
         }
     }
 
@@ -243,6 +260,15 @@ impl Collective {
                 op: op.unwrap_or(ReduceOp::Sum),
             }),
             "alltoall" => Ok(Collective::Alltoall { block: 0 }),
+            "halo" => Err(ScheduleError::BadParameter {
+                name: "collective".into(),
+                value: name.to_string(),
+                reason: format!(
+                    "a halo exchange carries its decomposition, which schedule text does not \
+                     hold; generate it (collectives::halo) instead; accepted here: {}",
+                    Collective::NAMES.join(", ")
+                ),
+            }),
             _ => Err(ScheduleError::UnknownName {
                 what: "collective",
                 name: name.to_string(),
@@ -302,6 +328,17 @@ impl Meta {
         })
     }
 
+    /// A halo exchange of `spec` with `dtype` values: `count` is the largest local array (the
+    /// lengths of each rank's are [`Meta::rank_buffer_lens`]).
+    pub fn halo(spec: halo::HaloSpec, dtype: Dtype, name: impl Into<String>) -> Meta {
+        Meta {
+            collective: Collective::Halo(spec),
+            count: spec.max_local_len(),
+            dtype,
+            name: name.into(),
+        }
+    }
+
     /// Bytes per element.
     pub fn elem_size(&self) -> u32 {
         self.dtype.size()
@@ -315,11 +352,22 @@ impl Meta {
     /// Elements of a rank's `input` and `output` buffers (`count` both, for every collective
     /// so far: an alltoall's `count` is its `N × block`), which the executor allocates and
     /// every data slice of a program must fit.
+    /// A halo exchange's `input` is empty and its `output` as long as the largest local array.
     pub fn buffer_lens(&self) -> (u64, u64) {
         match self.collective {
             Collective::None | Collective::Allreduce { .. } | Collective::Alltoall { .. } => {
                 (self.count, self.count)
             }
+            Collective::Halo(_) => (0, self.count),
+        }
+    }
+
+    /// Elements of rank `rank`'s `input` and `output` buffers: [`Meta::buffer_lens`], except
+    /// for a halo exchange, whose local arrays differ between ranks.
+    pub fn rank_buffer_lens(&self, rank: Rank) -> (u64, u64) {
+        match self.collective {
+            Collective::Halo(h) => (0, h.local_len(rank)),
+            _ => self.buffer_lens(),
         }
     }
 }

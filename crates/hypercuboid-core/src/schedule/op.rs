@@ -69,20 +69,26 @@ pub enum OpCode {
     Compute = 4,
     /// A sleep.
     Sleep = 5,
+    /// A gather of a [`Region`] into a contiguous slice.
+    Pack = 6,
+    /// A scatter of a contiguous slice into a [`Region`].
+    Unpack = 7,
 }
 
 impl OpCode {
     /// Every kind, in code order.
-    pub const ALL: [OpCode; 6] = [
+    pub const ALL: [OpCode; 8] = [
         OpCode::Send,
         OpCode::Recv,
         OpCode::Reduce,
         OpCode::Copy,
         OpCode::Compute,
         OpCode::Sleep,
+        OpCode::Pack,
+        OpCode::Unpack,
     ];
 
-    /// `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`.
+    /// `send`, `recv`, `reduce`, `copy`, `compute`, `sleep`, `pack`, `unpack`.
     pub const fn name(self) -> &'static str {
         match self {
             OpCode::Send => "send",
@@ -91,6 +97,8 @@ impl OpCode {
             OpCode::Copy => "copy",
             OpCode::Compute => "compute",
             OpCode::Sleep => "sleep",
+            OpCode::Pack => "pack",
+            OpCode::Unpack => "unpack",
         }
     }
 
@@ -103,6 +111,8 @@ impl OpCode {
             OpKind::Copy { .. } => OpCode::Copy,
             OpKind::Compute { .. } => OpCode::Compute,
             OpKind::Sleep { .. } => OpCode::Sleep,
+            OpKind::Pack { .. } => OpCode::Pack,
+            OpKind::Unpack { .. } => OpCode::Unpack,
         }
     }
 
@@ -157,6 +167,189 @@ impl Slice {
 impl fmt::Display for Slice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}[{}:{}]", self.slot, self.offset, self.end())
+    }
+}
+
+/// A box of a 4-D C-order array held in one buffer: sites along x, y and z (x slowest) with
+/// `dims[3]` values per site (fastest), such as a rank's lattice with its halo. The region is
+/// the sites `origin[a] .. origin[a] + extent[a]` on each axis and, of each site, the values
+/// `values` selects. Its elements in C order (x, y, z, then value) are what a
+/// [`OpKind::Pack`] gathers into a contiguous slice and an [`OpKind::Unpack`] scatters back,
+/// so that a face of a 3-D subdomain (thousands of short runs) is one op: the simulator
+/// charges its bytes, the verifier reads its exact elements, the executor moves it with one
+/// strided array assignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// The buffer holding the array (from its first element).
+    pub slot: Slot,
+    /// The array's shape: sites along x, y, z, and values per site.
+    pub dims: [u32; 4],
+    /// The first site of the box on each axis.
+    pub origin: [u32; 3],
+    /// The sites of the box on each axis.
+    pub extent: [u32; 3],
+    /// The values of each site the box takes: bit `v` for value `v` (arrays of at most 64
+    /// values per site), or [`Region::ALL_VALUES`].
+    pub values: u64,
+}
+
+impl Region {
+    /// `values` taking every value of each site.
+    pub const ALL_VALUES: u64 = u64::MAX;
+
+    /// The values of each site the region takes, ascending.
+    pub fn value_list(&self) -> Vec<u32> {
+        if self.values == Region::ALL_VALUES {
+            (0..self.dims[3]).collect()
+        } else {
+            (0..64).filter(|v| self.values >> v & 1 == 1).collect()
+        }
+    }
+
+    /// Values taken per site.
+    pub fn values_per_site(&self) -> u64 {
+        if self.values == Region::ALL_VALUES {
+            self.dims[3] as u64
+        } else {
+            self.values.count_ones() as u64
+        }
+    }
+
+    /// Sites of the box.
+    pub fn sites(&self) -> u64 {
+        self.extent.iter().map(|&e| e as u64).product()
+    }
+
+    /// Elements of the region (sites × values per site).
+    pub fn len(&self) -> u64 {
+        self.sites() * self.values_per_site()
+    }
+
+    /// Whether the region has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Elements of the whole array.
+    pub fn array_len(&self) -> u64 {
+        self.dims.iter().map(|&d| d as u64).product()
+    }
+
+    /// Why the region does not fit its array, if it does not: a box beyond the array's sites,
+    /// a value beyond its values per site, a value mask on an array of more than 64 values.
+    pub fn problem(&self) -> Option<String> {
+        for a in 0..3 {
+            if self.origin[a] as u64 + self.extent[a] as u64 > self.dims[a] as u64 {
+                return Some(format!(
+                    "region {self}: sites {}..{} on axis {} are outside the array's {} sites",
+                    self.origin[a],
+                    self.origin[a] as u64 + self.extent[a] as u64,
+                    ["x", "y", "z"][a],
+                    self.dims[a]
+                ));
+            }
+        }
+        if self.values != Region::ALL_VALUES {
+            if self.dims[3] > 64 {
+                return Some(format!(
+                    "region {self}: a value mask selects among at most 64 values per site, the \
+                     array has {}",
+                    self.dims[3]
+                ));
+            }
+            if self.dims[3] < 64 && self.values >> self.dims[3] != 0 {
+                return Some(format!(
+                    "region {self}: it selects values beyond the array's {} values per site",
+                    self.dims[3]
+                ));
+            }
+        }
+        None
+    }
+
+    /// Flat index (in the array) of value `v` of site `(i, j, k)`.
+    pub fn index(&self, i: u64, j: u64, k: u64, v: u64) -> u64 {
+        let d = self.dims.map(|x| x as u64);
+        ((i * d[1] + j) * d[2] + k) * d[3] + v
+    }
+
+    /// Calls `f(flat index)` for every element of the region, in C order.
+    pub fn for_each_element(&self, mut f: impl FnMut(u64)) {
+        let vals: Vec<u64> = self.value_list().into_iter().map(u64::from).collect();
+        let (o, e) = (self.origin.map(|x| x as u64), self.extent.map(|x| x as u64));
+        for i in o[0]..o[0] + e[0] {
+            for j in o[1]..o[1] + e[1] {
+                for k in o[2]..o[2] + e[2] {
+                    let base = self.index(i, j, k, 0);
+                    for &v in &vals {
+                        f(base + v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `f(slice)` for every maximal contiguous run of the region's elements, in order.
+    pub fn for_each_run(&self, mut f: impl FnMut(Slice)) {
+        let d = self.dims.map(|x| x as u64);
+        let (o, e) = (self.origin.map(|x| x as u64), self.extent.map(|x| x as u64));
+        if self.is_empty() {
+            return;
+        }
+        let mut run: Option<(u64, u64)> = None;
+        let mut emit = |lo: u64, len: u64| match &mut run {
+            Some((a, n)) if *a + *n == lo => *n += len,
+            _ => {
+                if let Some((a, n)) = run.take() {
+                    f(Slice::new(self.slot, a, n));
+                }
+                run = Some((lo, len));
+            }
+        };
+        if self.values == Region::ALL_VALUES {
+            // Each (i, j) row of the box is one run of extent_z x values elements.
+            for i in o[0]..o[0] + e[0] {
+                for j in o[1]..o[1] + e[1] {
+                    emit(self.index(i, j, o[2], 0), e[2] * d[3]);
+                }
+            }
+        } else {
+            let vals = self.value_list();
+            for i in o[0]..o[0] + e[0] {
+                for j in o[1]..o[1] + e[1] {
+                    for k in o[2]..o[2] + e[2] {
+                        let base = self.index(i, j, k, 0);
+                        for &v in &vals {
+                            emit(base + v as u64, 1);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((a, n)) = run {
+            f(Slice::new(self.slot, a, n));
+        }
+    }
+}
+
+impl fmt::Display for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [a, b, c, v] = self.dims;
+        write!(f, "{}<{a}x{b}x{c}x{v}>[", self.slot)?;
+        for ax in 0..3 {
+            write!(
+                f,
+                "{}:{},",
+                self.origin[ax],
+                self.origin[ax] as u64 + self.extent[ax] as u64
+            )?;
+        }
+        if self.values == Region::ALL_VALUES {
+            write!(f, "*]")
+        } else {
+            let list: Vec<String> = self.value_list().iter().map(|v| v.to_string()).collect();
+            write!(f, "{{{}}}]", list.join(" "))
+        }
     }
 }
 
@@ -236,6 +429,11 @@ pub enum OpKind {
     Compute { time: Time },
     /// Idle for `time` (models skew or a delayed start; not CPU work).
     Sleep { time: Time },
+    /// Local gather `dst = src`: the elements of the box `src`, in C order, into the
+    /// contiguous slice `dst` (as many elements). Costs what a copy of as many bytes costs.
+    Pack { src: Region, dst: Slice },
+    /// Local scatter `dst = src`: the contiguous slice `src` into the box `dst`, in C order.
+    Unpack { src: Slice, dst: Region },
 }
 
 /// One operation: what it does and where (GOAL's `cpu` and `nic`, both 0 by default).
@@ -327,7 +525,9 @@ impl Op {
 
     /// Calls `f(slice, writes)` for every buffer slice the op names: a send reads its slice; a
     /// receive writes its slice and reads its operand; a reduce reads `src` and reads and
-    /// writes `dst`; a copy reads `src` and writes `dst`. Byte-count payloads name no slice.
+    /// writes `dst`; a copy reads `src` and writes `dst`; a pack reads every contiguous run
+    /// of its region ([`Region::for_each_run`]) and writes `dst`, an unpack the reverse.
+    /// Byte-count payloads name no slice.
     pub fn for_each_slice(&self, mut f: impl FnMut(Slice, bool)) {
         match self.kind {
             OpKind::Send {
@@ -345,6 +545,14 @@ impl Op {
             OpKind::Reduce { src, dst, .. } | OpKind::Copy { src, dst } => {
                 f(src, false);
                 f(dst, true);
+            }
+            OpKind::Pack { src, dst } => {
+                src.for_each_run(|s| f(s, false));
+                f(dst, true);
+            }
+            OpKind::Unpack { src, dst } => {
+                f(src, false);
+                dst.for_each_run(|s| f(s, true));
             }
             _ => {}
         }
@@ -365,6 +573,7 @@ impl Op {
         match self.kind {
             OpKind::Send { data, .. } | OpKind::Recv { data, .. } => data.bytes(elem_size),
             OpKind::Reduce { src, .. } | OpKind::Copy { src, .. } => src.len * elem_size as u64,
+            OpKind::Pack { dst: s, .. } | OpKind::Unpack { src: s, .. } => s.len * elem_size as u64,
             OpKind::Compute { .. } | OpKind::Sleep { .. } => 0,
         }
     }
@@ -439,6 +648,8 @@ impl fmt::Display for Op {
                 write!(f, "reduce {src} into {dst} {side}")?;
             }
             OpKind::Copy { src, dst } => write!(f, "copy {src} to {dst}")?,
+            OpKind::Pack { src, dst } => write!(f, "pack {src} to {dst}")?,
+            OpKind::Unpack { src, dst } => write!(f, "unpack {src} to {dst}")?,
             OpKind::Compute { time } => write!(f, "compute {}", crate::units::format_time(*time))?,
             OpKind::Sleep { time } => write!(f, "sleep {}", crate::units::format_time(*time))?,
         }

@@ -1,7 +1,7 @@
 //! The program of one rank: ops in program order and their dependencies.
 
 use super::error::ScheduleError;
-use super::op::{Dep, DepKind, Op, OpKind, Payload, Rank, Slice, Slot};
+use super::op::{Dep, DepKind, Op, OpKind, Payload, Rank, Region, Slice, Slot};
 use crate::units::Time;
 
 /// Index of an op within its rank's program.
@@ -112,6 +112,16 @@ impl Program {
     /// `dst = src`.
     pub fn copy(&mut self, src: Slice, dst: Slice) -> OpId {
         self.push(Op::new(OpKind::Copy { src, dst }))
+    }
+
+    /// Gathers the elements of `src`, in C order, into the contiguous slice `dst`.
+    pub fn pack(&mut self, src: Region, dst: Slice) -> OpId {
+        self.push(Op::new(OpKind::Pack { src, dst }))
+    }
+
+    /// Scatters the contiguous slice `src` into the elements of `dst`, in C order.
+    pub fn unpack(&mut self, src: Slice, dst: Region) -> OpId {
+        self.push(Op::new(OpKind::Unpack { src, dst }))
     }
 
     /// Local computation of `time`.
@@ -278,6 +288,36 @@ impl Program {
                     }
                     if dst.slot == Slot::Input {
                         return Err(bad(format!("copy to {dst}: the input buffer is read-only")));
+                    }
+                }
+                OpKind::Pack {
+                    src: region,
+                    dst: slice,
+                }
+                | OpKind::Unpack {
+                    src: slice,
+                    dst: region,
+                } => {
+                    if let Some(p) = region.problem() {
+                        return Err(bad(p));
+                    }
+                    if slice.len != region.len() {
+                        return Err(bad(format!(
+                            "{} of {} elements between {region} and {slice}: lengths differ",
+                            op.name(),
+                            region.len()
+                        )));
+                    }
+                    let written = if matches!(op.kind, OpKind::Pack { .. }) {
+                        slice.slot
+                    } else {
+                        region.slot
+                    };
+                    if written == Slot::Input {
+                        return Err(bad(format!(
+                            "{} into the input buffer: it is read-only",
+                            op.name()
+                        )));
                     }
                 }
                 OpKind::Compute { .. } | OpKind::Sleep { .. } => {}

@@ -82,7 +82,9 @@ impl OpInfo {
                 (K_RECV, tag, data.bytes(elem), cost)
             }
             OpKind::Reduce { .. } => (K_LOCAL, 0, 0, m.reduce_cost(op.reduced_bytes(elem))),
-            OpKind::Copy { .. } => (K_LOCAL, 0, 0, m.copy_cost(op.bytes(elem))),
+            OpKind::Copy { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } => {
+                (K_LOCAL, 0, 0, m.copy_cost(op.bytes(elem)))
+            }
             OpKind::Compute { time } => (K_LOCAL, 0, 0, time),
             OpKind::Sleep { time } => (K_SLEEP, 0, 0, time),
         };
@@ -172,6 +174,11 @@ struct Engine<'a, M: CostModel> {
     failed: Option<SimError>,
     /// The model has told everything up to this time (inclusive).
     heard_to: Time,
+    /// Runs of the schedule ([`SimOptions::calls`], at least 1).
+    calls: u32,
+    /// Per rank: runs started, and ops of the current run not yet completed.
+    run_of: Vec<u32>,
+    left: Vec<u32>,
 }
 
 pub(crate) fn run<M: CostModel>(
@@ -210,6 +217,13 @@ pub(crate) fn run<M: CostModel>(
             });
         }
     }
+    let calls = opts.calls.max(1);
+    if calls > 1 && opts.trace {
+        return Err(SimError::TooLarge {
+            what: format!("a trace of {calls} calls (a trace records one: simulate 1 call)"),
+            limit: 1,
+        });
+    }
     let total = s.total_ops() as usize;
     let trace = opts.trace.then(|| TraceBuf {
         start: vec![0; total],
@@ -240,6 +254,9 @@ pub(crate) fn run<M: CostModel>(
         transfers: FxHashMap::default(),
         failed: None,
         heard_to: 0,
+        calls,
+        run_of: vec![1; nranks as usize],
+        left: (0..nranks).map(|r| s.rank(r).len() as u32).collect(),
     };
     e.run();
     if let Some(err) = e.failed.take() {
@@ -436,7 +453,12 @@ impl<M: CostModel> Engine<'_, M> {
             let mut t = self.m.ready_time(&self.st, now, site);
             if !f.tail {
                 if let Some(n) = &self.noise {
-                    t = t.saturating_add(n.delay(self.seed, f.rank, f.op));
+                    // each run of a repeated schedule draws its own delays (run 1: the seed's)
+                    let run = self.run_of[f.rank as usize] as u64 - 1;
+                    let seed = self
+                        .seed
+                        .wrapping_add(run.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    t = t.saturating_add(n.delay(seed, f.rank, f.op));
                 }
             }
             self.push_new(t, f.rank, f.op, if f.tail { TAIL } else { EXEC });
@@ -506,6 +528,26 @@ impl<M: CostModel> Engine<'_, M> {
         for &(j, kind) in deps {
             if kind == DepKind::Requires {
                 self.dec(rank, off, si, j);
+            }
+        }
+        if self.calls > 1 {
+            let r = rank as usize;
+            self.left[r] -= 1;
+            if self.left[r] == 0 && self.run_of[r] < self.calls {
+                // The rank's run is over: its next run starts now, from its roots.
+                self.run_of[r] += 1;
+                let n = self.info[si].ops.len();
+                self.left[r] = n as u32;
+                self.state[off..off + n].fill(0);
+                for k in 0..self.info[si].roots.len() {
+                    let op = self.info[si].roots[k];
+                    self.freed.push(Freed {
+                        rank,
+                        op,
+                        class: self.info[si].ops[op as usize].class(),
+                        tail: false,
+                    });
+                }
             }
         }
     }
@@ -705,7 +747,7 @@ impl<M: CostModel> Engine<'_, M> {
 
     fn finish(self) -> Result<(SimResult, M::State), SimError> {
         let total = self.s.total_ops();
-        if self.done_ops < total {
+        if self.done_ops < total * self.calls as u64 {
             return Err(self.deadlock());
         }
         if self.mq.live() > 0 {

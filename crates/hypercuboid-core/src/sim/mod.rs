@@ -24,7 +24,7 @@
 //! - A **fused receive-reduce** whose reduction costs more than 0 runs that reduction on its
 //!   CPU once matched, like a reduce op.
 //! - **Deterministic**: no hash maps are iterated, ties are broken by stamps, and noise is a
-//!   pure function of `(seed, rank, op)`.
+//!   pure function of `(seed, rank, op)` (and of the run, with [`SimOptions::calls`]).
 //! - **Errors instead of hangs**: when nothing is left to happen and ops are unfinished, the
 //!   result is [`SimError::Deadlock`] naming stuck ops and what they wait for; messages sent but
 //!   never received give [`SimError::Unreceived`].
@@ -63,6 +63,12 @@ pub struct SimOptions {
     pub noise: Option<NoiseSpec>,
     /// Seed of the noise draws.
     pub seed: u64,
+    /// Runs of the schedule, back to back (0 and 1: once). Each rank starts its next run as
+    /// soon as its own ops of the previous one have completed (no barrier between runs), as
+    /// an application calling the collective in a loop does; messages of a run match by
+    /// (source, tag) in order, so a rank one run ahead of its peers queues its messages as
+    /// unexpected until they post the receives. A trace is recorded of one run only.
+    pub calls: u32,
 }
 
 /// The outcome of a simulation.
@@ -72,7 +78,7 @@ pub struct SimResult {
     pub completion: Time,
     /// When each rank finished (see the model for what "finished" means).
     pub rank_finish: Vec<Time>,
-    /// Ops executed.
+    /// Ops executed (over every run, with [`SimOptions::calls`]).
     pub ops: u64,
     /// Messages sent.
     pub messages: u64,

@@ -163,7 +163,9 @@ impl GoalShape {
                 OpKind::Reduce { .. } | OpKind::Recv { .. } => {
                     ceil_ns(per_byte(op.reduced_bytes(elem_size), ps_per_byte))
                 }
-                OpKind::Copy { .. } => ceil_ns(per_byte(op.bytes(elem_size), ps_per_byte)),
+                OpKind::Copy { .. } | OpKind::Pack { .. } | OpKind::Unpack { .. } => {
+                    ceil_ns(per_byte(op.bytes(elem_size), ps_per_byte))
+                }
                 OpKind::Send { .. } => 0,
             });
         }
@@ -446,6 +448,13 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
                     slice(&mut buf, src);
                     buf.extend_from_slice(b" to ");
                     slice(&mut buf, dst);
+                }
+                OpKind::Pack { .. } | OpKind::Unpack { .. } => {
+                    return Err(invalid(format!(
+                        "rank {r} op {i}: the lossless text has no syntax for {} (a 3-D region \
+                         of a halo exchange's lattice); export the schedule as GOAL (sizes only)",
+                        op.name()
+                    )))
                 }
                 OpKind::Compute { time: t } => {
                     buf.extend_from_slice(b"calc ");

@@ -16,7 +16,7 @@
 
 use super::graph::Exec;
 use super::matching::{Links, NONE};
-use super::{Difference, ExprAt, Problem, Semantics};
+use super::{Difference, ExprAt, Meaning, Problem, Semantics};
 use crate::schedule::{Combine, OpKind, Payload, Rank, ReduceOp, Schedule, Slice, Slot};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -808,6 +808,7 @@ impl Sym {
         let mut reference: Vec<Seg> = Vec::new();
         let mut segs: Vec<Seg> = Vec::new();
         let mut sem = Semantics {
+            meaning: Meaning::Reduction,
             reduces: true,
             correct: true,
             same_order_commutative: true,
@@ -973,6 +974,7 @@ impl Sym {
             }
         }
         let sem = Semantics {
+            meaning: Meaning::Blocks,
             reduces: false,
             correct,
             same_order_commutative: correct,

@@ -1,0 +1,176 @@
+"""The D3Q19 lattice-Boltzmann kernel and proxy on this machine (issue 16's figures).
+
+1. The kernel on one core: MLUPS of a collide–stream step on 64³ and 128³ subdomains, the bytes
+   each lattice update moves (19 values read and 19 written, 8 bytes each: 304 B), and the memory
+   bandwidth a STREAM triad (``a = b + s·c``, 24 B per element, 64 MiB arrays) measures in the
+   same run, the two alternated ``--repeat`` times and the fastest of each kept. The roofline is
+   triad bandwidth / 304 B; the bar is 60 % of it.
+2. The proxy (``mpiexec -n P hypercuboid lbm run``) for P = 1, 2, 4 with 64³ (and 128³) sites per
+   rank: time per step split into kernel and halo, each halo variant, with and without overlap.
+   This machine has 2 cores: P = 4 is oversubscribed (two ranks share a core, the times include
+   waiting for the other rank's time slices).
+
+Wall time on a shared machine is disturbed by other jobs; the kernel rows also give the rate per
+CPU second of this process (``time.process_time``; the kernel runs in this thread).
+Writes ``benchmarks/results/lbm.json``.
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/lbm.py [--sizes 64,128] [--nps 1,2,4]
+        [--proxy-sizes 64,128] [--steps 20] [--repeat 5] [--no-proxy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from hypercuboid import _core, lbm
+
+BAR = 0.60
+VARIANTS = ["blocking", "nonblocking", "nonblocking:unpack=on_arrival", "reduced"]
+DECOMPS = {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 2, 2)}
+
+
+def triad_gbs(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[float, float]:
+    """One triad: (wall seconds, CPU seconds)."""
+    w, p = time.perf_counter(), time.process_time()
+    _core.lbm_triad(a, b, c, 3.0)
+    return time.perf_counter() - w, time.process_time() - p
+
+
+def kernel(n: int, repeat: int) -> dict:
+    sub = (n, n, n)
+    f, g = lbm.allocate(sub), lbm.allocate(sub)
+    lbm.initialise(f, (0, 0, 0), sub, "taylor-green")
+    lbm.periodic_halo(f)
+    m = 1 << 23
+    a, b, c = np.zeros(m), np.full(m, 1.0), np.full(m, 2.0)
+    lbm.step(f, g, 0.8)  # warm-up: first touch of g
+    _core.lbm_triad(a, b, c, 3.0)
+    best = {"kernel_wall": 1e9, "kernel_cpu": 1e9, "triad_wall": 1e9, "triad_cpu": 1e9}
+    for _ in range(repeat):
+        w, p = time.perf_counter(), time.process_time()
+        lbm.step(f, g, 0.8)
+        best["kernel_wall"] = min(best["kernel_wall"], time.perf_counter() - w)
+        best["kernel_cpu"] = min(best["kernel_cpu"], max(time.process_time() - p, 1e-9))
+        tw, tp = triad_gbs(a, b, c)
+        best["triad_wall"] = min(best["triad_wall"], tw)
+        best["triad_cpu"] = min(best["triad_cpu"], max(tp, 1e-9))
+    sites = n**3
+    tb = _core.LBM_TRIAD_BYTES_PER_ELEMENT * m
+    row = {
+        "subdomain": n,
+        "sites": sites,
+        "bytes_per_update": lbm.BYTES_PER_UPDATE,
+        "mlups": sites / best["kernel_wall"] / 1e6,
+        "mlups_cpu": sites / best["kernel_cpu"] / 1e6,
+        "triad_gb_s": tb / best["triad_wall"] / 1e9,
+        "triad_gb_s_cpu": tb / best["triad_cpu"] / 1e9,
+    }
+    row["kernel_gb_s"] = row["mlups"] * lbm.BYTES_PER_UPDATE / 1e3
+    row["roofline_mlups"] = row["triad_gb_s"] * 1e3 / lbm.BYTES_PER_UPDATE
+    row["roofline_fraction"] = row["mlups"] / row["roofline_mlups"]
+    row["roofline_fraction_cpu"] = row["mlups_cpu"] / (
+        row["triad_gb_s_cpu"] * 1e3 / lbm.BYTES_PER_UPDATE
+    )
+    return row
+
+
+def proxy(np_: int, n: int, variant: str, overlap: bool, steps: int) -> dict:
+    dims = DECOMPS[np_]
+    lattice = "x".join(str(n * d) for d in dims)
+    exe = str(Path(sys.executable).parent / "hypercuboid")
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or "mpiexec"
+    cmd = [mpiexec, "--oversubscribe", "--bind-to", "none", "-n", str(np_), exe, "lbm", "run"]
+    cmd += ["--lattice", lattice, "--decomp", "x".join(map(str, dims)), "--steps", str(steps)]
+    cmd += ["--halo", variant, "--json"] + (["--overlap"] if overlap else [])
+    env = dict(os.environ, OMPI_MCA_pml="ob1", OMPI_MCA_btl="self,sm", OPENBLAS_NUM_THREADS="1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout)
+    r.pop("per_step")
+    r["ms_per_step"] = r["elapsed_s"] / steps * 1e3
+    r["kernel_ms_per_step"] = r["kernel_s"] / steps * 1e3
+    r["halo_ms_per_step"] = r["halo_s"] / steps * 1e3
+    r["oversubscribed"] = np_ > (os.cpu_count() or 1)
+    return r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="64,128", help="kernel subdomain sides")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--nps", default="1,2,4", help="proxy rank counts")
+    ap.add_argument("--proxy-sizes", default="64,128", help="proxy sites per rank per side")
+    ap.add_argument("--max-proxy-sites", type=int, default=2 * 128**3, help="skip larger runs")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--no-proxy", action="store_true")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "lbm.json"))
+    args = ap.parse_args()
+
+    print(f"# kernel on one core ({platform.processor() or platform.machine()}), bar {BAR:.0%}")
+    print(
+        f"{'size':>6} {'MLUPS':>7} {'B/upd':>6} {'GB/s':>6} {'triad GB/s':>10} {'roof MLUPS':>10} "
+        f"{'% roof':>7} {'bar':>4} | {'MLUPS/cpu-s':>11} {'triad/cpu-s':>11} {'% roof':>7}"
+    )
+    kernels = []
+    for n in [int(x) for x in args.sizes.split(",")]:
+        r = kernel(n, args.repeat)
+        kernels.append(r)
+        ok = "ok" if r["roofline_fraction"] >= BAR else "miss"
+        print(
+            f"{n:>5}³ {r['mlups']:>7.1f} {r['bytes_per_update']:>6} {r['kernel_gb_s']:>6.1f} "
+            f"{r['triad_gb_s']:>10.1f} {r['roofline_mlups']:>10.1f} "
+            f"{r['roofline_fraction']:>7.1%} {ok:>4} | {r['mlups_cpu']:>11.1f} "
+            f"{r['triad_gb_s_cpu']:>11.1f} {r['roofline_fraction_cpu']:>7.1%}",
+            flush=True,
+        )
+    proxies = []
+    if not args.no_proxy:
+        print("\n# proxy: ms per step (kernel + halo), per variant, without / with overlap")
+        print(
+            f"{'np':>3} {'per rank':>9} {'variant':>30} {'overlap':>7} {'ms/step':>8} "
+            f"{'kernel':>8} {'halo':>8} {'MLUPS':>7} {'B_eff MB/s':>10} {'N /s':>9}"
+        )
+        for np_ in [int(x) for x in args.nps.split(",")]:
+            for n in [int(x) for x in args.proxy_sizes.split(",")]:
+                if np_ * n**3 > args.max_proxy_sites:
+                    continue
+                for variant in VARIANTS:
+                    for overlap in (False, True):
+                        r = proxy(np_, n, variant, overlap, args.steps)
+                        proxies.append(r)
+                        flag = " (oversubscribed)" if r["oversubscribed"] else ""
+                        print(
+                            f"{np_:>3} {str(n) + '³':>9} {variant:>30} {str(overlap):>7} "
+                            f"{r['ms_per_step']:>8.2f} {r['kernel_ms_per_step']:>8.2f} "
+                            f"{r['halo_ms_per_step']:>8.2f} {r['mlups']:>7.1f} "
+                            f"{r['b_eff'] / 1e6:>10.1f} {r['updates_per_core_s']:>9.3g}{flag}",
+                            flush=True,
+                        )
+    out = {
+        "machine": {
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+        "bar_roofline_fraction": BAR,
+        "kernel": kernels,
+        "proxy": proxies,
+        "steps": args.steps,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

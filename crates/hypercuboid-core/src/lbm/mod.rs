@@ -1,0 +1,294 @@
+//! A D3Q19 lattice-Boltzmann solver (BGK, one relaxation time) on the halo layout of the halo
+//! exchanges: the kernel of the proxy application `hypercuboid lbm run`.
+//!
+//! **Layout.** A rank's distributions are one C-order `f64` array of shape
+//! `(nx + 2, ny + 2, nz + 2, 19)`: its `nx × ny × nz` subdomain with a halo of width 1 around it,
+//! subdomain site `(i, j, k)` at `(i + 1, j + 1, k + 1)`, the 19 values of a site contiguous in
+//! the order of [`d3q19::VELOCITIES`]. The halo exchange fills the halo; the kernel never wraps.
+//!
+//! **Model.** `f_q(x + c_q, t + 1) = f_q − ω (f_q − f^eq_q)` with `ω = 1/τ`, the viscosity
+//! `ν = (τ − ½)/3` (lattice units), the second-order equilibrium of [`kernel::equilibrium`].
+//!
+//! - [`kernel::collide_stream`]: one step over the whole subdomain, its interior (no halo data
+//!   needed) or its boundary shell, between two caller-owned arrays;
+//! - [`fields`]: initial conditions (Taylor–Green vortex, uniform flow), density and velocity,
+//!   mass, momentum and kinetic energy, the periodic halo of a single subdomain;
+//! - [`npy`]: a subdomain's block of a global lattice stored as a `.npy` file;
+//! - [`stream`]: the STREAM triad, the bandwidth of the kernel's roofline.
+
+// Numerical code indexes several arrays by the same velocity or axis.
+#![allow(clippy::needless_range_loop)]
+
+pub mod fields;
+pub mod kernel;
+pub mod npy;
+pub mod stream;
+
+/// The velocity set, defined once for the crate in [`crate::lattice`] (the reduced halo exchange
+/// reads the same table).
+pub use crate::lattice::d3q19;
+pub use fields::{initialise, periodic_halo, totals, Init, Totals};
+pub use kernel::{collide_stream, Region};
+pub use npy::read_npy;
+
+use std::fmt;
+
+/// The sizes of a rank's subdomain (without its halo).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shape {
+    /// Sites along x.
+    pub nx: usize,
+    /// Sites along y.
+    pub ny: usize,
+    /// Sites along z.
+    pub nz: usize,
+}
+
+impl Shape {
+    /// A subdomain of `nx × ny × nz` sites, each at least 1.
+    pub fn new(nx: usize, ny: usize, nz: usize) -> Result<Shape, LbmError> {
+        if nx == 0 || ny == 0 || nz == 0 {
+            return Err(LbmError::EmptyShape { nx, ny, nz });
+        }
+        Ok(Shape { nx, ny, nz })
+    }
+
+    /// The sides of the array with its halo: `[nx + 2, ny + 2, nz + 2]`.
+    pub fn padded(self) -> [usize; 3] {
+        [self.nx + 2, self.ny + 2, self.nz + 2]
+    }
+
+    /// Number of `f64` values of the array with its halo.
+    pub fn len(self) -> usize {
+        let [a, b, c] = self.padded();
+        a * b * c * d3q19::Q
+    }
+
+    /// Never: a shape has at least one site (kept for the `len` convention).
+    pub fn is_empty(self) -> bool {
+        false
+    }
+
+    /// Number of subdomain sites.
+    pub fn sites(self) -> usize {
+        self.nx * self.ny * self.nz
+    }
+
+    /// Index of the first value of subdomain site `(i, j, k)` in the array with its halo.
+    pub fn site(self, i: usize, j: usize, k: usize) -> usize {
+        let [_, py, pz] = self.padded();
+        (((i + 1) * py + (j + 1)) * pz + (k + 1)) * d3q19::Q
+    }
+
+    pub(crate) fn check_len(self, what: &'static str, got: usize) -> Result<(), LbmError> {
+        if got == self.len() {
+            Ok(())
+        } else {
+            Err(LbmError::BadLength {
+                what,
+                got,
+                shape: self,
+            })
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}x{}", self.nx, self.ny, self.nz)
+    }
+}
+
+/// The BGK collision: relaxation time `τ > ½` and rate `ω = 1/τ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bgk {
+    /// Relaxation time τ.
+    pub tau: f64,
+    /// Relaxation rate ω = 1/τ.
+    pub omega: f64,
+}
+
+impl Bgk {
+    /// The collision of relaxation time `tau`, which must be finite and greater than ½.
+    pub fn new(tau: f64) -> Result<Bgk, LbmError> {
+        if !(tau.is_finite() && tau > 0.5) {
+            return Err(LbmError::BadTau { tau });
+        }
+        Ok(Bgk {
+            tau,
+            omega: 1.0 / tau,
+        })
+    }
+
+    /// The kinematic viscosity `ν = (τ − ½)/3` in lattice units.
+    pub fn viscosity(self) -> f64 {
+        (self.tau - 0.5) / 3.0
+    }
+}
+
+/// Bytes one lattice update moves at least: the 19 distributions read and the 19 written, 8 bytes
+/// each (304 B; a processor that allocates the written line on a write miss also reads it, 456 B).
+pub const BYTES_PER_UPDATE: usize = 2 * d3q19::Q * 8;
+
+/// An error of the lattice-Boltzmann solver: bad input, named with what is accepted.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum LbmError {
+    /// A subdomain side of 0.
+    EmptyShape {
+        /// Sites along x.
+        nx: usize,
+        /// Sites along y.
+        ny: usize,
+        /// Sites along z.
+        nz: usize,
+    },
+    /// An array whose length is not that of the subdomain with its halo.
+    BadLength {
+        /// Which array.
+        what: &'static str,
+        /// Its number of values.
+        got: usize,
+        /// The subdomain.
+        shape: Shape,
+    },
+    /// A relaxation time that is not finite and greater than ½.
+    BadTau {
+        /// The value given.
+        tau: f64,
+    },
+    /// An unknown region name.
+    BadRegion {
+        /// The name given.
+        name: String,
+    },
+    /// An initial condition that does not parse or is out of range.
+    BadInit {
+        /// The text given.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A subdomain that does not lie inside the global lattice.
+    Outside {
+        /// The subdomain.
+        shape: Shape,
+        /// Its first site in the global lattice.
+        offset: [usize; 3],
+        /// The global lattice.
+        lattice: [usize; 3],
+    },
+    /// Arrays of a triad whose lengths differ.
+    TriadLengths {
+        /// The lengths of `a`, `b` and `c`.
+        lengths: [usize; 3],
+    },
+    /// An initial-condition file that cannot be read or does not hold the lattice.
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl fmt::Display for LbmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LbmError::EmptyShape { nx, ny, nz } => {
+                write!(f, "subdomain {nx}x{ny}x{nz}: every side must be at least 1")
+            }
+            LbmError::BadLength { what, got, shape } => {
+                let [a, b, c] = shape.padded();
+                write!(
+                    f,
+                    "{what} array has {got} values; a {shape} subdomain with its halo has \
+                     {a}x{b}x{c}x{} = {}",
+                    d3q19::Q,
+                    shape.len()
+                )
+            }
+            LbmError::BadTau { tau } => write!(
+                f,
+                "tau {tau}: must be a number greater than 0.5 (the viscosity (tau - 0.5)/3 must \
+                 be positive)"
+            ),
+            LbmError::BadRegion { name } => write!(
+                f,
+                "unknown region '{name}'; accepted: {}",
+                Region::NAMES.join(", ")
+            ),
+            LbmError::BadInit { text, reason } => {
+                write!(
+                    f,
+                    "initial condition '{text}': {reason}; accepted: {}",
+                    Init::FORMS.join(", ")
+                )
+            }
+            LbmError::Outside {
+                shape,
+                offset,
+                lattice,
+            } => write!(
+                f,
+                "subdomain {shape} at offset {}x{}x{} does not fit in the {}x{}x{} lattice",
+                offset[0], offset[1], offset[2], lattice[0], lattice[1], lattice[2]
+            ),
+            LbmError::TriadLengths { lengths: [a, b, c] } => write!(
+                f,
+                "triad arrays of {a}, {b} and {c} elements; accepted: three arrays of one length"
+            ),
+            LbmError::File { path, message } => write!(f, "{path}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for LbmError {}
+
+impl LbmError {
+    /// The values a bad name or form would have been (empty where the error names none).
+    pub fn accepted(&self) -> Vec<String> {
+        match self {
+            LbmError::BadRegion { .. } => Region::NAMES.iter().map(|s| s.to_string()).collect(),
+            LbmError::BadInit { .. } => Init::FORMS.iter().map(|s| s.to_string()).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_their_errors() {
+        let s = Shape::new(4, 3, 2).unwrap();
+        assert_eq!(s.padded(), [6, 5, 4]);
+        assert_eq!(s.len(), 6 * 5 * 4 * 19);
+        assert_eq!(s.site(0, 0, 0), (5 * 4 + 4 + 1) * 19);
+        assert_eq!(s.to_string(), "4x3x2");
+        assert_eq!(
+            Shape::new(4, 0, 2).unwrap_err().to_string(),
+            "subdomain 4x0x2: every side must be at least 1"
+        );
+        assert_eq!(
+            s.check_len("source", 7).unwrap_err().to_string(),
+            "source array has 7 values; a 4x3x2 subdomain with its halo has 6x5x4x19 = 2280"
+        );
+    }
+
+    #[test]
+    fn tau_and_viscosity() {
+        let b = Bgk::new(0.8).unwrap();
+        assert_eq!(b.omega, 1.25);
+        assert!((b.viscosity() - 0.1).abs() < 1e-16);
+        for bad in [0.5, 0.2, f64::NAN, f64::INFINITY] {
+            assert!(Bgk::new(bad).is_err());
+        }
+        assert_eq!(
+            Bgk::new(0.5).unwrap_err().to_string(),
+            "tau 0.5: must be a number greater than 0.5 (the viscosity (tau - 0.5)/3 must be \
+             positive)"
+        );
+    }
+}

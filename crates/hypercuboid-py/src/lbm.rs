@@ -1,0 +1,194 @@
+//! The D3Q19 lattice-Boltzmann kernel (`hypercuboid_core::lbm`): convert, call, convert. The
+//! distribution arrays are the caller's NumPy arrays, borrowed in place (no copy), with the GIL
+//! released while the core works on them.
+
+use crate::errors::{error, raise, PyResultExt, ToPyErr};
+use hypercuboid_core::lbm::{self, d3q19, Bgk, Init, LbmError, Region, Shape};
+use numpy::ndarray::Dim;
+use numpy::{
+    IntoPyArray, PyArray1, PyArray4, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
+};
+use pyo3::prelude::*;
+
+impl ToPyErr for LbmError {
+    fn to_pyerr(self) -> PyErr {
+        let accepted = self.accepted();
+        raise("LbmError", self.to_string(), |_, d| {
+            d.set_item("accepted", accepted)
+        })
+    }
+}
+
+/// The subdomain of an array of shape `(nx + 2, ny + 2, nz + 2, 19)`.
+fn shape_of(dims: &[usize]) -> PyResult<Shape> {
+    if dims.len() != 4 || dims[3] != d3q19::Q || dims[..3].iter().any(|&d| d < 3) {
+        return Err(error(
+            "LbmError",
+            format!(
+                "distribution array of shape {dims:?}: accepted (nx + 2, ny + 2, nz + 2, 19), \
+                 float64, C order, each subdomain side at least 1"
+            ),
+        ));
+    }
+    Shape::new(dims[0] - 2, dims[1] - 2, dims[2] - 2).py()
+}
+
+fn not_contiguous(what: &str) -> PyErr {
+    error(
+        "LbmError",
+        format!("{what} array is not C-contiguous; accepted: a C-contiguous float64 array"),
+    )
+}
+
+/// One collide–stream step: reads `src`, writes the `region` (`all`, `interior`, `shell`) of
+/// `dst`, both of shape `(nx + 2, ny + 2, nz + 2, 19)`.
+#[pyfunction]
+#[pyo3(signature = (src, dst, tau, region = "all"))]
+fn lbm_step(
+    py: Python<'_>,
+    src: PyReadonlyArrayDyn<'_, f64>,
+    mut dst: PyReadwriteArrayDyn<'_, f64>,
+    tau: f64,
+    region: &str,
+) -> PyResult<()> {
+    let shape = shape_of(src.shape())?;
+    if dst.shape() != src.shape() {
+        return Err(error(
+            "LbmError",
+            format!(
+                "destination array of shape {:?} differs from the source's {:?}",
+                dst.shape(),
+                src.shape()
+            ),
+        ));
+    }
+    let bgk = Bgk::new(tau).py()?;
+    let region = Region::parse(region).py()?;
+    let s = src.as_slice().map_err(|_| not_contiguous("source"))?;
+    let d = dst
+        .as_slice_mut()
+        .map_err(|_| not_contiguous("destination"))?;
+    py.detach(|| lbm::collide_stream(s, d, shape, bgk, region))
+        .py()
+}
+
+/// Sets the subdomain at `offset` of the global `lattice` to the initial condition `init`
+/// (`taylor-green[:U0]`, `uniform:UX,UY,UZ`, `file:PATH`), zeroing the halo.
+#[pyfunction]
+fn lbm_initialise(
+    py: Python<'_>,
+    mut f: PyReadwriteArrayDyn<'_, f64>,
+    offset: [usize; 3],
+    lattice: [usize; 3],
+    init: &str,
+) -> PyResult<()> {
+    let shape = shape_of(f.shape())?;
+    let init = Init::parse(init).py()?;
+    let s = f
+        .as_slice_mut()
+        .map_err(|_| not_contiguous("distribution"))?;
+    py.detach(|| lbm::initialise(s, shape, offset, lattice, &init))
+        .py()
+}
+
+/// Checks an initial condition's text without reading any file; returns its kind
+/// (`taylor-green`, `uniform`, `file`).
+#[pyfunction]
+fn lbm_parse_init(init: &str) -> PyResult<&'static str> {
+    Ok(match Init::parse(init).py()? {
+        Init::TaylorGreen { .. } => "taylor-green",
+        Init::Uniform { .. } => "uniform",
+        Init::File { .. } => "file",
+    })
+}
+
+/// The viscosity `(tau − ½)/3` of a relaxation time, which must be greater than ½.
+#[pyfunction]
+fn lbm_viscosity(tau: f64) -> PyResult<f64> {
+    Ok(Bgk::new(tau).py()?.viscosity())
+}
+
+/// `(mass, (momentum x, y, z), kinetic energy)` of the subdomain sites.
+#[pyfunction]
+fn lbm_totals(py: Python<'_>, f: PyReadonlyArrayDyn<'_, f64>) -> PyResult<(f64, [f64; 3], f64)> {
+    let shape = shape_of(f.shape())?;
+    let s = f.as_slice().map_err(|_| not_contiguous("distribution"))?;
+    let t = py.detach(|| lbm::totals(s, shape)).py()?;
+    Ok((t.mass, t.momentum, t.kinetic_energy))
+}
+
+/// Density `(nx, ny, nz)` and velocity `(nx, ny, nz, 3)` of the subdomain sites.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn lbm_macroscopic<'py>(
+    py: Python<'py>,
+    f: PyReadonlyArrayDyn<'py, f64>,
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray4<f64>>)> {
+    let shape = shape_of(f.shape())?;
+    let s = f.as_slice().map_err(|_| not_contiguous("distribution"))?;
+    let n = shape.sites();
+    let (rho, u) = py
+        .detach(|| {
+            let mut rho = vec![0.0; n];
+            let mut u = vec![0.0; 3 * n];
+            lbm::fields::macroscopic(s, shape, &mut rho, &mut u).map(|()| (rho, u))
+        })
+        .py()?;
+    let u = numpy::ndarray::Array::from_shape_vec(Dim([shape.nx, shape.ny, shape.nz, 3]), u)
+        .expect("nx·ny·nz·3 values");
+    Ok((rho.into_pyarray(py), u.into_pyarray(py)))
+}
+
+/// Fills the halo of `f` as if its subdomain were the whole periodic lattice.
+#[pyfunction]
+fn lbm_periodic_halo(py: Python<'_>, mut f: PyReadwriteArrayDyn<'_, f64>) -> PyResult<()> {
+    let shape = shape_of(f.shape())?;
+    let s = f
+        .as_slice_mut()
+        .map_err(|_| not_contiguous("distribution"))?;
+    py.detach(|| lbm::periodic_halo(s, shape)).py()
+}
+
+/// The STREAM triad `a = b + s·c` in place on three float64 arrays of one length.
+#[pyfunction]
+fn lbm_triad(
+    py: Python<'_>,
+    mut a: PyReadwriteArrayDyn<'_, f64>,
+    b: PyReadonlyArrayDyn<'_, f64>,
+    c: PyReadonlyArrayDyn<'_, f64>,
+    s: f64,
+) -> PyResult<()> {
+    let a = a.as_slice_mut().map_err(|_| not_contiguous("triad"))?;
+    let b = b.as_slice().map_err(|_| not_contiguous("triad"))?;
+    let c = c.as_slice().map_err(|_| not_contiguous("triad"))?;
+    py.detach(|| lbm::stream::triad(a, b, c, s)).py()
+}
+
+/// The subdomain sites of a region (`all`, `interior`, `shell`) of an `nx × ny × nz` subdomain.
+#[pyfunction]
+fn lbm_region_sites(subdomain: [usize; 3], region: &str) -> PyResult<usize> {
+    let shape = Shape::new(subdomain[0], subdomain[1], subdomain[2]).py()?;
+    Ok(Region::parse(region).py()?.sites(shape))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(lbm_step, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_initialise, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_parse_init, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_viscosity, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_totals, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_macroscopic, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_region_sites, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_periodic_halo, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_triad, m)?)?;
+    m.add(
+        "LBM_TRIAD_BYTES_PER_ELEMENT",
+        lbm::stream::TRIAD_BYTES_PER_ELEMENT,
+    )?;
+    let velocities: Vec<[i8; 3]> = d3q19::VELOCITIES.to_vec();
+    m.add("LBM_VELOCITIES", velocities)?;
+    m.add("LBM_WEIGHTS", d3q19::WEIGHTS.to_vec())?;
+    m.add("LBM_BYTES_PER_UPDATE", lbm::BYTES_PER_UPDATE)?;
+    m.add("LBM_INIT_FORMS", Init::FORMS.to_vec())?;
+    Ok(())
+}

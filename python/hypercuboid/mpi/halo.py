@@ -1,0 +1,350 @@
+"""Halo exchanges over MPI: a halo schedule's program for this rank, run in place on the rank's
+local array (shape ``(nx + 2, ny + 2, nz + 2, values)``, see :mod:`hypercuboid.halo`).
+
+The program is compiled once per (communicator, schedule, array) into a plan: every pack and
+unpack becomes ONE strided NumPy assignment between a 3-D box of the array (a slice of the last
+axis, or an index array for the reduced exchange's distributions) and a contiguous view of a
+scratch buffer, every send a persistent synchronous send (``MPI_Ssend_init``: the seed's
+``MPI_Issend``) and every receive a persistent receive, both only started on each call. A call
+then walks the program's dependencies like :mod:`hypercuboid.mpi.engine`: every op whose
+dependencies are met starts in program order; when nothing can start, one request is completed
+(``Waitany``).
+
+:func:`halo_start` runs everything that can run without waiting (for the non-blocking
+exchanges: every pack, receive and send) and returns a :class:`HaloRequest`;
+:meth:`HaloRequest.end` completes the exchange. Work that needs no halo data goes between the
+two. :func:`halo_exchange` is both in one call.
+"""
+
+from __future__ import annotations
+
+import time
+from heapq import heappop, heappush
+from typing import Any
+
+import numpy as np
+
+from hypercuboid import _core
+from hypercuboid.errors import MPIError, ScheduleError
+from hypercuboid.halo import decomposition_of
+from hypercuboid.schedule import Schedule
+
+_KINDS = _core.OP_KINDS
+SEND, RECV, COPY, COMPUTE, SLEEP, PACK, UNPACK = (
+    _KINDS.index(k) for k in ("send", "recv", "copy", "compute", "sleep", "pack", "unpack")
+)
+REQUIRES = _core.DEP_KINDS.index("requires")
+_FIELDS = _core.REGION_FIELDS
+
+
+def _box(f: np.ndarray, row: list[int]) -> tuple[np.ndarray, Any]:
+    """The view of the array a region row names and the index of its values on the last axis
+    (a slice when they are contiguous, else an index array)."""
+    _, _d0, _d1, _d2, d3, o0, o1, o2, e0, e1, e2, mask = row
+    box = f[o0 : o0 + e0, o1 : o1 + e1, o2 : o2 + e2]
+    if mask == (1 << 64) - 1:
+        return box, slice(None)
+    idx = [v for v in range(min(d3, 64)) if mask >> v & 1]
+    if idx and idx == list(range(idx[0], idx[-1] + 1)):
+        return box, slice(idx[0], idx[-1] + 1)
+    return box, np.array(idx, dtype=np.intp)
+
+
+class _Plan:
+    """One rank's halo program bound to its array, scratch buffers and persistent requests
+    (on the private duplicate of ``comm``, so that the schedule's tags never match the
+    application's messages)."""
+
+    def __init__(self, comm: Any, schedule: Schedule, f: np.ndarray) -> None:
+        from mpi4py import MPI
+
+        from hypercuboid.mpi.executor import private_comm
+
+        rank = comm.Get_rank()
+        comm = private_comm(comm)
+        prog = schedule.program(rank)
+        self.rank = rank
+        kind = prog["kind"].tolist()
+        n = len(kind)
+        self.n = n
+        self.kind = kind
+        dtype = f.dtype
+        scratch = [np.zeros(s, dtype=dtype) for s in prog["scratch"]]
+        bufs: list[np.ndarray] = [f.reshape(-1)[:0], f.reshape(-1)] + scratch
+        regions = prog["regions"].tolist()
+        region = prog["region"].tolist()
+        buf = zip(
+            prog["buf_slot"].tolist(),
+            prog["buf_offset"].tolist(),
+            prog["buf_len"].tolist(),
+            strict=True,
+        )
+        src = zip(
+            prog["src_slot"].tolist(),
+            prog["src_offset"].tolist(),
+            prog["src_len"].tolist(),
+            strict=True,
+        )
+        peer = prog["peer"].tolist()
+        tag = prog["tag"].tolist()
+        time_ps = prog["time_ps"].tolist()
+        self.acts: list[Any] = []
+        self.reqs: list[Any] = []
+        self.describe: list[str] = []
+        for i, (b, s) in enumerate(zip(buf, src, strict=True)):
+            k = kind[i]
+            act: Any = None
+            req: Any = None
+            if k in (PACK, UNPACK):
+                row = regions[region[i] * _FIELDS : (region[i] + 1) * _FIELDS]
+                box, vals = _box(f, row)
+                flat = (
+                    bufs[b[0]][b[1] : b[1] + b[2]] if k == PACK else bufs[s[0]][s[1] : s[1] + s[2]]
+                )
+                nv = len(range(*vals.indices(row[4]))) if isinstance(vals, slice) else len(vals)
+                view = flat.reshape(box.shape[:3] + (nv,))
+                act = (k, box, vals, view)
+                self.describe.append(f"op {i} ({_KINDS[k]} of {view.size} values)")
+            elif k in (SEND, RECV):
+                v = bufs[b[0]][b[1] : b[1] + b[2]].view(np.uint8)
+                if k == SEND:
+                    req = comm.Ssend_init((v, MPI.BYTE), peer[i], tag[i])
+                else:
+                    req = comm.Recv_init((v, MPI.BYTE), peer[i], tag[i])
+                self.describe.append(
+                    f"op {i} ({_KINDS[k]} {v.size} bytes {'to' if k == SEND else 'from'} "
+                    f"rank {peer[i]} tag {tag[i]})"
+                )
+            elif k == COPY:
+                act = (COPY, bufs[s[0]][s[1] : s[1] + s[2]], None, bufs[b[0]][b[1] : b[1] + b[2]])
+                self.describe.append(f"op {i} (copy)")
+            elif k in (COMPUTE, SLEEP):
+                act = (COMPUTE, time_ps[i] // 1000, None, None)
+                self.describe.append(f"op {i} ({_KINDS[k]})")
+            else:
+                raise ScheduleError(
+                    f"rank {rank}: op {i} is a {_KINDS[k]}; a halo schedule has pack, unpack, "
+                    "send, recv, copy and compute ops"
+                )
+            self.acts.append(act)
+            self.reqs.append(req)
+        self.ndeps = [0] * n
+        after_start: list[list[int]] = [[] for _ in range(n)]
+        after_complete: list[list[int]] = [[] for _ in range(n)]
+        dep_op, dep_on, dep_kind = (c.tolist() for c in prog.dep_columns)
+        for op, on, dk in zip(dep_op, dep_on, dep_kind, strict=True):
+            (after_complete if dk == REQUIRES else after_start)[on].append(op)
+            self.ndeps[op] += 1
+        self.after_start = [tuple(a) for a in after_start]
+        self.after_complete = [tuple(a) for a in after_complete]
+        self.roots = [i for i in range(n) if self.ndeps[i] == 0]
+        self.requests = [r for r in self.reqs if r is not None]
+        self.active = False
+
+    def free(self) -> None:
+        for r in self.requests:
+            try:
+                r.Free()
+            except Exception:  # noqa: BLE001 - at exit, or after a failure
+                pass
+        self.requests = []
+
+
+def _run_act(a: Any) -> None:
+    k, box, vals, view = a
+    if k == PACK:
+        if vals.__class__ is slice:
+            np.copyto(view, box[..., vals])
+        else:
+            np.take(box, vals, axis=3, out=view)
+    elif k == UNPACK:
+        box[..., vals] = view
+    elif k == COPY:
+        view[...] = box
+    else:  # compute or sleep: box holds the nanoseconds
+        end = time.perf_counter_ns() + box
+        while time.perf_counter_ns() < end:
+            pass
+
+
+class HaloRequest:
+    """An exchange in progress (:func:`halo_start`): :meth:`end` completes it."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self._plan = plan
+        self._pending = plan.ndeps.copy()
+        self._ready = plan.roots.copy()
+        self._left = plan.n
+        self._reqs: list[Any] = []
+        self._rops: list[int] = []
+        self._done = False
+        plan.active = True
+        self._progress(wait=False)
+
+    def _release(self, deps: tuple[int, ...]) -> None:
+        pending = self._pending
+        for d in deps:
+            pending[d] -= 1
+            if not pending[d]:
+                heappush(self._ready, d)
+
+    def _progress(self, wait: bool) -> None:
+        from mpi4py import MPI
+
+        p = self._plan
+        ready = self._ready
+        i = -1
+        try:
+            while True:
+                while ready:
+                    i = heappop(ready)
+                    q = p.reqs[i]
+                    if q is not None:
+                        q.Start()
+                        self._reqs.append(q)
+                        self._rops.append(i)
+                    else:
+                        _run_act(p.acts[i])
+                        self._left -= 1
+                        self._release(p.after_complete[i])
+                    self._release(p.after_start[i])
+                i = -1
+                if not self._left:
+                    self._done = True
+                    p.active = False
+                    return
+                if not wait:
+                    return
+                if not self._reqs:
+                    stuck = [j for j in range(p.n) if self._pending[j]]
+                    raise MPIError(
+                        f"rank {p.rank}: the halo program cannot progress: {len(stuck)} op(s) "
+                        f"wait on ops that never run, first {p.describe[stuck[0]]}"
+                    )
+                if len(self._reqs) == 1:
+                    self._reqs[0].Wait()
+                    j = 0
+                else:
+                    j = MPI.Request.Waitany(self._reqs)
+                i = self._rops[j]
+                del self._reqs[j]
+                del self._rops[j]
+                self._left -= 1
+                self._release(p.after_complete[i])
+                i = -1
+        except MPIError:
+            p.active = False
+            raise
+        except Exception as e:
+            p.active = False
+            where = p.describe[i] if i >= 0 else "waiting"
+            raise MPIError(f"rank {p.rank}: halo exchange, {where}: {type(e).__name__}: {e}") from e
+
+    def end(self) -> None:
+        """Completes the exchange: every halo value the schedule fills is in the array."""
+        if not self._done:
+            self._progress(wait=True)
+
+    @property
+    def done(self) -> bool:
+        """Whether the exchange has completed."""
+        return self._done
+
+
+# The plans of the last calls, keyed by communicator, schedule and array (a proxy that swaps
+# two arrays keeps both); each holds its persistent requests.
+_PLANS: dict[tuple, tuple[Any, Schedule, np.ndarray, _Plan]] = {}
+_MAX_PLANS = 8
+_finalize_hook: Any = None
+
+
+def _at_finalize(*_args: Any) -> None:
+    clear_plans()
+
+
+def _hook_finalize() -> None:
+    """Frees the plans' persistent requests when MPI finalizes (the delete callback of an
+    attribute of ``MPI_COMM_SELF`` runs first thing in ``MPI_Finalize``)."""
+    global _finalize_hook
+    if _finalize_hook is None:
+        from mpi4py import MPI
+
+        _finalize_hook = MPI.Comm.Create_keyval(delete_fn=_at_finalize)
+        MPI.COMM_SELF.Set_attr(_finalize_hook, True)
+
+
+def _check(comm: Any, schedule: Schedule, f: Any) -> None:
+    if not isinstance(schedule, Schedule):
+        raise ScheduleError(
+            f"invalid schedule {schedule!r}: give a hypercuboid.Schedule from halo.schedule(...)"
+        )
+    d = decomposition_of(schedule)
+    size, rank = comm.Get_size(), comm.Get_rank()
+    if size != d.nranks:
+        raise ScheduleError(
+            f"the halo schedule is for {d.nranks} ranks ({d.dims[0]}x{d.dims[1]}x{d.dims[2]}), "
+            f"the communicator has {size}"
+        )
+    values = schedule.meta["halo"]["values"]
+    shape = d.local_shape(rank, values)
+    dtype = np.dtype(schedule.meta["dtype"])
+    if not isinstance(f, np.ndarray):
+        raise ScheduleError(
+            f"invalid array of type {type(f).__name__}: give a NumPy array of shape {shape}"
+        )
+    if f.shape != shape or f.dtype != dtype:
+        raise ScheduleError(
+            f"invalid array of shape {f.shape} and dtype {f.dtype} on rank {rank}: its local "
+            f"array has shape {shape} (subdomain {d.subdomain(rank)} plus the halo, {values} "
+            f"values per site) and dtype {dtype}"
+        )
+    if not f.flags.c_contiguous or not f.flags.writeable:
+        raise ScheduleError(
+            f"invalid array on rank {rank}: it must be C-contiguous and writeable (the exchange "
+            "updates its halo in place)"
+        )
+
+
+def _plan(comm: Any, schedule: Schedule, f: np.ndarray) -> _Plan:
+    key = (id(comm), id(schedule), f.__array_interface__["data"][0], f.shape)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is comm and hit[1] is schedule and hit[2] is f:
+        return hit[3]
+    _check(comm, schedule, f)
+    _hook_finalize()
+    if hit is not None:
+        hit[3].free()
+    if len(_PLANS) >= _MAX_PLANS:
+        old = next(iter(_PLANS))
+        _PLANS.pop(old)[3].free()
+    plan = _Plan(comm, schedule, f)
+    _PLANS[key] = (comm, schedule, f, plan)
+    return plan
+
+
+def halo_start(comm: Any, schedule: Schedule, f: np.ndarray) -> HaloRequest:
+    """Starts the exchange of ``schedule`` (from :func:`hypercuboid.halo.schedule`) on this
+    rank's array ``f``: runs every op that needs no wait (the non-blocking exchanges pack and
+    post every message; the blocking one its first phase's) and returns the request whose
+    :meth:`~HaloRequest.end` completes it. ``f`` must not be touched in between except for sites
+    that neither send nor receive halo data (the interior, one site from every face)."""
+    plan = _plan(comm, schedule, f)
+    if plan.active:
+        raise MPIError(
+            f"rank {plan.rank}: an exchange on this array is still in progress: call end() on "
+            "its request first"
+        )
+    return HaloRequest(plan)
+
+
+def halo_exchange(comm: Any, schedule: Schedule, f: np.ndarray) -> None:
+    """Runs the halo exchange of ``schedule`` on this rank's array ``f`` in place (every rank of
+    ``comm`` calls it with its own array)."""
+    halo_start(comm, schedule, f).end()
+
+
+def clear_plans() -> None:
+    """Frees the cached plans and their persistent requests."""
+    for _, _, _, p in _PLANS.values():
+        p.free()
+    _PLANS.clear()
