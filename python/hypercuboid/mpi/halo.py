@@ -37,17 +37,32 @@ REQUIRES = _core.DEP_KINDS.index("requires")
 _FIELDS = _core.REGION_FIELDS
 
 
-def _box(f: np.ndarray, row: list[int]) -> tuple[np.ndarray, Any]:
-    """The view of the array a region row names and the index of its values on the last axis
-    (a slice when they are contiguous, else an index array)."""
+def _copies(f: np.ndarray, row: list[int], flat: np.ndarray, pack: bool) -> list[tuple]:
+    """The ``(source, destination)`` view pairs of a pack (box -> ``flat``) or an unpack
+    (``flat`` -> box) of the region a region row names: one pair per run of consecutive values
+    of its mask (one for every value; 3 at most for a D3Q19 crossing mask), each a strided
+    NumPy view, so that the op is a few ``np.copyto`` calls."""
     _, _d0, _d1, _d2, d3, o0, o1, o2, e0, e1, e2, mask = row
     box = f[o0 : o0 + e0, o1 : o1 + e1, o2 : o2 + e2]
     if mask == (1 << 64) - 1:
-        return box, slice(None)
-    idx = [v for v in range(min(d3, 64)) if mask >> v & 1]
-    if idx and idx == list(range(idx[0], idx[-1] + 1)):
-        return box, slice(idx[0], idx[-1] + 1)
-    return box, np.array(idx, dtype=np.intp)
+        runs = [(0, d3)]
+    else:
+        idx = [v for v in range(min(d3, 64)) if mask >> v & 1]
+        runs = []
+        for v in idx:
+            if runs and runs[-1][1] == v:
+                runs[-1] = (runs[-1][0], v + 1)
+            else:
+                runs.append((v, v + 1))
+    nv = sum(b - a for a, b in runs)
+    view = flat.reshape(box.shape[:3] + (nv,))
+    pairs = []
+    at = 0
+    for a, b in runs:
+        part = view[..., at : at + b - a]
+        pairs.append((box[..., a:b], part) if pack else (part, box[..., a:b]))
+        at += b - a
+    return pairs
 
 
 class _Plan:
@@ -97,14 +112,11 @@ class _Plan:
             req: Any = None
             if k in (PACK, UNPACK):
                 row = regions[region[i] * _FIELDS : (region[i] + 1) * _FIELDS]
-                box, vals = _box(f, row)
                 flat = (
                     bufs[b[0]][b[1] : b[1] + b[2]] if k == PACK else bufs[s[0]][s[1] : s[1] + s[2]]
                 )
-                nv = len(range(*vals.indices(row[4]))) if isinstance(vals, slice) else len(vals)
-                view = flat.reshape(box.shape[:3] + (nv,))
-                act = (k, box, vals, view)
-                self.describe.append(f"op {i} ({_KINDS[k]} of {view.size} values)")
+                act = (PACK, _copies(f, row, flat, k == PACK), None, None)
+                self.describe.append(f"op {i} ({_KINDS[k]} of {flat.size} values)")
             elif k in (SEND, RECV):
                 v = bufs[b[0]][b[1] : b[1] + b[2]].view(np.uint8)
                 if k == SEND:
@@ -152,13 +164,9 @@ class _Plan:
 
 def _run_act(a: Any) -> None:
     k, box, vals, view = a
-    if k == PACK:
-        if vals.__class__ is slice:
-            np.copyto(view, box[..., vals])
-        else:
-            np.take(box, vals, axis=3, out=view)
-    elif k == UNPACK:
-        box[..., vals] = view
+    if k == PACK:  # a pack or an unpack: box holds its (source, destination) view pairs
+        for src, dst in box:
+            np.copyto(dst, src)
     elif k == COPY:
         view[...] = box
     else:  # compute or sleep: box holds the nanoseconds
