@@ -221,18 +221,7 @@ impl HaloSym {
             }
         }
         let correct = wrong.is_empty() && more == 0;
-        let sem = Semantics {
-            meaning: Meaning::Halo,
-            reduces: false,
-            correct,
-            same_order_commutative: correct,
-            same_order_noncommutative: correct,
-            canonical_order: correct,
-            exact: true,
-            noncommutative_difference: None,
-            commutative_difference: None,
-            noncanonical: None,
-        };
+        let sem = Semantics::data_movement(Meaning::Halo, correct);
         (sem, wrong, more, self.uninit)
     }
 }

@@ -155,6 +155,25 @@ pub struct Semantics {
     pub noncanonical: Option<ExprAt>,
 }
 
+impl Semantics {
+    /// The semantics of a collective that moves data without combining it (alltoall, halo
+    /// exchange): every element checked exactly, and the order flags equal `correct`.
+    pub(crate) fn data_movement(meaning: Meaning, correct: bool) -> Semantics {
+        Semantics {
+            meaning,
+            reduces: false,
+            correct,
+            same_order_commutative: correct,
+            same_order_noncommutative: correct,
+            canonical_order: correct,
+            exact: true,
+            noncommutative_difference: None,
+            commutative_difference: None,
+            noncanonical: None,
+        }
+    }
+}
+
 /// What [`verify`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {

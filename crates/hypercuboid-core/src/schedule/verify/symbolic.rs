@@ -973,18 +973,7 @@ impl Sym {
                 }
             }
         }
-        let sem = Semantics {
-            meaning: Meaning::Blocks,
-            reduces: false,
-            correct,
-            same_order_commutative: correct,
-            same_order_noncommutative: correct,
-            canonical_order: correct,
-            exact: true,
-            noncommutative_difference: None,
-            commutative_difference: None,
-            noncanonical: None,
-        };
+        let sem = Semantics::data_movement(Meaning::Blocks, correct);
         let uninit = std::mem::take(&mut self.uninit);
         (sem, wrong, more_wrong, uninit)
     }
