@@ -113,7 +113,11 @@ pub(super) fn check_sizes(
 #[inline]
 fn op_of(s: &Schedule, r: Rank, i: u32) -> &Op {
     let shapes = s.shapes();
-    let k = if shapes.len() == 1 { 0 } else { s.shape_index(r) };
+    let k = if shapes.len() == 1 {
+        0
+    } else {
+        s.shape_index(r)
+    };
     &shapes[k].ops[i as usize]
 }
 
