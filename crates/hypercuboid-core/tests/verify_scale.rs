@@ -2,6 +2,7 @@
 //! debug); they assert results, never times, and print how long they took:
 //! `cargo test -p hypercuboid-core --release --test verify_scale -- --ignored --nocapture`.
 
+use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec};
 use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
 use hypercuboid_core::schedule::{
     Combine, Dtype, Meta, Program, ReduceOp, Schedule, ScheduleBuilder, Slice, Slot,
@@ -89,6 +90,34 @@ fn million_ranks_matching_and_deadlock() {
     });
     assert!(rep.is_sound(), "{rep}");
     assert_eq!(rep.stats.messages, 20 << 20);
+}
+
+/// The bar of issue 17: the matching and deadlock check of the real `recursive_doubling`
+/// allreduce generator at 2^20 ranks (2 × 20 ops a rank, one program shape shared by every
+/// rank), without the symbolic data check. One element of `float64` a rank; sends are
+/// synchronous above `eager_limit = 0` bytes, so this is the run with rendezvous sends.
+#[test]
+#[ignore]
+fn million_ranks_recursive_doubling_generator() {
+    let n = 1 << 20;
+    let alg = Algorithm::parse("recursive_doubling").unwrap();
+    let spec = AllreduceSpec::new(n, 1, Dtype::Float64, ReduceOp::Sum);
+    let s = timed("generate recursive_doubling 2^20 ranks x 40 ops", || {
+        allreduce::generate(&alg, &spec).unwrap()
+    });
+    assert_eq!(s.total_ops(), 40 << 20);
+    assert_eq!(s.num_shapes(), 1);
+    let opts = VerifyOptions {
+        semantics: false,
+        ..VerifyOptions::default()
+    };
+    let rep = timed("verify recursive_doubling (matching + deadlock)", || {
+        verify(&s, &opts)
+    });
+    assert!(rep.is_sound(), "{rep}");
+    assert_eq!(rep.stats.messages, 20 << 20);
+    assert_eq!(rep.stats.bytes, 8 * (20 << 20));
+    assert_eq!(rep.notes, ["semantics not checked: disabled"]);
 }
 
 #[test]
@@ -208,10 +237,15 @@ fn distinct_programs_per_rank() {
     let s = timed("build 2^18 distinct programs x 36 ops", || {
         build(n, Meta::sizes_only("rd distinct"), |p, r| {
             rd_program(p, r, n, false);
-            // Rank-dependent operand order makes every program distinct.
+            // Rank-dependent operand order makes every program distinct. Stage k's order
+            // follows bit k + 1 of the rank: schedules store it relative to the peer, which
+            // flips it by bit k, so the stored orders are bit k XOR bit k + 1 (and bit 17
+            // alone at the last stage), one program per rank.
+            let stages = n.trailing_zeros() as usize;
             for (k, op) in p.ops.iter_mut().enumerate() {
                 if let hypercuboid_core::schedule::OpKind::Recv { combine, .. } = &mut op.kind {
-                    if (r >> (k / 2)) & 1 == 1 {
+                    let stage = k / 2;
+                    if stage + 1 < stages && (r >> (stage + 1)) & 1 == 1 {
                         *combine = Combine::After;
                     }
                 }

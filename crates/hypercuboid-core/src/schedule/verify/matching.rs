@@ -12,7 +12,7 @@
 
 use super::order::ShapeOrder;
 use super::{Cat, Collector, Problem};
-use crate::schedule::{OpKind, Rank, Schedule, ANY_SOURCE, ANY_TAG};
+use crate::schedule::{Op, OpKind, Rank, Schedule, ANY_SOURCE, ANY_TAG};
 use rustc_hash::FxHashMap;
 
 /// `partner` of an op no message matches.
@@ -20,11 +20,22 @@ pub(super) const NONE: u32 = u32::MAX;
 /// `partner` of a send to a rank with wildcard receives, before the run-time matching.
 pub(super) const DYN: u32 = u32::MAX - 1;
 
+/// The state of one op: its partner and, during an execution of [`super::graph`], the
+/// conditions it still waits for.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct OpState {
+    /// The partner's op index in the peer's program, [`NONE`] or [`DYN`].
+    pub partner: u32,
+    /// The execution's pending word (see [`super::graph`]).
+    pub pending: u32,
+}
+
 /// The result of matching: for every send and receive, the index of its partner op in the
 /// peer's program.
 pub(super) struct Links {
-    /// Per op (flat numbering [`Schedule::op_offset`]): the partner's op index, [`NONE`] or [`DYN`].
-    pub partner: Vec<u32>,
+    /// Per op (flat numbering [`Schedule::op_offset`]): the partner's op index ([`NONE`] or
+    /// [`DYN`]) next to the execution's pending word, so that one cache line serves both.
+    pub ops: Vec<OpState>,
     /// Ranks with wildcard receives (bitset).
     dynamic: Vec<u64>,
     /// Whether any rank has wildcard receives.
@@ -48,12 +59,14 @@ impl Links {
     }
 
     /// Source rank of receive `i` of rank `r`, once matched.
+    #[inline]
     pub fn source(&self, s: &Schedule, r: Rank, i: u32) -> Option<Rank> {
-        let p = s.rank(r).peers[i as usize];
+        let f = s.op_offset(r) + i as u64;
+        let p = s.peer_column()[f as usize];
         if p != ANY_SOURCE {
             Some(p)
         } else {
-            self.dyn_source.get(&(s.op_offset(r) + i as u64)).copied()
+            self.dyn_source.get(&f).copied()
         }
     }
 }
@@ -72,8 +85,8 @@ pub(super) fn check_sizes(
     col: &mut Collector,
 ) -> u64 {
     let elem = s.elem_size();
-    let sb = s.rank(sr).shape.ops[si as usize].bytes(elem);
-    let rb = s.rank(rr).shape.ops[ri as usize].bytes(elem);
+    let sb = op_of(s, sr, si).bytes(elem);
+    let rb = op_of(s, rr, ri).bytes(elem);
     if sb > rb || (equal_len && sb != rb) {
         let send = s.rank(sr).op(si as usize);
         let recv = s.rank(rr).op(ri as usize);
@@ -94,8 +107,22 @@ pub(super) fn check_sizes(
     sb
 }
 
+/// Op `i` of rank `r` in its shape's canonical form (peer 0), where only its kind, tag or size
+/// is needed: one lookup of the rank's shape, none when every rank shares one (the peer is far
+/// away in memory, and this saves a cache miss per message).
+#[inline]
+fn op_of(s: &Schedule, r: Rank, i: u32) -> &Op {
+    let shapes = s.shapes();
+    let k = if shapes.len() == 1 {
+        0
+    } else {
+        s.shape_index(r)
+    };
+    &shapes[k].ops[i as usize]
+}
+
 fn tag(s: &Schedule, r: Rank, i: u32) -> i32 {
-    match s.rank(r).shape.ops[i as usize].kind {
+    match op_of(s, r, i).kind {
         OpKind::Send { tag, .. } | OpKind::Recv { tag, .. } => tag,
         _ => 0,
     }
@@ -112,7 +139,13 @@ pub(super) fn match_static(
 ) -> Links {
     let n = s.nranks() as usize;
     let elem = s.elem_size();
-    let mut partner = vec![NONE; s.total_ops() as usize];
+    let mut ops = vec![
+        OpState {
+            partner: NONE,
+            pending: 0
+        };
+        s.total_ops() as usize
+    ];
     let mut dynamic = vec![0u64; n.div_ceil(64)];
     let mut any_dynamic = false;
     let mut send_bytes = (u64::MAX, 0u64);
@@ -157,7 +190,7 @@ pub(super) fn match_static(
         for i in orders[s.shape_index(r)].sends(v.shape) {
             let d = v.peers[i as usize];
             if is_dyn(d) {
-                partner[base + i as usize] = DYN;
+                ops[base + i as usize].partner = DYN;
                 dyn_incoming.entry(d).or_default().push((r, i));
             } else {
                 let c = &mut cursor[d as usize];
@@ -184,7 +217,11 @@ pub(super) fn match_static(
                 .iter()
                 .map(|&(src, i)| (src, tag(s, src, i), i)),
         );
-        sends.sort_by_key(|&(src, t, _)| (src, t));
+        // Already by source (the bucketing pass goes through the sources in order): sorted
+        // unless one source sends to `d` on several tags.
+        if !sends.is_sorted_by_key(|&(src, t, _)| (src, t)) {
+            sends.sort_by_key(|&(src, t, _)| (src, t));
+        }
         recvs.clear();
         recvs.extend(
             orders[s.shape_index(d)]
@@ -206,8 +243,8 @@ pub(super) fn match_static(
             for k in 0..ns.min(nr) {
                 let (src, _, i) = sends[a + k];
                 let j = recvs[b + k].2;
-                partner[s.op_offset(src) as usize + i as usize] = j;
-                partner[dbase + j as usize] = i;
+                ops[s.op_offset(src) as usize + i as usize].partner = j;
+                ops[dbase + j as usize].partner = i;
                 messages += 1;
                 bytes += check_sizes(s, (src, i), (d, j), equal_len, col);
             }
@@ -250,7 +287,7 @@ pub(super) fn match_static(
         }
     }
     Links {
-        partner,
+        ops,
         dynamic,
         any_dynamic,
         dyn_incoming,
