@@ -282,7 +282,7 @@ impl Exec for HaloSym {
         else {
             return;
         };
-        let p = l.partner[s.op_offset(r) as usize + i as usize];
+        let p = l.ops[s.op_offset(r) as usize + i as usize].partner;
         let Some(src) = l.source(s, r, i).filter(|_| p != NONE) else {
             return;
         };
