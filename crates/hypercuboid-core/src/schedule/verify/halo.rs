@@ -17,7 +17,7 @@
 //! 2 sites per axis, so a small lattice proves the shape.
 
 use super::graph::Exec;
-use super::matching::{Links, NONE};
+use super::matching::Links;
 use super::{Meaning, Problem, Semantics};
 use crate::schedule::halo::HaloSpec;
 use crate::schedule::{Collective, OpKind, Payload, Rank, Schedule, Slice, Slot};
@@ -282,11 +282,7 @@ impl Exec for HaloSym {
         else {
             return;
         };
-        let p = l.ops[s.op_offset(r) as usize + i as usize].partner;
-        let Some(src) = l.source(s, r, i).filter(|_| p != NONE) else {
-            return;
-        };
-        let Some(mut msg) = self.msgs.remove(&(s.op_offset(src) + p as u64)) else {
+        let Some(mut msg) = l.matched_send(s, r, i).and_then(|f| self.msgs.remove(&f)) else {
             return;
         };
         msg.resize(sl.len as usize, UNDEF);

@@ -69,6 +69,17 @@ impl Links {
             self.dyn_source.get(&f).copied()
         }
     }
+
+    /// The send receive `i` of rank `r` matched, by flat op index ([`Schedule::op_offset`]
+    /// numbering), or `None` when it matched none.
+    #[inline]
+    pub fn matched_send(&self, s: &Schedule, r: Rank, i: u32) -> Option<u64> {
+        let p = self.ops[s.op_offset(r) as usize + i as usize].partner;
+        if p == NONE {
+            return None;
+        }
+        self.source(s, r, i).map(|src| s.op_offset(src) + p as u64)
+    }
 }
 
 /// Whether a send of rank `src` with `send_tag` can meet receive `(peer, tag)`.

@@ -15,7 +15,7 @@
 //! whether every result was confirmed that way).
 
 use super::graph::Exec;
-use super::matching::{Links, NONE};
+use super::matching::Links;
 use super::{Difference, ExprAt, Meaning, Problem, Semantics};
 use crate::schedule::{Combine, OpKind, Payload, Rank, ReduceOp, Schedule, Slice, Slot};
 use rustc_hash::FxHashMap;
@@ -488,11 +488,7 @@ impl Exec for Sym {
         else {
             return;
         };
-        let p = l.ops[s.op_offset(r) as usize + i as usize].partner;
-        let Some(src) = l.source(s, r, i).filter(|_| p != NONE) else {
-            return;
-        };
-        let Some(msg) = self.msgs.remove(&(s.op_offset(src) + p as u64)) else {
+        let Some(msg) = l.matched_send(s, r, i).and_then(|f| self.msgs.remove(&f)) else {
             return;
         };
         let msg = self.fit(msg, sl.len);
