@@ -8,6 +8,7 @@
 //!
 //! This crate has no Python dependency; `hypercuboid-py` wraps it as `hypercuboid._core`.
 
+pub mod arith;
 pub mod collectives;
 pub mod lattice;
 pub mod lbm;

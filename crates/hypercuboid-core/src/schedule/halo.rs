@@ -30,6 +30,7 @@
 use super::error::ScheduleError;
 use super::op::{Rank, Region, Slot};
 use super::MAX_RANKS;
+use crate::arith::divisors;
 use crate::lattice::d3q19;
 use std::fmt;
 
@@ -78,21 +79,6 @@ pub const fn order(d: [i8; 3]) -> u32 {
 /// `px · py · pz = nranks` with `px ≥ py ≥ pz` whose largest and smallest dimensions are
 /// closest (`24 → 4 × 3 × 2`, `4096 → 16 × 16 × 16`, `7 → 7 × 1 × 1`).
 pub fn dims_create(nranks: u32) -> [u32; 3] {
-    let divisors = |n: u32| -> Vec<u32> {
-        let mut d = Vec::new();
-        let mut i = 1u32;
-        while (i as u64) * (i as u64) <= n as u64 {
-            if n % i == 0 {
-                d.push(i);
-                if i != n / i {
-                    d.push(n / i);
-                }
-            }
-            i += 1;
-        }
-        d.sort_unstable();
-        d
-    };
     let n = nranks.max(1);
     let mut best = [n, 1, 1];
     for &c in &divisors(n) {

@@ -45,6 +45,7 @@
 //! programming over the divisors of `N` (the cost is additive per stage and independent of the
 //! order of the stages).
 
+pub use crate::arith::divisors;
 use crate::collectives::allreduce::{self, Algorithm, AllreduceSpec, ScheduleString, Stage};
 use crate::model::{ModelError, ModelSpec, PostalModel};
 use crate::schedule::{Dtype, ReduceOp, ScheduleError};
@@ -323,24 +324,6 @@ pub fn b_opt_integer(ratio: f64) -> Result<u32, TuningError> {
 // ---------------------------------------------------------------------------------------------
 // Number theory helpers
 // ---------------------------------------------------------------------------------------------
-
-/// The divisors of `n ≥ 1`, ascending.
-pub fn divisors(n: u32) -> Vec<u32> {
-    let mut small = Vec::new();
-    let mut large = Vec::new();
-    let mut i: u32 = 1;
-    while (i as u64) * (i as u64) <= n as u64 {
-        if n % i == 0 {
-            small.push(i);
-            if i != n / i {
-                large.push(n / i);
-            }
-        }
-        i += 1;
-    }
-    small.extend(large.into_iter().rev());
-    small
-}
 
 /// The prime factors of `n ≥ 1` with multiplicity, ascending.
 pub fn prime_factors(mut n: u32) -> Vec<u32> {
