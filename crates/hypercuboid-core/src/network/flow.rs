@@ -172,7 +172,7 @@ impl<'n> FlowEngine<'n> {
             latency.push(k.latency);
         }
         let n = capacity.len();
-        Ok(FlowEngine {
+        let mut engine = FlowEngine {
             topo,
             routes,
             indirect,
@@ -205,12 +205,14 @@ impl<'n> FlowEngine<'n> {
             sending: Vec::new(),
             queued: Vec::new(),
             params,
-        })
+        };
+        engine.nic_order(NicOrder::default());
+        Ok(engine)
     }
 
-    /// How each endpoint orders its messages: [`NicOrder::Interleave`] (what a new engine
-    /// does) shares its link among them max–min fairly; [`NicOrder::Fifo`] sends them one after another in
-    /// the order they started, as the packet level's FIFO NIC does.
+    /// How each endpoint orders its messages: [`NicOrder::Fifo`] (the default, as at packet
+    /// level) sends them one after another in the order they started, as LogGOPS's NIC does;
+    /// [`NicOrder::Interleave`] shares its link among them max–min fairly.
     pub fn nic_order(&mut self, order: NicOrder) {
         let ne = self.topo.num_endpoints();
         match order {
@@ -686,7 +688,9 @@ mod tests {
     use crate::topology::generate;
 
     fn engine_on<'a>(topo: &'a Topology, routes: &'a Routes) -> FlowEngine<'a> {
-        FlowEngine::new(topo, routes, NetParams::default()).unwrap()
+        let mut e = FlowEngine::new(topo, routes, NetParams::default()).unwrap();
+        e.nic_order(NicOrder::Interleave);
+        e
     }
 
     #[test]
@@ -756,8 +760,17 @@ mod tests {
     fn a_fifo_nic_sends_its_flows_one_after_another_in_start_order() {
         let topo = generate("mlfm:h=4").unwrap();
         let routes = Routes::new(&topo, &RoutingSpec::parse("min").unwrap()).unwrap();
-        let mut e = engine_on(&topo, &routes);
-        e.nic_order(NicOrder::Fifo);
+        // Set explicitly, and a new engine's default (the packet level's too).
+        assert_eq!(NicOrder::default(), NicOrder::Fifo);
+        let mut explicit = engine_on(&topo, &routes);
+        explicit.nic_order(NicOrder::Fifo);
+        let fresh = FlowEngine::new(&topo, &routes, NetParams::default()).unwrap();
+        for e in [explicit, fresh] {
+            fifo_case(&topo, e);
+        }
+    }
+
+    fn fifo_case(topo: &Topology, mut e: FlowEngine<'_>) {
         let bw = topo.endpoint_link(0).bandwidth_gbps / 8000.0;
         // From endpoint 0: 3000 B to 4 starting at 0, 1000 B to 5 starting at 0 (behind it),
         // and from endpoint 1 (another NIC, same router) 1000 B to 0 at 0, which goes at once.
