@@ -1,0 +1,107 @@
+"""The verifier at scale (issue 17, section 2): matching and deadlock check of the
+recursive-doubling allreduce at 2^20 ranks x 40 ops (one program shape shared by every rank,
+one ``float64`` a rank, semantics off, every send synchronous: ``eager_limit = 0``), against
+the 3 s bar. Each repetition runs in a fresh process (its own wall time and peak resident
+memory, the schedule's included); the table prints each, and the best and the median.
+Writes ``benchmarks/results/verify_scale.json``.
+
+    .venv/bin/python benchmarks/verify_scale.py [--log2n 20] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+BAR_S = 3.0
+
+CHILD = r"""
+import json, resource, sys, time
+import hypercuboid as hc
+alg, n = sys.argv[1], int(sys.argv[2])
+t0 = time.perf_counter()
+s = hc.schedules.allreduce(alg, n, 1, dtype="float64")
+t1 = time.perf_counter()
+rep = s.verify(eager_limit=0, semantics=False)
+t2 = time.perf_counter()
+print(json.dumps({
+    "generate_s": t1 - t0, "verify_s": t2 - t1, "sound": rep.sound,
+    "ops": rep.stats["ops"], "messages": rep.stats["messages"],
+    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
+
+def run(alg: str, log2n: int) -> dict:
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, alg, str(1 << log2n)], capture_output=True, text=True
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"verify {alg} on 2^{log2n} ranks failed: {p.stderr.strip()[-400:]}")
+    row = json.loads(p.stdout)
+    if not row["sound"]:
+        raise SystemExit(f"{alg} on 2^{log2n} ranks was reported unsound")
+    row["load"] = os.getloadavg()[0]
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--log2n", type=int, default=20, help="log2 of the rank count")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh processes to run")
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results/verify_scale.json")
+    args = ap.parse_args()
+    if not 1 <= args.log2n <= 24:
+        raise SystemExit(f"invalid --log2n {args.log2n}: accepted: 1 to 24")
+    if args.repeat < 1:
+        raise SystemExit(f"invalid --repeat {args.repeat}: accepted: 1 or more")
+    alg = "recursive_doubling"
+    print(
+        f"{'run':>3} {'ranks':>6} {'ops':>12} {'messages':>11} {'generate s':>10} "
+        f"{'verify s':>8} {'peak MB':>8} {'load':>5}"
+    )
+    rows = []
+    for i in range(args.repeat):
+        row = run(alg, args.log2n)
+        rows.append(row)
+        print(
+            f"{i + 1:>3} {'2^' + str(args.log2n):>6} {row['ops']:>12,} {row['messages']:>11,} "
+            f"{row['generate_s']:>10.2f} {row['verify_s']:>8.2f} {row['peak_rss_mb']:>8.0f} "
+            f"{row['load']:>5.1f}",
+            flush=True,
+        )
+    times = [r["verify_s"] for r in rows]
+    best, median = min(times), statistics.median(times)
+    verdict = "met" if best <= BAR_S else "missed"
+    print(
+        f"verify (matching + deadlock): best {best:.2f} s, median {median:.2f} s; "
+        f"bar {BAR_S:.0f} s at 2^20: {verdict if args.log2n == 20 else 'n/a'}"
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps(
+            {
+                "algorithm": alg,
+                "log2n": args.log2n,
+                "runs": rows,
+                "best_s": best,
+                "median_s": median,
+                "bar_s": BAR_S,
+                "machine": platform.processor() or platform.machine(),
+                "cpus": os.cpu_count(),
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
