@@ -264,9 +264,18 @@ fn prefetch(data: &[f64], start: usize, len: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(range) = data.get(start..start + len) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        for line in range.chunks(8) {
-            // SAFETY: SSE is part of x86_64; a prefetch reads nothing and cannot fault.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        let p = range.as_ptr();
+        // one hint per 64-byte line (8 values), the last one at the range's last value
+        let mut k = 0;
+        while k < len {
+            // SAFETY: SSE is part of x86_64; a prefetch reads nothing and cannot fault;
+            // k < len keeps the pointer inside `range`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(k).cast()) };
+            k += 8;
+        }
+        // SAFETY: as above (len ≥ 1 when the loop ran; a range of length 0 is skipped).
+        if len > 0 {
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(len - 1).cast()) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
