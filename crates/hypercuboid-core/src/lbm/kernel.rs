@@ -192,24 +192,26 @@ pub(crate) fn collide_stream_on(
                 fin: [[0.0; LANES]; Q],
                 fout: [[0.0; LANES]; Q],
             };
-            rows.each(src, dst, |src, dst, base, n| {
+            rows.each(src, dst, |src, dst, line| {
                 let mut k = 0;
-                while k < n {
-                    let m = LANES.min(n - k);
-                    row_lanes(src, dst, base + k * Q, m, &shift, bgk.omega, &mut lanes);
+                while k < line.n {
+                    let m = LANES.min(line.n - k);
+                    let base = line.base + k * line.step;
+                    let part = Line { base, n: m, ..line };
+                    row_lanes(src, dst, part, &shift, bgk.omega, &mut lanes);
                     k += m;
                 }
             });
         }
         #[cfg(target_arch = "x86_64")]
-        Path::Avx2 => rows.each(src, dst, |src, dst, base, n| {
+        Path::Avx2 => rows.each(src, dst, |src, dst, line| {
             // SAFETY: the assertion above checked that the processor has AVX2.
-            unsafe { x86::row_avx2(src, dst, base, n, &shift, bgk.omega) }
+            unsafe { x86::row_avx2(src, dst, line, &shift, bgk.omega) }
         }),
         #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => rows.each(src, dst, |src, dst, base, n| {
+        Path::Avx512 => rows.each(src, dst, |src, dst, line| {
             // SAFETY: the assertion above checked that the processor has AVX-512F.
-            unsafe { x86::row_avx512(src, dst, base, n, &shift, bgk.omega) }
+            unsafe { x86::row_avx512(src, dst, line, &shift, bgk.omega) }
         }),
         #[cfg(not(target_arch = "x86_64"))]
         Path::Avx2 | Path::Avx512 => unreachable!("checked by the assertion above"),
@@ -217,7 +219,18 @@ pub(crate) fn collide_stream_on(
     Ok(())
 }
 
-/// The z-rows of a region, visited in x, y order.
+/// Sites updated together: `n` sites, the first at value index `base`, the next ones `step`
+/// values apart (`Q` along a z-row, the y-row stride along y).
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    base: usize,
+    n: usize,
+    step: usize,
+}
+
+/// The lines of a region: its z-rows, visited in x, y order, except in boxes thinner along z
+/// than a vector and longer along y (the z-faces of the shell), whose sites go by lines along
+/// y, so that they fill vectors too.
 struct Rows {
     shape: Shape,
     region: Region,
@@ -228,17 +241,22 @@ struct Rows {
 }
 
 impl Rows {
-    /// Calls `row(src, dst, base, n)` for each z-row of the region: `n` sites starting at value
-    /// index `base`, after hinting the cache with what the next row reads and writes.
+    /// Calls `row(src, dst, line)` for each line of the region, after hinting the cache with
+    /// what the next z-row reads and writes.
     #[inline(always)]
-    fn each(
-        &self,
-        src: &[f64],
-        dst: &mut [f64],
-        mut row: impl FnMut(&[f64], &mut [f64], usize, usize),
-    ) {
+    fn each(&self, src: &[f64], dst: &mut [f64], mut row: impl FnMut(&[f64], &mut [f64], Line)) {
         for b in boxes(self.shape, self.region) {
-            let n = b[2].1 - b[2].0;
+            let (ny, nz) = (b[1].1 - b[1].0, b[2].1 - b[2].0);
+            if nz < 8 && ny > nz {
+                for i in b[0].0..b[0].1 {
+                    for k in b[2].0..b[2].1 {
+                        let base = self.shape.site(i, b[1].0, k);
+                        let step = self.sy;
+                        row(src, dst, Line { base, n: ny, step });
+                    }
+                }
+                continue;
+            }
             for i in b[0].0..b[0].1 {
                 for j in b[1].0..b[1].1 {
                     let base = self.shape.site(i, j, b[2].0);
@@ -247,10 +265,18 @@ impl Rows {
                     // where it writes
                     let ahead = base + 2 * self.sy - self.sx - Q;
                     for dx in 0..3 {
-                        prefetch(src, ahead + dx * self.sx, (n + 2) * Q);
+                        prefetch(src, ahead + dx * self.sx, (nz + 2) * Q);
                     }
-                    prefetch(dst, base + self.sy, n * Q);
-                    row(src, dst, base, n);
+                    prefetch(dst, base + self.sy, nz * Q);
+                    row(
+                        src,
+                        dst,
+                        Line {
+                            base,
+                            n: nz,
+                            step: Q,
+                        },
+                    );
                 }
             }
         }
@@ -288,21 +314,23 @@ struct Lanes {
     fout: [[f64; LANES]; Q],
 }
 
-/// `n ≤ LANES` consecutive sites of a z-row starting at value index `base`: gather, collide,
-/// write back (the portable path).
+/// The `line.n ≤ LANES` sites of a line: gather, collide, write back (the portable path).
 fn row_lanes(
     src: &[f64],
     dst: &mut [f64],
-    base: usize,
-    n: usize,
+    line: Line,
     shift: &[isize; Q],
     omega: f64,
     lanes: &mut Lanes,
 ) {
+    let Line { base, n, step } = line;
     let Lanes { fin, fout } = lanes;
-    for (q, line) in fin.iter_mut().enumerate() {
+    for (q, values) in fin.iter_mut().enumerate() {
         let start = (base as isize - shift[q]) as usize + q;
-        for (v, x) in line[..n].iter_mut().zip(src[start..].iter().step_by(Q)) {
+        for (v, x) in values[..n]
+            .iter_mut()
+            .zip(src[start..].iter().step_by(step))
+        {
             *v = *x;
         }
     }
@@ -311,8 +339,8 @@ fn row_lanes(
     let m = n.next_multiple_of(8).min(LANES);
     assert!(m <= LANES);
     collide_lanes(fin, fout, m, omega);
-    for (l, site) in dst[base..base + n * Q].chunks_exact_mut(Q).enumerate() {
-        let l = l % LANES;
+    for l in 0..n.min(LANES) {
+        let site = &mut dst[base + l * step..][..Q];
         for (q, x) in site.iter_mut().enumerate() {
             *x = fout[q][l];
         }
@@ -601,7 +629,7 @@ unsafe fn collide_v<V: Real>(f: &[V; Q], omega: V) -> [V; Q] {
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::incompatible_msrv)]
 mod x86 {
-    use super::{collide_v, Real, Q};
+    use super::{collide_v, Line, Real, Q};
     use std::arch::x86_64::*;
 
     // SAFETY: the methods are only called from `row_avx512`, whose callers checked AVX-512F.
@@ -664,18 +692,21 @@ mod x86 {
         }
     }
 
-    /// Panics unless every value a row of `n` sites at `base` pulls from `src` and writes to
-    /// `dst` lies in the slices: the bounds argument of the rows' unchecked accesses.
+    /// Panics unless every value a line pulls from `src` and writes to `dst` lies in the
+    /// slices: the bounds argument of the rows' unchecked accesses.
     ///
-    /// The row reads value `q` of site `base/Q + l − c_q` (`l < n`), index
-    /// `base + l·Q + q − shift[q]`; with `reach = max |shift[q]| + Q` every such index lies in
-    /// `[base − reach, base + n·Q + reach)`. It writes `[base, base + n·Q)`.
+    /// Site `l < n` of the line starts at `base + l·step`; it reads value `q` of its neighbour
+    /// `− c_q`, index `base + l·step + q − shift[q]`. With `reach = max |shift[q]| + Q` and
+    /// `last = base + (n − 1)·step`, every such index lies in `[base − reach, last + reach)`.
+    /// It writes `[base + l·step, base + l·step + Q)`, inside `[base, last + Q)`.
     #[inline(always)]
-    fn check_row(src: &[f64], dst: &[f64], base: usize, n: usize, shift: &[isize; Q]) {
+    fn check_row(src: &[f64], dst: &[f64], line: Line, shift: &[isize; Q]) {
+        let Line { base, n, step } = line;
         let reach = shift.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0) + Q;
+        let last = base + n.saturating_sub(1) * step;
         assert!(
-            base >= reach && base + n * Q + reach <= src.len() && base + n * Q <= dst.len(),
-            "row of {n} sites at {base} outside the arrays"
+            step >= Q && base >= reach && last + reach <= src.len() && last + Q <= dst.len(),
+            "line of {n} sites at {base}, {step} apart, outside the arrays"
         );
     }
 
@@ -688,13 +719,13 @@ mod x86 {
     pub(super) unsafe fn row_avx512(
         src: &[f64],
         dst: &mut [f64],
-        base: usize,
-        n: usize,
+        line: Line,
         shift: &[isize; Q],
         omega: f64,
     ) {
-        check_row(src, dst, base, n, shift);
-        let stride = Q as i64;
+        check_row(src, dst, line, shift);
+        let Line { base, n, step } = line;
+        let stride = step as i64;
         let index = _mm512_setr_epi64(
             0,
             stride,
@@ -713,13 +744,13 @@ mod x86 {
         while s < n {
             let m = (n - s).min(8);
             let mask: __mmask8 = (0xffu16 >> (8 - m)) as u8;
-            let b = base + s * Q;
+            let b = base + s * step;
             let mut f = [fill; Q];
             macro_rules! gather {
                 ($($q:literal)*) => {$(
                     // SAFETY: check_row: the lanes l < m read index
-                    // b + l·Q + q − shift[q] = base + (s + l)·Q + q − shift[q], inside src;
-                    // masked-off lanes read nothing.
+                    // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
+                    // src; masked-off lanes read nothing.
                     f[$q] = unsafe {
                         let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
                         _mm512_mask_i64gather_pd::<8>(fill, mask, index, p)
@@ -741,11 +772,11 @@ mod x86 {
                 ($l:expr) => {{
                     let l: usize = $l;
                     // SAFETY: check_row: site l < m of the chunk owns values
-                    // [b + l·Q, b + l·Q + Q) of dst; the masked store of q 16–18 writes
+                    // [b + l·step, b + l·step + Q) of dst; the masked store of q 16–18 writes
                     // lanes 16–18 of the site (lanes 12–15 of the pointer when the values sit
                     // in the upper half of the vector are masked off).
                     unsafe {
-                        let p = d.add(b + l * Q);
+                        let p = d.add(b + l * step);
                         _mm512_storeu_pd(p, lo[l]);
                         _mm512_storeu_pd(p.add(8), hi[l]);
                         if l < 4 {
@@ -843,13 +874,13 @@ mod x86 {
     pub(super) unsafe fn row_avx2(
         src: &[f64],
         dst: &mut [f64],
-        base: usize,
-        n: usize,
+        line: Line,
         shift: &[isize; Q],
         omega: f64,
     ) {
-        check_row(src, dst, base, n, shift);
-        let stride = Q as i64;
+        check_row(src, dst, line, shift);
+        let Line { base, n, step } = line;
+        let stride = step as i64;
         let index = _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride);
         let fill = _mm256_set1_pd(1.0);
         let omega = _mm256_set1_pd(omega);
@@ -861,13 +892,13 @@ mod x86 {
             // lane l is gathered when its sign bit is set: l < m
             let lane = _mm256_setr_epi64x(0, 1, 2, 3);
             let mask = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(m as i64), lane));
-            let b = base + s * Q;
+            let b = base + s * step;
             let mut f = [fill; Q];
             macro_rules! gather {
                 ($($q:literal)*) => {$(
                     // SAFETY: check_row: the lanes l < m read index
-                    // b + l·Q + q − shift[q] = base + (s + l)·Q + q − shift[q], inside src;
-                    // masked-off lanes read nothing.
+                    // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
+                    // src; masked-off lanes read nothing.
                     f[$q] = unsafe {
                         let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
                         _mm256_mask_i64gather_pd::<8>(fill, p, index, mask)
@@ -889,9 +920,9 @@ mod x86 {
                 ($l:expr) => {{
                     let l: usize = $l;
                     // SAFETY: check_row: site l < m of the chunk owns values
-                    // [b + l·Q, b + l·Q + Q) of dst; the last store writes lanes 0–2 only.
+                    // [b + l·step, b + l·step + Q) of dst; the last store writes lanes 0–2 only.
                     unsafe {
-                        let p = d.add(b + l * Q);
+                        let p = d.add(b + l * step);
                         _mm256_storeu_pd(p, t[0][l]);
                         _mm256_storeu_pd(p.add(4), t[1][l]);
                         _mm256_storeu_pd(p.add(8), t[2][l]);
@@ -1043,12 +1074,14 @@ mod tests {
         let paths: Vec<Path> = Path::ALL.into_iter().filter(|p| p.supported()).collect();
         assert_eq!(paths[0], Path::Scalar);
         // odd sides (masked chunks of every length, rows of one site), a 64-long row (whole
-        // chunks only) and rows longer than the portable path's 64 lanes
+        // chunks only), a lattice thin along z (its sites go by lines along y, as do the
+        // z-faces of the shells) and rows longer than the portable path's 64 lanes
         for (nx, ny, nz) in [
             (5, 7, 13),
             (3, 3, 17),
             (1, 1, 1),
             (2, 3, 64),
+            (4, 9, 3),
             (3, 2, 2 * LANES + 5),
         ] {
             let s = shape(nx, ny, nz);
