@@ -25,7 +25,9 @@
 //! - elsewhere, chunks of [`LANES`] sites gathered into lane buffers and collided by loops the
 //!   compiler vectorises.
 //!
-//! Before each z-row the cache is asked for the source rows the next row adds (software
+//! The z-rows go in blocks of 16 y-rows, x outer within a block, so that the source rows of
+//! x − 1 and x are still in L2 when the rows of x + 1 read them again; on arrays larger than the
+//! last-level cache, each row first asks the cache for what the next row adds (software
 //! prefetch: without it a 64³ step runs at a third of the speed). Every path performs the same
 //! IEEE operations in the same order as [`collide`] (no fused multiply–add), so the results are
 //! bitwise those of the scalar collision. No allocation.
