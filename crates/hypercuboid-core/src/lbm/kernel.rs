@@ -540,6 +540,7 @@ pub fn collide(f: &[f64; Q], omega: f64) -> [f64; Q] {
 /// # Safety
 /// An implementation may use instructions the processor lacks; its methods must only be called
 /// where the processor has them (inside a function enabling them, after run-time detection).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // used by the vector paths and tests
 unsafe trait Real: Copy {
     /// Every lane `x`.
     unsafe fn splat(x: f64) -> Self;
@@ -585,6 +586,7 @@ unsafe impl Real for f64 {
 
 /// One sum of [`moments`]: `acc` so far and the next distribution `v` with velocity component
 /// `c` (a constant once inlined: the branches fold away).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // used by the vector paths and tests
 #[inline(always)]
 unsafe fn accumulate<V: Real>(acc: Option<V>, c: i8, v: V) -> Option<V> {
     // SAFETY: the caller's contract (V's instructions are available).
@@ -600,6 +602,7 @@ unsafe fn accumulate<V: Real>(acc: Option<V>, c: i8, v: V) -> Option<V> {
 }
 
 /// [`dot`] on lanes: `c · u` with only the non-zero components, in the same order.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // used by the vector paths and tests
 #[inline(always)]
 unsafe fn dot_v<V: Real>(c: [i8; 3], u: [V; 3]) -> V {
     // SAFETY: the caller's contract.
@@ -615,6 +618,7 @@ unsafe fn dot_v<V: Real>(c: [i8; 3], u: [V; 3]) -> V {
 ///
 /// # Safety
 /// The processor has the instructions of `V`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // used by the vector paths and tests
 #[inline(always)]
 unsafe fn collide_v<V: Real>(f: &[V; Q], omega: V) -> [V; Q] {
     // SAFETY: the caller's contract.
