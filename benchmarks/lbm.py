@@ -1,10 +1,12 @@
 """The D3Q19 lattice-Boltzmann kernel and proxy on this machine (issue 16's figures).
 
-1. The kernel on one core: MLUPS of a collide–stream step on 64³ and 128³ subdomains, the bytes
-   each lattice update moves (19 values read and 19 written, 8 bytes each: 304 B), and the memory
-   bandwidth a STREAM triad (``a = b + s·c``, 24 B per element, 64 MiB arrays) measures in the
-   same run, the two alternated ``--repeat`` times and the fastest of each kept. The roofline is
-   triad bandwidth / 304 B; the bar is 60 % of it.
+1. The kernel on one core: MLUPS of a collide–stream step on 16³ (in cache: the compute-bound
+   speed), 64³ and 128³ subdomains, the bytes each lattice update moves (19 values read and 19
+   written, 8 bytes each: 304 B), and the memory bandwidth a STREAM triad (``a = b + s·c``, 24 B
+   per element, 64 MiB arrays) measures in the same run, the two alternated ``--repeat`` times and
+   the fastest of each kept (a timing covers at least 2²¹ site updates: several steps for small
+   subdomains). The roofline is triad bandwidth / 304 B; the bar is 60 % of it, for subdomains
+   that do not fit in the caches. Each row also records the load average when it was measured.
 2. The proxy (``mpiexec -n P hypercuboid lbm run``) for P = 1, 2, 4 with 64³ (and 128³) sites per
    rank: time per step split into kernel and halo, each halo variant, with and without overlap.
    This machine has 2 cores: P = 4 is oversubscribed (two ranks share a core, the times include
@@ -14,7 +16,7 @@ Wall time on a shared machine is disturbed by other jobs; the kernel rows also g
 CPU second of this process (``time.process_time``; the kernel runs in this thread).
 Writes ``benchmarks/results/lbm.json``.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/lbm.py [--sizes 64,128] [--nps 1,2,4]
+    OPENBLAS_NUM_THREADS=1 python benchmarks/lbm.py [--sizes 16,64,128] [--nps 1,2,4]
         [--proxy-sizes 64,128] [--steps 20] [--repeat 5] [--no-proxy]
 """
 
@@ -47,6 +49,7 @@ def triad_gbs(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[float, float
 
 def kernel(n: int, repeat: int) -> dict:
     sub = (n, n, n)
+    steps = max(1, (1 << 21) // n**3)
     f, g = lbm.allocate(sub), lbm.allocate(sub)
     lbm.initialise(f, (0, 0, 0), sub, "taylor-green")
     lbm.periodic_halo(f)
@@ -57,17 +60,21 @@ def kernel(n: int, repeat: int) -> dict:
     best = {"kernel_wall": 1e9, "kernel_cpu": 1e9, "triad_wall": 1e9, "triad_cpu": 1e9}
     for _ in range(repeat):
         w, p = time.perf_counter(), time.process_time()
-        lbm.step(f, g, 0.8)
+        for _ in range(steps):
+            lbm.step(f, g, 0.8)
         best["kernel_wall"] = min(best["kernel_wall"], time.perf_counter() - w)
         best["kernel_cpu"] = min(best["kernel_cpu"], max(time.process_time() - p, 1e-9))
         tw, tp = triad_gbs(a, b, c)
         best["triad_wall"] = min(best["triad_wall"], tw)
         best["triad_cpu"] = min(best["triad_cpu"], max(tp, 1e-9))
-    sites = n**3
+    sites = n**3 * steps
     tb = _core.LBM_TRIAD_BYTES_PER_ELEMENT * m
     row = {
         "subdomain": n,
-        "sites": sites,
+        "sites": n**3,
+        "steps_per_timing": steps,
+        "arrays_mib": 2 * f.nbytes / 2**20,
+        "load_average": os.getloadavg()[0],
         "bytes_per_update": lbm.BYTES_PER_UPDATE,
         "mlups": sites / best["kernel_wall"] / 1e6,
         "mlups_cpu": sites / best["kernel_cpu"] / 1e6,
@@ -106,7 +113,7 @@ def proxy(np_: int, n: int, variant: str, overlap: bool, steps: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="64,128", help="kernel subdomain sides")
+    ap.add_argument("--sizes", default="16,64,128", help="kernel subdomain sides")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--nps", default="1,2,4", help="proxy rank counts")
     ap.add_argument("--proxy-sizes", default="64,128", help="proxy sites per rank per side")
@@ -119,7 +126,8 @@ def main() -> None:
     print(f"# kernel on one core ({platform.processor() or platform.machine()}), bar {BAR:.0%}")
     print(
         f"{'size':>6} {'MLUPS':>7} {'B/upd':>6} {'GB/s':>6} {'triad GB/s':>10} {'roof MLUPS':>10} "
-        f"{'% roof':>7} {'bar':>4} | {'MLUPS/cpu-s':>11} {'triad/cpu-s':>11} {'% roof':>7}"
+        f"{'% roof':>7} {'bar':>4} | {'MLUPS/cpu-s':>11} {'triad/cpu-s':>11} {'% roof':>7} "
+        f"{'MiB':>5} {'load':>5}"
     )
     kernels = []
     for n in [int(x) for x in args.sizes.split(",")]:
@@ -130,7 +138,8 @@ def main() -> None:
             f"{n:>5}³ {r['mlups']:>7.1f} {r['bytes_per_update']:>6} {r['kernel_gb_s']:>6.1f} "
             f"{r['triad_gb_s']:>10.1f} {r['roofline_mlups']:>10.1f} "
             f"{r['roofline_fraction']:>7.1%} {ok:>4} | {r['mlups_cpu']:>11.1f} "
-            f"{r['triad_gb_s_cpu']:>11.1f} {r['roofline_fraction_cpu']:>7.1%}",
+            f"{r['triad_gb_s_cpu']:>11.1f} {r['roofline_fraction_cpu']:>7.1%} "
+            f"{r['arrays_mib']:>5.0f} {r['load_average']:>5.2f}",
             flush=True,
         )
     proxies = []
