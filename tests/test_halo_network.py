@@ -122,3 +122,21 @@ def test_the_seeds_8_nodes_send_only_x_messages_off_node():
     nonblocking, _ = node_bytes(d, "nonblocking", 24, None)
     assert blocking == [24 * 2 * 32 * 32 * 152] * 8  # 7,471,104
     assert nonblocking == [24 * (2 * 32 * 32 + 8 * 32 + 8) * 152] * 8  # 8,433,408
+
+
+@pytest.mark.parametrize("variant", ["blocking", "nonblocking"])
+@pytest.mark.parametrize("level", ["flow", "packet"])
+def test_one_node_on_a_network_costs_exactly_what_loggops_alone_costs(variant, level):
+    # 24 ranks 4x3x2 on one endpoint: every message goes through memory at the host model's
+    # L, o, g and G (the sender's NIC busy (s-1)*G as in LogGOPS), over repeated calls.
+    host = "loggops:L=1us,o=1us,g=1us,G=2.778ns,O=0,S=0,copy=0.25ns"
+    d = halo.Decomposition.of_subdomain((16, 24, 32), (4, 3, 2))
+    s = halo.schedule(variant, d)
+    alone = s.simulate(host, calls=3)
+    r = s.simulate(host, network="fullmesh:n=2", ranks_per_endpoint=24, level=level, calls=3)
+    assert r.completion_time_ps == alone.completion_time_ps
+    assert list(r.rank_finish_ps) == list(alone.rank_finish_ps)
+    assert (r.network.messages, r.network.local) == (
+        0,
+        3 * 24 * (26 if variant == "nonblocking" else 6),
+    )
