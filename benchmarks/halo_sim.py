@@ -460,8 +460,13 @@ def net_scaling(calls: int, max_ranks: int) -> list[dict]:
             if g not in topos:
                 topos[g] = aries(g)
             d = halo.Decomposition.of_subdomain(sub, dims)
+            # the block of the process grid node 0 holds (x, y, z ranks): which messages leave
+            block = tuple(
+                len({d.coords(r)[k] for r in range(min(RANKS_PER_NODE, n))}) for k in range(3)
+            )
             row = {"system": size, "cores_in_table": cores, "ranks": n, "dims": dims,
-                   "subdomain": sub, "nodes": -(-n // RANKS_PER_NODE), "groups": g}  # fmt: skip
+                   "subdomain": sub, "nodes": -(-n // RANKS_PER_NODE), "groups": g,
+                   "node_block": block}  # fmt: skip
             t0 = time.time()
             tb = per_call("blocking", d, MODELS["node"], calls)
             tn = per_call("nonblocking", d, MODELS["node"], calls)
@@ -488,6 +493,7 @@ def net_scaling(calls: int, max_ranks: int) -> list[dict]:
 
 def net_plots(res: dict) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -536,6 +542,8 @@ def net_plots(res: dict) -> None:
                        label=f"{size}^3")  # fmt: skip
         a.axhline(1.0, color="k", lw=0.5)
         a.set_xscale("log")
+        a.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        a.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         a.set_xlabel("ranks (24 a node)")
         a.set_ylabel("non-blocking / blocking time")
         title = "LogGOPS node" if name == "node" else f"Aries-like dragonfly, {name}"
