@@ -327,8 +327,17 @@ RANKS_PER_NODE = 24  # ARCHER: 2 x 12-core Ivy Bridge a node (seed section 3.3)
 #: messages through memory cost its L, o, g and G; off-node ones cross the dragonfly).
 NET_HOST = NODE
 #: name -> (level, nic order)
-NET_CONFIGS = {"flow": ("flow", "fifo"), "flow-interleave": ("flow", "interleave")}
-NET_PACKET = {"packet": ("packet", "fifo"), "packet-interleave": ("packet", "interleave")}
+JITTER = MODELS["jitter"][1]  # exp:mean=1us before every op, seed 1
+#: name -> (level, nic order, noise)
+NET_CONFIGS = {
+    "flow": ("flow", "fifo", None),
+    "flow-interleave": ("flow", "interleave", None),
+    "flow-jitter": ("flow", "fifo", JITTER),
+}
+NET_PACKET = {
+    "packet": ("packet", "fifo", None),
+    "packet-interleave": ("packet", "interleave", None),
+}
 #: Strong scaling with an interleaving NIC up to this many ranks (beyond, minutes a point).
 INTERLEAVE_MAX_RANKS = 576
 
@@ -392,11 +401,11 @@ def net_per_call(
     """Seconds per call on the network (24 ranks a node; ``mapping``: linear, or a list of
     endpoints, one per rank) and the run's network totals (queued time per message, busiest
     link)."""
-    level, nic = config
+    level, nic, noise = config
     s = halo.schedule(variant, d)
     r = s.simulate(
         NET_HOST, network=topo, ranks_per_endpoint=RANKS_PER_NODE, level=level, nic=nic,
-        calls=calls, mapping=mapping,
+        calls=calls, mapping=mapping, noise=noise, seed=1,
     )  # fmt: skip
     n = r.network
     busiest = n.links[0] if n.links else None  # one node: no message leaves it
@@ -422,7 +431,7 @@ def eight_nodes(sizes: list[int], calls: int, packet_sizes: list[int], packet_ca
     for L in sizes:
         d = halo.Decomposition.of_subdomain((L, L, L), (8, 6, 4))
         row: dict = {"L": L, "halo_MB": halo_bytes((L, L, L)) / 1e6}
-        runs = [(name, None, MODELS[name], topo, "linear") for name in ("node", "fit")]
+        runs = [(name, None, MODELS[name], topo, "linear") for name in MODELS]
         runs += [(name, cfg, None, topo, "linear") for name, cfg in NET_CONFIGS.items()]
         runs.append(("flow-8-groups", NET_CONFIGS["flow"], None, spread, scattered))
         if L in packet_sizes:
@@ -468,9 +477,10 @@ def net_scaling(calls: int, max_ranks: int) -> list[dict]:
                    "subdomain": sub, "nodes": -(-n // RANKS_PER_NODE), "groups": g,
                    "node_block": block}  # fmt: skip
             t0 = time.time()
-            tb = per_call("blocking", d, MODELS["node"], calls)
-            tn = per_call("nonblocking", d, MODELS["node"], calls)
-            row["node_ratio"] = tn / tb
+            for name in ("node", "jitter"):
+                tb = per_call("blocking", d, MODELS[name], calls)
+                tn = per_call("nonblocking", d, MODELS[name], calls)
+                row[f"{name}_ratio"] = tn / tb
             for name, cfg in NET_CONFIGS.items():
                 if cfg[1] == "interleave" and n > INTERLEAVE_MAX_RANKS:
                     continue  # an interleaving NIC has every flow active: slow at this size
@@ -484,7 +494,8 @@ def net_scaling(calls: int, max_ranks: int) -> list[dict]:
             il = row.get("flow-interleave_ratio")
             print(
                 f"  {size:>4}^3 {n:>6} ranks ({g} group{'s' if g > 1 else ''}) "
-                f"{str(sub):>16}: node {row['node_ratio']:.3f}  flow {row['flow_ratio']:.3f}  "
+                f"{str(sub):>16}: node {row['node_ratio']:.3f} jitter {row['jitter_ratio']:.3f} | "
+                f"flow {row['flow_ratio']:.3f} flow-jitter {row['flow-jitter_ratio']:.3f} "
                 f"flow-interleave {'-' if il is None else f'{il:.3f}'}  ({row['wall_s']:.0f} s)",
                 flush=True,
             )
@@ -502,7 +513,8 @@ def net_plots(res: dict) -> None:
     rows = res["eight_nodes"]
     L = [r["L"] for r in rows]
     fig, axes = plt.subplots(1, 4, figsize=(20, 4.5))
-    styles = {"node": ":", "fit": "-.", "flow": "-", "flow-interleave": "--", "flow-8-groups": "-"}
+    styles = {"node": ":", "fit": "-.", "jitter": ":", "flow": "-", "flow-interleave": "--",
+              "flow-jitter": "-", "flow-8-groups": "-"}  # fmt: skip
     for name, ls in styles.items():
         for v, mk in (("blocking", "o"), ("nonblocking", "s")):
             lab = f"{name} {v}"
@@ -526,15 +538,17 @@ def net_plots(res: dict) -> None:
     axes[0].legend(fontsize=7)
     axes[3].legend(fontsize=7)
     fig.suptitle(
-        "8 nodes, 192 ranks 8x6x4 (seed Figs 4.9-4.11): LogGOPS node / fit vs the Aries-like "
-        "dragonfly (flow level, FIFO or interleaving NIC; on-node messages as `node`)"
+        "8 nodes, 192 ranks 8x6x4 (seed Figs 4.9-4.11): LogGOPS node / fit / jitter vs the "
+        "Aries-like dragonfly (flow level: FIFO NIC, interleaving NIC, FIFO + jitter, 8 groups; "
+        "on-node messages as `node`)"
     )
     fig.tight_layout()
     fig.savefig(FIGURES / "halo-network-fig4-9-11.png", dpi=90)
     plt.close(fig)
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4))
-    for a, name in zip(axes, ("node", "flow", "flow-interleave"), strict=True):
+    panels = ("node", "jitter", "flow", "flow-jitter", "flow-interleave")
+    fig, axes = plt.subplots(1, len(panels), figsize=(26, 4))
+    for a, name in zip(axes, panels, strict=True):
         for size in SCALING:
             rs = [r for r in res["scaling"] if r["system"] == size and f"{name}_ratio" in r]
             if rs:
@@ -546,7 +560,7 @@ def net_plots(res: dict) -> None:
         a.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         a.set_xlabel("ranks (24 a node)")
         a.set_ylabel("non-blocking / blocking time")
-        title = "LogGOPS node" if name == "node" else f"Aries-like dragonfly, {name}"
+        title = f"LogGOPS {name}" if name in MODELS else f"Aries-like dragonfly, {name}"
         a.set_title(f"[{title}] strong scaling (Fig 5.11)")
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
@@ -590,7 +604,7 @@ def network_main(a) -> None:
     print(f"\n8 nodes (192 ranks 8x6x4, 2 Aries routers), cubic L^3: time for 2,000 calls (s) "
           f"[{calls} calls simulated; blocking per call {short:.6e} s vs {long_:.6e} s over "
           f"{10 * calls}], non-blocking / blocking")  # fmt: skip
-    names = ["node", "fit", *NET_CONFIGS, "flow-8-groups"]
+    names = [*MODELS, *NET_CONFIGS, "flow-8-groups"]
     print(f"{'L':>3} {'MB':>5} | " + " | ".join(f"{n:>24}" for n in names) + " | packet")
     for r in res["eight_nodes"]:
         cells = " | ".join(

@@ -768,11 +768,12 @@ impl<'n> CostModel for NetworkModel<'n> {
         st: &mut NetState<'n>,
         t: Time,
         m: &Message,
-        _recv_site: Option<OpSite>,
+        recv_site: Option<OpSite>,
     ) -> bool {
         let (a, b) = (self.place[m.src as usize], self.place[m.dst as usize]);
         if a == b {
-            return true;
+            // Through memory: as LogGOPS (the sender's clocks move up to the match).
+            return self.host.rendezvous_matched(&mut st.host, t, m, recv_site);
         }
         // Clear-to-send from the receiver now, the data back the moment it arrives.
         let clear = st.slot(InFlight {
