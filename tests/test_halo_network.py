@@ -180,3 +180,24 @@ def test_noise_on_a_network_is_deterministic_for_a_seed_and_changes_with_it():
     )
     assert a == b
     assert len({a, c, quiet}) == 3
+
+
+def test_cli_noise_with_a_network_matches_the_python_api():
+    import json
+
+    from click.testing import CliRunner
+    from hypercuboid.cli import cli
+
+    args = [
+        "simulate", "halo", "--variant", "blocking", "--decomp", "8x6x4", "--subdomain",
+        "4x4x4", "--model", NODE, "--network", "fullmesh:n=8", "--ranks-per-endpoint", "24",
+        "--level", "flow", "--noise", "exp:mean=1us", "--seed", "5", "--calls", "2", "--json",
+    ]  # fmt: skip
+    out = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    d = halo.Decomposition.of_subdomain((4, 4, 4), (8, 6, 4))
+    r = halo.schedule("blocking", d).simulate(
+        NODE, network="fullmesh:n=8", ranks_per_endpoint=24, level="flow",
+        noise="exp:mean=1us", seed=5, calls=2,
+    )  # fmt: skip
+    assert json.loads(out.output)["completion_time_ns"] == r.completion_time_ps / 1000
