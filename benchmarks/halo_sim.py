@@ -28,7 +28,8 @@ XC30; parameters and their sources at ``aries``), 24 ranks a node, on-node messa
 what the ``node`` configuration says, next to LogGOPS alone.
 
 Run: .venv/bin/python benchmarks/halo_sim.py [--quick] [--skip-speed]
-     .venv/bin/python benchmarks/halo_sim.py --network [--quick] [--max-ranks 24576]
+     .venv/bin/python benchmarks/halo_sim.py --network [--quick]
+     .venv/bin/python benchmarks/halo_sim.py --network --network-min-ranks 12288 --max-ranks 12288
 Prints the tables, writes benchmarks/results/halo_sim.json (halo_network.json) and the figures
 docs/figures/halo-*.png (halo-network-*.png).
 """
@@ -48,6 +49,7 @@ from hypercuboid import halo
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "halo_sim.json"
 NET_RESULTS = ROOT / "benchmarks" / "results" / "halo_network.json"
+NET_LARGE_RESULTS = ROOT / "benchmarks" / "results" / "halo_network_large.json"
 FIGURES = ROOT / "docs" / "figures"
 
 G = "2.778ns"  # 1 / 360 MB/s
@@ -454,7 +456,7 @@ def eight_nodes(sizes: list[int], calls: int, packet_sizes: list[int], packet_ca
     return rows
 
 
-def net_scaling(calls: int, max_ranks: int) -> list[dict]:
+def net_scaling(calls: int, max_ranks: int, min_ranks: int = 1) -> list[dict]:
     """Seed Tables 5.1-5.4 / Fig 5.11 on the dragonfly: non-blocking / blocking time, beside
     LogGOPS `node` (the same number of calls)."""
     rows = []
@@ -463,7 +465,7 @@ def net_scaling(calls: int, max_ranks: int) -> list[dict]:
         for cores, sub in table:
             dims = tuple(size // s for s in sub)
             n = dims[0] * dims[1] * dims[2]
-            if n > max_ranks:
+            if not min_ranks <= n <= max_ranks:
                 continue
             g = groups_for(n)
             if g not in topos:
@@ -573,9 +575,28 @@ def net_plots(res: dict) -> None:
     plt.close(fig)
 
 
+def network_large(a) -> None:
+    """Only the strong-scaling rows of ``--network-min-ranks`` to ``--max-ranks`` ranks (the
+    rows past one group), into their own JSON."""
+    import os
+
+    t0 = time.time()
+    res: dict = {"machine": platform.platform(), "load_average_start": os.getloadavg(),
+                 "host": NET_HOST, "scaling_calls": a.network_scaling_calls}  # fmt: skip
+    print(f"strong scaling on the dragonfly, {a.network_min_ranks}..{a.max_ranks} ranks")
+    res["scaling"] = net_scaling(a.network_scaling_calls, a.max_ranks, a.network_min_ranks)
+    res["load_average_end"] = os.getloadavg()
+    res["wall_s"] = time.time() - t0
+    NET_LARGE_RESULTS.write_text(json.dumps(res, indent=1) + "\n")
+    print(f"wrote {NET_LARGE_RESULTS.relative_to(ROOT)} ({res['wall_s']:.0f} s)")
+
+
 def network_main(a) -> None:
     import os
 
+    if a.network_min_ranks > 1:
+        network_large(a)
+        return
     t0 = time.time()
     sizes = [16, 32, 48, 64, 88] if a.quick else list(range(16, 89, 8))
     calls = a.network_calls
@@ -662,6 +683,13 @@ def main() -> None:
     ap.add_argument("--network-calls", type=int, default=20)
     ap.add_argument("--network-scaling-calls", type=int, default=20)
     ap.add_argument("--packet-calls", type=int, default=5)
+    ap.add_argument(
+        "--network-min-ranks",
+        type=int,
+        default=1,
+        help="with --network: only the strong-scaling rows from this many ranks, into "
+        "halo_network_large.json",
+    )
     a = ap.parse_args()
     if a.network:
         if a.max_ranks == MAX_RANKS:
