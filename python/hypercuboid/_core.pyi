@@ -75,6 +75,7 @@ class Schedule:
         records: bool = ...,
         sample_links: bool = ...,
         calls: int = ...,
+        noise: str | None = ...,
     ) -> dict[str, Any]:
         """:meth:`simulate`'s dict plus ``network`` (links, messages, worst, records,
         placement, timeline, wire_units, wire_events)."""

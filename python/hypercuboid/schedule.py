@@ -305,8 +305,9 @@ class Schedule:
         rank), ``ranks_per_endpoint``, ``nic`` (``fifo``: a NIC sends whole messages in the order
         they started; ``interleave``: it shares its link among them, one packet of each in
         turn), and the router parameters ``packet_size``, ``buffer``,
-        ``switch_latency``, ``seed`` (of the network's random choices, default 1; without a
-        network, of the noise, default 0) and ``threads``.
+        ``switch_latency``, ``seed`` (of the network's random choices and of the noise,
+        default 1; without a network, of the noise, default 0) and ``threads``. ``noise`` (a
+        delay before every op, e.g. ``"exp:mean=1us"``) applies on a network as on a model.
         ``model`` is then the host model (a ``loggops:`` spec; default LogGOPSim's defaults),
         whose ``L`` and ``G`` apply only between ranks of one endpoint. The result's
         ``network`` holds the links' loads and the messages' queued times (``records=True``:
@@ -413,15 +414,9 @@ class Schedule:
         )
 
     def _simulate_network(self, network: Any, model: str | None, **o: Any) -> SimResult:
-        from hypercuboid.errors import NetworkError
         from hypercuboid.topology import Topology, generate
         from hypercuboid.units import parse_size, parse_time
 
-        if o["noise"] is not None:
-            raise NetworkError(
-                f"invalid noise '{o['noise']}' with a network: the network model has no noise "
-                "(simulate on a cost model to add noise)"
-            )
         topo = network if isinstance(network, Topology) else generate(str(network))
         mapping = o["mapping"]
         endpoints = None
@@ -449,6 +444,7 @@ class Schedule:
             records=bool(o["records"]),
             sample_links=bool(o["link_timeline"]),
             calls=int(o["calls"]),
+            noise=o["noise"],
         )
         return self._result(r, o["trace"])
 

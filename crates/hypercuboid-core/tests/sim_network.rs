@@ -150,6 +150,39 @@ fn ranks_of_one_endpoint_exchange_through_memory_with_the_host_models_l_and_g() 
 }
 
 #[test]
+fn sends_between_ranks_of_one_endpoint_wait_for_the_senders_nic_as_in_loggops() {
+    // Rank 0 sends two 1,001-byte messages to rank 4, both ranks on endpoint 0: as in LogGOPS
+    // the sender's NIC is busy g + (s−1)·G after the first, so the second leaves at 1,000 ns
+    // (g = 0, G = 1 ns/B), and rank 0 finishes at 1,000 + o = 1,100 ns. The receiver is busy
+    // o + (s−1)·G a message from o + L = 400 ns: 400 + 2·1,100 = 2,600 ns.
+    let topo = mlfm();
+    let n = net(&topo, "min", 1);
+    let h = LogGopsModel {
+        latency: ns(300),
+        overhead: ns(100),
+        gap: 0,
+        gap_per_byte: 1000.0,
+        ..LogGopsModel::default()
+    };
+    let s = read_goal(
+        "num_ranks 5\nrank 0 {\nl0: send 1001b to 4 tag 1\nl1: send 1001b to 4 tag 2\n}\n\
+         rank 4 {\nl0: recv 1001b from 0 tag 1\nl1: recv 1001b from 0 tag 2\n}\n",
+    );
+    let mut st = setup(Level::Flow, h);
+    st.ranks_per_endpoint = 8;
+    let r = simulate_on_network(&s, &n, &st, &SimOptions::default()).unwrap();
+    assert_eq!(r.result.rank_finish, vec![ns(1100), 0, 0, 0, ns(2600)]);
+    assert_eq!((r.messages.local, r.messages.network), (2, 0));
+    let alone = hypercuboid_core::sim::simulate(
+        &s,
+        &hypercuboid_core::model::ModelSpec::LogGops(h),
+        &SimOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(alone.rank_finish, r.result.rank_finish);
+}
+
+#[test]
 fn contention_on_a_shared_link_shows_as_queued_time_and_utilisation() {
     let topo = mlfm();
     let n = net(&topo, "min", 1);

@@ -220,6 +220,7 @@ impl PySchedule {
         records = false,
         sample_links = false,
         calls = 1,
+        noise = None,
     ))]
     fn simulate_network<'py>(
         &self,
@@ -243,6 +244,7 @@ impl PySchedule {
         records: bool,
         sample_links: bool,
         calls: u32,
+        noise: Option<&str>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let params = crate::network::params(
             seed,
@@ -269,6 +271,7 @@ impl PySchedule {
             records,
             sample_links,
             calls,
+            noise,
         )
     }
 

@@ -94,7 +94,8 @@ fn result_dict<'py>(
 /// `level` (`packet` or `flow`), ranks placed by `mapping` (`linear`, `round_robin`,
 /// `random[:seed=K]`, or a list of endpoints), `ranks_per_endpoint` to an endpoint, each NIC
 /// sending its messages' packets in `nic` order (`interleave` or `fifo`), hosts
-/// costing what `model` (a `loggops:` spec, default LogGOPSim's defaults) says. Returns the
+/// costing what `model` (a `loggops:` spec, default LogGOPSim's defaults) says, with `noise`
+/// (a noise spec) a random delay before every op drawn from the network's seed. Returns the
 /// dict of [`simulate`] plus `network`: `level`, `routing`, `topology`, `links` (every
 /// directed link that carried something, busiest first: `a`, `b`, `kind`, `bytes`,
 /// `utilisation`), `mean_network_utilisation`, `messages` (totals), `worst` (the message that
@@ -118,7 +119,9 @@ pub(crate) fn simulate_network<'py>(
     records: bool,
     sample_links: bool,
     calls: u32,
+    noise: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let noise = noise.map(parse_noise).transpose().py()?;
     let host = match model {
         None => LogGopsModel::default(),
         Some(text) => match parse_model(text).py()? {
@@ -161,10 +164,11 @@ pub(crate) fn simulate_network<'py>(
         sample_links: sample_links || chrome_trace.is_some(),
         nic,
     };
+    // One seed: the network's random choices and the noise draws.
     let opts = SimOptions {
         trace: trace || chrome_trace.is_some(),
-        noise: None,
-        seed: 0,
+        noise,
+        seed: params.seed,
         calls,
     };
     let s = this.inner.clone();

@@ -252,7 +252,8 @@ simulate = schedule_verb(
             "--seed",
             type=int,
             default=None,
-            help="Noise seed (default 0); with --network, seed of its random choices (default 1).",
+            help="Noise seed (default 0); with --network, seed of its random choices and of "
+            "the noise (default 1).",
         ),
         click.option(
             "--network",

@@ -16,7 +16,9 @@
 //! - **Local** work, reductions (`s·γ + δ`) and a rank's finish time: as in LogGOPS.
 //! - **Ranks of one endpoint** (`ranks_per_endpoint > 1`) exchange messages through memory:
 //!   such a message never enters the network and costs what the LogGOPS host model says,
-//!   its `L` and `G` included (`t + o + L` to arrive, `(s−1)·G` more at the receiver).
+//!   its `L` and `G` included (`t + o + L` to arrive, `(s−1)·G` more at the receiver, and
+//!   the sender's and the receiver's NIC busy `g + (s−1)·G`), so a schedule on one endpoint
+//!   runs exactly as on LogGOPS alone.
 //!   Between endpoints the network supplies the latency and bandwidth, and `L` and `G` are
 //!   not used.
 //! - Ops are never dated before the current time (LogGOPSim dates an op on an idle second
@@ -693,7 +695,10 @@ impl<'n> CostModel for NetworkModel<'n> {
         };
         let (a, b) = (self.place[m.src as usize], self.place[m.dst as usize]);
         if a == b {
-            // Through memory: LogGOPS's L.
+            // Through memory: LogGOPS's L, and its G at the sender as in LogGOPS (the rank's
+            // next send waits (s−1)·G longer); off the node the wire serialises the bytes.
+            st.host.nic_send[n] =
+                st.host.nic_send[n].saturating_add(Self::per_extra_byte(m.bytes, h.gap_per_byte));
             st.totals.local += 1;
             return Attempt::Go(SendIssue {
                 arrival: Some(t.saturating_add(h.overhead).saturating_add(h.latency)),
@@ -748,7 +753,13 @@ impl<'n> CostModel for NetworkModel<'n> {
         };
         let cpu_end = t.saturating_add(h.overhead).saturating_add(extra);
         st.host.cpu[c] = cpu_end;
-        st.host.nic_recv[n] = t.saturating_add(h.gap);
+        // Through memory the receiving NIC is busy g + (s−1)·G, as in LogGOPS.
+        let nic_extra = if local {
+            Self::per_extra_byte(m.bytes, h.gap_per_byte)
+        } else {
+            0
+        };
+        st.host.nic_recv[n] = t.saturating_add(h.gap).saturating_add(nic_extra);
         Attempt::Go(cpu_end)
     }
 
@@ -757,11 +768,12 @@ impl<'n> CostModel for NetworkModel<'n> {
         st: &mut NetState<'n>,
         t: Time,
         m: &Message,
-        _recv_site: Option<OpSite>,
+        recv_site: Option<OpSite>,
     ) -> bool {
         let (a, b) = (self.place[m.src as usize], self.place[m.dst as usize]);
         if a == b {
-            return true;
+            // Through memory: as LogGOPS (the sender's clocks move up to the match).
+            return self.host.rendezvous_matched(&mut st.host, t, m, recv_site);
         }
         // Clear-to-send from the receiver now, the data back the moment it arrives.
         let clear = st.slot(InFlight {
