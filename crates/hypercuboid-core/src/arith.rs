@@ -6,7 +6,7 @@ pub fn divisors(n: u32) -> Vec<u32> {
     let mut large = Vec::new();
     let mut i: u32 = 1;
     while (i as u64) * (i as u64) <= n as u64 {
-        if n % i == 0 {
+        if n.is_multiple_of(i) {
             small.push(i);
             if i != n / i {
                 large.push(n / i);

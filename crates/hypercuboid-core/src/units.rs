@@ -198,7 +198,7 @@ pub fn format_size(bytes: u64) -> String {
         ("MiB", 1 << 20),
         ("KiB", 1 << 10),
     ] {
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{}{unit}", bytes / scale);
         }
     }
@@ -328,7 +328,7 @@ pub fn format_time_exact(t: Time) -> String {
         ("us", 1_000_000),
         ("ns", 1_000),
     ] {
-        if t % scale == 0 {
+        if t.is_multiple_of(scale) {
             return format!("{}{unit}", t / scale);
         }
     }
@@ -344,7 +344,7 @@ pub fn format_time(t: Time) -> String {
         format!("{:.3} ms", ns / 1e6)
     } else if ns >= 1e3 {
         format!("{:.3} us", ns / 1e3)
-    } else if t % PS_PER_NS == 0 {
+    } else if t.is_multiple_of(PS_PER_NS) {
         format!("{ns:.0} ns")
     } else {
         format!("{ns:.3} ns")

@@ -668,11 +668,9 @@ unsafe fn collide_v<V: Real>(f: &[V; Q], omega: V) -> [V; Q] {
 /// The AVX2 and AVX-512 rows: hardware gathers of the pulled values straight into one vector
 /// per velocity (a vector holds consecutive sites of the row), the collision on those vectors,
 /// and the results transposed in registers back to the sites' contiguous 19 values.
-// The AVX-512 intrinsics are stable since Rust 1.89, as is the `avx512f` target feature the
-// kernel already enabled before them: building the crate needs 1.89 whatever the declared
-// rust-version (1.85) says.
+// The AVX-512 intrinsics and the `avx512f` target feature are stable since Rust 1.89, the
+// workspace's declared rust-version.
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{collide_v, Line, Real, Q};
     use std::arch::x86_64::*;

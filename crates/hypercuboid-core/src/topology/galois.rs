@@ -19,7 +19,7 @@ pub fn prime_power(q: u64) -> Option<(u64, u32)> {
     }
     let mut p = 2u64;
     while p * p <= q {
-        if q % p == 0 {
+        if q.is_multiple_of(p) {
             break;
         }
         p += 1;

@@ -567,7 +567,7 @@ pub(crate) fn link_kv(link: &LinkParams) -> Vec<(String, String)> {
 
 /// A latency as spec text: `50ns` when a whole number of nanoseconds, else `1500ps`.
 pub(crate) fn format_latency(t: Time) -> String {
-    if t % units::PS_PER_NS == 0 {
+    if t.is_multiple_of(units::PS_PER_NS) {
         format!("{}ns", t / units::PS_PER_NS)
     } else {
         format!("{t}ps")

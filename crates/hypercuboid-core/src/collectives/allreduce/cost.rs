@@ -262,7 +262,7 @@ pub fn ring(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
-    if spec.count % spec.nranks as u64 != 0 {
+    if !spec.count.is_multiple_of(spec.nranks as u64) {
         return Err(ScheduleError::BadParameter {
             name: "count".into(),
             value: spec.count.to_string(),
@@ -347,7 +347,7 @@ pub fn rabenseifner(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, Sched
             "the closed form holds for a power of two; simulate otherwise",
         ));
     }
-    if spec.count % spec.nranks as u64 != 0 {
+    if !spec.count.is_multiple_of(spec.nranks as u64) {
         return Err(ScheduleError::BadParameter {
             name: "count".into(),
             value: spec.count.to_string(),

@@ -125,7 +125,7 @@ impl Elimination {
             }
         } else if rank < 3 * b + 2 * a {
             let i = (rank - 3 * b) / 2;
-            if (rank - 3 * b) % 2 == 0 {
+            if (rank - 3 * b).is_multiple_of(2) {
                 Role::PairP0
             } else {
                 Role::PairP1(2 * b + i)
@@ -188,7 +188,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let steps = k + u32::from(folds_in.is_some());
     // Value after the j-th value-producing op (0-based) lands in out when j = steps − 1.
     let dst = |j: u32| {
-        if (steps - 1 - j) % 2 == 0 {
+        if (steps - 1 - j).is_multiple_of(2) {
             output
         } else {
             scratch
@@ -205,7 +205,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         j += 1;
     }
     let triple_t1 = matches!(el.role(rank), Role::TripleT1(_));
-    let triple_t0 = rank < 3 * el.triples && rank % 3 == 0;
+    let triple_t0 = rank < 3 * el.triples && rank.is_multiple_of(3);
     for i in 0..k {
         let peer = el.real_rank(v ^ el.mask(i));
         let tag = 1 + i as i32;

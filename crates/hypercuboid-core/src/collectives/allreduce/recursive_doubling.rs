@@ -88,7 +88,7 @@ impl Fold {
     /// below `2·rem`).
     pub const fn virtual_rank(&self, rank: Rank) -> Option<u32> {
         if rank < 2 * self.rem {
-            if rank % 2 == 0 {
+            if rank.is_multiple_of(2) {
                 None
             } else {
                 Some(rank / 2)

@@ -70,7 +70,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let rounds = p - 1;
     // Round k receives into buf(k): the output for the last round, alternating backwards.
     let buf = |k: u32| {
-        if (rounds - 1 - k) % 2 == 0 {
+        if (rounds - 1 - k).is_multiple_of(2) {
             whole(Slot::Output, spec.count)
         } else {
             whole(Slot::Scratch(0), spec.count)

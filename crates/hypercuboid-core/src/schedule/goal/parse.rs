@@ -1487,7 +1487,7 @@ impl Parser {
         let whole = digits(int) * scale;
         let den = 10u128.pow(frac.len() as u32);
         let part = digits(frac) * scale;
-        if part % den != 0 {
+        if !part.is_multiple_of(den) {
             return Err(self.err(
                 c,
                 at,

@@ -113,7 +113,7 @@ fn flush_if_full(buf: &mut Vec<u8>, out: &mut impl Write) -> io::Result<()> {
 
 /// Whole nanoseconds covering `t` picoseconds (rounded up).
 fn ceil_ns(t: Time) -> u64 {
-    t / PS_PER_NS + u64::from(t % PS_PER_NS != 0)
+    t / PS_PER_NS + u64::from(!t.is_multiple_of(PS_PER_NS))
 }
 
 fn fused(op: &Op) -> bool {
@@ -322,7 +322,7 @@ fn quoted(buf: &mut Vec<u8>, name: &str) {
 
 /// A time: whole ns as a bare number (`calc`'s GOAL unit) or with `ns`, else in `ps`.
 fn time(buf: &mut Vec<u8>, t: Time, bare_ns: bool) {
-    if t % PS_PER_NS == 0 {
+    if t.is_multiple_of(PS_PER_NS) {
         num(buf, t / PS_PER_NS);
         if !bare_ns {
             buf.extend_from_slice(b"ns");

@@ -358,7 +358,7 @@ impl<'a> Emitter<'a> {
     /// The buffer the next value-producing step writes (the last one writes `out`).
     fn next_dst(&self) -> Slice {
         debug_assert!(self.done < self.steps);
-        if (self.steps - 1 - self.done) % 2 == 0 {
+        if (self.steps - 1 - self.done).is_multiple_of(2) {
             whole(Slot::Output, self.count)
         } else {
             whole(Slot::Scratch(0), self.count)

@@ -330,7 +330,7 @@ pub fn prime_factors(mut n: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let mut q: u32 = 2;
     while (q as u64) * (q as u64) <= n as u64 {
-        while n % q == 0 {
+        while n.is_multiple_of(q) {
             out.push(q);
             n /= q;
         }
@@ -352,9 +352,9 @@ fn gpf_below(m: u32, bound: u32) -> Option<u32> {
         if q >= bound {
             return None;
         }
-        if rem % q == 0 {
+        if rem.is_multiple_of(q) {
             g = q;
-            while rem % q == 0 {
+            while rem.is_multiple_of(q) {
                 rem /= q;
             }
         }
@@ -477,7 +477,7 @@ impl DivisorTable {
             let d = self.divs[i];
             let mut s = 0u128;
             for &f in &self.divs[1..=i] {
-                if d % f == 0 {
+                if d.is_multiple_of(f) {
                     s = s.saturating_add(h[self.index(d / f)]);
                 }
             }
@@ -503,7 +503,7 @@ impl DivisorTable {
             if f > maxf || f > d {
                 break;
             }
-            if d % f == 0 {
+            if d.is_multiple_of(f) {
                 s = s.saturating_add(self.partitions(d / f, f, memo));
             }
         }
@@ -573,7 +573,7 @@ fn for_each_ordered(n: u32, divs: &[u32], prefix: &mut Vec<u32>, f: &mut dyn FnM
         if d > n {
             break;
         }
-        if n % d == 0 {
+        if n.is_multiple_of(d) {
             prefix.push(d);
             for_each_ordered(n / d, divs, prefix, f);
             prefix.pop();
@@ -594,7 +594,7 @@ fn for_each_partition(
     }
     // Largest factor first.
     for &d in divs[1..].iter().rev() {
-        if d > maxf || d > n || n % d != 0 {
+        if d > maxf || d > n || !n.is_multiple_of(d) {
             continue;
         }
         prefix.push(d);
@@ -718,7 +718,7 @@ pub fn optimal_factored(n: u32, p: &Params) -> Result<Optimum, TuningError> {
         let d = divs[i];
         let mut b: Option<(u128, u32, u32)> = None;
         for &f in &divs[1..=i] {
-            if d % f != 0 {
+            if !d.is_multiple_of(f) {
                 continue;
             }
             let (c, s, _) = best[table.index(d / f)];

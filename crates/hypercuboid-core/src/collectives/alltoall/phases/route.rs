@@ -202,7 +202,7 @@ impl LinkRoutes {
         let l = self.ends.len() as u32;
         if id < 2 * l {
             let (a, b) = self.ends[(id / 2) as usize];
-            let (from, to) = if id % 2 == 0 { (a, b) } else { (b, a) };
+            let (from, to) = if id.is_multiple_of(2) { (a, b) } else { (b, a) };
             DirectedLink::Network {
                 link: id / 2,
                 from,
@@ -210,7 +210,7 @@ impl LinkRoutes {
             }
         } else {
             let endpoint = (id - 2 * l) / 2;
-            if id % 2 == 0 {
+            if id.is_multiple_of(2) {
                 DirectedLink::Send { endpoint }
             } else {
                 DirectedLink::Receive { endpoint }
