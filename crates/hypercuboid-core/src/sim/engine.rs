@@ -9,7 +9,7 @@ use super::{SimOptions, SimResult};
 use crate::model::{
     Activity, Attempt, CostModel, Message, NoiseSpec, Notice, OpSite, SendCompletion, TieOrder,
 };
-use crate::schedule::{Combine, DepKind, Op, OpKind, Rank, Schedule};
+use crate::schedule::{Combine, DepKind, Op, OpKind, PeerRule, Rank, Schedule};
 use crate::units::Time;
 use rustc_hash::FxHashMap;
 
@@ -47,8 +47,9 @@ const K_RECV: u8 = 1;
 const K_LOCAL: u8 = 2;
 const K_SLEEP: u8 = 3;
 
-/// What the engine reads of an op, precomputed once per shape (32 bytes): the event loop never
-/// decodes an [`Op`] (nor restores its peer, which it reads from the schedule's peer column).
+/// What the engine reads of an op, precomputed once per shape (40 bytes): the event loop never
+/// decodes an [`Op`], and finds its peer from the rank by the shape's [`PeerRule`] (reading the
+/// schedule's explicit peers only for ops that follow no rule).
 #[derive(Clone, Copy, Debug)]
 struct OpInfo {
     /// Bytes of a send's or a receive's message.
@@ -63,12 +64,14 @@ struct OpInfo {
     nic: u16,
     /// `K_SEND`, `K_RECV`, `K_LOCAL` or `K_SLEEP`.
     kind: u8,
+    /// How a rank of the shape finds the op's peer.
+    rule: PeerRule,
 }
 
-const _: () = assert!(std::mem::size_of::<OpInfo>() == 32);
+const _: () = assert!(std::mem::size_of::<OpInfo>() == 40);
 
 impl OpInfo {
-    fn new<M: CostModel>(op: &Op, ndeps: u32, elem: u32, m: &M) -> OpInfo {
+    fn new<M: CostModel>(op: &Op, rule: PeerRule, ndeps: u32, elem: u32, m: &M) -> OpInfo {
         let (kind, tag, bytes, cost) = match op.kind {
             OpKind::Send { tag, data, .. } => (K_SEND, tag, data.bytes(elem), 0),
             OpKind::Recv {
@@ -96,6 +99,7 @@ impl OpInfo {
             cpu: op.cpu,
             nic: op.nic,
             kind,
+            rule,
         }
     }
 
@@ -149,8 +153,8 @@ struct Engine<'a, M: CostModel> {
     m: &'a M,
     st: M::State,
     info: Vec<ShapeInfo>,
-    /// Every rank's peers ([`Schedule::peer_column`]).
-    peers: &'a [Rank],
+    /// Ranks in the schedule (what a shift rule wraps at).
+    nranks: u32,
     state: Vec<u8>,
     /// Satisfied dependencies of ops with `COUNT` or more of them, by flat op index, while
     /// some but not all are.
@@ -203,7 +207,7 @@ pub(crate) fn run<M: CostModel>(
             if d == 0 {
                 roots.push(i as u32);
             }
-            ops.push(OpInfo::new(op, d, s.elem_size(), model));
+            ops.push(OpInfo::new(op, shape.peers[i], d, s.elem_size(), model));
             ncpus = ncpus.max(op.cpu as u32 + 1);
             nnics = nnics.max(op.nic as u32 + 1);
         }
@@ -236,7 +240,7 @@ pub(crate) fn run<M: CostModel>(
         m: model,
         st: model.new_state(nranks, ncpus as u16, nnics as u16),
         info,
-        peers: s.peer_column(),
+        nranks,
         state: vec![0; total],
         many: FxHashMap::default(),
         q: EventQueue::new(),
@@ -278,7 +282,10 @@ impl<M: CostModel> Engine<'_, M> {
 
     #[inline]
     fn peer(&self, rank: Rank, i: u32) -> Rank {
-        self.peers[self.off(rank) + i as usize]
+        match self.info(rank, i).rule.apply(rank, self.nranks) {
+            Some(p) => p,
+            None => self.s.peer(rank, i as usize),
+        }
     }
 
     #[inline]
