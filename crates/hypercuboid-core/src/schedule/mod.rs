@@ -597,6 +597,16 @@ impl Shape {
     }
 }
 
+/// Whether every send's peer is a rank below `nranks` and every receive's is one or
+/// [`ANY_SOURCE`] (what [`Program::validate`] checks of peers).
+fn peers_in_range(p: &Program, nranks: u32) -> bool {
+    p.ops.iter().all(|o| match o.kind {
+        OpKind::Send { peer, .. } => peer < nranks,
+        OpKind::Recv { peer, .. } => peer < nranks || peer == ANY_SOURCE,
+        _ => true,
+    })
+}
+
 fn shape_hash(p: &Program, rank: Rank) -> u64 {
     let mut h = FxHasher::default();
     p.ops.len().hash(&mut h);
@@ -921,9 +931,26 @@ impl ScheduleBuilder {
             });
         }
         program.normalize();
-        program.validate(rank, self.nranks)?;
         let before = self.shapes.len();
-        let shape = self.intern(program, rank);
+        let last = self
+            .rank_shape
+            .last()
+            .copied()
+            .filter(|&l| self.shapes[l as usize].matches(program, rank));
+        let shape = match last {
+            // Consecutive ranks usually share a shape, whose program was validated: only the
+            // peers can be out of range (the full check then says which and how).
+            Some(l) => {
+                if !peers_in_range(program, self.nranks) {
+                    program.validate(rank, self.nranks)?;
+                }
+                l
+            }
+            None => {
+                program.validate(rank, self.nranks)?;
+                self.intern(program, rank)
+            }
+        };
         self.rank_shape.push(shape);
         self.count_ops(rank, program.ops.len() as u64);
         let peer = |o: &Op| o.peer().unwrap_or(ANY_SOURCE);
@@ -974,13 +1001,9 @@ impl ScheduleBuilder {
         }
     }
 
+    /// The shape of `p` (of `rank`), found by hashing or added (the last rank's shape was
+    /// tried already).
     fn intern(&mut self, p: &Program, rank: Rank) -> u32 {
-        // Consecutive ranks usually share a shape: try the last one before hashing.
-        if let Some(&last) = self.rank_shape.last() {
-            if self.shapes[last as usize].matches(p, rank) {
-                return last;
-            }
-        }
         let h = shape_hash(p, rank);
         if let Some(ids) = self.index.get(&h) {
             for &id in ids {
@@ -1179,11 +1202,31 @@ mod tests {
                 .to_string(),
             format!("invalid number of ranks 0: a schedule has 1 to {MAX_RANKS} ranks")
         );
-        let b = ScheduleBuilder::new(3, meta).unwrap();
+        let b = ScheduleBuilder::new(3, meta.clone()).unwrap();
         assert_eq!(
             b.finish().unwrap_err().to_string(),
             "schedule has programs for 0 of 3 ranks"
         );
+        // A program of the last rank's shape is checked for its peers only, with the same
+        // messages as the full check.
+        let mut b = ScheduleBuilder::new(2, meta).unwrap();
+        let program = |peer: Rank, from: Rank| {
+            let mut p = Program::new();
+            p.send(peer, 0, Slice::new(Slot::Input, 0, 1));
+            p.recv(from, 0, Slice::new(Slot::Output, 0, 1));
+            p
+        };
+        b.push(&mut program(1, 1)).unwrap();
+        assert_eq!(
+            b.push(&mut program(2, 0)).unwrap_err().to_string(),
+            "rank 1 op 0: send to rank 2 but the schedule has ranks 0..2"
+        );
+        assert_eq!(
+            b.push(&mut program(0, 5)).unwrap_err().to_string(),
+            "rank 1 op 1: recv from rank 5 but the schedule has ranks 0..2 (or -1 for any)"
+        );
+        b.push(&mut program(0, ANY_SOURCE)).unwrap();
+        assert_eq!(b.finish().unwrap().num_shapes(), 1);
         assert!(Dtype::parse("float128")
             .unwrap_err()
             .to_string()

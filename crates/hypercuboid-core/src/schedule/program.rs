@@ -169,13 +169,18 @@ impl Program {
         // Generators list dependencies nearly in order (a few pairs swapped): an insertion sort
         // does that in about one pass, whatever their number (recursive doubling on 2^24 ranks
         // has 94). Past a budget of moves (many out of order) the general sort takes over.
+        // Compared as one integer, (op, on, kind) in that order: the tuple's own order.
+        fn key(&(a, d): &(OpId, Dep)) -> u128 {
+            (a as u128) << 64 | (d.on as u128) << 32 | d.kind as u128
+        }
         let d = &mut self.deps;
         let budget = 4 * d.len() + 64;
         let mut moves = 0;
         for i in 1..d.len() {
             let x = d[i];
+            let kx = key(&x);
             let mut j = i;
-            while j > 0 && d[j - 1] > x {
+            while j > 0 && key(&d[j - 1]) > kx {
                 d[j] = d[j - 1];
                 j -= 1;
             }
