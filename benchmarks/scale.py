@@ -4,9 +4,11 @@ resident memory), next to the postal closed form where one is exact.
 
 Cases: recursive doubling, the binomial tree and factored recursive multiplying (radix 2, which
 shares one program shape across ranks; radix 4, whose ranks have 3^stages shapes) under
-``postal:alpha=1us,beta=1ns,gamma=1ns``, and recursive doubling under LogGOPS for the 2^20 bar
-(1.5 s, 600 MB). Prints a table with bytes per op and per rank, and writes
-``benchmarks/results/scale.json``. Needs about 6 GB of memory at 2^24.
+``postal:alpha=1us,beta=1ns,gamma=1ns``, and recursive doubling and the binomial tree under
+LogGOPS at 2^20 (the bar: 1.5 s, 600 MB). Prints a table with the schedule's size and the
+peak bytes per op, and merges its rows into
+``benchmarks/results/scale.json`` (a row per algorithm, size and model: a run of
+``--sizes 24`` keeps the 2^20 rows). Needs about 4 GB of memory at 2^24.
 
     .venv/bin/python benchmarks/scale.py [--sizes 20,24]
 """
@@ -61,7 +63,7 @@ def cases(sizes: list[int]) -> list[tuple[str, int, str]]:
     out = []
     for log2n in sizes:
         if log2n == 20:
-            out.append(("recursive_doubling", log2n, LOGGOPS))
+            out += [("recursive_doubling", log2n, LOGGOPS), ("tree", log2n, LOGGOPS)]
         out += [
             ("recursive_doubling", log2n, POSTAL),
             ("tree", log2n, POSTAL),
@@ -102,8 +104,8 @@ def main() -> None:
     args = ap.parse_args()
     print(
         f"{'algorithm':20} {'model':8} {'ranks':>6} {'ops':>13} {'generate s':>10} "
-        f"{'simulate s':>10} {'total s':>8} {'peak MB':>8} {'B/op':>5} {'closed form':>11} "
-        f"{'load':>5}"
+        f"{'simulate s':>10} {'total s':>8} {'peak MB':>8} {'sched MB':>8} {'B/op':>5} "
+        f"{'closed form':>11} {'load':>5}"
     )
     rows = []
     for alg, log2n, model in cases([int(k) for k in args.sizes.split(",")]):
@@ -113,13 +115,21 @@ def main() -> None:
         print(
             f"{short(alg):20} {model.split(':')[0]:8} {'2^' + str(log2n):>6} {row['ops']:>13,} "
             f"{row['generate_s']:10.2f} {row['simulate_s']:10.2f} {row['total_s']:8.2f} "
-            f"{row['peak_rss_mb']:8.0f} {row['bytes_per_op']:5.1f} {eq:>11} {row['load']:5.1f}",
+            f"{row['peak_rss_mb']:8.0f} {row['schedule_mb']:8.1f} {row['bytes_per_op']:5.1f} "
+            f"{eq:>11} {row['load']:5.1f}",
             flush=True,
         )
     out = Path(args.out)
     out.parent.mkdir(exist_ok=True)
+    key = lambda r: (r["algorithm"], r["log2n"], r["model"])  # noqa: E731
+    new = {key(r) for r in rows}
+    kept = json.loads(out.read_text())["rows"] if out.exists() else []
+    merged = [r for r in kept if key(r) not in new] + rows
+    merged.sort(key=lambda r: (r["log2n"], r["model"] != LOGGOPS))
     out.write_text(
-        json.dumps({"machine": platform.machine(), "cpus": os.cpu_count(), "rows": rows}, indent=2)
+        json.dumps(
+            {"machine": platform.machine(), "cpus": os.cpu_count(), "rows": merged}, indent=2
+        )
         + "\n"
     )
     print(f"wrote {out}")

@@ -48,11 +48,12 @@ fn main() {
         _ => String::new(),
     };
     println!(
-        "{} 2^{log2n}: {} ops, {} shapes, schedule {:.0} MB; generate {:.3} s, simulate {:.3} s \
-         ({:.1} Mops/s); completion {} ps; peak RSS {:.0} MB{closed}",
+        "{} 2^{log2n}: {} ops, {} shapes, {} explicit peers, schedule {:.1} MB; generate {:.3} s, \
+         simulate {:.3} s ({:.1} Mops/s); completion {} ps; peak RSS {:.0} MB{closed}",
         alg.name(),
         r.ops,
         s.num_shapes(),
+        s.explicit_peers(),
         s.memory_bytes() as f64 / 1e6,
         (t1 - t0).as_secs_f64(),
         (t2 - t1).as_secs_f64(),

@@ -47,6 +47,13 @@ pub fn per_byte(bytes: u64, ps_per_byte: f64) -> Time {
     if bytes == 0 || ps_per_byte == 0.0 {
         return 0;
     }
+    // A whole rate below 2^31 ps a byte and fewer than 2^22 bytes: the product is below 2^53,
+    // so the floating-point product is exact and equals the integer one (a simulator's hot
+    // path computes this per message; the conversions below cost more than the multiply).
+    let whole = ps_per_byte as i64;
+    if bytes < 1 << 22 && (1..1 << 31).contains(&whole) && whole as f64 == ps_per_byte {
+        return bytes * whole as u64;
+    }
     let t = bytes as f64 * ps_per_byte;
     // A whole number of picoseconds (integral rates) is its own rounding: skip the libm call
     // (a simulator's hot path computes this per message).
@@ -485,6 +492,10 @@ mod tests {
             (12_345, 0.1),
             (5, 2.5),
             (1, -3.0),
+            // the integer product's bounds: both just inside, then each just outside
+            ((1 << 22) - 1, ((1u64 << 31) - 1) as f64),
+            (1 << 22, ((1u64 << 31) - 1) as f64),
+            ((1 << 22) - 1, (1u64 << 31) as f64),
         ] {
             let expect = (bytes as f64 * rate).round() as Time;
             assert_eq!(per_byte(bytes, rate), expect, "{bytes} bytes at {rate}");

@@ -103,23 +103,53 @@ impl Default for LogGopsModel {
 }
 
 /// Per-simulation state of [`LogGopsModel`]: LogGOPSim's `nexto`, `nextgs`, `nextgr` clocks.
+/// A rank's clocks are adjacent (its CPUs', then its NICs' send and receive clocks, padded to
+/// 32 bytes with one CPU and one NIC), so that an event on a rank reads one cache line.
 #[derive(Clone, Debug)]
 pub struct LogGopsState {
-    pub(super) cpu: Vec<Time>,
-    pub(super) nic_send: Vec<Time>,
-    pub(super) nic_recv: Vec<Time>,
+    pub(super) clk: Vec<Time>,
+    stride: usize,
     pub(super) ncpus: usize,
     nnics: usize,
 }
 
 impl LogGopsState {
+    fn new(nranks: u32, ncpus: u16, nnics: u16) -> LogGopsState {
+        let (ncpus, nnics) = (ncpus as usize, nnics as usize);
+        let stride = match ncpus + 2 * nnics {
+            3 => 4,
+            k => k,
+        };
+        LogGopsState {
+            clk: vec![0; nranks as usize * stride],
+            stride,
+            ncpus,
+            nnics,
+        }
+    }
+
+    /// Index in `clk` of `rank`'s CPU `cpu`.
     #[inline]
     pub(super) fn c(&self, rank: Rank, cpu: u16) -> usize {
-        rank as usize * self.ncpus + cpu as usize
+        rank as usize * self.stride + cpu as usize
     }
+
+    /// Index in `clk` of `rank`'s NIC `nic`'s send clock.
     #[inline]
-    pub(super) fn n(&self, rank: Rank, nic: u16) -> usize {
-        rank as usize * self.nnics + nic as usize
+    pub(super) fn ns(&self, rank: Rank, nic: u16) -> usize {
+        rank as usize * self.stride + self.ncpus + nic as usize
+    }
+
+    /// Index in `clk` of `rank`'s NIC `nic`'s receive clock.
+    #[inline]
+    pub(super) fn nr(&self, rank: Rank, nic: u16) -> usize {
+        self.ns(rank, nic) + self.nnics
+    }
+
+    /// `rank`'s CPU clocks.
+    pub(super) fn cpus(&self, rank: Rank) -> &[Time] {
+        let lo = self.c(rank, 0);
+        &self.clk[lo..lo + self.ncpus]
     }
 }
 
@@ -138,11 +168,10 @@ pub(super) fn local_on(cpu: &mut Time, t: Time, cost: Time) -> Attempt<LocalRun>
     })
 }
 
-/// A rank's finish time, LogGOPSim's way: the latest of its `ncpus` CPU clocks in `cpu` (and
-/// of its last op's completion).
-pub(super) fn finish_of(cpu: &[Time], ncpus: usize, rank: Rank, last_done: Time) -> Time {
-    let lo = rank as usize * ncpus;
-    cpu[lo..lo + ncpus]
+/// A rank's finish time, LogGOPSim's way: the latest of its CPU clocks in `st` (and of its
+/// last op's completion).
+pub(super) fn finish_of(st: &LogGopsState, rank: Rank, last_done: Time) -> Time {
+    st.cpus(rank)
         .iter()
         .copied()
         .max()
@@ -161,37 +190,30 @@ impl CostModel for LogGopsModel {
     type State = LogGopsState;
 
     fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> LogGopsState {
-        let n = nranks as usize;
-        LogGopsState {
-            cpu: vec![0; n * ncpus as usize],
-            nic_send: vec![0; n * nnics as usize],
-            nic_recv: vec![0; n * nnics as usize],
-            ncpus: ncpus as usize,
-            nnics: nnics as usize,
-        }
+        LogGopsState::new(nranks, ncpus, nnics)
     }
 
     #[inline]
     fn ready_time(&self, st: &LogGopsState, now: Time, op: OpSite) -> Time {
         match op.activity {
-            Activity::Send => st.cpu[st.c(op.rank, op.cpu)].max(st.nic_send[st.n(op.rank, op.nic)]),
-            Activity::Recv | Activity::Local => st.cpu[st.c(op.rank, op.cpu)],
+            Activity::Send => st.clk[st.c(op.rank, op.cpu)].max(st.clk[st.ns(op.rank, op.nic)]),
+            Activity::Recv | Activity::Local => st.clk[st.c(op.rank, op.cpu)],
             Activity::Sleep => now,
         }
     }
 
     #[inline]
     fn send(&self, st: &mut LogGopsState, t: Time, m: &Message) -> Attempt<SendIssue> {
-        let (c, n) = (st.c(m.src, m.cpu), st.n(m.src, m.nic));
-        let busy = st.cpu[c].max(st.nic_send[n]);
+        let (c, n) = (st.c(m.src, m.cpu), st.ns(m.src, m.nic));
+        let busy = st.clk[c].max(st.clk[n]);
         if busy > t {
             return Attempt::Retry(busy);
         }
         let cpu_end = t
             .saturating_add(self.overhead)
             .saturating_add(Self::per_extra_byte(m.bytes, self.overhead_per_byte));
-        st.cpu[c] = cpu_end;
-        st.nic_send[n] = t
+        st.clk[c] = cpu_end;
+        st.clk[n] = t
             .saturating_add(self.gap)
             .saturating_add(Self::per_extra_byte(m.bytes, self.gap_per_byte));
         Attempt::Go(SendIssue {
@@ -208,8 +230,8 @@ impl CostModel for LogGopsModel {
     #[inline]
     fn deliver(&self, st: &mut LogGopsState, t: Time, m: &Message) -> Attempt<Time> {
         // The receiver is charged on the send op's cpu and nic indices (LogGOPSim OP_MSG).
-        let (c, n) = (st.c(m.dst, m.cpu), st.n(m.dst, m.nic));
-        let busy = st.cpu[c].max(st.nic_recv[n]);
+        let (c, n) = (st.c(m.dst, m.cpu), st.nr(m.dst, m.nic));
+        let busy = st.clk[c].max(st.clk[n]);
         if busy > t {
             return Attempt::Retry(busy);
         }
@@ -218,8 +240,8 @@ impl CostModel for LogGopsModel {
         let cpu_end = t
             .saturating_add(self.overhead)
             .saturating_add(by_o.max(by_g));
-        st.cpu[c] = cpu_end;
-        st.nic_recv[n] = t.saturating_add(self.gap).saturating_add(by_g);
+        st.clk[c] = cpu_end;
+        st.clk[n] = t.saturating_add(self.gap).saturating_add(by_g);
         Attempt::Go(cpu_end)
     }
 
@@ -237,12 +259,13 @@ impl CostModel for LogGopsModel {
             Some(site) => (site.cpu, site.nic),
             None => (m.cpu, m.nic),
         };
-        let (c, n) = (st.c(m.src, cpu), st.n(m.src, nic));
-        if let Some(x) = st.cpu.get_mut(c) {
-            *x = (*x).max(t);
+        if (cpu as usize) < st.ncpus {
+            let c = st.c(m.src, cpu);
+            st.clk[c] = st.clk[c].max(t);
         }
-        if let Some(x) = st.nic_send.get_mut(n) {
-            *x = (*x).max(t);
+        if (nic as usize) < st.nnics {
+            let n = st.ns(m.src, nic);
+            st.clk[n] = st.clk[n].max(t);
         }
         true
     }
@@ -250,7 +273,7 @@ impl CostModel for LogGopsModel {
     #[inline]
     fn local(&self, st: &mut LogGopsState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         let c = st.c(site.rank, site.cpu);
-        local_on(&mut st.cpu[c], t, cost)
+        local_on(&mut st.clk[c], t, cost)
     }
 
     #[inline]
@@ -264,7 +287,14 @@ impl CostModel for LogGopsModel {
     }
 
     fn rank_finish(&self, st: &LogGopsState, rank: Rank, last_done: Time) -> Time {
-        finish_of(&st.cpu, st.ncpus, rank, last_done)
+        finish_of(st, rank, last_done)
+    }
+
+    #[inline]
+    fn prefetch(&self, st: &LogGopsState, rank: Rank) {
+        if let Some(c) = st.clk.get(st.c(rank, 0)) {
+            crate::sim::prefetch(c);
+        }
     }
 
     fn tie_order(&self) -> TieOrder {

@@ -226,6 +226,13 @@ pub trait CostModel {
     /// The finish time reported for `rank`, given the completion time of its last op.
     fn rank_finish(&self, st: &Self::State, rank: Rank, last_done: Time) -> Time;
 
+    /// A hint that an event on `rank` comes soon: a model with per-rank state may ask the
+    /// processor to bring it into the cache. No effect on results (the default does nothing).
+    #[inline]
+    fn prefetch(&self, st: &Self::State, rank: Rank) {
+        let _ = (st, rank);
+    }
+
     /// How ops freed together are ordered ([`TieOrder::Stable`] unless overridden).
     fn tie_order(&self) -> TieOrder {
         TieOrder::Stable

@@ -676,8 +676,8 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn send(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<SendIssue> {
-        let (c, n) = (st.host.c(m.src, m.cpu), st.host.n(m.src, m.nic));
-        let busy = st.host.cpu[c].max(st.host.nic_send[n]);
+        let (c, n) = (st.host.c(m.src, m.cpu), st.host.ns(m.src, m.nic));
+        let busy = st.host.clk[c].max(st.host.clk[n]);
         if busy > t {
             return Attempt::Retry(busy);
         }
@@ -685,8 +685,8 @@ impl<'n> CostModel for NetworkModel<'n> {
         let cpu_end = t
             .saturating_add(h.overhead)
             .saturating_add(Self::per_extra_byte(m.bytes, h.overhead_per_byte));
-        st.host.cpu[c] = cpu_end;
-        st.host.nic_send[n] = t.saturating_add(h.gap);
+        st.host.clk[c] = cpu_end;
+        st.host.clk[n] = t.saturating_add(h.gap);
         let eager = m.bytes <= h.eager_limit;
         let completion = if eager {
             SendCompletion::At(t)
@@ -697,8 +697,8 @@ impl<'n> CostModel for NetworkModel<'n> {
         if a == b {
             // Through memory: LogGOPS's L, and its G at the sender as in LogGOPS (the rank's
             // next send waits (s−1)·G longer); off the node the wire serialises the bytes.
-            st.host.nic_send[n] =
-                st.host.nic_send[n].saturating_add(Self::per_extra_byte(m.bytes, h.gap_per_byte));
+            st.host.clk[n] =
+                st.host.clk[n].saturating_add(Self::per_extra_byte(m.bytes, h.gap_per_byte));
             st.totals.local += 1;
             return Attempt::Go(SendIssue {
                 arrival: Some(t.saturating_add(h.overhead).saturating_add(h.latency)),
@@ -738,8 +738,8 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn deliver(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<Time> {
-        let (c, n) = (st.host.c(m.dst, m.cpu), st.host.n(m.dst, m.nic));
-        let busy = st.host.cpu[c].max(st.host.nic_recv[n]);
+        let (c, n) = (st.host.c(m.dst, m.cpu), st.host.nr(m.dst, m.nic));
+        let busy = st.host.clk[c].max(st.host.clk[n]);
         if busy > t {
             return Attempt::Retry(busy);
         }
@@ -752,14 +752,14 @@ impl<'n> CostModel for NetworkModel<'n> {
             by_o
         };
         let cpu_end = t.saturating_add(h.overhead).saturating_add(extra);
-        st.host.cpu[c] = cpu_end;
+        st.host.clk[c] = cpu_end;
         // Through memory the receiving NIC is busy g + (s−1)·G, as in LogGOPS.
         let nic_extra = if local {
             Self::per_extra_byte(m.bytes, h.gap_per_byte)
         } else {
             0
         };
-        st.host.nic_recv[n] = t.saturating_add(h.gap).saturating_add(nic_extra);
+        st.host.clk[n] = t.saturating_add(h.gap).saturating_add(nic_extra);
         Attempt::Go(cpu_end)
     }
 
@@ -815,7 +815,7 @@ impl<'n> CostModel for NetworkModel<'n> {
 
     fn local(&self, st: &mut NetState<'n>, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         let c = st.host.c(site.rank, site.cpu);
-        super::loggops::local_on(&mut st.host.cpu[c], t, cost)
+        super::loggops::local_on(&mut st.host.clk[c], t, cost)
     }
 
     fn reduce_cost(&self, bytes: u64) -> Time {
@@ -827,7 +827,7 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn rank_finish(&self, st: &NetState<'n>, rank: Rank, last_done: Time) -> Time {
-        super::loggops::finish_of(&st.host.cpu, st.host.ncpus, rank, last_done)
+        super::loggops::finish_of(&st.host, rank, last_done)
     }
 
     fn advance(

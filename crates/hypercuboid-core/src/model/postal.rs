@@ -69,22 +69,36 @@ impl PostalModel {
     }
 }
 
-/// Per-simulation state of [`PostalModel`]: when each send port and CPU is next free.
+/// Per-simulation state of [`PostalModel`]: when each send port and CPU is next free, a rank's
+/// clocks adjacent (its port's, then its CPUs'), so that an event on a rank reads one line.
 #[derive(Clone, Debug)]
 pub struct PostalState {
-    port_free: Vec<Time>,
-    cpu_free: Vec<Time>,
-    ncpus: usize,
+    clk: Vec<Time>,
+    stride: usize,
+}
+
+impl PostalState {
+    /// Index in `clk` of `rank`'s send port.
+    #[inline]
+    fn port(&self, rank: Rank) -> usize {
+        rank as usize * self.stride
+    }
+
+    /// Index in `clk` of `rank`'s CPU `cpu`.
+    #[inline]
+    fn cpu(&self, rank: Rank, cpu: u16) -> usize {
+        rank as usize * self.stride + 1 + cpu as usize
+    }
 }
 
 impl CostModel for PostalModel {
     type State = PostalState;
 
     fn new_state(&self, nranks: u32, ncpus: u16, _nnics: u16) -> PostalState {
+        let stride = 1 + ncpus as usize;
         PostalState {
-            port_free: vec![0; nranks as usize],
-            cpu_free: vec![0; nranks as usize * ncpus as usize],
-            ncpus: ncpus as usize,
+            clk: vec![0; nranks as usize * stride],
+            stride,
         }
     }
 
@@ -95,7 +109,8 @@ impl CostModel for PostalModel {
 
     #[inline]
     fn send(&self, st: &mut PostalState, t: Time, m: &Message) -> Attempt<SendIssue> {
-        let port = &mut st.port_free[m.src as usize];
+        let i = st.port(m.src);
+        let port = &mut st.clk[i];
         if *port > t {
             return Attempt::Retry(*port);
         }
@@ -128,7 +143,8 @@ impl CostModel for PostalModel {
     #[inline]
     fn local(&self, st: &mut PostalState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         debug_assert_ne!(site.activity, Activity::Sleep);
-        let cpu = &mut st.cpu_free[site.rank as usize * st.ncpus + site.cpu as usize];
+        let i = st.cpu(site.rank, site.cpu);
+        let cpu = &mut st.clk[i];
         if *cpu > t {
             return Attempt::Retry(*cpu);
         }
@@ -152,5 +168,12 @@ impl CostModel for PostalModel {
 
     fn rank_finish(&self, _st: &PostalState, _rank: Rank, last_done: Time) -> Time {
         last_done
+    }
+
+    #[inline]
+    fn prefetch(&self, st: &PostalState, rank: Rank) {
+        if let Some(c) = st.clk.get(st.port(rank)) {
+            crate::sim::prefetch(c);
+        }
     }
 }

@@ -3,9 +3,14 @@
 //! # Storage
 //! Ranks of a collective mostly run the same program up to their peers. A [`Schedule`] therefore
 //! stores each distinct program *shape* (ops with the peer left out, and dependencies) once, and
-//! per rank only the index of its shape and a column of peers (struct of arrays). Recursive
-//! doubling on 2^20 ranks (40 ops a rank) takes 4 bytes an op plus a handful of shapes. Any
-//! schedule can be stored (each rank may have a shape of its own); sharing is found by hashing.
+//! per rank only the index of its shape (struct of arrays). Sharing is found by hashing.
+//!
+//! Peers follow rules: when the schedule is built, each op of a shape gets the [`PeerRule`] that
+//! gives its peer from the rank for every rank of that shape (`rank XOR m`, `(rank + d) mod n`,
+//! or one constant peer); only the ops that follow none keep an explicit column of peers, for
+//! the ranks of their shape. Recursive doubling on 2^20 ranks (40 ops a rank) then stores no
+//! peer at all: one shape of 40 ops and 4 bytes a rank. Any schedule can be stored (each rank
+//! may have a shape of its own, and a shape's peers may follow no rule).
 //!
 //! # Semantics
 //! Ops name buffer [`Slice`]s of the rank's `input`, `output` and `scratch k` buffers, so one
@@ -385,6 +390,103 @@ fn canonical(op: &Op, rank: Rank) -> Op {
     c
 }
 
+/// How one op of a [`Shape`] finds its peer from the rank that runs it (the same for every rank
+/// of the shape), found when the schedule is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PeerRule {
+    /// The same peer for every rank ([`ANY_SOURCE`] for local ops and wildcard receives).
+    Const(Rank),
+    /// `rank XOR m`.
+    Xor(Rank),
+    /// `(rank + d) mod nranks`, `d` in `0..nranks`.
+    Shift(Rank),
+    /// No rule: entry `k` of the rank's row of explicit peers ([`RankView::peer`] reads it).
+    Column(u32),
+}
+
+impl PeerRule {
+    /// The peer of `rank` in a schedule of `nranks` ranks; `None` for [`PeerRule::Column`],
+    /// whose peer is stored.
+    #[inline]
+    pub fn apply(self, rank: Rank, nranks: u32) -> Option<Rank> {
+        match self {
+            PeerRule::Const(p) => Some(p),
+            PeerRule::Xor(m) => Some(rank ^ m),
+            PeerRule::Shift(d) => {
+                // rank < nranks and d < nranks: one conditional subtraction, no division.
+                let s = rank as u64 + d as u64;
+                let n = nranks as u64;
+                Some(if s >= n { s - n } else { s } as Rank)
+            }
+            PeerRule::Column(_) => None,
+        }
+    }
+}
+
+/// What the builder knows of one op's peer rule while ranks of its shape are pushed: the peer
+/// of the shape's first rank, and which rules still hold for every rank seen so far.
+#[derive(Clone, Copy, Debug)]
+struct Candidates {
+    /// The peer of the shape's first rank.
+    first: Rank,
+    /// `HOLD_CONST | HOLD_XOR | HOLD_SHIFT` bits of the rules that still hold; 0: none.
+    hold: u8,
+}
+
+const HOLD_CONST: u8 = 1;
+const HOLD_XOR: u8 = 2;
+const HOLD_SHIFT: u8 = 4;
+
+impl Candidates {
+    fn new(peer: Rank) -> Candidates {
+        Candidates {
+            first: peer,
+            hold: if peer == ANY_SOURCE {
+                HOLD_CONST
+            } else {
+                HOLD_CONST | HOLD_XOR | HOLD_SHIFT
+            },
+        }
+    }
+
+    /// The rules (of a shape whose first rank is `r0`) that also hold for `rank`'s `peer`.
+    #[inline]
+    fn keep(self, r0: Rank, nranks: u32, rank: Rank, peer: Rank) -> u8 {
+        let mut hold = self.hold;
+        if hold & HOLD_CONST != 0 && peer != self.first {
+            hold &= !HOLD_CONST;
+        }
+        if hold & HOLD_XOR != 0 && rank ^ self.first ^ r0 != peer {
+            hold &= !HOLD_XOR;
+        }
+        if hold & HOLD_SHIFT != 0
+            && self.rule(r0, nranks, HOLD_SHIFT).apply(rank, nranks) != Some(peer)
+        {
+            hold &= !HOLD_SHIFT;
+        }
+        hold
+    }
+
+    /// The rule of bit `bit` (one of `HOLD_*`).
+    fn rule(self, r0: Rank, nranks: u32, bit: u8) -> PeerRule {
+        match bit {
+            HOLD_CONST => PeerRule::Const(self.first),
+            HOLD_XOR => PeerRule::Xor(self.first ^ r0),
+            _ => PeerRule::Shift(
+                ((self.first as u64 + nranks as u64 - r0 as u64) % nranks as u64) as Rank,
+            ),
+        }
+    }
+
+    /// The cheapest rule that holds (a constant, then XOR, then a shift); `None` when none does.
+    fn best(self, r0: Rank, nranks: u32) -> Option<PeerRule> {
+        [HOLD_CONST, HOLD_XOR, HOLD_SHIFT]
+            .into_iter()
+            .find(|b| self.hold & b != 0)
+            .map(|b| self.rule(r0, nranks, b))
+    }
+}
+
 /// A distinct program, without peers. Shared by every rank that runs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shape {
@@ -392,6 +494,8 @@ pub struct Shape {
     /// are stored apart) and a receive's `combine` is stated as seen from a peer above the rank.
     /// Read ops through [`RankView::op`], which restores both.
     pub ops: Vec<Op>,
+    /// Each op's peer rule, which holds for every rank of the shape.
+    pub peers: Vec<PeerRule>,
     /// `deps[dep_start[i]..dep_start[i + 1]]` are the dependencies of op `i`, sorted.
     pub dep_start: Vec<u32>,
     /// Dependencies (CSR).
@@ -437,6 +541,8 @@ impl Shape {
         }
         Shape {
             ops,
+            // Set when the schedule is finished, once every rank of the shape is known.
+            peers: Vec::new(),
             dep_start,
             deps,
             dependent_start,
@@ -491,6 +597,16 @@ impl Shape {
     }
 }
 
+/// Whether every send's peer is a rank below `nranks` and every receive's is one or
+/// [`ANY_SOURCE`] (what [`Program::validate`] checks of peers).
+fn peers_in_range(p: &Program, nranks: u32) -> bool {
+    p.ops.iter().all(|o| match o.kind {
+        OpKind::Send { peer, .. } => peer < nranks,
+        OpKind::Recv { peer, .. } => peer < nranks || peer == ANY_SOURCE,
+        _ => true,
+    })
+}
+
 fn shape_hash(p: &Program, rank: Rank) -> u64 {
     let mut h = FxHasher::default();
     p.ops.len().hash(&mut h);
@@ -508,8 +624,10 @@ pub struct RankView<'a> {
     pub rank: Rank,
     /// Its program shape.
     pub shape: &'a Shape,
-    /// Its peers, one per op ([`ANY_SOURCE`] for local ops and wildcard receives).
-    pub peers: &'a [Rank],
+    /// Ranks in the schedule (what a shift rule wraps at).
+    nranks: u32,
+    /// The rank's explicit peers, one per [`PeerRule::Column`] op of its shape.
+    row: &'a [Rank],
 }
 
 impl<'a> RankView<'a> {
@@ -523,13 +641,34 @@ impl<'a> RankView<'a> {
         self.shape.ops.is_empty()
     }
 
+    /// The peer of op `i` ([`ANY_SOURCE`] for local ops and wildcard receives).
+    #[inline]
+    pub fn peer(&self, i: usize) -> Rank {
+        let rule = self.shape.peers[i];
+        match rule.apply(self.rank, self.nranks) {
+            Some(p) => p,
+            None => {
+                let PeerRule::Column(k) = rule else {
+                    unreachable!("only a column rule has no peer of its own")
+                };
+                self.row[k as usize]
+            }
+        }
+    }
+
+    /// Every op's peer in program order ([`RankView::peer`]).
+    pub fn peers(&self) -> impl ExactSizeIterator<Item = Rank> + 'a {
+        let v = *self;
+        (0..v.len()).map(move |i| v.peer(i))
+    }
+
     /// Op `i` with its real peer (and a receive's real operand order).
     pub fn op(&self, i: usize) -> Op {
         let op = self.shape.ops[i];
         match op.kind {
-            OpKind::Send { .. } => op.with_peer(self.peers[i]),
+            OpKind::Send { .. } => op.with_peer(self.peer(i)),
             OpKind::Recv { .. } => {
-                let peer = self.peers[i];
+                let peer = self.peer(i);
                 let mut op = op.with_peer(peer);
                 if peer < self.rank {
                     if let OpKind::Recv { combine, .. } = &mut op.kind {
@@ -557,16 +696,25 @@ impl<'a> RankView<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
     meta: Meta,
+    nranks: u32,
     shapes: Vec<Shape>,
+    /// Each rank's shape; empty when there is one shape (every rank's).
     rank_shape: Vec<u32>,
+    /// Each rank's first op in the flat numbering (`nranks + 1` entries); empty when every
+    /// shape has `uniform_len` ops (rank `r` starts at `r × uniform_len`).
+    op_start: Vec<u64>,
+    uniform_len: u64,
+    total_ops: u64,
+    /// Each rank's row in `peers` (`nranks + 1` entries); empty when no op needs a column.
     peer_start: Vec<u64>,
+    /// Explicit peers of the ops whose peers follow no rule, rank by rank.
     peers: Vec<Rank>,
 }
 
 impl Schedule {
     /// Number of ranks.
     pub fn nranks(&self) -> u32 {
-        self.rank_shape.len() as u32
+        self.nranks
     }
 
     /// What the schedule computes.
@@ -580,15 +728,31 @@ impl Schedule {
     }
 
     /// Rank `r`'s program as a view into the shared storage.
+    #[inline]
     pub fn rank(&self, r: Rank) -> RankView<'_> {
-        let shape = &self.shapes[self.rank_shape[r as usize] as usize];
-        let lo = self.peer_start[r as usize] as usize;
-        let hi = self.peer_start[r as usize + 1] as usize;
         RankView {
             rank: r,
-            shape,
-            peers: &self.peers[lo..hi],
+            shape: &self.shapes[self.shape_index(r)],
+            nranks: self.nranks,
+            row: self.peer_row(r),
         }
+    }
+
+    /// Rank `r`'s explicit peers (those of its shape's [`PeerRule::Column`] ops, in order).
+    #[inline]
+    pub fn peer_row(&self, r: Rank) -> &[Rank] {
+        if self.peer_start.is_empty() {
+            return &[];
+        }
+        let lo = self.peer_start[r as usize] as usize;
+        let hi = self.peer_start[r as usize + 1] as usize;
+        &self.peers[lo..hi]
+    }
+
+    /// The peer of rank `r`'s op `i` ([`RankView::peer`]).
+    #[inline]
+    pub fn peer(&self, r: Rank, i: usize) -> Rank {
+        self.rank(r).peer(i)
     }
 
     /// Rank `r`'s program, materialised.
@@ -606,7 +770,7 @@ impl Schedule {
 
     /// Total number of ops over all ranks.
     pub fn total_ops(&self) -> u64 {
-        self.peers.len() as u64
+        self.total_ops
     }
 
     /// Number of distinct program shapes.
@@ -620,20 +784,29 @@ impl Schedule {
     }
 
     /// Index of rank `r`'s shape in [`Schedule::shapes`].
+    #[inline]
     pub fn shape_index(&self, r: Rank) -> usize {
-        self.rank_shape[r as usize] as usize
+        if self.rank_shape.is_empty() {
+            0
+        } else {
+            self.rank_shape[r as usize] as usize
+        }
     }
 
     /// Offset of rank `r`'s first op in a flat numbering of all ops (`0..total_ops()`), for
     /// engines that keep one state column over every op.
+    #[inline]
     pub fn op_offset(&self, r: Rank) -> u64 {
-        self.peer_start[r as usize]
+        if self.op_start.is_empty() {
+            r as u64 * self.uniform_len
+        } else {
+            self.op_start[r as usize]
+        }
     }
 
-    /// Every op's peer in that flat numbering: rank `r`'s op `i` at `op_offset(r) + i`
-    /// ([`ANY_SOURCE`] for local ops and wildcard receives), what [`RankView::peers`] slices.
-    pub fn peer_column(&self) -> &[Rank] {
-        &self.peers
+    /// Number of explicit peers stored (ops whose peers follow no [`PeerRule`], over all ranks).
+    pub fn explicit_peers(&self) -> usize {
+        self.peers.len()
     }
 
     /// Bytes of heap the schedule occupies (approximately: shapes are counted by their ops).
@@ -643,12 +816,16 @@ impl Schedule {
             .iter()
             .map(|s| {
                 s.ops.len() * std::mem::size_of::<Op>()
+                    + s.peers.len() * std::mem::size_of::<PeerRule>()
                     + (s.dep_start.len() + s.dependent_start.len()) * 4
                     + s.deps.len() * std::mem::size_of::<Dep>()
                     + s.dependents.len() * 8
             })
             .sum();
-        shapes + self.rank_shape.len() * 4 + self.peer_start.len() * 8 + self.peers.len() * 4
+        shapes
+            + self.rank_shape.len() * 4
+            + (self.op_start.len() + self.peer_start.len()) * 8
+            + self.peers.len() * 4
     }
 
     /// Builds a schedule from one program per rank, in rank order.
@@ -665,16 +842,34 @@ impl Schedule {
     }
 }
 
-/// Builds a [`Schedule`] one rank at a time, sharing identical program shapes.
+/// What the builder knows of a shape's peers: the rules that still hold per op, and, once some
+/// op follows none, from which rank on the ranks of the shape keep their peers.
+#[derive(Debug)]
+struct ShapePeers {
+    /// The shape's first rank.
+    r0: Rank,
+    cands: Vec<Candidates>,
+    /// Set when an op of the shape first followed no rule, at rank `.0`: the candidates just
+    /// before, which hold for every rank of the shape below it (their peers are not stored).
+    stored_from: Option<(Rank, Vec<Candidates>)>,
+}
+
+/// Builds a [`Schedule`] one rank at a time, sharing identical program shapes and finding each
+/// shape op's [`PeerRule`].
 #[derive(Debug)]
 pub struct ScheduleBuilder {
     nranks: u32,
     meta: Meta,
     shapes: Vec<Shape>,
+    shape_peers: Vec<ShapePeers>,
     index: HashMap<u64, Vec<u32>, rustc_hash::FxBuildHasher>,
     rank_shape: Vec<u32>,
-    peer_start: Vec<u64>,
-    peers: Vec<Rank>,
+    /// Empty while every rank pushed has `uniform_len` ops.
+    op_start: Vec<u64>,
+    uniform_len: u64,
+    total_ops: u64,
+    /// Every peer of the ranks pushed after their shape's `stored_from`, rank by rank.
+    rows: Vec<Rank>,
 }
 
 /// Largest number of ranks a schedule may have.
@@ -701,22 +896,24 @@ impl ScheduleBuilder {
                 });
             }
         }
-        let mut peer_start = Vec::with_capacity(nranks as usize + 1);
-        peer_start.push(0);
         Ok(ScheduleBuilder {
             nranks: nranks as u32,
             meta,
             shapes: Vec::new(),
+            shape_peers: Vec::new(),
             index: HashMap::default(),
             rank_shape: Vec::with_capacity(nranks as usize),
-            peer_start,
-            peers: Vec::new(),
+            op_start: Vec::new(),
+            uniform_len: 0,
+            total_ops: 0,
+            rows: Vec::new(),
         })
     }
 
-    /// Reserves room for `ops` more ops in the peer column.
+    /// A hint that about `ops` more ops come. Peers that follow rules take no room, so the
+    /// builder reserves nothing ahead (kept for callers that size their input).
     pub fn reserve_ops(&mut self, ops: usize) {
-        self.peers.reserve(ops);
+        let _ = ops;
     }
 
     /// The rank whose program is pushed next.
@@ -734,22 +931,79 @@ impl ScheduleBuilder {
             });
         }
         program.normalize();
-        program.validate(rank, self.nranks)?;
-        let shape = self.intern(program, rank);
+        let before = self.shapes.len();
+        let last = self
+            .rank_shape
+            .last()
+            .copied()
+            .filter(|&l| self.shapes[l as usize].matches(program, rank));
+        let shape = match last {
+            // Consecutive ranks usually share a shape, whose program was validated: only the
+            // peers can be out of range (the full check then says which and how).
+            Some(l) => {
+                if !peers_in_range(program, self.nranks) {
+                    program.validate(rank, self.nranks)?;
+                }
+                l
+            }
+            None => {
+                program.validate(rank, self.nranks)?;
+                self.intern(program, rank)
+            }
+        };
         self.rank_shape.push(shape);
-        self.peers
-            .extend(program.ops.iter().map(|o| o.peer().unwrap_or(ANY_SOURCE)));
-        self.peer_start.push(self.peers.len() as u64);
+        self.count_ops(rank, program.ops.len() as u64);
+        let peer = |o: &Op| o.peer().unwrap_or(ANY_SOURCE);
+        if self.shapes.len() > before {
+            self.shape_peers.push(ShapePeers {
+                r0: rank,
+                cands: program
+                    .ops
+                    .iter()
+                    .map(|o| Candidates::new(peer(o)))
+                    .collect(),
+                stored_from: None,
+            });
+            return Ok(());
+        }
+        let n = self.nranks;
+        let sp = &mut self.shape_peers[shape as usize];
+        for (i, o) in program.ops.iter().enumerate() {
+            let c = sp.cands[i];
+            if c.hold == 0 {
+                continue;
+            }
+            let hold = c.keep(sp.r0, n, rank, peer(o));
+            if hold == 0 && sp.stored_from.is_none() {
+                // The first op of the shape that follows no rule: every earlier rank of the
+                // shape followed the rules that hold so far; from this rank on, peers are kept.
+                sp.stored_from = Some((rank, sp.cands.clone()));
+            }
+            sp.cands[i].hold = hold;
+        }
+        if sp.stored_from.is_some() {
+            self.rows.extend(program.ops.iter().map(peer));
+        }
         Ok(())
     }
 
-    fn intern(&mut self, p: &Program, rank: Rank) -> u32 {
-        // Consecutive ranks usually share a shape: try the last one before hashing.
-        if let Some(&last) = self.rank_shape.last() {
-            if self.shapes[last as usize].matches(p, rank) {
-                return last;
-            }
+    fn count_ops(&mut self, rank: Rank, len: u64) {
+        if rank == 0 {
+            self.uniform_len = len;
         }
+        if self.op_start.is_empty() && len != self.uniform_len {
+            // The first rank of another length: number every rank so far explicitly.
+            self.op_start = (0..=rank as u64).map(|r| r * self.uniform_len).collect();
+        }
+        self.total_ops += len;
+        if !self.op_start.is_empty() {
+            self.op_start.push(self.total_ops);
+        }
+    }
+
+    /// The shape of `p` (of `rank`), found by hashing or added (the last rank's shape was
+    /// tried already).
+    fn intern(&mut self, p: &Program, rank: Rank) -> u32 {
         let h = shape_hash(p, rank);
         if let Some(ids) = self.index.get(&h) {
             for &id in ids {
@@ -772,13 +1026,65 @@ impl ScheduleBuilder {
                 nranks: self.nranks,
             });
         }
-        let mut peers = self.peers;
-        peers.shrink_to_fit();
+        let n = self.nranks;
+        let mut shapes = self.shapes;
+        let mut columns = 0usize;
+        for (shape, sp) in shapes.iter_mut().zip(&self.shape_peers) {
+            let mut k = 0;
+            shape.peers = sp
+                .cands
+                .iter()
+                .map(|c| {
+                    c.best(sp.r0, n).unwrap_or_else(|| {
+                        k += 1;
+                        PeerRule::Column(k - 1)
+                    })
+                })
+                .collect();
+            columns += k as usize;
+        }
+        let (mut peer_start, mut peers) = (Vec::new(), Vec::new());
+        if columns > 0 {
+            peer_start.reserve_exact(n as usize + 1);
+            peer_start.push(0);
+            let mut next = 0;
+            for r in 0..n {
+                let si = self.rank_shape[r as usize] as usize;
+                let shape = &shapes[si];
+                if let Some((from, before)) = &self.shape_peers[si].stored_from {
+                    let r0 = self.shape_peers[si].r0;
+                    let stored = r >= *from;
+                    for (i, rule) in shape.peers.iter().enumerate() {
+                        if let PeerRule::Column(_) = rule {
+                            peers.push(if stored {
+                                self.rows[next + i]
+                            } else {
+                                let rule = before[i].best(r0, n).expect("held before");
+                                rule.apply(r, n).expect("a rule")
+                            });
+                        }
+                    }
+                    if stored {
+                        next += shape.len();
+                    }
+                }
+                peer_start.push(peers.len() as u64);
+            }
+            peers.shrink_to_fit();
+        }
+        let mut rank_shape = self.rank_shape;
+        if shapes.len() == 1 {
+            rank_shape = Vec::new();
+        }
         Ok(Schedule {
             meta: self.meta,
-            shapes: self.shapes,
-            rank_shape: self.rank_shape,
-            peer_start: self.peer_start,
+            nranks: n,
+            shapes,
+            rank_shape,
+            op_start: self.op_start,
+            uniform_len: self.uniform_len,
+            total_ops: self.total_ops,
+            peer_start,
             peers,
         })
     }
@@ -896,15 +1202,168 @@ mod tests {
                 .to_string(),
             format!("invalid number of ranks 0: a schedule has 1 to {MAX_RANKS} ranks")
         );
-        let b = ScheduleBuilder::new(3, meta).unwrap();
+        let b = ScheduleBuilder::new(3, meta.clone()).unwrap();
         assert_eq!(
             b.finish().unwrap_err().to_string(),
             "schedule has programs for 0 of 3 ranks"
         );
+        // A program of the last rank's shape is checked for its peers only, with the same
+        // messages as the full check.
+        let mut b = ScheduleBuilder::new(2, meta).unwrap();
+        let program = |peer: Rank, from: Rank| {
+            let mut p = Program::new();
+            p.send(peer, 0, Slice::new(Slot::Input, 0, 1));
+            p.recv(from, 0, Slice::new(Slot::Output, 0, 1));
+            p
+        };
+        b.push(&mut program(1, 1)).unwrap();
+        assert_eq!(
+            b.push(&mut program(2, 0)).unwrap_err().to_string(),
+            "rank 1 op 0: send to rank 2 but the schedule has ranks 0..2"
+        );
+        assert_eq!(
+            b.push(&mut program(0, 5)).unwrap_err().to_string(),
+            "rank 1 op 1: recv from rank 5 but the schedule has ranks 0..2 (or -1 for any)"
+        );
+        b.push(&mut program(0, ANY_SOURCE)).unwrap();
+        assert_eq!(b.finish().unwrap().num_shapes(), 1);
         assert!(Dtype::parse("float128")
             .unwrap_err()
             .to_string()
             .contains("accepted: int8"));
+    }
+
+    /// Builds a schedule of `n` ranks whose programs `f` writes, checking that every rank's
+    /// program (peers included) reads back as written.
+    fn built(n: u32, f: impl Fn(Rank, &mut Program)) -> Schedule {
+        let progs: Vec<Program> = (0..n)
+            .map(|r| {
+                let mut p = Program::new();
+                f(r, &mut p);
+                p.normalize();
+                p
+            })
+            .collect();
+        let s = Schedule::from_programs(Meta::sizes_only("rules"), progs.clone()).unwrap();
+        for (r, p) in progs.iter().enumerate() {
+            assert_eq!(&s.program(r as Rank), p, "rank {r}");
+            let peers: Vec<Rank> = s.rank(r as Rank).peers().collect();
+            let expect: Vec<Rank> = p
+                .ops
+                .iter()
+                .map(|o| o.peer().unwrap_or(ANY_SOURCE))
+                .collect();
+            assert_eq!(peers, expect, "rank {r}");
+        }
+        s
+    }
+
+    #[test]
+    fn peer_rules_xor_shift_and_constants() {
+        let x = Slice::new(Slot::Input, 0, 1);
+        let y = Slice::new(Slot::Output, 0, 1);
+        // Pairwise exchange: XOR 1 (a shift by 1 fails at rank 1), the copy has no peer.
+        let s = built(8, |r, p| {
+            p.compute(5);
+            p.send(r ^ 1, 0, x);
+            p.recv(r ^ 1, 0, y);
+        });
+        assert_eq!(s.num_shapes(), 1);
+        assert_eq!(
+            s.shapes()[0].peers,
+            [
+                PeerRule::Const(ANY_SOURCE),
+                PeerRule::Xor(1),
+                PeerRule::Xor(1)
+            ]
+        );
+        assert_eq!(s.explicit_peers(), 0);
+        // A ring on 6 ranks (not a power of two): shifts by 1 and by n − 1, wrapping.
+        let s = built(6, |r, p| {
+            p.send((r + 1) % 6, 0, x);
+            p.recv((r + 5) % 6, 0, y);
+        });
+        assert_eq!(
+            s.shapes()[0].peers,
+            [PeerRule::Shift(1), PeerRule::Shift(5)]
+        );
+        assert_eq!(s.rank(5).peer(0), 0);
+        assert_eq!(s.rank(0).peer(1), 5);
+        assert_eq!(s.explicit_peers(), 0);
+        // Every rank sends to rank 0 and receives from anyone: constants.
+        let s = built(4, |r, p| {
+            if r != 0 {
+                p.send(0, 0, x);
+            }
+            p.recv(ANY_SOURCE, 0, y);
+        });
+        assert_eq!(s.num_shapes(), 2);
+        assert_eq!(
+            s.shapes()[1].peers,
+            [PeerRule::Const(0), PeerRule::Const(ANY_SOURCE)]
+        );
+        // A shape of one rank: its peers are constants.
+        assert_eq!(s.shapes()[0].peers, [PeerRule::Const(ANY_SOURCE)]);
+        assert_eq!(s.explicit_peers(), 0);
+        // Ranks with programs of different lengths are numbered from a stored column.
+        assert_eq!(
+            (0..4).map(|r| s.op_offset(r)).collect::<Vec<_>>(),
+            [0, 1, 3, 5]
+        );
+        assert_eq!(s.total_ops(), 7);
+    }
+
+    #[test]
+    fn peers_without_a_rule_are_stored() {
+        let x = Slice::new(Slot::Input, 0, 1);
+        let y = Slice::new(Slot::Output, 0, 1);
+        // Op 1 follows no rule in this one shape (a permutation that is neither a XOR nor a
+        // shift nor constant), op 0 does: only op 1's peers are stored, one a rank.
+        const PERM: [Rank; 8] = [5, 3, 6, 1, 7, 0, 2, 4];
+        let s = built(8, |r, p| {
+            p.send(r ^ 2, 0, x);
+            p.send(PERM[r as usize], 1, x);
+        });
+        assert_eq!(s.num_shapes(), 1);
+        assert_eq!(s.shapes()[0].peers, [PeerRule::Xor(2), PeerRule::Column(0)]);
+        assert_eq!(s.explicit_peers(), 8);
+        assert_eq!(s.peer_row(3), &[1]);
+        // A shared shape whose rule holds for some ranks only: ranks 0..5 send to r + 1 (rank 4's
+        // r XOR 1 = 5 agrees too), ranks 5..8 to r XOR 1. The shift fails first at rank 5; the
+        // peers of ranks 0..5, not kept while they were pushed, come back from the shift.
+        let s = built(8, |r, p| {
+            p.compute(1);
+            p.send(if r < 5 { r + 1 } else { r ^ 1 }, 0, x);
+            p.recv(r ^ 4, 0, y);
+        });
+        assert_eq!(s.num_shapes(), 1);
+        assert_eq!(
+            s.shapes()[0].peers,
+            [
+                PeerRule::Const(ANY_SOURCE),
+                PeerRule::Column(0),
+                PeerRule::Xor(4)
+            ]
+        );
+        assert_eq!(
+            (0..8).map(|r| s.peer_row(r)[0]).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5, 4, 7, 6]
+        );
+        assert_eq!(s.explicit_peers(), 8);
+        // Two shapes: only the ranks of the one without a rule have rows.
+        let s = built(6, |r, p| {
+            if r < 3 {
+                p.send(r + 3, 0, x);
+            } else {
+                p.recv([1, 2, 0][r as usize - 3], 0, y);
+            }
+        });
+        assert_eq!(s.num_shapes(), 2);
+        assert_eq!(s.shapes()[0].peers, [PeerRule::Shift(3)]);
+        assert_eq!(s.shapes()[1].peers, [PeerRule::Column(0)]);
+        assert_eq!(s.explicit_peers(), 3);
+        assert!(s.peer_row(1).is_empty());
+        assert_eq!(s.peer_row(4), &[2]);
     }
 
     #[test]

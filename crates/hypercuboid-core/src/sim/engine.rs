@@ -2,14 +2,14 @@
 
 use super::cxxsort;
 use super::error::{SimError, StuckOp, Wait};
-use super::matching::{MatchQueues, Queue};
+use super::matching::{Ends, MatchQueues, Queue, EMPTY};
 use super::queue::{Event, EventQueue};
 use super::trace::{Trace, TraceKind};
 use super::{SimOptions, SimResult};
 use crate::model::{
     Activity, Attempt, CostModel, Message, NoiseSpec, Notice, OpSite, SendCompletion, TieOrder,
 };
-use crate::schedule::{Combine, DepKind, Op, OpKind, Rank, Schedule};
+use crate::schedule::{Combine, DepKind, Op, OpKind, PeerRule, Rank, Schedule};
 use crate::units::Time;
 use rustc_hash::FxHashMap;
 
@@ -47,8 +47,9 @@ const K_RECV: u8 = 1;
 const K_LOCAL: u8 = 2;
 const K_SLEEP: u8 = 3;
 
-/// What the engine reads of an op, precomputed once per shape (32 bytes): the event loop never
-/// decodes an [`Op`] (nor restores its peer, which it reads from the schedule's peer column).
+/// What the engine reads of an op, precomputed once per shape (40 bytes): the event loop never
+/// decodes an [`Op`], and finds its peer from the rank by the shape's [`PeerRule`] (reading the
+/// schedule's explicit peers only for ops that follow no rule).
 #[derive(Clone, Copy, Debug)]
 struct OpInfo {
     /// Bytes of a send's or a receive's message.
@@ -63,12 +64,14 @@ struct OpInfo {
     nic: u16,
     /// `K_SEND`, `K_RECV`, `K_LOCAL` or `K_SLEEP`.
     kind: u8,
+    /// How a rank of the shape finds the op's peer.
+    rule: PeerRule,
 }
 
-const _: () = assert!(std::mem::size_of::<OpInfo>() == 32);
+const _: () = assert!(std::mem::size_of::<OpInfo>() == 40);
 
 impl OpInfo {
-    fn new<M: CostModel>(op: &Op, ndeps: u32, elem: u32, m: &M) -> OpInfo {
+    fn new<M: CostModel>(op: &Op, rule: PeerRule, ndeps: u32, elem: u32, m: &M) -> OpInfo {
         let (kind, tag, bytes, cost) = match op.kind {
             OpKind::Send { tag, data, .. } => (K_SEND, tag, data.bytes(elem), 0),
             OpKind::Recv {
@@ -96,6 +99,7 @@ impl OpInfo {
             cpu: op.cpu,
             nic: op.nic,
             kind,
+            rule,
         }
     }
 
@@ -128,6 +132,23 @@ struct ShapeInfo {
     roots: Vec<u32>,
 }
 
+/// What an event on a rank reads and writes of the rank itself, in one record (40 bytes), so
+/// that it costs one cache miss rather than one per column (the rank's shape, its first op,
+/// its matching queues, its last completion). The model's clocks are the model's own.
+#[derive(Clone, Copy, Debug)]
+struct RankRec {
+    /// The rank's first op in the flat numbering ([`Schedule::op_offset`]).
+    off: u64,
+    /// Its latest op completion.
+    last_done: Time,
+    /// Its shape ([`Schedule::shape_index`]).
+    shape: u32,
+    /// Its matching queues.
+    ends: Ends,
+}
+
+const _: () = assert!(std::mem::size_of::<RankRec>() == 40);
+
 #[derive(Clone, Copy, Debug)]
 struct Freed {
     rank: Rank,
@@ -149,8 +170,8 @@ struct Engine<'a, M: CostModel> {
     m: &'a M,
     st: M::State,
     info: Vec<ShapeInfo>,
-    /// Every rank's peers ([`Schedule::peer_column`]).
-    peers: &'a [Rank],
+    /// Ranks in the schedule (what a shift rule wraps at).
+    nranks: u32,
     state: Vec<u8>,
     /// Satisfied dependencies of ops with `COUNT` or more of them, by flat op index, while
     /// some but not all are.
@@ -159,7 +180,8 @@ struct Engine<'a, M: CostModel> {
     ts: u64,
     freed: Vec<Freed>,
     mq: MatchQueues,
-    last_done: Vec<Time>,
+    /// Per rank: what its events read of it.
+    ranks: Vec<RankRec>,
     done_ops: u64,
     messages: u64,
     noise: Option<NoiseSpec>,
@@ -176,7 +198,8 @@ struct Engine<'a, M: CostModel> {
     heard_to: Time,
     /// Runs of the schedule ([`SimOptions::calls`], at least 1).
     calls: u32,
-    /// Per rank: runs started, and ops of the current run not yet completed.
+    /// Per rank, when the schedule runs more than once (empty otherwise): runs started, and
+    /// ops of the current run not yet completed.
     run_of: Vec<u32>,
     left: Vec<u32>,
 }
@@ -203,7 +226,7 @@ pub(crate) fn run<M: CostModel>(
             if d == 0 {
                 roots.push(i as u32);
             }
-            ops.push(OpInfo::new(op, d, s.elem_size(), model));
+            ops.push(OpInfo::new(op, shape.peers[i], d, s.elem_size(), model));
             ncpus = ncpus.max(op.cpu as u32 + 1);
             nnics = nnics.max(op.nic as u32 + 1);
         }
@@ -236,14 +259,21 @@ pub(crate) fn run<M: CostModel>(
         m: model,
         st: model.new_state(nranks, ncpus as u16, nnics as u16),
         info,
-        peers: s.peer_column(),
+        nranks,
         state: vec![0; total],
         many: FxHashMap::default(),
         q: EventQueue::new(),
         ts: 0,
         freed: Vec::new(),
-        mq: MatchQueues::new(nranks),
-        last_done: vec![0; nranks as usize],
+        mq: MatchQueues::new(),
+        ranks: (0..nranks)
+            .map(|r| RankRec {
+                off: s.op_offset(r),
+                last_done: 0,
+                shape: s.shape_index(r) as u32,
+                ends: EMPTY,
+            })
+            .collect(),
         done_ops: 0,
         messages: 0,
         noise: opts.noise.clone().filter(|n| !n.is_none()),
@@ -255,8 +285,16 @@ pub(crate) fn run<M: CostModel>(
         failed: None,
         heard_to: 0,
         calls,
-        run_of: vec![1; nranks as usize],
-        left: (0..nranks).map(|r| s.rank(r).len() as u32).collect(),
+        run_of: if calls > 1 {
+            vec![1; nranks as usize]
+        } else {
+            Vec::new()
+        },
+        left: if calls > 1 {
+            (0..nranks).map(|r| s.rank(r).len() as u32).collect()
+        } else {
+            Vec::new()
+        },
     };
     e.run();
     if let Some(err) = e.failed.take() {
@@ -268,17 +306,25 @@ pub(crate) fn run<M: CostModel>(
 impl<M: CostModel> Engine<'_, M> {
     #[inline]
     fn off(&self, rank: Rank) -> usize {
-        self.s.op_offset(rank) as usize
+        self.ranks[rank as usize].off as usize
+    }
+
+    #[inline]
+    fn shape_of(&self, rank: Rank) -> usize {
+        self.ranks[rank as usize].shape as usize
     }
 
     #[inline]
     fn info(&self, rank: Rank, i: u32) -> &OpInfo {
-        &self.info[self.s.shape_index(rank)].ops[i as usize]
+        &self.info[self.shape_of(rank)].ops[i as usize]
     }
 
     #[inline]
     fn peer(&self, rank: Rank, i: u32) -> Rank {
-        self.peers[self.off(rank) + i as usize]
+        match self.info(rank, i).rule.apply(rank, self.nranks) {
+            Some(p) => p,
+            None => self.s.peer(rank, i as usize),
+        }
     }
 
     #[inline]
@@ -303,7 +349,7 @@ impl<M: CostModel> Engine<'_, M> {
 
     fn run(&mut self) {
         for r in 0..self.s.nranks() {
-            let si = self.s.shape_index(r);
+            let si = self.shape_of(r);
             for k in 0..self.info[si].roots.len() {
                 let op = self.info[si].roots[k];
                 let class = self.info[si].ops[op as usize].class();
@@ -330,6 +376,7 @@ impl<M: CostModel> Engine<'_, M> {
                 self.q.push(e);
                 continue;
             }
+            self.prefetch_ahead();
             match e.what >> OP_BITS {
                 EXEC => self.exec(e),
                 MSG => self.arrive(e),
@@ -338,6 +385,34 @@ impl<M: CostModel> Engine<'_, M> {
             }
             self.flush(e.time);
         }
+    }
+
+    /// Brings what the events a few places ahead will read into the cache, in two stages: the
+    /// rank record of the event `FAR` ahead, then, `NEAR` ahead (its record now cached), the
+    /// model's clocks and the op state of its rank, or for a message those of its receiver.
+    /// Partners 2^k ranks apart (a binomial tree) make each of these a cache miss otherwise.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        const NEAR: usize = 3;
+        const FAR: usize = 8;
+        if let Some(f) = self.q.ahead(FAR) {
+            super::prefetch(&self.ranks[f.rank as usize]);
+        }
+        let Some(&f) = self.q.ahead(NEAR) else {
+            return;
+        };
+        let i = f.what & OP_MASK;
+        let rank = if f.what >> OP_BITS == MSG {
+            let dst = self.peer(f.rank, i);
+            super::prefetch(&self.ranks[dst as usize]);
+            dst
+        } else {
+            if let Some(w) = self.state.get(self.off(f.rank) + i as usize) {
+                super::prefetch(w);
+            }
+            f.rank
+        };
+        self.m.prefetch(&self.st, rank);
     }
 
     /// Asks the model what happened up to `until` and queues it; true when it queued
@@ -454,7 +529,10 @@ impl<M: CostModel> Engine<'_, M> {
             if !f.tail {
                 if let Some(n) = &self.noise {
                     // each run of a repeated schedule draws its own delays (run 1: the seed's)
-                    let run = self.run_of[f.rank as usize] as u64 - 1;
+                    let run = match self.calls {
+                        1 => 0,
+                        _ => self.run_of[f.rank as usize] as u64 - 1,
+                    };
                     let seed = self
                         .seed
                         .wrapping_add(run.wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -502,7 +580,7 @@ impl<M: CostModel> Engine<'_, M> {
             tr.start[off + i as usize] = t;
             tr.end[off + i as usize] = busy_until.max(t);
         }
-        let si = self.s.shape_index(rank);
+        let si = self.shape_of(rank);
         let deps = self.s.shapes()[si].dependents(i as usize);
         for &(j, kind) in deps {
             if kind == DepKind::IRequires {
@@ -517,13 +595,13 @@ impl<M: CostModel> Engine<'_, M> {
         let off = self.off(rank);
         self.state[off + i as usize] |= DONE;
         self.done_ops += 1;
-        let ld = &mut self.last_done[rank as usize];
+        let ld = &mut self.ranks[rank as usize].last_done;
         *ld = (*ld).max(t);
         if let Some(tr) = &mut self.trace {
             let e = &mut tr.end[off + i as usize];
             *e = (*e).max(t);
         }
-        let si = self.s.shape_index(rank);
+        let si = self.shape_of(rank);
         let deps = self.s.shapes()[si].dependents(i as usize);
         for &(j, kind) in deps {
             if kind == DepKind::Requires {
@@ -607,7 +685,12 @@ impl<M: CostModel> Engine<'_, M> {
             K_RECV => {
                 let peer = self.peer(rank, i);
                 self.start(rank, i, t, t);
-                match self.mq.take(rank, Queue::Unexpected, peer, o.tag) {
+                match self.mq.take(
+                    &mut self.ranks[rank as usize].ends,
+                    Queue::Unexpected,
+                    peer,
+                    o.tag,
+                ) {
                     Some((src, _, send_op)) => {
                         let site = OpSite {
                             rank,
@@ -617,7 +700,13 @@ impl<M: CostModel> Engine<'_, M> {
                         };
                         self.matched(src, send_op, rank, i, t, Some(site));
                     }
-                    None => self.mq.push(rank, Queue::Posted, peer, o.tag, i),
+                    None => self.mq.push(
+                        &mut self.ranks[rank as usize].ends,
+                        Queue::Posted,
+                        peer,
+                        o.tag,
+                        i,
+                    ),
                 }
             }
             K_LOCAL => {
@@ -658,7 +747,12 @@ impl<M: CostModel> Engine<'_, M> {
         let m = self.message(src, i);
         match self.m.deliver(&mut self.st, t, &m) {
             Attempt::Retry(t2) => self.requeue(e, t2),
-            Attempt::Go(busy_until) => match self.mq.take(m.dst, Queue::Posted, src, m.tag) {
+            Attempt::Go(busy_until) => match self.mq.take(
+                &mut self.ranks[m.dst as usize].ends,
+                Queue::Posted,
+                src,
+                m.tag,
+            ) {
                 Some((_, _, recv_op)) => {
                     if let Some(tr) = &mut self.trace {
                         let f = self.s.op_offset(m.dst) as usize + recv_op as usize;
@@ -666,7 +760,13 @@ impl<M: CostModel> Engine<'_, M> {
                     }
                     self.matched(src, i, m.dst, recv_op, t, None);
                 }
-                None => self.mq.push(m.dst, Queue::Unexpected, src, m.tag, i),
+                None => self.mq.push(
+                    &mut self.ranks[m.dst as usize].ends,
+                    Queue::Unexpected,
+                    src,
+                    m.tag,
+                    i,
+                ),
             },
         }
     }
@@ -754,7 +854,10 @@ impl<M: CostModel> Engine<'_, M> {
             let mut examples = Vec::new();
             let mut messages = 0;
             for r in 0..self.s.nranks() {
-                for (src, tag, op) in self.mq.entries(r, Queue::Unexpected) {
+                for (src, tag, op) in self
+                    .mq
+                    .entries(&self.ranks[r as usize].ends, Queue::Unexpected)
+                {
                     messages += 1;
                     if examples.len() < 4 {
                         examples.push((src, op, r, tag));
@@ -765,7 +868,10 @@ impl<M: CostModel> Engine<'_, M> {
         }
         let nranks = self.s.nranks();
         let rank_finish: Vec<Time> = (0..nranks)
-            .map(|r| self.m.rank_finish(&self.st, r, self.last_done[r as usize]))
+            .map(|r| {
+                self.m
+                    .rank_finish(&self.st, r, self.ranks[r as usize].last_done)
+            })
             .collect();
         let completion = rank_finish.iter().copied().max().unwrap_or(0);
         if completion == Time::MAX {

@@ -3,7 +3,8 @@
 //! As in LogGOPSim (`match` in `src/LogGOPSim/LogGOPSim.cpp`, list variant), each queue is
 //! searched in insertion order and the first entry whose source and tag agree (either side may
 //! be a wildcard) is taken. The queues are singly linked lists threaded through one shared
-//! slab, so a rank with empty queues costs 16 bytes.
+//! slab; a rank's four list ends ([`Ends`], 16 bytes) live with the rest of its per-rank state
+//! in the engine, so that an event on a rank reads them from the cache line it reads anyway.
 
 use crate::schedule::{Rank, ANY_SOURCE, ANY_TAG};
 
@@ -27,10 +28,14 @@ pub(crate) enum Queue {
     Unexpected = 1,
 }
 
+/// A rank's queues: [posted head, posted tail, unexpected head, unexpected tail].
+pub(crate) type Ends = [u32; 4];
+
+/// Both queues empty.
+pub(crate) const EMPTY: Ends = [NIL; 4];
+
 #[derive(Debug)]
 pub(crate) struct MatchQueues {
-    /// Per rank: [posted head, posted tail, unexpected head, unexpected tail].
-    ends: Vec<[u32; 4]>,
     nodes: Vec<Node>,
     free: u32,
     live: u64,
@@ -43,18 +48,17 @@ fn agree(a_peer: Rank, a_tag: i32, b_peer: Rank, b_tag: i32) -> bool {
 }
 
 impl MatchQueues {
-    pub fn new(nranks: u32) -> MatchQueues {
+    pub fn new() -> MatchQueues {
         MatchQueues {
-            ends: vec![[NIL; 4]; nranks as usize],
             nodes: Vec::new(),
             free: NIL,
             live: 0,
         }
     }
 
-    /// Appends an entry to `rank`'s queue `q`.
+    /// Appends an entry to queue `q` of the rank whose queues end at `ends`.
     #[inline]
-    pub fn push(&mut self, rank: Rank, q: Queue, peer: Rank, tag: i32, op: u32) {
+    pub fn push(&mut self, ends: &mut Ends, q: Queue, peer: Rank, tag: i32, op: u32) {
         let node = Node {
             next: NIL,
             peer,
@@ -71,7 +75,6 @@ impl MatchQueues {
             (self.nodes.len() - 1) as u32
         };
         let h = 2 * q as usize;
-        let ends = &mut self.ends[rank as usize];
         if ends[h] == NIL {
             ends[h] = id;
         } else {
@@ -81,17 +84,22 @@ impl MatchQueues {
         self.live += 1;
     }
 
-    /// Removes and returns `(peer, tag, op)` of the first entry of `rank`'s queue `q` that agrees
-    /// with `peer` and `tag`.
+    /// Removes and returns `(peer, tag, op)` of the first entry of queue `q` (of the rank whose
+    /// queues end at `ends`) that agrees with `peer` and `tag`.
     #[inline]
-    pub fn take(&mut self, rank: Rank, q: Queue, peer: Rank, tag: i32) -> Option<(Rank, i32, u32)> {
+    pub fn take(
+        &mut self,
+        ends: &mut Ends,
+        q: Queue,
+        peer: Rank,
+        tag: i32,
+    ) -> Option<(Rank, i32, u32)> {
         let h = 2 * q as usize;
         let mut prev = NIL;
-        let mut cur = self.ends[rank as usize][h];
+        let mut cur = ends[h];
         while cur != NIL {
             let n = self.nodes[cur as usize];
             if agree(n.peer, n.tag, peer, tag) {
-                let ends = &mut self.ends[rank as usize];
                 if prev == NIL {
                     ends[h] = n.next;
                 } else {
@@ -116,10 +124,11 @@ impl MatchQueues {
         self.live
     }
 
-    /// The entries of `rank`'s queue `q`, in order: `(peer, tag, op)`.
-    pub fn entries(&self, rank: Rank, q: Queue) -> Vec<(Rank, i32, u32)> {
+    /// The entries of queue `q` (of the rank whose queues end at `ends`), in order:
+    /// `(peer, tag, op)`.
+    pub fn entries(&self, ends: &Ends, q: Queue) -> Vec<(Rank, i32, u32)> {
         let mut v = Vec::new();
-        let mut cur = self.ends[rank as usize][2 * q as usize];
+        let mut cur = ends[2 * q as usize];
         while cur != NIL {
             let n = self.nodes[cur as usize];
             v.push((n.peer, n.tag, n.op));
@@ -135,20 +144,30 @@ mod tests {
 
     #[test]
     fn first_agreeing_entry_in_order() {
-        let mut m = MatchQueues::new(2);
-        m.push(1, Queue::Posted, 0, 5, 10);
-        m.push(1, Queue::Posted, ANY_SOURCE, 7, 11);
-        m.push(1, Queue::Posted, 0, ANY_TAG, 12);
-        assert_eq!(m.take(1, Queue::Posted, 0, 7), Some((ANY_SOURCE, 7, 11)));
-        assert_eq!(m.take(1, Queue::Posted, 0, 9), Some((0, ANY_TAG, 12)));
-        assert_eq!(m.take(1, Queue::Posted, 0, 9), None);
-        assert_eq!(m.take(1, Queue::Unexpected, 0, 5), None);
+        let mut m = MatchQueues::new();
+        let mut ends = [EMPTY; 2];
+        m.push(&mut ends[1], Queue::Posted, 0, 5, 10);
+        m.push(&mut ends[1], Queue::Posted, ANY_SOURCE, 7, 11);
+        m.push(&mut ends[1], Queue::Posted, 0, ANY_TAG, 12);
+        assert_eq!(
+            m.take(&mut ends[1], Queue::Posted, 0, 7),
+            Some((ANY_SOURCE, 7, 11))
+        );
+        assert_eq!(
+            m.take(&mut ends[1], Queue::Posted, 0, 9),
+            Some((0, ANY_TAG, 12))
+        );
+        assert_eq!(m.take(&mut ends[1], Queue::Posted, 0, 9), None);
+        assert_eq!(m.take(&mut ends[1], Queue::Unexpected, 0, 5), None);
         // The tail is kept right after removals: a new entry goes last.
-        m.push(1, Queue::Posted, 0, 5, 13);
-        assert_eq!(m.entries(1, Queue::Posted), vec![(0, 5, 10), (0, 5, 13)]);
-        assert_eq!(m.take(1, Queue::Posted, 0, 5), Some((0, 5, 10)));
-        assert_eq!(m.take(1, Queue::Posted, 0, 5), Some((0, 5, 13)));
+        m.push(&mut ends[1], Queue::Posted, 0, 5, 13);
+        assert_eq!(
+            m.entries(&ends[1], Queue::Posted),
+            vec![(0, 5, 10), (0, 5, 13)]
+        );
+        assert_eq!(m.take(&mut ends[1], Queue::Posted, 0, 5), Some((0, 5, 10)));
+        assert_eq!(m.take(&mut ends[1], Queue::Posted, 0, 5), Some((0, 5, 13)));
         assert_eq!(m.live(), 0);
-        assert!(m.entries(0, Queue::Posted).is_empty());
+        assert!(m.entries(&ends[0], Queue::Posted).is_empty());
     }
 }

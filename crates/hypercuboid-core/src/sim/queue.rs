@@ -102,6 +102,16 @@ impl EventQueue {
         self.mask |= 1 << (b - 1);
     }
 
+    /// The event `k` places after the next one to pop, when it is already known (among the
+    /// events of the current time, with none dated before it): what the engine prefetches for.
+    #[inline]
+    pub fn ahead(&self, k: usize) -> Option<&Event> {
+        if !self.past.is_empty() {
+            return None;
+        }
+        self.now.get(self.head + k)
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
         if let Some(Reverse(e)) = self.past.pop() {

@@ -296,7 +296,7 @@ impl<'a> Engine<'a> {
         }
         match v.shape.ops[i as usize].kind {
             OpKind::Send { tag, .. } => {
-                let peer = v.peers[i as usize];
+                let peer = v.peer(i as usize);
                 let p = self.links.ops[f].partner;
                 if p == DYN {
                     if dynamic {
@@ -414,8 +414,8 @@ impl<'a> Engine<'a> {
             return;
         }
         let to = match v.shape.ops[i as usize].kind {
-            OpKind::Send { .. } => v.peers[i as usize],
-            OpKind::Recv { .. } if self.proto != Protocol::Eager => match v.peers[i as usize] {
+            OpKind::Send { .. } => v.peer(i as usize),
+            OpKind::Recv { .. } if self.proto != Protocol::Eager => match v.peer(i as usize) {
                 ANY_SOURCE => match self.links.dyn_source.get(&(f as u64)) {
                     Some(&src) => src,
                     None => return,
@@ -435,7 +435,7 @@ impl<'a> Engine<'a> {
     fn recv_key(&self, d: Rank, j: u32) -> (Rank, i32) {
         let v = self.s.rank(d);
         match v.shape.ops[j as usize].kind {
-            OpKind::Recv { tag, .. } => (v.peers[j as usize], tag),
+            OpKind::Recv { tag, .. } => (v.peer(j as usize), tag),
             _ => unreachable!("recv_key of a non-receive"),
         }
     }
@@ -499,7 +499,7 @@ impl<'a> Engine<'a> {
         let fr = self.flat(d, j);
         self.links.ops[fs].partner = j;
         self.links.ops[fr].partner = i;
-        if self.s.rank(d).peers[j as usize] == crate::schedule::ANY_SOURCE {
+        if self.s.rank(d).peer(j as usize) == crate::schedule::ANY_SOURCE {
             self.links.dyn_source.insert(fr as u64, r);
         }
         self.links.messages += 1;
@@ -586,7 +586,7 @@ impl<'a> Engine<'a> {
             return;
         }
         match v.shape.ops[i as usize].kind {
-            OpKind::Send { .. } => f(node(v.peers[i as usize], p, true)),
+            OpKind::Send { .. } => f(node(v.peer(i as usize), p, true)),
             OpKind::Recv { .. } => {
                 if let Some(src) = self.links.source(self.s, r, i) {
                     if self.links.ops[self.flat(src, p)].pending & SYNC != 0 {
@@ -633,7 +633,7 @@ impl<'a> Engine<'a> {
             }
             OpKind::Send { .. } => {
                 if p != NONE && p != DYN && self.links.ops[self.flat(r, i)].pending & SYNC != 0 {
-                    let u = node(v.peers[i as usize], p, false);
+                    let u = node(v.peer(i as usize), p, false);
                     return want(u).then_some(u);
                 }
                 None

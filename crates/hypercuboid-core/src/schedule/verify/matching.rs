@@ -61,12 +61,11 @@ impl Links {
     /// Source rank of receive `i` of rank `r`, once matched.
     #[inline]
     pub fn source(&self, s: &Schedule, r: Rank, i: u32) -> Option<Rank> {
-        let f = s.op_offset(r) + i as u64;
-        let p = s.peer_column()[f as usize];
+        let p = s.peer(r, i as usize);
         if p != ANY_SOURCE {
             Some(p)
         } else {
-            self.dyn_source.get(&f).copied()
+            self.dyn_source.get(&(s.op_offset(r) + i as u64)).copied()
         }
     }
 
@@ -163,11 +162,7 @@ pub(super) fn match_static(
     for r in 0..n as Rank {
         let v = s.rank(r);
         let ord = &orders[s.shape_index(r)];
-        if ord.any_tag
-            || ord
-                .recvs(v.shape)
-                .any(|i| v.peers[i as usize] == ANY_SOURCE)
-        {
+        if ord.any_tag || ord.recvs(v.shape).any(|i| v.peer(i as usize) == ANY_SOURCE) {
             dynamic[r as usize / 64] |= 1 << (r % 64);
             any_dynamic = true;
         }
@@ -183,7 +178,7 @@ pub(super) fn match_static(
     for r in 0..n as Rank {
         let v = s.rank(r);
         for i in orders[s.shape_index(r)].sends(v.shape) {
-            let d = v.peers[i as usize];
+            let d = v.peer(i as usize);
             if !is_dyn(d) {
                 start[d as usize + 1] += 1;
             }
@@ -199,7 +194,7 @@ pub(super) fn match_static(
         let v = s.rank(r);
         let base = s.op_offset(r) as usize;
         for i in orders[s.shape_index(r)].sends(v.shape) {
-            let d = v.peers[i as usize];
+            let d = v.peer(i as usize);
             if is_dyn(d) {
                 ops[base + i as usize].partner = DYN;
                 dyn_incoming.entry(d).or_default().push((r, i));
@@ -237,7 +232,7 @@ pub(super) fn match_static(
         recvs.extend(
             orders[s.shape_index(d)]
                 .recvs(v.shape)
-                .map(|j| (v.peers[j as usize], tag(s, d, j), j)),
+                .map(|j| (v.peer(j as usize), tag(s, d, j), j)),
         );
         recvs.sort_by_key(|&(src, t, _)| (src, t));
         let (mut a, mut b) = (0, 0);

@@ -589,7 +589,7 @@ pub(super) fn check_shapes(
                 sub.extend(
                     msgs[g.lo..g.hi]
                         .iter()
-                        .map(|m| (v.peers[m.3 as usize], m.2, m.3)),
+                        .map(|m| (v.peer(m.3 as usize), m.2, m.3)),
                 );
                 sub.sort_unstable();
                 for chan in sub.chunk_by(|a, b| a.0 == b.0) {
