@@ -14,7 +14,7 @@
 //! the problem (the alltoall scheduler needs the topology) reads it from the [`Context`], and
 //! says so ([`Needs`]) so that a missing topology is a clear error.
 
-use crate::schedule::{Meta, Program, Rank, ScheduleBuilder, ScheduleError};
+use crate::schedule::{Meta, PeerRule, Program, Rank, ScheduleBuilder, ScheduleError};
 use crate::spec::{self, Form, Spec};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -43,6 +43,18 @@ pub trait Family: Sized + 'static {
     fn entry(alg: &Self::Algorithm) -> &'static Entry<Self>;
     /// The schedule metadata of `alg` on `problem`.
     fn meta(alg: &Self::Algorithm, problem: &Self::Problem) -> Meta;
+    /// Peer rules under which every rank's program is rank 0's up to its peers (op `i` of
+    /// rank `r` talks to `rules[i].apply(r)`), for algorithms that know their ranks share one
+    /// program shape; [`generate`] then builds a few ranks, checks two more and pushes the
+    /// rest with [`ScheduleBuilder::push_repeated`]. `None` (the default): rank by rank.
+    fn repeated_rules(
+        alg: &Self::Algorithm,
+        prepared: &Self::Prepared,
+        problem: &Self::Problem,
+    ) -> Option<Vec<PeerRule>> {
+        let _ = (alg, prepared, problem);
+        None
+    }
 }
 
 /// What an algorithm needs beyond its problem.
@@ -271,6 +283,10 @@ pub fn generate<F: Family>(
     let build = F::entry(alg).build;
     let mut builder = ScheduleBuilder::new(n as u64, F::meta(alg, problem))?;
     let mut p = Program::new();
+    // Ranks built one by one before the shared shape's rules take over (they also settle
+    // which rules hold for the shape).
+    const BUILT: u32 = 3;
+    let rules = F::repeated_rules(alg, &prepared, problem).filter(|_| n > BUILT + 2);
     for rank in 0..n {
         p.clear();
         build(&prepared, problem, rank, &mut p);
@@ -278,6 +294,18 @@ pub fn generate<F: Family>(
             builder.reserve_ops(p.len().saturating_mul(n as usize));
         }
         builder.push(&mut p)?;
+        if let (Some(rules), true) = (&rules, rank + 1 == BUILT) {
+            let mut q = Program::new();
+            let follows = [n / 2, n - 1].into_iter().all(|r| {
+                q.clear();
+                build(&prepared, problem, r, &mut q);
+                builder.follows(&mut q, r, rules)
+            });
+            if follows {
+                builder.push_repeated(&p, rules, n - BUILT)?;
+                return builder.finish();
+            }
+        }
     }
     builder.finish()
 }

@@ -987,6 +987,177 @@ impl ScheduleBuilder {
         Ok(())
     }
 
+    /// Whether `program`, the program of `rank` (its dependencies are sorted in place), is the
+    /// program of the last rank pushed up to its peers, op `i` talking to
+    /// `rules[i].apply(rank)`: what [`ScheduleBuilder::push_repeated`] assumes of the ranks it
+    /// pushes, checked on one rank by building it. Pushes nothing.
+    pub fn follows(&self, program: &mut Program, rank: Rank, rules: &[PeerRule]) -> bool {
+        let Some(&last) = self.rank_shape.last() else {
+            return false;
+        };
+        program.normalize();
+        rules.len() == program.ops.len()
+            && self.shapes[last as usize].matches(program, rank)
+            && program.ops.iter().zip(rules).all(|(o, rule)| {
+                rule.apply(rank, self.nranks) == Some(o.peer().unwrap_or(ANY_SOURCE))
+            })
+    }
+
+    /// Appends the next `count` ranks, each running `template`, the program of the last rank
+    /// pushed (as [`ScheduleBuilder::push`] left it), up to its peers: op `i` of rank `r`
+    /// talks to `rules[i].apply(r, nranks)` (`Const(ANY_SOURCE)` for local ops). The caller
+    /// vouches that each of these ranks' programs is that one (a generator that knows its
+    /// ranks share one shape; [`ScheduleBuilder::follows`] checks a rank); the schedule is
+    /// then identical to the one `push` builds rank by rank, errors included. The work per
+    /// rank stops, when these are the schedule's last ranks, once every op's rule is the one
+    /// the finished schedule will give it: from then on the remaining ranks cost one shape
+    /// index each.
+    pub fn push_repeated(
+        &mut self,
+        template: &Program,
+        rules: &[PeerRule],
+        count: u32,
+    ) -> Result<(), ScheduleError> {
+        let first = self.next_rank();
+        let n = self.nranks;
+        let end = first as u64 + count as u64;
+        if end > n as u64 {
+            return Err(ScheduleError::RankOrder {
+                expected: n,
+                got: n,
+            });
+        }
+        let Some(&shape) = self.rank_shape.last() else {
+            return Err(ScheduleError::BadParameter {
+                name: "repeated program".into(),
+                value: format!("{count} ranks"),
+                reason: "push the program it repeats first".into(),
+            });
+        };
+        let len = template.ops.len();
+        if rules.len() != len
+            || rules.iter().any(|r| matches!(r, PeerRule::Column(_)))
+            || !self.shapes[shape as usize].matches(template, first - 1)
+        {
+            return Err(ScheduleError::BadParameter {
+                name: "repeated program".into(),
+                value: format!("{} ops, {} peer rules", len, rules.len()),
+                reason: "the template is the last program pushed and each of its ops has one \
+                         rule (const, xor or shift)"
+                    .into(),
+            });
+        }
+        // A rule's bit, and the bits of the rules `Candidates::best` prefers to it.
+        let bit = |rule: &PeerRule| match rule {
+            PeerRule::Const(_) => (HOLD_CONST, 0),
+            PeerRule::Xor(_) => (HOLD_XOR, HOLD_CONST),
+            _ => (HOLD_SHIFT, HOLD_CONST | HOLD_XOR),
+        };
+        let end = end as Rank;
+        let mut peers = vec![0; len];
+        let mut rank = first;
+        while rank < end {
+            // Settled: every op's declared rule still holds (so it holds for every rank to
+            // come), none that `best` prefers does, and no peer is stored. Then each op's
+            // rule in the finished schedule is its declared one whatever the remaining ranks
+            // do to the rules it is preferred to, and only if they are the schedule's last
+            // ranks (no later push can depend on those) they are skipped.
+            let sp = &self.shape_peers[shape as usize];
+            let settled = end == n
+                && sp.stored_from.is_none()
+                && sp.cands.iter().zip(rules).all(|(c, rule)| {
+                    let (b, preferred) = bit(rule);
+                    c.hold & b != 0 && c.hold & preferred == 0 && c.rule(sp.r0, n, b) == *rule
+                });
+            if settled {
+                break;
+            }
+            for (p, rule) in peers.iter_mut().zip(rules) {
+                *p = rule.apply(rank, n).unwrap_or(ANY_SOURCE);
+            }
+            self.check_repeated_peers(template, rank, &peers)?;
+            let sp = &mut self.shape_peers[shape as usize];
+            for (i, &peer) in peers.iter().enumerate() {
+                let c = sp.cands[i];
+                if c.hold == 0 {
+                    continue;
+                }
+                let hold = c.keep(sp.r0, n, rank, peer);
+                if hold == 0 && sp.stored_from.is_none() {
+                    sp.stored_from = Some((rank, sp.cands.clone()));
+                }
+                sp.cands[i].hold = hold;
+            }
+            if sp.stored_from.is_some() {
+                self.rows.extend_from_slice(&peers);
+            }
+            self.rank_shape.push(shape);
+            self.count_ops(rank, len as u64);
+            rank += 1;
+        }
+        if rank == end {
+            return Ok(());
+        }
+        // Settled: the rules hold for every remaining rank, whose peers need only be in range.
+        let in_range = template.ops.iter().zip(rules).all(|(o, rule)| {
+            let any_ok = matches!(o.kind, OpKind::Recv { .. });
+            match *rule {
+                PeerRule::Const(p) => p < n || (any_ok && p == ANY_SOURCE) || o.peer().is_none(),
+                PeerRule::Xor(m) => n.is_power_of_two() && m < n,
+                PeerRule::Shift(d) => d < n,
+                PeerRule::Column(_) => false,
+            }
+        });
+        if !in_range {
+            for r in rank..end {
+                for (p, rule) in peers.iter_mut().zip(rules) {
+                    *p = rule.apply(r, n).unwrap_or(ANY_SOURCE);
+                }
+                self.check_repeated_peers(template, r, &peers)?;
+            }
+        }
+        let cnt = (end - rank) as usize;
+        self.rank_shape.resize(self.rank_shape.len() + cnt, shape);
+        if self.op_start.is_empty() && len as u64 == self.uniform_len {
+            self.total_ops += len as u64 * cnt as u64;
+        } else {
+            for r in rank..end {
+                self.count_ops(r, len as u64);
+            }
+        }
+        Ok(())
+    }
+
+    /// The error [`ScheduleBuilder::push`] gives `rank` running `template` with `peers`, if
+    /// a peer is out of range.
+    fn check_repeated_peers(
+        &self,
+        template: &Program,
+        rank: Rank,
+        peers: &[Rank],
+    ) -> Result<(), ScheduleError> {
+        let n = self.nranks;
+        let ok = template.ops.iter().zip(peers).all(|(o, &p)| match o.kind {
+            OpKind::Send { .. } => p < n,
+            OpKind::Recv { .. } => p < n || p == ANY_SOURCE,
+            _ => true,
+        });
+        if ok {
+            return Ok(());
+        }
+        let mut p = Program {
+            ops: template
+                .ops
+                .iter()
+                .zip(peers)
+                .map(|(o, &peer)| o.with_peer(peer))
+                .collect(),
+            deps: template.deps.clone(),
+        };
+        p.normalize();
+        p.validate(rank, n)
+    }
+
     fn count_ops(&mut self, rank: Rank, len: u64) {
         if rank == 0 {
             self.uniform_len = len;

@@ -52,7 +52,7 @@ pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
 use super::registry::{self, Context, Entry, Family, Guarantee, Property};
 use crate::schedule::{
-    Dtype, Meta, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
+    Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
 };
 use std::borrow::Cow;
 use std::fmt;
@@ -198,6 +198,23 @@ impl Family for Allreduce {
 
     fn meta(alg: &Algorithm, problem: &AllreduceSpec) -> Meta {
         problem.meta(alg)
+    }
+
+    fn repeated_rules(
+        alg: &Algorithm,
+        prepared: &Prepared,
+        spec: &AllreduceSpec,
+    ) -> Option<Vec<PeerRule>> {
+        if spec.count == 0 || spec.nranks < 2 || !spec.nranks.is_power_of_two() {
+            return None;
+        }
+        match (alg, prepared) {
+            (Algorithm::RecursiveDoubling, _) => Some(recursive_doubling::rules(spec.nranks)),
+            (Algorithm::RecursiveMultiplying(_), Prepared::Plan(plan)) => {
+                recursive_multiplying::radix2_rules(plan)
+            }
+            _ => None,
+        }
     }
 }
 

@@ -32,7 +32,7 @@
 //! receive's operand order relative to its peer, so this costs no extra program shapes.
 
 use super::{floor_log2, whole, AllreduceSpec};
-use crate::schedule::{Combine, OpId, Program, Rank, Slot};
+use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
 use crate::collectives::registry::{Cost, Entry, Needs};
@@ -106,6 +106,15 @@ impl Fold {
             v + self.rem
         }
     }
+}
+
+/// The peer of each op of every rank's program when `nranks ≥ 2` is a power of two (all ranks
+/// then run one program up to peers): step `k`'s send and receive go to `rank XOR 2^k`.
+pub(super) fn rules(nranks: u32) -> Vec<PeerRule> {
+    debug_assert!(nranks >= 2 && nranks.is_power_of_two());
+    (0..nranks.trailing_zeros())
+        .flat_map(|k| [PeerRule::Xor(1 << k); 2])
+        .collect()
 }
 
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).

@@ -74,7 +74,7 @@ pub use grammar::{Plan, ScheduleString, ScheduleStringError, Stage};
 
 use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
 use crate::collectives::registry::{Context, Cost, Entry, Needs};
-use crate::schedule::{Combine, OpId, Program, Rank, ScheduleError, Slice, Slot};
+use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, ScheduleError, Slice, Slot};
 use crate::spec::{Form, Positional};
 use grammar::Level;
 
@@ -452,6 +452,21 @@ impl<'a> Emitter<'a> {
         };
         self.done += 1;
     }
+}
+
+/// The peer of each op of every rank's program when `plan` is radix-2 stages alone on a power
+/// of two (no collapse or merge: all ranks then run one program up to peers): stage `s` of
+/// stride `m` is a send to and a receive from `rank XOR m`. `None` for any other plan.
+pub(super) fn radix2_rules(plan: &Plan) -> Option<Vec<PeerRule>> {
+    if !plan.levels.is_empty() || plan.stages.iter().any(|s| s.factor != 2) {
+        return None;
+    }
+    Some(
+        plan.stages
+            .iter()
+            .flat_map(|s| [PeerRule::Xor(s.mask); 2])
+            .collect(),
+    )
 }
 
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1, `plan` fits nranks).
