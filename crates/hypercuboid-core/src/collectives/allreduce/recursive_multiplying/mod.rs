@@ -325,6 +325,21 @@ struct Value {
     producer: Option<OpId>,
 }
 
+/// The lists a rank's program is built with, kept across ranks (one set per thread) so that
+/// building a rank allocates nothing once the first ranks have sized them.
+#[derive(Debug, Default)]
+struct Buffers {
+    /// `(level, first member)` of the collapse levels where the rank leads.
+    leader_of: Vec<(usize, u32)>,
+    items: Vec<Item>,
+    war_out: Vec<OpId>,
+    war_scratch: Vec<OpId>,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::Cell<Buffers> = std::cell::Cell::new(Buffers::default());
+}
+
 /// Emits a rank's program step by step: alternating destination buffers, write-after-read
 /// dependencies on the sends that read them.
 struct Emitter<'a> {
@@ -340,7 +355,16 @@ struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
-    fn new(out: &'a mut Program, count: u64, steps: usize) -> Emitter<'a> {
+    /// An emitter whose write-after-read lists reuse `war_out` and `war_scratch` (cleared).
+    fn new(
+        out: &'a mut Program,
+        count: u64,
+        steps: usize,
+        mut war_out: Vec<OpId>,
+        mut war_scratch: Vec<OpId>,
+    ) -> Emitter<'a> {
+        war_out.clear();
+        war_scratch.clear();
         Emitter {
             out,
             count,
@@ -350,8 +374,8 @@ impl<'a> Emitter<'a> {
                 slice: whole(Slot::Input, count),
                 producer: None,
             },
-            war_out: Vec::new(),
-            war_scratch: Vec::new(),
+            war_out,
+            war_scratch,
         }
     }
 
@@ -365,11 +389,19 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn war(&mut self, slot: Slot) -> Vec<OpId> {
+    /// Makes `op`, the first write of `slot`, wait for the sends still reading it, which
+    /// then no longer count.
+    fn after_reads(out: &mut Program, war: &mut Vec<OpId>, op: OpId) {
+        out.requires_all(op, war);
+        war.clear();
+    }
+
+    /// The sends still reading `slot` (the next value-producing step's destination, never the
+    /// input).
+    fn war_of(&mut self, slot: Slot) -> &mut Vec<OpId> {
         match slot {
-            Slot::Output => std::mem::take(&mut self.war_out),
-            Slot::Scratch(_) => std::mem::take(&mut self.war_scratch),
-            Slot::Input => Vec::new(),
+            Slot::Output => &mut self.war_out,
+            _ => &mut self.war_scratch,
         }
     }
 
@@ -391,7 +423,6 @@ impl<'a> Emitter<'a> {
     fn fold(&mut self, items: &[Item]) {
         debug_assert!(items.len() >= 2 || matches!(items, [Item::Remote { .. }]));
         let dst = self.next_dst();
-        let war = self.war(dst.slot);
         let own = self.value;
         let out = &mut *self.out;
         let needs_own = |out: &mut Program, op: OpId| {
@@ -418,7 +449,11 @@ impl<'a> Emitter<'a> {
             }
             _ => unreachable!("a fold starts with a message or with the own value and a message"),
         };
-        out.requires_all(first, &war);
+        let war = match dst.slot {
+            Slot::Output => &mut self.war_out,
+            _ => &mut self.war_scratch,
+        };
+        Self::after_reads(out, war, first);
         let mut last = first;
         for it in rest {
             let op = match *it {
@@ -443,9 +478,10 @@ impl<'a> Emitter<'a> {
     fn receive_result(&mut self, peer: Rank, tag: i32) {
         let dst = self.next_dst();
         debug_assert_eq!(dst.slot, Slot::Output);
-        let war = self.war(dst.slot);
         let r = self.out.recv(peer, tag, dst);
-        self.out.requires_all(r, &war);
+        let mut war = std::mem::take(self.war_of(dst.slot));
+        Self::after_reads(self.out, &mut war, r);
+        *self.war_of(dst.slot) = war;
         self.value = Value {
             slice: dst,
             producer: Some(r),
@@ -472,9 +508,11 @@ pub(super) fn radix2_rules(plan: &Plan) -> Option<Vec<PeerRule>> {
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1, `plan` fits nranks).
 pub(super) fn build(plan: &Plan, spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     let levels = &plan.levels;
+    let mut bufs = BUFFERS.take();
     // Walk down the numbering levels.
     let mut x = rank;
-    let mut leader_of: Vec<(usize, u32)> = Vec::new(); // (level, first member)
+    let leader_of = &mut bufs.leader_of;
+    leader_of.clear();
     enum Role {
         Inner(u32),
         Sender { level: usize, leader: u32 },
@@ -504,11 +542,17 @@ pub(super) fn build(plan: &Plan, spec: &AllreduceSpec, rank: Rank, out: &mut Pro
             Role::Inner(_) => plan.stages.len(),
             Role::Sender { .. } | Role::Remainder { .. } => 1,
         };
-    let mut e = Emitter::new(out, spec.count, steps);
+    let mut e = Emitter::new(
+        out,
+        spec.count,
+        steps,
+        std::mem::take(&mut bufs.war_out),
+        std::mem::take(&mut bufs.war_scratch),
+    );
 
     // Collapse stages where this rank leads: fold the group's values, own value last.
-    let mut items = Vec::new();
-    for &(i, first) in &leader_of {
+    let items = &mut bufs.items;
+    for &(i, first) in leader_of.iter() {
         let Level::Collapse {
             base, collapse_tag, ..
         } = levels[i]
@@ -523,7 +567,7 @@ pub(super) fn build(plan: &Plan, spec: &AllreduceSpec, rank: Rank, out: &mut Pro
             });
         }
         items.push(Item::Own);
-        e.fold(&items);
+        e.fold(items);
     }
 
     match role {
@@ -565,9 +609,9 @@ pub(super) fn build(plan: &Plan, spec: &AllreduceSpec, rank: Rank, out: &mut Pro
                     tag: inverse_tag,
                 });
             }
-            e.fold(&items);
+            e.fold(items);
         }
-        Role::Inner(w) => body(plan, w, &mut e, &mut items),
+        Role::Inner(w) => body(plan, w, &mut e, items),
     }
 
     // Expand stages, innermost first: send the result to the group's other members.
@@ -582,6 +626,9 @@ pub(super) fn build(plan: &Plan, spec: &AllreduceSpec, rank: Rank, out: &mut Pro
             e.send(real(&levels[..i], m), expand_tag);
         }
     }
+    bufs.war_out = e.war_out;
+    bufs.war_scratch = e.war_scratch;
+    BUFFERS.set(bufs);
 }
 
 /// The exchange stages of inner rank `w`.
