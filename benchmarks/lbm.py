@@ -176,6 +176,16 @@ def main() -> None:
         "proxy": proxies,
         "steps": args.steps,
     }
+    if args.no_proxy and Path(args.out).exists():
+        # Keep the proxy rows of an earlier full run: --no-proxy re-measures the kernel only.
+        try:
+            earlier = json.loads(Path(args.out).read_text())
+        except (OSError, ValueError) as e:
+            raise SystemExit(
+                f"--no-proxy keeps the proxy rows of {args.out}, unreadable: {e}"
+            ) from e
+        out["proxy"] = earlier.get("proxy", [])
+        out["steps"] = earlier.get("steps", args.steps)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
