@@ -10,6 +10,7 @@
 
 pub mod arith;
 pub mod collectives;
+mod hint;
 pub mod lattice;
 pub mod lbm;
 pub mod model;

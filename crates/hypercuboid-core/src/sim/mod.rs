@@ -52,21 +52,7 @@ pub use trace::{write_chrome_trace, write_chrome_trace_with, CounterTrack, Trace
 
 use crate::model::{CostModel, ModelSpec, NoiseSpec};
 
-/// Asks the processor to bring `r`'s cache line closer: a hint for an event soon to come, with
-/// no effect on results.
-#[inline(always)]
-pub(crate) fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults and has no architectural effect; the
-    // pointer comes from a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            r as *const T as *const i8,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
+pub(crate) use crate::hint::prefetch;
 use crate::schedule::Schedule;
 use crate::units::Time;
 

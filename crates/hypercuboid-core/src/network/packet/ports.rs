@@ -33,20 +33,7 @@ pub(super) const F_PASSED: u8 = 1;
 /// Packet flag: it takes an indirect path.
 pub(super) const F_INDIRECT: u8 = 2;
 
-/// Asks the CPU to bring `r`'s cache line closer (a hint: no effect on results).
-#[inline(always)]
-pub(super) fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults and has no architectural effect; the
-    // pointer comes from a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            r as *const T as *const i8,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
+pub(super) use crate::hint::prefetch;
 
 /// Prefetches the first two cache lines of a port block (its state and first VCs).
 #[inline(always)]
