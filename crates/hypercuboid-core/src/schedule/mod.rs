@@ -433,9 +433,20 @@ struct Candidates {
     hold: u8,
 }
 
+// The bits in order of preference: `Candidates::best` takes the lowest that holds.
 const HOLD_CONST: u8 = 1;
 const HOLD_XOR: u8 = 2;
 const HOLD_SHIFT: u8 = 4;
+
+/// The `HOLD_*` bit of a rule (none for a column).
+fn hold_bit(rule: &PeerRule) -> u8 {
+    match rule {
+        PeerRule::Const(_) => HOLD_CONST,
+        PeerRule::Xor(_) => HOLD_XOR,
+        PeerRule::Shift(_) => HOLD_SHIFT,
+        PeerRule::Column(_) => 0,
+    }
+}
 
 impl Candidates {
     fn new(peer: Rank) -> Candidates {
@@ -480,10 +491,9 @@ impl Candidates {
 
     /// The cheapest rule that holds (a constant, then XOR, then a shift); `None` when none does.
     fn best(self, r0: Rank, nranks: u32) -> Option<PeerRule> {
-        [HOLD_CONST, HOLD_XOR, HOLD_SHIFT]
-            .into_iter()
-            .find(|b| self.hold & b != 0)
-            .map(|b| self.rule(r0, nranks, b))
+        // The lowest bit that holds: the preferred rule.
+        let b = self.hold & self.hold.wrapping_neg();
+        (b != 0).then(|| self.rule(r0, nranks, b))
     }
 }
 
@@ -600,11 +610,18 @@ impl Shape {
 /// Whether every send's peer is a rank below `nranks` and every receive's is one or
 /// [`ANY_SOURCE`] (what [`Program::validate`] checks of peers).
 fn peers_in_range(p: &Program, nranks: u32) -> bool {
-    p.ops.iter().all(|o| match o.kind {
-        OpKind::Send { peer, .. } => peer < nranks,
-        OpKind::Recv { peer, .. } => peer < nranks || peer == ANY_SOURCE,
+    p.ops
+        .iter()
+        .all(|o| peer_in_range(o, o.peer().unwrap_or(ANY_SOURCE), nranks))
+}
+
+/// Whether `peer` is a valid peer for op `o` (any value for a local op).
+fn peer_in_range(o: &Op, peer: Rank, nranks: u32) -> bool {
+    match o.kind {
+        OpKind::Send { .. } => peer < nranks,
+        OpKind::Recv { .. } => peer < nranks || peer == ANY_SOURCE,
         _ => true,
-    })
+    }
 }
 
 fn shape_hash(p: &Program, rank: Rank) -> u64 {
@@ -1047,12 +1064,6 @@ impl ScheduleBuilder {
                     .into(),
             });
         }
-        // A rule's bit, and the bits of the rules `Candidates::best` prefers to it.
-        let bit = |rule: &PeerRule| match rule {
-            PeerRule::Const(_) => (HOLD_CONST, 0),
-            PeerRule::Xor(_) => (HOLD_XOR, HOLD_CONST),
-            _ => (HOLD_SHIFT, HOLD_CONST | HOLD_XOR),
-        };
         let end = end as Rank;
         let mut peers = vec![0; len];
         let mut rank = first;
@@ -1066,8 +1077,9 @@ impl ScheduleBuilder {
             let settled = end == n
                 && sp.stored_from.is_none()
                 && sp.cands.iter().zip(rules).all(|(c, rule)| {
-                    let (b, preferred) = bit(rule);
-                    c.hold & b != 0 && c.hold & preferred == 0 && c.rule(sp.r0, n, b) == *rule
+                    // `best` prefers the lower bits to a rule's own bit `b`.
+                    let b = hold_bit(rule);
+                    c.hold & b != 0 && c.hold & (b - 1) == 0 && c.rule(sp.r0, n, b) == *rule
                 });
             if settled {
                 break;
@@ -1137,11 +1149,11 @@ impl ScheduleBuilder {
         peers: &[Rank],
     ) -> Result<(), ScheduleError> {
         let n = self.nranks;
-        let ok = template.ops.iter().zip(peers).all(|(o, &p)| match o.kind {
-            OpKind::Send { .. } => p < n,
-            OpKind::Recv { .. } => p < n || p == ANY_SOURCE,
-            _ => true,
-        });
+        let ok = template
+            .ops
+            .iter()
+            .zip(peers)
+            .all(|(o, &p)| peer_in_range(o, p, n));
         if ok {
             return Ok(());
         }
