@@ -6,42 +6,61 @@
 //! scale case of issue 17, whose full 100 µs run `benchmarks/netsim.py --topo
 //! slimfly:q=29,p=21` measures.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use hypercuboid_core::network::{
     NetParams, Network, RoutingSpec, Synthetic, TrafficSpec, Workload,
 };
-use hypercuboid_core::topology::generate;
-use hypercuboid_core::units::us;
+use hypercuboid_core::topology::{generate, Topology};
+use hypercuboid_core::units::{us, Time};
+
+/// Benchmarks `routing` on `topo` with `threads` engine threads (0: every core) under
+/// uniform traffic at each of `loads`, `warmup` and `duration` of simulated time an iteration.
+fn uniform(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    topo: &Topology,
+    routing: &str,
+    threads: usize,
+    loads: &[f64],
+    (warmup, duration): (Time, Time),
+) {
+    let p = NetParams {
+        threads,
+        ..NetParams::default()
+    };
+    let net = Network::new(topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
+    let label = if threads == 0 {
+        "all cores"
+    } else {
+        "1 thread"
+    };
+    let pattern = TrafficSpec::Uniform.resolve(topo, net.routes(), 1).unwrap();
+    for &load in loads {
+        let mut s = Synthetic::new(pattern.clone(), load);
+        s.warmup = warmup;
+        s.duration = duration;
+        let w = Workload::Synthetic(s);
+        let delivered = net.run(&w, "uniform").unwrap().delivered_total;
+        g.throughput(Throughput::Elements(delivered));
+        g.bench_function(format!("{routing} load {load} {label}"), |b| {
+            b.iter(|| net.run(&w, "uniform").unwrap())
+        });
+    }
+}
 
 fn slim_fly(c: &mut Criterion) {
     let topo = generate("slimfly:q=13,p=9").unwrap();
     let mut g = c.benchmark_group("netsim slimfly:q=13,p=9 uniform 20us");
     g.sample_size(10);
     for (routing, threads) in [("min", 1), ("min", 0), ("ugal", 1), ("ugal", 0)] {
-        let p = NetParams {
+        uniform(
+            &mut g,
+            &topo,
+            routing,
             threads,
-            ..NetParams::default()
-        };
-        let net = Network::new(&topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
-        let label = if threads == 0 {
-            "all cores"
-        } else {
-            "1 thread"
-        };
-        let pattern = TrafficSpec::Uniform
-            .resolve(&topo, net.routes(), 1)
-            .unwrap();
-        for load in [0.3, 0.9] {
-            let mut s = Synthetic::new(pattern.clone(), load);
-            s.warmup = us(4);
-            s.duration = us(20);
-            let w = Workload::Synthetic(s);
-            let delivered = net.run(&w, "uniform").unwrap().delivered_total;
-            g.throughput(Throughput::Elements(delivered));
-            g.bench_function(format!("{routing} load {load} {label}"), |b| {
-                b.iter(|| net.run(&w, "uniform").unwrap())
-            });
-        }
+            &[0.3, 0.9],
+            (us(4), us(20)),
+        );
     }
     g.finish();
 }
@@ -51,28 +70,7 @@ fn slim_fly_radix_64(c: &mut Criterion) {
     let mut g = c.benchmark_group("netsim slimfly:q=29,p=21 uniform 4us");
     g.sample_size(10);
     for threads in [1, 0] {
-        let p = NetParams {
-            threads,
-            ..NetParams::default()
-        };
-        let net = Network::new(&topo, &RoutingSpec::parse("min").unwrap(), p).unwrap();
-        let label = if threads == 0 {
-            "all cores"
-        } else {
-            "1 thread"
-        };
-        let pattern = TrafficSpec::Uniform
-            .resolve(&topo, net.routes(), 1)
-            .unwrap();
-        let mut s = Synthetic::new(pattern, 0.3);
-        s.warmup = us(1);
-        s.duration = us(4);
-        let w = Workload::Synthetic(s);
-        let delivered = net.run(&w, "uniform").unwrap().delivered_total;
-        g.throughput(Throughput::Elements(delivered));
-        g.bench_function(format!("min load 0.3 {label}"), |b| {
-            b.iter(|| net.run(&w, "uniform").unwrap())
-        });
+        uniform(&mut g, &topo, "min", threads, &[0.3], (us(1), us(4)));
     }
     g.finish();
 }
