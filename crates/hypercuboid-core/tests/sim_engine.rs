@@ -289,6 +289,37 @@ fn fan_in(k: u32, stuck: bool) -> hypercuboid_core::schedule::Schedule {
 }
 
 #[test]
+fn a_noise_delay_counts_from_when_its_op_is_freed_even_if_its_cpu_was_free_before() {
+    // Without noise LogGOPS starts the compute at its CPU's free time (0: sleeps occupy
+    // nothing), as LogGOPSim does. A noise delay is OS jitter after the op could run: it
+    // counts from the later of that time and the time the op is freed (the last sleep's end),
+    // as on a network, where time never goes back.
+    let s = fan_in(3, false);
+    let noise = parse_noise("exp:mean=1us").unwrap();
+    for model in ["loggops", "postal:alpha=1us"] {
+        let r = simulate(
+            &s,
+            &parse_model(model).unwrap(),
+            &SimOptions {
+                trace: true,
+                noise: Some(noise.clone()),
+                seed: 7,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        // Sleep i (of i + 1 us) starts after its own delay; the last to end frees the compute.
+        let freed = (0..3)
+            .map(|i| noise.delay(7, 0, i) + us(i as u64 + 1))
+            .max()
+            .unwrap();
+        let start = r.trace.unwrap().op_start[3];
+        assert_eq!(start, freed + noise.delay(7, 0, 3), "{model}");
+        assert!(noise.delay(7, 0, 3) > 0);
+    }
+}
+
+#[test]
 fn ops_with_many_dependencies_wait_for_all_of_them() {
     // The engine counts up to 30 dependencies in an op's state byte and more in a side table:
     // both sides of that limit, in both models. Under postal the op starts when its last

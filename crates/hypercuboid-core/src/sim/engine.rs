@@ -536,7 +536,7 @@ impl<M: CostModel> Engine<'_, M> {
                     let seed = self
                         .seed
                         .wrapping_add(run.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    t = t.saturating_add(n.delay(seed, f.rank, f.op));
+                    t = t.max(now).saturating_add(n.delay(seed, f.rank, f.op));
                 }
             }
             self.push_new(t, f.rank, f.op, if f.tail { TAIL } else { EXEC });
