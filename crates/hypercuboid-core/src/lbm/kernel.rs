@@ -1159,10 +1159,15 @@ mod x86 {
             };
         }
         let mut s = 0;
-        if step == 1 {
-            // whole chunks of a z-row: plain loads and stores
-            while s + 8 <= n {
-                let b = base + s;
+        if step == 1 && n >= 8 {
+            // chunks of 8 sites of a z-row: plain loads and stores; the last chunk ends at the
+            // row's end, overlapping the one before (its overlapped sites are computed again
+            // by the same operations and stored again with the same bits), so that no chunk is
+            // masked: masked stores cost more than the overlap (a 64³ interior, rows of 62
+            // sites, ran slower than the whole step with them)
+            while s < n {
+                let at = s.min(n - 8);
+                let b = base + at;
                 if ahead > 0 {
                     // SAFETY: a prefetch reads nothing and cannot fault, whatever the address
                     // (computed with wrapping arithmetic: no pointer is dereferenced).
@@ -1171,8 +1176,8 @@ mod x86 {
                 let mut f = [fill; Q];
                 macro_rules! load {
                     ($($q:literal)*) => {$(
-                        // SAFETY: check_soa: sites s..s + 8 < n read b + l + pull[q], l < 8,
-                        // inside src.
+                        // SAFETY: check_soa: sites at..at + 8 ≤ n read b + l + pull[q],
+                        // l < 8, inside src.
                         f[$q] = unsafe { _mm512_loadu_pd(sp.add(b).offset(pull[$q])) };
                     )*};
                 }
@@ -1181,13 +1186,13 @@ mod x86 {
                 let out = unsafe { collide_v(&f, omega) };
                 macro_rules! store {
                     ($($q:literal)*) => {$(
-                        // SAFETY: check_soa: sites s..s + 8 < n write b + l + q·sq, l < 8,
-                        // inside dst.
+                        // SAFETY: check_soa: sites at..at + 8 ≤ n write b + l + q·sq,
+                        // l < 8, inside dst.
                         unsafe { _mm512_storeu_pd(dp.add(b + $q * sq), out[$q]) };
                     )*};
                 }
                 each_q!(store);
-                s += 8;
+                s = at + 8;
             }
         }
         let stride = step as i64;
@@ -1271,18 +1276,20 @@ mod x86 {
             };
         }
         let mut s = 0;
-        if step == 1 {
-            while s + 4 <= n {
-                let b = base + s;
-                if ahead > 0 && s % 8 == 0 {
+        if step == 1 && n >= 4 {
+            // as in row_soa_avx512: the last chunk overlaps the one before instead of masking
+            while s < n {
+                let at = s.min(n - 4);
+                let b = base + at;
+                if ahead > 0 && at % 8 == 0 {
                     // SAFETY: as in row_soa_avx512 (one hint per 8 sites: a cache line).
                     unsafe { hint_streams(sp, dp, b, pull, sq, ahead) };
                 }
                 let mut f = [fill; Q];
                 macro_rules! load {
                     ($($q:literal)*) => {$(
-                        // SAFETY: check_soa: sites s..s + 4 < n read b + l + pull[q], l < 4,
-                        // inside src.
+                        // SAFETY: check_soa: sites at..at + 4 ≤ n read b + l + pull[q],
+                        // l < 4, inside src.
                         f[$q] = unsafe { _mm256_loadu_pd(sp.add(b).offset(pull[$q])) };
                     )*};
                 }
@@ -1291,13 +1298,13 @@ mod x86 {
                 let out = unsafe { collide_v(&f, omega) };
                 macro_rules! store {
                     ($($q:literal)*) => {$(
-                        // SAFETY: check_soa: sites s..s + 4 < n write b + l + q·sq, l < 4,
-                        // inside dst.
+                        // SAFETY: check_soa: sites at..at + 4 ≤ n write b + l + q·sq,
+                        // l < 4, inside dst.
                         unsafe { _mm256_storeu_pd(dp.add(b + $q * sq), out[$q]) };
                     )*};
                 }
                 each_q!(store);
-                s += 4;
+                s = at + 4;
             }
         }
         let stride = step as i64;
