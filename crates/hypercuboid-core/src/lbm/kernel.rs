@@ -10,7 +10,19 @@
 //! array is in flight (its boundary cells are read by the sends, its halo cells written by the
 //! receives, neither touched by the interior update).
 //!
-//! **Speed on the (x, y, z, q) layout.** The array of structures makes the 19 values of a site
+//! **Speed on the structure of arrays ([`Layout::Soa`], `(q, x, y, z)` in memory).** A z-row
+//! of one velocity is contiguous, and so is the row it pulls from (the same row of the source,
+//! shifted by `c_q`): per chunk of 8 sites (AVX-512F; 4 with AVX2), 19 plain unaligned vector
+//! loads, the collision on the 19 registers (`collide_v`, as below), 19 plain vector stores. A
+//! row's last chunk ends at the row's end, overlapping the chunk before it (recomputing sites
+//! with the same bits) rather than masking; rows shorter than a vector and the lines along y of
+//! thin boxes use masked loads and stores or gathers and scatters. Each source value is read
+//! once per step, so the rows go in plain (x, y) order without blocking; on arrays larger than
+//! the last-level cache every chunk hints the cache `SOA_AHEAD` values ahead in each of its
+//! 19 source and 19 destination streams, which are more than the hardware prefetchers follow.
+//! The portable path copies the rows into the same lane buffers as below.
+//!
+//! **Speed on the array of structures ([`Layout::Aos`], `(x, y, z, q)`).** The 19 values of a site
 //! contiguous and the z-rows of one velocity strided (152 B between sites). The sites of a
 //! region go by lines — its z-rows, or lines along y where a box is thinner along z than a
 //! vector (the z-faces of the shell) — and a line by chunks of sites, on one of three paths
