@@ -220,6 +220,8 @@ pub(crate) fn collide_stream_on(
         // their own streams (SOA_AHEAD)
         prefetch: shape.layout == Layout::Aos && large,
     };
+    // the hints are x86 instructions: the portable path has none
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
     let ahead = if large { SOA_AHEAD } else { 0 };
     match (shape.layout, path) {
         (Layout::Soa, Path::Scalar) => {
