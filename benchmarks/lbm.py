@@ -1,12 +1,13 @@
 """The D3Q19 lattice-Boltzmann kernel and proxy on this machine (issue 16's figures).
 
-1. The kernel on one core: MLUPS of a collide–stream step on 16³ (in cache: the compute-bound
-   speed), 64³ and 128³ subdomains, the bytes each lattice update moves (19 values read and 19
-   written, 8 bytes each: 304 B), and the memory bandwidth a STREAM triad (``a = b + s·c``, 24 B
-   per element, 64 MiB arrays) measures in the same run, the two alternated ``--repeat`` times and
-   the fastest of each kept (a timing covers at least 2²¹ site updates: several steps for small
-   subdomains). The roofline is triad bandwidth / 304 B; the bar is 60 % of it, for subdomains
-   that do not fit in the caches. Each row also records the load average when it was measured.
+1. The kernel on one core, each memory layout (``soa``, ``aos``) side by side: MLUPS of a
+   collide–stream step on 16³ (in cache: the compute-bound speed), 64³ and 128³ subdomains, the
+   bytes each lattice update moves (19 values read and 19 written, 8 bytes each: 304 B), and the
+   memory bandwidth a STREAM triad (``a = b + s·c``, 24 B per element, 64 MiB arrays) measures in
+   the same run, the two alternated ``--repeat`` times and the fastest of each kept (a timing
+   covers at least 2²¹ site updates: several steps for small subdomains). The roofline is triad
+   bandwidth / 304 B; the bar is 60 % of it, for subdomains that do not fit in the caches. Each row
+   also records the load average when it was measured.
 2. The proxy (``mpiexec -n P hypercuboid lbm run``) for P = 1, 2, 4 with 64³ (and 128³) sites per
    rank: time per step split into kernel and halo, each halo variant, with and without overlap.
    This machine has 2 cores: P = 4 is oversubscribed (two ranks share a core, the times include
@@ -16,8 +17,8 @@ Wall time on a shared machine is disturbed by other jobs; the kernel rows also g
 CPU second of this process (``time.process_time``; the kernel runs in this thread).
 Writes ``benchmarks/results/lbm.json``.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/lbm.py [--sizes 16,64,128] [--nps 1,2,4]
-        [--proxy-sizes 64,128] [--steps 20] [--repeat 5] [--no-proxy]
+    OPENBLAS_NUM_THREADS=1 python benchmarks/lbm.py [--sizes 16,64,128] [--layouts soa,aos]
+        [--nps 1,2,4] [--proxy-sizes 64,128] [--steps 20] [--repeat 5] [--layout soa] [--no-proxy]
 """
 
 from __future__ import annotations
@@ -47,57 +48,69 @@ def triad_gbs(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[float, float
     return time.perf_counter() - w, time.process_time() - p
 
 
-def kernel(n: int, repeat: int) -> dict:
+def kernel(n: int, repeat: int, layouts: list[str]) -> list[dict]:
+    """One row per layout: each layout's step and the triad alternated ``repeat`` times in one
+    loop (so that the layouts and the triad see the same machine), the fastest of each kept."""
     sub = (n, n, n)
     steps = max(1, (1 << 21) // n**3)
-    f, g = lbm.allocate(sub), lbm.allocate(sub)
-    lbm.initialise(f, (0, 0, 0), sub, "taylor-green")
-    lbm.periodic_halo(f)
+    arrays = {}
+    for lay in layouts:
+        f, g = lbm.allocate(sub, lay), lbm.allocate(sub, lay)
+        lbm.initialise(f, (0, 0, 0), sub, "taylor-green")
+        lbm.periodic_halo(f)
+        lbm.step(f, g, 0.8)  # warm-up: first touch of g
+        arrays[lay] = (f, g)
     m = 1 << 23
     a, b, c = np.zeros(m), np.full(m, 1.0), np.full(m, 2.0)
-    lbm.step(f, g, 0.8)  # warm-up: first touch of g
     _core.lbm_triad(a, b, c, 3.0)
-    best = {"kernel_wall": 1e9, "kernel_cpu": 1e9, "triad_wall": 1e9, "triad_cpu": 1e9}
+    best = {lay: [1e9, 1e9] for lay in layouts}
+    triad = [1e9, 1e9]
     for _ in range(repeat):
-        w, p = time.perf_counter(), time.process_time()
-        for _ in range(steps):
-            lbm.step(f, g, 0.8)
-        best["kernel_wall"] = min(best["kernel_wall"], time.perf_counter() - w)
-        best["kernel_cpu"] = min(best["kernel_cpu"], max(time.process_time() - p, 1e-9))
+        for lay in layouts:
+            f, g = arrays[lay]
+            w, p = time.perf_counter(), time.process_time()
+            for _ in range(steps):
+                lbm.step(f, g, 0.8)
+            best[lay][0] = min(best[lay][0], time.perf_counter() - w)
+            best[lay][1] = min(best[lay][1], max(time.process_time() - p, 1e-9))
         tw, tp = triad_gbs(a, b, c)
-        best["triad_wall"] = min(best["triad_wall"], tw)
-        best["triad_cpu"] = min(best["triad_cpu"], max(tp, 1e-9))
+        triad = [min(triad[0], tw), min(triad[1], max(tp, 1e-9))]
     sites = n**3 * steps
     tb = _core.LBM_TRIAD_BYTES_PER_ELEMENT * m
-    row = {
-        "subdomain": n,
-        "sites": n**3,
-        "steps_per_timing": steps,
-        "arrays_mib": 2 * f.nbytes / 2**20,
-        "load_average": os.getloadavg()[0],
-        "bytes_per_update": lbm.BYTES_PER_UPDATE,
-        "mlups": sites / best["kernel_wall"] / 1e6,
-        "mlups_cpu": sites / best["kernel_cpu"] / 1e6,
-        "triad_gb_s": tb / best["triad_wall"] / 1e9,
-        "triad_gb_s_cpu": tb / best["triad_cpu"] / 1e9,
-    }
-    row["kernel_gb_s"] = row["mlups"] * lbm.BYTES_PER_UPDATE / 1e3
-    row["roofline_mlups"] = row["triad_gb_s"] * 1e3 / lbm.BYTES_PER_UPDATE
-    row["roofline_fraction"] = row["mlups"] / row["roofline_mlups"]
-    row["roofline_fraction_cpu"] = row["mlups_cpu"] / (
-        row["triad_gb_s_cpu"] * 1e3 / lbm.BYTES_PER_UPDATE
-    )
-    return row
+    rows = []
+    for lay in layouts:
+        f, _ = arrays[lay]
+        row = {
+            "subdomain": n,
+            "layout": lay,
+            "sites": n**3,
+            "steps_per_timing": steps,
+            "arrays_mib": 2 * f.nbytes / 2**20,
+            "load_average": os.getloadavg()[0],
+            "bytes_per_update": lbm.BYTES_PER_UPDATE,
+            "mlups": sites / best[lay][0] / 1e6,
+            "mlups_cpu": sites / best[lay][1] / 1e6,
+            "triad_gb_s": tb / triad[0] / 1e9,
+            "triad_gb_s_cpu": tb / triad[1] / 1e9,
+        }
+        row["kernel_gb_s"] = row["mlups"] * lbm.BYTES_PER_UPDATE / 1e3
+        row["roofline_mlups"] = row["triad_gb_s"] * 1e3 / lbm.BYTES_PER_UPDATE
+        row["roofline_fraction"] = row["mlups"] / row["roofline_mlups"]
+        row["roofline_fraction_cpu"] = row["mlups_cpu"] / (
+            row["triad_gb_s_cpu"] * 1e3 / lbm.BYTES_PER_UPDATE
+        )
+        rows.append(row)
+    return rows
 
 
-def proxy(np_: int, n: int, variant: str, overlap: bool, steps: int) -> dict:
+def proxy(np_: int, n: int, variant: str, overlap: bool, steps: int, layout: str) -> dict:
     dims = DECOMPS[np_]
     lattice = "x".join(str(n * d) for d in dims)
     exe = str(Path(sys.executable).parent / "hypercuboid")
     mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or "mpiexec"
     cmd = [mpiexec, "--oversubscribe", "--bind-to", "none", "-n", str(np_), exe, "lbm", "run"]
     cmd += ["--lattice", lattice, "--decomp", "x".join(map(str, dims)), "--steps", str(steps)]
-    cmd += ["--halo", variant, "--json"] + (["--overlap"] if overlap else [])
+    cmd += ["--halo", variant, "--layout", layout, "--json"] + (["--overlap"] if overlap else [])
     env = dict(os.environ, OMPI_MCA_pml="ob1", OMPI_MCA_btl="self,sm", OPENBLAS_NUM_THREADS="1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -115,6 +128,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="16,64,128", help="kernel subdomain sides")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument(
+        "--layouts", default="soa,aos", help="kernel layouts, measured side by side (soa, aos)"
+    )
+    ap.add_argument("--layout", default="soa", help="the proxy's layout (soa, aos)")
     ap.add_argument("--nps", default="1,2,4", help="proxy rank counts")
     ap.add_argument("--proxy-sizes", default="64,128", help="proxy sites per rank per side")
     ap.add_argument("--max-proxy-sites", type=int, default=2 * 128**3, help="skip larger runs")
@@ -123,25 +140,30 @@ def main() -> None:
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "lbm.json"))
     args = ap.parse_args()
 
+    layouts = [lay.strip() for lay in args.layouts.split(",")]
+    for lay in layouts:
+        lbm.parse_layout(lay)
     print(f"# kernel on one core ({platform.processor() or platform.machine()}), bar {BAR:.0%}")
     print(
-        f"{'size':>6} {'MLUPS':>7} {'B/upd':>6} {'GB/s':>6} {'triad GB/s':>10} {'roof MLUPS':>10} "
+        f"{'size':>6} {'layout':>6} {'MLUPS':>7} {'B/upd':>6} {'GB/s':>6} {'triad GB/s':>10} "
+        f"{'roof MLUPS':>10} "
         f"{'% roof':>7} {'bar':>4} | {'MLUPS/cpu-s':>11} {'triad/cpu-s':>11} {'% roof':>7} "
         f"{'MiB':>5} {'load':>5}"
     )
     kernels = []
     for n in [int(x) for x in args.sizes.split(",")]:
-        r = kernel(n, args.repeat)
-        kernels.append(r)
-        ok = "ok" if r["roofline_fraction"] >= BAR else "miss"
-        print(
-            f"{n:>5}³ {r['mlups']:>7.1f} {r['bytes_per_update']:>6} {r['kernel_gb_s']:>6.1f} "
-            f"{r['triad_gb_s']:>10.1f} {r['roofline_mlups']:>10.1f} "
-            f"{r['roofline_fraction']:>7.1%} {ok:>4} | {r['mlups_cpu']:>11.1f} "
-            f"{r['triad_gb_s_cpu']:>11.1f} {r['roofline_fraction_cpu']:>7.1%} "
-            f"{r['arrays_mib']:>5.0f} {r['load_average']:>5.2f}",
-            flush=True,
-        )
+        for r in kernel(n, args.repeat, layouts):
+            kernels.append(r)
+            ok = "ok" if r["roofline_fraction"] >= BAR else "miss"
+            print(
+                f"{n:>5}³ {r['layout']:>6} {r['mlups']:>7.1f} {r['bytes_per_update']:>6} "
+                f"{r['kernel_gb_s']:>6.1f} {r['triad_gb_s']:>10.1f} "
+                f"{r['roofline_mlups']:>10.1f} {r['roofline_fraction']:>7.1%} {ok:>4} | "
+                f"{r['mlups_cpu']:>11.1f} {r['triad_gb_s_cpu']:>11.1f} "
+                f"{r['roofline_fraction_cpu']:>7.1%} {r['arrays_mib']:>5.0f} "
+                f"{r['load_average']:>5.2f}",
+                flush=True,
+            )
     proxies = []
     if not args.no_proxy:
         print("\n# proxy: ms per step (kernel + halo), per variant, without / with overlap")
@@ -155,7 +177,7 @@ def main() -> None:
                     continue
                 for variant in VARIANTS:
                     for overlap in (False, True):
-                        r = proxy(np_, n, variant, overlap, args.steps)
+                        r = proxy(np_, n, variant, overlap, args.steps, args.layout)
                         proxies.append(r)
                         flag = " (oversubscribed)" if r["oversubscribed"] else ""
                         print(

@@ -9,8 +9,8 @@ from hypercuboid import lbm
 from hypercuboid.errors import HypercuboidError, LbmError
 
 
-def rough(sub, seed=3):
-    f = lbm.allocate(sub)
+def rough(sub, seed=3, layout="soa"):
+    f = lbm.allocate(sub, layout)
     lbm.initialise(f, (0, 0, 0), sub, "uniform:0.02,-0.01,0.03")
     rng = np.random.default_rng(seed)
     f[1:-1, 1:-1, 1:-1] += rng.uniform(0, 1e-3, size=(*sub, 19))
@@ -56,6 +56,42 @@ def test_interior_and_shell_make_the_whole_step_bitwise():
     assert lbm.region_sites(sub, "shell") == 6 * 4 * 9 - 4 * 2 * 7
 
 
+def test_the_layouts_lie_in_memory_as_documented():
+    assert lbm.LAYOUTS == ("soa", "aos")
+    f = lbm.allocate((3, 4, 5))
+    assert f.shape == (5, 6, 7, 19) and lbm.layout_of(f) == "soa"
+    assert f.base is not None and f.base.shape == (19, 5, 6, 7) and f.base.flags.c_contiguous
+    assert f.strides == (6 * 7 * 8, 7 * 8, 8, 5 * 6 * 7 * 8)
+    g = lbm.allocate((3, 4, 5), "aos")
+    assert g.shape == (5, 6, 7, 19) and g.flags.c_contiguous and lbm.layout_of(g) == "aos"
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["all", "interior+shell"])
+def test_the_soa_lattice_evolves_bitwise_as_the_aos_one(split):
+    # odd sides, a side of 2 (no interior along y) and z-rows of 9 (a masked chunk)
+    sub = (7, 2, 9)
+    f = {lay: rough(sub, layout=lay) for lay in lbm.LAYOUTS}
+    assert np.array_equal(f["soa"].view(np.uint64), f["aos"].view(np.uint64))
+    g = {lay: lbm.allocate(sub, lay) for lay in lbm.LAYOUTS}
+    for _ in range(4):
+        for lay in lbm.LAYOUTS:
+            lbm.periodic_halo(f[lay])
+            if split:
+                lbm.step(f[lay], g[lay], 0.7, "interior")
+                lbm.step(f[lay], g[lay], 0.7, "shell")
+            else:
+                lbm.step(f[lay], g[lay], 0.7)
+            f[lay], g[lay] = g[lay], f[lay]
+    assert lbm.layout_of(f["soa"]) == "soa"
+    assert np.array_equal(f["soa"].view(np.uint64), f["aos"].view(np.uint64))
+    assert lbm.totals(f["soa"]) == lbm.totals(f["aos"])
+    rho_s, u_s = lbm.macroscopic(f["soa"])
+    rho_a, u_a = lbm.macroscopic(f["aos"])
+    assert np.array_equal(rho_s, rho_a) and np.array_equal(u_s, u_a)
+    # the run moved the values
+    assert not np.array_equal(f["soa"], rough(sub))
+
+
 def test_uniform_flow_stays_uniform_bitwise():
     sub = (4, 3, 5)
     f, g = lbm.allocate(sub), lbm.allocate(sub)
@@ -99,10 +135,11 @@ def test_a_file_initial_condition_gives_each_subdomain_its_block(tmp_path):
     glob[2, 1, 3, 7] = 0.125  # something no formula gives
     path = tmp_path / "init.npy"
     np.save(path, glob)
-    f = lbm.allocate((3, 2, 5))
-    lbm.initialise(f, (1, 1, 0), lattice, f"file:{path}")
-    assert np.array_equal(f[1:-1, 1:-1, 1:-1], glob[1:4, 1:3, :])
-    assert not f[0].any()
+    for layout in lbm.LAYOUTS:  # the file holds the logical (X, Y, Z, 19) lattice
+        f = lbm.allocate((3, 2, 5), layout)
+        lbm.initialise(f, (1, 1, 0), lattice, f"file:{path}")
+        assert np.array_equal(f[1:-1, 1:-1, 1:-1], glob[1:4, 1:3, :])
+        assert not f[0].any()
     np.save(path, glob.astype(np.float32))
     with pytest.raises(LbmError) as e:
         lbm.initialise(f, (1, 1, 0), lattice, f"file:{path}")
@@ -130,8 +167,12 @@ def test_bad_input_is_one_line_naming_what_is_accepted():
     assert e.value.accepted == ["all", "interior", "shell"]
     with pytest.raises(LbmError, match="overlap; accepted: two distinct arrays"):
         lbm.step(f, f, 0.8)
-    with pytest.raises(LbmError, match=r"of type float32; accepted: a C-contiguous float64"):
+    with pytest.raises(LbmError) as e:
         lbm.step(f.astype(np.float32), g, 0.8)
+    assert str(e.value) == (
+        "source array of type float32; accepted: a float64 array of shape "
+        "(nx + 2, ny + 2, nz + 2, 19) from lbm.allocate (layout soa or aos)"
+    )
     with pytest.raises(LbmError) as e:
         lbm.step(f, lbm.allocate((3, 3, 4)), 0.8)
     assert str(e.value) == (
@@ -139,9 +180,31 @@ def test_bad_input_is_one_line_naming_what_is_accepted():
     )
     with pytest.raises(LbmError, match=r"shape \[5, 5, 5, 18\]: accepted \(nx \+ 2"):
         lbm.step(f[..., :18].copy(), g[..., :18].copy(), 0.8)
-    with pytest.raises(LbmError, match="source array is not C-contiguous"):
-        big = lbm.allocate((3, 3, 8))
+    big = lbm.allocate((3, 3, 8))
+    with pytest.raises(LbmError) as e:
         lbm.step(big[:, :, ::2], g, 0.8)
+    assert str(e.value) == (
+        "source array of shape [5, 5, 5, 19] has strides [400, 80, 16, 2000] (bytes); accepted: "
+        "layout aos (C-contiguous) or soa (the view transpose(1, 2, 3, 0) of a C-contiguous "
+        "(19, 5, 5, 5) array)"
+    )
+    with pytest.raises(LbmError) as e:
+        lbm.totals(np.asfortranarray(lbm.allocate((3, 3, 3), "aos")))
+    assert str(e.value) == (
+        "distribution array of shape [5, 5, 5, 19] has strides [8, 40, 200, 1000] (bytes); "
+        "accepted: layout aos (C-contiguous) or soa (the view transpose(1, 2, 3, 0) of a "
+        "C-contiguous (19, 5, 5, 5) array)"
+    )
+    with pytest.raises(LbmError) as e:
+        lbm.step(f, lbm.allocate((3, 3, 3), "aos"), 0.8)
+    assert str(e.value) == (
+        "destination array of layout aos differs from the source's soa; accepted: two arrays "
+        "of one layout"
+    )
+    with pytest.raises(LbmError) as e:
+        lbm.allocate((3, 3, 3), "aosoa")
+    assert str(e.value) == "unknown layout 'aosoa'; accepted: soa, aos"
+    assert e.value.accepted == ["soa", "aos"]
     with pytest.raises(LbmError) as e:
         lbm.parse_init("vortex")
     assert str(e.value) == (

@@ -458,6 +458,8 @@ LBM_VELOCITIES: list[list[int]]
 LBM_WEIGHTS: list[float]
 LBM_BYTES_PER_UPDATE: int
 LBM_INIT_FORMS: list[str]
+LBM_LAYOUTS: list[str]
+"""The memory layouts of a distribution array: ``soa``, ``aos``."""
 
 def lbm_step(src: Any, dst: Any, tau: float, region: str = ...) -> None:
     """One collide–stream step from ``src`` into ``region`` of ``dst``, in place."""
@@ -474,5 +476,9 @@ def lbm_macroscopic(f: Any) -> tuple[Any, Any]:
 def lbm_region_sites(subdomain: list[int], region: str) -> int: ...
 def lbm_periodic_halo(f: Any) -> None: ...
 def lbm_triad(a: Any, b: Any, c: Any, s: float) -> None: ...
+def lbm_layout(f: Any) -> str:
+    """The layout (``soa``, ``aos``) of a distribution array, from its strides."""
+
+def lbm_parse_layout(name: str) -> str: ...
 
 LBM_TRIAD_BYTES_PER_ELEMENT: int

@@ -79,6 +79,65 @@ def test_every_variant_evolves_as_one_rank_bitwise(comm, init_file, variant, ove
         assert glob is None
 
 
+@pytest.mark.parametrize("variant", ["blocking", "nonblocking", "reduced"])
+def test_the_aos_layout_evolves_as_the_soa_one(comm, init_file, variant):
+    from hypercuboid import lbm
+    from hypercuboid.lbm import proxy
+
+    init = f"file:{init_file}"
+    got = {}
+    for layout in ("soa", "aos"):
+        cfg, d, s = proxy.configure(
+            comm.size, LATTICE, None, STEPS, variant, True, 0.7, init, layout
+        )
+        assert cfg.layout == layout
+        f = proxy.evolve(comm, cfg, d, s)
+        assert lbm.layout_of(f) == layout
+        got[layout] = proxy.gather(comm, d, f)
+    if comm.rank == 0:
+        assert same_bits(got["soa"], got["aos"]), f"{variant} on {comm.size} ranks"
+        assert same_bits(got["soa"], serial(init, STEPS, 0.7))
+
+
+def test_the_halo_exchange_takes_transposed_arrays_and_refuses_gaps(comm):
+    from hypercuboid import halo as hh
+    from hypercuboid import lbm
+    from hypercuboid.errors import ScheduleError
+    from hypercuboid.mpi import halo_exchange
+
+    d = hh.Decomposition(lattice=LATTICE, ranks=comm.size, periodic=(True,) * 3)
+    s = hh.schedule("nonblocking", d, values=19, bytes=8)
+    sub = tuple(d.subdomain(comm.rank))
+    shape = d.local_shape(comm.rank, 19)
+    # the soa layout: every halo cell gets the value of the boundary cell it mirrors
+    f = lbm.allocate(sub, "soa")
+    lbm.initialise(f, tuple(d.offset(comm.rank)), LATTICE, "taylor-green:0.04")
+    halo_exchange(comm, s, f)
+    glob = lbm.allocate(LATTICE, "aos")
+    lbm.initialise(glob, (0, 0, 0), LATTICE, "taylor-green:0.04")
+    lbm.periodic_halo(glob)
+    ox, oy, oz = d.offset(comm.rank)
+    want = glob[ox : ox + sub[0] + 2, oy : oy + sub[1] + 2, oz : oz + sub[2] + 2]
+    assert same_bits(np.ascontiguousarray(f), np.ascontiguousarray(want))
+    gappy = np.zeros(shape[:2] + (2 * shape[2], 19))[:, :, ::2]
+    with pytest.raises(ScheduleError) as e:
+        halo_exchange(comm, s, gappy)
+    assert str(e.value) == (
+        f"invalid array on rank {comm.rank}: strides {gappy.strides} (bytes) for shape "
+        f"{gappy.shape}; accepted: an array whose values fill one block of memory in some axis "
+        "order (C order, or a transposed view such as a (values, X, Y, Z) C-order array's "
+        ".transpose(1, 2, 3, 0))"
+    )
+    ro = lbm.allocate(sub, "soa")
+    ro.flags.writeable = False
+    with pytest.raises(ScheduleError) as e:
+        halo_exchange(comm, s, ro)
+    assert str(e.value) == (
+        f"invalid array on rank {comm.rank}: it is read-only; accepted: a writeable array (the "
+        "exchange updates its halo in place)"
+    )
+
+
 @pytest.mark.parametrize("variant", ["blocking", "reduced"])
 def test_thin_subdomains_along_z(comm, init_file, variant):
     # all ranks along z: 9 sites over up to 8 ranks leaves subdomains 1 or 2 sites thick,
@@ -112,6 +171,7 @@ def test_cli_json_contract(comm):
     assert out["steps"] == 4 and out["lattice"] == [12, 10, 9] and out["ranks"] == comm.size
     assert int(np.prod(out["decomp"])) == comm.size
     assert out["halo"] == "nonblocking" and out["overlap"] is True
+    assert out["layout"] == "soa"
     assert len(out["per_step"]) == 4
     assert out["mlups"] > 0 and out["b_eff"] > 0 and out["updates_per_core_s"] > 0
     assert out["halo_s"] >= max(s["halo_s"] for s in out["per_step"])
@@ -128,7 +188,7 @@ def test_cli_text_report(comm):
         return
     lines = res.output.splitlines()
     assert lines[0].startswith("# lbm D3Q19 BGK, lattice 8x8x8, ")
-    assert "halo reduced, tau 0.8 (nu 0.1)" in lines[0]
+    assert "halo reduced, tau 0.8 (nu 0.1), init taylor-green, layout soa" in lines[0]
     assert lines[1].split() == ["step", "halo", "ms", "kernel", "ms"]
     assert [ln.split()[0] for ln in lines[2:4]] == ["1", "2"]
     assert lines[4].startswith("total ") and "MLUPS" in lines[4]
@@ -144,6 +204,7 @@ def test_cli_text_report(comm):
         (["--lattice", "8x8"], "--lattice '8x8': accepted XxYxZ with three positive integers "
          "(64x64x64)"),
         (["--steps", "0"], "--steps 0: accepted a positive number of steps"),
+        (["--layout", "aosoa"], "unknown layout 'aosoa'; accepted: soa, aos"),
     ],
 )  # fmt: skip
 def test_cli_errors_print_once(comm, args, message):

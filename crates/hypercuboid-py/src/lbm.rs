@@ -3,7 +3,7 @@
 //! released while the core works on them.
 
 use crate::errors::{error, raise, PyResultExt, ToPyErr};
-use hypercuboid_core::lbm::{self, d3q19, Bgk, Init, LbmError, Region, Shape};
+use hypercuboid_core::lbm::{self, d3q19, Bgk, Init, Layout, LbmError, Region, Shape};
 use numpy::ndarray::Dim;
 use numpy::{
     IntoPyArray, PyArray1, PyArray4, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
@@ -19,18 +19,47 @@ impl ToPyErr for LbmError {
     }
 }
 
-/// The subdomain of an array of shape `(nx + 2, ny + 2, nz + 2, 19)`.
-fn shape_of(dims: &[usize]) -> PyResult<Shape> {
+/// The subdomain and layout of a distribution array: the logical `(nx + 2, ny + 2, nz + 2, 19)`
+/// lattice, either C-contiguous (`aos`) or the view `transpose(1, 2, 3, 0)` of a C-contiguous
+/// `(19, nx + 2, ny + 2, nz + 2)` array (`soa`), told apart by the strides.
+fn shape_of(what: &str, dims: &[usize], strides: &[isize]) -> PyResult<Shape> {
     if dims.len() != 4 || dims[3] != d3q19::Q || dims[..3].iter().any(|&d| d < 3) {
         return Err(error(
             "LbmError",
             format!(
-                "distribution array of shape {dims:?}: accepted (nx + 2, ny + 2, nz + 2, 19), \
-                 float64, C order, each subdomain side at least 1"
+                "{what} array of shape {dims:?}: accepted (nx + 2, ny + 2, nz + 2, 19), \
+                 float64, each subdomain side at least 1"
             ),
         ));
     }
-    Shape::new(dims[0] - 2, dims[1] - 2, dims[2] - 2).py()
+    let shape = Shape::new(dims[0] - 2, dims[1] - 2, dims[2] - 2).py()?;
+    for layout in [Layout::Aos, Layout::Soa] {
+        let s = shape.with_layout(layout);
+        let want: Vec<isize> = s.strides().iter().map(|&v| (v * 8) as isize).collect();
+        if strides == want.as_slice() {
+            return Ok(s);
+        }
+    }
+    Err(error(
+        "LbmError",
+        format!(
+            "{what} array of shape {dims:?} has strides {strides:?} (bytes); accepted: layout \
+             aos (C-contiguous) or soa (the view transpose(1, 2, 3, 0) of a C-contiguous \
+             ({}, {}, {}, {}) array)",
+            d3q19::Q,
+            dims[0],
+            dims[1],
+            dims[2]
+        ),
+    ))
+}
+
+fn lattice_of(what: &str, f: &PyReadonlyArrayDyn<'_, f64>) -> PyResult<Shape> {
+    shape_of(what, f.shape(), f.strides())
+}
+
+fn lattice_of_mut(what: &str, f: &PyReadwriteArrayDyn<'_, f64>) -> PyResult<Shape> {
+    shape_of(what, f.shape(), f.strides())
 }
 
 fn not_contiguous(what: &str) -> PyErr {
@@ -40,8 +69,20 @@ fn not_contiguous(what: &str) -> PyErr {
     )
 }
 
+/// The layout name (`soa`, `aos`) of a distribution array.
+#[pyfunction]
+fn lbm_layout(f: PyReadonlyArrayDyn<'_, f64>) -> PyResult<&'static str> {
+    Ok(lattice_of("distribution", &f)?.layout.name())
+}
+
+/// Checks a layout name; returns it.
+#[pyfunction]
+fn lbm_parse_layout(name: &str) -> PyResult<&'static str> {
+    Ok(Layout::parse(name).py()?.name())
+}
+
 /// One collide–stream step: reads `src`, writes the `region` (`all`, `interior`, `shell`) of
-/// `dst`, both of shape `(nx + 2, ny + 2, nz + 2, 19)`.
+/// `dst`, both of logical shape `(nx + 2, ny + 2, nz + 2, 19)` and of one layout.
 #[pyfunction]
 #[pyo3(signature = (src, dst, tau, region = "all"))]
 fn lbm_step(
@@ -51,7 +92,7 @@ fn lbm_step(
     tau: f64,
     region: &str,
 ) -> PyResult<()> {
-    let shape = shape_of(src.shape())?;
+    let shape = lattice_of("source", &src)?;
     if dst.shape() != src.shape() {
         return Err(error(
             "LbmError",
@@ -62,12 +103,28 @@ fn lbm_step(
             ),
         ));
     }
+    let layout = lattice_of_mut("destination", &dst)?.layout;
+    if layout != shape.layout {
+        return Err(error(
+            "LbmError",
+            format!(
+                "destination array of layout {} differs from the source's {}; accepted: two \
+                 arrays of one layout",
+                layout.name(),
+                shape.layout.name()
+            ),
+        ));
+    }
     let bgk = Bgk::new(tau).py()?;
     let region = Region::parse(region).py()?;
-    let s = src.as_slice().map_err(|_| not_contiguous("source"))?;
+    let src = src.as_array();
+    let s = src
+        .as_slice_memory_order()
+        .ok_or_else(|| not_contiguous("source"))?;
+    let mut dst = dst.as_array_mut();
     let d = dst
-        .as_slice_mut()
-        .map_err(|_| not_contiguous("destination"))?;
+        .as_slice_memory_order_mut()
+        .ok_or_else(|| not_contiguous("destination"))?;
     py.detach(|| lbm::collide_stream(s, d, shape, bgk, region))
         .py()
 }
@@ -82,11 +139,12 @@ fn lbm_initialise(
     lattice: [usize; 3],
     init: &str,
 ) -> PyResult<()> {
-    let shape = shape_of(f.shape())?;
+    let shape = lattice_of_mut("distribution", &f)?;
     let init = Init::parse(init).py()?;
+    let mut f = f.as_array_mut();
     let s = f
-        .as_slice_mut()
-        .map_err(|_| not_contiguous("distribution"))?;
+        .as_slice_memory_order_mut()
+        .ok_or_else(|| not_contiguous("distribution"))?;
     py.detach(|| lbm::initialise(s, shape, offset, lattice, &init))
         .py()
 }
@@ -111,8 +169,11 @@ fn lbm_viscosity(tau: f64) -> PyResult<f64> {
 /// `(mass, (momentum x, y, z), kinetic energy)` of the subdomain sites.
 #[pyfunction]
 fn lbm_totals(py: Python<'_>, f: PyReadonlyArrayDyn<'_, f64>) -> PyResult<(f64, [f64; 3], f64)> {
-    let shape = shape_of(f.shape())?;
-    let s = f.as_slice().map_err(|_| not_contiguous("distribution"))?;
+    let shape = lattice_of("distribution", &f)?;
+    let f = f.as_array();
+    let s = f
+        .as_slice_memory_order()
+        .ok_or_else(|| not_contiguous("distribution"))?;
     let t = py.detach(|| lbm::totals(s, shape)).py()?;
     Ok((t.mass, t.momentum, t.kinetic_energy))
 }
@@ -124,8 +185,11 @@ fn lbm_macroscopic<'py>(
     py: Python<'py>,
     f: PyReadonlyArrayDyn<'py, f64>,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray4<f64>>)> {
-    let shape = shape_of(f.shape())?;
-    let s = f.as_slice().map_err(|_| not_contiguous("distribution"))?;
+    let shape = lattice_of("distribution", &f)?;
+    let f = f.as_array();
+    let s = f
+        .as_slice_memory_order()
+        .ok_or_else(|| not_contiguous("distribution"))?;
     let n = shape.sites();
     let (rho, u) = py
         .detach(|| {
@@ -142,10 +206,11 @@ fn lbm_macroscopic<'py>(
 /// Fills the halo of `f` as if its subdomain were the whole periodic lattice.
 #[pyfunction]
 fn lbm_periodic_halo(py: Python<'_>, mut f: PyReadwriteArrayDyn<'_, f64>) -> PyResult<()> {
-    let shape = shape_of(f.shape())?;
+    let shape = lattice_of_mut("distribution", &f)?;
+    let mut f = f.as_array_mut();
     let s = f
-        .as_slice_mut()
-        .map_err(|_| not_contiguous("distribution"))?;
+        .as_slice_memory_order_mut()
+        .ok_or_else(|| not_contiguous("distribution"))?;
     py.detach(|| lbm::periodic_halo(s, shape)).py()
 }
 
@@ -181,6 +246,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lbm_region_sites, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_periodic_halo, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_triad, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(lbm_parse_layout, m)?)?;
+    m.add("LBM_LAYOUTS", Layout::NAMES.to_vec())?;
     m.add(
         "LBM_TRIAD_BYTES_PER_ELEMENT",
         lbm::stream::TRIAD_BYTES_PER_ELEMENT,

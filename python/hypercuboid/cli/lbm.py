@@ -61,6 +61,13 @@ def lbm() -> None:
     help="Initial condition: taylor-green[:U0], uniform:UX,UY,UZ or file:PATH.npy (the global "
     "lattice, float64, shape (X, Y, Z, 19)).",
 )
+@click.option(
+    "--layout",
+    default="soa",
+    show_default=True,
+    help="Memory layout of the distributions: soa (19 arrays, one per velocity: the faster "
+    "kernel) or aos (the 19 values of a site contiguous).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (rank 0).")
 @click.option("--quiet", "-q", is_flag=True, help="No per-step lines.")
 def run_cmd(
@@ -71,6 +78,7 @@ def run_cmd(
     overlap: bool,
     tau: float,
     init: str,
+    layout: str,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -86,7 +94,7 @@ def run_cmd(
         dims = proxy.parse_dims(lattice, "--lattice")
         parts = proxy.parse_dims(decomp, "--decomp") if decomp is not None else None
         built["run"] = proxy.configure(
-            comm.Get_size(), dims, parts, steps, halo_variant, overlap, tau, init
+            comm.Get_size(), dims, parts, steps, halo_variant, overlap, tau, init, layout
         )
 
     _agree(comm, check)
@@ -108,7 +116,7 @@ def _print(res: Any, quiet: bool) -> None:
         f"# lbm D3Q19 BGK, lattice {dims}, {res.ranks} rank{'s' if res.ranks != 1 else ''} "
         f"({'x'.join(map(str, res.decomp))}, subdomain {'x'.join(map(str, res.subdomain))}), "
         f"halo {res.halo}{' with overlap' if res.overlap else ''}, tau {res.tau} "
-        f"(nu {res.viscosity:.6g}), init {res.init}"
+        f"(nu {res.viscosity:.6g}), init {res.init}, layout {res.layout}"
     )
     if not quiet:
         click.echo(f"{'step':>6} {'halo ms':>10} {'kernel ms':>10}")

@@ -1,10 +1,17 @@
 """The D3Q19 lattice-Boltzmann solver (BGK) of the proxy application ``hypercuboid lbm run``.
 
-A rank's distributions are one C-order ``float64`` array of shape ``(nx + 2, ny + 2, nz + 2, 19)``:
+A rank's distributions are one ``float64`` array of logical shape ``(nx + 2, ny + 2, nz + 2, 19)``:
 its subdomain with a halo of width 1 (subdomain site ``(i, j, k)`` at ``(i + 1, j + 1, k + 1)``),
-the 19 values of a site in the order of :data:`VELOCITIES`, the layout the halo exchanges of
-:mod:`hypercuboid.halo` fill. The kernel works in place on these arrays (no copy, the GIL
-released), between two arrays the caller swaps::
+the 19 values of a site in the order of :data:`VELOCITIES`, the layout-free view the halo
+exchanges of :mod:`hypercuboid.halo` fill. In memory it is one of two :data:`LAYOUTS`:
+
+- ``soa`` (structure of arrays, the default and the faster kernel): a C-contiguous
+  ``(19, nx + 2, ny + 2, nz + 2)`` array, handed around as its view ``transpose(1, 2, 3, 0)``;
+- ``aos`` (array of structures): a C-contiguous ``(nx + 2, ny + 2, nz + 2, 19)`` array.
+
+:func:`allocate` makes either; every other function reads the layout from the strides
+(:func:`layout_of`). The kernel works in place on these arrays (no copy, the GIL released),
+between two arrays of one layout the caller swaps::
 
     from hypercuboid import lbm
     f, g = lbm.allocate((32, 32, 32)), lbm.allocate((32, 32, 32))
@@ -38,18 +45,23 @@ BYTES_PER_UPDATE: int = _core.LBM_BYTES_PER_UPDATE
 INIT_FORMS: list[str] = list(_core.LBM_INIT_FORMS)
 #: The regions of a step: every site, those needing no halo data, the rest.
 REGIONS = ("all", "interior", "shell")
+#: The memory layouts of a distribution array (the first is the default).
+LAYOUTS: tuple[str, ...] = tuple(_core.LBM_LAYOUTS)
 
 __all__ = [
     "BYTES_PER_UPDATE",
     "INIT_FORMS",
+    "LAYOUTS",
     "REGIONS",
     "VELOCITIES",
     "WEIGHTS",
     "Totals",
     "allocate",
     "initialise",
+    "layout_of",
     "macroscopic",
     "parse_init",
+    "parse_layout",
     "periodic_halo",
     "region_sites",
     "step",
@@ -71,11 +83,16 @@ class Totals:
     """``Σ ½ ρ|u|²``."""
 
 
-def allocate(subdomain: tuple[int, int, int]) -> np.ndarray:
-    """A zeroed distribution array for an ``nx × ny × nz`` subdomain (with its halo)."""
+def allocate(subdomain: tuple[int, int, int], layout: str = "soa") -> np.ndarray:
+    """A zeroed distribution array for an ``nx × ny × nz`` subdomain (with its halo): the
+    logical ``(nx + 2, ny + 2, nz + 2, 19)`` view of memory in ``layout`` (``soa``: a
+    ``(19, nx + 2, ny + 2, nz + 2)`` C-order array transposed; ``aos``: C order)."""
     nx, ny, nz = subdomain
+    layout = _core.lbm_parse_layout(layout)
     if min(nx, ny, nz) < 1:
         raise LbmError(f"subdomain {nx}x{ny}x{nz}: every side must be at least 1")
+    if layout == "soa":
+        return np.zeros((19, nx + 2, ny + 2, nz + 2), dtype=np.float64).transpose(1, 2, 3, 0)
     return np.zeros((nx + 2, ny + 2, nz + 2, 19), dtype=np.float64)
 
 
@@ -83,10 +100,17 @@ def _check(f: np.ndarray, what: str = "distribution") -> np.ndarray:
     if not isinstance(f, np.ndarray) or f.dtype != np.float64:
         kind = f.dtype if isinstance(f, np.ndarray) else type(f).__name__
         raise LbmError(
-            f"{what} array of type {kind}; accepted: a C-contiguous float64 array of shape "
-            "(nx + 2, ny + 2, nz + 2, 19)"
+            f"{what} array of type {kind}; accepted: a float64 array of shape "
+            "(nx + 2, ny + 2, nz + 2, 19) from lbm.allocate (layout soa or aos)"
         )
     return f
+
+
+def layout_of(f: np.ndarray) -> str:
+    """The memory layout (``soa``, ``aos``) of a distribution array, from its strides; an
+    :class:`LbmError` for any other array."""
+    _check(f)
+    return _core.lbm_layout(f)
 
 
 def subdomain_of(f: np.ndarray) -> tuple[int, int, int]:
@@ -125,6 +149,11 @@ def parse_init(init: str) -> str:
     """The kind of an initial condition (``taylor-green``, ``uniform``, ``file``), or
     :class:`LbmError` naming the accepted forms. Reads no file."""
     return _core.lbm_parse_init(init)
+
+
+def parse_layout(layout: str) -> str:
+    """A layout name checked (one of :data:`LAYOUTS`), or :class:`LbmError` naming them."""
+    return _core.lbm_parse_layout(layout)
 
 
 def viscosity(tau: float) -> float:

@@ -33,6 +33,9 @@ class Config:
     overlap: bool
     tau: float
     init: str
+    layout: str = "soa"
+    """The memory layout of the distribution arrays (``soa``, ``aos``; see
+    :mod:`hypercuboid.lbm`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class RunResult:
     tau: float
     viscosity: float
     init: str
+    layout: str
+    """The memory layout of the distribution arrays (``soa``, ``aos``)."""
     elapsed_s: float
     """Wall time of the stepping loop (the slowest rank)."""
     halo_s: float
@@ -99,6 +104,7 @@ def configure(
     overlap: bool = False,
     tau: float = 0.8,
     init: str = "taylor-green",
+    layout: str = "soa",
 ) -> tuple[Config, Any, Any]:
     """Checks a run and builds its decomposition and halo schedule: ``(config, decomposition,
     schedule)``. Raises the one-line error of the first bad value."""
@@ -108,6 +114,7 @@ def configure(
         raise LbmError(f"--steps {steps}: accepted a positive number of steps")
     lbm.viscosity(tau)
     kind = lbm.parse_init(init)
+    layout = lbm.parse_layout(layout)
     d = hh.Decomposition(lattice=lattice, ranks=ranks, decomp=decomp, periodic=(True,) * 3)
     for r in range(ranks):
         sub = d.subdomain(r)
@@ -122,7 +129,7 @@ def configure(
         path = init.split(":", 1)[1]
         with open(path, "rb"):
             pass  # an unreadable file is reported here, once; its contents by the core
-    cfg = Config(tuple(lattice), tuple(d.dims), ranks, steps, halo, overlap, tau, init)
+    cfg = Config(tuple(lattice), tuple(d.dims), ranks, steps, halo, overlap, tau, init, layout)
     return cfg, d, s
 
 
@@ -135,8 +142,8 @@ def run(comm: Any, cfg: Config, decomposition: Any, schedule: Any) -> RunResult:
     rank = comm.Get_rank()
     sub = tuple(decomposition.subdomain(rank))
     offset = tuple(decomposition.offset(rank))
-    f = lbm.allocate(sub)
-    g = lbm.allocate(sub)
+    f = lbm.allocate(sub, cfg.layout)
+    g = lbm.allocate(sub, cfg.layout)
     lbm.initialise(f, offset, cfg.lattice, cfg.init)
     e0 = comm.allreduce(lbm.totals(f).kinetic_energy, op=MPI.SUM)
     times = np.zeros((cfg.steps, 2))
@@ -188,6 +195,7 @@ def run(comm: Any, cfg: Config, decomposition: Any, schedule: Any) -> RunResult:
         tau=cfg.tau,
         viscosity=lbm.viscosity(cfg.tau),
         init=cfg.init,
+        layout=cfg.layout,
         elapsed_s=elapsed,
         halo_s=halo_s,
         kernel_s=kernel_s,
@@ -207,8 +215,8 @@ def evolve(comm: Any, cfg: Config, decomposition: Any, schedule: Any) -> np.ndar
 
     rank = comm.Get_rank()
     sub = tuple(decomposition.subdomain(rank))
-    f = lbm.allocate(sub)
-    g = lbm.allocate(sub)
+    f = lbm.allocate(sub, cfg.layout)
+    g = lbm.allocate(sub, cfg.layout)
     lbm.initialise(f, tuple(decomposition.offset(rank)), cfg.lattice, cfg.init)
     for _ in range(cfg.steps):
         if cfg.overlap:

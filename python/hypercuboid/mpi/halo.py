@@ -1,5 +1,8 @@
 """Halo exchanges over MPI: a halo schedule's program for this rank, run in place on the rank's
-local array (shape ``(nx + 2, ny + 2, nz + 2, values)``, see :mod:`hypercuboid.halo`).
+local array (logical shape ``(nx + 2, ny + 2, nz + 2, values)``, see :mod:`hypercuboid.halo`: a
+C-order array, or any writeable view whose values fill one block of memory, such as the
+``transpose(1, 2, 3, 0)`` of a ``(values, X, Y, Z)`` C-order array, the lattice-Boltzmann ``soa``
+layout).
 
 The program is compiled once per (communicator, schedule, array) into a plan: every pack and
 unpack becomes ONE strided NumPy assignment between a 3-D box of the array (a slice of the last
@@ -85,7 +88,11 @@ class _Plan:
         self.kind = kind
         dtype = f.dtype
         scratch = [np.zeros(s, dtype=dtype) for s in prog["scratch"]]
-        bufs: list[np.ndarray] = [f.reshape(-1)[:0], f.reshape(-1)] + scratch
+        # the array as a flat buffer (slot 1) only where that is a view in the logical order;
+        # a transposed array (the lattice-Boltzmann soa layout) is reached through the views of
+        # its pack and unpack regions only
+        flat = f.reshape(-1) if f.flags.c_contiguous else f[..., :0].reshape(-1)
+        bufs: list[np.ndarray] = [flat[:0], flat] + scratch
         regions = prog["regions"].tolist()
         region = prog["region"].tolist()
         buf = zip(
@@ -117,6 +124,12 @@ class _Plan:
                 )
                 act = (PACK, _copies(f, row, flat, k == PACK), None, None)
                 self.describe.append(f"op {i} ({_KINDS[k]} of {flat.size} values)")
+            elif k in (SEND, RECV, COPY) and 1 in (b[0], s[0]) and not f.flags.c_contiguous:
+                raise ScheduleError(
+                    f"rank {rank}: op {i} is a {_KINDS[k]} of the array itself, which needs a "
+                    "C-contiguous array; accepted for a transposed array: halo schedules that "
+                    "reach it through pack and unpack ops only"
+                )
             elif k in (SEND, RECV):
                 v = bufs[b[0]][b[1] : b[1] + b[2]].view(np.uint8)
                 if k == SEND:
@@ -306,11 +319,31 @@ def _check(comm: Any, schedule: Schedule, f: Any) -> None:
             f"array has shape {shape} (subdomain {d.subdomain(rank)} plus the halo, {values} "
             f"values per site) and dtype {dtype}"
         )
-    if not f.flags.c_contiguous or not f.flags.writeable:
+    if not f.flags.writeable:
         raise ScheduleError(
-            f"invalid array on rank {rank}: it must be C-contiguous and writeable (the exchange "
-            "updates its halo in place)"
+            f"invalid array on rank {rank}: it is read-only; accepted: a writeable array (the "
+            "exchange updates its halo in place)"
         )
+    if not _one_block(f):
+        raise ScheduleError(
+            f"invalid array on rank {rank}: strides {f.strides} (bytes) for shape {f.shape}; "
+            "accepted: an array whose values fill one block of memory in some axis order (C "
+            "order, or a transposed view such as a (values, X, Y, Z) C-order array's "
+            ".transpose(1, 2, 3, 0))"
+        )
+
+
+def _one_block(f: np.ndarray) -> bool:
+    """Whether the values of ``f`` fill one contiguous block of memory, each once: its axes,
+    sorted by stride, are those of a C-order array (any axis order, positive strides)."""
+    stride = f.itemsize
+    for s, n in sorted(zip(f.strides, f.shape, strict=True)):
+        if n == 1:
+            continue
+        if s != stride:
+            return False
+        stride *= n
+    return True
 
 
 def _plan(comm: Any, schedule: Schedule, f: np.ndarray) -> _Plan:

@@ -1,10 +1,14 @@
 //! A D3Q19 lattice-Boltzmann solver (BGK, one relaxation time) on the halo layout of the halo
 //! exchanges: the kernel of the proxy application `hypercuboid lbm run`.
 //!
-//! **Layout.** A rank's distributions are one C-order `f64` array of shape
-//! `(nx + 2, ny + 2, nz + 2, 19)`: its `nx × ny × nz` subdomain with a halo of width 1 around it,
-//! subdomain site `(i, j, k)` at `(i + 1, j + 1, k + 1)`, the 19 values of a site contiguous in
-//! the order of [`d3q19::VELOCITIES`]. The halo exchange fills the halo; the kernel never wraps.
+//! **Layout.** A rank's distributions are one `f64` array holding the logical
+//! `(nx + 2, ny + 2, nz + 2, 19)` lattice: its `nx × ny × nz` subdomain with a halo of width 1
+//! around it, subdomain site `(i, j, k)` at `(i + 1, j + 1, k + 1)`, velocity `q` in the order of
+//! [`d3q19::VELOCITIES`]. The [`Layout`] of the [`Shape`] says how the logical `(x, y, z, q)`
+//! maps to memory: [`Layout::Aos`] is C order of `(x, y, z, q)` (the 19 values of a site
+//! contiguous), [`Layout::Soa`] is C order of `(q, x, y, z)` (each velocity a contiguous
+//! lattice, the kernel's fast layout). The halo exchange fills the halo (it is layout-free: it
+//! addresses logical `(x, y, z, q)`); the kernel never wraps.
 //!
 //! **Model.** `f_q(x + c_q, t + 1) = f_q − ω (f_q − f^eq_q)` with `ω = 1/τ`, the viscosity
 //! `ν = (τ − ½)/3` (lattice units), the second-order equilibrium of [`kernel::equilibrium`].
@@ -27,13 +31,48 @@ pub mod stream;
 /// The velocity set, defined once for the crate in [`crate::lattice`] (the reduced halo exchange
 /// reads the same table).
 pub use crate::lattice::d3q19;
+use d3q19::Q;
 pub use fields::{initialise, periodic_halo, totals, Init, Totals};
 pub use kernel::{collide_stream, Region};
 pub use npy::read_npy;
 
 use std::fmt;
 
-/// The sizes of a rank's subdomain (without its halo).
+/// How the logical `(x, y, z, q)` lattice of a subdomain with its halo lies in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Array of structures: C order of `(x, y, z, q)`, the 19 values of a site contiguous.
+    Aos,
+    /// Structure of arrays: C order of `(q, x, y, z)`, the z-rows of one velocity contiguous
+    /// (plain vector loads and stores in the kernel).
+    Soa,
+}
+
+impl Layout {
+    /// The names the command line and the binding accept.
+    pub const NAMES: [&'static str; 2] = ["soa", "aos"];
+
+    /// The layout called `name` (`soa`, `aos`).
+    pub fn parse(name: &str) -> Result<Layout, LbmError> {
+        match name {
+            "soa" => Ok(Layout::Soa),
+            "aos" => Ok(Layout::Aos),
+            _ => Err(LbmError::BadLayout {
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Its name (`soa`, `aos`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Soa => "soa",
+            Layout::Aos => "aos",
+        }
+    }
+}
+
+/// The sizes of a rank's subdomain (without its halo) and the layout of its array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     /// Sites along x.
@@ -42,15 +81,43 @@ pub struct Shape {
     pub ny: usize,
     /// Sites along z.
     pub nz: usize,
+    /// How the values lie in memory.
+    pub layout: Layout,
 }
 
 impl Shape {
-    /// A subdomain of `nx × ny × nz` sites, each at least 1.
+    /// A subdomain of `nx × ny × nz` sites, each at least 1, in the [`Layout::Aos`] layout.
     pub fn new(nx: usize, ny: usize, nz: usize) -> Result<Shape, LbmError> {
         if nx == 0 || ny == 0 || nz == 0 {
             return Err(LbmError::EmptyShape { nx, ny, nz });
         }
-        Ok(Shape { nx, ny, nz })
+        Ok(Shape {
+            nx,
+            ny,
+            nz,
+            layout: Layout::Aos,
+        })
+    }
+
+    /// The same subdomain in `layout`.
+    pub fn with_layout(self, layout: Layout) -> Shape {
+        Shape { layout, ..self }
+    }
+
+    /// Values between logical neighbours along x, y, z and q: the memory strides of the
+    /// `(x, y, z, q)` lattice with its halo.
+    pub fn strides(self) -> [usize; 4] {
+        let [px, py, pz] = self.padded();
+        match self.layout {
+            Layout::Aos => [py * pz * Q, pz * Q, Q, 1],
+            Layout::Soa => [py * pz, pz, 1, px * py * pz],
+        }
+    }
+
+    /// Index of padded cell `(a, b, c)` (halo included: `a` in `0..nx + 2`), velocity 0.
+    pub fn cell(self, a: usize, b: usize, c: usize) -> usize {
+        let [sx, sy, sz, _] = self.strides();
+        a * sx + b * sy + c * sz
     }
 
     /// The sides of the array with its halo: `[nx + 2, ny + 2, nz + 2]`.
@@ -74,10 +141,10 @@ impl Shape {
         self.nx * self.ny * self.nz
     }
 
-    /// Index of the first value of subdomain site `(i, j, k)` in the array with its halo.
+    /// Index of velocity 0 of subdomain site `(i, j, k)` in the array with its halo (velocity
+    /// `q` is `q · strides()[3]` further).
     pub fn site(self, i: usize, j: usize, k: usize) -> usize {
-        let [_, py, pz] = self.padded();
-        (((i + 1) * py + (j + 1)) * pz + (k + 1)) * d3q19::Q
+        self.cell(i + 1, j + 1, k + 1)
     }
 
     pub(crate) fn check_len(self, what: &'static str, got: usize) -> Result<(), LbmError> {
@@ -162,6 +229,11 @@ pub enum LbmError {
         /// The name given.
         name: String,
     },
+    /// An unknown layout name.
+    BadLayout {
+        /// The name given.
+        name: String,
+    },
     /// An initial condition that does not parse or is out of range.
     BadInit {
         /// The text given.
@@ -218,6 +290,11 @@ impl fmt::Display for LbmError {
                 "unknown region '{name}'; accepted: {}",
                 Region::NAMES.join(", ")
             ),
+            LbmError::BadLayout { name } => write!(
+                f,
+                "unknown layout '{name}'; accepted: {}",
+                Layout::NAMES.join(", ")
+            ),
             LbmError::BadInit { text, reason } => {
                 write!(
                     f,
@@ -251,6 +328,7 @@ impl LbmError {
         match self {
             LbmError::BadRegion { .. } => Region::NAMES.iter().map(|s| s.to_string()).collect(),
             LbmError::BadInit { .. } => Init::FORMS.iter().map(|s| s.to_string()).collect(),
+            LbmError::BadLayout { .. } => Layout::NAMES.iter().map(|s| s.to_string()).collect(),
             _ => Vec::new(),
         }
     }
@@ -266,6 +344,21 @@ mod tests {
         assert_eq!(s.padded(), [6, 5, 4]);
         assert_eq!(s.len(), 6 * 5 * 4 * 19);
         assert_eq!(s.site(0, 0, 0), (5 * 4 + 4 + 1) * 19);
+        assert_eq!(s.strides(), [5 * 4 * 19, 4 * 19, 19, 1]);
+        let t = s.with_layout(Layout::Soa);
+        assert_eq!((t.nx, t.ny, t.nz, t.layout), (4, 3, 2, Layout::Soa));
+        assert_eq!(t.len(), s.len());
+        assert_eq!(t.strides(), [5 * 4, 4, 1, 6 * 5 * 4]);
+        assert_eq!(t.site(0, 0, 0), 5 * 4 + 4 + 1);
+        assert_eq!(
+            t.site(3, 2, 1) + 18 * t.strides()[3],
+            4 * 20 + 3 * 4 + 2 + 18 * 120
+        );
+        assert_eq!(Layout::parse("soa").unwrap(), Layout::Soa);
+        assert_eq!(Layout::parse("aos").unwrap().name(), "aos");
+        let e = Layout::parse("AoS").unwrap_err();
+        assert_eq!(e.to_string(), "unknown layout 'AoS'; accepted: soa, aos");
+        assert_eq!(e.accepted(), ["soa", "aos"]);
         assert_eq!(s.to_string(), "4x3x2");
         assert_eq!(
             Shape::new(4, 0, 2).unwrap_err().to_string(),

@@ -1,6 +1,7 @@
 //! Initial conditions from a `.npy` file: the global lattice as NumPy writes it with
 //! `numpy.save(path, f)`, `f` a C-order `float64` array of shape `(X, Y, Z, 19)` (the 19 values of
-//! a site in the order of [`super::d3q19::VELOCITIES`]; no halo). Each rank reads only its block.
+//! a site in the order of [`super::d3q19::VELOCITIES`]; no halo): the logical layout, whatever the
+//! [`super::Layout`] of the array it fills. Each rank reads only its block.
 //!
 //! The format (NumPy's `NEP 1`): the magic `\x93NUMPY`, a version byte pair, the header length
 //! (2 bytes little-endian in version 1, 4 in versions 2 and 3), a header that is a Python dict
@@ -45,8 +46,10 @@ pub fn read_npy(
                 .and_then(|_| file.read_exact(&mut row))
                 .map_err(|e| fail(format!("cannot read: {e}")))?;
             let s = shape.site(i, j, 0);
-            for (v, b) in f[s..s + shape.nz * Q].iter_mut().zip(row.chunks_exact(8)) {
-                *v = f64::from_le_bytes(b.try_into().expect("8 bytes"));
+            let [_, _, sz, sq] = shape.strides();
+            for (n, b) in row.chunks_exact(8).enumerate() {
+                let (k, q) = (n / Q, n % Q);
+                f[s + k * sz + q * sq] = f64::from_le_bytes(b.try_into().expect("8 bytes"));
             }
         }
     }
