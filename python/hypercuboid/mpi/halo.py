@@ -347,7 +347,7 @@ def _one_block(f: np.ndarray) -> bool:
 
 
 def _plan(comm: Any, schedule: Schedule, f: np.ndarray) -> _Plan:
-    key = (id(comm), id(schedule), f.__array_interface__["data"][0], f.shape)
+    key = (id(comm), id(schedule), f.__array_interface__["data"][0], f.shape, f.strides)
     hit = _PLANS.get(key)
     if hit is not None and hit[0] is comm and hit[1] is schedule and hit[2] is f:
         return hit[3]
