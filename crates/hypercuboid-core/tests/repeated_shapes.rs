@@ -5,7 +5,8 @@
 //! takes it and those that do not; and `push_classes` / `push_repeated` themselves give what
 //! `push` gives, errors included.
 
-use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec};
+use hypercuboid_core::collectives::allreduce::{self, Algorithm, Allreduce, AllreduceSpec};
+use hypercuboid_core::collectives::registry::{self, Context, Family};
 use hypercuboid_core::schedule::{
     Combine, Dtype, Meta, PeerRule, Program, Rank, RankClass, ReduceOp, Schedule, ScheduleBuilder,
     Slice, Slot, ANY_SOURCE,
@@ -65,6 +66,13 @@ fn tree_by_classes_equals_rank_by_rank_on_every_rank_count() {
                 "tree on {n} ranks, {count} elements"
             );
         }
+    }
+    // Past one block of classes (4096 ranks), where blocks below N − 2^(L−2) take the
+    // classes from the levels alone.
+    for n in [4097u32, 6000, 8191, 8192, 8193, 12345, 1 << 14] {
+        let spec = AllreduceSpec::new(n, 2, Dtype::Float64, ReduceOp::Sum);
+        let fast = allreduce::generate(&alg, &spec).unwrap();
+        assert_eq!(fast, rank_by_rank(&alg, &spec), "tree on {n} ranks");
     }
     // No ops at all: the same empty programs.
     let spec = AllreduceSpec::new(100, 0, Dtype::Int64, ReduceOp::Sum);
@@ -549,4 +557,97 @@ fn push_classes_errors() {
     let mut longer = exchange(3, 2);
     longer.compute(1);
     assert!(!class.admits(&mut longer, 3, 4));
+}
+
+/// Every rank of every class the allreduce family declares for `alg` on `n` ranks runs its
+/// class's program (built from the class's first listed rank) up to peers that follow the
+/// class's rules, and the classes of a block of ranks are those of each rank alone: what
+/// `generate` checks on the listed ranks only, here on all.
+fn classes_hold(alg: &Algorithm, n: u32) -> usize {
+    let spec = AllreduceSpec::new(n, 3, Dtype::Int32, ReduceOp::Max);
+    let prepared = registry::prepare::<Allreduce>(alg, &spec, &Context::default()).unwrap();
+    let rc = Allreduce::rank_classes(alg, &prepared, &spec).expect("classes declared");
+    let mut all = vec![0u32; n as usize];
+    (rc.class_of)(0, &mut all);
+    for (r, &c) in all.iter().enumerate() {
+        let mut one = [u32::MAX];
+        (rc.class_of)(r as Rank, &mut one);
+        assert_eq!(one[0], c, "{alg} on {n}: class of rank {r} alone");
+    }
+    // Blocks of odd lengths at odd starts.
+    let mut from = 1;
+    while from < n {
+        let len = 777.min(n - from);
+        let mut out = vec![0u32; len as usize];
+        (rc.class_of)(from, &mut out);
+        assert_eq!(
+            out,
+            all[from as usize..(from + len) as usize],
+            "{alg} on {n}"
+        );
+        from += len;
+    }
+    let templates: Vec<Option<RankClass>> = rc
+        .classes
+        .iter()
+        .map(|d| {
+            d.ranks.first().map(|&r| {
+                let mut p = Program::new();
+                allreduce::program(alg, &spec, r, &mut p).unwrap();
+                RankClass::new(p, r, d.rules.clone())
+            })
+        })
+        .collect();
+    for (c, d) in rc.classes.iter().enumerate() {
+        for &r in &d.ranks {
+            assert_eq!(all[r as usize] as usize, c, "{alg} on {n}: listed rank {r}");
+        }
+    }
+    let mut p = Program::new();
+    for (r, &c) in all.iter().enumerate() {
+        let t = templates[c as usize]
+            .as_ref()
+            .unwrap_or_else(|| panic!("{alg} on {n}: rank {r} in class {c}, which lists no rank"));
+        allreduce::program(alg, &spec, r as Rank, &mut p).unwrap();
+        assert!(
+            t.admits(&mut p, r as Rank, n),
+            "{alg} on {n}: rank {r}, class {c}"
+        );
+    }
+    templates.iter().flatten().count()
+}
+
+#[test]
+fn declared_classes_hold_for_every_rank() {
+    let tree = Algorithm::Tree;
+    for n in (2u32..=300).chain([1000, 1024, 4097, 6000, 8193]) {
+        let classes = classes_hold(&tree, n);
+        // One class per level below ⌈log2 N⌉ with all its children, rank 0, and the ranks
+        // with fewer children than their level.
+        if n.is_power_of_two() {
+            assert_eq!(classes, n.trailing_zeros() as usize + 1, "tree on {n}");
+        }
+    }
+    assert_eq!(classes_hold(&tree, 1000), 12);
+    for name in [
+        "recursive_doubling",
+        "recursive_multiplying:a2,a2,a2,a2,a2,a2,a2,a2,a2,a2",
+    ] {
+        let alg = Algorithm::parse(name).unwrap();
+        assert_eq!(classes_hold(&alg, 1024), 1, "{name}");
+    }
+    // None where the ranks do not fall into classes (non-powers of two, other algorithms).
+    for (name, n) in [
+        ("recursive_doubling", 12u32),
+        ("ring", 16),
+        ("rabenseifner", 16),
+    ] {
+        let alg = Algorithm::parse(name).unwrap();
+        let spec = AllreduceSpec::new(n, 3, Dtype::Int32, ReduceOp::Max);
+        let prepared = registry::prepare::<Allreduce>(&alg, &spec, &Context::default()).unwrap();
+        assert!(
+            Allreduce::rank_classes(&alg, &prepared, &spec).is_none(),
+            "{name}"
+        );
+    }
 }

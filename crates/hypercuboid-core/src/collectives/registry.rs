@@ -322,10 +322,18 @@ pub fn generate<F: Family>(
         {
             // The family's classes of a block of ranks, as indices into `templates`.
             let none = templates.len() as u32;
+            // Where each class with ranks keeps its index (the others come after), the
+            // family's classes need no mapping.
+            let same = index
+                .iter()
+                .enumerate()
+                .all(|(c, &i)| i as usize == c || i == none && c >= none as usize);
             let class_of = |first: Rank, out: &mut [u32]| {
                 (rc.class_of)(first, out);
-                for c in out {
-                    *c = index.get(*c as usize).copied().unwrap_or(none);
+                if !same {
+                    for c in out {
+                        *c = index.get(*c as usize).copied().unwrap_or(none);
+                    }
                 }
             };
             builder.push_classes(&templates, class_of, n)?;
@@ -456,4 +464,67 @@ pub fn collective(name: &str) -> Result<&'static CollectiveInfo, ScheduleError> 
             name: name.to_string(),
             accepted: COLLECTIVES.iter().map(|c| c.name.to_string()).collect(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{Slice, Slot, ANY_SOURCE};
+
+    /// Even ranks send to `rank XOR 1`, odd ranks receive from it.
+    fn build(r: Rank, p: &mut Program) {
+        if r % 2 == 0 {
+            p.send(r ^ 1, 0, Slice::new(Slot::Input, 0, 1));
+        } else {
+            p.recv(r ^ 1, 0, Slice::new(Slot::Output, 0, 1));
+        }
+    }
+
+    fn even_odd(ranks: [Vec<Rank>; 3], rules: Vec<PeerRule>) -> RankClasses {
+        let [even, odd, none] = ranks;
+        RankClasses {
+            class_of: Box::new(|first, out| {
+                for (r, c) in (first..).zip(out) {
+                    *c = r % 2;
+                }
+            }),
+            classes: vec![
+                ClassDecl {
+                    ranks: even,
+                    rules: rules.clone(),
+                },
+                ClassDecl {
+                    ranks: none,
+                    rules: Vec::new(),
+                },
+                ClassDecl { ranks: odd, rules },
+            ],
+        }
+    }
+
+    #[test]
+    fn class_templates_check_every_listed_rank() {
+        let xor = vec![PeerRule::Xor(1)];
+        // Class 1 lists no rank: it maps past the templates (an error if a rank is of it).
+        let rc = even_odd([vec![0, 6], vec![], vec![]], xor.clone());
+        let (t, index) = class_templates(&rc, 8, build).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(index, [0, 1, 1]);
+        assert_eq!(t[0].rank(), 0);
+        // A listed rank of another class, past the last rank, or whose program differs (rank
+        // 1 of class 0 by the class function is odd: class 1) or whose peer breaks the rule.
+        for ranks in [vec![0, 1], vec![0, 8]] {
+            let rc = even_odd([ranks, vec![], vec![]], xor.clone());
+            assert!(class_templates(&rc, 8, build).is_none());
+        }
+        let rc = even_odd([vec![0, 2], vec![], vec![]], vec![PeerRule::Shift(1)]);
+        assert!(class_templates(&rc, 8, build).is_some());
+        let rc = even_odd([vec![0, 2], vec![], vec![]], vec![PeerRule::Const(1)]);
+        assert!(class_templates(&rc, 8, build).is_none());
+        let rc = even_odd(
+            [vec![0], vec![], vec![]],
+            vec![PeerRule::Xor(1), PeerRule::Const(ANY_SOURCE)],
+        );
+        assert!(class_templates(&rc, 8, build).is_none());
+    }
 }

@@ -709,6 +709,144 @@ impl<'a> RankView<'a> {
     }
 }
 
+/// A column of unsigned integers in the narrowest of 1, 2, 4 or 8 bytes that holds every value
+/// pushed so far (widened once when a value needs more): per-rank shape indices take a byte
+/// while a schedule has at most 256 shapes, op offsets 4 bytes below 2^32 ops.
+#[derive(Clone, Debug)]
+enum UintColumn {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+impl Default for UintColumn {
+    fn default() -> UintColumn {
+        UintColumn::U8(Vec::new())
+    }
+}
+
+impl PartialEq for UintColumn {
+    fn eq(&self, other: &UintColumn) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+impl Eq for UintColumn {}
+
+impl UintColumn {
+    fn with_capacity(n: usize) -> UintColumn {
+        UintColumn::U8(Vec::with_capacity(n))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            UintColumn::U8(c) => c.len(),
+            UintColumn::U16(c) => c.len(),
+            UintColumn::U32(c) => c.len(),
+            UintColumn::U64(c) => c.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn last(&self) -> Option<u64> {
+        self.len().checked_sub(1).map(|i| self.get(i))
+    }
+
+    /// Bytes of one value.
+    fn width(&self) -> usize {
+        match self {
+            UintColumn::U8(_) => 1,
+            UintColumn::U16(_) => 2,
+            UintColumn::U32(_) => 4,
+            UintColumn::U64(_) => 8,
+        }
+    }
+
+    /// Bytes of the values held.
+    fn bytes(&self) -> usize {
+        self.len() * self.width()
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            UintColumn::U8(c) => c[i] as u64,
+            UintColumn::U16(c) => c[i] as u64,
+            UintColumn::U32(c) => c[i] as u64,
+            UintColumn::U64(c) => c[i],
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, v: u64) {
+        match self {
+            UintColumn::U8(c) if v <= u8::MAX as u64 => c.push(v as u8),
+            UintColumn::U16(c) if v <= u16::MAX as u64 => c.push(v as u16),
+            UintColumn::U32(c) if v <= u32::MAX as u64 => c.push(v as u32),
+            UintColumn::U64(c) => c.push(v),
+            _ => {
+                self.widen(v);
+                self.push(v)
+            }
+        }
+    }
+
+    /// `cnt` more copies of `v`.
+    fn fill(&mut self, cnt: usize, v: u64) {
+        if cnt == 0 {
+            return;
+        }
+        self.push(v);
+        let len = self.len() + cnt - 1;
+        match self {
+            UintColumn::U8(c) => c.resize(len, v as u8),
+            UintColumn::U16(c) => c.resize(len, v as u16),
+            UintColumn::U32(c) => c.resize(len, v as u32),
+            UintColumn::U64(c) => c.resize(len, v),
+        }
+    }
+
+    /// Room for `n` more values, at the current width.
+    fn reserve_exact(&mut self, n: usize) {
+        match self {
+            UintColumn::U8(c) => c.reserve_exact(n),
+            UintColumn::U16(c) => c.reserve_exact(n),
+            UintColumn::U32(c) => c.reserve_exact(n),
+            UintColumn::U64(c) => c.reserve_exact(n),
+        }
+    }
+
+    /// The column in the narrowest width that holds `v` too, with the same room.
+    #[cold]
+    fn widen(&mut self, v: u64) {
+        let cap = match self {
+            UintColumn::U8(c) => c.capacity(),
+            UintColumn::U16(c) => c.capacity(),
+            UintColumn::U32(c) => c.capacity(),
+            UintColumn::U64(c) => c.capacity(),
+        };
+        let values = (0..self.len()).map(|i| self.get(i));
+        let wide = if v <= u16::MAX as u64 && self.width() < 2 {
+            let mut c = Vec::with_capacity(cap);
+            c.extend(values.map(|x| x as u16));
+            UintColumn::U16(c)
+        } else if v <= u32::MAX as u64 && self.width() < 4 {
+            let mut c = Vec::with_capacity(cap);
+            c.extend(values.map(|x| x as u32));
+            UintColumn::U32(c)
+        } else {
+            let mut c = Vec::with_capacity(cap);
+            c.extend(values);
+            UintColumn::U64(c)
+        };
+        *self = wide;
+    }
+}
+
 /// A complete schedule: `nranks` programs and what they compute.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
@@ -716,10 +854,10 @@ pub struct Schedule {
     nranks: u32,
     shapes: Vec<Shape>,
     /// Each rank's shape; empty when there is one shape (every rank's).
-    rank_shape: Vec<u32>,
+    rank_shape: UintColumn,
     /// Each rank's first op in the flat numbering (`nranks + 1` entries); empty when every
     /// shape has `uniform_len` ops (rank `r` starts at `r × uniform_len`).
-    op_start: Vec<u64>,
+    op_start: UintColumn,
     uniform_len: u64,
     total_ops: u64,
     /// Each rank's row in `peers` (`nranks + 1` entries); empty when no op needs a column.
@@ -806,7 +944,7 @@ impl Schedule {
         if self.rank_shape.is_empty() {
             0
         } else {
-            self.rank_shape[r as usize] as usize
+            self.rank_shape.get(r as usize) as usize
         }
     }
 
@@ -817,7 +955,7 @@ impl Schedule {
         if self.op_start.is_empty() {
             r as u64 * self.uniform_len
         } else {
-            self.op_start[r as usize]
+            self.op_start.get(r as usize)
         }
     }
 
@@ -840,8 +978,9 @@ impl Schedule {
             })
             .sum();
         shapes
-            + self.rank_shape.len() * 4
-            + (self.op_start.len() + self.peer_start.len()) * 8
+            + self.rank_shape.bytes()
+            + self.op_start.bytes()
+            + self.peer_start.len() * 8
             + self.peers.len() * 4
     }
 
@@ -998,9 +1137,9 @@ pub struct ScheduleBuilder {
     shapes: Vec<Shape>,
     shape_peers: Vec<ShapePeers>,
     index: HashMap<u64, Vec<u32>, rustc_hash::FxBuildHasher>,
-    rank_shape: Vec<u32>,
+    rank_shape: UintColumn,
     /// Empty while every rank pushed has `uniform_len` ops.
-    op_start: Vec<u64>,
+    op_start: UintColumn,
     uniform_len: u64,
     total_ops: u64,
     /// Every peer of the ranks pushed after their shape's `stored_from`, rank by rank.
@@ -1037,8 +1176,8 @@ impl ScheduleBuilder {
             shapes: Vec::new(),
             shape_peers: Vec::new(),
             index: HashMap::default(),
-            rank_shape: Vec::with_capacity(nranks as usize),
-            op_start: Vec::new(),
+            rank_shape: UintColumn::with_capacity(nranks as usize),
+            op_start: UintColumn::default(),
             uniform_len: 0,
             total_ops: 0,
             rows: Vec::new(),
@@ -1070,7 +1209,7 @@ impl ScheduleBuilder {
         let last = self
             .rank_shape
             .last()
-            .copied()
+            .map(|l| l as u32)
             .filter(|&l| self.shapes[l as usize].matches(program, rank));
         let shape = match last {
             // Consecutive ranks usually share a shape, whose program was validated: only the
@@ -1086,7 +1225,7 @@ impl ScheduleBuilder {
                 self.intern(program, rank)
             }
         };
-        self.rank_shape.push(shape);
+        self.rank_shape.push(shape as u64);
         self.count_ops(rank, program.ops.len() as u64);
         let peer = |o: &Op| o.peer().unwrap_or(ANY_SOURCE);
         if self.shapes.len() > before {
@@ -1111,7 +1250,7 @@ impl ScheduleBuilder {
     /// `rules[i].apply(rank)`: what [`ScheduleBuilder::push_repeated`] assumes of the ranks it
     /// pushes, checked on one rank by building it. Pushes nothing.
     pub fn follows(&self, program: &mut Program, rank: Rank, rules: &[PeerRule]) -> bool {
-        let Some(&last) = self.rank_shape.last() else {
+        let Some(last) = self.rank_shape.last() else {
             return false;
         };
         program.normalize();
@@ -1145,7 +1284,7 @@ impl ScheduleBuilder {
                 got: n,
             });
         }
-        let Some(&shape) = self.rank_shape.last() else {
+        let Some(shape) = self.rank_shape.last() else {
             return Err(ScheduleError::BadParameter {
                 name: "repeated program".into(),
                 value: format!("{count} ranks"),
@@ -1227,12 +1366,20 @@ impl ScheduleBuilder {
             let m = BLOCK.min(end - from);
             let block = &mut block[..m as usize];
             class_of(from, block);
-            for (r, &c) in (from..).zip(block.iter()) {
-                if let Some(&shape) = fast.get(c as usize).filter(|&&s| s != u32::MAX) {
-                    self.rank_shape.push(shape);
-                    self.count_ops(r, lens[c as usize]);
+            let mut i = 0;
+            while i < block.len() {
+                // A run of ranks of settled classes, at a shape index and an op count each.
+                let run = block[i..]
+                    .iter()
+                    .take_while(|&&c| fast.get(c as usize).is_some_and(|&s| s != u32::MAX))
+                    .count();
+                if run > 0 {
+                    self.push_run(&block[i..i + run], from + i as Rank, &fast, &lens);
+                    i += run;
                     continue;
                 }
+                let (r, c) = (from + i as Rank, block[i]);
+                i += 1;
                 let Some(k) = classes.get(c as usize) else {
                     return Err(ScheduleError::BadParameter {
                         name: "rank class".into(),
@@ -1281,7 +1428,7 @@ impl ScheduleBuilder {
                         shape
                     }
                 };
-                self.rank_shape.push(shape);
+                self.rank_shape.push(shape as u64);
                 self.count_ops(r, st.len);
                 st.settled = st.settled || st.may_settle && self.settled(shape, &k.rules);
                 if st.settled && st.in_range {
@@ -1356,11 +1503,58 @@ impl ScheduleBuilder {
             })
     }
 
+    /// Ranks `first..` of classes `run` (indices into `shapes` and `lens`, the classes' shapes and
+    /// op counts), pushed at once: their peers need no tracking nor checking.
+    fn push_run(&mut self, run: &[u32], first: Rank, shapes: &[u32], lens: &[u64]) {
+        let n = self.shapes.len();
+        match &mut self.rank_shape {
+            UintColumn::U8(col) if n <= 1 << 8 => {
+                col.extend(run.iter().map(|&c| shapes[c as usize] as u8))
+            }
+            UintColumn::U16(col) if n <= 1 << 16 => {
+                col.extend(run.iter().map(|&c| shapes[c as usize] as u16))
+            }
+            UintColumn::U32(col) => col.extend(run.iter().map(|&c| shapes[c as usize])),
+            col => {
+                for &c in run {
+                    col.push(shapes[c as usize] as u64);
+                }
+            }
+        }
+        let most = lens.iter().max().copied().unwrap_or(0);
+        let mut total = self.total_ops;
+        match &mut self.op_start {
+            // Numbered ranks (so `first` > 0) whose offsets stay in 4 bytes.
+            UintColumn::U32(col)
+                if total.saturating_add(most.saturating_mul(run.len() as u64))
+                    <= u32::MAX as u64 =>
+            {
+                col.extend(run.iter().map(|&c| {
+                    total += lens[c as usize];
+                    total as u32
+                }));
+                self.total_ops = total;
+            }
+            UintColumn::U64(col) => {
+                col.extend(run.iter().map(|&c| {
+                    total += lens[c as usize];
+                    total
+                }));
+                self.total_ops = total;
+            }
+            _ => {
+                for (r, &c) in (first..).zip(run) {
+                    self.count_ops(r, lens[c as usize]);
+                }
+            }
+        }
+    }
+
     /// Ranks `from..end`, each of `shape` with `len` ops, pushed at once (their peers need no
     /// tracking nor checking).
     fn push_settled(&mut self, shape: u32, len: u64, from: Rank, end: Rank) {
         let cnt = (end - from) as usize;
-        self.rank_shape.resize(self.rank_shape.len() + cnt, shape);
+        self.rank_shape.fill(cnt, shape as u64);
         if self.op_start.is_empty() && len == self.uniform_len {
             self.total_ops += len * cnt as u64;
         } else {
@@ -1443,8 +1637,9 @@ impl ScheduleBuilder {
     #[cold]
     fn number_ranks(&mut self, rank: Rank) {
         self.op_start.reserve_exact(self.nranks as usize + 1);
-        let uniform = self.uniform_len;
-        self.op_start.extend((0..=rank as u64).map(|r| r * uniform));
+        for r in 0..=rank as u64 {
+            self.op_start.push(r * self.uniform_len);
+        }
     }
 
     /// The shape of `p` (of `rank`), found by hashing or added (the last rank's shape was
@@ -1495,7 +1690,7 @@ impl ScheduleBuilder {
             peer_start.push(0);
             let mut next = 0;
             for r in 0..n {
-                let si = self.rank_shape[r as usize] as usize;
+                let si = self.rank_shape.get(r as usize) as usize;
                 let shape = &shapes[si];
                 if let Some((from, before)) = &self.shape_peers[si].stored_from {
                     let r0 = self.shape_peers[si].r0;
@@ -1520,7 +1715,7 @@ impl ScheduleBuilder {
         }
         let mut rank_shape = self.rank_shape;
         if shapes.len() == 1 {
-            rank_shape = Vec::new();
+            rank_shape = UintColumn::default();
         }
         Ok(Schedule {
             meta: self.meta,

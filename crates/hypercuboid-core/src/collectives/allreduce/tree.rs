@@ -94,9 +94,22 @@ pub(super) fn classes(spec: &AllreduceSpec) -> RankClasses {
             levels + 1 + j
         }
     };
+    // A rank of level j has fewer than j children only within 2^(j−1) ≤ 2^(L−2) of N (never
+    // on a power of two): below `plain`, a rank's class is its level.
+    let plain = if n.is_power_of_two() || levels < 2 {
+        n
+    } else {
+        n - (1 << (levels - 2))
+    };
     let class_of = move |first: Rank, out: &mut [u32]| {
-        for (r, c) in (first..).zip(out) {
-            *c = class(r);
+        if first > 0 && first as u64 + out.len() as u64 <= plain as u64 {
+            for (r, c) in (first..).zip(out) {
+                *c = r.trailing_zeros();
+            }
+        } else {
+            for (r, c) in (first..).zip(out) {
+                *c = class(r);
+            }
         }
     };
     let mut ranks: Vec<Vec<Rank>> = vec![Vec::new(); 2 * levels as usize + 1];
