@@ -396,7 +396,7 @@ fn classes_both_ways(
 /// Even ranks exchange with `rank XOR 1` (tag 1), odd ranks send to it and receive from it
 /// with another tag and a local compute: two shapes.
 fn even_odd(r: Rank) -> Program {
-    if r % 2 == 0 {
+    if r.is_multiple_of(2) {
         exchange(r, r ^ 1)
     } else {
         let mut p = Program::new();

@@ -58,13 +58,17 @@ pub trait Family: Sized + 'static {
     }
 }
 
+/// [`RankClasses::class_of`]: writes the classes of ranks `first..first + out.len()` into
+/// `out`.
+pub type ClassFn = Box<dyn Fn(Rank, &mut [u32])>;
+
 /// A partition of a problem's ranks into classes whose ranks run one program up to their
 /// peers ([`Family::rank_classes`]).
 pub struct RankClasses {
     /// The classes of ranks `first..first + out.len()` (indices into `classes`), written
     /// into `out` by `class_of(first, out)`: a cheap function, asked for blocks of ranks in
     /// rank order (one call per block keeps the call out of the per-rank loop).
-    pub class_of: Box<dyn Fn(Rank, &mut [u32])>,
+    pub class_of: ClassFn,
     /// Each class's ranks to build (the first: the class's program) and to check against it
     /// (the others), and its rules: op `i` of a rank `r` of the class talks to
     /// `rules[i].apply(r, nranks)` (`Const(ANY_SOURCE)` for local ops). A class with no rank
@@ -473,7 +477,7 @@ mod tests {
 
     /// Even ranks send to `rank XOR 1`, odd ranks receive from it.
     fn build(r: Rank, p: &mut Program) {
-        if r % 2 == 0 {
+        if r.is_multiple_of(2) {
             p.send(r ^ 1, 0, Slice::new(Slot::Input, 0, 1));
         } else {
             p.recv(r ^ 1, 0, Slice::new(Slot::Output, 0, 1));
