@@ -377,11 +377,14 @@ fn class_templates(
             index.push(u32::MAX);
             continue;
         };
+        if decl.ranks.iter().any(|&r| r >= n) {
+            return None;
+        }
         let mut p = Program::new();
         build(first, &mut p);
         let class = RankClass::new(p, first, decl.rules.clone());
         let all = decl.ranks.iter().all(|&r| {
-            r < n && class_of(rc, r) == c && {
+            class_of(rc, r) == c && {
                 q.clear();
                 build(r, &mut q);
                 class.admits(&mut q, r, n)
@@ -517,7 +520,7 @@ mod tests {
         assert_eq!(t[0].rank(), 0);
         // A listed rank of another class, past the last rank, or whose program differs (rank
         // 1 of class 0 by the class function is odd: class 1) or whose peer breaks the rule.
-        for ranks in [vec![0, 1], vec![0, 8]] {
+        for ranks in [vec![0, 1], vec![0, 8], vec![8]] {
             let rc = even_odd([ranks, vec![], vec![]], xor.clone());
             assert!(class_templates(&rc, 8, build).is_none());
         }

@@ -3,14 +3,22 @@
 //! # Storage
 //! Ranks of a collective mostly run the same program up to their peers. A [`Schedule`] therefore
 //! stores each distinct program *shape* (ops with the peer left out, and dependencies) once, and
-//! per rank only the index of its shape (struct of arrays). Sharing is found by hashing.
+//! per rank only the index of its shape and its first op's offset (struct of arrays, each in the
+//! narrowest integer that holds it; neither when every rank has one shape / programs of one
+//! length). Sharing is found by hashing.
 //!
 //! Peers follow rules: when the schedule is built, each op of a shape gets the [`PeerRule`] that
 //! gives its peer from the rank for every rank of that shape (`rank XOR m`, `(rank + d) mod n`,
 //! or one constant peer); only the ops that follow none keep an explicit column of peers, for
 //! the ranks of their shape. Recursive doubling on 2^20 ranks (40 ops a rank) then stores no
-//! peer at all: one shape of 40 ops and 4 bytes a rank. Any schedule can be stored (each rank
+//! peer at all: one shape of 40 ops and nothing per rank. Any schedule can be stored (each rank
 //! may have a shape of its own, and a shape's peers may follow no rule).
+//!
+//! # Building
+//! [`ScheduleBuilder::push`] takes one rank's program at a time. A generator that knows its
+//! ranks fall into classes that run one program each up to peers that follow rules (the
+//! binomial tree's levels) pushes them with [`ScheduleBuilder::push_classes`] without building
+//! their programs; the schedule is the same.
 //!
 //! # Semantics
 //! Ops name buffer [`Slice`]s of the rank's `input`, `output` and `scratch k` buffers, so one
@@ -2005,6 +2013,48 @@ mod tests {
         assert_eq!(s.explicit_peers(), 3);
         assert!(s.peer_row(1).is_empty());
         assert_eq!(s.peer_row(4), &[2]);
+    }
+
+    #[test]
+    fn uint_columns_widen_and_compare_by_value() {
+        let mut c = UintColumn::with_capacity(4);
+        let values = [0, 255, 256, 65_535, 65_536, u32::MAX as u64, 1 << 32, 7];
+        let widths = [1, 1, 2, 2, 4, 4, 8, 8];
+        let mut narrow = UintColumn::default();
+        for (i, (&v, &w)) in values.iter().zip(&widths).enumerate() {
+            c.push(v);
+            assert_eq!((c.len(), c.width(), c.bytes()), (i + 1, w, (i + 1) * w));
+            assert_eq!(c.last(), Some(v));
+            if w == 1 {
+                narrow.push(v);
+            }
+        }
+        assert_eq!((0..c.len()).map(|i| c.get(i)).collect::<Vec<_>>(), values);
+        // Equal values in different widths are equal columns.
+        let mut wide = UintColumn::default();
+        wide.push(1 << 40);
+        let mut wide = match wide {
+            UintColumn::U64(mut v) => {
+                v.clear();
+                UintColumn::U64(v)
+            }
+            _ => panic!("a value of 2^40 needs 8 bytes"),
+        };
+        wide.push(0);
+        wide.push(255);
+        assert_eq!(wide, narrow);
+        assert_ne!(wide.bytes(), narrow.bytes());
+        // `fill` widens first, then repeats.
+        let mut f = UintColumn::default();
+        f.fill(0, 9);
+        assert!(f.is_empty() && f.last().is_none());
+        f.push(3);
+        f.fill(3, 300);
+        assert_eq!((f.len(), f.width()), (4, 2));
+        assert_eq!(
+            (0..4).map(|i| f.get(i)).collect::<Vec<_>>(),
+            [3, 300, 300, 300]
+        );
     }
 
     #[test]
