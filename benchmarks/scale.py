@@ -5,12 +5,13 @@ resident memory), next to the postal closed form where one is exact.
 Cases: recursive doubling, the binomial tree and factored recursive multiplying (radix 2, which
 shares one program shape across ranks; radix 4, whose ranks have 3^stages shapes) under
 ``postal:alpha=1us,beta=1ns,gamma=1ns``, and recursive doubling and the binomial tree under
-LogGOPS at 2^20 (the bar: 1.5 s, 600 MB). Prints a table with the schedule's size and the
-peak bytes per op, and merges its rows into
+LogGOPS at 2^17 and 2^20 (the bars: the tree's generate + simulate in 0.030 s at 2^17 and
+0.30 s at 2^20; recursive doubling 1.5 s and 600 MB at 2^20). Prints a table with the
+schedule's size and the peak bytes per op, and merges its rows into
 ``benchmarks/results/scale.json`` (a row per algorithm, size and model: a run of
 ``--sizes 24`` keeps the 2^20 rows). Needs about 4 GB of memory at 2^24.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 20,24]
+    .venv/bin/python benchmarks/scale.py [--sizes 17,20,24]
 """
 
 from __future__ import annotations
@@ -62,14 +63,14 @@ print(json.dumps({
 def cases(sizes: list[int]) -> list[tuple[str, int, str]]:
     out = []
     for log2n in sizes:
-        if log2n == 20:
+        if log2n in (17, 20):
             out += [("recursive_doubling", log2n, LOGGOPS), ("tree", log2n, LOGGOPS)]
         out += [
             ("recursive_doubling", log2n, POSTAL),
             ("tree", log2n, POSTAL),
             (rm(2, log2n), log2n, POSTAL),
         ]
-        if log2n <= 20:
+        if log2n <= 20 and log2n % 2 == 0:  # radix-4 stages need an even exponent
             out.append((rm(4, log2n), log2n, POSTAL))
     return out
 
@@ -114,7 +115,7 @@ def main() -> None:
         eq = {None: "-", True: "equal", False: "DIFFERENT"}[row["closed_form_equal"]]
         print(
             f"{short(alg):20} {model.split(':')[0]:8} {'2^' + str(log2n):>6} {row['ops']:>13,} "
-            f"{row['generate_s']:10.2f} {row['simulate_s']:10.2f} {row['total_s']:8.2f} "
+            f"{row['generate_s']:10.4f} {row['simulate_s']:10.3f} {row['total_s']:8.3f} "
             f"{row['peak_rss_mb']:8.0f} {row['schedule_mb']:8.1f} {row['bytes_per_op']:5.1f} "
             f"{eq:>11} {row['load']:5.1f}",
             flush=True,

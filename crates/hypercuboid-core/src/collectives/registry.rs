@@ -14,7 +14,7 @@
 //! the problem (the alltoall scheduler needs the topology) reads it from the [`Context`], and
 //! says so ([`Needs`]) so that a missing topology is a clear error.
 
-use crate::schedule::{Meta, PeerRule, Program, Rank, ScheduleBuilder, ScheduleError};
+use crate::schedule::{Meta, PeerRule, Program, Rank, RankClass, ScheduleBuilder, ScheduleError};
 use crate::spec::{self, Form, Spec};
 use crate::topology::Topology;
 use crate::units::Time;
@@ -43,18 +43,54 @@ pub trait Family: Sized + 'static {
     fn entry(alg: &Self::Algorithm) -> &'static Entry<Self>;
     /// The schedule metadata of `alg` on `problem`.
     fn meta(alg: &Self::Algorithm, problem: &Self::Problem) -> Meta;
-    /// Peer rules under which every rank's program is rank 0's up to its peers (op `i` of
-    /// rank `r` talks to `rules[i].apply(r)`), for algorithms that know their ranks share one
-    /// program shape; [`generate`] then builds a few ranks, checks two more and pushes the
-    /// rest with [`ScheduleBuilder::push_repeated`]. `None` (the default): rank by rank.
-    fn repeated_rules(
+    /// Classes of ranks that run one program each up to their peers, whose peers follow
+    /// rules, for algorithms that know them ([`RankClasses`]); [`generate`] then builds one
+    /// program per class, checks the class's other listed ranks against it and pushes every
+    /// rank by its class ([`ScheduleBuilder::push_classes`]). `None` (the default): rank by
+    /// rank.
+    fn rank_classes(
         alg: &Self::Algorithm,
         prepared: &Self::Prepared,
         problem: &Self::Problem,
-    ) -> Option<Vec<PeerRule>> {
+    ) -> Option<RankClasses> {
         let _ = (alg, prepared, problem);
         None
     }
+}
+
+/// [`RankClasses::class_of`]: writes the classes of ranks `first..first + out.len()` into
+/// `out`.
+pub type ClassFn = Box<dyn Fn(Rank, &mut [u32])>;
+
+/// A partition of a problem's ranks into classes whose ranks run one program up to their
+/// peers ([`Family::rank_classes`]).
+pub struct RankClasses {
+    /// The classes of ranks `first..first + out.len()` (indices into `classes`), written
+    /// into `out` by `class_of(first, out)`: a cheap function, asked for blocks of ranks in
+    /// rank order (one call per block keeps the call out of the per-rank loop).
+    pub class_of: ClassFn,
+    /// Each class's ranks to build (the first: the class's program) and to check against it
+    /// (the others), and its rules: op `i` of a rank `r` of the class talks to
+    /// `rules[i].apply(r, nranks)` (`Const(ANY_SOURCE)` for local ops). A class with no rank
+    /// lists none.
+    pub classes: Vec<ClassDecl>,
+}
+
+impl std::fmt::Debug for RankClasses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RankClasses")
+            .field("classes", &self.classes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One class of [`RankClasses`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassDecl {
+    /// Ranks of the class: the first builds its program, the others are checked against it.
+    pub ranks: Vec<Rank>,
+    /// Each op's peer rule.
+    pub rules: Vec<PeerRule>,
 }
 
 /// What an algorithm needs beyond its problem.
@@ -271,8 +307,10 @@ pub fn program<F: Family>(
     Ok(())
 }
 
-/// The schedule of every rank, built one rank at a time into a [`ScheduleBuilder`] with one
-/// reused [`Program`].
+/// The schedule of every rank: by classes where the family declares them and every listed
+/// rank of every class runs its class's program ([`Family::rank_classes`],
+/// [`ScheduleBuilder::push_classes`]), else one rank at a time into a [`ScheduleBuilder`] with
+/// one reused [`Program`]. Both give the same schedule.
 pub fn generate<F: Family>(
     alg: &F::Algorithm,
     problem: &F::Problem,
@@ -282,32 +320,89 @@ pub fn generate<F: Family>(
     let n = F::nranks(problem);
     let build = F::entry(alg).build;
     let mut builder = ScheduleBuilder::new(n as u64, F::meta(alg, problem))?;
+    if let Some(rc) = F::rank_classes(alg, &prepared, problem) {
+        if let Some((templates, index)) =
+            class_templates(&rc, n, |r, p| build(&prepared, problem, r, p))
+        {
+            // The family's classes of a block of ranks, as indices into `templates`.
+            let none = templates.len() as u32;
+            // Where each class with ranks keeps its index (the others come after), the
+            // family's classes need no mapping.
+            let same = index
+                .iter()
+                .enumerate()
+                .all(|(c, &i)| i as usize == c || i == none && c >= none as usize);
+            let class_of = |first: Rank, out: &mut [u32]| {
+                (rc.class_of)(first, out);
+                if !same {
+                    for c in out {
+                        *c = index.get(*c as usize).copied().unwrap_or(none);
+                    }
+                }
+            };
+            builder.push_classes(&templates, class_of, n)?;
+            return builder.finish();
+        }
+    }
     let mut p = Program::new();
-    // Ranks built one by one before the shared shape's rules take over (they also settle
-    // which rules hold for the shape).
-    const BUILT: u32 = 3;
-    let rules = F::repeated_rules(alg, &prepared, problem).filter(|_| n > BUILT + 2);
     for rank in 0..n {
         p.clear();
         build(&prepared, problem, rank, &mut p);
-        if rank == 0 {
-            builder.reserve_ops(p.len().saturating_mul(n as usize));
-        }
         builder.push(&mut p)?;
-        if let (Some(rules), true) = (&rules, rank + 1 == BUILT) {
-            let mut q = Program::new();
-            let follows = [n / 2, n - 1].into_iter().all(|r| {
-                q.clear();
-                build(&prepared, problem, r, &mut q);
-                builder.follows(&mut q, r, rules)
-            });
-            if follows {
-                builder.push_repeated(&p, rules, n - BUILT)?;
-                return builder.finish();
-            }
-        }
     }
     builder.finish()
+}
+
+/// The class of rank `r` in `rc`.
+fn class_of(rc: &RankClasses, r: Rank) -> usize {
+    let mut c = [0];
+    (rc.class_of)(r, &mut c);
+    c[0] as usize
+}
+
+/// The program of each class of `rc` that has ranks, built from its first listed rank, and
+/// for each declared class its index among them (one past the last for a class without
+/// ranks), if every listed rank is of its class and runs its class's program
+/// ([`RankClass::admits`]); `None` if one does not.
+fn class_templates(
+    rc: &RankClasses,
+    n: u32,
+    mut build: impl FnMut(Rank, &mut Program),
+) -> Option<(Vec<RankClass>, Vec<u32>)> {
+    let mut templates = Vec::new();
+    let mut index = Vec::with_capacity(rc.classes.len());
+    let mut q = Program::new();
+    for (c, decl) in rc.classes.iter().enumerate() {
+        let Some(&first) = decl.ranks.first() else {
+            index.push(u32::MAX);
+            continue;
+        };
+        if decl.ranks.iter().any(|&r| r >= n) {
+            return None;
+        }
+        let mut p = Program::new();
+        build(first, &mut p);
+        let class = RankClass::new(p, first, decl.rules.clone());
+        let all = decl.ranks.iter().all(|&r| {
+            class_of(rc, r) == c && {
+                q.clear();
+                build(r, &mut q);
+                class.admits(&mut q, r, n)
+            }
+        });
+        if !all {
+            return None;
+        }
+        index.push(templates.len() as u32);
+        templates.push(class);
+    }
+    let none = templates.len() as u32;
+    for i in &mut index {
+        if *i == u32::MAX {
+            *i = none;
+        }
+    }
+    Some((templates, index))
 }
 
 /// What the binding and the CLI know of an algorithm of any collective.
@@ -376,4 +471,67 @@ pub fn collective(name: &str) -> Result<&'static CollectiveInfo, ScheduleError> 
             name: name.to_string(),
             accepted: COLLECTIVES.iter().map(|c| c.name.to_string()).collect(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{Slice, Slot, ANY_SOURCE};
+
+    /// Even ranks send to `rank XOR 1`, odd ranks receive from it.
+    fn build(r: Rank, p: &mut Program) {
+        if r.is_multiple_of(2) {
+            p.send(r ^ 1, 0, Slice::new(Slot::Input, 0, 1));
+        } else {
+            p.recv(r ^ 1, 0, Slice::new(Slot::Output, 0, 1));
+        }
+    }
+
+    fn even_odd(ranks: [Vec<Rank>; 3], rules: Vec<PeerRule>) -> RankClasses {
+        let [even, odd, none] = ranks;
+        RankClasses {
+            class_of: Box::new(|first, out| {
+                for (r, c) in (first..).zip(out) {
+                    *c = r % 2;
+                }
+            }),
+            classes: vec![
+                ClassDecl {
+                    ranks: even,
+                    rules: rules.clone(),
+                },
+                ClassDecl {
+                    ranks: none,
+                    rules: Vec::new(),
+                },
+                ClassDecl { ranks: odd, rules },
+            ],
+        }
+    }
+
+    #[test]
+    fn class_templates_check_every_listed_rank() {
+        let xor = vec![PeerRule::Xor(1)];
+        // Class 1 lists no rank: it maps past the templates (an error if a rank is of it).
+        let rc = even_odd([vec![0, 6], vec![], vec![]], xor.clone());
+        let (t, index) = class_templates(&rc, 8, build).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(index, [0, 1, 1]);
+        assert_eq!(t[0].rank(), 0);
+        // A listed rank of another class, past the last rank, or whose program differs (rank
+        // 1 of class 0 by the class function is odd: class 1) or whose peer breaks the rule.
+        for ranks in [vec![0, 1], vec![0, 8], vec![8]] {
+            let rc = even_odd([ranks, vec![], vec![]], xor.clone());
+            assert!(class_templates(&rc, 8, build).is_none());
+        }
+        let rc = even_odd([vec![0, 2], vec![], vec![]], vec![PeerRule::Shift(1)]);
+        assert!(class_templates(&rc, 8, build).is_some());
+        let rc = even_odd([vec![0, 2], vec![], vec![]], vec![PeerRule::Const(1)]);
+        assert!(class_templates(&rc, 8, build).is_none());
+        let rc = even_odd(
+            [vec![0], vec![], vec![]],
+            vec![PeerRule::Xor(1), PeerRule::Const(ANY_SOURCE)],
+        );
+        assert!(class_templates(&rc, 8, build).is_none());
+    }
 }

@@ -3,14 +3,22 @@
 //! # Storage
 //! Ranks of a collective mostly run the same program up to their peers. A [`Schedule`] therefore
 //! stores each distinct program *shape* (ops with the peer left out, and dependencies) once, and
-//! per rank only the index of its shape (struct of arrays). Sharing is found by hashing.
+//! per rank only the index of its shape and its first op's offset (struct of arrays, each in the
+//! narrowest integer that holds it; neither when every rank has one shape / programs of one
+//! length). Sharing is found by hashing.
 //!
 //! Peers follow rules: when the schedule is built, each op of a shape gets the [`PeerRule`] that
 //! gives its peer from the rank for every rank of that shape (`rank XOR m`, `(rank + d) mod n`,
 //! or one constant peer); only the ops that follow none keep an explicit column of peers, for
 //! the ranks of their shape. Recursive doubling on 2^20 ranks (40 ops a rank) then stores no
-//! peer at all: one shape of 40 ops and 4 bytes a rank. Any schedule can be stored (each rank
+//! peer at all: one shape of 40 ops and nothing per rank. Any schedule can be stored (each rank
 //! may have a shape of its own, and a shape's peers may follow no rule).
+//!
+//! # Building
+//! [`ScheduleBuilder::push`] takes one rank's program at a time. A generator that knows its
+//! ranks fall into classes that run one program each up to peers that follow rules (the
+//! binomial tree's levels) pushes them with [`ScheduleBuilder::push_classes`] without building
+//! their programs; the schedule is the same.
 //!
 //! # Semantics
 //! Ops name buffer [`Slice`]s of the rank's `input`, `output` and `scratch k` buffers, so one
@@ -709,6 +717,144 @@ impl<'a> RankView<'a> {
     }
 }
 
+/// A column of unsigned integers in the narrowest of 1, 2, 4 or 8 bytes that holds every value
+/// pushed so far (widened once when a value needs more): per-rank shape indices take a byte
+/// while a schedule has at most 256 shapes, op offsets 4 bytes below 2^32 ops.
+#[derive(Clone, Debug)]
+enum UintColumn {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+impl Default for UintColumn {
+    fn default() -> UintColumn {
+        UintColumn::U8(Vec::new())
+    }
+}
+
+impl PartialEq for UintColumn {
+    fn eq(&self, other: &UintColumn) -> bool {
+        self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i))
+    }
+}
+
+impl Eq for UintColumn {}
+
+impl UintColumn {
+    fn with_capacity(n: usize) -> UintColumn {
+        UintColumn::U8(Vec::with_capacity(n))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            UintColumn::U8(c) => c.len(),
+            UintColumn::U16(c) => c.len(),
+            UintColumn::U32(c) => c.len(),
+            UintColumn::U64(c) => c.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn last(&self) -> Option<u64> {
+        self.len().checked_sub(1).map(|i| self.get(i))
+    }
+
+    /// Bytes of one value.
+    fn width(&self) -> usize {
+        match self {
+            UintColumn::U8(_) => 1,
+            UintColumn::U16(_) => 2,
+            UintColumn::U32(_) => 4,
+            UintColumn::U64(_) => 8,
+        }
+    }
+
+    /// Bytes of the values held.
+    fn bytes(&self) -> usize {
+        self.len() * self.width()
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            UintColumn::U8(c) => c[i] as u64,
+            UintColumn::U16(c) => c[i] as u64,
+            UintColumn::U32(c) => c[i] as u64,
+            UintColumn::U64(c) => c[i],
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, v: u64) {
+        match self {
+            UintColumn::U8(c) if v <= u8::MAX as u64 => c.push(v as u8),
+            UintColumn::U16(c) if v <= u16::MAX as u64 => c.push(v as u16),
+            UintColumn::U32(c) if v <= u32::MAX as u64 => c.push(v as u32),
+            UintColumn::U64(c) => c.push(v),
+            _ => {
+                self.widen(v);
+                self.push(v)
+            }
+        }
+    }
+
+    /// `cnt` more copies of `v`.
+    fn fill(&mut self, cnt: usize, v: u64) {
+        if cnt == 0 {
+            return;
+        }
+        self.push(v);
+        let len = self.len() + cnt - 1;
+        match self {
+            UintColumn::U8(c) => c.resize(len, v as u8),
+            UintColumn::U16(c) => c.resize(len, v as u16),
+            UintColumn::U32(c) => c.resize(len, v as u32),
+            UintColumn::U64(c) => c.resize(len, v),
+        }
+    }
+
+    /// Room for `n` more values, at the current width.
+    fn reserve_exact(&mut self, n: usize) {
+        match self {
+            UintColumn::U8(c) => c.reserve_exact(n),
+            UintColumn::U16(c) => c.reserve_exact(n),
+            UintColumn::U32(c) => c.reserve_exact(n),
+            UintColumn::U64(c) => c.reserve_exact(n),
+        }
+    }
+
+    /// The column in the narrowest width that holds `v` too, with the same room.
+    #[cold]
+    fn widen(&mut self, v: u64) {
+        let cap = match self {
+            UintColumn::U8(c) => c.capacity(),
+            UintColumn::U16(c) => c.capacity(),
+            UintColumn::U32(c) => c.capacity(),
+            UintColumn::U64(c) => c.capacity(),
+        };
+        let values = (0..self.len()).map(|i| self.get(i));
+        let wide = if v <= u16::MAX as u64 && self.width() < 2 {
+            let mut c = Vec::with_capacity(cap);
+            c.extend(values.map(|x| x as u16));
+            UintColumn::U16(c)
+        } else if v <= u32::MAX as u64 && self.width() < 4 {
+            let mut c = Vec::with_capacity(cap);
+            c.extend(values.map(|x| x as u32));
+            UintColumn::U32(c)
+        } else {
+            let mut c = Vec::with_capacity(cap);
+            c.extend(values);
+            UintColumn::U64(c)
+        };
+        *self = wide;
+    }
+}
+
 /// A complete schedule: `nranks` programs and what they compute.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
@@ -716,10 +862,10 @@ pub struct Schedule {
     nranks: u32,
     shapes: Vec<Shape>,
     /// Each rank's shape; empty when there is one shape (every rank's).
-    rank_shape: Vec<u32>,
+    rank_shape: UintColumn,
     /// Each rank's first op in the flat numbering (`nranks + 1` entries); empty when every
     /// shape has `uniform_len` ops (rank `r` starts at `r × uniform_len`).
-    op_start: Vec<u64>,
+    op_start: UintColumn,
     uniform_len: u64,
     total_ops: u64,
     /// Each rank's row in `peers` (`nranks + 1` entries); empty when no op needs a column.
@@ -806,7 +952,7 @@ impl Schedule {
         if self.rank_shape.is_empty() {
             0
         } else {
-            self.rank_shape[r as usize] as usize
+            self.rank_shape.get(r as usize) as usize
         }
     }
 
@@ -817,7 +963,7 @@ impl Schedule {
         if self.op_start.is_empty() {
             r as u64 * self.uniform_len
         } else {
-            self.op_start[r as usize]
+            self.op_start.get(r as usize)
         }
     }
 
@@ -840,8 +986,9 @@ impl Schedule {
             })
             .sum();
         shapes
-            + self.rank_shape.len() * 4
-            + (self.op_start.len() + self.peer_start.len()) * 8
+            + self.rank_shape.bytes()
+            + self.op_start.bytes()
+            + self.peer_start.len() * 8
             + self.peers.len() * 4
     }
 
@@ -857,6 +1004,124 @@ impl Schedule {
         }
         b.finish()
     }
+}
+
+/// The program that every rank of one class runs up to its peers: the program of one of its
+/// ranks, and each op's [`PeerRule`] (`Const(ANY_SOURCE)` for local ops), which gives that
+/// op's peer for every rank of the class. [`ScheduleBuilder::push_classes`] pushes the ranks
+/// of several such classes without building their programs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankClass {
+    program: Program,
+    rank: Rank,
+    rules: Vec<PeerRule>,
+}
+
+impl RankClass {
+    /// The class whose ranks run `program`, the program of `rank` (its dependencies are sorted
+    /// here), up to their peers: op `i` of rank `r` talks to `rules[i].apply(r, nranks)`.
+    pub fn new(mut program: Program, rank: Rank, rules: Vec<PeerRule>) -> RankClass {
+        program.normalize();
+        RankClass {
+            program,
+            rank,
+            rules,
+        }
+    }
+
+    /// The program it was made from.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The rank whose program it is.
+    pub fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    /// Each op's peer rule.
+    pub fn rules(&self) -> &[PeerRule] {
+        &self.rules
+    }
+
+    /// Whether `program`, the program of `rank` in a schedule of `nranks` ranks (its
+    /// dependencies are sorted in place), is this class's program up to its peers and its
+    /// peers are the rules': what [`ScheduleBuilder::push_classes`] assumes of every rank of
+    /// the class, checked on one rank by building it.
+    pub fn admits(&self, program: &mut Program, rank: Rank, nranks: u32) -> bool {
+        program.normalize();
+        self.rules.len() == self.program.ops.len()
+            && program.ops.len() == self.program.ops.len()
+            && program.deps == self.program.deps
+            && self
+                .program
+                .ops
+                .iter()
+                .zip(&program.ops)
+                .zip(&self.rules)
+                .all(|((t, o), rule)| {
+                    canonical(t, self.rank) == canonical(o, rank)
+                        && rule.apply(rank, nranks) == Some(o.peer().unwrap_or(ANY_SOURCE))
+                })
+    }
+
+    /// The program of `rank` whose op `i` talks to `peers[i]`: this class's ops with those
+    /// peers and each receive's operand order restored for `rank` (as [`RankView::op`] does).
+    fn instantiate(&self, rank: Rank, peers: &[Rank]) -> Program {
+        let ops = self
+            .program
+            .ops
+            .iter()
+            .zip(peers)
+            .map(|(o, &peer)| {
+                let mut op = canonical(o, self.rank).with_peer(peer);
+                if let OpKind::Recv { combine, .. } = &mut op.kind {
+                    if peer < rank {
+                        *combine = combine.flipped();
+                    }
+                }
+                op
+            })
+            .collect();
+        Program {
+            ops,
+            deps: self.program.deps.clone(),
+        }
+    }
+
+    /// Whether the rules' peers are in range for every rank of a schedule of `nranks` ranks,
+    /// decided from the rules alone; `false` where it depends on the rank (a XOR on a number
+    /// of ranks that is not a power of two).
+    fn in_range_for_all(&self, nranks: u32) -> bool {
+        self.program.ops.iter().zip(&self.rules).all(|(o, rule)| {
+            let any_ok = matches!(o.kind, OpKind::Recv { .. });
+            match *rule {
+                PeerRule::Const(p) => {
+                    p < nranks || (any_ok && p == ANY_SOURCE) || o.peer().is_none()
+                }
+                PeerRule::Xor(m) => nranks.is_power_of_two() && m < nranks,
+                PeerRule::Shift(d) => d < nranks,
+                PeerRule::Column(_) => false,
+            }
+        })
+    }
+}
+
+/// What [`ScheduleBuilder::push_classes`] knows of one class while it pushes its ranks.
+#[derive(Clone, Copy, Debug)]
+struct ClassState {
+    /// The class's shape, once its first rank is pushed.
+    shape: Option<u32>,
+    /// Ops a rank of the class has.
+    len: u64,
+    /// Whether the class's ranks may stop being tracked once its rules settle: they are the
+    /// schedule's last ranks and no other class of the same shape declares other rules.
+    may_settle: bool,
+    /// Settled: each op's rule in the finished schedule is the declared one whatever the
+    /// remaining ranks of the class do, so they cost a shape index each.
+    settled: bool,
+    /// Whether the rules' peers are in range for every rank ([`RankClass::in_range_for_all`]).
+    in_range: bool,
 }
 
 /// What the builder knows of a shape's peers: the rules that still hold per op, and, once some
@@ -880,9 +1145,9 @@ pub struct ScheduleBuilder {
     shapes: Vec<Shape>,
     shape_peers: Vec<ShapePeers>,
     index: HashMap<u64, Vec<u32>, rustc_hash::FxBuildHasher>,
-    rank_shape: Vec<u32>,
+    rank_shape: UintColumn,
     /// Empty while every rank pushed has `uniform_len` ops.
-    op_start: Vec<u64>,
+    op_start: UintColumn,
     uniform_len: u64,
     total_ops: u64,
     /// Every peer of the ranks pushed after their shape's `stored_from`, rank by rank.
@@ -919,8 +1184,8 @@ impl ScheduleBuilder {
             shapes: Vec::new(),
             shape_peers: Vec::new(),
             index: HashMap::default(),
-            rank_shape: Vec::with_capacity(nranks as usize),
-            op_start: Vec::new(),
+            rank_shape: UintColumn::with_capacity(nranks as usize),
+            op_start: UintColumn::default(),
             uniform_len: 0,
             total_ops: 0,
             rows: Vec::new(),
@@ -952,7 +1217,7 @@ impl ScheduleBuilder {
         let last = self
             .rank_shape
             .last()
-            .copied()
+            .map(|l| l as u32)
             .filter(|&l| self.shapes[l as usize].matches(program, rank));
         let shape = match last {
             // Consecutive ranks usually share a shape, whose program was validated: only the
@@ -968,7 +1233,7 @@ impl ScheduleBuilder {
                 self.intern(program, rank)
             }
         };
-        self.rank_shape.push(shape);
+        self.rank_shape.push(shape as u64);
         self.count_ops(rank, program.ops.len() as u64);
         let peer = |o: &Op| o.peer().unwrap_or(ANY_SOURCE);
         if self.shapes.len() > before {
@@ -983,24 +1248,8 @@ impl ScheduleBuilder {
             });
             return Ok(());
         }
-        let n = self.nranks;
-        let sp = &mut self.shape_peers[shape as usize];
-        for (i, o) in program.ops.iter().enumerate() {
-            let c = sp.cands[i];
-            if c.hold == 0 {
-                continue;
-            }
-            let hold = c.keep(sp.r0, n, rank, peer(o));
-            if hold == 0 && sp.stored_from.is_none() {
-                // The first op of the shape that follows no rule: every earlier rank of the
-                // shape followed the rules that hold so far; from this rank on, peers are kept.
-                sp.stored_from = Some((rank, sp.cands.clone()));
-            }
-            sp.cands[i].hold = hold;
-        }
-        if sp.stored_from.is_some() {
-            self.rows.extend(program.ops.iter().map(peer));
-        }
+        let ops = &program.ops;
+        self.track(shape, rank, ops.len(), |i| peer(&ops[i]));
         Ok(())
     }
 
@@ -1009,7 +1258,7 @@ impl ScheduleBuilder {
     /// `rules[i].apply(rank)`: what [`ScheduleBuilder::push_repeated`] assumes of the ranks it
     /// pushes, checked on one rank by building it. Pushes nothing.
     pub fn follows(&self, program: &mut Program, rank: Rank, rules: &[PeerRule]) -> bool {
-        let Some(&last) = self.rank_shape.last() else {
+        let Some(last) = self.rank_shape.last() else {
             return false;
         };
         program.normalize();
@@ -1037,14 +1286,13 @@ impl ScheduleBuilder {
     ) -> Result<(), ScheduleError> {
         let first = self.next_rank();
         let n = self.nranks;
-        let end = first as u64 + count as u64;
-        if end > n as u64 {
+        if first as u64 + count as u64 > n as u64 {
             return Err(ScheduleError::RankOrder {
                 expected: n,
                 got: n,
             });
         }
-        let Some(&shape) = self.rank_shape.last() else {
+        let Some(shape) = self.rank_shape.last() else {
             return Err(ScheduleError::BadParameter {
                 name: "repeated program".into(),
                 value: format!("{count} ranks"),
@@ -1064,80 +1312,288 @@ impl ScheduleBuilder {
                     .into(),
             });
         }
+        let class = RankClass::new(template.clone(), first - 1, rules.to_vec());
+        self.push_classes(std::slice::from_ref(&class), |_, out| out.fill(0), count)
+    }
+
+    /// Appends the next `count` ranks, each running the program of its class in `classes` up
+    /// to its peers (op `i` of rank `r` talks to `rules[i].apply(r, nranks)`, see
+    /// [`RankClass`]); `class_of(first, out)` writes the classes (indices into `classes`) of
+    /// ranks `first..first + out.len()` into `out`, asked for blocks of ranks in rank order.
+    /// The caller vouches that every rank's program is its class's (a generator that knows its
+    /// ranks' classes; [`RankClass::admits`] checks a rank); the schedule is then identical to
+    /// the one [`ScheduleBuilder::push`] builds rank by rank, errors included: a class's shape
+    /// is found or added at its first rank, in rank order, and each rank's peers update the
+    /// candidate rules as `push` would. When these are the schedule's last ranks, that work
+    /// stops for a class once each of its ops' rules is the one the finished schedule will
+    /// give it (it still holds, none that `finish` prefers does, no peer of the shape is
+    /// stored, and no other class of the same shape declares other rules): from then on a
+    /// rank of the class costs a shape index and its op count, and a range check of its
+    /// peers only where the rules cannot decide it for every rank. With one class, `class_of`
+    /// is not asked for the ranks after it settles.
+    pub fn push_classes(
+        &mut self,
+        classes: &[RankClass],
+        mut class_of: impl FnMut(Rank, &mut [u32]),
+        count: u32,
+    ) -> Result<(), ScheduleError> {
+        let first = self.next_rank();
+        let n = self.nranks;
+        let end = first as u64 + count as u64;
+        if end > n as u64 {
+            return Err(ScheduleError::RankOrder {
+                expected: n,
+                got: n,
+            });
+        }
+        if let Some((c, k)) = classes.iter().enumerate().find(|(_, k)| {
+            k.rules.len() != k.program.ops.len()
+                || k.rules.iter().any(|r| matches!(r, PeerRule::Column(_)))
+        }) {
+            return Err(ScheduleError::BadParameter {
+                name: "rank class".into(),
+                value: format!(
+                    "class {c}: {} ops, {} peer rules",
+                    k.program.ops.len(),
+                    k.rules.len()
+                ),
+                reason: "each op of a class has one rule (const, xor or shift)".into(),
+            });
+        }
+        let mut state = self.class_states(classes, end == n as u64);
+        // Per class: its shape once its ranks cost only that (settled, peers in range for
+        // every rank), else `u32::MAX`; and its ops per rank.
+        let mut fast = vec![u32::MAX; classes.len()];
+        let lens: Vec<u64> = classes.iter().map(|k| k.program.ops.len() as u64).collect();
+        const BLOCK: u32 = 4096;
         let end = end as Rank;
-        let mut peers = vec![0; len];
-        let mut rank = first;
-        while rank < end {
-            // Settled: every op's declared rule still holds (so it holds for every rank to
-            // come), none that `best` prefers does, and no peer is stored. Then each op's
-            // rule in the finished schedule is its declared one whatever the remaining ranks
-            // do to the rules it is preferred to, and only if they are the schedule's last
-            // ranks (no later push can depend on those) they are skipped.
-            let sp = &self.shape_peers[shape as usize];
-            let settled = end == n
-                && sp.stored_from.is_none()
-                && sp.cands.iter().zip(rules).all(|(c, rule)| {
-                    // `best` prefers the lower bits to a rule's own bit `b`.
-                    let b = hold_bit(rule);
-                    c.hold & b != 0 && c.hold & (b - 1) == 0 && c.rule(sp.r0, n, b) == *rule
-                });
-            if settled {
-                break;
-            }
-            for (p, rule) in peers.iter_mut().zip(rules) {
-                *p = rule.apply(rank, n).unwrap_or(ANY_SOURCE);
-            }
-            self.check_repeated_peers(template, rank, &peers)?;
-            let sp = &mut self.shape_peers[shape as usize];
-            for (i, &peer) in peers.iter().enumerate() {
-                let c = sp.cands[i];
-                if c.hold == 0 {
+        let mut block = vec![0u32; BLOCK.min(count) as usize];
+        let mut peers: Vec<Rank> = Vec::new();
+        let mut from = first;
+        while from < end {
+            let m = BLOCK.min(end - from);
+            let block = &mut block[..m as usize];
+            class_of(from, block);
+            let mut i = 0;
+            while i < block.len() {
+                // A run of ranks of settled classes, at a shape index and an op count each.
+                let run = block[i..]
+                    .iter()
+                    .take_while(|&&c| fast.get(c as usize).is_some_and(|&s| s != u32::MAX))
+                    .count();
+                if run > 0 {
+                    self.push_run(&block[i..i + run], from + i as Rank, &fast, &lens);
+                    i += run;
                     continue;
                 }
-                let hold = c.keep(sp.r0, n, rank, peer);
-                if hold == 0 && sp.stored_from.is_none() {
-                    sp.stored_from = Some((rank, sp.cands.clone()));
+                let (r, c) = (from + i as Rank, block[i]);
+                i += 1;
+                let Some(k) = classes.get(c as usize) else {
+                    return Err(ScheduleError::BadParameter {
+                        name: "rank class".into(),
+                        value: c.to_string(),
+                        reason: format!(
+                            "the class of rank {r} is one of the {} classes given, 0..{}",
+                            classes.len(),
+                            classes.len()
+                        ),
+                    });
+                };
+                let st = &mut state[c as usize];
+                peers.clear();
+                peers.extend(
+                    k.rules
+                        .iter()
+                        .map(|rule| rule.apply(r, n).unwrap_or(ANY_SOURCE)),
+                );
+                let shape = match st.shape {
+                    Some(shape) if st.settled => {
+                        // Settled, but its peers' range depends on the rank.
+                        self.check_repeated_peers(&k.program, r, &peers)?;
+                        shape
+                    }
+                    Some(shape) => {
+                        self.check_repeated_peers(&k.program, r, &peers)?;
+                        self.track(shape, r, peers.len(), |i| peers[i]);
+                        shape
+                    }
+                    None => {
+                        // The class's first rank: checked and interned as `push` does.
+                        let p = k.instantiate(r, &peers);
+                        p.validate(r, n)?;
+                        let before = self.shapes.len();
+                        let shape = self.intern(&p, r);
+                        if self.shapes.len() > before {
+                            self.shape_peers.push(ShapePeers {
+                                r0: r,
+                                cands: peers.iter().map(|&p| Candidates::new(p)).collect(),
+                                stored_from: None,
+                            });
+                        } else {
+                            self.track(shape, r, peers.len(), |i| peers[i]);
+                        }
+                        st.shape = Some(shape);
+                        shape
+                    }
+                };
+                self.rank_shape.push(shape as u64);
+                self.count_ops(r, st.len);
+                st.settled = st.settled || st.may_settle && self.settled(shape, &k.rules);
+                if st.settled && st.in_range {
+                    if classes.len() == 1 {
+                        // One class, settled: the remaining ranks are its, a shape index each.
+                        self.push_settled(shape, st.len, r + 1, end);
+                        return Ok(());
+                    }
+                    fast[c as usize] = shape;
                 }
-                sp.cands[i].hold = hold;
             }
-            if sp.stored_from.is_some() {
-                self.rows.extend_from_slice(&peers);
-            }
-            self.rank_shape.push(shape);
-            self.count_ops(rank, len as u64);
-            rank += 1;
-        }
-        if rank == end {
-            return Ok(());
-        }
-        // Settled: the rules hold for every remaining rank, whose peers need only be in range.
-        let in_range = template.ops.iter().zip(rules).all(|(o, rule)| {
-            let any_ok = matches!(o.kind, OpKind::Recv { .. });
-            match *rule {
-                PeerRule::Const(p) => p < n || (any_ok && p == ANY_SOURCE) || o.peer().is_none(),
-                PeerRule::Xor(m) => n.is_power_of_two() && m < n,
-                PeerRule::Shift(d) => d < n,
-                PeerRule::Column(_) => false,
-            }
-        });
-        if !in_range {
-            for r in rank..end {
-                for (p, rule) in peers.iter_mut().zip(rules) {
-                    *p = rule.apply(r, n).unwrap_or(ANY_SOURCE);
-                }
-                self.check_repeated_peers(template, r, &peers)?;
-            }
-        }
-        let cnt = (end - rank) as usize;
-        self.rank_shape.resize(self.rank_shape.len() + cnt, shape);
-        if self.op_start.is_empty() && len as u64 == self.uniform_len {
-            self.total_ops += len as u64 * cnt as u64;
-        } else {
-            for r in rank..end {
-                self.count_ops(r, len as u64);
-            }
+            from += m;
         }
         Ok(())
+    }
+
+    /// The state [`ScheduleBuilder::push_classes`] starts from for each class; `last`: its
+    /// ranks are the schedule's last. Classes of one shape that declare different rules are
+    /// never settled (the shape's rules are then what holds for all of their ranks).
+    fn class_states(&self, classes: &[RankClass], last: bool) -> Vec<ClassState> {
+        // A program with a dependency out of range has no shape: its first rank gives
+        // `push`'s error.
+        let shapes: Vec<Option<Shape>> = classes
+            .iter()
+            .map(|k| {
+                let len = k.program.ops.len() as u32;
+                let ok = k.program.deps.iter().all(|&(a, d)| a < len && d.on < len);
+                ok.then(|| Shape::from_program(&k.program, k.rank))
+            })
+            .collect();
+        let mut by_hash: HashMap<u64, Vec<usize>, rustc_hash::FxBuildHasher> = HashMap::default();
+        for (c, k) in classes.iter().enumerate() {
+            by_hash
+                .entry(shape_hash(&k.program, k.rank))
+                .or_default()
+                .push(c);
+        }
+        let mut state: Vec<ClassState> = classes
+            .iter()
+            .map(|k| ClassState {
+                shape: None,
+                len: k.program.ops.len() as u64,
+                may_settle: last,
+                settled: false,
+                in_range: k.in_range_for_all(self.nranks),
+            })
+            .collect();
+        for group in by_hash.values() {
+            for &c in group {
+                if shapes[c].is_none()
+                    || group
+                        .iter()
+                        .any(|&d| shapes[d] == shapes[c] && classes[d].rules != classes[c].rules)
+                {
+                    state[c].may_settle = false;
+                }
+            }
+        }
+        state
+    }
+
+    /// Whether every op of `shape` ends with the declared rule in `rules` whatever further
+    /// ranks following those rules do: it holds for every rank so far, no rule that
+    /// [`Candidates::best`] prefers to it does, and no peer of the shape is stored.
+    fn settled(&self, shape: u32, rules: &[PeerRule]) -> bool {
+        let sp = &self.shape_peers[shape as usize];
+        sp.stored_from.is_none()
+            && sp.cands.iter().zip(rules).all(|(c, rule)| {
+                // `best` prefers the lower bits to a rule's own bit `b`.
+                let b = hold_bit(rule);
+                c.hold & b != 0 && c.hold & (b - 1) == 0 && c.rule(sp.r0, self.nranks, b) == *rule
+            })
+    }
+
+    /// Ranks `first..` of classes `run` (indices into `shapes` and `lens`, the classes' shapes and
+    /// op counts), pushed at once: their peers need no tracking nor checking.
+    fn push_run(&mut self, run: &[u32], first: Rank, shapes: &[u32], lens: &[u64]) {
+        let n = self.shapes.len();
+        match &mut self.rank_shape {
+            UintColumn::U8(col) if n <= 1 << 8 => {
+                col.extend(run.iter().map(|&c| shapes[c as usize] as u8))
+            }
+            UintColumn::U16(col) if n <= 1 << 16 => {
+                col.extend(run.iter().map(|&c| shapes[c as usize] as u16))
+            }
+            UintColumn::U32(col) => col.extend(run.iter().map(|&c| shapes[c as usize])),
+            col => {
+                for &c in run {
+                    col.push(shapes[c as usize] as u64);
+                }
+            }
+        }
+        let most = lens.iter().max().copied().unwrap_or(0);
+        let mut total = self.total_ops;
+        match &mut self.op_start {
+            // Numbered ranks (so `first` > 0) whose offsets stay in 4 bytes.
+            UintColumn::U32(col)
+                if total.saturating_add(most.saturating_mul(run.len() as u64))
+                    <= u32::MAX as u64 =>
+            {
+                col.extend(run.iter().map(|&c| {
+                    total += lens[c as usize];
+                    total as u32
+                }));
+                self.total_ops = total;
+            }
+            UintColumn::U64(col) => {
+                col.extend(run.iter().map(|&c| {
+                    total += lens[c as usize];
+                    total
+                }));
+                self.total_ops = total;
+            }
+            _ => {
+                for (r, &c) in (first..).zip(run) {
+                    self.count_ops(r, lens[c as usize]);
+                }
+            }
+        }
+    }
+
+    /// Ranks `from..end`, each of `shape` with `len` ops, pushed at once (their peers need no
+    /// tracking nor checking).
+    fn push_settled(&mut self, shape: u32, len: u64, from: Rank, end: Rank) {
+        let cnt = (end - from) as usize;
+        self.rank_shape.fill(cnt, shape as u64);
+        if self.op_start.is_empty() && len == self.uniform_len {
+            self.total_ops += len * cnt as u64;
+        } else {
+            for r in from..end {
+                self.count_ops(r, len);
+            }
+        }
+    }
+
+    /// Updates the candidate rules of `shape` with the `len` peers of `rank` (`peer(i)`, op
+    /// `i`'s), as one more rank of the shape, and keeps its peers once some op follows none.
+    #[inline]
+    fn track(&mut self, shape: u32, rank: Rank, len: usize, peer: impl Fn(usize) -> Rank) {
+        let n = self.nranks;
+        let sp = &mut self.shape_peers[shape as usize];
+        for i in 0..len {
+            let c = sp.cands[i];
+            if c.hold == 0 {
+                continue;
+            }
+            let hold = c.keep(sp.r0, n, rank, peer(i));
+            if hold == 0 && sp.stored_from.is_none() {
+                // The first op of the shape that follows no rule: every earlier rank of the
+                // shape followed the rules that hold so far; from this rank on, peers are kept.
+                sp.stored_from = Some((rank, sp.cands.clone()));
+            }
+            sp.cands[i].hold = hold;
+        }
+        if sp.stored_from.is_some() {
+            self.rows.extend((0..len).map(peer));
+        }
     }
 
     /// The error [`ScheduleBuilder::push`] gives `rank` running `template` with `peers`, if
@@ -1170,17 +1626,27 @@ impl ScheduleBuilder {
         p.validate(rank, n)
     }
 
+    #[inline(always)]
     fn count_ops(&mut self, rank: Rank, len: u64) {
         if rank == 0 {
             self.uniform_len = len;
         }
         if self.op_start.is_empty() && len != self.uniform_len {
-            // The first rank of another length: number every rank so far explicitly.
-            self.op_start = (0..=rank as u64).map(|r| r * self.uniform_len).collect();
+            self.number_ranks(rank);
         }
         self.total_ops += len;
         if !self.op_start.is_empty() {
             self.op_start.push(self.total_ops);
+        }
+    }
+
+    /// Rank `rank` is the first of another length than the ranks before: number every rank so
+    /// far explicitly (room for every rank at once: no reallocation as the column grows).
+    #[cold]
+    fn number_ranks(&mut self, rank: Rank) {
+        self.op_start.reserve_exact(self.nranks as usize + 1);
+        for r in 0..=rank as u64 {
+            self.op_start.push(r * self.uniform_len);
         }
     }
 
@@ -1232,7 +1698,7 @@ impl ScheduleBuilder {
             peer_start.push(0);
             let mut next = 0;
             for r in 0..n {
-                let si = self.rank_shape[r as usize] as usize;
+                let si = self.rank_shape.get(r as usize) as usize;
                 let shape = &shapes[si];
                 if let Some((from, before)) = &self.shape_peers[si].stored_from {
                     let r0 = self.shape_peers[si].r0;
@@ -1257,7 +1723,7 @@ impl ScheduleBuilder {
         }
         let mut rank_shape = self.rank_shape;
         if shapes.len() == 1 {
-            rank_shape = Vec::new();
+            rank_shape = UintColumn::default();
         }
         Ok(Schedule {
             meta: self.meta,
@@ -1547,6 +2013,48 @@ mod tests {
         assert_eq!(s.explicit_peers(), 3);
         assert!(s.peer_row(1).is_empty());
         assert_eq!(s.peer_row(4), &[2]);
+    }
+
+    #[test]
+    fn uint_columns_widen_and_compare_by_value() {
+        let mut c = UintColumn::with_capacity(4);
+        let values = [0, 255, 256, 65_535, 65_536, u32::MAX as u64, 1 << 32, 7];
+        let widths = [1, 1, 2, 2, 4, 4, 8, 8];
+        let mut narrow = UintColumn::default();
+        for (i, (&v, &w)) in values.iter().zip(&widths).enumerate() {
+            c.push(v);
+            assert_eq!((c.len(), c.width(), c.bytes()), (i + 1, w, (i + 1) * w));
+            assert_eq!(c.last(), Some(v));
+            if w == 1 {
+                narrow.push(v);
+            }
+        }
+        assert_eq!((0..c.len()).map(|i| c.get(i)).collect::<Vec<_>>(), values);
+        // Equal values in different widths are equal columns.
+        let mut wide = UintColumn::default();
+        wide.push(1 << 40);
+        let mut wide = match wide {
+            UintColumn::U64(mut v) => {
+                v.clear();
+                UintColumn::U64(v)
+            }
+            _ => panic!("a value of 2^40 needs 8 bytes"),
+        };
+        wide.push(0);
+        wide.push(255);
+        assert_eq!(wide, narrow);
+        assert_ne!(wide.bytes(), narrow.bytes());
+        // `fill` widens first, then repeats.
+        let mut f = UintColumn::default();
+        f.fill(0, 9);
+        assert!(f.is_empty() && f.last().is_none());
+        f.push(3);
+        f.fill(3, 300);
+        assert_eq!((f.len(), f.width()), (4, 2));
+        assert_eq!(
+            (0..4).map(|i| f.get(i)).collect::<Vec<_>>(),
+            [3, 300, 300, 300]
+        );
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub mod tree;
 
 pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
-use super::registry::{self, Context, Entry, Family, Guarantee, Property};
+use super::registry::{self, ClassDecl, Context, Entry, Family, Guarantee, Property, RankClasses};
 use crate::schedule::{
     Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
 };
@@ -200,18 +200,30 @@ impl Family for Allreduce {
         problem.meta(alg)
     }
 
-    fn repeated_rules(
+    fn rank_classes(
         alg: &Algorithm,
         prepared: &Prepared,
         spec: &AllreduceSpec,
-    ) -> Option<Vec<PeerRule>> {
-        if spec.count == 0 || spec.nranks < 2 || !spec.nranks.is_power_of_two() {
+    ) -> Option<RankClasses> {
+        if spec.count == 0 || spec.nranks < 2 {
             return None;
         }
+        let n = spec.nranks;
+        // One class of every rank (recursive doubling, radix-2 recursive multiplying on a
+        // power of two: peers `rank XOR 2^k`), checked on ranks 0, N/2 and N − 1.
+        let one = |rules: Vec<PeerRule>| RankClasses {
+            class_of: Box::new(|_, out| out.fill(0)),
+            classes: vec![ClassDecl {
+                ranks: vec![0, n / 2, n - 1],
+                rules,
+            }],
+        };
         match (alg, prepared) {
-            (Algorithm::RecursiveDoubling, _) => Some(recursive_doubling::rules(spec.nranks)),
+            (Algorithm::Tree, _) => Some(tree::classes(spec)),
+            _ if !n.is_power_of_two() => None,
+            (Algorithm::RecursiveDoubling, _) => Some(one(recursive_doubling::rules(n))),
             (Algorithm::RecursiveMultiplying(_), Prepared::Plan(plan)) => {
-                recursive_multiplying::radix2_rules(plan)
+                recursive_multiplying::radix2_rules(plan).map(one)
             }
             _ => None,
         }

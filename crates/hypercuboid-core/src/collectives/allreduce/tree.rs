@@ -28,10 +28,10 @@
 //! send; the parent posts its receive independently of its own send, so this cannot deadlock.
 
 use super::{ceil_log2, whole, AllreduceSpec};
-use crate::schedule::{Combine, OpId, Program, Rank, Slot};
+use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, Slot, ANY_SOURCE};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{Cost, Entry, Needs};
+use crate::collectives::registry::{ClassDecl, Cost, Entry, Needs, RankClasses};
 use crate::spec::{Form, Positional};
 
 /// The `tree` entry of [`super::ALGORITHMS`].
@@ -67,6 +67,99 @@ pub fn children(nranks: u32, rank: Rank) -> u32 {
     (0..limit)
         .take_while(|&i| (rank as u64) + (1u64 << i) < nranks as u64)
         .count() as u32
+}
+
+/// The tree's classes of ranks on `spec.nranks ≥ 2` ranks ([`Family::rank_classes`]): a rank's
+/// program is set by its parent level `j` (its lowest set bit) and its number of children `c`
+/// (`j`, fewer only where `r + 2^(j−1)` passes the last rank), up to its peers, which are
+/// `rank XOR 2^i` (child `r + 2^i` for `i < j`, parent `r − 2^j`). Classes `0..L` (`L =
+/// ⌈log2 N⌉`): the ranks of level `j` with all `j` children; `L`: rank 0; `L + 1 + j`: the one
+/// rank of level `j` with fewer children, if any (at most one: such a rank lies within
+/// `2^(j−1)` of `N`, and ranks of level `j` are `2^(j+1)` apart). On a power of two every rank
+/// of level `j` has `j` children: `L + 1` classes.
+///
+/// [`Family::rank_classes`]: crate::collectives::registry::Family::rank_classes
+pub(super) fn classes(spec: &AllreduceSpec) -> RankClasses {
+    let n = spec.nranks;
+    let levels = ceil_log2(n);
+    let class = move |r: Rank| -> u32 {
+        if r == 0 {
+            return levels;
+        }
+        let j = r.trailing_zeros();
+        // The children r + 2^i < N, i < j: ⌈log2 (N − r)⌉ of them below j.
+        if ceil_log2(n - r) >= j {
+            j
+        } else {
+            levels + 1 + j
+        }
+    };
+    // A rank of level j has fewer than j children only within 2^(j−1) ≤ 2^(L−2) of N (never
+    // on a power of two): below `plain`, a rank's class is its level.
+    let plain = if n.is_power_of_two() || levels < 2 {
+        n
+    } else {
+        n - (1 << (levels - 2))
+    };
+    let class_of = move |first: Rank, out: &mut [u32]| {
+        if first > 0 && first as u64 + out.len() as u64 <= plain as u64 {
+            for (r, c) in (first..).zip(out) {
+                *c = r.trailing_zeros();
+            }
+        } else {
+            for (r, c) in (first..).zip(out) {
+                *c = class(r);
+            }
+        }
+    };
+    let mut ranks: Vec<Vec<Rank>> = vec![Vec::new(); 2 * levels as usize + 1];
+    ranks[levels as usize].push(0);
+    for j in 0..levels {
+        // Ranks 2^j + m 2^(j+1) of level j have all their children below `limit`.
+        let (step, lowest) = (1u64 << (j + 1), 1u64 << j);
+        let limit = n as u64 - if j == 0 { 0 } else { 1u64 << (j - 1) };
+        let full = if limit > lowest {
+            (limit - lowest - 1) / step + 1
+        } else {
+            0
+        };
+        let at = |m: u64| (lowest + m * step) as Rank;
+        let mut list: Vec<Rank> = [0, 1, full.saturating_sub(1)]
+            .into_iter()
+            .filter(|&m| m < full)
+            .map(at)
+            .collect();
+        list.dedup();
+        ranks[j as usize] = list;
+        if lowest + full * step < n as u64 {
+            ranks[(levels + 1 + j) as usize].push(at(full));
+        }
+    }
+    let mut p = Program::new();
+    let classes = ranks
+        .into_iter()
+        .map(|ranks| {
+            let rules = match ranks.first() {
+                Some(&r) => {
+                    p.clear();
+                    build(spec, r, &mut p);
+                    p.ops
+                        .iter()
+                        .map(|o| {
+                            o.peer()
+                                .map_or(PeerRule::Const(ANY_SOURCE), |q| PeerRule::Xor(q ^ r))
+                        })
+                        .collect()
+                }
+                None => Vec::new(),
+            };
+            ClassDecl { ranks, rules }
+        })
+        .collect();
+    RankClasses {
+        class_of: Box::new(class_of),
+        classes,
+    }
 }
 
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).
