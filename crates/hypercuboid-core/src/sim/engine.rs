@@ -2,7 +2,7 @@
 
 use super::cxxsort;
 use super::error::{SimError, StuckOp, Wait};
-use super::matching::{Ends, MatchQueues, Queue, EMPTY};
+use super::matching::{Ends, MatchQueues, Queue};
 use super::queue::{Event, EventQueue};
 use super::trace::{Trace, TraceKind};
 use super::{SimOptions, SimResult};
@@ -132,10 +132,12 @@ struct ShapeInfo {
     roots: Vec<u32>,
 }
 
-/// What an event on a rank reads and writes of the rank itself, in one record (40 bytes), so
-/// that it costs one cache miss rather than one per column (the rank's shape, its first op,
-/// its matching queues, its last completion). The model's clocks are the model's own.
+/// What an event on a rank reads and writes of the rank itself, in one record (48 bytes), so
+/// that it costs one or two cache lines rather than one per column (the rank's shape, its first
+/// op, its matching queues with their inline entry, its last completion). The model's clocks
+/// are the model's own. In C layout, so that the matching queues' list ends come last.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct RankRec {
     /// The rank's first op in the flat numbering ([`Schedule::op_offset`]).
     off: u64,
@@ -147,7 +149,7 @@ struct RankRec {
     ends: Ends,
 }
 
-const _: () = assert!(std::mem::size_of::<RankRec>() == 40);
+const _: () = assert!(std::mem::size_of::<RankRec>() == 48);
 
 #[derive(Clone, Copy, Debug)]
 struct Freed {
@@ -271,7 +273,7 @@ pub(crate) fn run<M: CostModel>(
                 off: s.op_offset(r),
                 last_done: 0,
                 shape: s.shape_index(r) as u32,
-                ends: EMPTY,
+                ends: Ends::EMPTY,
             })
             .collect(),
         done_ops: 0,
@@ -396,7 +398,7 @@ impl<M: CostModel> Engine<'_, M> {
         const NEAR: usize = 3;
         const FAR: usize = 8;
         if let Some(f) = self.q.ahead(FAR) {
-            super::prefetch(&self.ranks[f.rank as usize]);
+            self.prefetch_rank(f.rank);
         }
         let Some(&f) = self.q.ahead(NEAR) else {
             return;
@@ -404,7 +406,7 @@ impl<M: CostModel> Engine<'_, M> {
         let i = f.what & OP_MASK;
         let rank = if f.what >> OP_BITS == MSG {
             let dst = self.peer(f.rank, i);
-            super::prefetch(&self.ranks[dst as usize]);
+            self.prefetch_rank(dst);
             dst
         } else {
             if let Some(w) = self.state.get(self.off(f.rank) + i as usize) {
@@ -413,6 +415,15 @@ impl<M: CostModel> Engine<'_, M> {
             f.rank
         };
         self.m.prefetch(&self.st, rank);
+    }
+
+    /// Brings `rank`'s record into the cache: both its ends (a 48-byte record may straddle two
+    /// cache lines).
+    #[inline]
+    fn prefetch_rank(&self, rank: Rank) {
+        let r = &self.ranks[rank as usize];
+        super::prefetch(r);
+        super::prefetch(r.ends.last_word());
     }
 
     /// Asks the model what happened up to `until` and queues it; true when it queued
