@@ -141,8 +141,20 @@ impl EventQueue {
         let b = self.mask.trailing_zeros() as usize + 1;
         let mut v = std::mem::take(&mut self.buckets[b]);
         self.mask &= !(1 << (b - 1));
-        let m = v.iter().map(|e| e.time).min().expect("non-empty bucket");
+        let (m, hi) = v.iter().fold((Time::MAX, 0), |(lo, hi), e| {
+            (lo.min(e.time), hi.max(e.time))
+        });
         self.last = m;
+        if m == hi {
+            // Every event of the bucket is at its earliest time (a collective's step on every
+            // rank at once): the bucket becomes the current batch as it is, without a copy.
+            if !v.is_sorted_by_key(|e| e.ts) {
+                v.sort_by_key(|e| e.ts);
+            }
+            let old = std::mem::replace(&mut self.now, v);
+            self.keep_spare(old);
+            return;
+        }
         let mut same = std::mem::take(&mut self.scratch);
         for e in v.drain(..) {
             if e.time == m {
@@ -153,18 +165,24 @@ impl EventQueue {
                 self.push_bucket(nb, e);
             }
         }
-        // Keep the two largest spare vectors; free the rest.
-        self.spare.push(v);
-        if self.spare.len() > 2 {
-            self.spare.sort_by_key(|x| std::cmp::Reverse(x.capacity()));
-            self.spare.truncate(2);
-        }
+        self.keep_spare(v);
         // Runs pushed in stamp order stay sorted; the adaptive stable sort merges them cheaply.
         if !same.is_sorted_by_key(|e| e.ts) {
             same.sort_by_key(|e| e.ts);
         }
         std::mem::swap(&mut self.now, &mut same);
         self.scratch = same;
+    }
+
+    /// Keeps an emptied vector for reuse: the two largest spare vectors are kept, the rest
+    /// freed.
+    fn keep_spare(&mut self, v: Vec<Event>) {
+        debug_assert!(v.is_empty());
+        self.spare.push(v);
+        if self.spare.len() > 2 {
+            self.spare.sort_by_key(|x| std::cmp::Reverse(x.capacity()));
+            self.spare.truncate(2);
+        }
     }
 }
 
