@@ -192,6 +192,8 @@ struct Engine<'a, M: CostModel> {
     trace: Option<TraceBuf>,
     /// Notices of a model that announces arrivals ([`CostModel::ANNOUNCES`]).
     notices: Vec<Notice>,
+    /// Sends whose state has `RDV` set (they complete when matched, or when the model says).
+    rdv: u64,
     /// Rendezvous transfers under way: message id → (receiver, receive op).
     transfers: FxHashMap<u64, (Rank, u32)>,
     /// The model's error, which ends the run.
@@ -283,6 +285,7 @@ pub(crate) fn run<M: CostModel>(
         tie_order: model.tie_order(),
         trace,
         notices: Vec::new(),
+        rdv: 0,
         transfers: FxHashMap::default(),
         failed: None,
         heard_to: 0,
@@ -321,7 +324,7 @@ impl<M: CostModel> Engine<'_, M> {
         &self.info[self.shape_of(rank)].ops[i as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     fn peer(&self, rank: Rank, i: u32) -> Rank {
         match self.info(rank, i).rule.apply(rank, self.nranks) {
             Some(p) => p,
@@ -389,16 +392,24 @@ impl<M: CostModel> Engine<'_, M> {
         }
     }
 
-    /// Brings what the events a few places ahead will read into the cache, in two stages: the
-    /// rank record of the event `FAR` ahead, then, `NEAR` ahead (its record now cached), the
-    /// model's clocks and the op state of its rank, or for a message those of its receiver.
-    /// Partners 2^k ranks apart (a binomial tree) make each of these a cache miss otherwise.
+    /// Brings what the events a few places ahead will read into the cache, in three stages:
+    /// the rank record of the event `FAR` ahead; `MID` ahead, for a message, its receiver's
+    /// record (found from the sender's, now cached); `NEAR` ahead, the model's clocks and the
+    /// op state of its rank, or for a message those of its receiver (the state of the receive
+    /// its inline entry holds, the one the message most likely completes). Partners 2^k ranks
+    /// apart (a binomial tree) make each of these a cache miss otherwise.
     #[inline]
     fn prefetch_ahead(&self) {
         const NEAR: usize = 3;
-        const FAR: usize = 8;
+        const MID: usize = 6;
+        const FAR: usize = 10;
         if let Some(f) = self.q.ahead(FAR) {
             self.prefetch_rank(f.rank);
+        }
+        if let Some(f) = self.q.ahead(MID) {
+            if f.what >> OP_BITS == MSG {
+                self.prefetch_rank(self.peer(f.rank, f.what & OP_MASK));
+            }
         }
         let Some(&f) = self.q.ahead(NEAR) else {
             return;
@@ -406,7 +417,11 @@ impl<M: CostModel> Engine<'_, M> {
         let i = f.what & OP_MASK;
         let rank = if f.what >> OP_BITS == MSG {
             let dst = self.peer(f.rank, i);
-            self.prefetch_rank(dst);
+            let r = &self.ranks[dst as usize];
+            let j = r.ends.posted_inline().unwrap_or(0);
+            if let Some(w) = self.state.get(r.off as usize + j as usize) {
+                super::prefetch(w);
+            }
             dst
         } else {
             if let Some(w) = self.state.get(self.off(f.rank) + i as usize) {
@@ -477,6 +492,7 @@ impl<M: CostModel> Engine<'_, M> {
         let f = self.off(rank) + i as usize;
         if self.state[f] & RDV != 0 {
             self.state[f] &= !RDV;
+            self.rdv -= 1;
             self.complete(rank, i, t);
             if let Some((dst, recv_op)) = self.transfers.remove(&Message::id_of(rank, i)) {
                 self.recv_done(dst, recv_op, t);
@@ -688,6 +704,7 @@ impl<M: CostModel> Engine<'_, M> {
                             SendCompletion::OnMatch => {
                                 let f = self.off(rank) + i as usize;
                                 self.state[f] |= RDV;
+                                self.rdv += 1;
                             }
                         }
                     }
@@ -801,10 +818,12 @@ impl<M: CostModel> Engine<'_, M> {
                 tr.msgs.msg_dst_op[row as usize] = recv_op;
             }
         }
-        if self.state[sf] & RDV != 0 {
+        // (Without rendezvous sends under way, the sender's op state, a cache miss, is not read.)
+        if self.rdv > 0 && self.state[sf] & RDV != 0 {
             let m = self.message(src, send_op);
             if self.m.rendezvous_matched(&mut self.st, t, &m, recv_site) {
                 self.state[sf] &= !RDV;
+                self.rdv -= 1;
                 self.complete(src, send_op, t);
             } else {
                 // The model transfers the data and announces when it is done.

@@ -76,6 +76,13 @@ impl Ends {
         &self.lists[3]
     }
 
+    /// The op of the inline entry when it is a posted receive (the receive a message arriving
+    /// now would most likely complete: what to prefetch the state of).
+    #[inline]
+    pub(crate) fn posted_inline(&self) -> Option<u32> {
+        self.inline_in(Queue::Posted).then_some(self.op & OP)
+    }
+
     /// Whether the inline entry belongs to queue `q`.
     #[inline]
     fn inline_in(&self, q: Queue) -> bool {
