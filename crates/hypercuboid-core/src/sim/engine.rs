@@ -393,11 +393,12 @@ impl<M: CostModel> Engine<'_, M> {
     }
 
     /// Brings what the events a few places ahead will read into the cache, in three stages:
-    /// the rank record of the event `FAR` ahead; `MID` ahead, for a message, its receiver's
-    /// record (found from the sender's, now cached); `NEAR` ahead, the model's clocks and the
-    /// op state of its rank, or for a message those of its receiver (the state of the receive
-    /// its inline entry holds, the one the message most likely completes). Partners 2^k ranks
-    /// apart (a binomial tree) make each of these a cache miss otherwise.
+    /// `FAR` ahead, the event's rank record, and for an op its rank's clocks in the model;
+    /// `MID` ahead, for a message, its receiver's record and clocks (the receiver found from
+    /// the sender's record, now cached); `NEAR` ahead, the op state of the event's rank, or
+    /// for a message that of the receive its receiver's inline entry holds (the one the
+    /// message most likely completes). Partners 2^k ranks apart (a binomial tree) make each of
+    /// these a cache miss otherwise.
     #[inline]
     fn prefetch_ahead(&self) {
         const NEAR: usize = 3;
@@ -405,31 +406,30 @@ impl<M: CostModel> Engine<'_, M> {
         const FAR: usize = 10;
         if let Some(f) = self.q.ahead(FAR) {
             self.prefetch_rank(f.rank);
+            if f.what >> OP_BITS != MSG {
+                self.m.prefetch(&self.st, f.rank);
+            }
         }
         if let Some(f) = self.q.ahead(MID) {
             if f.what >> OP_BITS == MSG {
-                self.prefetch_rank(self.peer(f.rank, f.what & OP_MASK));
+                let dst = self.peer(f.rank, f.what & OP_MASK);
+                self.prefetch_rank(dst);
+                self.m.prefetch(&self.st, dst);
             }
         }
         let Some(&f) = self.q.ahead(NEAR) else {
             return;
         };
         let i = f.what & OP_MASK;
-        let rank = if f.what >> OP_BITS == MSG {
-            let dst = self.peer(f.rank, i);
-            let r = &self.ranks[dst as usize];
-            let j = r.ends.posted_inline().unwrap_or(0);
-            if let Some(w) = self.state.get(r.off as usize + j as usize) {
-                super::prefetch(w);
-            }
-            dst
+        let w = if f.what >> OP_BITS == MSG {
+            let r = &self.ranks[self.peer(f.rank, i) as usize];
+            r.off as usize + r.ends.posted_inline().unwrap_or(0) as usize
         } else {
-            if let Some(w) = self.state.get(self.off(f.rank) + i as usize) {
-                super::prefetch(w);
-            }
-            f.rank
+            self.off(f.rank) + i as usize
         };
-        self.m.prefetch(&self.st, rank);
+        if let Some(w) = self.state.get(w) {
+            super::prefetch(w);
+        }
     }
 
     /// Brings `rank`'s record into the cache: both its ends (a 48-byte record may straddle two
