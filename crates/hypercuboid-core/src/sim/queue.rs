@@ -67,13 +67,23 @@ impl EventQueue {
         self.len
     }
 
-    #[inline]
+    /// Queues `e`: an event after the current time inline (the common case), the rest out of
+    /// line.
+    #[inline(always)]
     pub fn push(&mut self, e: Event) {
-        self.len += 1;
         if e.time > self.last {
+            self.len += 1;
             let b = 64 - (e.time ^ self.last).leading_zeros() as usize;
             self.push_bucket(b, e);
-        } else if e.time == self.last {
+        } else {
+            self.push_now_or_past(e);
+        }
+    }
+
+    #[inline(never)]
+    fn push_now_or_past(&mut self, e: Event) {
+        self.len += 1;
+        if e.time == self.last {
             if self.head == self.now.len() {
                 self.now.clear();
                 self.head = 0;
@@ -112,8 +122,21 @@ impl EventQueue {
         self.now.get(self.head + k)
     }
 
-    #[inline]
+    /// The next event: the common case (nothing dated in the past, an event left at the
+    /// current time) inline, the rest out of line.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<Event> {
+        if self.past.is_empty() && self.head < self.now.len() {
+            let e = self.now[self.head];
+            self.head += 1;
+            self.len -= 1;
+            return Some(e);
+        }
+        self.pop_slow()
+    }
+
+    #[inline(never)]
+    fn pop_slow(&mut self) -> Option<Event> {
         if let Some(Reverse(e)) = self.past.pop() {
             self.len -= 1;
             return Some(e);
