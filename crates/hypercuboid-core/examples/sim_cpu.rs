@@ -1,8 +1,8 @@
 //! The schedule simulator's CPU time alone, on a shared machine: generates one allreduce of 8 B
-//! once, simulates it `REPS` times and prints each run's CPU time (the thread's on-CPU time
-//! from `/proc/thread-self/schedstat`, so other processes on the machine do not count), the
-//! minimum and median, the completion time and a hash of every rank's finish time (two
-//! binaries that print the same hash computed the same per-rank results). A measurement tool
+//! once, simulates it `REPS` times and prints each run's CPU time (the thread's, so other
+//! processes on the machine do not count), the minimum and median, the completion time and a
+//! hash of every rank's finish time (two binaries that print the same hash computed the same
+//! per-rank results). A measurement tool
 //! for `docs/performance.md`, section "Where the time goes":
 //! `cargo run --release -p hypercuboid-core --example sim_cpu -- ALGORITHM LOG2N [MODEL] [REPS]`.
 
@@ -11,13 +11,35 @@ use hypercuboid_core::model::parse_model;
 use hypercuboid_core::schedule::{Dtype, ReduceOp};
 use hypercuboid_core::sim::{simulate, SimOptions};
 
-/// Nanoseconds this thread has run on a CPU.
+/// Nanoseconds this thread has run on a CPU (`CLOCK_THREAD_CPUTIME_ID`, exact; other processes
+/// on the machine do not count).
+#[cfg(target_os = "linux")]
 fn thread_cpu_ns() -> u64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    s.split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid `struct timespec` (two 64-bit fields on 64-bit Linux) that the
+    // call writes.
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Elsewhere: wall-clock nanoseconds since the first call (other processes count).
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
 }
 
 fn main() {
