@@ -39,7 +39,10 @@ fn thread_cpu_ns() -> u64 {
 #[cfg(not(target_os = "linux"))]
 fn thread_cpu_ns() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 fn main() {
