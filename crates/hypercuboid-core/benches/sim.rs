@@ -1,5 +1,6 @@
 //! Simulator throughput: recursive doubling allreduce of 8 B under LogGOPS (LogGOPSim's default
-//! parameters with L = 3000), 40 ops a rank at N = 2^20 scale. Run with
+//! parameters with L = 3000), 40 ops a rank at N = 2^20 scale, and the binomial tree's (partners
+//! 2^k ranks apart: the engine's cache-miss case) under LogGOPSim's `std::sort` tie order. Run with
 //! `cargo bench -p hypercuboid-core --bench sim`. The 2^20 end-to-end measurement is the ignored
 //! test `tests/sim_scale.rs`.
 
@@ -7,7 +8,9 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hypercuboid_core::collectives::allreduce::{generate, Algorithm, AllreduceSpec};
 use hypercuboid_core::model::parse_model;
+use hypercuboid_core::schedule::{Dtype, ReduceOp};
 use hypercuboid_core::sim::{simulate, SimOptions};
 use std::hint::black_box;
 
@@ -32,5 +35,21 @@ fn recursive_doubling_loggops(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, recursive_doubling_loggops);
+fn tree_loggops(c: &mut Criterion) {
+    let model = parse_model("loggops:L=3000,o=1500,g=1000,G=6,order=gcc").unwrap();
+    let mut g = c.benchmark_group("sim/tree_8B_loggops_gcc");
+    g.sample_size(10);
+    for log_n in [14u32, 17] {
+        let n = 1u32 << log_n;
+        let spec = AllreduceSpec::new(n, 1, Dtype::Int64, ReduceOp::Sum);
+        let s = generate(&Algorithm::Tree, &spec).unwrap();
+        g.throughput(Throughput::Elements(s.total_ops()));
+        g.bench_with_input(BenchmarkId::new("simulate", n), &s, |b, s| {
+            b.iter(|| simulate(black_box(s), &model, &SimOptions::default()).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, recursive_doubling_loggops, tree_loggops);
 criterion_main!(benches);

@@ -2,7 +2,7 @@
 
 use super::cxxsort;
 use super::error::{SimError, StuckOp, Wait};
-use super::matching::{Ends, MatchQueues, Queue, EMPTY};
+use super::matching::{Ends, MatchQueues, Queue};
 use super::queue::{Event, EventQueue};
 use super::trace::{Trace, TraceKind};
 use super::{SimOptions, SimResult};
@@ -132,10 +132,12 @@ struct ShapeInfo {
     roots: Vec<u32>,
 }
 
-/// What an event on a rank reads and writes of the rank itself, in one record (40 bytes), so
-/// that it costs one cache miss rather than one per column (the rank's shape, its first op,
-/// its matching queues, its last completion). The model's clocks are the model's own.
+/// What an event on a rank reads and writes of the rank itself, in one record (48 bytes), so
+/// that it costs one or two cache lines rather than one per column (the rank's shape, its first
+/// op, its matching queues with their inline entry, its last completion). The model's clocks
+/// are the model's own. In C layout, so that the matching queues' list ends come last.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct RankRec {
     /// The rank's first op in the flat numbering ([`Schedule::op_offset`]).
     off: u64,
@@ -147,7 +149,7 @@ struct RankRec {
     ends: Ends,
 }
 
-const _: () = assert!(std::mem::size_of::<RankRec>() == 40);
+const _: () = assert!(std::mem::size_of::<RankRec>() == 48);
 
 #[derive(Clone, Copy, Debug)]
 struct Freed {
@@ -190,6 +192,8 @@ struct Engine<'a, M: CostModel> {
     trace: Option<TraceBuf>,
     /// Notices of a model that announces arrivals ([`CostModel::ANNOUNCES`]).
     notices: Vec<Notice>,
+    /// Sends whose state has `RDV` set (they complete when matched, or when the model says).
+    rdv: u64,
     /// Rendezvous transfers under way: message id → (receiver, receive op).
     transfers: FxHashMap<u64, (Rank, u32)>,
     /// The model's error, which ends the run.
@@ -271,7 +275,7 @@ pub(crate) fn run<M: CostModel>(
                 off: s.op_offset(r),
                 last_done: 0,
                 shape: s.shape_index(r) as u32,
-                ends: EMPTY,
+                ends: Ends::EMPTY,
             })
             .collect(),
         done_ops: 0,
@@ -281,6 +285,7 @@ pub(crate) fn run<M: CostModel>(
         tie_order: model.tie_order(),
         trace,
         notices: Vec::new(),
+        rdv: 0,
         transfers: FxHashMap::default(),
         failed: None,
         heard_to: 0,
@@ -319,7 +324,7 @@ impl<M: CostModel> Engine<'_, M> {
         &self.info[self.shape_of(rank)].ops[i as usize]
     }
 
-    #[inline]
+    #[inline(always)]
     fn peer(&self, rank: Rank, i: u32) -> Rank {
         match self.info(rank, i).rule.apply(rank, self.nranks) {
             Some(p) => p,
@@ -387,32 +392,53 @@ impl<M: CostModel> Engine<'_, M> {
         }
     }
 
-    /// Brings what the events a few places ahead will read into the cache, in two stages: the
-    /// rank record of the event `FAR` ahead, then, `NEAR` ahead (its record now cached), the
-    /// model's clocks and the op state of its rank, or for a message those of its receiver.
-    /// Partners 2^k ranks apart (a binomial tree) make each of these a cache miss otherwise.
+    /// Brings what the events a few places ahead will read into the cache, in three stages:
+    /// `FAR` ahead, the event's rank record, and for an op its rank's clocks in the model;
+    /// `MID` ahead, for a message, its receiver's record and clocks (the receiver found from
+    /// the sender's record, now cached); `NEAR` ahead, the op state of the event's rank, or
+    /// for a message that of the receive its receiver's inline entry holds (the one the
+    /// message most likely completes). Partners 2^k ranks apart (a binomial tree) make each of
+    /// these a cache miss otherwise.
     #[inline]
     fn prefetch_ahead(&self) {
         const NEAR: usize = 3;
-        const FAR: usize = 8;
+        const MID: usize = 6;
+        const FAR: usize = 10;
         if let Some(f) = self.q.ahead(FAR) {
-            super::prefetch(&self.ranks[f.rank as usize]);
+            self.prefetch_rank(f.rank);
+            if f.what >> OP_BITS != MSG {
+                self.m.prefetch(&self.st, f.rank);
+            }
+        }
+        if let Some(f) = self.q.ahead(MID) {
+            if f.what >> OP_BITS == MSG {
+                let dst = self.peer(f.rank, f.what & OP_MASK);
+                self.prefetch_rank(dst);
+                self.m.prefetch(&self.st, dst);
+            }
         }
         let Some(&f) = self.q.ahead(NEAR) else {
             return;
         };
         let i = f.what & OP_MASK;
-        let rank = if f.what >> OP_BITS == MSG {
-            let dst = self.peer(f.rank, i);
-            super::prefetch(&self.ranks[dst as usize]);
-            dst
+        let w = if f.what >> OP_BITS == MSG {
+            let r = &self.ranks[self.peer(f.rank, i) as usize];
+            r.off as usize + r.ends.posted_inline().unwrap_or(0) as usize
         } else {
-            if let Some(w) = self.state.get(self.off(f.rank) + i as usize) {
-                super::prefetch(w);
-            }
-            f.rank
+            self.off(f.rank) + i as usize
         };
-        self.m.prefetch(&self.st, rank);
+        if let Some(w) = self.state.get(w) {
+            super::prefetch(w);
+        }
+    }
+
+    /// Brings `rank`'s record into the cache: both its ends (a 48-byte record may straddle two
+    /// cache lines).
+    #[inline]
+    fn prefetch_rank(&self, rank: Rank) {
+        let r = &self.ranks[rank as usize];
+        super::prefetch(r);
+        super::prefetch(r.ends.last_word());
     }
 
     /// Asks the model what happened up to `until` and queues it; true when it queued
@@ -466,6 +492,7 @@ impl<M: CostModel> Engine<'_, M> {
         let f = self.off(rank) + i as usize;
         if self.state[f] & RDV != 0 {
             self.state[f] &= !RDV;
+            self.rdv -= 1;
             self.complete(rank, i, t);
             if let Some((dst, recv_op)) = self.transfers.remove(&Message::id_of(rank, i)) {
                 self.recv_done(dst, recv_op, t);
@@ -677,6 +704,7 @@ impl<M: CostModel> Engine<'_, M> {
                             SendCompletion::OnMatch => {
                                 let f = self.off(rank) + i as usize;
                                 self.state[f] |= RDV;
+                                self.rdv += 1;
                             }
                         }
                     }
@@ -790,10 +818,12 @@ impl<M: CostModel> Engine<'_, M> {
                 tr.msgs.msg_dst_op[row as usize] = recv_op;
             }
         }
-        if self.state[sf] & RDV != 0 {
+        // (Without rendezvous sends under way, the sender's op state, a cache miss, is not read.)
+        if self.rdv > 0 && self.state[sf] & RDV != 0 {
             let m = self.message(src, send_op);
             if self.m.rendezvous_matched(&mut self.st, t, &m, recv_site) {
                 self.state[sf] &= !RDV;
+                self.rdv -= 1;
                 self.complete(src, send_op, t);
             } else {
                 // The model transfers the data and announces when it is done.

@@ -2,13 +2,23 @@
 //!
 //! As in LogGOPSim (`match` in `src/LogGOPSim/LogGOPSim.cpp`, list variant), each queue is
 //! searched in insertion order and the first entry whose source and tag agree (either side may
-//! be a wildcard) is taken. The queues are singly linked lists threaded through one shared
-//! slab; a rank's four list ends ([`Ends`], 16 bytes) live with the rest of its per-rank state
-//! in the engine, so that an event on a rank reads them from the cache line it reads anyway.
+//! be a wildcard) is taken. A rank keeps one entry inline in its [`Ends`] (28 bytes, stored with
+//! the rest of its per-rank state in the engine, so that an event on a rank reads them from the
+//! cache lines it reads anyway): the oldest entry of one of its queues, taken when the other
+//! queue is empty or has an inline-older entry of its own. The rest of each queue is a singly
+//! linked list threaded through one shared slab. Most queues of a collective hold one entry at
+//! a time (a message waits for its receive, or a receive for its message), so most matches
+//! touch no slab node: a node is a cache miss, the slab's free list scattering them.
 
 use crate::schedule::{Rank, ANY_SOURCE, ANY_TAG};
 
 const NIL: u32 = u32::MAX;
+
+/// `Slot::op` bits: the slot holds an entry, of the unexpected queue (posted otherwise).
+const HELD: u32 = 1 << 31;
+const UNEXPECTED: u32 = 1 << 30;
+/// The op index below the flags (an op index is below 2^30: the engine's limit).
+const OP: u32 = UNEXPECTED - 1;
 
 #[derive(Clone, Copy, Debug)]
 struct Node {
@@ -28,11 +38,57 @@ pub(crate) enum Queue {
     Unexpected = 1,
 }
 
-/// A rank's queues: [posted head, posted tail, unexpected head, unexpected tail].
-pub(crate) type Ends = [u32; 4];
+impl Queue {
+    #[inline]
+    fn flag(self) -> u32 {
+        match self {
+            Queue::Posted => 0,
+            Queue::Unexpected => UNEXPECTED,
+        }
+    }
+}
 
-/// Both queues empty.
-pub(crate) const EMPTY: Ends = [NIL; 4];
+/// A rank's queues: an inline entry (peer, tag, and the op with [`HELD`] and [`UNEXPECTED`]
+/// flags), older than every entry of its queue's list, then the lists' ends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ends {
+    peer: Rank,
+    tag: i32,
+    op: u32,
+    /// [posted head, posted tail, unexpected head, unexpected tail] in the slab.
+    lists: [u32; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<Ends>() == 28);
+
+impl Ends {
+    /// Both queues empty.
+    pub(crate) const EMPTY: Ends = Ends {
+        peer: 0,
+        tag: 0,
+        op: 0,
+        lists: [NIL; 4],
+    };
+
+    /// The last word of the record (what to prefetch, with its first, to have all of it).
+    #[inline]
+    pub(crate) fn last_word(&self) -> &u32 {
+        &self.lists[3]
+    }
+
+    /// The op of the inline entry when it is a posted receive (the receive a message arriving
+    /// now would most likely complete: what to prefetch the state of).
+    #[inline]
+    pub(crate) fn posted_inline(&self) -> Option<u32> {
+        self.inline_in(Queue::Posted).then_some(self.op & OP)
+    }
+
+    /// Whether the inline entry belongs to queue `q`.
+    #[inline]
+    fn inline_in(&self, q: Queue) -> bool {
+        self.op & (HELD | UNEXPECTED) == HELD | q.flag()
+    }
+}
 
 #[derive(Debug)]
 pub(crate) struct MatchQueues {
@@ -56,9 +112,23 @@ impl MatchQueues {
         }
     }
 
-    /// Appends an entry to queue `q` of the rank whose queues end at `ends`.
+    /// Appends an entry to queue `q` of the rank whose queues end at `ends` (`op` < 2^30).
     #[inline]
     pub fn push(&mut self, ends: &mut Ends, q: Queue, peer: Rank, tag: i32, op: u32) {
+        debug_assert!(
+            op <= OP,
+            "op index {op} beyond the matching queues' 30 bits"
+        );
+        self.live += 1;
+        let h = 2 * q as usize;
+        if ends.op & HELD == 0 && ends.lists[h] == NIL {
+            // The queue is empty (its inline entry, if it had one, was taken): the entry is
+            // its oldest.
+            ends.peer = peer;
+            ends.tag = tag;
+            ends.op = op | HELD | q.flag();
+            return;
+        }
         let node = Node {
             next: NIL,
             peer,
@@ -74,14 +144,12 @@ impl MatchQueues {
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
         };
-        let h = 2 * q as usize;
-        if ends[h] == NIL {
-            ends[h] = id;
+        if ends.lists[h] == NIL {
+            ends.lists[h] = id;
         } else {
-            self.nodes[ends[h + 1] as usize].next = id;
+            self.nodes[ends.lists[h + 1] as usize].next = id;
         }
-        ends[h + 1] = id;
-        self.live += 1;
+        ends.lists[h + 1] = id;
     }
 
     /// Removes and returns `(peer, tag, op)` of the first entry of queue `q` (of the rank whose
@@ -94,19 +162,25 @@ impl MatchQueues {
         peer: Rank,
         tag: i32,
     ) -> Option<(Rank, i32, u32)> {
+        if ends.inline_in(q) && agree(ends.peer, ends.tag, peer, tag) {
+            let op = ends.op & OP;
+            ends.op = 0;
+            self.live -= 1;
+            return Some((ends.peer, ends.tag, op));
+        }
         let h = 2 * q as usize;
         let mut prev = NIL;
-        let mut cur = ends[h];
+        let mut cur = ends.lists[h];
         while cur != NIL {
             let n = self.nodes[cur as usize];
             if agree(n.peer, n.tag, peer, tag) {
                 if prev == NIL {
-                    ends[h] = n.next;
+                    ends.lists[h] = n.next;
                 } else {
                     self.nodes[prev as usize].next = n.next;
                 }
-                if ends[h + 1] == cur {
-                    ends[h + 1] = prev;
+                if ends.lists[h + 1] == cur {
+                    ends.lists[h + 1] = prev;
                 }
                 self.nodes[cur as usize].next = self.free;
                 self.free = cur;
@@ -128,7 +202,10 @@ impl MatchQueues {
     /// `(peer, tag, op)`.
     pub fn entries(&self, ends: &Ends, q: Queue) -> Vec<(Rank, i32, u32)> {
         let mut v = Vec::new();
-        let mut cur = ends[2 * q as usize];
+        if ends.inline_in(q) {
+            v.push((ends.peer, ends.tag, ends.op & OP));
+        }
+        let mut cur = ends.lists[2 * q as usize];
         while cur != NIL {
             let n = self.nodes[cur as usize];
             v.push((n.peer, n.tag, n.op));
@@ -145,7 +222,7 @@ mod tests {
     #[test]
     fn first_agreeing_entry_in_order() {
         let mut m = MatchQueues::new();
-        let mut ends = [EMPTY; 2];
+        let mut ends = [Ends::EMPTY; 2];
         m.push(&mut ends[1], Queue::Posted, 0, 5, 10);
         m.push(&mut ends[1], Queue::Posted, ANY_SOURCE, 7, 11);
         m.push(&mut ends[1], Queue::Posted, 0, ANY_TAG, 12);
@@ -169,5 +246,91 @@ mod tests {
         assert_eq!(m.take(&mut ends[1], Queue::Posted, 0, 5), Some((0, 5, 13)));
         assert_eq!(m.live(), 0);
         assert!(m.entries(&ends[0], Queue::Posted).is_empty());
+    }
+
+    #[test]
+    fn inline_entry_keeps_each_queue_in_order() {
+        // Random pushes and takes on two ranks' queues (wildcards included), compared with a
+        // plain vector per queue searched front to back.
+        let mut m = MatchQueues::new();
+        let mut ends = [Ends::EMPTY; 2];
+        let mut model: [[Vec<(Rank, i32, u32)>; 2]; 2] = Default::default();
+        let mut x: u64 = 0x9e37_79b9;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut pushes, mut takes, mut misses) = (0, 0, 0);
+        for step in 0..100_000u32 {
+            let r = rnd(2) as usize;
+            let q = if rnd(2) == 0 {
+                Queue::Posted
+            } else {
+                Queue::Unexpected
+            };
+            let peer = match rnd(8) {
+                0 => ANY_SOURCE,
+                p => p as Rank % 3,
+            };
+            let tag = match rnd(8) {
+                0 => ANY_TAG,
+                t => t as i32 % 2,
+            };
+            let v = &mut model[r][q as usize];
+            if rnd(2) == 0 && v.len() < 6 {
+                let op = step & ((1 << 30) - 1);
+                m.push(&mut ends[r], q, peer, tag, op);
+                v.push((peer, tag, op));
+                pushes += 1;
+            } else {
+                let want = v
+                    .iter()
+                    .position(|&(p, t, _)| agree(p, t, peer, tag))
+                    .map(|k| v.remove(k));
+                match want {
+                    Some(_) => takes += 1,
+                    None => misses += 1,
+                }
+                assert_eq!(m.take(&mut ends[r], q, peer, tag), want, "step {step}");
+            }
+            for (rank, e) in ends.iter().enumerate() {
+                for q in [Queue::Posted, Queue::Unexpected] {
+                    assert_eq!(m.entries(e, q), model[rank][q as usize], "step {step}");
+                }
+            }
+            let live: usize = model.iter().flatten().map(Vec::len).sum();
+            assert_eq!(m.live(), live as u64);
+        }
+        // Every path ran many times.
+        assert!(pushes > 20_000 && takes > 20_000 && misses > 5_000);
+        // Entries beyond the inline one went to the slab, whose nodes were reused.
+        assert!(!m.nodes.is_empty() && m.nodes.len() <= 24);
+    }
+
+    #[test]
+    fn the_inline_entry_serves_either_queue() {
+        let mut m = MatchQueues::new();
+        let mut e = Ends::EMPTY;
+        m.push(&mut e, Queue::Unexpected, 4, 1, 7);
+        // The posted queue is empty but the inline entry is taken: its entry goes to the slab.
+        m.push(&mut e, Queue::Posted, 4, 2, 8);
+        assert_eq!(m.nodes.len(), 1);
+        assert_eq!(m.take(&mut e, Queue::Unexpected, 4, 1), Some((4, 1, 7)));
+        // The posted queue's list is not empty: a new posted entry goes after it, to the slab.
+        m.push(&mut e, Queue::Posted, 4, 3, 9);
+        assert_eq!(m.nodes.len(), 2);
+        assert_eq!(m.entries(&e, Queue::Posted), vec![(4, 2, 8), (4, 3, 9)]);
+        // The unexpected queue is empty, and so is the inline place: inline again.
+        m.push(&mut e, Queue::Unexpected, 5, 1, (1 << 30) - 1);
+        assert_eq!(m.nodes.len(), 2);
+        assert_eq!(
+            m.take(&mut e, Queue::Unexpected, ANY_SOURCE, ANY_TAG),
+            Some((5, 1, (1 << 30) - 1))
+        );
+        assert_eq!(m.take(&mut e, Queue::Posted, 4, 3), Some((4, 3, 9)));
+        assert_eq!(m.take(&mut e, Queue::Posted, 4, 2), Some((4, 2, 8)));
+        assert_eq!(m.live(), 0);
     }
 }

@@ -31,10 +31,12 @@
 //!
 //! # Cost
 //! Memory is 1 byte per op (a dependency counter with flags; an op with 31 or more dependencies
-//! counts them in a side table while it waits), 32 bytes per op of each distinct program shape
-//! (what the event loop reads of an op, decoded once), a 24-byte event per op in flight, a few
-//! clocks per rank and 16 bytes per rank of matching queues; work is amortised O(1) per event
-//! (a radix heap keyed on time), plus the matching queue searches.
+//! counts them in a side table while it waits), 40 bytes per op of each distinct program shape
+//! (what the event loop reads of an op, decoded once), a 24-byte event per op in flight, the
+//! model's clocks and a 48-byte record per rank (its first op's index, last completion, shape
+//! and matching queues: one entry inline and the ends of two lists), plus 16 bytes per queue
+//! entry beyond a rank's inline one; work is amortised O(1) per event (a radix heap keyed on
+//! time), plus the matching queue searches.
 
 mod cxxsort;
 mod engine;

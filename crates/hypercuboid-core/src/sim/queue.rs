@@ -67,13 +67,23 @@ impl EventQueue {
         self.len
     }
 
-    #[inline]
+    /// Queues `e`: an event after the current time inline (the common case), the rest out of
+    /// line.
+    #[inline(always)]
     pub fn push(&mut self, e: Event) {
-        self.len += 1;
         if e.time > self.last {
+            self.len += 1;
             let b = 64 - (e.time ^ self.last).leading_zeros() as usize;
             self.push_bucket(b, e);
-        } else if e.time == self.last {
+        } else {
+            self.push_now_or_past(e);
+        }
+    }
+
+    #[inline(never)]
+    fn push_now_or_past(&mut self, e: Event) {
+        self.len += 1;
+        if e.time == self.last {
             if self.head == self.now.len() {
                 self.now.clear();
                 self.head = 0;
@@ -112,8 +122,21 @@ impl EventQueue {
         self.now.get(self.head + k)
     }
 
-    #[inline]
+    /// The next event: the common case (nothing dated in the past, an event left at the
+    /// current time) inline, the rest out of line.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<Event> {
+        if self.past.is_empty() && self.head < self.now.len() {
+            let e = self.now[self.head];
+            self.head += 1;
+            self.len -= 1;
+            return Some(e);
+        }
+        self.pop_slow()
+    }
+
+    #[inline(never)]
+    fn pop_slow(&mut self) -> Option<Event> {
         if let Some(Reverse(e)) = self.past.pop() {
             self.len -= 1;
             return Some(e);
@@ -141,8 +164,20 @@ impl EventQueue {
         let b = self.mask.trailing_zeros() as usize + 1;
         let mut v = std::mem::take(&mut self.buckets[b]);
         self.mask &= !(1 << (b - 1));
-        let m = v.iter().map(|e| e.time).min().expect("non-empty bucket");
+        let (m, hi) = v.iter().fold((Time::MAX, 0), |(lo, hi), e| {
+            (lo.min(e.time), hi.max(e.time))
+        });
         self.last = m;
+        if m == hi {
+            // Every event of the bucket is at its earliest time (a collective's step on every
+            // rank at once): the bucket becomes the current batch as it is, without a copy.
+            if !v.is_sorted_by_key(|e| e.ts) {
+                v.sort_by_key(|e| e.ts);
+            }
+            let old = std::mem::replace(&mut self.now, v);
+            self.keep_spare(old);
+            return;
+        }
         let mut same = std::mem::take(&mut self.scratch);
         for e in v.drain(..) {
             if e.time == m {
@@ -153,18 +188,24 @@ impl EventQueue {
                 self.push_bucket(nb, e);
             }
         }
-        // Keep the two largest spare vectors; free the rest.
-        self.spare.push(v);
-        if self.spare.len() > 2 {
-            self.spare.sort_by_key(|x| std::cmp::Reverse(x.capacity()));
-            self.spare.truncate(2);
-        }
+        self.keep_spare(v);
         // Runs pushed in stamp order stay sorted; the adaptive stable sort merges them cheaply.
         if !same.is_sorted_by_key(|e| e.ts) {
             same.sort_by_key(|e| e.ts);
         }
         std::mem::swap(&mut self.now, &mut same);
         self.scratch = same;
+    }
+
+    /// Keeps an emptied vector for reuse: the two largest spare vectors are kept, the rest
+    /// freed.
+    fn keep_spare(&mut self, v: Vec<Event>) {
+        debug_assert!(v.is_empty());
+        self.spare.push(v);
+        if self.spare.len() > 2 {
+            self.spare.sort_by_key(|x| std::cmp::Reverse(x.capacity()));
+            self.spare.truncate(2);
+        }
     }
 }
 
