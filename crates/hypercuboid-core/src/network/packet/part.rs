@@ -238,10 +238,10 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             tags: Vec::new(),
             free: Vec::new(),
             // Buckets of 256 ps, 1024 of them (262 ns ahead, past a hop's L + S + σ at the
-            // seed's parameters): a bucket of the seed's network under load holds a few dozen
-            // events to sort rather than a few hundred (5 % less CPU time than 1024 ps
-            // buckets, docs/performance.md).
-            wheel: Wheel::new(8, 10),
+            // seed's parameters): a bucket then holds the events of one time (5 % less CPU
+            // time than 1024 ps buckets, docs/performance.md), which the wheel sorts by code
+            // with a bitmap over the codes of the three kinds.
+            wheel: Wheel::with_codes(8, 10, &[np, np, nep]),
             rngs: (0..topo.num_routers())
                 .map(|x| SplitMix64::stream(seed, u64::MAX - x as u64))
                 .collect(),
