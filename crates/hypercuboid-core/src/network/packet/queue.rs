@@ -372,7 +372,8 @@ mod tests {
         let mut rng = crate::network::rng::SplitMix64::stream(7, 1);
         let mut evs = Vec::new();
         // Time 32: 60 distinct codes (one time, dense enough); time 48: 40 codes and one of
-        // them twice; times 64 and 70 in one bucket; time 200: 3 codes (sparse).
+        // them twice; times 64 and 70 in one bucket; time 200: 3 codes, beyond the wheel's
+        // span (through the overflow heap).
         let mut add = |t: u64, n: usize, evs: &mut Vec<(u64, u32)>| {
             let mut seen = std::collections::HashSet::new();
             while seen.len() < n {
