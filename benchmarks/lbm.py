@@ -134,7 +134,12 @@ def main() -> None:
     ap.add_argument("--layout", default="soa", help="the proxy's layout (soa, aos)")
     ap.add_argument("--nps", default="1,2,4", help="proxy rank counts")
     ap.add_argument("--proxy-sizes", default="64,128", help="proxy sites per rank per side")
-    ap.add_argument("--max-proxy-sites", type=int, default=2 * 128**3, help="skip larger runs")
+    ap.add_argument(
+        "--max-proxy-sites",
+        type=int,
+        default=4 * 128**3,
+        help="skip larger runs (4 x 128^3: 2.7 GB of distributions)",
+    )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--no-proxy", action="store_true")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "lbm.json"))
