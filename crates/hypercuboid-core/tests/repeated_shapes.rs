@@ -172,6 +172,22 @@ fn exchange(rank: Rank, peer: Rank) -> Program {
     p
 }
 
+/// Every rank of `program` pushed one by one with `push` (the reference).
+fn pushed_one_by_one(
+    n: u32,
+    meta: &Meta,
+    program: &impl Fn(Rank) -> Program,
+) -> Result<Schedule, String> {
+    (|| {
+        let mut b = ScheduleBuilder::new(n as u64, meta.clone())?;
+        for r in 0..n {
+            b.push(&mut program(r))?;
+        }
+        b.finish()
+    })()
+    .map_err(|e| e.to_string())
+}
+
 /// Pushes `first` ranks of `program` one by one, then the rest with `push_repeated` under
 /// `rules`; and every rank with `push`. Both results (schedules or errors) must be equal.
 fn both_ways(
@@ -181,14 +197,7 @@ fn both_ways(
     rules: &[PeerRule],
 ) -> Result<Schedule, String> {
     let meta = Meta::sizes_only("test");
-    let one_by_one = (|| {
-        let mut b = ScheduleBuilder::new(n as u64, meta.clone())?;
-        for r in 0..n {
-            b.push(&mut program(r))?;
-        }
-        b.finish()
-    })()
-    .map_err(|e| e.to_string());
+    let one_by_one = pushed_one_by_one(n, &meta, &program);
     let repeated = (|| {
         let mut b = ScheduleBuilder::new(n as u64, meta.clone())?;
         let mut last = Program::new();
@@ -356,14 +365,7 @@ fn classes_both_ways(
     rules: &[Vec<PeerRule>],
 ) -> Result<Schedule, String> {
     let meta = Meta::sizes_only("test");
-    let one_by_one = (|| {
-        let mut b = ScheduleBuilder::new(n as u64, meta.clone())?;
-        for r in 0..n {
-            b.push(&mut program(r))?;
-        }
-        b.finish()
-    })()
-    .map_err(|e| e.to_string());
+    let one_by_one = pushed_one_by_one(n, &meta, &program);
     let classes: Vec<RankClass> = rules
         .iter()
         .enumerate()
