@@ -586,8 +586,7 @@ def network_large(a) -> None:
     print(f"strong scaling on the dragonfly, {a.network_min_ranks}..{a.max_ranks} ranks")
     res["scaling"] = net_scaling(a.network_scaling_calls, a.max_ranks, a.network_min_ranks)
     res["load_average_end"] = os.getloadavg()
-    res["wall_s"] = time.time() - t0
-    NET_LARGE_RESULTS.write_text(json.dumps(res, indent=1) + "\n")
+    save(NET_LARGE_RESULTS, res, t0)
     print(f"wrote {NET_LARGE_RESULTS.relative_to(ROOT)} ({res['wall_s']:.0f} s)")
 
 
@@ -657,15 +656,20 @@ def network_main(a) -> None:
     print(f"  check, 192^3 on 768 ranks, flow: ratio {check[f'ratio_{k}_calls']:.3f} over {k} "
           f"calls, {check[f'ratio_{3 * k}_calls']:.3f} over {3 * k}")  # fmt: skip
     res["load_average_end"] = os.getloadavg()
-    res["wall_s"] = time.time() - t0
-    NET_RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    NET_RESULTS.write_text(json.dumps(res, indent=1) + "\n")
+    save(NET_RESULTS, res, t0)
     net_plots(res)
     print(
         f"\nwrote {NET_RESULTS.relative_to(ROOT)} and docs/figures/halo-network-*.png "
         f"({res['wall_s']:.0f} s; load average {res['load_average_start'][0]:.1f} at the "
         f"start, {res['load_average_end'][0]:.1f} at the end)"
     )
+
+
+def save(path: Path, res: dict, t0: float) -> None:
+    """Stamps the run's wall time (since ``t0``) into ``res`` and writes it to ``path``."""
+    res["wall_s"] = time.time() - t0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(res, indent=1) + "\n")
 
 
 def main() -> None:
@@ -771,9 +775,7 @@ def main() -> None:
                 f"({r['Mops_per_s']:.2f} M ops/s), generate {r['generate_s']:.2f} s, "
                 f"peak RSS {r['peak_rss_MB']:.0f} MB"
             )
-    res["wall_s"] = time.time() - t0
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(res, indent=1) + "\n")
+    save(RESULTS, res, t0)
     plots(res)
     print(
         f"\nwrote {RESULTS.relative_to(ROOT)} and docs/figures/halo-*.png ({res['wall_s']:.0f} s)"
