@@ -482,11 +482,10 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 
     fn out_try(&mut self, o: usize) {
         let now = self.now;
-        let op = &self.outp[o];
+        let op = &mut self.outp[o];
         if op.sched == now {
-            self.outp[o].sched = NEVER;
+            op.sched = NEVER;
         }
-        let op = &self.outp[o];
         if op.busy > now {
             let b = op.busy;
             self.sched_out(o, b);
@@ -495,6 +494,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         if self.occ[o] == 0 {
             return;
         }
+        let op = &self.outp[o];
         let (ep, peer, ser, lat) = (op.ep, op.peer as usize, op.ser as Time, op.lat as Time);
         let nv = if ep { 1 } else { self.v };
         let start = op.rr as usize;
@@ -506,7 +506,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             if vc >= nv {
                 vc -= nv;
             }
-            let oq = self.outp[o].q[vc];
+            let oq = &self.outp[o].q[vc];
             if oq.len == 0 {
                 continue;
             }
@@ -514,6 +514,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 wake = wake.min(oq.head_t);
                 continue;
             }
+            let head = oq.head;
             if !ep && oq.credits == 0 {
                 if !refreshed {
                     self.cret_refresh(peer);
@@ -527,7 +528,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                     continue;
                 }
             }
-            chosen = Some((vc, oq.head));
+            chosen = Some((vc, head));
             break;
         }
         let Some((vc, pid)) = chosen else {
@@ -536,38 +537,48 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             }
             return;
         };
-        self.out_pop(o, vc);
         let ser = self.ser_of(pid, ser);
-        {
+        // The packet leaves output VC (o, vc): one borrow of each column for the pop, the
+        // link and the credit.
+        let mut p = self.pk[pid as usize];
+        let (remote, peer_part) = {
             let op = &mut self.outp[o];
+            let oq = &mut op.q[vc];
+            oq.head = p.next;
+            oq.len -= 1;
+            if oq.len > 0 {
+                oq.head_t = p.t;
+            }
+            if !ep {
+                oq.credits -= 1;
+            }
             op.rr = (vc + 1) as u8;
             op.busy = now + ser;
-        }
+            (op.remote, op.peer_part)
+        };
         if now >= self.w0 && now < self.w1 {
             self.stats.port_packets[o] += 1;
         }
         if ep {
             self.deliver(pid, now + lat + ser);
         } else {
-            self.outp[o].q[vc].credits -= 1;
             let movable = now + lat + self.switch + if self.saf { ser } else { 0 };
-            let p = &mut self.pk[pid as usize];
             p.t = movable;
             p.add_hop();
             p.clear_out();
-            let op = &self.outp[o];
-            if op.remote {
-                let part = op.peer_part as usize;
-                let pkt = *p;
+            if remote {
                 let tag = self.tag(pid);
-                self.out_pkts[part].push((((peer as u32) << 5) | vc as u32, pkt, tag));
+                self.out_pkts[peer_part as usize].push((((peer as u32) << 5) | vc as u32, p, tag));
                 self.free.push(pid);
             } else {
-                self.arrive(peer, vc, pid, movable);
+                p.next = NONE;
+                self.pk[pid as usize] = p;
+                self.arrive_linked(peer, vc, pid, movable);
             }
         }
-        self.occ[o] -= 1;
-        if self.occ[o] > 0 {
+        let occ = &mut self.occ[o];
+        *occ -= 1;
+        if *occ > 0 {
             self.sched_out(o, now + ser);
         }
         // A slot of (o, vc) freed: wake the first input waiting for it.
@@ -620,17 +631,16 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 
     fn in_try(&mut self, i: usize) {
         let now = self.now;
-        let ip = &self.inp[i];
+        let ip = &mut self.inp[i];
         if ip.sched == now {
-            self.inp[i].sched = NEVER;
+            ip.sched = NEVER;
         }
-        let ip = &self.inp[i];
         if ip.busy > now {
             let b = ip.busy;
             self.sched_in(i, b);
             return;
         }
-        let (ep, router, ser_in, lat) = (ip.ep, ip.router as usize, ip.ser as Time, ip.lat);
+        let (ep, router, ser_full, lat) = (ip.ep, ip.router as usize, ip.ser as Time, ip.lat);
         let nv = if ep { 1 } else { self.v };
         let start = ip.rr as usize;
         let mut wake = NEVER;
@@ -639,20 +649,21 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             if vc >= nv {
                 vc -= nv;
             }
-            let iq = self.inp[i].q[vc];
-            if self.inp[i].blocked & (1 << vc) != 0 || iq.len == 0 {
+            let ip = &self.inp[i];
+            let iq = &ip.q[vc];
+            if ip.blocked & (1 << vc) != 0 || iq.len == 0 {
                 continue;
             }
-            let pid = iq.head;
-            let arrived = iq.head_t;
+            let (pid, arrived) = (iq.head, iq.head_t);
             if arrived > now {
                 wake = wake.min(arrived);
                 continue;
             }
-            if self.pk[pid as usize].out() == OUT_NONE {
-                self.route(pid as usize, router, ep);
+            let mut p = self.pk[pid as usize];
+            if p.out() == OUT_NONE {
+                self.route(&mut p, router, ep);
+                self.pk[pid as usize] = p;
             }
-            let p = self.pk[pid as usize];
             let (o, ovc) = (p.out() as usize, p.vc());
             // The input this packet enters next, when its output is idle and it goes on at
             // once: loaded alongside the output's block rather than after it.
@@ -660,21 +671,16 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             if d != NONE {
                 prefetch_block(&self.inp[d as usize]);
             }
-            let cap = if self.outp[o].ep {
-                self.cap_ep
-            } else {
-                self.cap_vc
-            };
-            if self.outp[o].q[ovc].len >= cap {
+            let op = &self.outp[o];
+            let cap = if op.ep { self.cap_ep } else { self.cap_vc };
+            if op.q[ovc].len >= cap {
                 self.inp[i].blocked |= 1 << vc;
                 self.waiters[o * V + ovc].push_back((i * V + vc) as u32);
                 self.waiting[o] |= 1 << ovc;
                 continue;
             }
-            // Cross the switch.
-            self.in_pop(i, vc);
-            let ser_in = self.ser_of(pid, ser_in);
-            let ser_out = self.outp[o].ser as Time;
+            let (ser_out, out_busy) = (op.ser as Time, op.busy);
+            let ser_in = self.ser_of(pid, ser_full);
             // Virtual cut-through: the output may start once the head is through the
             // switch, but not finish before the tail has arrived (links of unequal speed).
             // Store and forward: the tail is in already.
@@ -683,29 +689,50 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             } else {
                 now.max((arrived + ser_in).saturating_sub(self.switch + ser_out))
             };
-            self.out_push(o, ovc, pid, ready);
-            self.occ[o] += 1;
-            {
-                let ip = &mut self.inp[i];
+            // Cross the switch: pop (i, vc), push (o, ovc), one borrow of each column.
+            let (up_remote, up_part) = {
+                let Part {
+                    inp, outp, pk, occ, ..
+                } = self;
+                let ip = &mut inp[i];
+                let iq = &mut ip.q[vc];
+                iq.head = p.next;
+                iq.len -= 1;
+                if iq.len > 0 {
+                    iq.head_t = p.t;
+                }
                 ip.busy = now + ser_in;
                 ip.rr = (vc + 1) as u8;
-            }
+                let (up_remote, up_part) = (ip.up_remote, ip.up_part);
+                pk[pid as usize].next = NONE;
+                let oq = &mut outp[o].q[ovc];
+                if oq.len == 0 {
+                    oq.head = pid;
+                    oq.head_t = ready;
+                } else {
+                    let t = &mut pk[oq.tail as usize];
+                    t.next = pid;
+                    t.t = ready;
+                }
+                oq.tail = pid;
+                oq.len += 1;
+                occ[o] += 1;
+                (up_remote, up_part)
+            };
             // The slot frees when the tail has left; the credit arrives a latency later (and
             // a PAUSE's reaction later under PAUSE).
             let mut tc = now + ser_in + lat as Time;
             if self.pause_bytes != 0 {
-                tc += (self.inp[i].ser as Time * self.pause_bytes).div_ceil(self.wire_bytes);
+                tc += (ser_full * self.pause_bytes).div_ceil(self.wire_bytes);
             }
-            let ip = &self.inp[i];
-            if ip.up_remote {
-                let part = ip.up_part as usize;
-                self.out_creds[part].push((((i as u32) << 5) | vc as u32, tc));
+            if up_remote {
+                self.out_creds[up_part as usize].push((((i as u32) << 5) | vc as u32, tc));
             } else {
                 self.credit_returns(i, vc, tc);
             }
             // When the output link frees, if it is busy now; at once (inline, a few calls
             // deep at most) if it is idle.
-            let t = ready.max(self.outp[o].busy);
+            let t = ready.max(out_busy);
             if t == now && self.depth < MAX_INLINE {
                 self.depth += 1;
                 self.out_try(o);
@@ -749,16 +776,14 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         )
     }
 
-    /// Sets the output port and VC of packet `pid`, whose head is at router `r`; `source`
+    /// Sets the output port and VC of packet `p`, whose head is at router `r`; `source`
     /// when it has just been injected (the routing's decision, [`Decider::route`]).
     #[inline]
-    fn route(&mut self, pid: usize, r: usize, source: bool) {
-        let mut p = self.pk[pid];
+    fn route(&mut self, p: &mut Packet, r: usize, source: bool) {
         let dr = self.ep_router[p.dst as usize] as usize;
-        let (out, vc) =
-            self.decide
-                .route(self.r, &self.occ, &mut self.rngs[r], r, dr, source, &mut p);
+        let (out, vc) = self
+            .decide
+            .route(self.r, &self.occ, &mut self.rngs[r], r, dr, source, p);
         p.set_out(out, vc);
-        self.pk[pid] = p;
     }
 }
