@@ -236,7 +236,7 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
                 }
             }
             let end = t.saturating_add(sh.lookahead).min(limit);
-            let _ = self.run_until(end, |_, _| Ok::<(), ()>(()));
+            let _ = self.run_until(end, limit, |_, _| Ok::<(), ()>(()));
             self.now = end;
             sent = self.send_mail(sh, cur);
         }

@@ -42,6 +42,11 @@ const K_NIC: u32 = 2;
 /// Nesting of inline event handling before falling back to a zero-delay event.
 const MAX_INLINE: u32 = 4;
 
+/// How far ahead of its event a NIC injects the packets that follow (150 ns: about two
+/// packets at 30 % load on the seed's links, whose packets then enter the input queue at most
+/// one flight of the endpoint link earlier than otherwise).
+const AHEAD: Time = 150_000;
+
 /// One part of the network: the routers `r` with `owner[r] == part` (all of them when `owner`
 /// is all zeros), their ports and their endpoints, and the source that feeds the endpoints.
 pub(super) struct Part<'n, const V: usize, S: Source> {
@@ -106,6 +111,11 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) w0: Time,
     pub(super) w1: Time,
     pub(super) stats: Stats,
+    /// The end of the events being handled ([`Part::run_until_first`]'s `end`): a NIC
+    /// injects ahead only before it.
+    until: Time,
+    /// How far ahead of its event a NIC injects the packets that follow (see `nic_try`).
+    ahead: Time,
     /// Depth of inline event handling (an output tried from an input, an input woken by an
     /// output), bounded by `MAX_INLINE`.
     pub(super) depth: u32,
@@ -255,6 +265,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             w1,
             source,
             stats: Stats::new(np),
+            until: 0,
+            ahead: AHEAD,
             depth: 0,
             down,
         };
@@ -345,21 +357,38 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         }
     }
 
-    /// Handles the events before `end`, one after the other; after each, `each(self, t)`
-    /// (the watchdog's look) may stop the loop with an error.
+    /// Handles the events before `end`, one after the other, as a window of a run that
+    /// handles every event before `until` (≥ `end`): nothing outside this part sees its
+    /// state before `until`, so a NIC may inject ahead up to there. After each event,
+    /// `each(self, t)` (the watchdog's look) may stop the loop with an error.
     #[inline]
     pub(super) fn run_until<E>(
         &mut self,
         end: Time,
+        until: Time,
         each: impl FnMut(&mut Self, Time) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.run_until_first(end, false, each).map(|_| ())
+        debug_assert!(until >= end);
+        self.until = until;
+        self.run_events(end, false, each).map(|_| ())
     }
 
     /// [`Part::run_until`]; with `first`, stops early at the first delivery of a message:
     /// handles the events before it and returns its time (else `end`). A delivery is known
     /// before its time, so no other message can be delivered earlier.
     pub(super) fn run_until_first<E>(
+        &mut self,
+        end: Time,
+        first: bool,
+        each: impl FnMut(&mut Self, Time) -> Result<(), E>,
+    ) -> Result<Time, E> {
+        self.until = end;
+        self.run_events(end, first, each)
+    }
+
+    /// [`Part::run_until_first`] with the horizon of injections ahead (`self.until`) set.
+    #[inline]
+    fn run_events<E>(
         &mut self,
         mut end: Time,
         first: bool,
@@ -368,6 +397,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         let mut any = false;
         if first {
             end = end.min(self.source.earliest_done());
+            self.until = self.until.min(end);
         }
         while let Some((t, code)) = self.wheel.pop_before(end) {
             self.dispatch(t, code);
@@ -449,34 +479,55 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 return;
             }
         }
-        self.nics[e].credits -= 1;
-        // The packet.
-        let (lat, ser) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
-        let (dst, gen, tag) = self.source.take(e, &mut self.nics[e], now, ser);
-        if gen >= self.w0 && gen < self.w1 {
-            self.stats.generated += 1;
-        }
-        let pid = self.alloc();
-        self.set_tag(pid, tag);
-        let ser = self.ser_of(pid, ser);
-        // Store and forward: the switch starts on the packet once its tail is in.
-        let arrive = now + lat + self.switch + if self.saf { ser } else { 0 };
-        self.pk[pid as usize] = Packet {
-            gen,
-            t: arrive,
-            dst,
-            next: NONE,
-            inter_hops: INTER_NONE,
-            out_vc: OUT_NONE,
+        // Inject at `now`, then, for a source whose packets' times are fixed in advance
+        // ([`Source::AHEAD`]), the packets that follow while the NIC holds a credit, up to
+        // `ahead` later (and before the end of the events being handled): each at the time its
+        // own event would have found the link free, the packet ready and a credit, so with
+        // the same draws, the same arrival and the same counts at the end, one event for
+        // several packets.
+        let horizon = if S::AHEAD {
+            self.until.min(now.saturating_add(self.ahead))
+        } else {
+            now
         };
-        self.stats.injected += 1;
-        self.stats.in_flight += 1;
-        self.arrive(port, 0, pid, arrive);
-        let busy = now + ser;
-        self.nics[e].busy = busy;
-        let next = self.nics[e].next;
-        if next != NEVER {
-            self.sched_nic(e, busy.max(next));
+        let (lat, ser_full) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
+        let mut at = now;
+        loop {
+            self.nics[e].credits -= 1;
+            // The packet.
+            let (dst, gen, tag) = self.source.take(e, &mut self.nics[e], at, ser_full);
+            if gen >= self.w0 && gen < self.w1 {
+                self.stats.generated += 1;
+            }
+            let pid = self.alloc();
+            self.set_tag(pid, tag);
+            let ser = self.ser_of(pid, ser_full);
+            // Store and forward: the switch starts on the packet once its tail is in.
+            let arrive = at + lat + self.switch + if self.saf { ser } else { 0 };
+            self.pk[pid as usize] = Packet {
+                gen,
+                t: arrive,
+                dst,
+                next: NONE,
+                inter_hops: INTER_NONE,
+                out_vc: OUT_NONE,
+            };
+            self.stats.injected += 1;
+            self.stats.in_flight += 1;
+            self.arrive_linked(port, 0, pid, arrive);
+            let nic = &mut self.nics[e];
+            let busy = at + ser;
+            nic.busy = busy;
+            if nic.next == NEVER {
+                return;
+            }
+            let t = busy.max(nic.next);
+            if t < horizon && nic.credits > 0 {
+                at = t;
+                continue;
+            }
+            self.sched_nic(e, t);
+            return;
         }
     }
 

@@ -56,6 +56,11 @@ pub(super) trait Source: Send {
     /// What the source keeps per endpoint.
     type Endpoint: Clone + Send;
 
+    /// The times of an endpoint's packets are fixed in advance (they depend on its own
+    /// stream only, never on a message posted later), so that a NIC may inject the packets
+    /// that follow one it injects, while it holds credits, without an event of their own.
+    const AHEAD: bool = false;
+
     /// What fed the run.
     fn feed(&self) -> Feed<'_>;
 
@@ -271,6 +276,7 @@ impl<'a> SyntheticSource<'a> {
 impl Source for SyntheticSource<'_> {
     type Tag = ();
     type Endpoint = SyntheticEndpoint;
+    const AHEAD: bool = true;
 
     fn feed(&self) -> Feed<'_> {
         Feed::Synthetic(self.s)
