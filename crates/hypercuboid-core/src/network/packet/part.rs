@@ -8,6 +8,10 @@
 //! link frees, a credit returns to a port that waits for one), at most once per port and time.
 //! An input VC whose head finds its output VC full registers as a waiter and is woken when a
 //! slot frees. Credit returns are kept as per-VC queues of arrival times, consulted lazily.
+//! A NIC fed by synthetic traffic injects, at the event of one packet, the packets that follow
+//! it within 150 ns while it holds credits, each at the time its own event would have
+//! injected it (never past the end of the events being handled), so most of its packets need
+//! no event of their own.
 //!
 //! Events at one time are handled in the order of their codes (kind, then port), whenever
 //! they were queued, and every random routing choice at router r is drawn from r's own stream
