@@ -11,7 +11,8 @@
 //! window starting at the earliest pending event of all parts and ending no later than where
 //! the run is asked to stop (its end, or the time a stepped engine advances to); what a window
 //! sends to another part is delivered to it (through a mailbox per pair of parts) before the
-//! next window starts, with one barrier per window (see `Part::work`). A part handles its own events in the same order as a single thread does
+//! next window starts, with one barrier per window (see `Part::work`). A part handles its own
+//! events in the same order as a single thread does
 //! (the order depends only on what is queued, not on when), so the results — every packet's
 //! path and time — do not depend on the number of threads, nor on where windows end; `events`
 //! alone may differ. The watchdog looks at window boundaries.
