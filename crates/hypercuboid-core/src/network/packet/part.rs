@@ -115,11 +115,10 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) w0: Time,
     pub(super) w1: Time,
     pub(super) stats: Stats,
-    /// The end of the events being handled ([`Part::run_until_first`]'s `end`): a NIC
-    /// injects ahead only before it.
+    /// The end of the run the events being handled belong to (the `until` of
+    /// [`Part::run_until`], the `end` of [`Part::run_until_first`]): nothing outside the part
+    /// sees its state before then, so a NIC injects ahead up to there at most.
     until: Time,
-    /// How far ahead of its event a NIC injects the packets that follow (see `nic_try`).
-    ahead: Time,
     /// Depth of inline event handling (an output tried from an input, an input woken by an
     /// output), bounded by `MAX_INLINE`.
     pub(super) depth: u32,
@@ -270,7 +269,6 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             source,
             stats: Stats::new(np),
             until: 0,
-            ahead: AHEAD,
             depth: 0,
             down,
         };
@@ -485,12 +483,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         }
         // Inject at `now`, then, for a source whose packets' times are fixed in advance
         // ([`Source::AHEAD`]), the packets that follow while the NIC holds a credit, up to
-        // `ahead` later (and before the end of the events being handled): each at the time its
+        // `AHEAD` later (and before `until`): each at the time its
         // own event would have found the link free, the packet ready and a credit, so with
         // the same draws, the same arrival and the same counts at the end, one event for
         // several packets.
         let horizon = if S::AHEAD {
-            self.until.min(now.saturating_add(self.ahead))
+            self.until.min(now.saturating_add(AHEAD))
         } else {
             now
         };
