@@ -368,6 +368,48 @@ fn stepped_workloads_match_a_run() {
 }
 
 #[test]
+fn injections_ahead_change_no_report() {
+    // A synthetic NIC that injects a packet also injects those that follow while it holds a
+    // credit, up to 150 ns ahead but never past the end of the step being run. Steps of 1 ns
+    // leave it no room (a packet takes 20.48 ns on the link), so they run the engine that
+    // injects every packet at an event of its own; steps of 1 µs let it run ahead. Reports in
+    // the middle of the run and at its end are the same, on one thread and on two, and the
+    // one in the middle counts the packets of a run that ends there: none injected ahead.
+    let topo = generate("slimfly:q=5").unwrap();
+    for threads in [1, 2] {
+        let n = network(&topo, "min", threads);
+        let pattern = TrafficSpec::Uniform.resolve(&topo, n.routes(), 1).unwrap();
+        let mut s = Synthetic::new(pattern, 0.6);
+        s.duration = us(6);
+        s.warmup = us(1);
+        let reports = |step: Time| {
+            let w = Workload::Synthetic(s.clone());
+            let mut e = n.engine(&w, "uniform").unwrap();
+            let (mut t, mut mid) = (0, None);
+            while t < us(6) {
+                t += step;
+                e.advance_to(t).unwrap();
+                if t == us(3) {
+                    mid = Some(network_only(e.report()));
+                }
+            }
+            e.finish().unwrap();
+            (mid.expect("a report at 3 us"), network_only(e.report()))
+        };
+        let (fine_mid, fine_end) = reports(ns(1));
+        let (coarse_mid, coarse_end) = reports(us(1));
+        assert_eq!(coarse_mid, fine_mid, "{threads} threads, at 3 us");
+        assert_eq!(coarse_end, fine_end, "{threads} threads, at the end");
+        let mut short = s.clone();
+        short.duration = us(3);
+        let r = n.run(&Workload::Synthetic(short), "uniform").unwrap();
+        let counts = |r: &Report| (r.injected_total, r.delivered_total, r.in_flight);
+        assert!(r.in_flight > 0 && r.injected_total > 0);
+        assert_eq!(counts(&coarse_mid), counts(&r), "{threads} threads");
+    }
+}
+
+#[test]
 fn a_report_changes_nothing() {
     // Synthetic traffic mid-run, beyond saturation so that the sources hold packets: the
     // report replays the sources' generation (random draws) on copies; asking for it twice,

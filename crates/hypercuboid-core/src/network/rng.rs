@@ -40,10 +40,23 @@ impl SplitMix64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
-    /// Uniform in (0, 1].
+    /// Uniform in (0, 1]: [`SplitMix64::unit_of`] of the next [`SplitMix64::unit_index`].
     #[inline]
     pub fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
+        Self::unit_of(self.unit_index())
+    }
+
+    /// The draw behind [`SplitMix64::unit`], as the integer m in `1..=2^53` of the value
+    /// m · 2^-53: a caller that only compares it with thresholds skips the float.
+    #[inline]
+    pub fn unit_index(&mut self) -> u64 {
+        (self.next_u64() >> 11) + 1
+    }
+
+    /// The value m · 2^-53 of a [`SplitMix64::unit_index`] m (exact: m ≤ 2^53).
+    #[inline]
+    pub fn unit_of(m: u64) -> f64 {
+        m as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
 

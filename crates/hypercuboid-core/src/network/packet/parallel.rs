@@ -11,7 +11,8 @@
 //! window starting at the earliest pending event of all parts and ending no later than where
 //! the run is asked to stop (its end, or the time a stepped engine advances to); what a window
 //! sends to another part is delivered to it (through a mailbox per pair of parts) before the
-//! next window starts. A part handles its own events in the same order as a single thread does
+//! next window starts, with one barrier per window (see `Part::work`). A part handles its own
+//! events in the same order as a single thread does
 //! (the order depends only on what is queued, not on when), so the results — every packet's
 //! path and time — do not depend on the number of threads, nor on where windows end; `events`
 //! alone may differ. The watchdog looks at window boundaries.
@@ -53,16 +54,40 @@ impl<T> Default for Mail<T> {
     }
 }
 
-/// What the threads of a parallel run share.
+/// What the threads of a parallel run share. Everything a window writes for the others is
+/// kept twice, by the parity of the window, so that one barrier per window suffices: a part
+/// that starts window w + 1 while another still reads what window w published writes the
+/// other copy.
 struct Shared<T> {
     parts: usize,
     lookahead: Time,
-    /// `mail[src · parts + dst]`.
-    mail: Vec<Mutex<Mail<T>>>,
-    next: Vec<AtomicU64>,
-    in_flight: Vec<AtomicI64>,
-    last_delivery: Vec<AtomicU64>,
+    /// `mail[parity][src · parts + dst]`: what part `src` sent part `dst` in the last window
+    /// of that parity.
+    mail: [Vec<Mutex<Mail<T>>>; 2],
+    /// Per part, by parity: the earliest of its next event and of the mail it has just sent,
+    /// its packets in flight, and its last delivery.
+    next: [Vec<AtomicU64>; 2],
+    in_flight: [Vec<AtomicI64>; 2],
+    last_delivery: [Vec<AtomicU64>; 2],
     barrier: Barrier,
+}
+
+impl<T> Shared<T> {
+    fn new(parts: usize, lookahead: Time) -> Shared<T> {
+        Shared {
+            parts,
+            lookahead,
+            mail: std::array::from_fn(|_| {
+                (0..parts * parts)
+                    .map(|_| Mutex::new(Mail::default()))
+                    .collect()
+            }),
+            next: std::array::from_fn(|_| (0..parts).map(|_| AtomicU64::new(NEVER)).collect()),
+            in_flight: std::array::from_fn(|_| (0..parts).map(|_| AtomicI64::new(0)).collect()),
+            last_delivery: std::array::from_fn(|_| (0..parts).map(|_| AtomicU64::new(0)).collect()),
+            barrier: Barrier::new(parts),
+        }
+    }
 }
 
 /// A barrier that a thread leaving by a panic opens for good, so that the others panic too
@@ -120,26 +145,40 @@ impl Drop for PoisonOnPanic<'_> {
 }
 
 impl<const V: usize, S: Source> Part<'_, V, S> {
-    /// Hands the messages of the window to the parts they are for.
-    fn send_mail(&mut self, sh: &Shared<S::Tag>) {
+    /// Hands the messages of the window to the parts they are for (the mailboxes of
+    /// `parity`); returns the earliest time among them (`NEVER`: none), a bound on the
+    /// events they will cause.
+    fn send_mail(&mut self, sh: &Shared<S::Tag>, parity: usize) -> Time {
         let me = self.part as usize;
+        let mut first = NEVER;
         for d in 0..sh.parts {
             if d != me && !(self.out_pkts[d].is_empty() && self.out_creds[d].is_empty()) {
-                let mut m = sh.mail[me * sh.parts + d].lock().expect("mailbox");
+                for (_, p, _) in &self.out_pkts[d] {
+                    first = first.min(p.t);
+                }
+                for &(_, tc) in &self.out_creds[d] {
+                    first = first.min(tc);
+                }
+                let mut m = sh.mail[parity][me * sh.parts + d].lock().expect("mailbox");
+                debug_assert!(m.pkts.is_empty() && m.creds.is_empty());
                 std::mem::swap(&mut m.pkts, &mut self.out_pkts[d]);
                 std::mem::swap(&mut m.creds, &mut self.out_creds[d]);
             }
         }
+        first
     }
 
-    /// Takes in the packets and credits the other parts sent in the last window.
-    fn receive(&mut self, sh: &Shared<S::Tag>) {
+    /// Takes in the packets and credits the other parts sent in the last window (the
+    /// mailboxes of `parity`).
+    fn receive(&mut self, sh: &Shared<S::Tag>, parity: usize) {
         let me = self.part as usize;
         for src in 0..sh.parts {
             if src == me {
                 continue;
             }
-            let mut m = sh.mail[src * sh.parts + me].lock().expect("mailbox");
+            let mut m = sh.mail[parity][src * sh.parts + me]
+                .lock()
+                .expect("mailbox");
             for &(pv, pkt, tag) in &m.pkts {
                 let pid = self.alloc();
                 self.pk[pid as usize] = pkt;
@@ -158,21 +197,32 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
     /// the earliest pending event of all parts and ended by `limit` at the latest, until no
     /// event is left before `limit` or the watchdog must look. Returns why it stopped and
     /// when the watchdog looks next.
+    ///
+    /// One barrier per window: before it, a part publishes the earliest of its next event and
+    /// of the mail it sent in its last window (which causes no event before its own time);
+    /// after it, every part reads the same figures, takes in that mail and, unless the run
+    /// stops there, runs the window. The mail of window w is taken in before window w + 1
+    /// starts, as with a barrier on each side of the exchange, so the events and their order
+    /// are those of two barriers.
     fn work(&mut self, sh: &Shared<S::Tag>, mut next_check: Time, limit: Time) -> (Outcome, Time) {
         let me = self.part as usize;
         let watchdog = self.net.params.watchdog;
-        loop {
-            sh.next[me].store(self.wheel.peek_time().unwrap_or(NEVER), Relaxed);
-            sh.in_flight[me].store(self.stats.in_flight, Relaxed);
-            sh.last_delivery[me].store(self.stats.last_delivery, Relaxed);
+        let mut sent = NEVER;
+        for round in 0usize.. {
+            let (cur, last) = (round & 1, (round + 1) & 1);
+            let next = self.wheel.peek_time().unwrap_or(NEVER).min(sent);
+            sh.next[cur][me].store(next, Relaxed);
+            sh.in_flight[cur][me].store(self.stats.in_flight, Relaxed);
+            sh.last_delivery[cur][me].store(self.stats.last_delivery, Relaxed);
             sh.barrier.wait();
-            let t = sh
-                .next
+            let t = sh.next[cur]
                 .iter()
                 .map(|x| x.load(Relaxed))
                 .min()
                 .unwrap_or(NEVER);
-            let in_flight: i64 = sh.in_flight.iter().map(|x| x.load(Relaxed)).sum();
+            let in_flight: i64 = sh.in_flight[cur].iter().map(|x| x.load(Relaxed)).sum();
+            // The mail of the last window, whether or not another starts.
+            self.receive(sh, last);
             if t == NEVER {
                 return (Outcome::Drained, next_check);
             }
@@ -181,18 +231,17 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
             }
             if t >= next_check {
                 next_check = t + period(watchdog);
-                let last = sh.last_delivery.iter().map(|x| x.load(Relaxed)).max();
+                let last = sh.last_delivery[cur].iter().map(|x| x.load(Relaxed)).max();
                 if stalled(watchdog, t, in_flight, last.unwrap_or(0)) {
                     return (Outcome::Check(t), next_check);
                 }
             }
             let end = t.saturating_add(sh.lookahead).min(limit);
-            let _ = self.run_until(end, |_, _| Ok::<(), ()>(()));
-            self.send_mail(sh);
-            sh.barrier.wait();
+            let _ = self.run_until(end, limit, |_, _| Ok::<(), ()>(()));
             self.now = end;
-            self.receive(sh);
+            sent = self.send_mail(sh, cur);
         }
+        unreachable!("the rounds of a parallel run are not bounded")
     }
 }
 
@@ -209,15 +258,7 @@ pub(super) fn advance_parts<const V: usize, S: Source>(
 ) -> Result<(), NetworkError> {
     let n = parts.len();
     let watchdog = parts[0].net.params.watchdog;
-    let sh = Shared {
-        parts: n,
-        lookahead,
-        mail: (0..n * n).map(|_| Mutex::new(Mail::default())).collect(),
-        next: (0..n).map(|_| AtomicU64::new(NEVER)).collect(),
-        in_flight: (0..n).map(|_| AtomicI64::new(0)).collect(),
-        last_delivery: (0..n).map(|_| AtomicU64::new(0)).collect(),
-        barrier: Barrier::new(n),
-    };
+    let sh = Shared::new(n, lookahead);
     loop {
         let check = *next_check;
         let (outcome, nc) = std::thread::scope(|sc| {

@@ -249,67 +249,7 @@ pub(super) struct Nic<E> {
 }
 
 impl<'n, const V: usize, S: Source> Part<'n, V, S> {
-    // -- intrusive queues ----------------------------------------------------------------
-
-    #[inline]
-    pub(super) fn in_push(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
-        self.pk[pid as usize].next = NONE;
-        let iq = &mut self.inp[i].q[vc];
-        if iq.len == 0 {
-            iq.head = pid;
-            iq.head_t = t;
-        } else {
-            let tail = iq.tail;
-            let p = &mut self.pk[tail as usize];
-            p.next = pid;
-            p.t = t;
-        }
-        let iq = &mut self.inp[i].q[vc];
-        iq.tail = pid;
-        iq.len += 1;
-    }
-
-    #[inline]
-    pub(super) fn in_pop(&mut self, i: usize, vc: usize) {
-        let h = self.inp[i].q[vc].head;
-        let (n, nt) = (self.pk[h as usize].next, self.pk[h as usize].t);
-        let iq = &mut self.inp[i].q[vc];
-        iq.head = n;
-        iq.len -= 1;
-        if iq.len > 0 {
-            iq.head_t = nt;
-        }
-    }
-
-    #[inline]
-    pub(super) fn out_push(&mut self, o: usize, vc: usize, pid: u32, t: Time) {
-        self.pk[pid as usize].next = NONE;
-        let oq = &mut self.outp[o].q[vc];
-        if oq.len == 0 {
-            oq.head = pid;
-            oq.head_t = t;
-        } else {
-            let tail = oq.tail;
-            let p = &mut self.pk[tail as usize];
-            p.next = pid;
-            p.t = t;
-        }
-        let oq = &mut self.outp[o].q[vc];
-        oq.tail = pid;
-        oq.len += 1;
-    }
-
-    #[inline]
-    pub(super) fn out_pop(&mut self, o: usize, vc: usize) {
-        let h = self.outp[o].q[vc].head;
-        let (n, nt) = (self.pk[h as usize].next, self.pk[h as usize].t);
-        let oq = &mut self.outp[o].q[vc];
-        oq.head = n;
-        oq.len -= 1;
-        if oq.len > 0 {
-            oq.head_t = nt;
-        }
-    }
+    // -- packet slots (the queues are linked through `Packet::next`: see `Part::in_try`) -
 
     /// A packet slot.
     #[inline]
@@ -346,39 +286,38 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 
     // -- credits ---------------------------------------------------------------------------
 
-    /// Credits the upstream of input port `i` (its NIC or the peer output port) for VC `vc`.
-    #[inline]
-    pub(super) fn credit(&mut self, i: usize, vc: usize) {
-        let (ep, peer) = (self.inp[i].ep, self.inp[i].peer as usize);
-        if ep {
-            self.nics[peer].credits += 1;
-        } else {
-            self.outp[peer].q[vc].credits += 1;
-        }
-    }
-
-    /// Applies the credit returns of input port `i` that have arrived by now.
+    /// Applies the credit returns of input port `i` that have arrived by now to its upstream
+    /// (its NIC or the peer output port).
     #[inline]
     pub(super) fn cret_refresh(&mut self, i: usize) {
         let now = self.now;
         let k = self.k;
-        loop {
-            let ip = &self.inp[i];
-            if ip.cret_len == 0 {
-                return;
-            }
-            let w = self.cret[i * k + ip.cret_head as usize];
+        let Part {
+            inp,
+            outp,
+            nics,
+            cret,
+            ..
+        } = self;
+        let ip = &mut inp[i];
+        let ring = &cret[i * k..(i + 1) * k];
+        let (ep, peer) = (ip.ep, ip.peer as usize);
+        while ip.cret_len > 0 {
+            let w = ring[ip.cret_head as usize];
             if (w >> 5) > now {
                 return;
             }
-            let ip = &mut self.inp[i];
             ip.cret_head = if ip.cret_head as usize + 1 == k {
                 0
             } else {
                 ip.cret_head + 1
             };
             ip.cret_len -= 1;
-            self.credit(i, (w & 31) as usize);
+            if ep {
+                nics[peer].credits += 1;
+            } else {
+                outp[peer].q[(w & 31) as usize].credits += 1;
+            }
         }
     }
 
@@ -389,13 +328,43 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         (ip.cret_len > 0).then(|| self.cret[i * self.k + ip.cret_head as usize] >> 5)
     }
 
-    /// Queues a credit return of input port `i`, VC `vc`, arriving at `t`.
+    /// Packet `pid` enters input `i`, VC `vc`; its head may cross the switch at `t`.
     #[inline]
-    pub(super) fn cret_push(&mut self, i: usize, vc: usize, t: Time) {
-        if self.inp[i].cret_len as usize == self.k {
+    pub(super) fn arrive(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
+        self.pk[pid as usize].next = NONE;
+        self.arrive_linked(i, vc, pid, t);
+    }
+
+    /// [`Part::arrive`] of a packet whose `next` is `NONE` already.
+    #[inline]
+    pub(super) fn arrive_linked(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
+        debug_assert_eq!(self.pk[pid as usize].next, NONE);
+        let iq = &mut self.inp[i].q[vc];
+        let was_empty = iq.len == 0;
+        if was_empty {
+            iq.head = pid;
+            iq.head_t = t;
+        } else {
+            let p = &mut self.pk[iq.tail as usize];
+            p.next = pid;
+            p.t = t;
+        }
+        iq.tail = pid;
+        iq.len += 1;
+        if was_empty {
+            self.sched_in(i, t);
+        }
+    }
+
+    /// A credit of input `i`, VC `vc`, is on its way back to the upstream output (or
+    /// endpoint) and arrives at `tc`: queued on the input's ring, and the upstream woken at
+    /// `tc` if it waits for this VC.
+    #[inline]
+    pub(super) fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
+        let k = self.k;
+        if self.inp[i].cret_len as usize == k {
             self.cret_refresh(i);
         }
-        let k = self.k;
         let ip = &mut self.inp[i];
         debug_assert!((ip.cret_len as usize) < k, "credit ring overflow");
         let mut slot = ip.cret_head as usize + ip.cret_len as usize;
@@ -403,28 +372,13 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             slot -= k;
         }
         ip.cret_len += 1;
-        self.cret[i * k + slot] = (t << 5) | vc as u64;
-    }
-
-    /// Packet `pid` enters input `i`, VC `vc`; its head may cross the switch at `t`.
-    #[inline]
-    pub(super) fn arrive(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
-        let was_empty = self.inp[i].q[vc].len == 0;
-        self.in_push(i, vc, pid, t);
-        if was_empty {
-            self.sched_in(i, t);
-        }
-    }
-
-    /// A credit of input `i`, VC `vc`, is on its way back to the upstream output (or
-    /// endpoint) and arrives at `tc`.
-    #[inline]
-    pub(super) fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
-        self.cret_push(i, vc, tc);
-        if self.inp[i].up_wait & (1 << vc) != 0 {
-            self.inp[i].up_wait &= !(1 << vc);
-            let up = self.inp[i].peer as usize;
-            if self.inp[i].ep {
+        let bit = 1 << vc;
+        let wait = ip.up_wait & bit != 0;
+        ip.up_wait &= !bit;
+        let (up, ep) = (ip.peer as usize, ip.ep);
+        self.cret[i * k + slot] = (tc << 5) | vc as u64;
+        if wait {
+            if ep {
                 self.sched_nic(up, tc);
             } else {
                 self.sched_out(up, tc);

@@ -56,6 +56,11 @@ pub(super) trait Source: Send {
     /// What the source keeps per endpoint.
     type Endpoint: Clone + Send;
 
+    /// The times of an endpoint's packets are fixed in advance (they depend on its own
+    /// stream only, never on a message posted later), so that a NIC may inject the packets
+    /// that follow one it injects, while it holds credits, without an event of their own.
+    const AHEAD: bool = false;
+
     /// What fed the run.
     fn feed(&self) -> Feed<'_>;
 
@@ -175,6 +180,37 @@ pub(super) struct SyntheticSource<'a> {
     n: u64,
     /// ln(1 − load), for the geometric gaps.
     ln_q: f64,
+    /// Where the gap's value changes, as draws of [`SplitMix64::unit_index`]: entry j − 1
+    /// brackets the m at which ⌊ln(m · 2^-53) / ln(1 − load)⌋ reaches j (see [`gap_bounds`]).
+    /// Empty when the gaps are long enough for the logarithm to be cheaper.
+    bounds: Vec<(u64, u64)>,
+}
+
+/// The brackets `(lo, hi)` of the first gaps of a Bernoulli process of parameter `1 − e^ln_q`
+/// drawn as ⌊ln u / ln_q⌋ with u = m · 2^-53: a draw m > hi gives a gap below j, a draw
+/// m < lo a gap of j or more, and a draw in between is computed with the logarithm. The
+/// boundary is m = e^(j · ln_q) · 2^53; the brackets lie 2^-30 of it on either side, far beyond
+/// the rounding of the logarithm and the division (under 2^-50 · j relative, for j ≤ 64), so
+/// that every draw outside them gives the logarithm's gap: the same draws, bit for bit.
+/// Empty when more than 64 brackets would be needed for gaps of probability 0.999 (a load
+/// below about 10 %): a walk through them would cost more than the logarithm.
+fn gap_bounds(ln_q: f64) -> Vec<(u64, u64)> {
+    const MAX: usize = 64;
+    let scale = (1u64 << 53) as f64;
+    let guard = (-30f64).exp2();
+    let needed = (0.001f64.ln() / ln_q).ceil();
+    if !(1.0..=MAX as f64).contains(&needed) {
+        return Vec::new();
+    }
+    (1..=needed as u64)
+        .map(|j| {
+            let m = (j as f64 * ln_q).exp() * scale;
+            (
+                (m * (1.0 - guard)).floor() as u64,
+                (m * (1.0 + guard)).ceil() as u64,
+            )
+        })
+        .collect()
 }
 
 /// A synthetic endpoint: the slot of its next packet, its fixed destination (maps) and its
@@ -196,17 +232,39 @@ impl<'a> SyntheticSource<'a> {
             seed,
             n: n as u64,
             ln_q: (1.0 - s.load).ln(),
+            bounds: if s.load < 1.0 {
+                gap_bounds((1.0 - s.load).ln())
+            } else {
+                Vec::new()
+            },
         }
     }
 
     /// Slots to the next generated packet (Bernoulli per slot): from slot 0 when `first`.
+    /// The gap is ⌊ln u / ln(1 − load)⌋ of a uniform u in (0, 1]; most draws are placed by a
+    /// few comparisons with [`SyntheticSource::bounds`] instead (the same value).
     #[inline]
     fn gap(&self, rng: &mut SplitMix64, first: bool) -> u64 {
         let base = if first { 0 } else { 1 };
         if self.s.load >= 1.0 {
             return base;
         }
-        let u = rng.unit();
+        let m = rng.unit_index();
+        for (j, &(lo, hi)) in self.bounds.iter().enumerate() {
+            if m > hi {
+                return base + j as u64;
+            }
+            if m >= lo {
+                break;
+            }
+        }
+        self.gap_log(m, base)
+    }
+
+    /// [`SyntheticSource::gap`] of draw `m` by the logarithm.
+    #[inline(never)]
+    fn gap_log(&self, m: u64, base: u64) -> u64 {
+        let u = SplitMix64::unit_of(m);
         let k = (u.ln() / self.ln_q).floor();
         if k >= 1e15 {
             return u64::MAX / 4;
@@ -218,6 +276,7 @@ impl<'a> SyntheticSource<'a> {
 impl Source for SyntheticSource<'_> {
     type Tag = ();
     type Endpoint = SyntheticEndpoint;
+    const AHEAD: bool = true;
 
     fn feed(&self) -> Feed<'_> {
         Feed::Synthetic(self.s)
@@ -605,5 +664,63 @@ impl Source for ExternalSource {
     #[inline]
     fn earliest_done(&self) -> Time {
         self.earliest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gaps placed through the brackets are the logarithm's, for random draws and for
+    /// the draws at and next to every bracket's ends, at loads with and without brackets.
+    #[test]
+    fn bracketed_gaps_are_the_logarithms() {
+        for load in [0.05, 0.11, 0.3, 0.5, 0.9, 0.999] {
+            let s = Synthetic::new(Pattern::Uniform, load);
+            let src = SyntheticSource::new(&s, 1, 16);
+            let ln_q = (1.0f64 - load).ln();
+            assert_eq!(src.bounds.is_empty(), load < 0.11, "load {load}");
+            let by_log = |m: u64| {
+                let k = (SplitMix64::unit_of(m).ln() / ln_q).floor();
+                1 + k as u64
+            };
+            let mut draws: Vec<u64> = vec![1, 2, 1 << 52, (1 << 53) - 1, 1 << 53];
+            for &(lo, hi) in &src.bounds {
+                assert!(lo < hi, "load {load}: bracket {lo}..{hi}");
+                for m in [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1] {
+                    draws.push(m);
+                }
+            }
+            let mut rng = SplitMix64::stream(9, 3);
+            draws.extend((0..100_000).map(|_| rng.unit_index()));
+            for m in draws {
+                // A generator whose next `unit_index` is `m` cannot be built; the bracket
+                // walk is checked on the draw itself.
+                let mut hit = None;
+                for (j, &(lo, hi)) in src.bounds.iter().enumerate() {
+                    if m > hi {
+                        hit = Some(1 + j as u64);
+                        break;
+                    }
+                    if m >= lo {
+                        break;
+                    }
+                }
+                let want = by_log(m);
+                assert_eq!(src.gap_log(m, 1), want, "load {load}, draw {m}");
+                if let Some(g) = hit {
+                    assert_eq!(g, want, "load {load}, draw {m}");
+                }
+            }
+            // Through the generator: the same sequence of gaps as the logarithm's.
+            let (mut a, mut b) = (SplitMix64::stream(5, 8), SplitMix64::stream(5, 8));
+            for _ in 0..10_000 {
+                assert_eq!(
+                    src.gap(&mut a, false),
+                    by_log(b.unit_index()),
+                    "load {load}"
+                );
+            }
+        }
     }
 }
