@@ -48,7 +48,10 @@ LOAD = 0.3
 
 # One hypercuboid run in a child process: prints its figures as JSON on the last line.
 _OURS = """
-import json, sys, time
+import json, os, sys, time
+# numpy's OpenBLAS worker busy-waits for 60-100 ms after the import and slows the engine
+# (docs/performance.md, "A thread that is not ours"); the simulators use no BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from hypercuboid import netsim, units
 from hypercuboid.topology import generate
 a = json.loads(sys.argv[1])

@@ -46,7 +46,10 @@ SIZES = (17, 20)
 #: hypercuboid in a fresh process: generate, simulate, report, then (outside the measurement)
 #: write the GOAL export for LogGOPSim.
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
+# numpy's OpenBLAS worker busy-waits for 60-100 ms after the import and slows the engine
+# (docs/performance.md, "A thread that is not ours"); the simulators use no BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import hypercuboid as hc
 alg, n, model, goal = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 t0 = time.perf_counter()

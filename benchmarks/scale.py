@@ -35,7 +35,10 @@ def rm(radix: int, log2n: int) -> str:
 
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
+# numpy's OpenBLAS worker busy-waits for 60-100 ms after the import and slows the engine
+# (docs/performance.md, "A thread that is not ours"); the simulators use no BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import hypercuboid as hc
 from hypercuboid import _core
 from hypercuboid.errors import ScheduleError

@@ -22,7 +22,10 @@ from pathlib import Path
 BAR_S = 3.0
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
+# numpy's OpenBLAS worker busy-waits for 60-100 ms after the import and slows the engine
+# (docs/performance.md, "A thread that is not ours"); the simulators use no BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import hypercuboid as hc
 alg, n = sys.argv[1], int(sys.argv[2])
 t0 = time.perf_counter()
