@@ -47,9 +47,10 @@ const K_RECV: u8 = 1;
 const K_LOCAL: u8 = 2;
 const K_SLEEP: u8 = 3;
 
-/// What the engine reads of an op, precomputed once per shape (40 bytes): the event loop never
-/// decodes an [`Op`], and finds its peer from the rank by the shape's [`PeerRule`] (reading the
-/// schedule's explicit peers only for ops that follow no rule).
+/// What the engine reads of an op, precomputed once per shape (48 bytes): the event loop never
+/// decodes an [`Op`], finds its peer from the rank by the shape's [`PeerRule`] (reading the
+/// schedule's explicit peers only for ops that follow no rule), and the ops that require it
+/// in its shape's [`ShapeInfo::after`].
 #[derive(Clone, Copy, Debug)]
 struct OpInfo {
     /// Bytes of a send's or a receive's message.
@@ -60,17 +61,20 @@ struct OpInfo {
     tag: i32,
     /// Number of dependencies.
     ndeps: u32,
+    /// The ops that `require` it: `ShapeInfo::after[after..after + n_after]`.
+    after: u32,
+    n_after: u32,
     cpu: u16,
     nic: u16,
     /// `K_SEND`, `K_RECV`, `K_LOCAL` or `K_SLEEP`.
     kind: u8,
-    /// A receive that no op `irequires`: its posting may be deferred ([`Engine::settle`]).
-    deferrable: bool,
+    /// Some op `irequires` it.
+    irequired: bool,
     /// How a rank of the shape finds the op's peer.
     rule: PeerRule,
 }
 
-const _: () = assert!(std::mem::size_of::<OpInfo>() == 40);
+const _: () = assert!(std::mem::size_of::<OpInfo>() == 48);
 
 impl OpInfo {
     fn new<M: CostModel>(
@@ -108,9 +112,17 @@ impl OpInfo {
             cpu: op.cpu,
             nic: op.nic,
             kind,
-            deferrable: kind == K_RECV && !irequired,
+            irequired,
+            after: 0,
+            n_after: 0,
             rule,
         }
+    }
+
+    /// A receive that no op `irequires`: its posting may be deferred ([`Engine::settle`]).
+    #[inline]
+    fn deferrable(&self) -> bool {
+        self.kind == K_RECV && !self.irequired
     }
 
     /// Issue class among ops freed together.
@@ -140,6 +152,9 @@ struct ShapeInfo {
     ops: Vec<OpInfo>,
     /// Ops without dependencies, in program order.
     roots: Vec<u32>,
+    /// Per op, the ops that `require` it, in the order of [`crate::schedule::Shape::dependents`]
+    /// (see [`OpInfo::after`]; fewer than 2^32, as the shape's dependents are).
+    after: Vec<u32>,
 }
 
 /// What an event on a rank reads and writes of the rank itself, in one record (48 bytes), so
@@ -253,6 +268,7 @@ pub(crate) fn run_with<M: CostModel>(
         }
         let mut ops = Vec::with_capacity(shape.len());
         let mut roots = Vec::new();
+        let mut after = Vec::new();
         for (i, op) in shape.ops.iter().enumerate() {
             let d = shape.dep_start[i + 1] - shape.dep_start[i];
             if d == 0 {
@@ -262,18 +278,21 @@ pub(crate) fn run_with<M: CostModel>(
                 .dependents(i)
                 .iter()
                 .any(|&(_, k)| k == DepKind::IRequires);
-            ops.push(OpInfo::new(
-                op,
-                shape.peers[i],
-                d,
-                irequired,
-                s.elem_size(),
-                model,
-            ));
+            let mut o = OpInfo::new(op, shape.peers[i], d, irequired, s.elem_size(), model);
+            o.after = after.len() as u32;
+            after.extend(
+                shape
+                    .dependents(i)
+                    .iter()
+                    .filter(|&&(_, k)| k == DepKind::Requires)
+                    .map(|&(j, _)| j),
+            );
+            o.n_after = after.len() as u32 - o.after;
+            ops.push(o);
             ncpus = ncpus.max(op.cpu as u32 + 1);
             nnics = nnics.max(op.nic as u32 + 1);
         }
-        info.push(ShapeInfo { ops, roots });
+        info.push(ShapeInfo { ops, roots, after });
     }
     for (what, n) in [("CPUs", ncpus), ("NICs", nnics)] {
         if nranks as u64 * n as u64 > MAX_CLOCKS {
@@ -609,7 +628,7 @@ impl<M: CostModel> Engine<'_, M> {
                     t = t.max(now).saturating_add(n.delay(seed, f.rank, f.op));
                 }
             }
-            if self.defer && o.deferrable && !f.tail && t >= self.q.now() {
+            if self.defer && o.deferrable() && !f.tail && t >= self.q.now() {
                 let ends = &mut self.ranks[f.rank as usize].ends;
                 if ends.is_empty() {
                     // Its event would post it into empty queues: kept in its rank's record
@@ -702,6 +721,9 @@ impl<M: CostModel> Engine<'_, M> {
             tr.end[off + i as usize] = busy_until.max(t);
         }
         let si = self.shape_of(rank);
+        if !self.info[si].ops[i as usize].irequired {
+            return;
+        }
         let deps = self.s.shapes()[si].dependents(i as usize);
         for &(j, kind) in deps {
             if kind == DepKind::IRequires {
@@ -723,11 +745,10 @@ impl<M: CostModel> Engine<'_, M> {
             *e = (*e).max(t);
         }
         let si = self.shape_of(rank);
-        let deps = self.s.shapes()[si].dependents(i as usize);
-        for &(j, kind) in deps {
-            if kind == DepKind::Requires {
-                self.dec(rank, off, si, j);
-            }
+        let o = &self.info[si].ops[i as usize];
+        for k in o.after..o.after + o.n_after {
+            let j = self.info[si].after[k as usize];
+            self.dec(rank, off, si, j);
         }
         if self.calls > 1 {
             let r = rank as usize;
