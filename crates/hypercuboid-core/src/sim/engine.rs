@@ -312,7 +312,8 @@ pub(crate) fn run_with<M: CostModel>(
     let total = s.total_ops() as usize;
     let trace = opts.trace.then(|| TraceBuf {
         start: vec![0; total],
-        end: vec![0; total],
+        // Read (the latest of several ends) before written.
+        end: super::written_zeros(total),
         msg_row: vec![u32::MAX; total],
         msgs: Trace::default(),
     });
