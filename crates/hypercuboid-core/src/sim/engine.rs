@@ -2,7 +2,7 @@
 
 use super::cxxsort;
 use super::error::{SimError, StuckOp, Wait};
-use super::matching::{Ends, MatchQueues, Queue};
+use super::matching::{agree, Ends, MatchQueues, Queue};
 use super::queue::{Event, EventQueue};
 use super::trace::{Trace, TraceKind};
 use super::{SimOptions, SimResult};
@@ -660,14 +660,21 @@ impl<M: CostModel> Engine<'_, M> {
     /// and stamp, to run in its place. Either way every event runs in the same order, on the
     /// same state, as without deferral; recursive doubling's receives, posted before their
     /// messages arrive, take no event of their own.
+    ///
+    /// With `msg`, the `(source, tag)` of a message reaching `rank` now: when the deferred
+    /// receive was posted and takes that message, it is not queued, and its op is returned
+    /// (what the message's search of the posted queue would return).
     #[inline]
-    fn settle(&mut self, rank: Rank, at_end: bool) {
-        let Some((op, time, ts)) = self.ranks[rank as usize].ends.take_deferred() else {
-            return;
-        };
+    fn settle(&mut self, rank: Rank, at_end: bool, msg: Option<(Rank, i32)>) -> Option<u32> {
+        let (op, time, ts) = self.ranks[rank as usize].ends.take_deferred()?;
         if at_end || self.q.passed(time, ts) {
             self.start(rank, op, time, time);
             let (peer, tag) = (self.peer(rank, op), self.info(rank, op).tag);
+            if let Some((src, msg_tag)) = msg {
+                if agree(peer, tag, src, msg_tag) {
+                    return Some(op);
+                }
+            }
             self.mq.push(
                 &mut self.ranks[rank as usize].ends,
                 Queue::Posted,
@@ -683,6 +690,7 @@ impl<M: CostModel> Engine<'_, M> {
                 what: op | EXEC << OP_BITS,
             });
         }
+        None
     }
 
     #[inline]
@@ -827,7 +835,7 @@ impl<M: CostModel> Engine<'_, M> {
                 }
             }
             K_RECV => {
-                self.settle(rank, false);
+                self.settle(rank, false, None);
                 let peer = self.peer(rank, i);
                 self.start(rank, i, t, t);
                 match self.mq.take(
@@ -892,30 +900,33 @@ impl<M: CostModel> Engine<'_, M> {
         let m = self.message(src, i);
         match self.m.deliver(&mut self.st, t, &m) {
             Attempt::Retry(t2) => self.requeue(e, t2),
-            Attempt::Go(busy_until) => match {
-                self.settle(m.dst, false);
-                self.mq.take(
-                    &mut self.ranks[m.dst as usize].ends,
-                    Queue::Posted,
-                    src,
-                    m.tag,
-                )
-            } {
-                Some((_, _, recv_op)) => {
-                    if let Some(tr) = &mut self.trace {
-                        let f = self.s.op_offset(m.dst) as usize + recv_op as usize;
-                        tr.end[f] = tr.end[f].max(busy_until);
+            Attempt::Go(busy_until) => {
+                match self.settle(m.dst, false, Some((src, m.tag))).or_else(|| {
+                    self.mq
+                        .take(
+                            &mut self.ranks[m.dst as usize].ends,
+                            Queue::Posted,
+                            src,
+                            m.tag,
+                        )
+                        .map(|(_, _, op)| op)
+                }) {
+                    Some(recv_op) => {
+                        if let Some(tr) = &mut self.trace {
+                            let f = self.s.op_offset(m.dst) as usize + recv_op as usize;
+                            tr.end[f] = tr.end[f].max(busy_until);
+                        }
+                        self.matched(src, i, m.dst, recv_op, t, None);
                     }
-                    self.matched(src, i, m.dst, recv_op, t, None);
+                    None => self.mq.push(
+                        &mut self.ranks[m.dst as usize].ends,
+                        Queue::Unexpected,
+                        src,
+                        m.tag,
+                        i,
+                    ),
                 }
-                None => self.mq.push(
-                    &mut self.ranks[m.dst as usize].ends,
-                    Queue::Unexpected,
-                    src,
-                    m.tag,
-                    i,
-                ),
-            },
+            }
         }
     }
 
@@ -1000,7 +1011,7 @@ impl<M: CostModel> Engine<'_, M> {
         if self.done_ops < total * self.calls as u64 {
             // The events of receives still deferred would have run by now.
             for r in 0..self.s.nranks() {
-                self.settle(r, true);
+                self.settle(r, true, None);
             }
             return Err(self.deadlock());
         }

@@ -134,8 +134,10 @@ pub(crate) struct MatchQueues {
     live: u64,
 }
 
+/// Whether a posted receive's `(source, tag)` and a message's (in either order) match, either
+/// side's wildcards included.
 #[inline]
-fn agree(a_peer: Rank, a_tag: i32, b_peer: Rank, b_tag: i32) -> bool {
+pub(crate) fn agree(a_peer: Rank, a_tag: i32, b_peer: Rank, b_tag: i32) -> bool {
     (a_peer == ANY_SOURCE || b_peer == ANY_SOURCE || a_peer == b_peer)
         && (a_tag == ANY_TAG || b_tag == ANY_TAG || a_tag == b_tag)
 }
