@@ -31,12 +31,14 @@
 //!
 //! # Cost
 //! Memory is 1 byte per op (a dependency counter with flags; an op with 31 or more dependencies
-//! counts them in a side table while it waits), 40 bytes per op of each distinct program shape
-//! (what the event loop reads of an op, decoded once), a 24-byte event per op in flight, the
-//! model's clocks and a 48-byte record per rank (its first op's index, last completion, shape
-//! and matching queues: one entry inline and the ends of two lists), plus 16 bytes per queue
-//! entry beyond a rank's inline one; work is amortised O(1) per event (a radix heap keyed on
-//! time), plus the matching queue searches.
+//! counts them in a side table while it waits), 48 bytes per op of each distinct program shape
+//! (what the event loop reads of an op, decoded once) and 4 per `requires` dependency in it, a
+//! 24-byte event per op in flight, the model's clocks and a 48-byte record per rank (its first
+//! op's index, last completion, shape and matching queues: one entry inline and the ends of
+//! two lists), plus 16 bytes per queue entry beyond a rank's inline one; work is amortised O(1)
+//! per event (a radix heap keyed on time), plus the matching queue searches. A receive posted
+//! into empty queues, as most collectives' are, takes no event of its own: it waits in its
+//! rank's record, in its event's place, until the rank's queues are next looked at.
 
 mod cxxsort;
 mod engine;
