@@ -1,8 +1,9 @@
 //! The schedule simulator's CPU time alone, on a shared machine: generates one allreduce of 8 B
 //! once, simulates it `REPS` times and prints each run's CPU time (the thread's, so other
-//! processes on the machine do not count), the minimum and median, the completion time and a
-//! hash of every rank's finish time (two binaries that print the same hash computed the same
-//! per-rank results). A measurement tool
+//! processes on the machine do not count), the minimum and median, the first run's wall time
+//! and minor page faults (the first run of a fresh process touches fresh memory: what a
+//! one-shot simulation pays), the completion time and a hash of every rank's finish time (two
+//! binaries that print the same hash computed the same per-rank results). A measurement tool
 //! for `docs/performance.md`, section "Where the time goes":
 //! `cargo run --release -p hypercuboid-core --example sim_cpu -- ALGORITHM LOG2N [MODEL] [REPS]`.
 
@@ -35,6 +36,35 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Minor page faults of the process so far (`getrusage`).
+#[cfg(target_os = "linux")]
+fn minor_faults() -> u64 {
+    // `struct rusage` on 64-bit Linux: two `timeval`s (16 bytes each), then 14 longs, of which
+    // `ru_minflt` is the fifth.
+    #[repr(C)]
+    struct Rusage {
+        times: [i64; 4],
+        longs: [i64; 14],
+    }
+    extern "C" {
+        fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+    }
+    const RUSAGE_SELF: i32 = 0;
+    let mut r = Rusage {
+        times: [0; 4],
+        longs: [0; 14],
+    };
+    // SAFETY: `r` has the size and layout of `struct rusage` on 64-bit Linux; the call writes it.
+    let rc = unsafe { getrusage(RUSAGE_SELF, &mut r) };
+    assert_eq!(rc, 0, "getrusage failed");
+    r.longs[4] as u64
+}
+
+#[cfg(not(target_os = "linux"))]
+fn minor_faults() -> u64 {
+    0
+}
+
 /// Elsewhere: wall-clock nanoseconds since the first call (other processes count).
 #[cfg(not(target_os = "linux"))]
 fn thread_cpu_ns() -> u64 {
@@ -58,11 +88,13 @@ fn main() {
     let spec = AllreduceSpec::new(1 << log2n, 1, Dtype::Int64, ReduceOp::Sum);
     let s = generate(&alg, &spec).unwrap();
     let mut cpu = Vec::new();
+    let mut first = None;
     let mut last = None;
     for _ in 0..reps {
-        let c0 = thread_cpu_ns();
+        let (f0, w0, c0) = (minor_faults(), std::time::Instant::now(), thread_cpu_ns());
         let r = simulate(&s, &model, &SimOptions::default()).unwrap();
         cpu.push((thread_cpu_ns() - c0) as f64 / 1e9);
+        first.get_or_insert((w0.elapsed().as_secs_f64(), minor_faults() - f0));
         // FNV-1a over the per-rank finish times.
         let hash = r
             .rank_finish
@@ -73,11 +105,13 @@ fn main() {
         last = Some((r.completion, r.ops, r.messages, hash));
     }
     let (completion, ops, messages, hash) = last.unwrap();
+    let (first_wall, first_faults) = first.unwrap();
     let runs: Vec<String> = cpu.iter().map(|c| format!("{c:.3}")).collect();
     cpu.sort_by(f64::total_cmp);
     println!(
-        "{} 2^{log2n}: simulate CPU s min {:.3} median {:.3} (runs {}); {ops} ops, {messages} \
-         messages; completion {completion} ps; rank_finish hash {hash:016x}",
+        "{} 2^{log2n}: simulate CPU s min {:.3} median {:.3} (runs {}); first run wall \
+         {first_wall:.4} s, {first_faults} minor faults; {ops} ops, {messages} messages; \
+         completion {completion} ps; rank_finish hash {hash:016x}",
         alg.name(),
         cpu[0],
         cpu[cpu.len() / 2],

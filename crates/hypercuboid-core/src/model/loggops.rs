@@ -121,7 +121,8 @@ impl LogGopsState {
             k => k,
         };
         LogGopsState {
-            clk: vec![0; nranks as usize * stride],
+            // Read (ready times) before written: each page written once now.
+            clk: crate::sim::written_zeros(nranks as usize * stride),
             stride,
             ncpus,
             nnics,

@@ -97,7 +97,8 @@ impl CostModel for PostalModel {
     fn new_state(&self, nranks: u32, ncpus: u16, _nnics: u16) -> PostalState {
         let stride = 1 + ncpus as usize;
         PostalState {
-            clk: vec![0; nranks as usize * stride],
+            // Read (ready times) before written: each page written once now.
+            clk: crate::sim::written_zeros(nranks as usize * stride),
             stride,
         }
     }

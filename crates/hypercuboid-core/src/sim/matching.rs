@@ -14,7 +14,9 @@ use crate::schedule::{Rank, ANY_SOURCE, ANY_TAG};
 
 const NIL: u32 = u32::MAX;
 
-/// `Slot::op` bits: the slot holds an entry, of the unexpected queue (posted otherwise).
+/// `Ends::op` bits: the inline place holds an entry, of the unexpected queue (posted
+/// otherwise). `UNEXPECTED` without `HELD`: a receive the engine has deferred
+/// ([`Ends::defer`]).
 const HELD: u32 = 1 << 31;
 const UNEXPECTED: u32 = 1 << 30;
 /// The op index below the flags (an op index is below 2^30: the engine's limit).
@@ -76,11 +78,46 @@ impl Ends {
         &self.lists[3]
     }
 
-    /// The op of the inline entry when it is a posted receive (the receive a message arriving
-    /// now would most likely complete: what to prefetch the state of).
+    /// The op of the inline entry when it is a posted or a deferred receive (the receive a
+    /// message arriving now would most likely complete: what to prefetch the state of).
     #[inline]
     pub(crate) fn posted_inline(&self) -> Option<u32> {
-        self.inline_in(Queue::Posted).then_some(self.op & OP)
+        (self.inline_in(Queue::Posted) || self.op & (HELD | UNEXPECTED) == UNEXPECTED)
+            .then_some(self.op & OP)
+    }
+
+    /// Both queues empty, and no deferred receive.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.op & (HELD | UNEXPECTED) == 0 && self.lists == [NIL; 4]
+    }
+
+    /// Keeps receive `op`, due to be posted at `time` by an event of stamp `ts`, in place of
+    /// that event (see the engine's `settle`): the queues must be empty ([`Ends::is_empty`]),
+    /// and stay so until [`Ends::take_deferred`]. The time and stamp take the places of the
+    /// inline entry's peer and tag and of the posted list's ends, unused meanwhile.
+    #[inline]
+    pub(crate) fn defer(&mut self, op: u32, time: u64, ts: u64) {
+        debug_assert!(self.is_empty() && op <= OP);
+        self.op = op | UNEXPECTED;
+        self.peer = time as u32;
+        self.tag = (time >> 32) as i32;
+        self.lists[0] = ts as u32;
+        self.lists[1] = (ts >> 32) as u32;
+    }
+
+    /// The deferred receive `(op, time, ts)`, if any, which it removes (the queues are then
+    /// empty).
+    #[inline]
+    pub(crate) fn take_deferred(&mut self) -> Option<(u32, u64, u64)> {
+        if self.op & (HELD | UNEXPECTED) != UNEXPECTED {
+            return None;
+        }
+        let time = self.peer as u64 | (self.tag as u32 as u64) << 32;
+        let ts = self.lists[0] as u64 | (self.lists[1] as u64) << 32;
+        let op = self.op & OP;
+        *self = Ends::EMPTY;
+        Some((op, time, ts))
     }
 
     /// Whether the inline entry belongs to queue `q`.
@@ -97,8 +134,10 @@ pub(crate) struct MatchQueues {
     live: u64,
 }
 
+/// Whether a posted receive's `(source, tag)` and a message's (in either order) match, either
+/// side's wildcards included.
 #[inline]
-fn agree(a_peer: Rank, a_tag: i32, b_peer: Rank, b_tag: i32) -> bool {
+pub(crate) fn agree(a_peer: Rank, a_tag: i32, b_peer: Rank, b_tag: i32) -> bool {
     (a_peer == ANY_SOURCE || b_peer == ANY_SOURCE || a_peer == b_peer)
         && (a_tag == ANY_TAG || b_tag == ANY_TAG || a_tag == b_tag)
 }
@@ -118,6 +157,10 @@ impl MatchQueues {
         debug_assert!(
             op <= OP,
             "op index {op} beyond the matching queues' 30 bits"
+        );
+        debug_assert!(
+            ends.op & (HELD | UNEXPECTED) != UNEXPECTED,
+            "a push onto queues holding a deferred receive"
         );
         self.live += 1;
         let h = 2 * q as usize;
@@ -162,6 +205,10 @@ impl MatchQueues {
         peer: Rank,
         tag: i32,
     ) -> Option<(Rank, i32, u32)> {
+        debug_assert!(
+            ends.op & (HELD | UNEXPECTED) != UNEXPECTED,
+            "a search of queues holding a deferred receive"
+        );
         if ends.inline_in(q) && agree(ends.peer, ends.tag, peer, tag) {
             let op = ends.op & OP;
             ends.op = 0;

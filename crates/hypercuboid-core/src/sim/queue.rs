@@ -37,6 +37,9 @@ impl PartialOrd for Event {
 pub(crate) struct EventQueue {
     /// Time of the last event popped from the radix part.
     last: Time,
+    /// Largest stamp popped at time `last` (0 before any): with `last`, the largest
+    /// `(time, ts)` popped outside the past heap ([`EventQueue::passed`]).
+    top_ts: u64,
     /// Events at time `last`, sorted by `ts`, consumed from `head`.
     now: Vec<Event>,
     head: usize,
@@ -130,9 +133,27 @@ impl EventQueue {
             let e = self.now[self.head];
             self.head += 1;
             self.len -= 1;
+            self.top_ts = self.top_ts.max(e.ts);
             return Some(e);
         }
         self.pop_slow()
+    }
+
+    /// The time events are being taken at: that of the last event popped outside the past
+    /// heap (an event queued before it goes to that heap).
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.last
+    }
+
+    /// Whether an event `(time, ts)` with `time` at or after [`EventQueue::now`], had it been
+    /// queued, would have been popped already: an event with a larger key has been popped
+    /// outside the past heap. (Events at or after the current time come out in key order,
+    /// except one queued again with an old stamp at the current time, which comes out at
+    /// once; hence the largest key popped, not the last.)
+    #[inline]
+    pub fn passed(&self, time: Time, ts: u64) -> bool {
+        (time, ts) < (self.last, self.top_ts)
     }
 
     #[inline(never)]
@@ -145,6 +166,7 @@ impl EventQueue {
             let e = self.now[self.head];
             self.head += 1;
             self.len -= 1;
+            self.top_ts = self.top_ts.max(e.ts);
             return Some(e);
         }
         if self.mask == 0 {
@@ -154,6 +176,7 @@ impl EventQueue {
         let e = self.now[self.head];
         self.head += 1;
         self.len -= 1;
+        self.top_ts = e.ts;
         Some(e)
     }
 
@@ -212,6 +235,39 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passed_is_the_largest_key_popped_outside_the_past() {
+        let ev = |time, ts| Event {
+            time,
+            ts,
+            rank: 0,
+            what: 0,
+        };
+        let mut q = EventQueue::new();
+        // Nothing popped: no key has been passed, not even the smallest.
+        assert!(!q.passed(0, 0));
+        q.push(ev(10, 1));
+        q.push(ev(10, 5));
+        q.push(ev(20, 6));
+        assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some((10, 1)));
+        assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some((10, 5)));
+        assert_eq!(q.now(), 10);
+        assert!(q.passed(10, 3) && q.passed(9, 100) && q.passed(10, 4));
+        assert!(!q.passed(10, 5) && !q.passed(10, 6) && !q.passed(11, 0));
+        // An event queued again at the current time with an old stamp comes out at once; the
+        // keys between its stamp and the largest popped stay passed.
+        q.push(ev(10, 2));
+        assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some((10, 2)));
+        assert!(q.passed(10, 3) && q.passed(10, 4) && !q.passed(10, 6));
+        // An event dated before the current time comes out first and moves nothing.
+        q.push(ev(7, 9));
+        assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some((7, 9)));
+        assert!(q.passed(10, 4) && !q.passed(10, 6) && q.passed(7, 10));
+        assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some((20, 6)));
+        assert_eq!(q.now(), 20);
+        assert!(q.passed(19, u64::MAX) && q.passed(20, 5) && !q.passed(20, 6));
+    }
 
     #[test]
     fn matches_a_binary_heap() {
