@@ -40,6 +40,31 @@ fn unmatched_receives_are_a_deadlock_naming_the_sender() {
 }
 
 #[test]
+fn a_deadlock_over_several_calls_counts_the_unfinished_ops_of_every_call() {
+    // Ranks 1 and 2 wait for each other; ranks 0 and 3 exchange two messages and finish every
+    // call, so more ops complete (8) than one call has (6): the count once underflowed.
+    let mut progs = vec![Program::new(); 4];
+    recv(&mut progs[1], 2, 0, 8, false);
+    recv(&mut progs[2], 1, 0, 8, false);
+    for _ in 0..2 {
+        send(&mut progs[0], 3, 7, 8);
+        recv(&mut progs[3], 0, 7, 8, false);
+    }
+    let s = schedule("deadlock", progs);
+    for model in ["postal:alpha=1us", "loggops"] {
+        let o = SimOptions { calls: 2, ..opts() };
+        let e = simulate(&s, &parse_model(model).unwrap(), &o).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "deadlock: 4 ops on 2 ranks never completed: \
+             rank 1 op 0 (recv 8b from 2 tag 0) waits for a message from rank 2 with tag 0; \
+             rank 2 op 0 (recv 8b from 1 tag 0) waits for a message from rank 1 with tag 0",
+            "{model}"
+        );
+    }
+}
+
+#[test]
 fn deadlock_names_dependencies_and_rendezvous_waits() {
     // Rank 0: op 0 (send) requires op 1 (a receive nobody serves). Rank 1 sends with tag 1
     // (rendezvous under S = 0) but rank 0 receives tag 5; rank 2 waits for any source.

@@ -1121,7 +1121,7 @@ impl<M: CostModel> Engine<'_, M> {
             });
         }
         SimError::Deadlock {
-            unfinished_ops: total - self.done_ops,
+            unfinished_ops: total * u64::from(self.calls) - self.done_ops,
             stuck_ranks,
             stuck,
         }

@@ -86,7 +86,7 @@ impl fmt::Display for StuckOp {
 pub enum SimError {
     /// Nothing was left to happen but some ops never completed.
     Deadlock {
-        /// Ops that never completed.
+        /// Ops that never completed, over every call ([`SimOptions::calls`](super::SimOptions::calls)).
         unfinished_ops: u64,
         /// Ranks with such ops.
         stuck_ranks: u64,
