@@ -130,13 +130,19 @@ impl EventQueue {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Event> {
         if self.past.is_empty() && self.head < self.now.len() {
-            let e = self.now[self.head];
-            self.head += 1;
-            self.len -= 1;
-            self.top_ts = self.top_ts.max(e.ts);
-            return Some(e);
+            return Some(self.take_now());
         }
         self.pop_slow()
+    }
+
+    /// Takes the next event of the current time (`head < now.len()`).
+    #[inline(always)]
+    fn take_now(&mut self) -> Event {
+        let e = self.now[self.head];
+        self.head += 1;
+        self.len -= 1;
+        self.top_ts = self.top_ts.max(e.ts);
+        e
     }
 
     /// The time events are being taken at: that of the last event popped outside the past
@@ -156,28 +162,21 @@ impl EventQueue {
         (time, ts) < (self.last, self.top_ts)
     }
 
+    /// `pop` when an event dated in the past waits or the current time's events are all
+    /// taken.
     #[inline(never)]
     fn pop_slow(&mut self) -> Option<Event> {
         if let Some(Reverse(e)) = self.past.pop() {
             self.len -= 1;
             return Some(e);
         }
-        if self.head < self.now.len() {
-            let e = self.now[self.head];
-            self.head += 1;
-            self.len -= 1;
-            self.top_ts = self.top_ts.max(e.ts);
-            return Some(e);
-        }
         if self.mask == 0 {
             return None;
         }
         self.refill();
-        let e = self.now[self.head];
-        self.head += 1;
-        self.len -= 1;
-        self.top_ts = e.ts;
-        Some(e)
+        // A new current time: no stamp of it has been popped yet.
+        self.top_ts = 0;
+        Some(self.take_now())
     }
 
     #[cold]
