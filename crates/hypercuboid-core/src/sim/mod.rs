@@ -55,6 +55,8 @@ pub use network::{
 pub use trace::{write_chrome_trace, write_chrome_trace_with, CounterTrack, Trace, TraceKind};
 
 use crate::model::{CostModel, ModelSpec, NoiseSpec};
+use crate::schedule::Schedule;
+use crate::units::Time;
 
 pub(crate) use crate::hint::prefetch;
 
@@ -75,8 +77,6 @@ pub(crate) fn written_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
     }
     v
 }
-use crate::schedule::Schedule;
-use crate::units::Time;
 
 /// Options of a simulation.
 #[derive(Clone, Debug, Default, PartialEq)]
