@@ -227,13 +227,14 @@ pub(super) struct SyntheticEndpoint {
 impl<'a> SyntheticSource<'a> {
     /// The source of `s` on `n` endpoints, drawing from `seed`'s streams.
     pub(super) fn new(s: &'a Synthetic, seed: u64, n: usize) -> SyntheticSource<'a> {
+        let ln_q = (1.0 - s.load).ln();
         SyntheticSource {
             s,
             seed,
             n: n as u64,
-            ln_q: (1.0 - s.load).ln(),
+            ln_q,
             bounds: if s.load < 1.0 {
-                gap_bounds((1.0 - s.load).ln())
+                gap_bounds(ln_q)
             } else {
                 Vec::new()
             },
@@ -250,15 +251,25 @@ impl<'a> SyntheticSource<'a> {
             return base;
         }
         let m = rng.unit_index();
+        match self.gap_bracketed(m) {
+            Some(k) => base + k,
+            None => self.gap_log(m, base),
+        }
+    }
+
+    /// ⌊ln(m · 2^-53) / ln(1 − load)⌋ of draw `m` when [`SyntheticSource::bounds`] place it
+    /// outside every bracket; `None` when the logarithm must decide.
+    #[inline]
+    fn gap_bracketed(&self, m: u64) -> Option<u64> {
         for (j, &(lo, hi)) in self.bounds.iter().enumerate() {
             if m > hi {
-                return base + j as u64;
+                return Some(j as u64);
             }
             if m >= lo {
                 break;
             }
         }
-        self.gap_log(m, base)
+        None
     }
 
     /// [`SyntheticSource::gap`] of draw `m` by the logarithm.
@@ -696,20 +707,10 @@ mod tests {
             for m in draws {
                 // A generator whose next `unit_index` is `m` cannot be built; the bracket
                 // walk is checked on the draw itself.
-                let mut hit = None;
-                for (j, &(lo, hi)) in src.bounds.iter().enumerate() {
-                    if m > hi {
-                        hit = Some(1 + j as u64);
-                        break;
-                    }
-                    if m >= lo {
-                        break;
-                    }
-                }
                 let want = by_log(m);
                 assert_eq!(src.gap_log(m, 1), want, "load {load}, draw {m}");
-                if let Some(g) = hit {
-                    assert_eq!(g, want, "load {load}, draw {m}");
+                if let Some(k) = src.gap_bracketed(m) {
+                    assert_eq!(1 + k, want, "load {load}, draw {m}");
                 }
             }
             // Through the generator: the same sequence of gaps as the logarithm's.
