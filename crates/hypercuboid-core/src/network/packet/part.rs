@@ -37,12 +37,6 @@ use crate::network::routing::{Decider, Routes, NONE};
 use crate::units::Time;
 use std::collections::VecDeque;
 
-const KIND_SHIFT: u32 = 30;
-const ID_MASK: u32 = (1 << KIND_SHIFT) - 1;
-const K_OUT: u32 = 0;
-const K_IN: u32 = 1;
-const K_NIC: u32 = 2;
-
 /// Nesting of inline event handling before falling back to a zero-delay event.
 const MAX_INLINE: u32 = 4;
 
@@ -127,6 +121,11 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     /// packet will enter next can be prefetched as soon as its output port is known, without
     /// loading the output's block first.
     down: Vec<u32>,
+    /// The first event code of an input port and of an endpoint: events are numbered outputs
+    /// first (code = port), then inputs (`in_code` + port), then endpoints (`nic_code` +
+    /// endpoint), so that events at one time go kind by kind, port by port.
+    in_code: u32,
+    nic_code: u32,
 }
 
 impl<'n, const V: usize, S: Source> Part<'n, V, S> {
@@ -252,9 +251,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             free: Vec::new(),
             // Buckets of 256 ps, 1024 of them (262 ns ahead, past a hop's L + S + σ at the
             // seed's parameters): a bucket then holds the events of one time (5 % less CPU
-            // time than 1024 ps buckets, docs/performance.md), which the wheel sorts by code
-            // with a bitmap over the codes of the three kinds.
-            wheel: Wheel::with_codes(8, 10, &[np, np, nep]),
+            // time than 1024 ps buckets, docs/performance.md), which the wheel records in a
+            // bitmap over the codes of the three kinds.
+            wheel: Wheel::new(8, 10, 2 * np + nep),
             rngs: (0..topo.num_routers())
                 .map(|x| SplitMix64::stream(seed, u64::MAX - x as u64))
                 .collect(),
@@ -271,6 +270,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             until: 0,
             depth: 0,
             down,
+            in_code: np as u32,
+            nic_code: 2 * np as u32,
         };
         part.start();
         part
@@ -311,18 +312,13 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     // -- events ----------------------------------------------------------------------------
 
     #[inline]
-    fn push_event(&mut self, t: Time, kind: u32, id: usize) {
-        self.wheel.push(t, (kind << KIND_SHIFT) | id as u32);
-    }
-
-    #[inline]
     pub(super) fn sched_out(&mut self, o: usize, t: Time) {
         let s = self.outp[o].sched;
         if s != NEVER && s >= self.now && s <= t {
             return;
         }
         self.outp[o].sched = t;
-        self.push_event(t, K_OUT, o);
+        self.wheel.push(t, o as u32);
     }
 
     #[inline]
@@ -332,7 +328,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             return;
         }
         self.inp[i].sched = t;
-        self.push_event(t, K_IN, i);
+        self.wheel.push(t, self.in_code + i as u32);
     }
 
     #[inline]
@@ -342,7 +338,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             return;
         }
         self.nics[e].sched = t;
-        self.push_event(t, K_NIC, e);
+        self.wheel.push(t, self.nic_code + e as u32);
     }
 
     /// Handles event `code` at `t`.
@@ -351,11 +347,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         self.now = t;
         self.stats.events += 1;
         self.prefetch_ahead();
-        let id = (code & ID_MASK) as usize;
-        match code >> KIND_SHIFT {
-            K_OUT => self.out_try(id),
-            K_IN => self.in_try(id),
-            _ => self.nic_try(id),
+        if code < self.in_code {
+            self.out_try(code as usize)
+        } else if code < self.nic_code {
+            self.in_try((code - self.in_code) as usize)
+        } else {
+            self.nic_try((code - self.nic_code) as usize)
         }
     }
 
@@ -427,24 +424,25 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         const FAR: usize = 12;
         const NEAR: usize = 6;
         if let Some(c) = self.wheel.peek_code(FAR) {
-            let id = (c & ID_MASK) as usize;
-            match c >> KIND_SHIFT {
-                K_OUT => prefetch_block(&self.outp[id]),
-                K_IN => prefetch_block(&self.inp[id]),
-                _ => {
-                    // An injection reads the endpoint link's parameters from the input block
-                    // of its port, then queues the packet there.
-                    prefetch(&self.nics[id]);
-                    prefetch_block(&self.inp[self.r.endpoint_port(id)]);
-                }
+            if c < self.in_code {
+                prefetch_block(&self.outp[c as usize]);
+            } else if c < self.nic_code {
+                prefetch_block(&self.inp[(c - self.in_code) as usize]);
+            } else {
+                // An injection reads the endpoint link's parameters from the input block of
+                // its port, then queues the packet there.
+                let e = (c - self.nic_code) as usize;
+                prefetch(&self.nics[e]);
+                prefetch_block(&self.inp[self.r.endpoint_port(e)]);
             }
         }
         if let Some(c) = self.wheel.peek_code(NEAR) {
-            let id = (c & ID_MASK) as usize;
-            let head = match c >> KIND_SHIFT {
-                K_OUT => self.outp[id].q[0].head,
-                K_IN => self.inp[id].q[0].head,
-                _ => NONE,
+            let head = if c < self.in_code {
+                self.outp[c as usize].q[0].head
+            } else if c < self.nic_code {
+                self.inp[(c - self.in_code) as usize].q[0].head
+            } else {
+                NONE
             };
             if head != NONE {
                 prefetch(&self.pk[head as usize]);

@@ -1,103 +1,191 @@
-//! The packet engine's event queue: a timing wheel of exact integer times.
+//! The packet engine's event queue: a timing wheel of exact integer times whose buckets record
+//! their events in bitmaps over the codes.
 //!
-//! Events are 32-bit codes (kind and port, see the engine) at picosecond times. The wheel has
-//! `M` buckets of `W = 2^shift` ps each; an event `t` goes to bucket `t >> shift` if that is
-//! less than `M` buckets ahead of the current one, otherwise to an overflow heap that feeds the
-//! wheel as time advances. A bucket holds `(offset within bucket) << 32 | code` words; when its
-//! turn comes it is sorted, so events come out in `(time, code)` order. Events scheduled into
-//! the bucket being processed (a delay shorter than `W`) go to a small heap merged with the
-//! sorted batch in `(time, code)` order. Events therefore come out in `(time, code)` order
-//! whenever they were queued (an event queued for the time being processed with a smaller
-//! code than the current one comes next), so the order does not depend on when an event was
-//! queued, only on what is queued: a partition of the network simulated alone processes its
-//! events in the same order as the whole network simulated at once.
-//! Every event is an idempotent "try" (the engine re-examines the port's state), so an event
-//! queued twice is harmless.
+//! Events are codes below a bound given to the wheel (the engine numbers its outputs, its
+//! inputs and its endpoints one after the other) at picosecond times. The wheel has `M`
+//! buckets of `W = 2^shift` ps each; an event `t` goes to bucket `t >> shift` if that is less
+//! than `M` buckets ahead of the current one, otherwise to an overflow heap that feeds the
+//! wheel as time advances. Events scheduled into the bucket being processed (a delay shorter
+//! than `W`) go to a small heap merged with the bucket's events in `(time, code)` order.
+//! Events therefore come out in `(time, code)` order whenever they were queued (an event
+//! queued for the time being processed with a smaller code than the current one comes next),
+//! so the order does not depend on when an event was queued, only on what is queued: a
+//! partition of the network simulated alone processes its events in the same order as the
+//! whole network simulated at once. An event queued twice for one time is delivered twice.
 //!
 //! Under load the events of a bucket all fall at one time (the seed's network at 30 %: about
-//! 600 events a bucket, 1.00 distinct times), and sorting them is sorting codes. A wheel told
-//! the range of each kind's ids ([`Wheel::with_codes`]) then sorts such a bucket by setting one
-//! bit per event in a bitmap over every code and reading the bits back in order, when the
-//! bucket holds enough events for the bitmap to be dense (at least one event per 4 words); a
-//! bucket of several times, or with an event queued twice, is sorted by comparison as before.
-//! Both give the same order.
+//! 600 events a bucket, 1.00 distinct times). A bucket therefore records, from its first
+//! event on, the time of that event and, in a bitmap of one bit per code (taken from a pool of
+//! bitmaps, each with a summary word of its non-empty words for every 64 words), the codes of
+//! its events at that time: a push sets a bit, and when the bucket's turn comes its codes are
+//! read back in order, summary word by summary word, clearing the bitmap for its next use. An
+//! event at another time of the bucket, an event whose bit is already set (queued twice), and
+//! every event of a bucket that found the pool empty go to the bucket's list instead; a bucket
+//! with such events is sorted by comparison when its turn comes (its bitmap's events with
+//! them). Both give the order of a comparison sort of the bucket.
 
 use crate::units::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Bytes of bitmaps a wheel may hold at most (the pool grows to this, or to one bitmap per
+/// bucket, whichever is less; a bucket that finds it empty keeps its events in its list).
+const MAP_BUDGET: usize = 8 << 20;
+
+/// What a push reads of a bucket: the time of the events in its bitmap (`Time::MAX` when it
+/// has none) and where the bitmap's summary and bits start in the pool.
+#[derive(Clone, Copy)]
+struct Head {
+    t0: Time,
+    sum: u32,
+    bits: u32,
+}
+
+const NO_HEAD: Head = Head {
+    t0: Time::MAX,
+    sum: 0,
+    bits: 0,
+};
+
 pub(crate) struct Wheel {
     shift: u32,
     mask: u64,
-    buckets: Vec<Vec<u64>>,
+    /// Every bucket's bitmap, if any.
+    heads: Vec<Head>,
+    /// Every bucket's events not in its bitmap: `(offset within bucket) << 32 | code`.
+    rest: Vec<Vec<u64>>,
+    /// Bit `b` of word `b / 64`: bucket `b` holds events (in its bitmap or its list).
+    occ: Vec<u64>,
     /// Absolute index of the bucket being processed.
     cur: u64,
-    /// Events in the wheel (not counting overflow and late).
-    in_wheel: usize,
     overflow: BinaryHeap<Reverse<(Time, u32)>>,
     /// Events scheduled into the current bucket while it is processed.
     late: BinaryHeap<Reverse<(Time, u32)>>,
+    /// The current bucket's events in order, `(offset within bucket) << 32 | code`.
     batch: Vec<u64>,
     pos: usize,
-    /// Dense index of the first code of each kind (`KINDS` kinds, codes `kind << 30 | id`),
-    /// and the total: the bitmap sort's bit of a code is `first[kind] + id`.
-    first: [u32; KINDS + 1],
-    /// The bitmap sort's bits, all clear between sorts (empty: no bitmap sort).
-    bits: Vec<u64>,
+    /// Codes are below `codes`.
+    codes: u32,
+    /// Words of a bitmap's summary (one bit per word of its bits).
+    sum_words: usize,
+    /// Words of one pooled bitmap: its summary, then its bits.
+    stride: usize,
+    /// The pool of bitmaps, `stride` words each, all clear when free.
+    maps: Vec<u64>,
+    /// Free bitmaps of the pool (their first word).
+    free: Vec<u32>,
+    /// Bitmaps the pool may grow to.
+    max_maps: usize,
 }
 
-/// Event kinds a code can carry (its top two bits).
-const KINDS: usize = 4;
-const KIND_SHIFT: u32 = 30;
-const ID_MASK: u32 = (1 << KIND_SHIFT) - 1;
-
 impl Wheel {
-    /// A wheel of `2^log_buckets` buckets of `2^shift` ps.
-    pub fn new(shift: u32, log_buckets: u32) -> Wheel {
+    /// A wheel of `2^log_buckets` buckets of `2^shift` ps for codes below `codes`.
+    pub fn new(shift: u32, log_buckets: u32, codes: usize) -> Wheel {
         let m = 1usize << log_buckets;
+        let codes = u32::try_from(codes).expect("fewer than 2^32 event codes");
+        let words = (codes as usize).div_ceil(64).max(1);
+        let sum_words = words.div_ceil(64);
+        let stride = sum_words + words;
+        let max_maps = (MAP_BUDGET / (8 * stride)).clamp(1, m);
+        assert!(
+            max_maps * stride < u32::MAX as usize,
+            "the bitmaps of {codes} codes are addressed by 32 bits"
+        );
         Wheel {
             shift,
             mask: m as u64 - 1,
-            buckets: (0..m).map(|_| Vec::new()).collect(),
+            heads: vec![NO_HEAD; m],
+            rest: (0..m).map(|_| Vec::new()).collect(),
+            occ: vec![0; m.div_ceil(64)],
             cur: 0,
-            in_wheel: 0,
             overflow: BinaryHeap::new(),
             late: BinaryHeap::new(),
             batch: Vec::new(),
             pos: 0,
-            first: [0; KINDS + 1],
-            bits: Vec::new(),
+            codes,
+            sum_words,
+            stride,
+            maps: Vec::new(),
+            free: Vec::new(),
+            max_maps,
         }
     }
 
-    /// [`Wheel::new`] for codes `kind << 30 | id` with `ids[kind]` ids of each kind (ids
-    /// below it), whose buckets of one time it sorts with a bitmap.
-    pub fn with_codes(shift: u32, log_buckets: u32, ids: &[usize]) -> Wheel {
-        assert!(ids.len() <= KINDS, "at most {KINDS} kinds of events");
-        let mut w = Wheel::new(shift, log_buckets);
-        let mut n = 0usize;
-        for k in 0..KINDS {
-            w.first[k] = n as u32;
-            n += ids.get(k).copied().unwrap_or(0);
-        }
-        w.first[KINDS] = u32::try_from(n).expect("fewer than 2^32 event codes");
-        w.bits = vec![0; n.div_ceil(64)];
-        w
-    }
-
-    /// Schedules `code` at `t` (`t` must not be before the event being processed).
-    #[inline]
+    /// Schedules `code` (below the wheel's bound) at `t` (`t` must not be before the event
+    /// being processed).
+    #[inline(always)]
     pub fn push(&mut self, t: Time, code: u32) {
+        debug_assert!(code < self.codes, "event code {code} beyond {}", self.codes);
+        let b = t >> self.shift;
+        // After the current bucket and within the span: 1 <= b - cur <= mask.
+        if b.wrapping_sub(self.cur + 1) < self.mask {
+            let h = self.heads[(b & self.mask) as usize];
+            if h.t0 == t {
+                let w = h.bits as usize + (code >> 6) as usize;
+                let m = 1u64 << (code & 63);
+                let word = self.maps[w];
+                if word & m == 0 {
+                    self.maps[w] = word | m;
+                    self.maps[h.sum as usize + (code >> 12) as usize] |= 1u64 << ((code >> 6) & 63);
+                    return;
+                }
+            }
+        }
+        self.push_slow(t, code);
+    }
+
+    /// [`Wheel::push`] of an event its bucket's bitmap does not take: one in the current
+    /// bucket (to `late`), beyond the span (to `overflow`), or [`Wheel::push_rest`].
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, t: Time, code: u32) {
         let b = t >> self.shift;
         if b <= self.cur {
             self.late.push(Reverse((t, code)));
-        } else if b - self.cur <= self.mask {
-            let off = t & ((1u64 << self.shift) - 1);
-            self.buckets[(b & self.mask) as usize].push((off << 32) | code as u64);
-            self.in_wheel += 1;
-        } else {
+        } else if b - self.cur > self.mask {
             self.overflow.push(Reverse((t, code)));
+        } else {
+            self.push_rest(b, t, code);
         }
+    }
+
+    /// Queues an event of bucket `b` (after the current one, within the span): into the
+    /// bucket's bitmap if its time is the bitmap's and its bit is clear, or if the bucket is
+    /// empty and the pool has a bitmap for it; into the bucket's list otherwise.
+    fn push_rest(&mut self, b: u64, t: Time, code: u32) {
+        let slot = (b & self.mask) as usize;
+        self.occ[slot >> 6] |= 1u64 << (slot & 63);
+        let mut h = self.heads[slot];
+        if h.t0 == Time::MAX && self.rest[slot].is_empty() {
+            let base = match self.free.pop() {
+                Some(base) => Some(base as usize),
+                None if self.maps.len() < self.max_maps * self.stride => {
+                    let base = self.maps.len();
+                    self.maps.resize(base + self.stride, 0);
+                    Some(base)
+                }
+                None => None,
+            };
+            if let Some(base) = base {
+                h = Head {
+                    t0: t,
+                    sum: base as u32,
+                    bits: (base + self.sum_words) as u32,
+                };
+                self.heads[slot] = h;
+            }
+        }
+        if h.t0 == t {
+            let w = h.bits as usize + (code >> 6) as usize;
+            let m = 1u64 << (code & 63);
+            if self.maps[w] & m == 0 {
+                self.maps[w] |= m;
+                self.maps[h.sum as usize + (code >> 12) as usize] |= 1u64 << ((code >> 6) & 63);
+                return;
+            }
+        }
+        let off = t & ((1u64 << self.shift) - 1);
+        self.rest[slot].push((off << 32) | code as u64);
     }
 
     /// True when no event is queued.
@@ -105,7 +193,7 @@ impl Wheel {
     pub fn is_empty(&self) -> bool {
         self.pos >= self.batch.len()
             && self.late.is_empty()
-            && self.in_wheel == 0
+            && self.occ.iter().all(|&x| x == 0)
             && self.overflow.is_empty()
     }
 
@@ -119,6 +207,21 @@ impl Wheel {
     /// otherwise).
     #[inline]
     pub fn pop_before(&mut self, end: Time) -> Option<(Time, u32)> {
+        if self.late.is_empty() {
+            if let Some(&w) = self.batch.get(self.pos) {
+                let t = (self.cur << self.shift) | (w >> 32);
+                if t >= end {
+                    return None;
+                }
+                self.pos += 1;
+                return Some((t, w as u32));
+            }
+        }
+        self.pop_slow(end)
+    }
+
+    /// [`Wheel::pop_before`] when events wait in `late` or the batch is used up.
+    fn pop_slow(&mut self, end: Time) -> Option<(Time, u32)> {
         loop {
             let from_batch = self.batch.get(self.pos).map(|&w| {
                 (
@@ -190,23 +293,16 @@ impl Wheel {
 
     /// Moves to the next non-empty bucket; false when nothing is left.
     fn advance(&mut self) -> bool {
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        let slot = (self.cur & self.mask) as usize;
-        if self.buckets[slot].is_empty() {
-            self.buckets[slot] = batch;
-        } else {
-            // Cannot happen (the current bucket's events go to `late`), kept for safety.
-            self.buckets[slot].append(&mut batch);
-        }
+        self.batch.clear();
+        self.pos = 0;
         loop {
-            if self.in_wheel == 0 {
-                match self.overflow.peek() {
-                    None => return false,
-                    Some(&Reverse((t, _))) => self.cur = (t >> self.shift) - 1,
-                }
-            }
-            self.cur += 1;
+            let next = match (self.next_occupied(), self.overflow.peek()) {
+                (None, None) => return false,
+                (Some(b), None) => b,
+                (None, Some(&Reverse((t, _)))) => t >> self.shift,
+                (Some(b), Some(&Reverse((t, _)))) => b.min(t >> self.shift),
+            };
+            self.cur = next;
             // Feed overflow events that now fall inside the wheel's span.
             while let Some(&Reverse((t, code))) = self.overflow.peek() {
                 let b = t >> self.shift;
@@ -217,87 +313,65 @@ impl Wheel {
                 if b == self.cur {
                     self.late.push(Reverse((t, code)));
                 } else {
-                    let off = t & ((1u64 << self.shift) - 1);
-                    self.buckets[(b & self.mask) as usize].push((off << 32) | code as u64);
-                    self.in_wheel += 1;
+                    self.push_rest(b, t, code);
                 }
             }
             let slot = (self.cur & self.mask) as usize;
-            if !self.buckets[slot].is_empty() || !self.late.is_empty() {
-                let b = std::mem::take(&mut self.buckets[slot]);
-                self.in_wheel -= b.len();
-                self.batch = self.sort(b);
-                self.pos = 0;
+            if self.occ[slot >> 6] & (1u64 << (slot & 63)) != 0 {
+                self.take(slot);
+                return true;
+            }
+            if !self.late.is_empty() {
                 return true;
             }
         }
     }
 
-    /// Sorts bucket words by (offset, code): time order, ties by code, so that events at one
-    /// time visit ports in index order (kind to kind, port to port), which is kind to the
-    /// caches.
-    fn sort(&mut self, mut b: Vec<u64>) -> Vec<u64> {
-        if !self.bits.is_empty() && 4 * b.len() >= self.bits.len() && self.sort_one_time(&mut b) {
-            return b;
+    /// The absolute index of the first bucket after the current one that holds events.
+    fn next_occupied(&self) -> Option<u64> {
+        let start = ((self.cur + 1) & self.mask) as usize;
+        let n = self.occ.len();
+        let mut wi = start >> 6;
+        let mut x = self.occ[wi] & (!0u64 << (start & 63));
+        for _ in 0..=n {
+            if x != 0 {
+                let slot = (wi * 64) as u64 + x.trailing_zeros() as u64;
+                return Some(self.cur + 1 + (slot.wrapping_sub(start as u64) & self.mask));
+            }
+            wi = if wi + 1 == n { 0 } else { wi + 1 };
+            x = self.occ[wi];
         }
-        b.sort_unstable();
-        b
+        None
     }
 
-    /// Sorts `b` through the bitmap if all its events are at one time and no event is in it
-    /// twice (true); leaves it as it was otherwise (false).
-    fn sort_one_time(&mut self, b: &mut [u64]) -> bool {
-        let off = b[0] >> 32;
-        if b.iter().any(|&w| w >> 32 != off) {
-            return false;
-        }
-        let first = self.first;
-        let bit = |w: u64| {
-            let c = w as u32;
-            let kind = (c >> KIND_SHIFT) as usize;
-            let id = c & ID_MASK;
-            debug_assert!(
-                id < first[kind + 1] - first[kind],
-                "event id beyond its kind's range"
-            );
-            (first[kind] + id) as usize
-        };
-        let mut twice = false;
-        for &w in b.iter() {
-            let i = bit(w);
-            let m = 1u64 << (i & 63);
-            twice |= self.bits[i >> 6] & m != 0;
-            self.bits[i >> 6] |= m;
-        }
-        if twice {
-            for &w in b.iter() {
-                let i = bit(w);
-                self.bits[i >> 6] &= !(1u64 << (i & 63));
-            }
-            return false;
-        }
-        // Read the bits back in order: codes kind by kind, ids ascending.
-        let mut k = 0;
-        let mut kind = 0usize;
-        for (wi, word) in self.bits.iter_mut().enumerate() {
-            let mut x = *word;
-            if x == 0 {
-                continue;
-            }
-            *word = 0;
-            while x != 0 {
-                let i = (wi as u32) * 64 + x.trailing_zeros();
-                x &= x - 1;
-                while i >= first[kind + 1] {
-                    kind += 1;
+    /// Moves the events of bucket `slot` (the current one) into the batch, in order.
+    fn take(&mut self, slot: usize) {
+        self.occ[slot >> 6] &= !(1u64 << (slot & 63));
+        let h = std::mem::replace(&mut self.heads[slot], NO_HEAD);
+        if h.t0 != Time::MAX {
+            let off = (h.t0 & ((1u64 << self.shift) - 1)) << 32;
+            let base = h.sum as usize;
+            self.free.push(h.sum);
+            let (sum, bits) = self.maps[base..base + self.stride].split_at_mut(self.sum_words);
+            for (si, s) in sum.iter_mut().enumerate() {
+                let mut x = std::mem::take(s);
+                while x != 0 {
+                    let wi = si * 64 + x.trailing_zeros() as usize;
+                    x &= x - 1;
+                    let mut y = std::mem::take(&mut bits[wi]);
+                    let hi = off | (wi as u64) << 6;
+                    while y != 0 {
+                        self.batch.push(hi | y.trailing_zeros() as u64);
+                        y &= y - 1;
+                    }
                 }
-                let code = ((kind as u32) << KIND_SHIFT) | (i - first[kind]);
-                b[k] = (off << 32) | code as u64;
-                k += 1;
             }
         }
-        debug_assert_eq!(k, b.len());
-        true
+        let rest = &mut self.rest[slot];
+        if !rest.is_empty() {
+            self.batch.append(rest);
+            self.batch.sort_unstable();
+        }
     }
 }
 
@@ -305,9 +379,14 @@ impl Wheel {
 mod tests {
     use super::*;
 
+    /// Drains a wheel.
+    fn drain(w: &mut Wheel) -> Vec<(Time, u32)> {
+        std::iter::from_fn(|| w.pop()).collect()
+    }
+
     #[test]
     fn pops_in_time_then_code_order() {
-        let mut w = Wheel::new(4, 3); // 16 ps buckets, 8 buckets
+        let mut w = Wheel::new(4, 3, 10); // 16 ps buckets, 8 buckets
         let evs = [
             (5u64, 3u32),
             (5, 1),
@@ -329,8 +408,8 @@ mod tests {
                 w.push(20, 0);
                 w.push(17, 5);
                 w.push(17, 2);
-                // Same bucket, queued late, before an event of the sorted batch: (time,
-                // code) order still holds.
+                // Same bucket, queued late, before an event of the batch: (time, code) order
+                // still holds.
                 w.push(21, 1);
                 assert_eq!(w.peek_time(), Some(17));
             }
@@ -361,49 +440,169 @@ mod tests {
         assert_eq!(w.pop(), Some((5000, 3)));
     }
 
-    /// The bitmap sort gives the order of the comparison sort: buckets of one time (sorted
-    /// through the bitmap), of two times, and with an event queued twice (sorted by
-    /// comparison), codes of every kind.
+    /// Every path of the wheel gives the order of a comparison sort: buckets of one time (the
+    /// bitmap alone), of two and three times (bitmap and list), with events queued twice
+    /// (delivered twice), codes across several bitmap and summary words, events beyond the
+    /// wheel's span (the overflow heap), and a pool of one bitmap (the other buckets in their
+    /// lists).
     #[test]
-    fn bitmap_sort_keeps_time_then_code_order() {
-        let ids = [70usize, 70, 30];
-        let mut plain = Wheel::new(4, 3);
-        let mut dense = Wheel::with_codes(4, 3, &ids);
-        let mut rng = crate::network::rng::SplitMix64::stream(7, 1);
-        let mut evs = Vec::new();
-        // Time 32: 60 distinct codes (one time, dense enough); time 48: 40 codes and one of
-        // them twice; times 64 and 70 in one bucket; time 200: 3 codes, beyond the wheel's
-        // span (through the overflow heap).
-        let mut add = |t: u64, n: usize, evs: &mut Vec<(u64, u32)>| {
-            let mut seen = std::collections::HashSet::new();
-            while seen.len() < n {
-                let kind = rng.below(3) as u32;
-                let id = rng.below(ids[kind as usize] as u64) as u32;
-                if seen.insert((kind, id)) {
-                    evs.push((t, (kind << KIND_SHIFT) | id));
+    fn bitmap_buckets_keep_time_then_code_order() {
+        let codes = 5000usize; // 79 bitmap words, 2 summary words
+        for one_map in [false, true] {
+            let mut w = Wheel::new(4, 3, codes);
+            if one_map {
+                w.max_maps = 1;
+            }
+            let mut rng = crate::network::rng::SplitMix64::stream(7, 1);
+            let mut evs = Vec::new();
+            let mut add = |t: u64, n: usize, evs: &mut Vec<(u64, u32)>| {
+                for _ in 0..n {
+                    evs.push((t, rng.below(codes as u64) as u32));
+                }
+            };
+            // Time 32: 600 codes (some twice, by chance); times 48 and 50 in one bucket;
+            // 64, 65, 79 in one; 200 and 201 beyond the span; 1000 far beyond it.
+            add(32, 600, &mut evs);
+            add(48, 40, &mut evs);
+            add(50, 40, &mut evs);
+            add(48, 10, &mut evs);
+            add(79, 5, &mut evs);
+            add(64, 30, &mut evs);
+            add(65, 7, &mut evs);
+            add(200, 3, &mut evs);
+            add(201, 30, &mut evs);
+            add(1000, 30, &mut evs);
+            evs.push((32, 4999));
+            evs.push((32, 4999));
+            evs.push((32, 0));
+            let n32 = evs.iter().filter(|e| e.0 == 32).count();
+            let distinct32 = evs
+                .iter()
+                .filter(|e| e.0 == 32)
+                .map(|e| e.1)
+                .collect::<std::collections::HashSet<_>>()
+                .len();
+            assert!(distinct32 < n32, "some event at 32 is queued twice");
+            for &(t, c) in &evs {
+                w.push(t, c);
+            }
+            let mut want = evs.clone();
+            want.sort_unstable();
+            assert_eq!(drain(&mut w), want, "one bitmap: {one_map}");
+            assert!(w.maps.iter().all(|&x| x == 0), "the bitmaps are left clear");
+            assert_eq!(w.free.len(), w.maps.len() / w.stride);
+            assert!(w.heads.iter().all(|h| h.t0 == Time::MAX));
+            assert!(w.rest.iter().all(|r| r.is_empty()));
+            assert_eq!((w.sum_words, w.stride), (2, 81));
+        }
+    }
+
+    /// Events queued into the bucket being processed (the late heap), before, between and
+    /// after the bucket's remaining events (a bucket of one time, in its bitmap), at its time
+    /// and at later times within it, and twice: they come out in `(time, code)` order with the
+    /// rest.
+    #[test]
+    fn late_events_merge_in_order() {
+        let mut w = Wheel::new(8, 4, 1000); // 256 ps buckets: 768..1024 is bucket 3
+        for c in [10u32, 20, 30, 40, 500, 999] {
+            w.push(800, c);
+        }
+        w.push(1300, 1); // bucket 5
+        let mut out = Vec::new();
+        let mut again = true;
+        while let Some(e) = w.pop() {
+            if e == (800, 20) && again {
+                again = false;
+                w.push(800, 15); // before the current code: comes next
+                w.push(800, 35); // between remaining codes
+                w.push(800, 40); // twice: once from the bitmap, once from the heap
+                w.push(800, 20); // the current event again
+                w.push(850, 0); // a later time of the same bucket
+                w.push(900, 5); // twice, at a later time of the same bucket
+                w.push(900, 5);
+                assert_eq!(w.peek_time(), Some(800));
+            }
+            out.push(e);
+        }
+        assert_eq!(
+            out,
+            vec![
+                (800, 10),
+                (800, 20),
+                (800, 15),
+                (800, 20),
+                (800, 30),
+                (800, 35),
+                (800, 40),
+                (800, 40),
+                (800, 500),
+                (800, 999),
+                (850, 0),
+                (900, 5),
+                (900, 5),
+                (1300, 1),
+            ]
+        );
+        assert!(w.is_empty());
+    }
+
+    /// Random pushes during the run (a simulation's pattern: each popped event schedules a few
+    /// at or after its time, some in its own bucket, some beyond the span) against a reference
+    /// that sorts all pending events; `pop_before` stops at its bound and leaves the event.
+    #[test]
+    fn random_schedules_match_a_sorted_reference() {
+        let codes = 3000u32;
+        let mut w = Wheel::new(6, 4, codes as usize); // 64 ps buckets, 1024 ps span
+        let mut reference: std::collections::BTreeMap<(Time, u32), usize> = Default::default();
+        let mut rng = crate::network::rng::SplitMix64::stream(11, 3);
+        let add = |w: &mut Wheel, reference: &mut std::collections::BTreeMap<_, _>, t, c| {
+            w.push(t, c);
+            *reference.entry((t, c)).or_insert(0) += 1;
+        };
+        for _ in 0..200 {
+            let t = 128 * rng.below(4);
+            let c = rng.below(codes as u64) as u32;
+            add(&mut w, &mut reference, t, c);
+        }
+        let mut popped = 0;
+        let mut end = 500;
+        while !reference.is_empty() {
+            let Some((t, c)) = w.pop_before(end) else {
+                let &(t, _) = reference.keys().next().unwrap();
+                assert!(
+                    t >= end,
+                    "the wheel stopped before {end} with ({t}, _) queued"
+                );
+                assert_eq!(w.peek_time(), Some(t));
+                end += 700;
+                continue;
+            };
+            let (&want, n) = reference.iter_mut().next().unwrap();
+            assert_eq!((t, c), want, "after {popped} events");
+            *n -= 1;
+            if *n == 0 {
+                reference.remove(&want);
+            }
+            popped += 1;
+            if popped < 20_000 {
+                for _ in 0..rng.below(3) + usize::from(reference.len() < 50) as u64 {
+                    let dt = match rng.below(4) {
+                        0 => rng.below(64),                           // often in the same bucket
+                        1 => 64 * rng.below(4),                       // bucket boundaries
+                        2 => 64 * (1 + rng.below(16)) + rng.below(2), // up to the span
+                        _ => 1024 + rng.below(4000),                  // beyond it
+                    };
+                    let c = if rng.below(8) == 0 {
+                        c
+                    } else {
+                        rng.below(codes as u64) as u32
+                    };
+                    add(&mut w, &mut reference, t + dt, c);
                 }
             }
-        };
-        add(32, 60, &mut evs);
-        add(48, 40, &mut evs);
-        evs.push(*evs.last().unwrap());
-        add(64, 30, &mut evs);
-        add(70, 30, &mut evs);
-        add(200, 3, &mut evs);
-        for &(t, c) in &evs {
-            plain.push(t, c);
-            dense.push(t, c);
         }
-        let mut want = evs.clone();
-        want.sort_unstable();
-        let drain = |w: &mut Wheel| std::iter::from_fn(|| w.pop()).collect::<Vec<_>>();
-        assert_eq!(drain(&mut plain), want);
-        assert_eq!(drain(&mut dense), want);
-        assert!(
-            dense.bits.iter().all(|&x| x == 0),
-            "the bitmap is left clear"
-        );
-        assert_eq!(dense.bits.len(), 3);
-        assert_eq!(dense.first, [0, 70, 140, 170, 170]);
+        assert!(popped > 20_000);
+        assert!(w.is_empty());
+        assert!(w.maps.iter().all(|&x| x == 0));
     }
 }
