@@ -419,34 +419,48 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     /// endpoint) far ahead, the head packet of their first VC nearer. The engine's working
     /// set lives in the last-level cache and every event touches a few scattered lines of it,
     /// so overlapping those loads pays.
-    #[inline]
+    #[inline(always)]
     fn prefetch_ahead(&self) {
         const FAR: usize = 12;
         const NEAR: usize = 6;
-        if let Some(c) = self.wheel.peek_code(FAR) {
-            if c < self.in_code {
-                prefetch_block(&self.outp[c as usize]);
-            } else if c < self.nic_code {
-                prefetch_block(&self.inp[(c - self.in_code) as usize]);
-            } else {
-                // An injection reads the endpoint link's parameters from the input block of
-                // its port, then queues the packet there.
-                let e = (c - self.nic_code) as usize;
-                prefetch(&self.nics[e]);
-                prefetch_block(&self.inp[self.r.endpoint_port(e)]);
-            }
+        // One bound check for both look-aheads but in a batch's last `FAR` events.
+        let ahead = self.wheel.ahead();
+        if let Some(&w) = ahead.get(FAR) {
+            self.prefetch_far(w as u32);
+            self.prefetch_near(ahead[NEAR] as u32);
+        } else if let Some(&w) = ahead.get(NEAR) {
+            self.prefetch_near(w as u32);
         }
-        if let Some(c) = self.wheel.peek_code(NEAR) {
-            let head = if c < self.in_code {
-                self.outp[c as usize].q[0].head
-            } else if c < self.nic_code {
-                self.inp[(c - self.in_code) as usize].q[0].head
-            } else {
-                NONE
-            };
-            if head != NONE {
-                prefetch(&self.pk[head as usize]);
-            }
+    }
+
+    /// [`Part::prefetch_ahead`] of event `c` far ahead: its port block (or endpoint).
+    #[inline(always)]
+    fn prefetch_far(&self, c: u32) {
+        if c < self.in_code {
+            prefetch_block(&self.outp[c as usize]);
+        } else if c < self.nic_code {
+            prefetch_block(&self.inp[(c - self.in_code) as usize]);
+        } else {
+            // An injection reads the endpoint link's parameters from the input block of
+            // its port, then queues the packet there.
+            let e = (c - self.nic_code) as usize;
+            prefetch(&self.nics[e]);
+            prefetch_block(&self.inp[self.r.endpoint_port(e)]);
+        }
+    }
+
+    /// [`Part::prefetch_ahead`] of event `c` nearer: the head packet of its first VC.
+    #[inline(always)]
+    fn prefetch_near(&self, c: u32) {
+        let head = if c < self.in_code {
+            self.outp[c as usize].q[0].head
+        } else if c < self.nic_code {
+            self.inp[(c - self.in_code) as usize].q[0].head
+        } else {
+            NONE
+        };
+        if head != NONE {
+            prefetch(&self.pk[head as usize]);
         }
     }
 

@@ -283,12 +283,12 @@ impl Wheel {
         }
     }
 
-    /// The code of the event `d` places ahead in the current batch, if any (for prefetching).
-    #[inline]
-    pub fn peek_code(&self, d: usize) -> Option<u32> {
-        self.batch
-            .get(self.pos + d)
-            .map(|&w| (w & 0xffff_ffff) as u32)
+    /// The events of the current batch from the next one on, `(offset within bucket) << 32 |
+    /// code` (for prefetching: their low 32 bits are the codes of the events that come next
+    /// unless `late` holds earlier ones).
+    #[inline(always)]
+    pub fn ahead(&self) -> &[u64] {
+        self.batch.get(self.pos..).unwrap_or(&[])
     }
 
     /// Moves to the next non-empty bucket; false when nothing is left.
