@@ -345,7 +345,6 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     #[inline(always)]
     pub(super) fn dispatch(&mut self, t: Time, code: u32) {
         self.now = t;
-        self.stats.events += 1;
         self.prefetch_ahead();
         if code < self.in_code {
             self.out_try(code as usize)
@@ -393,15 +392,18 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         first: bool,
         mut each: impl FnMut(&mut Self, Time) -> Result<(), E>,
     ) -> Result<Time, E> {
-        let mut any = false;
+        // Events handled, added to `stats.events` on the way out (a register, not a store
+        // an event).
+        let mut n = 0u64;
         if first {
             end = end.min(self.source.earliest_done());
             self.until = self.until.min(end);
         }
         while let Some((t, code)) = self.wheel.pop_before(end) {
             self.dispatch(t, code);
-            any = true;
+            n += 1;
             if let Err(e) = each(self, t) {
+                self.stats.events += n;
                 self.last_t = t;
                 return Err(e);
             }
@@ -409,7 +411,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 end = end.min(self.source.earliest_done());
             }
         }
-        if any {
+        if n > 0 {
+            self.stats.events += n;
             self.last_t = self.now;
         }
         Ok(end)
