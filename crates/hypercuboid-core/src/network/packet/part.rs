@@ -492,7 +492,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         } else {
             now
         };
-        let (lat, ser_full) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
+        let ip = &self.inp[port];
+        let (lat, ser_full, router) = (ip.lat as Time, ip.ser as Time, ip.router as usize);
         let mut at = now;
         loop {
             self.nics[e].credits -= 1;
@@ -506,7 +507,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             let ser = self.ser_of(pid, ser_full);
             // Store and forward: the switch starts on the packet once its tail is in.
             let arrive = at + lat + self.switch + if self.saf { ser } else { 0 };
-            self.pk[pid as usize] = Packet {
+            let mut p = Packet {
                 gen,
                 t: arrive,
                 dst,
@@ -514,6 +515,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 inter_hops: INTER_NONE,
                 out_vc: OUT_NONE,
             };
+            self.route_ahead(&mut p, router, true);
+            self.pk[pid as usize] = p;
             self.stats.injected += 1;
             self.stats.in_flight += 1;
             self.arrive_linked(port, 0, pid, arrive);
@@ -625,6 +628,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 self.free.push(pid);
             } else {
                 p.next = NONE;
+                let r = self.inp[peer].router as usize;
+                self.route_ahead(&mut p, r, false);
                 self.pk[pid as usize] = p;
                 self.arrive_linked(peer, vc, pid, movable);
             }
@@ -827,6 +832,22 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.min_wire,
             self.wire_bytes,
         )
+    }
+
+    /// Routes packet `p`, which enters an input of router `r` (`source`: it has just been
+    /// injected), if the decision there draws nothing and reads no buffer
+    /// ([`Decider::route_fixed`]): the same decision as at its crossing, taken before it, so
+    /// that the crossing finds the output port in the packet and loads the output's block
+    /// without first walking the routing tables (whose misses here are not on the path of the
+    /// crossing's loads). Otherwise `p` stays unrouted (`OUT_NONE`) and is routed at its
+    /// crossing ([`Part::route`]).
+    #[inline(always)]
+    fn route_ahead(&self, p: &mut Packet, r: usize, source: bool) {
+        debug_assert_eq!(p.out(), OUT_NONE);
+        let dr = self.ep_router[p.dst as usize] as usize;
+        if let Some((out, vc)) = self.decide.route_fixed(self.r, r, dr, source, p) {
+            p.set_out(out, vc);
+        }
     }
 
     /// Sets the output port and VC of packet `p`, whose head is at router `r`; `source`

@@ -727,6 +727,17 @@ impl Routes {
         }
     }
 
+    /// The one local port of `router` on a minimal path toward target router `t` (which must
+    /// carry endpoints): `Some(j)` when [`Routes::min_ports`] is `[j]`, `None` when there are
+    /// several or none (`router == t`). One load of the first-port table, no slice: what the
+    /// packet engine asks of a hop whose choice draws nothing.
+    #[inline(always)]
+    pub fn single_min_port(&self, router: usize, t: usize) -> Option<u16> {
+        let ti = self.target_idx[t];
+        let f = self.mn_first[router * self.targets.len() + ti as usize];
+        (f < EMPTY).then_some(f)
+    }
+
     /// Global id of local port `j` of `router`.
     #[inline]
     pub fn port(&self, router: usize, j: usize) -> usize {
