@@ -359,8 +359,31 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     /// A credit of input `i`, VC `vc`, is on its way back to the upstream output (or
     /// endpoint) and arrives at `tc`: queued on the input's ring, and the upstream woken at
     /// `tc` if it waits for this VC.
-    #[inline]
+    ///
+    /// Inlined into the crossing: the usual case (room on the ring, nobody waiting) is a
+    /// store and two counters; a full ring or a waiting upstream takes
+    /// [`Part::credit_returns_slow`].
+    #[inline(always)]
     pub(super) fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
+        let k = self.k;
+        let Part { inp, cret, .. } = self;
+        let ip = &mut inp[i];
+        let len = ip.cret_len as usize;
+        if len == k || ip.up_wait & (1 << vc) != 0 {
+            return self.credit_returns_slow(i, vc, tc);
+        }
+        let mut slot = ip.cret_head as usize + len;
+        if slot >= k {
+            slot -= k;
+        }
+        ip.cret_len += 1;
+        cret[i * k + slot] = (tc << 5) | vc as u64;
+    }
+
+    /// [`Part::credit_returns`] with a full ring (applied first) or an upstream that waits.
+    #[cold]
+    #[inline(never)]
+    fn credit_returns_slow(&mut self, i: usize, vc: usize, tc: Time) {
         let k = self.k;
         if self.inp[i].cret_len as usize == k {
             self.cret_refresh(i);
