@@ -154,6 +154,24 @@ impl RouteState for Packet {
     }
 }
 
+/// Packet `pid` of the slab `pk`, without a bounds check: for the ids the handlers take
+/// from a queue (`pid < pk.len()`: every id in a queue or on its way between two came from
+/// [`Part::alloc`], and the slab never shrinks).
+#[inline(always)]
+pub(super) fn slot(pk: &[Packet], pid: u32) -> &Packet {
+    debug_assert!((pid as usize) < pk.len(), "packet {pid} outside the slab");
+    // SAFETY: `pid < pk.len()` by the invariant above (checked in debug builds).
+    unsafe { pk.get_unchecked(pid as usize) }
+}
+
+/// [`slot`], mutable.
+#[inline(always)]
+pub(super) fn slot_mut(pk: &mut [Packet], pid: u32) -> &mut Packet {
+    debug_assert!((pid as usize) < pk.len(), "packet {pid} outside the slab");
+    // SAFETY: `pid < pk.len()` by the invariant of `slot` (checked in debug builds).
+    unsafe { pk.get_unchecked_mut(pid as usize) }
+}
+
 /// An input VC: a FIFO of packets linked through `Packet::next`. 20 bytes (packed to 4-byte
 /// alignment), so that a port with 4 VCs fits in two cache lines.
 #[derive(Clone, Copy)]
@@ -345,7 +363,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             iq.head = pid;
             iq.head_t = t;
         } else {
-            let p = &mut self.pk[iq.tail as usize];
+            let p = slot_mut(&mut self.pk, iq.tail);
             p.next = pid;
             p.t = t;
         }
