@@ -862,7 +862,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     /// crossing's loads). Otherwise `p` stays unrouted (`OUT_NONE`) and is routed at its
     /// crossing ([`Part::route`]).
     #[inline(always)]
-    fn route_ahead(&self, p: &mut Packet, r: usize, source: bool) {
+    pub(super) fn route_ahead(&self, p: &mut Packet, r: usize, source: bool) {
         debug_assert_eq!(p.out(), OUT_NONE);
         let dr = self.ep_router[p.dst as usize] as usize;
         if let Some((out, vc)) = self.decide.route_fixed(self.r, r, dr, source, p) {

@@ -346,10 +346,15 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         (ip.cret_len > 0).then(|| self.cret[i * self.k + ip.cret_head as usize] >> 5)
     }
 
-    /// Packet `pid` enters input `i`, VC `vc`; its head may cross the switch at `t`.
+    /// Packet `pid`, from another part and not routed yet, enters input `i`, VC `vc`; its
+    /// head may cross the switch at `t`. Routed here if its decision is fixed
+    /// ([`Part::route_ahead`]), as a packet from this part is when it is sent.
     #[inline]
     pub(super) fn arrive(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
-        self.pk[pid as usize].next = NONE;
+        let mut p = *slot(&self.pk, pid);
+        p.next = NONE;
+        self.route_ahead(&mut p, self.inp[i].router as usize, false);
+        *slot_mut(&mut self.pk, pid) = p;
         self.arrive_linked(i, vc, pid, t);
     }
 
