@@ -83,6 +83,25 @@ impl Decider {
         self.pick_among(routes, occ, rng, r, ports)
     }
 
+    /// [`Decider::pick`] among the minimal ports of router `r` toward target router `t`
+    /// (another router with endpoints): a single one from one load of the first-port table
+    /// ([`Routes::single_min_port`]), without building the list.
+    #[inline(always)]
+    fn pick_toward(
+        &self,
+        routes: &Routes,
+        occ: &[u32],
+        rng: &mut SplitMix64,
+        r: usize,
+        t: usize,
+    ) -> u16 {
+        debug_assert_ne!(r, t);
+        match routes.single_min_port(r, t) {
+            Some(j) => j,
+            None => self.pick_among(routes, occ, rng, r, routes.min_ports(r, t)),
+        }
+    }
+
     /// [`Decider::pick`] among two ports or more.
     #[inline(never)]
     fn pick_among(
@@ -158,7 +177,7 @@ impl Decider {
                     p.set_indirect();
                 }
                 Algorithm::Ugal | Algorithm::UgalThreshold => {
-                    let jm = self.pick(routes, occ, rng, r, routes.min_ports(r, dr));
+                    let jm = self.pick_toward(routes, occ, rng, r, dr);
                     let qm = occ[routes.port(r, jm as usize)];
                     let below = self.algorithm == Algorithm::UgalThreshold
                         && (qm as f64) < self.threshold_pkts;
@@ -168,7 +187,7 @@ impl Decider {
                         let mut best = qm as f64;
                         for _ in 0..self.candidates {
                             let x = Self::intermediate(routes, rng, r, dr);
-                            let j = self.pick(routes, occ, rng, r, routes.min_ports(r, x));
+                            let j = self.pick_toward(routes, occ, rng, r, x);
                             let q = occ[routes.port(r, j as usize)];
                             let li = routes.dist(r, x) + routes.dist(x, dr);
                             let cost = routes.ugal_factor(li, lm) * q as f64;
@@ -204,7 +223,7 @@ impl Decider {
                 Some(x) if !passed => x as usize,
                 _ => dr,
             };
-            let j = self.pick(routes, occ, rng, r, routes.min_ports(r, target));
+            let j = self.pick_toward(routes, occ, rng, r, target);
             (
                 routes.port(r, j as usize) as u32,
                 self.scheme.vc(p.hops(), passed),
