@@ -25,8 +25,8 @@
 //! reaches the endpoint.
 
 use super::ports::{
-    prefetch, prefetch_block, InPort, Nic, OutPort, OutQ, Packet, EMPTY_IN, F_INDIRECT, INTER_NONE,
-    OUT_NONE,
+    prefetch, prefetch_block, slot, slot_mut, InPort, Nic, OutPort, OutQ, Packet, EMPTY_IN,
+    F_INDIRECT, INTER_NONE, OUT_NONE,
 };
 use super::queue::Wheel;
 use super::report::Stats;
@@ -126,6 +126,24 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     /// endpoint), so that events at one time go kind by kind, port by port.
     in_code: u32,
     nic_code: u32,
+}
+
+/// Entry `o` of a column with one entry per port (`outp`, `occ`, `down`), without a bounds
+/// check: for the output port a packet was routed to (`o < num_ports`: routing returns ports
+/// of [`Routes`], and those columns have an entry for each).
+#[inline(always)]
+fn port_at<T>(col: &[T], o: usize) -> &T {
+    debug_assert!(o < col.len(), "port {o} of {}", col.len());
+    // SAFETY: `o < col.len()` by the invariant above (checked in debug builds).
+    unsafe { col.get_unchecked(o) }
+}
+
+/// [`port_at`], mutable.
+#[inline(always)]
+fn port_at_mut<T>(col: &mut [T], o: usize) -> &mut T {
+    debug_assert!(o < col.len(), "port {o} of {}", col.len());
+    // SAFETY: `o < col.len()` by the invariant of `port_at` (checked in debug builds).
+    unsafe { col.get_unchecked_mut(o) }
 }
 
 impl<'n, const V: usize, S: Source> Part<'n, V, S> {
@@ -507,7 +525,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         } else {
             now
         };
-        let (lat, ser_full) = (self.inp[port].lat as Time, self.inp[port].ser as Time);
+        let ip = &self.inp[port];
+        let (lat, ser_full, router) = (ip.lat as Time, ip.ser as Time, ip.router as usize);
         let mut at = now;
         loop {
             self.nics[e].credits -= 1;
@@ -521,7 +540,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             let ser = self.ser_of(pid, ser_full);
             // Store and forward: the switch starts on the packet once its tail is in.
             let arrive = at + lat + self.switch + if self.saf { ser } else { 0 };
-            self.pk[pid as usize] = Packet {
+            let mut p = Packet {
                 gen,
                 t: arrive,
                 dst,
@@ -529,6 +548,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 inter_hops: INTER_NONE,
                 out_vc: OUT_NONE,
             };
+            self.route_ahead(&mut p, router, true);
+            self.pk[pid as usize] = p;
             self.stats.injected += 1;
             self.stats.in_flight += 1;
             self.arrive_linked(port, 0, pid, arrive);
@@ -608,7 +629,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         let ser = self.ser_of(pid, ser);
         // The packet leaves output VC (o, vc): one borrow of each column for the pop, the
         // link and the credit.
-        let mut p = self.pk[pid as usize];
+        let mut p = *slot(&self.pk, pid);
         let (remote, peer_part) = {
             let op = &mut self.outp[o];
             let oq = &mut op.q[vc];
@@ -640,7 +661,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 self.free.push(pid);
             } else {
                 p.next = NONE;
-                self.pk[pid as usize] = p;
+                let r = self.inp[peer].router as usize;
+                self.route_ahead(&mut p, r, false);
+                *slot_mut(&mut self.pk, pid) = p;
                 self.arrive_linked(peer, vc, pid, movable);
             }
         }
@@ -727,19 +750,21 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 wake = wake.min(arrived);
                 continue;
             }
-            let mut p = self.pk[pid as usize];
+            let mut p = *slot(&self.pk, pid);
             if p.out() == OUT_NONE {
                 self.route(&mut p, router, ep);
-                self.pk[pid as usize] = p;
+                *slot_mut(&mut self.pk, pid) = p;
             }
-            let (o, ovc) = (p.out() as usize, p.vc());
+            // `% V`: the VC is below V (a mask, as V is a power of two: no bounds check).
+            let (o, ovc) = (p.out() as usize, p.vc() % V);
+            debug_assert_eq!(ovc, p.vc());
             // The input this packet enters next, when its output is idle and it goes on at
             // once: loaded alongside the output's block rather than after it.
-            let d = self.down[o];
+            let d = *port_at(&self.down, o);
             if d != NONE {
                 prefetch_block(&self.inp[d as usize]);
             }
-            let op = &self.outp[o];
+            let op = port_at(&self.outp, o);
             let cap = if op.ep { self.cap_ep } else { self.cap_vc };
             if op.q[ovc].len >= cap {
                 self.inp[i].blocked |= 1 << vc;
@@ -772,19 +797,19 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 ip.busy = now + ser_in;
                 ip.rr = (vc + 1) as u8;
                 let (up_remote, up_part) = (ip.up_remote, ip.up_part);
-                pk[pid as usize].next = NONE;
-                let oq = &mut outp[o].q[ovc];
+                slot_mut(pk, pid).next = NONE;
+                let oq = &mut port_at_mut(outp, o).q[ovc];
                 if oq.len == 0 {
                     oq.head = pid;
                     oq.head_t = ready;
                 } else {
-                    let t = &mut pk[oq.tail as usize];
+                    let t = slot_mut(pk, oq.tail);
                     t.next = pid;
                     t.t = ready;
                 }
                 oq.tail = pid;
                 oq.len += 1;
-                occ[o] += 1;
+                *port_at_mut(occ, o) += 1;
                 (up_remote, up_part)
             };
             // The slot frees when the tail has left; the credit arrives a latency later (and
@@ -842,6 +867,22 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             self.min_wire,
             self.wire_bytes,
         )
+    }
+
+    /// Routes packet `p`, which enters an input of router `r` (`source`: it has just been
+    /// injected), if the decision there draws nothing and reads no buffer
+    /// ([`Decider::route_fixed`]): the same decision as at its crossing, taken before it, so
+    /// that the crossing finds the output port in the packet and loads the output's block
+    /// without first walking the routing tables (whose misses here are not on the path of the
+    /// crossing's loads). Otherwise `p` stays unrouted (`OUT_NONE`) and is routed at its
+    /// crossing ([`Part::route`]).
+    #[inline(always)]
+    pub(super) fn route_ahead(&self, p: &mut Packet, r: usize, source: bool) {
+        debug_assert_eq!(p.out(), OUT_NONE);
+        let dr = self.ep_router[p.dst as usize] as usize;
+        if let Some((out, vc)) = self.decide.route_fixed(self.r, r, dr, source, p) {
+            p.set_out(out, vc);
+        }
     }
 
     /// Sets the output port and VC of packet `p`, whose head is at router `r`; `source`

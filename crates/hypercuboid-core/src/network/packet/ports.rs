@@ -154,6 +154,24 @@ impl RouteState for Packet {
     }
 }
 
+/// Packet `pid` of the slab `pk`, without a bounds check: for the ids the handlers take
+/// from a queue (`pid < pk.len()`: every id in a queue or on its way between two came from
+/// [`Part::alloc`], and the slab never shrinks).
+#[inline(always)]
+pub(super) fn slot(pk: &[Packet], pid: u32) -> &Packet {
+    debug_assert!((pid as usize) < pk.len(), "packet {pid} outside the slab");
+    // SAFETY: `pid < pk.len()` by the invariant above (checked in debug builds).
+    unsafe { pk.get_unchecked(pid as usize) }
+}
+
+/// [`slot`], mutable.
+#[inline(always)]
+pub(super) fn slot_mut(pk: &mut [Packet], pid: u32) -> &mut Packet {
+    debug_assert!((pid as usize) < pk.len(), "packet {pid} outside the slab");
+    // SAFETY: `pid < pk.len()` by the invariant of `slot` (checked in debug builds).
+    unsafe { pk.get_unchecked_mut(pid as usize) }
+}
+
 /// An input VC: a FIFO of packets linked through `Packet::next`. 20 bytes (packed to 4-byte
 /// alignment), so that a port with 4 VCs fits in two cache lines.
 #[derive(Clone, Copy)]
@@ -328,10 +346,15 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         (ip.cret_len > 0).then(|| self.cret[i * self.k + ip.cret_head as usize] >> 5)
     }
 
-    /// Packet `pid` enters input `i`, VC `vc`; its head may cross the switch at `t`.
+    /// Packet `pid`, from another part and not routed yet, enters input `i`, VC `vc`; its
+    /// head may cross the switch at `t`. Routed here if its decision is fixed
+    /// ([`Part::route_ahead`]), as a packet from this part is when it is sent.
     #[inline]
     pub(super) fn arrive(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
-        self.pk[pid as usize].next = NONE;
+        let mut p = *slot(&self.pk, pid);
+        p.next = NONE;
+        self.route_ahead(&mut p, self.inp[i].router as usize, false);
+        *slot_mut(&mut self.pk, pid) = p;
         self.arrive_linked(i, vc, pid, t);
     }
 
@@ -345,7 +368,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             iq.head = pid;
             iq.head_t = t;
         } else {
-            let p = &mut self.pk[iq.tail as usize];
+            let p = slot_mut(&mut self.pk, iq.tail);
             p.next = pid;
             p.t = t;
         }
@@ -359,8 +382,31 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     /// A credit of input `i`, VC `vc`, is on its way back to the upstream output (or
     /// endpoint) and arrives at `tc`: queued on the input's ring, and the upstream woken at
     /// `tc` if it waits for this VC.
-    #[inline]
+    ///
+    /// Inlined into the crossing: the usual case (room on the ring, nobody waiting) is a
+    /// store and two counters; a full ring or a waiting upstream takes
+    /// [`Part::credit_returns_slow`].
+    #[inline(always)]
     pub(super) fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
+        let k = self.k;
+        let Part { inp, cret, .. } = self;
+        let ip = &mut inp[i];
+        let len = ip.cret_len as usize;
+        if len == k || ip.up_wait & (1 << vc) != 0 {
+            return self.credit_returns_slow(i, vc, tc);
+        }
+        let mut slot = ip.cret_head as usize + len;
+        if slot >= k {
+            slot -= k;
+        }
+        ip.cret_len += 1;
+        cret[i * k + slot] = (tc << 5) | vc as u64;
+    }
+
+    /// [`Part::credit_returns`] with a full ring (applied first) or an upstream that waits.
+    #[cold]
+    #[inline(never)]
+    fn credit_returns_slow(&mut self, i: usize, vc: usize, tc: Time) {
         let k = self.k;
         if self.inp[i].cret_len as usize == k {
             self.cret_refresh(i);

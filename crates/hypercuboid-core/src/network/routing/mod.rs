@@ -727,6 +727,17 @@ impl Routes {
         }
     }
 
+    /// The one local port of `router` on a minimal path toward target router `t` (which must
+    /// carry endpoints): `Some(j)` when [`Routes::min_ports`] is `[j]`, `None` when there are
+    /// several or none (`router == t`). One load of the first-port table, no slice: what the
+    /// packet engine asks of a hop whose choice draws nothing.
+    #[inline(always)]
+    pub fn single_min_port(&self, router: usize, t: usize) -> Option<u16> {
+        let ti = self.target_idx[t];
+        let f = self.mn_first[router * self.targets.len() + ti as usize];
+        (f < EMPTY).then_some(f)
+    }
+
     /// Global id of local port `j` of `router`.
     #[inline]
     pub fn port(&self, router: usize, j: usize) -> usize {
@@ -791,6 +802,58 @@ impl Routes {
             "ratio"
         } else {
             "const"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::generate;
+
+    #[test]
+    fn first_ports_are_the_minimal_ports() {
+        // Several minimal ports on most hops (fat tree, torus) and mostly one (Slim Fly,
+        // dragonfly): `min_ports` and `single_min_port` against the ports computed from the
+        // distances and the adjacency directly, on every (router, target).
+        for topo in [
+            "slimfly:q=5",
+            "fattree:k=4,levels=3",
+            "torus:dims=4x4",
+            "dragonfly:p=2",
+        ] {
+            let topo = generate(topo).unwrap();
+            let routes = Routes::new(&topo, &RoutingSpec::parse("min").unwrap()).unwrap();
+            let (mut singles, mut multis) = (0, 0);
+            for x in 0..routes.num_routers() {
+                let nbrs = topo.neighbors(x);
+                for &t in routes.targets() {
+                    let t = t as usize;
+                    let want: Vec<u16> = if x == t {
+                        Vec::new()
+                    } else {
+                        let dx = routes.dist(x, t);
+                        (0..nbrs.len() as u16)
+                            .filter(|&j| routes.dist(nbrs[j as usize] as usize, t) + 1 == dx)
+                            .collect()
+                    };
+                    assert_eq!(routes.min_ports(x, t), &want[..], "router {x}, target {t}");
+                    let single = (want.len() == 1).then(|| want[0]);
+                    assert_eq!(
+                        routes.single_min_port(x, t),
+                        single,
+                        "router {x}, target {t}"
+                    );
+                    singles += single.is_some() as usize;
+                    multis += (want.len() > 1) as usize;
+                }
+            }
+            assert!(singles > 0, "{}: no single minimal port", topo.name());
+            assert!(
+                multis > 0 || topo.name().starts_with("slimfly"),
+                "{}: no router with several minimal ports",
+                topo.name()
+            );
         }
     }
 }
