@@ -24,9 +24,10 @@ use super::watchdog::{deadlock, period, stalled, wait_cycle};
 use super::NEVER;
 use crate::network::NetworkError;
 use crate::units::Time;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 /// What a thread of a parallel run found when it stopped.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -92,43 +93,101 @@ impl<T> Shared<T> {
 
 /// A barrier that a thread leaving by a panic opens for good, so that the others panic too
 /// instead of waiting forever.
+///
+/// A window is short (a few hundred microseconds of work per thread on the seed's network,
+/// thousands of windows a run), and on an otherwise idle machine the threads arrive within
+/// microseconds of each other, so a waiter first spins on the generation, then sleeps on a
+/// condition variable. Sleeping at once costs each window two futex calls and the wake-up of
+/// a sleeping core; spinning for long burns a core that the awaited thread needs when the
+/// machine runs other work. So the spin adapts: a waiter released while it spins lets the
+/// next ones spin up to twice its wait (at most [`Barrier::SPIN_MAX`]), one that had to sleep
+/// halves the spin (down to [`Barrier::SPIN_MIN`]). Only timing depends on it, never a result.
 struct Barrier {
     n: usize,
-    state: Mutex<(usize, u64, bool)>,
+    /// Threads arrived in the current generation.
+    arrived: AtomicUsize,
+    /// Completed generations.
+    generation: AtomicU64,
+    /// Set for good when a thread failed.
+    poisoned: AtomicBool,
+    /// How long a waiter spins before it sleeps (ns).
+    spin: AtomicU64,
+    /// Where waiters sleep once their spin is over.
+    sleep: Mutex<()>,
     cv: Condvar,
 }
 
 impl Barrier {
+    /// The bounds of the spin (ns).
+    const SPIN_MIN: u64 = 2_000;
+    const SPIN_MAX: u64 = 200_000;
+
     fn new(n: usize) -> Barrier {
         Barrier {
             n,
-            state: Mutex::new((0, 0, false)),
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            poisoned: AtomicBool::new(false),
+            spin: AtomicU64::new(Self::SPIN_MIN * 8),
+            sleep: Mutex::new(()),
             cv: Condvar::new(),
         }
     }
 
-    /// Waits until all `n` threads have arrived.
+    /// Waits until all `n` threads have arrived. What a thread wrote before its `wait` is
+    /// visible to every thread after theirs.
     fn wait(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        assert!(!st.2, "another simulation thread failed");
-        st.0 += 1;
-        if st.0 == self.n {
-            st.0 = 0;
-            st.1 += 1;
+        let generation = self.generation.load(Acquire);
+        self.check();
+        if self.arrived.fetch_add(1, AcqRel) + 1 == self.n {
+            self.arrived.store(0, Relaxed);
+            self.generation.store(generation + 1, Release);
+            // Wakes the sleepers; one that checked the generation before the store above
+            // holds the lock until it sleeps, so it is woken.
+            drop(self.sleep.lock().unwrap_or_else(|e| e.into_inner()));
             self.cv.notify_all();
             return;
         }
-        let generation = st.1;
-        while st.1 == generation && !st.2 {
-            st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        let start = Instant::now();
+        let limit = self.spin.load(Relaxed);
+        let mut spins = 0u32;
+        while self.generation.load(Acquire) == generation {
+            self.check();
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if !spins.is_multiple_of(64) {
+                continue;
+            }
+            let waited = start.elapsed().as_nanos() as u64;
+            if waited < limit {
+                continue;
+            }
+            self.spin.store((limit / 2).max(Self::SPIN_MIN), Relaxed);
+            let mut g = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            while self.generation.load(Acquire) == generation {
+                self.check();
+                g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+            return;
         }
-        assert!(!st.2, "another simulation thread failed");
+        let waited = start.elapsed().as_nanos() as u64;
+        if 2 * waited > limit {
+            self.spin.store((2 * waited).min(Self::SPIN_MAX), Relaxed);
+        }
+    }
+
+    /// Panics if another thread failed.
+    fn check(&self) {
+        assert!(
+            !self.poisoned.load(Relaxed),
+            "another simulation thread failed"
+        );
     }
 
     /// Opens the barrier for good (a thread failed).
     fn poison(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.2 = true;
+        self.poisoned.store(true, Relaxed);
+        drop(self.sleep.lock().unwrap_or_else(|e| e.into_inner()));
         self.cv.notify_all();
     }
 }
@@ -314,5 +373,65 @@ pub(super) fn advance_parts<const V: usize, S: Source>(
                 *next_check = t + period(watchdog);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every thread sees what every other wrote before the barrier of a generation, over
+    /// generations where the threads arrive together (released while spinning) and where one
+    /// is late by a millisecond (the others sleep); the spin stays within its bounds.
+    #[test]
+    fn the_barrier_shows_each_generation_to_every_thread() {
+        const N: usize = 3;
+        const ROUNDS: usize = 400;
+        let b = Barrier::new(N);
+        let slots: [Vec<AtomicUsize>; 2] =
+            std::array::from_fn(|_| (0..N).map(|_| AtomicUsize::new(usize::MAX)).collect());
+        std::thread::scope(|sc| {
+            for me in 0..N {
+                let (b, slots) = (&b, &slots);
+                sc.spawn(move || {
+                    for round in 0..ROUNDS {
+                        if round % 50 == me {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                        slots[round & 1][me].store(round, Relaxed);
+                        b.wait();
+                        for s in &slots[round & 1] {
+                            assert_eq!(s.load(Relaxed), round, "thread {me}, round {round}");
+                        }
+                        let spin = b.spin.load(Relaxed);
+                        assert!((Barrier::SPIN_MIN..=Barrier::SPIN_MAX).contains(&spin));
+                    }
+                });
+            }
+        });
+        assert_eq!(b.generation.load(Relaxed), ROUNDS as u64);
+        assert_eq!(b.arrived.load(Relaxed), 0);
+    }
+
+    /// A thread asleep in the barrier is woken when another fails, and fails too; a poisoned
+    /// barrier lets no thread through.
+    #[test]
+    fn a_poisoned_barrier_wakes_its_sleepers() {
+        let b = Barrier::new(2);
+        let err = std::thread::scope(|sc| {
+            let waiter = sc.spawn(|| b.wait());
+            // Past the longest spin: the waiter sleeps on the condition variable.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            b.poison();
+            waiter.join().expect_err("the waiter fails")
+        });
+        let msg = err
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| err.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert_eq!(msg, "another simulation thread failed");
+        let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.wait()));
+        assert!(again.is_err(), "a poisoned barrier lets no thread through");
     }
 }
