@@ -444,13 +444,35 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     fn prefetch_ahead(&self) {
         const FAR: usize = 12;
         const NEAR: usize = 6;
+        const MID: usize = 3;
         // One bound check for both look-aheads but in a batch's last `FAR` events.
         let ahead = self.wheel.ahead();
         if let Some(&w) = ahead.get(FAR) {
             self.prefetch_far(w as u32);
             self.prefetch_near(ahead[NEAR] as u32);
+            self.prefetch_routed(ahead[MID] as u32);
         } else if let Some(&w) = ahead.get(NEAR) {
             self.prefetch_near(w as u32);
+            self.prefetch_routed(ahead[MID] as u32);
+        } else if let Some(&w) = ahead.get(MID) {
+            self.prefetch_routed(w as u32);
+        }
+    }
+
+    /// [`Part::prefetch_ahead`] of a crossing `c` a few events ahead: the output block its
+    /// head packet was routed to when it entered the input (`route_ahead`), which the
+    /// crossing reads next (its head packet was prefetched at `NEAR`).
+    #[inline(always)]
+    fn prefetch_routed(&self, c: u32) {
+        if c < self.in_code || c >= self.nic_code {
+            return;
+        }
+        let ip = &self.inp[(c - self.in_code) as usize];
+        if let Some(q) = ip.q.iter().find(|q| q.head != NONE) {
+            let out = self.pk[q.head as usize].out();
+            if out != OUT_NONE {
+                prefetch_block(&self.outp[out as usize]);
+            }
         }
     }
 
