@@ -120,18 +120,26 @@ impl Wheel {
         // After the current bucket and within the span: 1 <= b - cur <= mask.
         if b.wrapping_sub(self.cur + 1) < self.mask {
             let h = self.heads[(b & self.mask) as usize];
-            if h.t0 == t {
-                let w = h.bits as usize + (code >> 6) as usize;
-                let m = 1u64 << (code & 63);
-                let word = self.maps[w];
-                if word & m == 0 {
-                    self.maps[w] = word | m;
-                    self.maps[h.sum as usize + (code >> 12) as usize] |= 1u64 << ((code >> 6) & 63);
-                    return;
-                }
+            if h.t0 == t && self.mark(h, code) {
+                return;
             }
         }
         self.push_slow(t, code);
+    }
+
+    /// Sets `code`'s bit in the bitmap of head `h` (and its word's bit in the summary); false,
+    /// changing nothing, when the bit is set already (the event goes to the bucket's list).
+    #[inline(always)]
+    fn mark(&mut self, h: Head, code: u32) -> bool {
+        let w = h.bits as usize + (code >> 6) as usize;
+        let m = 1u64 << (code & 63);
+        let word = self.maps[w];
+        if word & m != 0 {
+            return false;
+        }
+        self.maps[w] = word | m;
+        self.maps[h.sum as usize + (code >> 12) as usize] |= 1u64 << ((code >> 6) & 63);
+        true
     }
 
     /// [`Wheel::push`] of an event its bucket's bitmap does not take: one in the current
@@ -175,14 +183,8 @@ impl Wheel {
                 self.heads[slot] = h;
             }
         }
-        if h.t0 == t {
-            let w = h.bits as usize + (code >> 6) as usize;
-            let m = 1u64 << (code & 63);
-            if self.maps[w] & m == 0 {
-                self.maps[w] |= m;
-                self.maps[h.sum as usize + (code >> 12) as usize] |= 1u64 << ((code >> 6) & 63);
-                return;
-            }
+        if h.t0 == t && self.mark(h, code) {
+            return;
         }
         let off = t & ((1u64 << self.shift) - 1);
         self.rest[slot].push((off << 32) | code as u64);
@@ -209,26 +211,28 @@ impl Wheel {
     pub fn pop_before(&mut self, end: Time) -> Option<(Time, u32)> {
         if self.late.is_empty() {
             if let Some(&w) = self.batch.get(self.pos) {
-                let t = (self.cur << self.shift) | (w >> 32);
+                let (t, code) = self.event(w);
                 if t >= end {
                     return None;
                 }
                 self.pos += 1;
-                return Some((t, w as u32));
+                return Some((t, code));
             }
         }
         self.pop_slow(end)
     }
 
+    /// The event `(time, code)` of batch word `w` (`(offset within bucket) << 32 | code`, of
+    /// the current bucket).
+    #[inline(always)]
+    fn event(&self, w: u64) -> (Time, u32) {
+        ((self.cur << self.shift) | (w >> 32), w as u32)
+    }
+
     /// [`Wheel::pop_before`] when events wait in `late` or the batch is used up.
     fn pop_slow(&mut self, end: Time) -> Option<(Time, u32)> {
         loop {
-            let from_batch = self.batch.get(self.pos).map(|&w| {
-                (
-                    (self.cur << self.shift) | (w >> 32),
-                    (w & 0xffff_ffff) as u32,
-                )
-            });
+            let from_batch = self.batch.get(self.pos).map(|&w| self.event(w));
             let ev = match (from_batch, self.late.peek()) {
                 (Some(b), Some(&Reverse(l))) if l < b => {
                     if l.0 >= end {
@@ -266,10 +270,7 @@ impl Wheel {
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
         loop {
-            let b = self
-                .batch
-                .get(self.pos)
-                .map(|&w| (self.cur << self.shift) | (w >> 32));
+            let b = self.batch.get(self.pos).map(|&w| self.event(w).0);
             let l = self.late.peek().map(|r| r.0 .0);
             match (b, l) {
                 (Some(b), Some(l)) => return Some(b.min(l)),
