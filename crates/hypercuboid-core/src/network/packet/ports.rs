@@ -388,29 +388,18 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     /// [`Part::credit_returns_slow`].
     #[inline(always)]
     pub(super) fn credit_returns(&mut self, i: usize, vc: usize, tc: Time) {
-        let k = self.k;
-        let Part { inp, cret, .. } = self;
-        let ip = &mut inp[i];
-        let len = ip.cret_len as usize;
-        if len == k || ip.up_wait & (1 << vc) != 0 {
+        let ip = &self.inp[i];
+        if ip.cret_len as usize == self.k || ip.up_wait & (1 << vc) != 0 {
             return self.credit_returns_slow(i, vc, tc);
         }
-        let mut slot = ip.cret_head as usize + len;
-        if slot >= k {
-            slot -= k;
-        }
-        ip.cret_len += 1;
-        cret[i * k + slot] = (tc << 5) | vc as u64;
+        self.cret_push(i, vc, tc);
     }
 
-    /// [`Part::credit_returns`] with a full ring (applied first) or an upstream that waits.
-    #[cold]
-    #[inline(never)]
-    fn credit_returns_slow(&mut self, i: usize, vc: usize, tc: Time) {
+    /// Queues the credit of input `i`, VC `vc`, arriving at `tc` at the back of the input's
+    /// ring, which has room.
+    #[inline(always)]
+    fn cret_push(&mut self, i: usize, vc: usize, tc: Time) {
         let k = self.k;
-        if self.inp[i].cret_len as usize == k {
-            self.cret_refresh(i);
-        }
         let ip = &mut self.inp[i];
         debug_assert!((ip.cret_len as usize) < k, "credit ring overflow");
         let mut slot = ip.cret_head as usize + ip.cret_len as usize;
@@ -418,11 +407,22 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             slot -= k;
         }
         ip.cret_len += 1;
+        self.cret[i * k + slot] = (tc << 5) | vc as u64;
+    }
+
+    /// [`Part::credit_returns`] with a full ring (applied first) or an upstream that waits.
+    #[cold]
+    #[inline(never)]
+    fn credit_returns_slow(&mut self, i: usize, vc: usize, tc: Time) {
+        if self.inp[i].cret_len as usize == self.k {
+            self.cret_refresh(i);
+        }
+        self.cret_push(i, vc, tc);
+        let ip = &mut self.inp[i];
         let bit = 1 << vc;
         let wait = ip.up_wait & bit != 0;
         ip.up_wait &= !bit;
         let (up, ep) = (ip.peer as usize, ip.ep);
-        self.cret[i * k + slot] = (tc << 5) | vc as u64;
         if wait {
             if ep {
                 self.sched_nic(up, tc);
