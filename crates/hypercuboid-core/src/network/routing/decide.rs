@@ -209,24 +209,17 @@ impl Decider {
                 }
             }
         }
-        let inter = p.intermediate();
-        if let Some(x) = inter {
-            if !p.passed() && r == x as usize {
-                p.set_passed();
-            }
+        let hop = Hop::of(r, dr, p);
+        if hop.reach {
+            p.set_passed();
         }
-        let passed = p.passed();
-        if r == dr && (inter.is_none() || passed) {
+        if hop.target == r {
             (routes.endpoint_port(p.dst() as usize) as u32, 0)
         } else {
-            let target = match inter {
-                Some(x) if !passed => x as usize,
-                _ => dr,
-            };
-            let j = self.pick_toward(routes, occ, rng, r, target);
+            let j = self.pick_toward(routes, occ, rng, r, hop.target);
             (
                 routes.port(r, j as usize) as u32,
-                self.scheme.vc(p.hops(), passed),
+                self.scheme.vc(p.hops(), hop.passed),
             )
         }
     }
@@ -249,29 +242,53 @@ impl Decider {
         if source && r != dr && self.algorithm != Algorithm::Min {
             return None;
         }
-        let inter = p.intermediate();
-        let reach = match inter {
-            Some(x) => !p.passed() && r == x as usize,
-            None => false,
-        };
-        let passed = reach || p.passed();
-        let out = if r == dr && (inter.is_none() || passed) {
+        let hop = Hop::of(r, dr, p);
+        let out = if hop.target == r {
             (routes.endpoint_port(p.dst() as usize) as u32, 0)
         } else {
-            let target = match inter {
-                Some(x) if !passed => x as usize,
-                _ => dr,
-            };
-            let j = routes.single_min_port(r, target)?;
+            let j = routes.single_min_port(r, hop.target)?;
             (
                 routes.port(r, j as usize) as u32,
-                self.scheme.vc(p.hops(), passed),
+                self.scheme.vc(p.hops(), hop.passed),
             )
         };
-        if reach {
+        if hop.reach {
             p.set_passed();
         }
         Some(out)
+    }
+}
+
+/// What a hop past the source decision does, from the packet's state before it: the one
+/// place [`Decider::route`] and [`Decider::route_fixed`] read it.
+struct Hop {
+    /// The hop reaches the packet's intermediate router (`set_passed` is due).
+    reach: bool,
+    /// The intermediate router is behind the packet, counting this hop.
+    passed: bool,
+    /// The router to head for minimally: the intermediate router until it is passed, then
+    /// the destination's. The hop delivers when that is this router (an intermediate
+    /// router is never the target at itself: reaching it passes it).
+    target: usize,
+}
+
+impl Hop {
+    /// The hop at router `r` of packet `p`, whose destination endpoint is at router `dr`.
+    #[inline(always)]
+    fn of<P: RouteState>(r: usize, dr: usize, p: &P) -> Hop {
+        let inter = p.intermediate();
+        let reach = matches!(inter, Some(x) if !p.passed() && r == x as usize);
+        let passed = reach || p.passed();
+        let target = match inter {
+            Some(x) if !passed => x as usize,
+            _ => dr,
+        };
+        debug_assert_eq!(target == r, r == dr && (inter.is_none() || passed));
+        Hop {
+            reach,
+            passed,
+            target,
+        }
     }
 }
 

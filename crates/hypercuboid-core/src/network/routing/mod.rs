@@ -710,8 +710,7 @@ impl Routes {
     /// endpoints); empty when `router == t`.
     #[inline]
     pub fn min_ports(&self, router: usize, t: usize) -> &[u16] {
-        let ti = self.target_idx[t];
-        let f = self.mn_first[router * self.targets.len() + ti as usize];
+        let (ti, f) = self.first_entry(router, t);
         if f < EMPTY {
             let j = f as usize;
             &self.ident[j..j + 1]
@@ -733,9 +732,17 @@ impl Routes {
     /// packet engine asks of a hop whose choice draws nothing.
     #[inline(always)]
     pub fn single_min_port(&self, router: usize, t: usize) -> Option<u16> {
-        let ti = self.target_idx[t];
-        let f = self.mn_first[router * self.targets.len() + ti as usize];
+        let (_, f) = self.first_entry(router, t);
         (f < EMPTY).then_some(f)
+    }
+
+    /// The index of target router `t` among the targets, and the first-port table's entry of
+    /// (`router`, `t`): the port when it is the only minimal one, `EMPTY` when there is none,
+    /// above it when there are several.
+    #[inline(always)]
+    fn first_entry(&self, router: usize, t: usize) -> (u32, u16) {
+        let ti = self.target_idx[t];
+        (ti, self.mn_first[router * self.targets.len() + ti as usize])
     }
 
     /// Global id of local port `j` of `router`.
