@@ -437,7 +437,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     }
 
     /// Starts loading what the events a few places ahead will touch: their port block (or
-    /// endpoint) far ahead, the head packet of their first VC nearer. The engine's working
+    /// endpoint) far ahead, the head packet of their first VC nearer, and for a crossing
+    /// nearer still the output block its head packet was routed to. The engine's working
     /// set lives in the last-level cache and every event touches a few scattered lines of it,
     /// so overlapping those loads pays.
     #[inline(always)]
@@ -445,7 +446,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         const FAR: usize = 12;
         const NEAR: usize = 6;
         const MID: usize = 3;
-        // One bound check for both look-aheads but in a batch's last `FAR` events.
+        // One bound check for the three look-aheads but in a batch's last `FAR` events.
         let ahead = self.wheel.ahead();
         if let Some(&w) = ahead.get(FAR) {
             self.prefetch_far(w as u32);
