@@ -46,7 +46,7 @@ pub struct Delivery {
 ///
 /// # Stepping
 /// [`Engine::advance_to`]`(t)` handles every event before `t` (across all parts, with the
-/// parallel runner's windows ending at `t` at the latest) and returns the messages whose last
+/// parallel runner's segments ending at `t` at the latest) and returns the messages whose last
 /// packet was delivered before `t`, by delivery time, then token. A delivery is known as soon
 /// as the packet leaves the last router, a little before its time: it is held back until the
 /// engine has advanced past that time, so that what a call returns depends only on `t`, not on
@@ -470,7 +470,7 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
                 self.release_through(reached);
                 return Ok(reached);
             }
-            // Several parts: one event time at a time (a window of the parallel runner could
+            // Several parts: one event time at a time (a segment of the parallel runner could
             // pass a delivery).
             let next = self
                 .parts

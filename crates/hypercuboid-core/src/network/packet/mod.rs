@@ -47,7 +47,7 @@
 //! * `part.rs` — one part of the network and its event loop (the three events);
 //! * `ports.rs` — packets, input and output ports, VC queues, buffers, credits;
 //! * `source.rs` — the traffic sources (synthetic, exchange, external) behind one trait;
-//! * `parallel.rs` — the parallel runner: windows, mailboxes, barrier;
+//! * `parallel.rs` — the parallel runner: parts at their own pace within a lookahead, mailboxes, barriers;
 //! * `watchdog.rs` — deadlock detection;
 //! * `report.rs` — the counters of a run and the [`Report`] built from them;
 //! * `queue.rs` — the event queue, a timing wheel.

@@ -179,8 +179,14 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             };
             let remote = other != mine;
             let ser = net.serialisation(lp.bandwidth_gbps).max(1);
-            // Pending credit returns of an input port: moves within the last σ + L.
-            k = k.max(((ser + lp.latency) / ser) as usize + 3);
+            // Pending credit returns of an input port: moves within the last σ + L (and a
+            // PAUSE's reaction). A part may take in a credit from another part up to a
+            // lookahead (≤ σ + L) before the time it stands at.
+            let pause = (ser * net.switching.pause_bytes as u64)
+                .div_ceil(net.params.packet_bytes as u64 + net.switching.overhead as u64);
+            let reach = ser + lp.latency + pause;
+            let span = if remote { 2 * reach } else { reach };
+            k = k.max((span / ser) as usize + 3);
             inp.push(InPort {
                 busy: 0,
                 sched: NEVER,
@@ -373,7 +379,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         }
     }
 
-    /// Handles the events before `end`, one after the other, as a window of a run that
+    /// Handles the events before `end`, one after the other, as a slice of a run that
     /// handles every event before `until` (≥ `end`): nothing outside this part sees its
     /// state before `until`, so a NIC may inject ahead up to there. After each event,
     /// `each(self, t)` (the watchdog's look) may stop the loop with an error.

@@ -5,7 +5,7 @@
 //! each of which is blocked on a full output VC that holds no credit for the next input VC of
 //! the cycle, itself full. Such a cycle is a deadlock: the run stops with
 //! [`NetworkError::Deadlock`] naming its channels. A run of one thread looks after every
-//! event, a parallel run at the start of a window (so the time a deadlock is reported at may
+//! event, a parallel run at the start of a segment (so the time a deadlock is reported at may
 //! depend on the number of threads; whether there is one does not).
 
 use super::part::Part;
