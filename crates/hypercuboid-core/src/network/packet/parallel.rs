@@ -31,7 +31,8 @@ use super::watchdog::{deadlock, period, stalled, wait_cycle};
 use super::NEVER;
 use crate::network::NetworkError;
 use crate::units::Time;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::fence;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
@@ -79,6 +80,8 @@ struct Shared<T> {
     next: Vec<AtomicU64>,
     in_flight: Vec<AtomicI64>,
     last_delivery: Vec<AtomicU64>,
+    /// Where parts wait for another part's progress.
+    moved: Waiter,
     barrier: Barrier,
 }
 
@@ -99,22 +102,106 @@ impl<T> Shared<T> {
             next: (0..parts).map(|_| AtomicU64::new(NEVER)).collect(),
             in_flight: (0..parts).map(|_| AtomicI64::new(0)).collect(),
             last_delivery: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+            moved: Waiter::new(),
             barrier: Barrier::new(parts),
         }
     }
 }
 
-/// A barrier that a thread leaving by a panic opens for good, so that the others panic too
-/// instead of waiting forever.
+/// Where threads wait for a condition that another thread makes true: a waiter first spins,
+/// then sleeps on a condition variable until the thread that changes the condition calls
+/// [`Waiter::wake`].
 ///
-/// Two barriers end a segment, which may be short (a stepped engine advancing a little at a
-/// time), and on an otherwise idle machine the threads arrive within microseconds of each
-/// other, so a waiter first spins on the generation, then sleeps on a condition variable.
-/// Sleeping at once costs each barrier two futex calls and the wake-up of
-/// a sleeping core; spinning for long burns a core that the awaited thread needs when the
-/// machine runs other work. So the spin adapts: a waiter released while it spins lets the
-/// next ones spin up to twice its wait (at most [`Barrier::SPIN_MAX`]), one that had to sleep
-/// halves the spin (down to [`Barrier::SPIN_MIN`]). Only timing depends on it, never a result.
+/// On an otherwise idle machine the awaited change usually comes within microseconds, so a
+/// waiter spins first: sleeping at once costs two futex calls and the wake-up of a sleeping
+/// core. Spinning for long burns a core that the awaited thread needs when the machine runs
+/// other work. So the spin adapts: a waiter released while it spins lets the next ones spin
+/// up to twice its wait (at most [`Waiter::SPIN_MAX`]), one that had to sleep halves the spin
+/// (down to [`Waiter::SPIN_MIN`]). Only timing depends on it, never a result.
+struct Waiter {
+    /// How long a waiter spins before it sleeps (ns).
+    spin: AtomicU64,
+    /// Waiters asleep, or about to sleep.
+    sleepers: AtomicUsize,
+    sleep: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Waiter {
+    /// The bounds of the spin (ns).
+    const SPIN_MIN: u64 = 2_000;
+    const SPIN_MAX: u64 = 200_000;
+    /// How long a sleeper sleeps at most before it looks again (and checks for a failed
+    /// thread).
+    const NAP: std::time::Duration = std::time::Duration::from_millis(1);
+
+    fn new() -> Waiter {
+        Waiter {
+            spin: AtomicU64::new(Self::SPIN_MIN * 8),
+            sleepers: AtomicUsize::new(0),
+            sleep: Mutex::new(()),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Returns once `ready()`; calls `check` (which may panic) while it waits. What the thread
+    /// that made `ready()` true wrote before its [`Waiter::wake`] is visible on return if
+    /// `ready` reads with `Acquire` what that thread stored with `Release`.
+    fn wait_until(&self, ready: impl Fn() -> bool, check: impl Fn()) {
+        if ready() {
+            return;
+        }
+        let start = Instant::now();
+        let limit = self.spin.load(Relaxed);
+        let mut spins = 0u32;
+        while !ready() {
+            check();
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if !spins.is_multiple_of(64) || (start.elapsed().as_nanos() as u64) < limit {
+                continue;
+            }
+            self.spin.store((limit / 2).max(Self::SPIN_MIN), Relaxed);
+            let mut g = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            self.sleepers.fetch_add(1, Relaxed);
+            // Either this look sees the change, or the waker sees this sleeper (and takes the
+            // lock, which this thread holds until it sleeps, to notify it).
+            fence(SeqCst);
+            while !ready() {
+                check();
+                g = self
+                    .cv
+                    .wait_timeout(g, Self::NAP)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            self.sleepers.fetch_sub(1, Relaxed);
+            return;
+        }
+        let waited = start.elapsed().as_nanos() as u64;
+        if 2 * waited > limit {
+            self.spin.store((2 * waited).min(Self::SPIN_MAX), Relaxed);
+        }
+    }
+
+    /// Wakes the sleepers, after a change that may make their condition true (made before
+    /// this call). A fence and a load when nobody sleeps.
+    fn wake(&self) {
+        fence(SeqCst);
+        if self.sleepers.load(Relaxed) > 0 {
+            self.wake_all();
+        }
+    }
+
+    /// Wakes every sleeper.
+    fn wake_all(&self) {
+        drop(self.sleep.lock().unwrap_or_else(|e| e.into_inner()));
+        self.cv.notify_all();
+    }
+}
+
+/// A barrier that a thread leaving by a panic opens for good, so that the others panic too
+/// instead of waiting forever. Its waiters spin, then sleep ([`Waiter`]).
 struct Barrier {
     n: usize,
     /// Threads arrived in the current generation.
@@ -123,27 +210,17 @@ struct Barrier {
     generation: AtomicU64,
     /// Set for good when a thread failed.
     poisoned: AtomicBool,
-    /// How long a waiter spins before it sleeps (ns).
-    spin: AtomicU64,
-    /// Where waiters sleep once their spin is over.
-    sleep: Mutex<()>,
-    cv: Condvar,
+    waiter: Waiter,
 }
 
 impl Barrier {
-    /// The bounds of the spin (ns).
-    const SPIN_MIN: u64 = 2_000;
-    const SPIN_MAX: u64 = 200_000;
-
     fn new(n: usize) -> Barrier {
         Barrier {
             n,
             arrived: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             poisoned: AtomicBool::new(false),
-            spin: AtomicU64::new(Self::SPIN_MIN * 8),
-            sleep: Mutex::new(()),
-            cv: Condvar::new(),
+            waiter: Waiter::new(),
         }
     }
 
@@ -155,38 +232,13 @@ impl Barrier {
         if self.arrived.fetch_add(1, AcqRel) + 1 == self.n {
             self.arrived.store(0, Relaxed);
             self.generation.store(generation + 1, Release);
-            // Wakes the sleepers; one that checked the generation before the store above
-            // holds the lock until it sleeps, so it is woken.
-            drop(self.sleep.lock().unwrap_or_else(|e| e.into_inner()));
-            self.cv.notify_all();
+            self.waiter.wake();
             return;
         }
-        let start = Instant::now();
-        let limit = self.spin.load(Relaxed);
-        let mut spins = 0u32;
-        while self.generation.load(Acquire) == generation {
-            self.check();
-            std::hint::spin_loop();
-            spins = spins.wrapping_add(1);
-            if !spins.is_multiple_of(64) {
-                continue;
-            }
-            let waited = start.elapsed().as_nanos() as u64;
-            if waited < limit {
-                continue;
-            }
-            self.spin.store((limit / 2).max(Self::SPIN_MIN), Relaxed);
-            let mut g = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
-            while self.generation.load(Acquire) == generation {
-                self.check();
-                g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
-            }
-            return;
-        }
-        let waited = start.elapsed().as_nanos() as u64;
-        if 2 * waited > limit {
-            self.spin.store((2 * waited).min(Self::SPIN_MAX), Relaxed);
-        }
+        self.waiter.wait_until(
+            || self.generation.load(Acquire) != generation,
+            || self.check(),
+        );
     }
 
     /// Panics if another thread failed.
@@ -200,8 +252,7 @@ impl Barrier {
     /// Opens the barrier for good (a thread failed).
     fn poison(&self) {
         self.poisoned.store(true, Relaxed);
-        drop(self.sleep.lock().unwrap_or_else(|e| e.into_inner()));
-        self.cv.notify_all();
+        self.waiter.wake_all();
     }
 }
 
@@ -307,27 +358,17 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
         let slice = (la / SLICES).max(1);
         let mut done = start;
         let mut seen = NEVER;
-        let mut idle = 0u32;
-        let mut idle_since = None;
         while done < end {
             let others = self.others(sh, start);
             let h = others.saturating_add(la).min(end);
             if h <= done {
-                // Wait for the others' progress: spin, then, if it takes long (another
-                // process has the core the awaited part needs), yield.
-                sh.barrier.check();
-                std::hint::spin_loop();
-                idle = idle.wrapping_add(1);
-                if idle.is_multiple_of(64) {
-                    let since = *idle_since.get_or_insert_with(Instant::now);
-                    if since.elapsed().as_nanos() as u64 > YIELD_AFTER {
-                        std::thread::yield_now();
-                    }
-                }
+                // Wait for another part's progress (spinning, then asleep: `Waiter`).
+                sh.moved.wait_until(
+                    || self.others(sh, start).saturating_add(la).min(end) > done,
+                    || sh.barrier.check(),
+                );
                 continue;
             }
-            idle = 0;
-            idle_since = None;
             if others != seen {
                 self.receive(sh, spare, done);
                 seen = others;
@@ -341,6 +382,7 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
             self.now = done;
             self.send_mail(sh);
             sh.progress[me].0.store(done, Release);
+            sh.moved.wake();
             #[cfg(test)]
             tests::pace(me, done.saturating_sub(others));
         }
@@ -401,9 +443,6 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
 const SEGMENT: Time = 256;
 /// Slices a part handles its events in per lookahead, publishing its progress after each.
 const SLICES: Time = 8;
-/// How long a part waiting for the others spins before it yields its core between looks
-/// (ns).
-const YIELD_AFTER: u64 = 50_000;
 
 /// Advances the parts of a network, one thread each, `lookahead` (the smallest reach of a
 /// link between two parts: nothing one part does can affect another sooner) being the most
@@ -566,8 +605,8 @@ mod tests {
                         for s in &slots[round & 1] {
                             assert_eq!(s.load(Relaxed), round, "thread {me}, round {round}");
                         }
-                        let spin = b.spin.load(Relaxed);
-                        assert!((Barrier::SPIN_MIN..=Barrier::SPIN_MAX).contains(&spin));
+                        let spin = b.waiter.spin.load(Relaxed);
+                        assert!((Waiter::SPIN_MIN..=Waiter::SPIN_MAX).contains(&spin));
                     }
                 });
             }
