@@ -128,6 +128,14 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     nic_code: u32,
 }
 
+/// How much later than a credit a freed input slot reaches the upstream under PAUSE, on a
+/// link whose full packets take `ser`: the time of `pause_bytes` of its `wire_bytes` (0 for
+/// credits, `pause_bytes` 0).
+#[inline(always)]
+fn pause_reaction(ser: Time, pause_bytes: u64, wire_bytes: u64) -> Time {
+    (ser * pause_bytes).div_ceil(wire_bytes)
+}
+
 /// Entry `o` of a column with one entry per port (`outp`, `occ`, `down`), without a bounds
 /// check: for the output port a packet was routed to (`o < num_ports`: routing returns ports
 /// of [`Routes`], and those columns have an entry for each).
@@ -161,6 +169,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         let mut outp = Vec::with_capacity(np);
         let mut k = 2usize;
         let parts = super::num_parts(owner);
+        let pause_bytes = net.switching.pause_bytes as u64;
+        let wire_bytes = net.params.packet_bytes as u64 + net.switching.overhead as u64;
         for p in 0..np {
             let mine = owner[r.port_router(p) as usize];
             // `other`: the part of the router at the other end of the port.
@@ -182,9 +192,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             // Pending credit returns of an input port: moves within the last σ + L (and a
             // PAUSE's reaction). A part may take in a credit from another part up to a
             // lookahead (≤ σ + L) before the time it stands at.
-            let pause = (ser * net.switching.pause_bytes as u64)
-                .div_ceil(net.params.packet_bytes as u64 + net.switching.overhead as u64);
-            let reach = ser + lp.latency + pause;
+            let reach = ser + lp.latency + pause_reaction(ser, pause_bytes, wire_bytes);
             let span = if remote { 2 * reach } else { reach };
             k = k.max((span / ser) as usize + 3);
             inp.push(InPort {
@@ -255,8 +263,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             decide: Decider::new(r, pkts),
             switch: net.params.switch_latency,
             saf: net.switching.store_forward,
-            pause_bytes: net.switching.pause_bytes as u64,
-            wire_bytes: net.params.packet_bytes as u64 + net.switching.overhead as u64,
+            pause_bytes,
+            wire_bytes,
             overhead: net.switching.overhead as u64,
             min_wire: net.switching.min_wire as u64,
             cap_ep: pkts,
@@ -845,7 +853,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             // a PAUSE's reaction later under PAUSE).
             let mut tc = now + ser_in + lat as Time;
             if self.pause_bytes != 0 {
-                tc += (ser_full * self.pause_bytes).div_ceil(self.wire_bytes);
+                tc += pause_reaction(ser_full, self.pause_bytes, self.wire_bytes);
             }
             if up_remote {
                 self.out_creds[up_part as usize].push((((i as u32) << 5) | vc as u32, tc));
