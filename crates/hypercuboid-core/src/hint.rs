@@ -15,3 +15,105 @@ pub(crate) fn prefetch<T>(r: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
 }
+
+/// Large columns whose pages are worth asking the kernel to back with 2 MiB pages: at least
+/// two of them.
+const HUGE: usize = 4 << 20;
+
+/// Asks the kernel to back the not yet touched memory of `v`'s buffer with transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)` on the 2 MiB-aligned part of the buffer; Linux only, and
+/// only for buffers of 4 MiB or more). Call it between the allocation and the first write:
+/// pages already touched stay as they are. A hint: if the kernel has no transparent huge
+/// pages, or refuses, nothing changes; results never do.
+///
+/// Why: the schedule engine's per-rank columns (rank records, the model's clocks, op states)
+/// are read at random, a few lines per event. With 4 KiB pages, a column of 48 MB spans
+/// 12,288 pages, far beyond the TLB, and in a virtual machine each TLB miss is a nested page
+/// walk; a fresh process also takes one page fault per 4 KiB (docs/performance.md, "Huge
+/// pages for the per-rank columns").
+pub(crate) fn huge_pages<T>(v: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 2 << 20;
+        const MADV_HUGEPAGE: i32 = 14;
+        extern "C" {
+            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+        }
+        let bytes = v.capacity() * std::mem::size_of::<T>();
+        if bytes < HUGE {
+            return;
+        }
+        let start = v.as_ptr() as usize;
+        let lo = start.div_ceil(PAGE) * PAGE;
+        let hi = (start + bytes) / PAGE * PAGE;
+        if hi > lo {
+            // SAFETY: `[lo, hi)` lies within `v`'s allocation, which this process owns and
+            // which stays mapped while `v` lives; MADV_HUGEPAGE changes how the kernel backs
+            // the range, never its contents, and an error (no THP in this kernel) is ignored.
+            unsafe { madvise(lo as *mut std::ffi::c_void, hi - lo, MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
+/// The items of `it` (exactly `n` of them) collected into a vector whose buffer is advised
+/// for huge pages ([`huge_pages`]) before it is written.
+pub(crate) fn huge_collect<T>(n: usize, it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    huge_pages(&v);
+    v.extend(it);
+    debug_assert_eq!(v.len(), n);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `VmFlags` line of the mapping of this process that contains address `a`.
+    #[cfg(target_os = "linux")]
+    fn vm_flags(a: usize) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
+        let mut inside = false;
+        for line in smaps.lines() {
+            let head = line.split_whitespace().next().unwrap_or("");
+            if let Some((lo, hi)) = head.split_once('-') {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = lo <= a && a < hi;
+                    continue;
+                }
+            }
+            if inside && line.starts_with("VmFlags:") {
+                return line.to_string();
+            }
+        }
+        panic!("no mapping holds {a:#x}");
+    }
+
+    #[test]
+    fn huge_collect_keeps_the_items_and_advises_large_buffers() {
+        let v = huge_collect(3 << 20, (0..3u64 << 20).map(|i| i * 7));
+        assert_eq!(v.len(), 3 << 20);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 7));
+        let small = huge_collect(5, 0..5u8);
+        assert_eq!(small, [0, 1, 2, 3, 4]);
+        // The kernel marks an advised range `hg` (when it has transparent huge pages).
+        #[cfg(target_os = "linux")]
+        if std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+            let lo = (v.as_ptr() as usize).div_ceil(2 << 20) * (2 << 20);
+            assert!(
+                vm_flags(lo).split_whitespace().any(|f| f == "hg"),
+                "{}",
+                vm_flags(lo)
+            );
+            // A buffer below 4 MiB is left alone.
+            let b = huge_collect(1 << 10, 0..1u32 << 10);
+            assert!(!vm_flags(b.as_ptr() as usize)
+                .split_whitespace()
+                .any(|f| f == "hg"));
+        }
+    }
+}

@@ -323,20 +323,25 @@ pub(crate) fn run_with<M: CostModel>(
         st: model.new_state(nranks, ncpus as u16, nnics as u16),
         info,
         nranks,
-        state: vec![0; total],
+        state: {
+            let v = vec![0; total];
+            crate::hint::huge_pages(&v);
+            v
+        },
         many: FxHashMap::default(),
         q: EventQueue::new(),
         ts: 0,
         freed: Vec::new(),
         mq: MatchQueues::new(),
-        ranks: (0..nranks)
-            .map(|r| RankRec {
+        ranks: crate::hint::huge_collect(
+            nranks as usize,
+            (0..nranks).map(|r| RankRec {
                 off: s.op_offset(r),
                 last_done: 0,
                 shape: s.shape_index(r) as u32,
                 ends: Ends::EMPTY,
-            })
-            .collect(),
+            }),
+        ),
         done_ops: 0,
         messages: 0,
         noise: opts.noise.clone().filter(|n| !n.is_none()),

@@ -65,10 +65,12 @@ pub(crate) use crate::hint::prefetch;
 /// written, as a model's clocks are (an op's ready time reads them before its event sets
 /// them), then takes two page faults per page, one mapping the shared zero page at the first
 /// read and one copying it at the first write. Writing a zero into each page first makes
-/// that one fault per page.
+/// that one fault per page. A large vector's buffer is advised for huge pages first
+/// ([`crate::hint::huge_pages`]): then one fault per 2 MiB.
 pub(crate) fn written_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
     const PAGE: usize = 4096;
     let mut v = vec![T::default(); n];
+    crate::hint::huge_pages(&v);
     let step = (PAGE / std::mem::size_of::<T>().max(1)).max(1);
     for i in (0..n).step_by(step) {
         // SAFETY: `i < n`, so the pointer is to an initialised element of `v`; a volatile

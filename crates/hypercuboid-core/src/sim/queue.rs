@@ -91,6 +91,9 @@ impl EventQueue {
                 self.now.clear();
                 self.head = 0;
             }
+            if self.now.len() == self.now.capacity() {
+                grow(&mut self.now);
+            }
             match self.now.last() {
                 Some(back) if back.ts > e.ts => {
                     let i = self.head + self.now[self.head..].partition_point(|x| x.ts < e.ts);
@@ -110,6 +113,9 @@ impl EventQueue {
             if let Some(spare) = self.spare.pop() {
                 *v = spare;
             }
+        }
+        if v.len() == v.capacity() {
+            grow(v);
         }
         v.push(e);
         self.mask |= 1 << (b - 1);
@@ -203,6 +209,9 @@ impl EventQueue {
         let mut same = std::mem::take(&mut self.scratch);
         for e in v.drain(..) {
             if e.time == m {
+                if same.len() == same.capacity() {
+                    grow(&mut same);
+                }
                 same.push(e);
             } else {
                 let nb = 64 - (e.time ^ m).leading_zeros() as usize;
@@ -229,6 +238,18 @@ impl EventQueue {
             self.spare.truncate(2);
         }
     }
+}
+
+/// Doubles the capacity of a full bucket (or current batch) vector: into a new buffer advised
+/// for huge pages ([`crate::hint::huge_pages`]) before the events are copied into it (the
+/// tree's buckets hold a million events at 2^20 ranks).
+#[cold]
+#[inline(never)]
+fn grow(v: &mut Vec<Event>) {
+    let mut w = Vec::with_capacity((2 * v.len()).max(16));
+    crate::hint::huge_pages(&w);
+    w.extend_from_slice(v);
+    *v = w;
 }
 
 #[cfg(test)]
