@@ -16,8 +16,8 @@ pub(crate) fn prefetch<T>(r: &T) {
     let _ = r;
 }
 
-/// Large columns whose pages are worth asking the kernel to back with 2 MiB pages: at least
-/// two of them.
+/// The smallest buffer worth asking the kernel to back with 2 MiB pages: two of them, so that
+/// at least one 2 MiB-aligned page lies inside it.
 const HUGE: usize = 4 << 20;
 
 /// Asks the kernel to back the not yet touched memory of `v`'s buffer with transparent huge
@@ -29,8 +29,8 @@ const HUGE: usize = 4 << 20;
 /// Why: the schedule engine's per-rank columns (rank records, the model's clocks, op states)
 /// are read at random, a few lines per event. With 4 KiB pages, a column of 48 MB spans
 /// 12,288 pages, far beyond the TLB, and in a virtual machine each TLB miss is a nested page
-/// walk; a fresh process also takes one page fault per 4 KiB (docs/performance.md, "Huge
-/// pages for the per-rank columns").
+/// walk; a fresh process also takes one page fault per 4 KiB (docs/performance.md, "A new
+/// machine, and huge pages for the schedule engine").
 pub(crate) fn huge_pages<T>(v: &Vec<T>) {
     #[cfg(target_os = "linux")]
     {
