@@ -57,6 +57,16 @@ pub(crate) fn huge_pages<T>(v: &Vec<T>) {
     let _ = v;
 }
 
+/// `n` zeros (`T::default()`), in a buffer advised for huge pages ([`huge_pages`]) before it
+/// is written. For integer `T` the allocator hands out a large zeroed buffer without
+/// touching it, so the advice covers all of it (another `T` is written element by element
+/// first, and only later pages, if any, take the advice).
+pub(crate) fn huge_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
+    let v = vec![T::default(); n];
+    huge_pages(&v);
+    v
+}
+
 /// The items of `it` (exactly `n` of them) collected into a vector whose buffer is advised
 /// for huge pages ([`huge_pages`]) before it is written.
 pub(crate) fn huge_collect<T>(n: usize, it: impl Iterator<Item = T>) -> Vec<T> {

@@ -323,11 +323,7 @@ pub(crate) fn run_with<M: CostModel>(
         st: model.new_state(nranks, ncpus as u16, nnics as u16),
         info,
         nranks,
-        state: {
-            let v = vec![0; total];
-            crate::hint::huge_pages(&v);
-            v
-        },
+        state: crate::hint::huge_zeros(total),
         many: FxHashMap::default(),
         q: EventQueue::new(),
         ts: 0,

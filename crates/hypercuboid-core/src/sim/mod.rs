@@ -69,8 +69,7 @@ pub(crate) use crate::hint::prefetch;
 /// ([`crate::hint::huge_pages`]): then one fault per 2 MiB.
 pub(crate) fn written_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
     const PAGE: usize = 4096;
-    let mut v = vec![T::default(); n];
-    crate::hint::huge_pages(&v);
+    let mut v: Vec<T> = crate::hint::huge_zeros(n);
     let step = (PAGE / std::mem::size_of::<T>().max(1)).max(1);
     for i in (0..n).step_by(step) {
         // SAFETY: `i < n`, so the pointer is to an initialised element of `v`; a volatile

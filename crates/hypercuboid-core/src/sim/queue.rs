@@ -91,9 +91,7 @@ impl EventQueue {
                 self.now.clear();
                 self.head = 0;
             }
-            if self.now.len() == self.now.capacity() {
-                grow(&mut self.now);
-            }
+            make_room(&mut self.now);
             match self.now.last() {
                 Some(back) if back.ts > e.ts => {
                     let i = self.head + self.now[self.head..].partition_point(|x| x.ts < e.ts);
@@ -114,9 +112,7 @@ impl EventQueue {
                 *v = spare;
             }
         }
-        if v.len() == v.capacity() {
-            grow(v);
-        }
+        make_room(v);
         v.push(e);
         self.mask |= 1 << (b - 1);
     }
@@ -209,9 +205,7 @@ impl EventQueue {
         let mut same = std::mem::take(&mut self.scratch);
         for e in v.drain(..) {
             if e.time == m {
-                if same.len() == same.capacity() {
-                    grow(&mut same);
-                }
+                make_room(&mut same);
                 same.push(e);
             } else {
                 let nb = 64 - (e.time ^ m).leading_zeros() as usize;
@@ -237,6 +231,15 @@ impl EventQueue {
             self.spare.sort_by_key(|x| std::cmp::Reverse(x.capacity()));
             self.spare.truncate(2);
         }
+    }
+}
+
+/// Makes room for one more event in a bucket (or current batch) vector: when it is full, its
+/// capacity is doubled by [`grow`] instead of by the push itself.
+#[inline(always)]
+fn make_room(v: &mut Vec<Event>) {
+    if v.len() == v.capacity() {
+        grow(v);
     }
 }
 
