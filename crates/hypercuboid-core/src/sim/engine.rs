@@ -568,11 +568,17 @@ impl<M: CostModel> Engine<'_, M> {
 
     /// Queues the ops freed by the last event: by rank, then sends, receives, local ops, each
     /// in the order they were freed (LogGOPSim: `check_hosts` sorted, then `gnp_op_comp_func`).
-    #[inline]
+    #[inline(always)]
     fn flush(&mut self, now: Time) {
-        if self.freed.is_empty() {
-            return;
+        if !self.freed.is_empty() {
+            self.flush_freed(now);
         }
+    }
+
+    /// [`Engine::flush`] when some op was freed (out of line: an event that frees nothing,
+    /// a third of them in recursive doubling, pays no call).
+    #[inline(never)]
+    fn flush_freed(&mut self, now: Time) {
         let in_order = || {
             self.freed
                 .windows(2)
@@ -694,46 +700,68 @@ impl<M: CostModel> Engine<'_, M> {
         None
     }
 
-    #[inline]
+    #[inline(always)]
     fn dec(&mut self, rank: Rank, off: usize, si: usize, j: u32) {
         let o = &self.info[si].ops[j as usize];
+        let (ndeps, class) = (o.ndeps, o.class());
         let f = off + j as usize;
-        let free = if o.ndeps < COUNT as u32 {
+        let free = if ndeps < COUNT as u32 {
             let w = &mut self.state[f];
             *w += 1;
-            (*w & COUNT) as u32 == o.ndeps
+            (*w & COUNT) as u32 == ndeps
         } else {
-            let c = self.many.entry(f).or_insert(0);
-            *c += 1;
-            let all = *c == o.ndeps;
-            if all {
-                self.many.remove(&f);
-            }
-            all
+            self.dec_many(f, ndeps)
         };
         if free {
             self.freed.push(Freed {
                 rank,
                 op: j,
-                class: o.class(),
+                class,
                 tail: false,
             });
         }
     }
 
+    /// [`Engine::dec`] of an op with `COUNT` or more dependencies (counted in `many`): true
+    /// when this was its last.
+    #[cold]
+    #[inline(never)]
+    fn dec_many(&mut self, f: usize, ndeps: u32) -> bool {
+        let c = self.many.entry(f).or_insert(0);
+        *c += 1;
+        let all = *c == ndeps;
+        if all {
+            self.many.remove(&f);
+        }
+        all
+    }
+
     /// Marks op `i` of `rank` started at `t` (its `irequires` dependents may go).
-    #[inline]
+    #[inline(always)]
     fn start(&mut self, rank: Rank, i: u32, t: Time, busy_until: Time) {
         let off = self.off(rank);
         self.state[off + i as usize] |= STARTED;
-        if let Some(tr) = &mut self.trace {
-            tr.start[off + i as usize] = t;
-            tr.end[off + i as usize] = busy_until.max(t);
+        if self.trace.is_some() {
+            self.trace_start(off + i as usize, t, busy_until);
         }
         let si = self.shape_of(rank);
-        if !self.info[si].ops[i as usize].irequired {
-            return;
+        if self.info[si].ops[i as usize].irequired {
+            self.start_irequired(rank, off, si, i);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trace_start(&mut self, f: usize, t: Time, busy_until: Time) {
+        if let Some(tr) = &mut self.trace {
+            tr.start[f] = t;
+            tr.end[f] = busy_until.max(t);
+        }
+    }
+
+    /// The `irequires` dependents of op `i` of `rank`, which has started.
+    #[inline(never)]
+    fn start_irequired(&mut self, rank: Rank, off: usize, si: usize, i: u32) {
         let deps = self.s.shapes()[si].dependents(i as usize);
         for &(j, kind) in deps {
             if kind == DepKind::IRequires {
@@ -743,16 +771,15 @@ impl<M: CostModel> Engine<'_, M> {
     }
 
     /// Marks op `i` of `rank` completed at `t` (its `requires` dependents may go).
-    #[inline]
+    #[inline(always)]
     fn complete(&mut self, rank: Rank, i: u32, t: Time) {
         let off = self.off(rank);
         self.state[off + i as usize] |= DONE;
         self.done_ops += 1;
         let ld = &mut self.ranks[rank as usize].last_done;
         *ld = (*ld).max(t);
-        if let Some(tr) = &mut self.trace {
-            let e = &mut tr.end[off + i as usize];
-            *e = (*e).max(t);
+        if self.trace.is_some() {
+            self.trace_end(off + i as usize, t);
         }
         let si = self.shape_of(rank);
         let o = &self.info[si].ops[i as usize];
@@ -761,23 +788,40 @@ impl<M: CostModel> Engine<'_, M> {
             self.dec(rank, off, si, j);
         }
         if self.calls > 1 {
-            let r = rank as usize;
-            self.left[r] -= 1;
-            if self.left[r] == 0 && self.run_of[r] < self.calls {
-                // The rank's run is over: its next run starts now, from its roots.
-                self.run_of[r] += 1;
-                let n = self.info[si].ops.len();
-                self.left[r] = n as u32;
-                self.state[off..off + n].fill(0);
-                for k in 0..self.info[si].roots.len() {
-                    let op = self.info[si].roots[k];
-                    self.freed.push(Freed {
-                        rank,
-                        op,
-                        class: self.info[si].ops[op as usize].class(),
-                        tail: false,
-                    });
-                }
+            self.next_call(rank, off, si);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trace_end(&mut self, f: usize, t: Time) {
+        if let Some(tr) = &mut self.trace {
+            let e = &mut tr.end[f];
+            *e = (*e).max(t);
+        }
+    }
+
+    /// A repeated schedule ([`SimOptions::calls`]): counts the op `complete` just finished
+    /// on `rank`, and starts the rank's next run from its roots when this one is over.
+    #[cold]
+    #[inline(never)]
+    fn next_call(&mut self, rank: Rank, off: usize, si: usize) {
+        let r = rank as usize;
+        self.left[r] -= 1;
+        if self.left[r] == 0 && self.run_of[r] < self.calls {
+            // The rank's run is over: its next run starts now, from its roots.
+            self.run_of[r] += 1;
+            let n = self.info[si].ops.len();
+            self.left[r] = n as u32;
+            self.state[off..off + n].fill(0);
+            for k in 0..self.info[si].roots.len() {
+                let op = self.info[si].roots[k];
+                self.freed.push(Freed {
+                    rank,
+                    op,
+                    class: self.info[si].ops[op as usize].class(),
+                    tail: false,
+                });
             }
         }
     }
