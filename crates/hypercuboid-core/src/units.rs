@@ -63,6 +63,40 @@ pub fn per_byte(bytes: u64, ps_per_byte: f64) -> Time {
     t.round() as Time
 }
 
+/// A per-byte rate for a hot path that applies it to many sizes: [`per_byte`] with its
+/// whole-rate test made once, when the rate is prepared, instead of at every call (a
+/// simulator applies the per-byte overhead and gap several times per message).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ByteRate {
+    /// The rate when it is a whole number of picoseconds below 2^31 (zero included), else
+    /// `u64::MAX`.
+    whole: u64,
+    ps_per_byte: f64,
+}
+
+impl ByteRate {
+    pub fn new(ps_per_byte: f64) -> ByteRate {
+        let w = ps_per_byte as i64;
+        let whole = if (0..1 << 31).contains(&w) && w as f64 == ps_per_byte {
+            w as u64
+        } else {
+            u64::MAX
+        };
+        ByteRate { whole, ps_per_byte }
+    }
+
+    /// `per_byte(bytes, rate)`: the same value.
+    #[inline(always)]
+    pub fn of(self, bytes: u64) -> Time {
+        if bytes < 1 << 22 && self.whole != u64::MAX {
+            // Below 2^53: the floating-point product is exact (see `per_byte`).
+            bytes * self.whole
+        } else {
+            per_byte(bytes, self.ps_per_byte)
+        }
+    }
+}
+
 /// Below 2^53 every whole number of picoseconds is exact in an `f64`.
 const TIME_EXACT: f64 = (1u64 << 53) as f64;
 
@@ -492,6 +526,11 @@ mod tests {
             (12_345, 0.1),
             (5, 2.5),
             (1, -3.0),
+            // zero and odd rates, zero bytes at a fractional rate
+            (5, 0.0),
+            (5, -0.0),
+            (5, f64::NAN),
+            (0, 0.5),
             // the integer product's bounds: both just inside, then each just outside
             ((1 << 22) - 1, ((1u64 << 31) - 1) as f64),
             (1 << 22, ((1u64 << 31) - 1) as f64),
@@ -501,6 +540,43 @@ mod tests {
             assert_eq!(per_byte(bytes, rate), expect, "{bytes} bytes at {rate}");
         }
         assert_eq!(per_byte(1 << 52, 3.0), 3 << 52);
+    }
+
+    #[test]
+    fn a_prepared_rate_is_per_byte() {
+        let rates = [
+            0.0,
+            -0.0,
+            6000.0,
+            0.5,
+            2.5,
+            -3.0,
+            f64::NAN,
+            ((1u64 << 31) - 1) as f64,
+            (1u64 << 31) as f64,
+            1e300,
+        ];
+        let sizes = [
+            0,
+            1,
+            7,
+            8,
+            65_535,
+            (1 << 22) - 1,
+            1 << 22,
+            1 << 52,
+            u64::MAX,
+        ];
+        for rate in rates {
+            for bytes in sizes {
+                assert_eq!(
+                    ByteRate::new(rate).of(bytes),
+                    per_byte(bytes, rate),
+                    "{bytes} bytes at {rate}"
+                );
+            }
+        }
+        assert_eq!(ByteRate::new(6000.0).of(7), 42_000);
     }
 
     #[test]

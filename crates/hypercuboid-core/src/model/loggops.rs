@@ -9,7 +9,7 @@ use super::{
     Activity, Attempt, CostModel, LocalRun, Message, OpSite, SendCompletion, SendIssue, TieOrder,
 };
 use crate::schedule::Rank;
-use crate::units::{per_byte, Time};
+use crate::units::{per_byte, ByteRate, Time};
 
 /// LogGOPS as LogGOPSim simulates it (Hoefler, Schneider and Lumsdaine, "LogGOPSim —
 /// Simulating Large-Scale Applications in the LogGOPS Model", HPDC 2010).
@@ -111,10 +111,13 @@ pub struct LogGopsState {
     stride: usize,
     pub(super) ncpus: usize,
     nnics: usize,
+    /// The model's `O` and `G`, prepared for the messages' sizes.
+    o_rate: ByteRate,
+    g_rate: ByteRate,
 }
 
 impl LogGopsState {
-    fn new(nranks: u32, ncpus: u16, nnics: u16) -> LogGopsState {
+    fn new(m: &LogGopsModel, nranks: u32, ncpus: u16, nnics: u16) -> LogGopsState {
         let (ncpus, nnics) = (ncpus as usize, nnics as usize);
         let stride = match ncpus + 2 * nnics {
             3 => 4,
@@ -126,6 +129,8 @@ impl LogGopsState {
             stride,
             ncpus,
             nnics,
+            o_rate: ByteRate::new(m.overhead_per_byte),
+            g_rate: ByteRate::new(m.gap_per_byte),
         }
     }
 
@@ -182,8 +187,8 @@ pub(super) fn finish_of(st: &LogGopsState, rank: Rank, last_done: Time) -> Time 
 
 impl LogGopsModel {
     #[inline]
-    fn per_extra_byte(bytes: u64, rate: f64) -> Time {
-        per_byte(bytes.saturating_sub(1), rate)
+    fn per_extra_byte(bytes: u64, rate: ByteRate) -> Time {
+        rate.of(bytes.saturating_sub(1))
     }
 }
 
@@ -191,7 +196,7 @@ impl CostModel for LogGopsModel {
     type State = LogGopsState;
 
     fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> LogGopsState {
-        LogGopsState::new(nranks, ncpus, nnics)
+        LogGopsState::new(self, nranks, ncpus, nnics)
     }
 
     #[inline]
@@ -212,11 +217,11 @@ impl CostModel for LogGopsModel {
         }
         let cpu_end = t
             .saturating_add(self.overhead)
-            .saturating_add(Self::per_extra_byte(m.bytes, self.overhead_per_byte));
+            .saturating_add(Self::per_extra_byte(m.bytes, st.o_rate));
         st.clk[c] = cpu_end;
         st.clk[n] = t
             .saturating_add(self.gap)
-            .saturating_add(Self::per_extra_byte(m.bytes, self.gap_per_byte));
+            .saturating_add(Self::per_extra_byte(m.bytes, st.g_rate));
         Attempt::Go(SendIssue {
             arrival: Some(t.saturating_add(self.overhead).saturating_add(self.latency)),
             completion: if m.bytes <= self.eager_limit {
@@ -236,8 +241,8 @@ impl CostModel for LogGopsModel {
         if busy > t {
             return Attempt::Retry(busy);
         }
-        let by_o = Self::per_extra_byte(m.bytes, self.overhead_per_byte);
-        let by_g = Self::per_extra_byte(m.bytes, self.gap_per_byte);
+        let by_o = Self::per_extra_byte(m.bytes, st.o_rate);
+        let by_g = Self::per_extra_byte(m.bytes, st.g_rate);
         let cpu_end = t
             .saturating_add(self.overhead)
             .saturating_add(by_o.max(by_g));
