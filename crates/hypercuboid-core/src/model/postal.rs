@@ -4,7 +4,7 @@ use super::{
     Activity, Attempt, CostModel, LocalRun, Message, ModelError, OpSite, SendCompletion, SendIssue,
 };
 use crate::schedule::Rank;
-use crate::units::{per_byte, Time};
+use crate::units::{per_byte, ByteRate, Time};
 
 /// The pipelined postal model (Ruefenacht, Bull and Booth, "Generalisation of recursive
 /// doubling for AllReduce", Parallel Computing 2017, section 3); the postal model is the case
@@ -75,6 +75,8 @@ impl PostalModel {
 pub struct PostalState {
     clk: Vec<Time>,
     stride: usize,
+    /// The model's β, prepared for the messages' sizes.
+    beta: ByteRate,
 }
 
 impl PostalState {
@@ -100,6 +102,7 @@ impl CostModel for PostalModel {
             // Read (ready times) before written: each page written once now.
             clk: crate::sim::written_zeros(nranks as usize * stride),
             stride,
+            beta: ByteRate::new(self.beta),
         }
     }
 
@@ -110,14 +113,14 @@ impl CostModel for PostalModel {
 
     #[inline]
     fn send(&self, st: &mut PostalState, t: Time, m: &Message) -> Attempt<SendIssue> {
-        let i = st.port(m.src);
+        let (i, beta) = (st.port(m.src), st.beta);
         let port = &mut st.clk[i];
         if *port > t {
             return Attempt::Retry(*port);
         }
         let end = t
             .saturating_add(self.alpha_r)
-            .saturating_add(per_byte(m.bytes, self.beta));
+            .saturating_add(beta.of(m.bytes));
         *port = end;
         Attempt::Go(SendIssue {
             arrival: Some(end.saturating_add(self.alpha_p)),
