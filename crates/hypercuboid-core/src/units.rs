@@ -42,30 +42,16 @@ pub fn to_ns(t: Time) -> f64 {
 }
 
 /// The cost of `bytes` bytes at `ps_per_byte` picoseconds per byte, rounded to the nearest
-/// picosecond. Zero bytes cost zero.
+/// picosecond. Zero bytes cost zero. (A hot path that applies one rate to many sizes keeps it
+/// as a [`ByteRate`], which tests once whether the rate is whole.)
 pub fn per_byte(bytes: u64, ps_per_byte: f64) -> Time {
-    if bytes == 0 || ps_per_byte == 0.0 {
-        return 0;
-    }
-    // A whole rate below 2^31 ps a byte and fewer than 2^22 bytes: the product is below 2^53,
-    // so the floating-point product is exact and equals the integer one (a simulator's hot
-    // path computes this per message; the conversions below cost more than the multiply).
-    let whole = ps_per_byte as i64;
-    if bytes < 1 << 22 && (1..1 << 31).contains(&whole) && whole as f64 == ps_per_byte {
-        return bytes * whole as u64;
-    }
-    let t = bytes as f64 * ps_per_byte;
-    // A whole number of picoseconds (integral rates) is its own rounding: skip the libm call
-    // (a simulator's hot path computes this per message).
-    if t < TIME_EXACT && (t as Time) as f64 == t {
-        return t as Time;
-    }
-    t.round() as Time
+    ByteRate::new(ps_per_byte).of(bytes)
 }
 
-/// A per-byte rate for a hot path that applies it to many sizes: [`per_byte`] with its
-/// whole-rate test made once, when the rate is prepared, instead of at every call (a
-/// simulator applies the per-byte overhead and gap several times per message).
+/// A per-byte rate, with the test of whether it is a whole number of picoseconds made once,
+/// when the rate is prepared, rather than at every size it is applied to (a simulator applies
+/// the per-byte overhead and gap several times per message). [`ByteRate::of`] is
+/// [`per_byte`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ByteRate {
     /// The rate when it is a whole number of picoseconds below 2^31 (zero included), else
@@ -85,16 +71,32 @@ impl ByteRate {
         ByteRate { whole, ps_per_byte }
     }
 
-    /// `per_byte(bytes, rate)`: the same value.
+    /// The cost of `bytes` bytes at this rate, rounded to the nearest picosecond.
     #[inline(always)]
     pub fn of(self, bytes: u64) -> Time {
         if bytes < 1 << 22 && self.whole != u64::MAX {
-            // Below 2^53: the floating-point product is exact (see `per_byte`).
+            // A whole rate below 2^31 ps a byte and fewer than 2^22 bytes: the product is
+            // below 2^53, so the floating-point product is exact and equals the integer one.
             bytes * self.whole
         } else {
-            per_byte(bytes, self.ps_per_byte)
+            rounded_product(bytes, self.ps_per_byte)
         }
     }
+}
+
+/// `bytes · ps_per_byte` rounded to the nearest picosecond (saturating; a negative or NaN
+/// product is 0).
+fn rounded_product(bytes: u64, ps_per_byte: f64) -> Time {
+    if bytes == 0 || ps_per_byte == 0.0 {
+        return 0;
+    }
+    let t = bytes as f64 * ps_per_byte;
+    // A whole number of picoseconds (integral rates) is its own rounding: skip the libm call
+    // (a simulator's hot path computes this per message).
+    if t < TIME_EXACT && (t as Time) as f64 == t {
+        return t as Time;
+    }
+    t.round() as Time
 }
 
 /// Below 2^53 every whole number of picoseconds is exact in an `f64`.
@@ -569,11 +571,11 @@ mod tests {
         ];
         for rate in rates {
             for bytes in sizes {
-                assert_eq!(
-                    ByteRate::new(rate).of(bytes),
-                    per_byte(bytes, rate),
-                    "{bytes} bytes at {rate}"
-                );
+                // The product rounded once, whichever path computes it.
+                let expect = (bytes as f64 * rate).round() as Time;
+                let r = ByteRate::new(rate);
+                assert_eq!(r.of(bytes), expect, "{bytes} bytes at {rate}");
+                assert_eq!(per_byte(bytes, rate), expect, "{bytes} bytes at {rate}");
             }
         }
         assert_eq!(ByteRate::new(6000.0).of(7), 42_000);
