@@ -19,13 +19,14 @@
 //! ([`super::matching::OpState`]): an event reads both from one cache line.
 //!
 //! Without an observer (every run but the symbolic one and the wildcard matching), the peel
-//! goes block by block of ranks (`run_blocked`): a message to another block waits in that
-//! block's inbox instead of touching memory far away at once, so that the work stays within a
-//! cache-sized block; the left-over nodes are the same in any order.
+//! goes block by block of ranks, on one thread or several ([`super::peel`]): a message to
+//! another block waits in that block's inbox instead of touching memory far away at once, so
+//! that the work stays within a cache-sized block; the left-over nodes are the same in any
+//! order.
 
 use super::matching::{check_sizes, compatible, Links, DYN, NONE};
 use super::{Collector, CycleStep, Problem, Wait};
-use crate::schedule::{DepKind, OpKind, Rank, Schedule, ANY_SOURCE};
+use crate::schedule::{DepKind, OpKind, Rank, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -70,19 +71,21 @@ impl Exec for NoExec {
 
 /// `pending` word: end conditions not yet met (start, message, rendezvous) in the low bits, a
 /// synchronous-send flag, and the dependencies not yet met above.
-const END_MASK: u32 = 3;
-const SYNC: u32 = 4;
-const START_SHIFT: u32 = 3;
-const START_ONE: u32 = 1 << START_SHIFT;
+pub(super) const END_MASK: u32 = 3;
+pub(super) const SYNC: u32 = 4;
+pub(super) const START_SHIFT: u32 = 3;
+pub(super) const START_ONE: u32 = 1 << START_SHIFT;
 
 /// A node: `rank << 32 | op << 1 | end`.
-type Node = u64;
+pub(super) type Node = u64;
 
-fn node(r: Rank, i: u32, end: bool) -> Node {
+#[inline]
+pub(super) fn node(r: Rank, i: u32, end: bool) -> Node {
     (r as u64) << 32 | (i as u64) << 1 | end as u64
 }
 
-fn unnode(k: Node) -> (Rank, u32, bool) {
+#[inline]
+pub(super) fn unnode(k: Node) -> (Rank, u32, bool) {
     (
         (k >> 32) as Rank,
         ((k >> 1) & 0x7fff_ffff) as u32,
@@ -96,33 +99,6 @@ fn get_bit(v: &[u64], b: usize) -> bool {
 
 fn set_bit(v: &mut [u64], b: usize) {
     v[b / 64] |= 1 << (b % 64);
-}
-
-/// Ops a block of [`Engine::run_blocked`] aims at: their state (pending word, partner, peer:
-/// 12 bytes an op) stays within a core's L2 cache.
-/// Tiny in unit tests, so that small schedules span many blocks.
-const BLOCK_OPS: u64 = if cfg!(test) { 4 } else { 1 << 20 };
-
-/// The blocks of [`Engine::run_blocked`]: ranks `b << shift ..` form block `b`.
-struct Blocks {
-    shift: u32,
-    /// Events for each block: ready start nodes (end bit clear) and end nodes to decrement.
-    inbox: Vec<Vec<Node>>,
-    /// Whether each block is in `work`.
-    queued: Vec<bool>,
-    /// Blocks with events, first in, first out.
-    work: VecDeque<u32>,
-}
-
-impl Blocks {
-    fn post(&mut self, k: Node) {
-        let b = ((k >> 32) as u32 >> self.shift) as usize;
-        self.inbox[b].push(k);
-        if !self.queued[b] {
-            self.queued[b] = true;
-            self.work.push_back(b as u32);
-        }
-    }
 }
 
 /// Posted receives and unexpected messages of a rank with wildcard receives.
@@ -139,6 +115,8 @@ pub(super) struct Engine<'a> {
     pub links: Links,
     proto: Protocol,
     queues: FxHashMap<Rank, DynQueue>,
+    /// Threads of the blocked peel ([`super::peel`]).
+    threads: usize,
 }
 
 /// The left-over nodes of one execution, explained.
@@ -156,13 +134,15 @@ pub(super) struct Analysis {
 }
 
 impl<'a> Engine<'a> {
-    /// An engine over `s` with the static matching `links`.
-    pub fn new(s: &'a Schedule, links: Links) -> Engine<'a> {
+    /// An engine over `s` with the static matching `links`, whose blocked peel runs on
+    /// `threads` threads (at least 1).
+    pub fn new(s: &'a Schedule, links: Links, threads: usize) -> Engine<'a> {
         Engine {
             s,
             links,
             proto: Protocol::Eager,
             queues: FxHashMap::default(),
+            threads: threads.max(1),
         }
     }
 
@@ -209,7 +189,7 @@ impl<'a> Engine<'a> {
     /// takes the earliest unexpected message it accepts), and ready events are taken first in,
     /// first out (round by round: the canonical order); otherwise last in, first out, which
     /// keeps a rank's events together, or, when `exec` does not observe the order, block by
-    /// block ([`Engine::run_blocked`]). Any order gives the same left-over nodes: a node fires
+    /// block ([`super::peel`]). Any order gives the same left-over nodes: a node fires
     /// once all its predecessors have, whatever the order they fired in. `col` gets
     /// the size mismatches of the run-time matches.
     pub fn run<E: Exec>(
@@ -225,6 +205,25 @@ impl<'a> Engine<'a> {
         let mut f = 0;
         self.queues.clear();
         let fifo = dynamic && self.links.any_dynamic;
+        for (k, shape) in s.shapes().iter().enumerate() {
+            for i in 0..shape.len() {
+                let deps = shape.deps(i).len();
+                assert!(
+                    deps < 1 << (32 - START_SHIFT),
+                    "op {i} of program shape {k} has {deps} dependencies"
+                );
+            }
+        }
+        if !fifo && !E::OBSERVES {
+            super::peel::run(
+                s,
+                &mut self.links.ops,
+                proto,
+                &self.links.dyn_source,
+                self.threads,
+            );
+            return;
+        }
         let mut q: Vec<Node> = Vec::new();
         let elem = s.elem_size();
         for r in 0..s.nranks() {
@@ -232,10 +231,6 @@ impl<'a> Engine<'a> {
             for i in 0..v.len() {
                 let op = &v.shape.ops[i];
                 let deps = v.deps(i).len() as u32;
-                assert!(
-                    deps < 1 << (32 - START_SHIFT),
-                    "rank {r} op {i} has {deps} dependencies"
-                );
                 let word = match op.kind {
                     OpKind::Recv { .. } => 2,
                     OpKind::Send { data, .. } if proto.sync(data.bytes(elem)) => 2 | SYNC,
@@ -248,9 +243,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        if !fifo && !E::OBSERVES {
-            self.run_blocked(q);
-        } else if fifo {
+        if fifo {
             let mut fq: VecDeque<Node> = q.drain(..).collect();
             while let Some(k) = fq.pop_front() {
                 self.step(k, exec, dynamic, equal_len, col, &mut q);
@@ -323,112 +316,6 @@ impl<'a> Engine<'a> {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// The structural run (no wildcard matching, no observer) in a cache-friendly order. Ranks
-    /// are cut into blocks of about [`BLOCK_OPS`] ops, whose state stays in a core's cache.
-    /// A block runs its ready events last in, first out, as far as they go; an event for
-    /// another block (a message meeting its receive, a receive posted for a synchronous send)
-    /// is appended to that block's inbox and the block is queued. Blocks are taken first in,
-    /// first out until every inbox is empty. Each node still fires exactly when its last
-    /// predecessor has: only the order changes, and with it the number of cache misses (one
-    /// random access per message instead of several).
-    fn run_blocked(&mut self, roots: Vec<Node>) {
-        let s = self.s;
-        if s.nranks() == 0 {
-            return;
-        }
-        let avg = (s.total_ops() / s.nranks() as u64).max(1);
-        let shift = (BLOCK_OPS / avg).max(1).ilog2();
-        let nblocks = ((s.nranks() - 1) >> shift) as usize + 1;
-        let mut b = Blocks {
-            shift,
-            inbox: vec![Vec::new(); nblocks],
-            queued: vec![false; nblocks],
-            work: VecDeque::new(),
-        };
-        for k in roots {
-            b.post(k);
-        }
-        let mut stack: Vec<Node> = Vec::new();
-        let mut events: Vec<Node> = Vec::new();
-        while let Some(cur) = b.work.pop_front() {
-            b.queued[cur as usize] = false;
-            std::mem::swap(&mut events, &mut b.inbox[cur as usize]);
-            for &k in &events {
-                if k & 1 == 0 {
-                    stack.push(k);
-                } else {
-                    self.deliver(k, &mut stack);
-                }
-            }
-            events.clear();
-            while let Some(k) = stack.pop() {
-                self.step_blocked(k, cur, &mut b, &mut stack);
-            }
-        }
-    }
-
-    /// An event for the end of op `k` from another op: a message meets its receive, or a
-    /// posted receive releases a synchronous send.
-    #[inline]
-    fn deliver(&mut self, k: Node, stack: &mut Vec<Node>) {
-        let (r, i, _) = unnode(k);
-        let f = self.flat(r, i);
-        match self.s.rank(r).shape.ops[i as usize].kind {
-            OpKind::Recv { .. } => self.dec_end(stack, f, k & !1),
-            OpKind::Send { .. } => {
-                if self.links.ops[f].pending & SYNC != 0 {
-                    self.dec_end(stack, f, k & !1);
-                }
-            }
-            _ => unreachable!("deliver to a local op"),
-        }
-    }
-
-    /// [`Engine::step`] of the blocked run: same graph, events for other blocks posted.
-    #[inline]
-    fn step_blocked(&mut self, k: Node, cur: u32, b: &mut Blocks, stack: &mut Vec<Node>) {
-        let s = self.s;
-        let (r, i, end) = unnode(k);
-        let v = s.rank(r);
-        let base = s.op_offset(r) as usize;
-        if end {
-            for &(k2, kind) in v.dependents(i as usize) {
-                if kind == DepKind::Requires {
-                    self.dec_start(stack, base + k2 as usize, node(r, k2, false));
-                }
-            }
-            return;
-        }
-        let f = base + i as usize;
-        self.dec_end(stack, f, k);
-        for &(k2, kind) in v.dependents(i as usize) {
-            if kind == DepKind::IRequires {
-                self.dec_start(stack, base + k2 as usize, node(r, k2, false));
-            }
-        }
-        let p = self.links.ops[f].partner;
-        if p == NONE || p == DYN {
-            return;
-        }
-        let to = match v.shape.ops[i as usize].kind {
-            OpKind::Send { .. } => v.peer(i as usize),
-            OpKind::Recv { .. } if self.proto != Protocol::Eager => match v.peer(i as usize) {
-                ANY_SOURCE => match self.links.dyn_source.get(&(f as u64)) {
-                    Some(&src) => src,
-                    None => return,
-                },
-                src => src,
-            },
-            _ => return,
-        };
-        let e = node(to, p, true);
-        if to >> b.shift == cur {
-            self.deliver(e, stack);
-        } else {
-            b.post(e);
         }
     }
 
@@ -912,27 +799,35 @@ mod tests {
         for (s, stuck, cycles) in &cases {
             let orders: Vec<order::ShapeOrder> = s.shapes().iter().map(order::topo).collect();
             let mut col = Collector::new(0);
-            let links = matching::match_static(s, &orders, false, &mut col);
-            let mut eng = Engine::new(s, links);
+            let links = matching::match_static(s, &orders, false, &mut col, 1);
+            let mut eng = Engine::new(s, links, 1);
             for proto in [Protocol::Eager, Protocol::Limit(4), Protocol::Sync] {
-                eng.run(proto, &mut NoExec, false, false, &mut col);
-                let blocked: Vec<u32> = eng.links.ops.iter().map(|o| o.pending).collect();
-                let a = eng.analyse(None, 0);
                 let mut seen = Observe(0);
                 eng.run(proto, &mut seen, false, false, &mut col);
                 let ordered: Vec<u32> = eng.links.ops.iter().map(|o| o.pending).collect();
                 let b = eng.analyse(None, 0);
-                assert_eq!(blocked, ordered, "{proto:?}");
-                assert_eq!((a.cycles, a.more, a.stuck), (b.cycles, b.more, b.stuck));
-                assert_eq!(a.unfired, b.unfired);
                 assert!(seen.0 > 0);
+                for threads in 1..=5 {
+                    eng.threads = threads;
+                    eng.run(proto, &mut NoExec, false, false, &mut col);
+                    let blocked: Vec<u32> = eng.links.ops.iter().map(|o| o.pending).collect();
+                    let a = eng.analyse(None, 0);
+                    assert_eq!(blocked, ordered, "{proto:?}, {threads} threads");
+                    assert_eq!(
+                        (&a.cycles, a.more, a.stuck),
+                        (&b.cycles, b.more, b.stuck),
+                        "{proto:?}, {threads} threads"
+                    );
+                    assert_eq!(a.unfired, b.unfired);
+                }
             }
             // With synchronous sends (the last run) the stalled stage deadlocks head to head,
             // one cycle per pair of ranks; the dropped receive leaves ranks stuck, no cycle.
             let c = eng.analyse(None, 0);
             assert_eq!((c.stuck, c.cycles.len()), (*stuck, *cycles));
         }
-        // Every rank is its own block here (4 ops a block, 12 ops a rank): events cross blocks.
-        const _: () = assert!(BLOCK_OPS < 12);
+        // Every rank is its own block here (4 ops a block, 12 ops a rank): events cross blocks,
+        // and with several threads, threads.
+        const _: () = assert!(super::super::peel::BLOCK_OPS < 12);
     }
 }

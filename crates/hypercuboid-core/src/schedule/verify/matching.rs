@@ -8,12 +8,16 @@
 //! matched at run time, in the canonical execution of [`super::graph`].
 //!
 //! Cost: one pass over the sends to bucket them by destination (8 bytes a send, freed before
-//! returning), then per destination a sort of its few incoming sends and receives.
+//! returning), then per destination a sort of its few incoming sends and receives. Each pass
+//! can run on several threads, each over a range of ranks (sources, then destinations); the
+//! result, and the order of the problems reported, are those of one thread.
 
 use super::order::ShapeOrder;
 use super::{Cat, Collector, Problem};
 use crate::schedule::{Op, OpKind, Rank, Schedule, ANY_SOURCE, ANY_TAG};
 use rustc_hash::FxHashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// `partner` of an op no message matches.
 pub(super) const NONE: u32 = u32::MAX;
@@ -23,6 +27,7 @@ pub(super) const DYN: u32 = u32::MAX - 1;
 /// The state of one op: its partner and, during an execution of [`super::graph`], the
 /// conditions it still waits for.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub(super) struct OpState {
     /// The partner's op index in the peer's program, [`NONE`] or [`DYN`].
     pub partner: u32,
@@ -138,17 +143,62 @@ fn tag(s: &Schedule, r: Rank, i: u32) -> i32 {
     }
 }
 
+/// Splits ranks `0..n` into at most `threads` ranges of nearly equal length.
+fn parts(n: usize, threads: usize) -> Vec<Range<usize>> {
+    let t = threads.clamp(1, n.max(1));
+    (0..t).map(|k| k * n / t..(k + 1) * n / t).collect()
+}
+
+/// Runs `f(k, part, &mut state[k])` for every part, part 0 on this thread and each other on its
+/// own; the results in part order.
+fn each<T: Send, R: Send>(
+    parts: &[Range<usize>],
+    state: &mut [T],
+    f: impl Fn(usize, Range<usize>, &mut T) -> R + Sync,
+) -> Vec<R> {
+    debug_assert_eq!(parts.len(), state.len());
+    if parts.len() <= 1 {
+        return parts
+            .iter()
+            .zip(state.iter_mut())
+            .enumerate()
+            .map(|(k, (p, st))| f(k, p.clone(), st))
+            .collect();
+    }
+    let f = &f;
+    std::thread::scope(|sc| {
+        let (first, rest) = state.split_first_mut().expect("at least two parts");
+        let handles: Vec<_> = parts[1..]
+            .iter()
+            .zip(rest.iter_mut())
+            .enumerate()
+            .map(|(k, (p, st))| {
+                let p = p.clone();
+                sc.spawn(move || f(k + 1, p, st))
+            })
+            .collect();
+        let mut out = vec![f(0, parts[0].clone(), first)];
+        for h in handles {
+            out.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
+    })
+}
+
 /// Matches every send of a rank without wildcard receives to its receive, reporting unmatched
-/// ops and size mismatches. `equal_len`: the schedule has data semantics, so matched lengths
-/// must agree exactly.
+/// ops and size mismatches, on up to `threads` threads. `equal_len`: the schedule has data
+/// semantics, so matched lengths must agree exactly.
 pub(super) fn match_static(
     s: &Schedule,
     orders: &[ShapeOrder],
     equal_len: bool,
     col: &mut Collector,
+    threads: usize,
 ) -> Links {
     let n = s.nranks() as usize;
     let elem = s.elem_size();
+    let parts = parts(n, threads);
+    let mut none = vec![(); parts.len()];
     let mut ops = vec![
         OpState {
             partner: NONE,
@@ -156,141 +206,193 @@ pub(super) fn match_static(
         };
         s.total_ops() as usize
     ];
+
+    // Which ranks post wildcard receives, and the range of send sizes.
+    let scans = each(&parts, &mut none, |_, part, _| {
+        let mut wild = Vec::new();
+        let mut sizes = (u64::MAX, 0u64);
+        for r in part.start as Rank..part.end as Rank {
+            let v = s.rank(r);
+            let ord = &orders[s.shape_index(r)];
+            if ord.any_tag || ord.recvs(v.shape).any(|i| v.peer(i as usize) == ANY_SOURCE) {
+                wild.push(r);
+            }
+            for i in ord.sends(v.shape) {
+                let b = v.shape.ops[i as usize].bytes(elem);
+                sizes = (sizes.0.min(b), sizes.1.max(b));
+            }
+        }
+        (wild, sizes)
+    });
     let mut dynamic = vec![0u64; n.div_ceil(64)];
     let mut any_dynamic = false;
     let mut send_bytes = (u64::MAX, 0u64);
-    for r in 0..n as Rank {
-        let v = s.rank(r);
-        let ord = &orders[s.shape_index(r)];
-        if ord.any_tag || ord.recvs(v.shape).any(|i| v.peer(i as usize) == ANY_SOURCE) {
+    for (wild, sizes) in scans {
+        for r in wild {
             dynamic[r as usize / 64] |= 1 << (r % 64);
             any_dynamic = true;
         }
-        for i in ord.sends(v.shape) {
-            let b = v.shape.ops[i as usize].bytes(elem);
-            send_bytes = (send_bytes.0.min(b), send_bytes.1.max(b));
-        }
+        send_bytes = (send_bytes.0.min(sizes.0), send_bytes.1.max(sizes.1));
     }
     let is_dyn = |r: Rank| (dynamic[r as usize / 64] >> (r % 64)) & 1 == 1;
 
-    // Bucket sends by destination, in (source, start order) order.
+    // Bucket sends by destination, in (source, start order) order: each part counts the sends
+    // it has for each destination; part k's sends to `d` go after those of parts before it.
+    let mut counts: Vec<Vec<u64>> = each(&parts, &mut none, |_, part, _| {
+        let mut c = vec![0u64; n];
+        for r in part.start as Rank..part.end as Rank {
+            let v = s.rank(r);
+            for i in orders[s.shape_index(r)].sends(v.shape) {
+                let d = v.peer(i as usize);
+                if !is_dyn(d) {
+                    c[d as usize] += 1;
+                }
+            }
+        }
+        c
+    });
     let mut start = vec![0u64; n + 1];
-    for r in 0..n as Rank {
-        let v = s.rank(r);
-        for i in orders[s.shape_index(r)].sends(v.shape) {
-            let d = v.peer(i as usize);
-            if !is_dyn(d) {
-                start[d as usize + 1] += 1;
-            }
-        }
-    }
     for d in 0..n {
-        start[d + 1] += start[d];
+        let mut at = start[d];
+        for c in counts.iter_mut() {
+            let k = c[d];
+            c[d] = at;
+            at += k;
+        }
+        start[d + 1] = at;
     }
-    let mut cursor: Vec<u64> = start[..n].to_vec();
-    let mut entries = vec![(0u32, 0u32); start[n] as usize];
+    let mut entries = vec![0u64; start[n] as usize];
+    let dyn_parts = {
+        // SAFETY: `u64` and `AtomicU64` have the same size and alignment (on every target with
+        // 64-bit atomics, which `std::sync::atomic::AtomicU64` requires); `entries` and `ops`
+        // are borrowed mutably while the views live, so all accesses go through them.
+        let slots: &[AtomicU64] = unsafe {
+            std::slice::from_raw_parts(entries.as_mut_ptr().cast::<AtomicU64>(), entries.len())
+        };
+        let words = op_words(&mut ops);
+        each(&parts, &mut counts, |_, part, cursor| {
+            let mut dyn_in: Vec<(Rank, Rank, u32)> = Vec::new();
+            for r in part.start as Rank..part.end as Rank {
+                let v = s.rank(r);
+                let base = s.op_offset(r) as usize;
+                for i in orders[s.shape_index(r)].sends(v.shape) {
+                    let d = v.peer(i as usize);
+                    if is_dyn(d) {
+                        words[2 * (base + i as usize)].store(DYN, Ordering::Relaxed);
+                        dyn_in.push((d, r, i));
+                    } else {
+                        let c = &mut cursor[d as usize];
+                        slots[*c as usize].store((r as u64) << 32 | i as u64, Ordering::Relaxed);
+                        *c += 1;
+                    }
+                }
+            }
+            dyn_in
+        })
+    };
+    drop(counts);
     let mut dyn_incoming: FxHashMap<Rank, Vec<(Rank, u32)>> = FxHashMap::default();
-    for r in 0..n as Rank {
-        let v = s.rank(r);
-        let base = s.op_offset(r) as usize;
-        for i in orders[s.shape_index(r)].sends(v.shape) {
-            let d = v.peer(i as usize);
-            if is_dyn(d) {
-                ops[base + i as usize].partner = DYN;
-                dyn_incoming.entry(d).or_default().push((r, i));
-            } else {
-                let c = &mut cursor[d as usize];
-                entries[*c as usize] = (r, i);
-                *c += 1;
-            }
-        }
+    for (d, r, i) in dyn_parts.into_iter().flatten() {
+        dyn_incoming.entry(d).or_default().push((r, i));
     }
-    drop(cursor);
 
-    let mut messages = 0u64;
-    let mut bytes = 0u64;
-    let mut sends: Vec<(Rank, i32, u32)> = Vec::new();
-    let mut recvs: Vec<(Rank, i32, u32)> = Vec::new();
-    for d in 0..n as Rank {
-        if is_dyn(d) {
-            continue;
-        }
-        let v = s.rank(d);
-        let dbase = s.op_offset(d) as usize;
-        sends.clear();
-        sends.extend(
-            entries[start[d as usize] as usize..start[d as usize + 1] as usize]
-                .iter()
-                .map(|&(src, i)| (src, tag(s, src, i), i)),
-        );
-        // Already by source (the bucketing pass goes through the sources in order): sorted
-        // unless one source sends to `d` on several tags.
-        if !sends.is_sorted_by_key(|&(src, t, _)| (src, t)) {
-            sends.sort_by_key(|&(src, t, _)| (src, t));
-        }
-        recvs.clear();
-        recvs.extend(
-            orders[s.shape_index(d)]
-                .recvs(v.shape)
-                .map(|j| (v.peer(j as usize), tag(s, d, j), j)),
-        );
-        recvs.sort_by_key(|&(src, t, _)| (src, t));
-        let (mut a, mut b) = (0, 0);
-        while a < sends.len() || b < recvs.len() {
-            let key = match (sends.get(a), recvs.get(b)) {
-                (Some(x), Some(y)) => (x.0, x.1).min((y.0, y.1)),
-                (Some(x), None) => (x.0, x.1),
-                (None, Some(y)) => (y.0, y.1),
-                (None, None) => unreachable!(),
-            };
-            let ea = a + sends[a..].partition_point(|x| (x.0, x.1) == key);
-            let eb = b + recvs[b..].partition_point(|y| (y.0, y.1) == key);
-            let (ns, nr) = (ea - a, eb - b);
-            for k in 0..ns.min(nr) {
-                let (src, _, i) = sends[a + k];
-                let j = recvs[b + k].2;
-                ops[s.op_offset(src) as usize + i as usize].partner = j;
-                ops[dbase + j as usize].partner = i;
-                messages += 1;
-                bytes += check_sizes(s, (src, i), (d, j), equal_len, col);
+    // Per destination, the k-th send of each channel meets its k-th receive.
+    let words = op_words(&mut ops);
+    let max = col.max;
+    let mut cols: Vec<Collector> = parts.iter().map(|_| Collector::new(max)).collect();
+    let totals = each(&parts, &mut cols, |_, part, col| {
+        let mut messages = 0u64;
+        let mut bytes = 0u64;
+        let mut sends: Vec<(Rank, i32, u32)> = Vec::new();
+        let mut recvs: Vec<(Rank, i32, u32)> = Vec::new();
+        for d in part.start as Rank..part.end as Rank {
+            if is_dyn(d) {
+                continue;
             }
-            for k in nr..ns {
-                let (src, _, i) = sends[a + k];
-                let what = s.rank(src).op(i as usize);
-                col.push(
-                    Cat::Matching,
-                    Problem::UnmatchedSend {
-                        rank: src,
-                        op: i,
-                        what,
-                        bytes: what.bytes(elem),
-                        nth: k as u32 + 1,
-                        sends: ns as u32,
-                        recvs: nr as u32,
-                        wildcard: false,
-                    },
-                );
+            let v = s.rank(d);
+            let dbase = s.op_offset(d) as usize;
+            sends.clear();
+            sends.extend(
+                entries[start[d as usize] as usize..start[d as usize + 1] as usize]
+                    .iter()
+                    .map(|&e| {
+                        let (src, i) = ((e >> 32) as Rank, e as u32);
+                        (src, tag(s, src, i), i)
+                    }),
+            );
+            // Already by source (the bucketing pass goes through the sources in order): sorted
+            // unless one source sends to `d` on several tags.
+            if !sends.is_sorted_by_key(|&(src, t, _)| (src, t)) {
+                sends.sort_by_key(|&(src, t, _)| (src, t));
             }
-            for k in ns..nr {
-                let j = recvs[b + k].2;
-                let what = v.op(j as usize);
-                col.push(
-                    Cat::Matching,
-                    Problem::UnmatchedRecv {
-                        rank: d,
-                        op: j,
-                        what,
-                        bytes: what.bytes(elem),
-                        nth: k as u32 + 1,
-                        sends: ns as u32,
-                        recvs: nr as u32,
-                        wildcard: false,
-                    },
-                );
+            recvs.clear();
+            recvs.extend(
+                orders[s.shape_index(d)]
+                    .recvs(v.shape)
+                    .map(|j| (v.peer(j as usize), tag(s, d, j), j)),
+            );
+            recvs.sort_by_key(|&(src, t, _)| (src, t));
+            let (mut a, mut b) = (0, 0);
+            while a < sends.len() || b < recvs.len() {
+                let key = match (sends.get(a), recvs.get(b)) {
+                    (Some(x), Some(y)) => (x.0, x.1).min((y.0, y.1)),
+                    (Some(x), None) => (x.0, x.1),
+                    (None, Some(y)) => (y.0, y.1),
+                    (None, None) => unreachable!(),
+                };
+                let ea = a + sends[a..].partition_point(|x| (x.0, x.1) == key);
+                let eb = b + recvs[b..].partition_point(|y| (y.0, y.1) == key);
+                let (ns, nr) = (ea - a, eb - b);
+                for k in 0..ns.min(nr) {
+                    let (src, _, i) = sends[a + k];
+                    let j = recvs[b + k].2;
+                    words[2 * (s.op_offset(src) as usize + i as usize)].store(j, Ordering::Relaxed);
+                    words[2 * (dbase + j as usize)].store(i, Ordering::Relaxed);
+                    messages += 1;
+                    bytes += check_sizes(s, (src, i), (d, j), equal_len, col);
+                }
+                for k in nr..ns {
+                    let (src, _, i) = sends[a + k];
+                    let what = s.rank(src).op(i as usize);
+                    col.push(
+                        Cat::Matching,
+                        Problem::UnmatchedSend {
+                            rank: src,
+                            op: i,
+                            what,
+                            bytes: what.bytes(elem),
+                            nth: k as u32 + 1,
+                            sends: ns as u32,
+                            recvs: nr as u32,
+                            wildcard: false,
+                        },
+                    );
+                }
+                for k in ns..nr {
+                    let j = recvs[b + k].2;
+                    let what = v.op(j as usize);
+                    col.push(
+                        Cat::Matching,
+                        Problem::UnmatchedRecv {
+                            rank: d,
+                            op: j,
+                            what,
+                            bytes: what.bytes(elem),
+                            nth: k as u32 + 1,
+                            sends: ns as u32,
+                            recvs: nr as u32,
+                            wildcard: false,
+                        },
+                    );
+                }
+                a = ea;
+                b = eb;
             }
-            a = ea;
-            b = eb;
         }
+        (messages, bytes)
+    });
+    for c in cols {
+        col.absorb(c);
     }
     Links {
         ops,
@@ -298,8 +400,18 @@ pub(super) fn match_static(
         any_dynamic,
         dyn_incoming,
         dyn_source: FxHashMap::default(),
-        messages,
-        bytes,
+        messages: totals.iter().map(|t| t.0).sum(),
+        bytes: totals.iter().map(|t| t.1).sum(),
         send_bytes,
     }
+}
+
+/// The op states as atomic words: op `f`'s partner is word `2f`, its pending word `2f + 1`.
+/// Threads that write disjoint words share them through this view (relaxed loads and stores
+/// are plain moves).
+pub(super) fn op_words(ops: &mut [OpState]) -> &[AtomicU32] {
+    // SAFETY: `OpState` is `repr(C)`, two `u32`s; `AtomicU32` has the size and alignment of
+    // `u32`. The view borrows `ops` mutably for its whole life, so every access to the op
+    // states meanwhile goes through it.
+    unsafe { std::slice::from_raw_parts(ops.as_mut_ptr().cast::<AtomicU32>(), ops.len() * 2) }
 }

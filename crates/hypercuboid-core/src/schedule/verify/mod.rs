@@ -44,6 +44,7 @@ mod graph;
 mod halo;
 mod matching;
 mod order;
+mod peel;
 mod problem;
 mod symbolic;
 
@@ -66,7 +67,13 @@ pub struct VerifyOptions {
     /// At most this many problems are listed (0: all); the rest are counted in
     /// [`Report::truncated`].
     pub max_problems: usize,
+    /// Threads for matching and the structural peel (0: as many as the machine has cores for
+    /// a schedule of [`PARALLEL_OPS`] ops or more, else 1). The report does not depend on it.
+    pub threads: usize,
 }
+
+/// Ops from which [`VerifyOptions::threads`]` = 0` uses every core.
+pub const PARALLEL_OPS: u64 = 1 << 20;
 
 impl Default for VerifyOptions {
     fn default() -> VerifyOptions {
@@ -74,6 +81,7 @@ impl Default for VerifyOptions {
             semantics: true,
             eager_limit: 0,
             max_problems: 20,
+            threads: 0,
         }
     }
 }
@@ -218,15 +226,26 @@ pub(crate) enum Cat {
 
 const CATS: usize = 7;
 
+/// The categories, by index.
+const CAT_ORDER: [Cat; CATS] = [
+    Cat::Matching,
+    Cat::Deadlock,
+    Cat::Ambiguous,
+    Cat::Bounds,
+    Cat::Race,
+    Cat::Uninit,
+    Cat::Wrong,
+];
+
 /// Collects problems, at most `max` per category (0: all), counting the rest.
 pub(crate) struct Collector {
-    max: usize,
+    pub(crate) max: usize,
     lists: [Vec<Problem>; CATS],
     dropped: [usize; CATS],
 }
 
 impl Collector {
-    fn new(max: usize) -> Collector {
+    pub(crate) fn new(max: usize) -> Collector {
         Collector {
             max,
             lists: Default::default(),
@@ -240,6 +259,17 @@ impl Collector {
             l.push(p);
         } else {
             self.dropped[cat as usize] += 1;
+        }
+    }
+
+    /// Takes `other`'s problems as if they had been pushed here after this one's.
+    pub(crate) fn absorb(&mut self, other: Collector) {
+        for (k, l) in other.lists.into_iter().enumerate() {
+            let cat = CAT_ORDER[k];
+            for p in l {
+                self.push(cat, p);
+            }
+            self.dropped[k] += other.dropped[k];
         }
     }
 
@@ -275,7 +305,14 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
     let data = meta.collective.has_data() && !has_bytes;
 
     // 1. Matching and per-program checks.
-    let links = matching::match_static(s, &orders, data, &mut col);
+    let threads = match opts.threads {
+        0 if s.total_ops() >= PARALLEL_OPS => {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+        0 => 1,
+        t => t,
+    };
+    let links = matching::match_static(s, &orders, data, &mut col, threads);
     let by_shape = order::RanksByShape::new(s);
     order::check_shapes(
         s,
@@ -311,7 +348,7 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
     let any_dynamic = links.any_dynamic;
     let limit = Protocol::Limit(opts.eager_limit);
     let sync_differs = max_send > opts.eager_limit;
-    let mut eng = Engine::new(s, links);
+    let mut eng = Engine::new(s, links, threads);
     let mut hard_deadlock = false;
     let mut completes = true;
     let mut clean = true;
