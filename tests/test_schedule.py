@@ -256,6 +256,31 @@ def test_cli_verify_exit_codes(tmp_path):
     assert r.output.startswith("Error: --strict: the schedule does not verify")
 
 
+def test_verify_threads_give_the_same_report(tmp_path):
+    bad = tmp_path / "dead.goal"
+    bad.write_text(DEADLOCK_GOAL)
+    dead = hc.Schedule.read(bad)
+    for s in (hc.schedules.allreduce("recursive_doubling", 64, 4), dead):
+        one = s.verify(threads=1)
+        for t in (0, 2, 3):
+            r = s.verify(threads=t)
+            assert (r.sound, r.problems, r.truncated, r.stats, r.text) == (
+                one.sound,
+                one.problems,
+                one.truncated,
+                one.stats,
+                one.text,
+            )
+    assert not dead.verify(threads=2).sound
+    with pytest.raises(ValueError, match=r"threads=-1: must be >= 0"):
+        dead.verify(threads=-1)
+    r = run("schedule", "verify", "--goal", str(bad), "--threads", "2")
+    assert r.exit_code == 1 and "deadlock" in r.output
+    r = run("schedule", "verify", "--goal", str(bad), "--threads", "-2")
+    assert r.exit_code == 1
+    assert r.output.startswith("Error: --threads -2: must be >= 0 (0: every core for 2^20 ops")
+
+
 def test_cli_errors_are_one_line(tmp_path):
     cases = [
         (

@@ -14,7 +14,7 @@ __version__: str
 DEFAULTS: dict[str, dict[str, Any]]
 """The core's defaults by section: ``allreduce`` (count, dtype, op), ``alltoall`` (count,
 dtype), ``verify`` (eager_limit,
-semantics, max_problems), ``tune`` (top, pool, max_schedules), ``netsim`` (seed, warmup_ps,
+semantics, max_problems, threads), ``tune`` (top, pool, max_schedules), ``netsim`` (seed, warmup_ps,
 duration_ps, drain, packet_bytes, buffer_bytes, switch_latency_ps, watchdog_ps, top_links, links,
 threads)."""
 
@@ -41,7 +41,11 @@ class Schedule:
     def program(self, rank: int) -> Program:
         """Rank ``rank``'s program as columns, checked against the schedule's buffers."""
     def verify(
-        self, eager_limit: int = ..., semantics: bool = ..., max_problems: int = ...
+        self,
+        eager_limit: int = ...,
+        semantics: bool = ...,
+        max_problems: int = ...,
+        threads: int = ...,
     ) -> dict[str, Any]:
         """``{sound, problems, problem_kinds, truncated, notes, stats, semantics, text}``."""
     def simulate(

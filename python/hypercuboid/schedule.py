@@ -258,11 +258,16 @@ class Schedule:
         eager_limit: int = _core.DEFAULTS["verify"]["eager_limit"],
         semantics: bool = _core.DEFAULTS["verify"]["semantics"],
         max_problems: int = _core.DEFAULTS["verify"]["max_problems"],
+        threads: int = _core.DEFAULTS["verify"]["threads"],
     ) -> VerifyReport:
         """Checks matching, deadlock (structurally; a message above ``eager_limit`` bytes is
         treated as synchronous), buffer hazards and, for a collective with data semantics, the
-        result and the reduction order on every rank."""
-        r = self._core.verify(eager_limit, semantics, max_problems)
+        result and the reduction order on every rank. ``threads``: threads for matching and
+        the deadlock check (0: every core for a schedule of 2^20 ops or more, else 1); the
+        report does not depend on it."""
+        if threads < 0:
+            raise ValueError(f"threads={threads}: must be >= 0 (0: every core for large schedules)")
+        r = self._core.verify(eager_limit, semantics, max_problems, threads)
         return VerifyReport(
             sound=r["sound"],
             problems=list(r["problems"]),

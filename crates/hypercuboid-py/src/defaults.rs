@@ -13,7 +13,7 @@ use pyo3::types::PyDict;
 
 /// `DEFAULTS[section][name]`: `allreduce` (`count`, `dtype`, `op`), `alltoall` (`count`,
 /// `dtype`), `verify` (`eager_limit`,
-/// `semantics`, `max_problems`), `tune` (`top`, `pool`, `max_schedules`), `netsim` (`seed`,
+/// `semantics`, `max_problems`, `threads`), `tune` (`top`, `pool`, `max_schedules`), `netsim` (`seed`,
 /// `warmup_ps`, `duration_ps`, `drain`, `packet_bytes`, `buffer_bytes`, `switch_latency_ps`,
 /// `watchdog_ps`, `top_links`, `links`, `threads`).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -33,6 +33,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     vd.set_item("eager_limit", v.eager_limit)?;
     vd.set_item("semantics", v.semantics)?;
     vd.set_item("max_problems", v.max_problems)?;
+    vd.set_item("threads", v.threads)?;
     d.set_item("verify", vd)?;
     let r = RankOptions::default();
     let t = PyDict::new(py);

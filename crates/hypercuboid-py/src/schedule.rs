@@ -160,6 +160,7 @@ impl PySchedule {
         eager_limit = VerifyOptions::default().eager_limit,
         semantics = VerifyOptions::default().semantics,
         max_problems = VerifyOptions::default().max_problems,
+        threads = VerifyOptions::default().threads,
     ))]
     fn verify<'py>(
         &self,
@@ -167,11 +168,13 @@ impl PySchedule {
         eager_limit: u64,
         semantics: bool,
         max_problems: usize,
+        threads: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
         let opts = VerifyOptions {
             semantics,
             eager_limit,
             max_problems,
+            threads,
         };
         let s = self.inner.clone();
         let rep = py.detach(move || verify::verify(&s, &opts));

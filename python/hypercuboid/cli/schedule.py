@@ -132,11 +132,18 @@ schedule.add_command(
 )
 
 
-def _verify(sched, eager_limit, no_semantics, as_json, max_problems):
+def _verify(sched, eager_limit, no_semantics, as_json, max_problems, threads):
     if eager_limit < 0:
         raise click.ClickException(f"--eager-limit {eager_limit}: must be >= 0 bytes")
+    if threads < 0:
+        raise click.ClickException(
+            f"--threads {threads}: must be >= 0 (0: every core for 2^20 ops or more, else 1)"
+        )
     report = sched.verify(
-        eager_limit=eager_limit, semantics=not no_semantics, max_problems=max_problems
+        eager_limit=eager_limit,
+        semantics=not no_semantics,
+        max_problems=max_problems,
+        threads=threads,
     )
     if as_json:
         echo_json(report.to_dict())
@@ -171,6 +178,14 @@ schedule.add_command(
                 default=_core.DEFAULTS["verify"]["max_problems"],
                 show_default=True,
                 help="Report at most this many problems.",
+            ),
+            click.option(
+                "--threads",
+                type=int,
+                default=_core.DEFAULTS["verify"]["threads"],
+                show_default=True,
+                help="Threads for matching and the deadlock check (0: every core for a "
+                "schedule of 2^20 ops or more, else 1). The report does not depend on it.",
             ),
         ],
         _verify,
