@@ -890,8 +890,9 @@ impl Schedule {
         self.meta.elem_size()
     }
 
-    /// Rank `r`'s program as a view into the shared storage.
-    #[inline]
+    /// Rank `r`'s program as a view into the shared storage (always inline: the caller reads
+    /// one or two of its fields, and an out-of-line call returns all of them through memory).
+    #[inline(always)]
     pub fn rank(&self, r: Rank) -> RankView<'_> {
         RankView {
             rank: r,
