@@ -31,12 +31,15 @@
 //! Schedules with only sizes (`Collective::None` or `Payload::Bytes` messages) get 1 and 2.
 //!
 //! Cost: linear in the number of ops for 1 and 2 (8 bytes of state an op, partner and pending
-//! word side by side, plus 8 bytes a send while matching, plus the schedule; an op may have up
-//! to 2^29 dependencies); 3 runs once per distinct program shape; 4 keeps one interval map per
+//! word side by side, plus, while matching, 8 bytes a send and 8 bytes a rank per thread, plus
+//! the schedule; an op may have up to 2^29 dependencies), both on [`VerifyOptions::threads`]
+//! threads with a report that does not depend on their number; 3 runs once per distinct
+//! program shape; 4 keeps one interval map per
 //! buffer and one node per distinct partial result (O(N log N) for recursive doubling, O(N²)
 //! for the ring algorithms, whose N² partial results are all distinct). Measured (release, one
 //! core, other work on the machine): the `recursive_doubling` generator on 2^20 ranks × 40
-//! ops, matching and deadlock, 2.9–3.0 s and 0.69 GB peak including the schedule; 2^20
+//! ops, matching and deadlock, 2.9–3.0 s and 0.69 GB peak including the schedule (on a slower
+//! 2-core machine 6.5–7.5 s on one thread, 3.8–5.1 s on two); 2^20
 //! distinct programs × 40 ops 11 s; with semantics, 4096 ranks in 0.04 s, ring rotation on
 //! 1024 ranks (4M ops) in 0.5 s (`tests/verify_scale.rs`, `docs/performance.md`).
 
