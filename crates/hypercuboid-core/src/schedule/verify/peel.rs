@@ -366,8 +366,9 @@ mod tests {
     use super::super::graph::{Engine, NoExec, Protocol};
     use super::super::order::{self, ShapeOrder};
     use super::super::{matching, verify, Collector, Problem, Report, VerifyOptions};
+    use crate::collectives::allreduce::{self, Algorithm, AllreduceSpec};
     use crate::schedule::{
-        Meta, Program, Schedule, ScheduleBuilder, Slice, Slot, ANY_SOURCE, ANY_TAG,
+        Dtype, Meta, Program, ReduceOp, Schedule, ScheduleBuilder, Slice, Slot, ANY_SOURCE, ANY_TAG,
     };
     use proptest::prelude::*;
 
@@ -581,6 +582,30 @@ mod tests {
                 } else {
                     assert!(r.problems.len() <= max);
                     assert!(r.truncated > 0);
+                }
+            }
+        }
+    }
+
+    /// The allreduce generators: sound, and the same report, on any thread count (with their
+    /// semantics too: the symbolic run is one thread's, the synchronous peel is split).
+    #[test]
+    fn allreduces_report_the_same_sound_result() {
+        for (name, n) in [
+            ("recursive_doubling", 64),
+            ("ring", 24),
+            ("tree", 37),
+            ("rabenseifner", 48),
+            ("recursive_multiplying:a3,a3,a3,a3", 81),
+        ] {
+            let alg = Algorithm::parse(name).unwrap();
+            let spec = AllreduceSpec::new(n, 6, Dtype::Float64, ReduceOp::Sum);
+            let s = allreduce::generate(&alg, &spec).unwrap();
+            for eager_limit in [0, 1 << 20] {
+                for semantics in [false, true] {
+                    let r = same_for_any_threads(&s, eager_limit, semantics, 20);
+                    assert!(r.is_sound(), "{name} on {n} ranks: {r}");
+                    assert_eq!(r.stats.ranks, n);
                 }
             }
         }
