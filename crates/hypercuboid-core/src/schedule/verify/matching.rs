@@ -14,7 +14,7 @@
 
 use super::order::ShapeOrder;
 use super::{Cat, Collector, Problem};
-use crate::schedule::{Op, OpKind, Rank, Schedule, ANY_SOURCE, ANY_TAG};
+use crate::schedule::{Op, OpKind, PeerRule, Rank, Schedule, ANY_SOURCE, ANY_TAG};
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -195,6 +195,36 @@ pub(super) fn match_static(
     col: &mut Collector,
     threads: usize,
 ) -> Links {
+    match_with(s, orders, equal_len, col, threads, true)
+}
+
+/// The sends of a schedule whose ranks share one shape and whose every send follows an
+/// invertible peer rule (`rank XOR m`, `(rank + k) mod N`): `(op, rule, tag)` in start order.
+/// The sends reaching a rank are then found from the rank itself, without bucketing.
+fn invertible_sends(s: &Schedule, orders: &[ShapeOrder]) -> Option<Vec<(u32, PeerRule, i32)>> {
+    if s.num_shapes() != 1 {
+        return None;
+    }
+    let shape = &s.shapes()[0];
+    orders[0]
+        .sends(shape)
+        .map(|i| match shape.peers[i as usize] {
+            rule @ (PeerRule::Xor(_) | PeerRule::Shift(_)) => Some((i, rule, tag(s, 0, i))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`match_static`]; `direct`: find the sends reaching each rank from their peer rules when
+/// [`invertible_sends`] allows (the same buckets, in the same order, as the bucketing pass).
+fn match_with(
+    s: &Schedule,
+    orders: &[ShapeOrder],
+    equal_len: bool,
+    col: &mut Collector,
+    threads: usize,
+    direct: bool,
+) -> Links {
     let n = s.nranks() as usize;
     let elem = s.elem_size();
     let parts = parts(n, threads);
@@ -235,10 +265,20 @@ pub(super) fn match_static(
         send_bytes = (send_bytes.0.min(sizes.0), send_bytes.1.max(sizes.1));
     }
     let is_dyn = |r: Rank| (dynamic[r as usize / 64] >> (r % 64)) & 1 == 1;
+    let inverse = if direct && !any_dynamic {
+        invertible_sends(s, orders)
+    } else {
+        None
+    };
+    // With invertible rules, nothing to bucket (every part empty).
+    let bucket = |part: Range<usize>| if inverse.is_some() { 0..0 } else { part };
 
     // Bucket sends by destination, in (source, start order) order: each part counts the sends
     // it has for each destination; part k's sends to `d` go after those of parts before it.
     let mut counts: Vec<Vec<u64>> = each(&parts, &mut none, |_, part, _| {
+        if inverse.is_some() {
+            return Vec::new();
+        }
         let mut c = vec![0u64; n];
         for r in part.start as Rank..part.end as Rank {
             let v = s.rank(r);
@@ -251,8 +291,8 @@ pub(super) fn match_static(
         }
         c
     });
-    let mut start = vec![0u64; n + 1];
-    for d in 0..n {
+    let mut start = vec![0u64; if inverse.is_some() { 0 } else { n + 1 }];
+    for d in 0..start.len().saturating_sub(1) {
         let mut at = start[d];
         for c in counts.iter_mut() {
             let k = c[d];
@@ -261,7 +301,7 @@ pub(super) fn match_static(
         }
         start[d + 1] = at;
     }
-    let mut entries = vec![0u64; start[n] as usize];
+    let mut entries = vec![0u64; start.last().map_or(0, |&e| e as usize)];
     let dyn_parts = {
         // SAFETY: `u64` and `AtomicU64` have the same size and alignment (on every target with
         // 64-bit atomics, which `std::sync::atomic::AtomicU64` requires); `entries` and `ops`
@@ -272,6 +312,7 @@ pub(super) fn match_static(
         let words = op_words(&mut ops);
         each(&parts, &mut counts, |_, part, cursor| {
             let mut dyn_in: Vec<(Rank, Rank, u32)> = Vec::new();
+            let part = bucket(part);
             for r in part.start as Rank..part.end as Rank {
                 let v = s.rank(r);
                 let base = s.op_offset(r) as usize;
@@ -312,14 +353,26 @@ pub(super) fn match_static(
             let v = s.rank(d);
             let dbase = s.op_offset(d) as usize;
             sends.clear();
-            sends.extend(
-                entries[start[d as usize] as usize..start[d as usize + 1] as usize]
-                    .iter()
-                    .map(|&e| {
-                        let (src, i) = ((e >> 32) as Rank, e as u32);
-                        (src, tag(s, src, i), i)
-                    }),
-            );
+            match &inverse {
+                // The rank each send op's rule maps to `d`, op by op in start order: after the
+                // stable sort by (source, tag), the bucketing pass's order.
+                Some(list) => sends.extend(list.iter().filter_map(|&(i, rule, t)| {
+                    let src = match rule {
+                        PeerRule::Xor(m) => d ^ m,
+                        PeerRule::Shift(k) => ((d as u64 + n as u64 - k as u64) % n as u64) as Rank,
+                        _ => unreachable!("invertible_sends keeps XOR and shift rules only"),
+                    };
+                    ((src as usize) < n).then_some((src, t, i))
+                })),
+                None => sends.extend(
+                    entries[start[d as usize] as usize..start[d as usize + 1] as usize]
+                        .iter()
+                        .map(|&e| {
+                            let (src, i) = ((e >> 32) as Rank, e as u32);
+                            (src, tag(s, src, i), i)
+                        }),
+                ),
+            }
             // Already by source (the bucketing pass goes through the sources in order): sorted
             // unless one source sends to `d` on several tags.
             if !sends.is_sorted_by_key(|&(src, t, _)| (src, t)) {
@@ -414,4 +467,180 @@ pub(super) fn op_words(ops: &mut [OpState]) -> &[AtomicU32] {
     // `u32`. The view borrows `ops` mutably for its whole life, so every access to the op
     // states meanwhile goes through it.
     unsafe { std::slice::from_raw_parts(ops.as_mut_ptr().cast::<AtomicU32>(), ops.len() * 2) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::order::{self, ShapeOrder};
+    use super::super::Collector;
+    use super::*;
+    use crate::schedule::{Meta, Program, ScheduleBuilder, Slice, Slot};
+    use proptest::prelude::*;
+
+    /// One op of a program every rank runs with its own peers: `peer = rank XOR m` when
+    /// `xor`, else `(rank + m) mod n`; for a receive, the peer it receives from.
+    #[derive(Clone, Debug)]
+    struct Step {
+        send: bool,
+        xor: bool,
+        m: u32,
+        tag: i32,
+        len: u64,
+    }
+
+    fn build(n: u32, steps: &[(Step, Option<usize>)]) -> Schedule {
+        let mut b = ScheduleBuilder::new(n as u64, Meta::sizes_only("rules")).unwrap();
+        let mut p = Program::new();
+        for r in 0..n {
+            p.clear();
+            let mut ids = Vec::new();
+            for (st, dep) in steps {
+                let peer = if st.xor { r ^ st.m } else { (r + st.m) % n };
+                let id = if st.send {
+                    p.send(peer, st.tag, Slice::new(Slot::Output, 0, st.len))
+                } else {
+                    p.recv(peer, st.tag, Slice::new(Slot::Scratch(0), 0, st.len))
+                };
+                if let Some(d) = dep {
+                    p.requires(id, ids[*d]);
+                }
+                ids.push(id);
+            }
+            b.push(&mut p).unwrap();
+        }
+        b.finish().unwrap()
+    }
+
+    /// What a matching gave: every op's partner, messages, bytes, send sizes, problems.
+    type Outcome = (Vec<u32>, u64, u64, (u64, u64), String);
+
+    /// The outcome with and without finding the sends from the rules.
+    fn both(s: &Schedule, threads: usize) -> [Outcome; 2] {
+        let orders: Vec<ShapeOrder> = s.shapes().iter().map(order::topo).collect();
+        [true, false].map(|direct| {
+            let mut col = Collector::new(5);
+            let l = match_with(s, &orders, false, &mut col, threads, direct);
+            let (problems, more) = col.finish();
+            (
+                l.ops.iter().map(|o| o.partner).collect(),
+                l.messages,
+                l.bytes,
+                l.send_bytes,
+                format!("{problems:?} and {more} more"),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        /// One shape with XOR and shift peers, tags and sizes that often disagree: the sends
+        /// found from the rules meet the receives the bucketing pass gives them.
+        #[test]
+        fn sends_found_from_rules_match_as_bucketed(
+            log2n in 1u32..7,
+            raw in prop::collection::vec(
+                (any::<bool>(), any::<bool>(), any::<u32>(), 0i32..2, 1u64..3,
+                 prop::option::of(any::<prop::sample::Index>())),
+                1..10,
+            ),
+            threads in 1usize..4,
+        ) {
+            let n = 1u32 << log2n;
+            let steps: Vec<(Step, Option<usize>)> = raw
+                .into_iter()
+                .enumerate()
+                .map(|(k, (send, xor, m, tag, len, dep))| {
+                    let st = Step { send, xor, m: m % n, tag, len };
+                    (st, dep.filter(|_| k > 0).map(|d| d.index(k)))
+                })
+                .collect();
+            let s = build(n, &steps);
+            prop_assume!(s.num_shapes() == 1);
+            prop_assume!(invertible_sends(&s, &[order::topo(&s.shapes()[0])]).is_some());
+            let [direct, bucketed] = both(&s, threads);
+            prop_assert_eq!(direct, bucketed);
+        }
+    }
+
+    #[test]
+    fn recursive_doubling_finds_its_sends_from_the_rules() {
+        // 16 ranks, 4 stages of send to / receive from rank XOR 2^k, a ring step on top
+        // (send to r + 1, receive from r − 1), and a stage whose receive waits for tag 9 that
+        // no send carries: 16 unmatched sends and 16 unmatched receives.
+        let mut steps = Vec::new();
+        for k in 0..4 {
+            let m = 1 << k;
+            steps.push((
+                Step {
+                    send: true,
+                    xor: true,
+                    m,
+                    tag: k,
+                    len: 1,
+                },
+                None,
+            ));
+            steps.push((
+                Step {
+                    send: false,
+                    xor: true,
+                    m,
+                    tag: k,
+                    len: 1,
+                },
+                None,
+            ));
+        }
+        steps.push((
+            Step {
+                send: true,
+                xor: false,
+                m: 1,
+                tag: 7,
+                len: 2,
+            },
+            None,
+        ));
+        steps.push((
+            Step {
+                send: false,
+                xor: false,
+                m: 15,
+                tag: 7,
+                len: 2,
+            },
+            None,
+        ));
+        steps.push((
+            Step {
+                send: true,
+                xor: true,
+                m: 3,
+                tag: 8,
+                len: 1,
+            },
+            None,
+        ));
+        steps.push((
+            Step {
+                send: false,
+                xor: true,
+                m: 3,
+                tag: 9,
+                len: 1,
+            },
+            None,
+        ));
+        let s = build(16, &steps);
+        assert_eq!(s.num_shapes(), 1);
+        let orders = [order::topo(&s.shapes()[0])];
+        let list = invertible_sends(&s, &orders).expect("XOR and shift sends");
+        assert_eq!(list.len(), 6);
+        let [direct, bucketed] = both(&s, 2);
+        assert_eq!(direct, bucketed);
+        // 16 × 5 messages matched, 16 + 16 unmatched ops (capped at 5 listed).
+        assert_eq!(direct.1, 80);
+        assert!(direct.4.ends_with("and 27 more"), "{}", direct.4);
+    }
 }
