@@ -568,70 +568,27 @@ mod tests {
         // 16 ranks, 4 stages of send to / receive from rank XOR 2^k, a ring step on top
         // (send to r + 1, receive from r − 1), and a stage whose receive waits for tag 9 that
         // no send carries: 16 unmatched sends and 16 unmatched receives.
+        let op = |send, xor, m, tag, len| {
+            (
+                Step {
+                    send,
+                    xor,
+                    m,
+                    tag,
+                    len,
+                },
+                None,
+            )
+        };
         let mut steps = Vec::new();
         for k in 0..4 {
-            let m = 1 << k;
-            steps.push((
-                Step {
-                    send: true,
-                    xor: true,
-                    m,
-                    tag: k,
-                    len: 1,
-                },
-                None,
-            ));
-            steps.push((
-                Step {
-                    send: false,
-                    xor: true,
-                    m,
-                    tag: k,
-                    len: 1,
-                },
-                None,
-            ));
+            steps.push(op(true, true, 1 << k, k, 1));
+            steps.push(op(false, true, 1 << k, k, 1));
         }
-        steps.push((
-            Step {
-                send: true,
-                xor: false,
-                m: 1,
-                tag: 7,
-                len: 2,
-            },
-            None,
-        ));
-        steps.push((
-            Step {
-                send: false,
-                xor: false,
-                m: 15,
-                tag: 7,
-                len: 2,
-            },
-            None,
-        ));
-        steps.push((
-            Step {
-                send: true,
-                xor: true,
-                m: 3,
-                tag: 8,
-                len: 1,
-            },
-            None,
-        ));
-        steps.push((
-            Step {
-                send: false,
-                xor: true,
-                m: 3,
-                tag: 9,
-                len: 1,
-            },
-            None,
-        ));
+        steps.push(op(true, false, 1, 7, 2));
+        steps.push(op(false, false, 15, 7, 2));
+        steps.push(op(true, true, 3, 8, 1));
+        steps.push(op(false, true, 3, 9, 1));
         let s = build(16, &steps);
         assert_eq!(s.num_shapes(), 1);
         let orders = [order::topo(&s.shapes()[0])];
