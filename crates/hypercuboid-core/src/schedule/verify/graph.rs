@@ -26,7 +26,7 @@
 
 use super::matching::{check_sizes, compatible, Links, DYN, NONE};
 use super::{Collector, CycleStep, Problem, Wait};
-use crate::schedule::{DepKind, OpKind, Rank, Schedule};
+use crate::schedule::{DepKind, Op, OpKind, Rank, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -78,6 +78,19 @@ pub(super) const START_ONE: u32 = 1 << START_SHIFT;
 
 /// A node: `rank << 32 | op << 1 | end`.
 pub(super) type Node = u64;
+
+/// The pending word of an op before an execution under `proto`: its `deps` dependencies, and
+/// the end conditions of its kind (a receive waits for its message, a synchronous send for its
+/// receive too).
+#[inline]
+pub(super) fn initial_pending(op: &Op, deps: u32, proto: Protocol, elem: u32) -> u32 {
+    let word = match op.kind {
+        OpKind::Recv { .. } => 2,
+        OpKind::Send { data, .. } if proto.sync(data.bytes(elem)) => 2 | SYNC,
+        _ => 1,
+    };
+    deps << START_SHIFT | word
+}
 
 #[inline]
 pub(super) fn node(r: Rank, i: u32, end: bool) -> Node {
@@ -137,6 +150,15 @@ impl<'a> Engine<'a> {
     /// An engine over `s` with the static matching `links`, whose blocked peel runs on
     /// `threads` threads (at least 1).
     pub fn new(s: &'a Schedule, links: Links, threads: usize) -> Engine<'a> {
+        for (k, shape) in s.shapes().iter().enumerate() {
+            for i in 0..shape.len() {
+                let deps = shape.deps(i).len();
+                assert!(
+                    deps < 1 << (32 - START_SHIFT),
+                    "op {i} of program shape {k} has {deps} dependencies"
+                );
+            }
+        }
         Engine {
             s,
             links,
@@ -205,15 +227,6 @@ impl<'a> Engine<'a> {
         let mut f = 0;
         self.queues.clear();
         let fifo = dynamic && self.links.any_dynamic;
-        for (k, shape) in s.shapes().iter().enumerate() {
-            for i in 0..shape.len() {
-                let deps = shape.deps(i).len();
-                assert!(
-                    deps < 1 << (32 - START_SHIFT),
-                    "op {i} of program shape {k} has {deps} dependencies"
-                );
-            }
-        }
         if !fifo && !E::OBSERVES {
             super::peel::run(
                 s,
@@ -229,14 +242,8 @@ impl<'a> Engine<'a> {
         for r in 0..s.nranks() {
             let v = s.rank(r);
             for i in 0..v.len() {
-                let op = &v.shape.ops[i];
                 let deps = v.deps(i).len() as u32;
-                let word = match op.kind {
-                    OpKind::Recv { .. } => 2,
-                    OpKind::Send { data, .. } if proto.sync(data.bytes(elem)) => 2 | SYNC,
-                    _ => 1,
-                };
-                self.links.ops[f].pending = deps << START_SHIFT | word;
+                self.links.ops[f].pending = initial_pending(&v.shape.ops[i], deps, proto, elem);
                 f += 1;
                 if deps == 0 {
                     q.push(node(r, i as u32, false));

@@ -35,6 +35,9 @@ pub(super) struct OpState {
     pub pending: u32,
 }
 
+/// Sends to ranks with wildcard receives, by destination: `(source, op)` in source order.
+pub(super) type Incoming = FxHashMap<Rank, Vec<(Rank, u32)>>;
+
 /// The result of matching: for every send and receive, the index of its partner op in the
 /// peer's program.
 pub(super) struct Links {
@@ -46,7 +49,7 @@ pub(super) struct Links {
     /// Whether any rank has wildcard receives.
     pub any_dynamic: bool,
     /// Sends to each rank with wildcard receives: `(source, op)`.
-    pub dyn_incoming: FxHashMap<Rank, Vec<(Rank, u32)>>,
+    pub dyn_incoming: Incoming,
     /// Source rank of each matched `ANY_SOURCE` receive, by flat op index.
     pub dyn_source: FxHashMap<u64, Rank>,
     /// Matched messages.
@@ -199,20 +202,98 @@ pub(super) fn match_static(
 }
 
 /// The sends of a schedule whose ranks share one shape and whose every send follows an
-/// invertible peer rule (`rank XOR m`, `(rank + k) mod N`): `(op, rule, tag)` in start order.
-/// The sends reaching a rank are then found from the rank itself, without bucketing.
+/// invertible peer rule (`rank XOR m`, `(rank + k) mod N`): `(op, inverse rule, tag)` in start
+/// order, the inverse rule giving the source of the send that reaches a rank (`rank XOR m`,
+/// `(rank + N − k) mod N`). The sends reaching a rank are then found from the rank itself,
+/// without bucketing.
 fn invertible_sends(s: &Schedule, orders: &[ShapeOrder]) -> Option<Vec<(u32, PeerRule, i32)>> {
     if s.num_shapes() != 1 {
         return None;
     }
+    let n = s.nranks();
     let shape = &s.shapes()[0];
     orders[0]
         .sends(shape)
-        .map(|i| match shape.peers[i as usize] {
-            rule @ (PeerRule::Xor(_) | PeerRule::Shift(_)) => Some((i, rule, tag(s, 0, i))),
-            _ => None,
+        .map(|i| {
+            let from = match shape.peers[i as usize] {
+                PeerRule::Xor(m) => PeerRule::Xor(m),
+                PeerRule::Shift(k) => PeerRule::Shift((n - k) % n),
+                _ => return None,
+            };
+            Some((i, from, tag(s, 0, i)))
         })
         .collect()
+}
+
+/// Buckets the sends to ranks without wildcard receives by destination, in (source, start
+/// order) order: `start[d]..start[d + 1]` of `entries` (`source << 32 | op`) are those to `d`.
+/// Each part counts the sends it has for each destination; part k's sends to `d` go after those
+/// of the parts before it. Sends to ranks with wildcard receives get partner [`DYN`] in `ops`
+/// and are returned by destination, in source order.
+fn bucket_sends(
+    s: &Schedule,
+    orders: &[ShapeOrder],
+    parts: &[Range<usize>],
+    is_dyn: &(impl Fn(Rank) -> bool + Sync),
+    ops: &mut [OpState],
+) -> (Vec<u64>, Vec<u64>, Incoming) {
+    let n = s.nranks() as usize;
+    let mut none = vec![(); parts.len()];
+    let mut counts: Vec<Vec<u64>> = each(parts, &mut none, |_, part, _| {
+        let mut c = vec![0u64; n];
+        for r in part.start as Rank..part.end as Rank {
+            let v = s.rank(r);
+            for i in orders[s.shape_index(r)].sends(v.shape) {
+                let d = v.peer(i as usize);
+                if !is_dyn(d) {
+                    c[d as usize] += 1;
+                }
+            }
+        }
+        c
+    });
+    let mut start = vec![0u64; n + 1];
+    for d in 0..n {
+        let mut at = start[d];
+        for c in counts.iter_mut() {
+            let k = c[d];
+            c[d] = at;
+            at += k;
+        }
+        start[d + 1] = at;
+    }
+    let mut entries = vec![0u64; start[n] as usize];
+    // SAFETY: `u64` and `AtomicU64` have the same size and alignment (on every target with
+    // 64-bit atomics, which `std::sync::atomic::AtomicU64` requires); `entries` and `ops` are
+    // borrowed mutably while the views live, so all accesses go through them.
+    let slots: &[AtomicU64] = unsafe {
+        std::slice::from_raw_parts(entries.as_mut_ptr().cast::<AtomicU64>(), entries.len())
+    };
+    let words = op_words(ops);
+    let dyn_parts = each(parts, &mut counts, |_, part, cursor| {
+        let mut dyn_in: Vec<(Rank, Rank, u32)> = Vec::new();
+        for r in part.start as Rank..part.end as Rank {
+            let v = s.rank(r);
+            let base = s.op_offset(r) as usize;
+            for i in orders[s.shape_index(r)].sends(v.shape) {
+                let d = v.peer(i as usize);
+                if is_dyn(d) {
+                    words[2 * (base + i as usize)].store(DYN, Ordering::Relaxed);
+                    dyn_in.push((d, r, i));
+                } else {
+                    let c = &mut cursor[d as usize];
+                    slots[*c as usize].store((r as u64) << 32 | i as u64, Ordering::Relaxed);
+                    *c += 1;
+                }
+            }
+        }
+        dyn_in
+    });
+    let mut dyn_incoming = Incoming::default();
+    for (d, r, i) in dyn_parts.into_iter().flatten() {
+        dyn_incoming.entry(d).or_default().push((r, i));
+    }
+    (start, entries, dyn_incoming)
 }
 
 /// [`match_static`]; `direct`: find the sends reaching each rank from their peer rules when
@@ -270,72 +351,11 @@ fn match_with(
     } else {
         None
     };
-    // With invertible rules, nothing to bucket (every part empty).
-    let bucket = |part: Range<usize>| if inverse.is_some() { 0..0 } else { part };
-
-    // Bucket sends by destination, in (source, start order) order: each part counts the sends
-    // it has for each destination; part k's sends to `d` go after those of parts before it.
-    let mut counts: Vec<Vec<u64>> = each(&parts, &mut none, |_, part, _| {
-        if inverse.is_some() {
-            return Vec::new();
-        }
-        let mut c = vec![0u64; n];
-        for r in part.start as Rank..part.end as Rank {
-            let v = s.rank(r);
-            for i in orders[s.shape_index(r)].sends(v.shape) {
-                let d = v.peer(i as usize);
-                if !is_dyn(d) {
-                    c[d as usize] += 1;
-                }
-            }
-        }
-        c
-    });
-    let mut start = vec![0u64; if inverse.is_some() { 0 } else { n + 1 }];
-    for d in 0..start.len().saturating_sub(1) {
-        let mut at = start[d];
-        for c in counts.iter_mut() {
-            let k = c[d];
-            c[d] = at;
-            at += k;
-        }
-        start[d + 1] = at;
-    }
-    let mut entries = vec![0u64; start.last().map_or(0, |&e| e as usize)];
-    let dyn_parts = {
-        // SAFETY: `u64` and `AtomicU64` have the same size and alignment (on every target with
-        // 64-bit atomics, which `std::sync::atomic::AtomicU64` requires); `entries` and `ops`
-        // are borrowed mutably while the views live, so all accesses go through them.
-        let slots: &[AtomicU64] = unsafe {
-            std::slice::from_raw_parts(entries.as_mut_ptr().cast::<AtomicU64>(), entries.len())
-        };
-        let words = op_words(&mut ops);
-        each(&parts, &mut counts, |_, part, cursor| {
-            let mut dyn_in: Vec<(Rank, Rank, u32)> = Vec::new();
-            let part = bucket(part);
-            for r in part.start as Rank..part.end as Rank {
-                let v = s.rank(r);
-                let base = s.op_offset(r) as usize;
-                for i in orders[s.shape_index(r)].sends(v.shape) {
-                    let d = v.peer(i as usize);
-                    if is_dyn(d) {
-                        words[2 * (base + i as usize)].store(DYN, Ordering::Relaxed);
-                        dyn_in.push((d, r, i));
-                    } else {
-                        let c = &mut cursor[d as usize];
-                        slots[*c as usize].store((r as u64) << 32 | i as u64, Ordering::Relaxed);
-                        *c += 1;
-                    }
-                }
-            }
-            dyn_in
-        })
+    let (start, entries, dyn_incoming) = if inverse.is_some() {
+        (Vec::new(), Vec::new(), FxHashMap::default())
+    } else {
+        bucket_sends(s, orders, &parts, &is_dyn, &mut ops)
     };
-    drop(counts);
-    let mut dyn_incoming: FxHashMap<Rank, Vec<(Rank, u32)>> = FxHashMap::default();
-    for (d, r, i) in dyn_parts.into_iter().flatten() {
-        dyn_incoming.entry(d).or_default().push((r, i));
-    }
 
     // Per destination, the k-th send of each channel meets its k-th receive.
     let words = op_words(&mut ops);
@@ -356,12 +376,8 @@ fn match_with(
             match &inverse {
                 // The rank each send op's rule maps to `d`, op by op in start order: after the
                 // stable sort by (source, tag), the bucketing pass's order.
-                Some(list) => sends.extend(list.iter().filter_map(|&(i, rule, t)| {
-                    let src = match rule {
-                        PeerRule::Xor(m) => d ^ m,
-                        PeerRule::Shift(k) => ((d as u64 + n as u64 - k as u64) % n as u64) as Rank,
-                        _ => unreachable!("invertible_sends keeps XOR and shift rules only"),
-                    };
+                Some(list) => sends.extend(list.iter().filter_map(|&(i, from, t)| {
+                    let src = from.apply(d, n as u32)?;
                     ((src as usize) < n).then_some((src, t, i))
                 })),
                 None => sends.extend(

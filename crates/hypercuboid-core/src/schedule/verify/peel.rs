@@ -21,7 +21,9 @@
 //! as its own. Events exist only while some token does, so the peel is over when the count
 //! reaches zero.
 
-use super::graph::{node, unnode, Node, Protocol, END_MASK, START_ONE, START_SHIFT, SYNC};
+use super::graph::{
+    initial_pending, node, unnode, Node, Protocol, END_MASK, START_ONE, START_SHIFT, SYNC,
+};
 use super::matching::{op_words, OpState, DYN, NONE};
 use crate::schedule::{DepKind, OpKind, Rank, Schedule, ANY_SOURCE};
 use rustc_hash::FxHashMap;
@@ -202,13 +204,8 @@ impl Peel<'_> {
                 let base = s.op_offset(r) as usize;
                 for i in 0..v.len() {
                     let deps = v.deps(i).len() as u32;
-                    let word = match v.shape.ops[i].kind {
-                        OpKind::Recv { .. } => 2,
-                        OpKind::Send { data, .. } if self.proto.sync(data.bytes(elem)) => 2 | SYNC,
-                        _ => 1,
-                    };
-                    self.pending(base + i)
-                        .store(deps << START_SHIFT | word, Ordering::Relaxed);
+                    let word = initial_pending(&v.shape.ops[i], deps, self.proto, elem);
+                    self.pending(base + i).store(word, Ordering::Relaxed);
                     if deps == 0 {
                         l.post(node(r, i as u32, false));
                     }
