@@ -2,9 +2,9 @@
 //! parameters with L = 3000), 40 ops a rank at N = 2^20 scale, and the binomial tree's (partners
 //! 2^k ranks apart: the engine's cache-miss case) under LogGOPSim's `std::sort` tie order. Run with
 //! `cargo bench -p hypercuboid-core --bench sim`. The 2^20 end-to-end measurement is the ignored
-//! test `tests/sim_scale.rs`.
+//! test `tests/integration/sim_scale.rs`.
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/integration/common/mod.rs"]
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

@@ -21,7 +21,7 @@
 //!   tags. Tags wrap modulo 2^31 only past 2^31 steps (a ring of more than 2^30 ranks).
 //! - Operand order: lower ranks' contributions are kept on the left wherever the algorithm
 //!   allows it, so that every rank computes the same expression. Verified for every N ≤ 256
-//!   (`tests/allreduce_verified.rs`, `tests/allreduce_rm_verified.rs`):
+//!   (`tests/integration/allreduce_verified.rs`, `tests/integration/allreduce_rm_verified.rs`):
 //!
 //!   | algorithm | identical bits on every rank | rank order (non-commutative op) |
 //!   |---|---|---|

@@ -19,7 +19,7 @@
 //!   `log2 N · (α + β·(N/2)·m)`.
 //!
 //! The simulator equals these to the picosecond for every algorithm and every N up to 64
-//! (`tests/alltoall_verified.rs`).
+//! (`tests/integration/alltoall_verified.rs`).
 
 use super::{bruck, Algorithm, AlltoallSpec};
 use crate::model::PostalModel;

@@ -15,7 +15,7 @@
 //!   too, or send it to themselves), issued first with no dependencies.
 //! - `nranks = 1`: that one copy. `count = 0`: no ops at all.
 //! - Sound with every send synchronous (`eager_limit = 0`): matched, deadlock-free, race-free,
-//!   and the data check above (`tests/alltoall_verified.rs`, every N in 1..=128).
+//!   and the data check above (`tests/integration/alltoall_verified.rs`, every N in 1..=128).
 //! - Messages between one pair of ranks never share a tag while both can be in flight: the
 //!   linear algorithms send one message per pair (tag 0), the Bruck algorithms tag each step.
 //!

@@ -18,7 +18,7 @@
 //!
 //! With `n = 0` and no reduction cost this is the paper's `Σ (α_p + b_i α_r)` (eq. 3 summed over
 //! the stages, section 3). For factored schedules (only `a` stages) it is **exact**: the
-//! simulator's pipelined model gives the same picoseconds (`tests/tuning.rs` checks every
+//! simulator's pipelined model gives the same picoseconds (`tests/integration/tuning.rs` checks every
 //! factored schedule of every N ≤ 64). For split and merged schedules it is an estimate: the
 //! ranks that fold in or stand aside start or finish at other times (the skew the seed's
 //! Figs. 20–22 show), which only simulation captures.

@@ -4,7 +4,7 @@
 //! rotation and binomial tree forms from the textbook postal analysis). Where nothing contends
 //! the simulator must equal them to the picosecond.
 
-mod common;
+use crate::common;
 
 use common::*;
 use hypercuboid_core::model::{parse_model, ModelSpec, PostalModel};

@@ -9,7 +9,7 @@
 //! `tests/data/loggops/README.md` for how they were produced (spcl/LogGOPSim commit 76451de,
 //! whose event loop is that of d5bb14a). Every rank's finish time must agree exactly.
 
-mod common;
+use crate::common;
 
 use common::*;
 use hypercuboid_core::model::{parse_model, ModelSpec};

@@ -1,10 +1,10 @@
 //! Recursive doubling allreduce of 8 B on 2^20 ranks under LogGOPS (42M ops), end to end.
 //! Ignored by default (it is a measurement, run by hand):
-//! `cargo test --release -p hypercuboid-core --test sim_scale -- --ignored --nocapture`
+//! `cargo test --release -p hypercuboid-core --test integration -- --ignored --nocapture sim_scale::`
 //! (under `/usr/bin/time -v` for wall time and peak memory). The assertion is the exact
 //! completion time, 20 × 6042 ns (LogGOPSim's per-step 2o + L + 7G).
 
-mod common;
+use crate::common;
 
 use hypercuboid_core::model::parse_model;
 use hypercuboid_core::sim::{simulate, SimOptions};

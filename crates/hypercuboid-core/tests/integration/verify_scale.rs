@@ -1,6 +1,6 @@
 //! The verifier at scale. Ignored by default (they take seconds in release and minutes in
 //! debug); they assert results, never times, and print how long they took:
-//! `cargo test -p hypercuboid-core --release --test verify_scale -- --ignored --nocapture`.
+//! `cargo test -p hypercuboid-core --release --test integration -- --ignored --nocapture verify_scale::`.
 
 use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec};
 use hypercuboid_core::schedule::verify::{verify, VerifyOptions};

@@ -10,7 +10,7 @@
 //! parameter set: `NAME SET t0 t1 ...`, every rank's finish time in ns. Every rank must agree
 //! exactly: stock with `order=gcc`, stable with the default `order=program`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use hypercuboid_core::model::parse_model;

@@ -1,7 +1,6 @@
-//! Helpers shared by the integration tests (`mod common;` in a test file; cargo builds no test
-//! of its own from this folder): schedules built by hand with `Program` for the simulator tests
-//! (the real generators live elsewhere), and a minimal reader of GOAL text for the LogGOPSim
-//! golden files.
+//! Helpers shared by the integration tests (`use crate::common;` in a test module): schedules
+//! built by hand with `Program` for the simulator tests (the real generators live elsewhere), and
+//! a minimal reader of GOAL text for the LogGOPSim golden files.
 #![allow(dead_code)]
 
 use hypercuboid_core::schedule::{

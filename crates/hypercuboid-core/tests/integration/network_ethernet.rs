@@ -3,7 +3,7 @@
 //! back-pressure, determinism, and the refusals (flow level, engine parameters the model
 //! sets).
 
-mod common;
+use crate::common;
 
 use common::*;
 use hypercuboid_core::model::{Level, LogGopsModel};

@@ -1,7 +1,7 @@
 //! Schedules on networks: the network cost model at packet and flow level, exact against the
 //! zero-load formulas on an idle network, deterministic, and its bad input.
 
-mod common;
+use crate::common;
 
 use common::*;
 use hypercuboid_core::model::{Level, LogGopsModel, Mapping};

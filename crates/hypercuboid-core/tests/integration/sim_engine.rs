@@ -1,6 +1,6 @@
 //! Engine behaviour common to all models: errors, noise, traces.
 
-mod common;
+use crate::common;
 
 use common::*;
 use hypercuboid_core::model::{parse_model, parse_noise, NoiseSpec};
