@@ -94,6 +94,9 @@ pub(super) fn compatible(src: Rank, send_tag: i32, peer: Rank, tag: i32) -> bool
     (peer == ANY_SOURCE || peer == src) && (tag == ANY_TAG || tag == send_tag)
 }
 
+/// How many destinations ahead matching from the rules asks for the senders' partner words.
+const AHEAD: usize = 4;
+
 /// Checks a matched pair's sizes.
 pub(super) fn check_sizes(
     s: &Schedule,
@@ -372,6 +375,22 @@ fn match_with(
             }
             let v = s.rank(d);
             let dbase = s.op_offset(d) as usize;
+            if let Some(list) = &inverse {
+                // The senders' partner words, written below, are one cache line each, far
+                // apart (recursive doubling: rank d XOR 2^k): asked for AHEAD destinations
+                // early, their misses overlap instead of stalling the stores one by one.
+                let ahead = d as usize + AHEAD;
+                if ahead < part.end {
+                    for &(i, from, _) in list {
+                        if let Some(src) = from.apply(ahead as Rank, n as u32) {
+                            if let Some(w) = words.get(2 * (s.op_offset(src) as usize + i as usize))
+                            {
+                                crate::hint::prefetch(w);
+                            }
+                        }
+                    }
+                }
+            }
             sends.clear();
             match &inverse {
                 // The rank each send op's rule maps to `d`, op by op in start order: after the
