@@ -37,6 +37,8 @@ pub(super) const BLOCK_OPS: u64 = if cfg!(test) { 4 } else { 1 << 20 };
 
 /// Events a thread gathers for another before handing them over.
 const BATCH: usize = if cfg!(test) { 2 } else { 4096 };
+/// How many deliveries ahead the peel asks for the op's pending word.
+const AHEAD: usize = 8;
 
 /// Peels the graph of `s` under `proto`: sets every op's pending word in `ops` (partners
 /// already set) to its initial value and runs every node that fires, on `threads` threads
@@ -213,6 +215,7 @@ impl Peel<'_> {
             }
         }
         let mut stack: Vec<Node> = Vec::new();
+        let mut near: VecDeque<Node> = VecDeque::new();
         let mut events: Vec<Node> = Vec::new();
         loop {
             let got = self.take_mail(me);
@@ -230,12 +233,28 @@ impl Peel<'_> {
                     if k & 1 == 0 {
                         stack.push(k);
                     } else {
-                        self.deliver(k, &mut stack);
+                        near.push_back(k);
                     }
                 }
                 events.clear();
-                while let Some(k) = stack.pop() {
-                    self.step(k, cur, &mut l, &mut stack);
+                // Depth first within a rank; the deliveries to other ranks of the block (a
+                // random op each) wait in `near`, oldest first, so that the op of the one
+                // AHEAD places on is asked for while these run. Any order gives the same words.
+                loop {
+                    while let Some(k) = stack.pop() {
+                        self.step(k, cur, &mut l, &mut stack, &mut near);
+                    }
+                    let Some(e) = near.pop_front() else {
+                        break;
+                    };
+                    if let Some(&a) = near.get(AHEAD) {
+                        let (r, i, _) = unnode(a);
+                        let f = s.op_offset(r) as usize + i as usize;
+                        if let Some(w) = self.words.get(2 * f + 1) {
+                            crate::hint::prefetch(w);
+                        }
+                    }
+                    self.deliver(e, &mut stack);
                 }
                 for o in 0..t {
                     if l.out[o].len() >= BATCH {
@@ -310,9 +329,16 @@ impl Peel<'_> {
     }
 
     /// Fires node `k` of block `cur`: its dependents in the rank, and the end of its partner
-    /// (delivered at once in the same block, posted otherwise).
+    /// (queued in `near` in the same block, posted otherwise).
     #[inline]
-    fn step(&self, k: Node, cur: u32, l: &mut Local, stack: &mut Vec<Node>) {
+    fn step(
+        &self,
+        k: Node,
+        cur: u32,
+        l: &mut Local,
+        stack: &mut Vec<Node>,
+        near: &mut VecDeque<Node>,
+    ) {
         let s = self.s;
         let (r, i, end) = unnode(k);
         let v = s.rank(r);
@@ -349,7 +375,7 @@ impl Peel<'_> {
         };
         let e = node(to, p, true);
         if to >> self.shift == cur {
-            self.deliver(e, stack);
+            near.push_back(e);
         } else {
             l.post(e);
         }
@@ -360,7 +386,7 @@ impl Peel<'_> {
 mod tests {
     //! Reports for any thread count equal one thread's, on blocks of 4 ops (every rank its own
     //! block or more), so that events cross blocks and threads.
-    use super::super::graph::{Engine, NoExec, Protocol};
+    use super::super::graph::{Engine, Exec, NoExec, Protocol};
     use super::super::order::{self, ShapeOrder};
     use super::super::{matching, verify, Collector, Problem, Report, VerifyOptions};
     use crate::collectives::allreduce::{self, Algorithm, AllreduceSpec};
@@ -520,8 +546,23 @@ mod tests {
             for threads in [2, 3, 5] {
                 prop_assert_eq!(&state(threads), &one, "{} threads", threads);
             }
+            // The serial peel in program order (taken when the executor observes the order)
+            // leaves the same words: the blocked peel is only another order.
+            let mut col = Collector::new(0);
+            let links = matching::match_static(&s, &orders, false, &mut col, 1);
+            let mut eng = Engine::new(&s, links, 1);
+            let mut words = Vec::new();
+            for proto in [Protocol::Eager, Protocol::Limit(16), Protocol::Sync] {
+                eng.run(proto, &mut Observes, false, false, &mut col);
+                words.extend(eng.links.ops.iter().map(|o| (o.partner, o.pending)));
+            }
+            prop_assert_eq!(&words, &one, "serial peel");
         }
     }
+
+    /// An executor that observes the order of events (and does nothing): the serial peel.
+    struct Observes;
+    impl Exec for Observes {}
 
     /// A schedule with many problems of each kind, capped: the listed ones and the count of the
     /// rest are those of one thread.
