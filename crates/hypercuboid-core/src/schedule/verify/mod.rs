@@ -39,7 +39,7 @@
 //! for the ring algorithms, whose N² partial results are all distinct). Measured (release, one
 //! core, other work on the machine): the `recursive_doubling` generator on 2^20 ranks × 40
 //! ops, matching and deadlock, 2.9–3.0 s and 0.69 GB peak including the schedule (on a slower
-//! 2-core machine 5.3–6.9 s on one thread, 3.4–4.2 s on two, 0.40 GB); 2^20
+//! 2-core machine 3.2–4.5 s on one thread, 1.9–3.0 s on two, 0.41 GB); 2^20
 //! distinct programs × 40 ops 11 s; with semantics, 4096 ranks in 0.04 s, ring rotation on
 //! 1024 ranks (4M ops) in 0.5 s (`tests/integration/verify_scale.rs`, `docs/performance.md`).
 
