@@ -9,6 +9,7 @@
 //! This crate has no Python dependency; `hypercuboid-py` wraps it as `hypercuboid._core`.
 
 pub mod arith;
+mod barrier;
 pub mod collectives;
 mod hint;
 pub mod lattice;
