@@ -281,6 +281,33 @@ def test_verify_threads_give_the_same_report(tmp_path):
     assert r.output.startswith("Error: --threads -2: must be >= 0 (0: every core for 2^20 ops")
 
 
+def test_simulate_threads_give_the_same_result():
+    # Lanes split the ranks of a schedule whose sends are all eager (LogGOPS with S above the
+    # messages, postal); noise makes most times distinct. Every thread count gives every
+    # rank's finish time of one thread.
+    cases = [
+        (hc.schedules.allreduce("recursive_doubling", 1024, 1), LOGGOPS, None),
+        (hc.schedules.allreduce("tree", 1000, 1), "postal:alpha=1us,beta=1ns", "exp:mean=1us"),
+        (hc.schedules.alltoall("pairwise", 96, 2), LOGGOPS, "uniform:min=0,max=2us"),
+    ]
+    for s, model, noise in cases:
+        one = s.simulate(model, noise=noise, seed=3, threads=1)
+        for t in (0, 2, 3):
+            r = s.simulate(model, noise=noise, seed=3, threads=t)
+            assert r.completion_time_ns == one.completion_time_ns
+            assert np.array_equal(r.rank_finish_ns, one.rank_finish_ns)
+            assert (r.ops, r.messages) == (one.ops, one.messages)
+    with pytest.raises(ValueError, match=r"threads=-1: must be >= 0 \(0: every core"):
+        cases[0][0].simulate(LOGGOPS, threads=-1)
+    args = ["simulate", "allreduce", "-a", "recursive_doubling", "-n", "64", "--model", LOGGOPS]
+    one = json.loads(run(*args, "--json", "--threads", "1").output)
+    two = json.loads(run(*args, "--json", "--threads", "2").output)
+    assert one == two and one["completion_time_ns"] == 6 * 6042.0
+    r = run(*args, "--threads", "-2")
+    assert r.exit_code == 1
+    assert r.output.startswith("Error: --threads -2: must be >= 0 (0: every core for 2^20 ops")
+
+
 def test_cli_errors_are_one_line(tmp_path):
     cases = [
         (

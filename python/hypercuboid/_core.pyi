@@ -56,6 +56,7 @@ class Schedule:
         seed: int = ...,
         chrome_trace: str | None = ...,
         calls: int = ...,
+        threads: int = ...,
     ) -> dict[str, Any]:
         """``{model, completion_ps, rank_finish_ps, ops, messages, trace}``."""
     def simulate_network(

@@ -294,7 +294,7 @@ class Schedule:
         packet_size: int | str = 256,
         buffer: int | str = "100KiB",
         switch_latency: int | str = "100ns",
-        threads: int = 1,
+        threads: int | None = None,
         records: bool = False,
         link_timeline: bool = False,
         calls: int = 1,
@@ -311,7 +311,8 @@ class Schedule:
         they started; ``interleave``: it shares its link among them, one packet of each in
         turn), and the router parameters ``packet_size``, ``buffer``,
         ``switch_latency``, ``seed`` (of the network's random choices and of the noise,
-        default 1; without a network, of the noise, default 0) and ``threads``. ``noise`` (a
+        default 1; without a network, of the noise, default 0) and ``threads`` (the packet
+        engine's, default 1). ``noise`` (a
         delay before every op, e.g. ``"exp:mean=1us"``) applies on a network as on a model.
         ``model`` is then the host model (a ``loggops:`` spec; default LogGOPSim's defaults),
         whose ``L`` and ``G`` apply only between ranks of one endpoint. The result's
@@ -322,7 +323,15 @@ class Schedule:
         ``calls`` runs the schedule that many times back to back, each rank starting its next
         run when its own ops of the previous one are done (no barrier), as an application
         calling the collective in a loop (the seed's 2,000 halo calls); a trace records one
-        run, so ``trace`` needs ``calls=1``."""
+        run, so ``trace`` needs ``calls=1``.
+
+        On a cost model, ``threads`` is the number of threads to simulate on (default: every
+        core for a schedule of 2^20 ops or more, else one); the result is the same for any
+        number (``docs/simulate.md``, "On several threads")."""
+        if threads is not None and threads < 0:
+            raise ValueError(
+                f"threads={threads}: must be >= 0 (0: every core for 2^20 ops or more, else 1)"
+            )
         if calls < 1:
             from hypercuboid.errors import SimulationError
 
@@ -349,7 +358,7 @@ class Schedule:
                 packet_size=packet_size,
                 buffer=buffer,
                 switch_latency=switch_latency,
-                threads=threads,
+                threads=1 if threads is None else threads,
                 records=records,
                 link_timeline=link_timeline,
                 calls=calls,
@@ -368,6 +377,7 @@ class Schedule:
             0 if seed is None else seed,
             None if chrome_trace is None else str(chrome_trace),
             int(calls),
+            _core.DEFAULTS["simulate"]["threads"] if threads is None else int(threads),
         )
         return self._result(r, trace)
 

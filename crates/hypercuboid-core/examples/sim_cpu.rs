@@ -5,7 +5,9 @@
 //! one-shot simulation pays), the completion time and a hash of every rank's finish time (two
 //! binaries that print the same hash computed the same per-rank results). A measurement tool
 //! for `docs/performance.md`, section "Where the time goes":
-//! `cargo run --release -p hypercuboid-core --example sim_cpu -- ALGORITHM LOG2N [MODEL] [REPS]`.
+//! `cargo run --release -p hypercuboid-core --example sim_cpu -- ALGORITHM LOG2N [MODEL] [REPS]
+//! [THREADS]` (THREADS: 1 by default, 0 to let the engine choose; the wall times then count
+//! every thread's work, the CPU times the main thread's alone).
 
 use hypercuboid_core::collectives::allreduce::{generate, Algorithm, AllreduceSpec};
 use hypercuboid_core::model::parse_model;
@@ -85,15 +87,22 @@ fn main() {
     )
     .unwrap();
     let reps: usize = args.get(4).map_or(3, |s| s.parse().unwrap());
+    let threads: usize = args.get(5).map_or(1, |s| s.parse().unwrap());
+    let opts = SimOptions {
+        threads,
+        ..SimOptions::default()
+    };
     let spec = AllreduceSpec::new(1 << log2n, 1, Dtype::Int64, ReduceOp::Sum);
     let s = generate(&alg, &spec).unwrap();
     let mut cpu = Vec::new();
+    let mut wall = Vec::new();
     let mut first = None;
     let mut last = None;
     for _ in 0..reps {
         let (f0, w0, c0) = (minor_faults(), std::time::Instant::now(), thread_cpu_ns());
-        let r = simulate(&s, &model, &SimOptions::default()).unwrap();
+        let r = simulate(&s, &model, &opts).unwrap();
         cpu.push((thread_cpu_ns() - c0) as f64 / 1e9);
+        wall.push(w0.elapsed().as_secs_f64());
         first.get_or_insert((w0.elapsed().as_secs_f64(), minor_faults() - f0));
         // FNV-1a over the per-rank finish times.
         let hash = r
@@ -108,11 +117,15 @@ fn main() {
     let (first_wall, first_faults) = first.unwrap();
     let runs: Vec<String> = cpu.iter().map(|c| format!("{c:.3}")).collect();
     cpu.sort_by(f64::total_cmp);
+    wall.sort_by(f64::total_cmp);
     println!(
-        "{} 2^{log2n}: simulate CPU s min {:.3} median {:.3} (runs {}); first run wall \
+        "{} 2^{log2n}, {threads} thread(s): simulate wall s min {:.3} median {:.3}; main \
+         thread's CPU s min {:.3} median {:.3} (runs {}); first run wall \
          {first_wall:.4} s, {first_faults} minor faults; {ops} ops, {messages} messages; \
          completion {completion} ps; rank_finish hash {hash:016x}",
         alg.name(),
+        wall[0],
+        wall[wall.len() / 2],
         cpu[0],
         cpu[cpu.len() / 2],
         runs.join(" "),

@@ -8,12 +8,14 @@ use hypercuboid_core::collectives::{allreduce, alltoall};
 use hypercuboid_core::network::packet::{DEFAULT_DURATION, DEFAULT_TOP_LINKS, DEFAULT_WARMUP};
 use hypercuboid_core::network::NetParams;
 use hypercuboid_core::schedule::verify::VerifyOptions;
+use hypercuboid_core::sim::{SimOptions, PARALLEL_OPS};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 /// `DEFAULTS[section][name]`: `allreduce` (`count`, `dtype`, `op`), `alltoall` (`count`,
 /// `dtype`), `verify` (`eager_limit`,
-/// `semantics`, `max_problems`, `threads`), `tune` (`top`, `pool`, `max_schedules`), `netsim` (`seed`,
+/// `semantics`, `max_problems`, `threads`), `simulate` (`threads`, `parallel_ops`), `tune` (`top`,
+/// `pool`, `max_schedules`), `netsim` (`seed`,
 /// `warmup_ps`, `duration_ps`, `drain`, `packet_bytes`, `buffer_bytes`, `switch_latency_ps`,
 /// `watchdog_ps`, `top_links`, `links`, `threads`).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -35,6 +37,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     vd.set_item("max_problems", v.max_problems)?;
     vd.set_item("threads", v.threads)?;
     d.set_item("verify", vd)?;
+    let sd = PyDict::new(py);
+    sd.set_item("threads", SimOptions::default().threads)?;
+    sd.set_item("parallel_ops", PARALLEL_OPS)?;
+    d.set_item("simulate", sd)?;
     let r = RankOptions::default();
     let t = PyDict::new(py);
     t.set_item("top", r.top)?;

@@ -185,9 +185,11 @@ impl PySchedule {
     /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
     /// (None, or a dict of NumPy columns); with `chrome_trace` a path, the trace is also written
     /// there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
-    /// (no barrier between runs). The GIL is released while simulating.
+    /// (no barrier between runs). `threads`: threads to simulate on (0: every core for
+    /// schedules of 2^20 ops or more, else one); the results are the same for any number. The
+    /// GIL is released while simulating.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1))]
+    #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1, threads = 0))]
     fn simulate<'py>(
         &self,
         py: Python<'py>,
@@ -197,8 +199,19 @@ impl PySchedule {
         seed: u64,
         chrome_trace: Option<String>,
         calls: u32,
+        threads: usize,
     ) -> PyResult<Bound<'py, PyDict>> {
-        crate::sim::simulate(self, py, model, trace, noise, seed, chrome_trace, calls)
+        crate::sim::simulate(
+            self,
+            py,
+            model,
+            trace,
+            noise,
+            seed,
+            chrome_trace,
+            calls,
+            threads,
+        )
     }
 
     /// Simulates the schedule on a network (see `sim::simulate_network`).

@@ -27,6 +27,7 @@ pub(crate) fn simulate<'py>(
     seed: u64,
     chrome_trace: Option<String>,
     calls: u32,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec = parse_model(model).py()?;
     let noise = noise.map(parse_noise).transpose().py()?;
@@ -35,6 +36,7 @@ pub(crate) fn simulate<'py>(
         noise,
         seed,
         calls,
+        threads,
     };
     let s = this.inner.clone();
     let spec2 = spec.clone();
@@ -165,11 +167,13 @@ pub(crate) fn simulate_network<'py>(
         nic,
     };
     // One seed: the network's random choices and the noise draws.
+    // (The packet engine's threads are `params.threads`; the schedule engine runs on one.)
     let opts = SimOptions {
         trace: trace || chrome_trace.is_some(),
         noise,
         seed: params.seed,
         calls,
+        threads: 1,
     };
     let s = this.inner.clone();
     let run = py

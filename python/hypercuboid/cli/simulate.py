@@ -41,7 +41,12 @@ def _simulate(
     messages_csv=None,
     plot_links=None,
     calls=1,
+    threads=None,
 ):
+    if threads is not None and threads < 0:
+        raise click.ClickException(
+            f"--threads {threads}: must be >= 0 (0: every core for 2^20 ops or more, else 1)"
+        )
     if calls < 1:
         raise click.ClickException(f"--calls {calls}: run the schedule at least once")
     if calls > 1 and (trace is not None or plot is not None):
@@ -96,7 +101,13 @@ def _simulate(
         refuse_overwrite(plot_links, force)
     if network is None:
         res = sched.simulate(
-            model, trace=plot is not None, noise=noise, seed=seed, chrome_trace=chrome, calls=calls
+            model,
+            trace=plot is not None,
+            noise=noise,
+            seed=seed,
+            chrome_trace=chrome,
+            calls=calls,
+            threads=threads,
         )
     else:
         res = sched.simulate(
@@ -117,6 +128,7 @@ def _simulate(
             records=messages_csv is not None,
             link_timeline=plot_links is not None,
             calls=calls,
+            threads=threads,
         )
         if messages_csv is not None:
             _write_messages(res, messages_csv)
@@ -317,6 +329,14 @@ simulate = schedule_verb(
             show_default=True,
             help="Run the schedule this many times back to back, each rank starting its next "
             "call when its own ops of the last are done (e.g. the seed's 2,000 halo calls).",
+        ),
+        click.option(
+            "--threads",
+            type=int,
+            default=None,
+            help="Threads to simulate on. On a model: default every core for 2^20 ops or more, "
+            "else 1; the result is the same for any number. With --network: the packet "
+            "engine's (default 1).",
         ),
     ],
     _simulate,

@@ -292,6 +292,12 @@ impl CostModel for LogGopsModel {
         per_byte(bytes, self.copy)
     }
 
+    fn lookahead(&self, bytes: u64) -> Option<Time> {
+        // A send starts at its event's time (else it is retried later) and its message
+        // arrives o + L after.
+        (bytes <= self.eager_limit).then(|| self.overhead.saturating_add(self.latency))
+    }
+
     fn rank_finish(&self, st: &LogGopsState, rank: Rank, last_done: Time) -> Time {
         finish_of(st, rank, last_done)
     }

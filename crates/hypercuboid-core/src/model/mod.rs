@@ -233,6 +233,16 @@ pub trait CostModel {
         let _ = (st, rank);
     }
 
+    /// For the engine's lanes (`sim/engine/lanes.rs`): `Some(d)` when every send of `bytes`
+    /// completes without waiting for its receive ([`SendCompletion::At`]), whatever the
+    /// clocks, and its message arrives at least `d` after the time of the event that starts
+    /// it (then no event of a receiver completes an op of its sender, and a lane can run `d`
+    /// ahead of the others). `None` (the default) when unknown.
+    fn lookahead(&self, bytes: u64) -> Option<Time> {
+        let _ = bytes;
+        None
+    }
+
     /// How ops freed together are ordered ([`TieOrder::Stable`] unless overridden).
     fn tie_order(&self) -> TieOrder {
         TieOrder::Stable

@@ -170,6 +170,12 @@ impl CostModel for PostalModel {
         0
     }
 
+    fn lookahead(&self, _bytes: u64) -> Option<Time> {
+        // A send starts at its event's time (else it is retried later) and its message
+        // arrives at least α_r + α_p after.
+        Some(self.alpha_r.saturating_add(self.alpha_p))
+    }
+
     fn rank_finish(&self, _st: &PostalState, _rank: Rank, last_done: Time) -> Time {
         last_done
     }

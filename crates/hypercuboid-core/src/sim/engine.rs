@@ -1,5 +1,11 @@
 //! The discrete-event engine: dependencies, matching and the event loop (see [`super`]).
 
+mod lanes;
+
+pub(crate) use lanes::run as lanes_run;
+pub(crate) use lanes::MIN_ROUND;
+pub use lanes::PARALLEL_OPS;
+
 use super::cxxsort;
 use super::error::{SimError, StuckOp, Wait};
 use super::matching::{agree, Ends, MatchQueues, Queue};
@@ -192,11 +198,18 @@ struct TraceBuf {
     msgs: Trace,
 }
 
-struct Engine<'a, M: CostModel> {
+/// The engine. With `P` (a lane of a parallel run, [`lanes`]) it holds the ranks from `lo`
+/// on (its records, op states and model clocks are indexed from there) and gives new events
+/// provisional stamps until the round's barrier makes them final.
+struct Engine<'a, M: CostModel, const P: bool> {
     s: &'a Schedule,
+    /// The first rank held (0 unless a lane).
+    lo: Rank,
+    /// A lane's buffers ([`lanes::Lane`]; empty otherwise).
+    lane: lanes::Lane,
     m: &'a M,
     st: M::State,
-    info: Vec<ShapeInfo>,
+    info: &'a [ShapeInfo],
     /// Ranks in the schedule (what a shift rule wraps at).
     nranks: u32,
     state: Vec<u8>,
@@ -248,7 +261,8 @@ pub(crate) fn run<M: CostModel>(
 }
 
 /// [`run`], deferring receives ([`Engine::settle`]) or not (the results are the same); adds
-/// the events it handled to `events`.
+/// the events it handled to `events`. With `opts.threads` other than 1 it runs on several
+/// threads when it can ([`lanes`]), with the same results.
 pub(crate) fn run_with<M: CostModel>(
     s: &Schedule,
     model: &M,
@@ -256,6 +270,29 @@ pub(crate) fn run_with<M: CostModel>(
     defer: bool,
     events: &mut u64,
 ) -> Result<(SimResult, M::State), SimError> {
+    let (info, ncpus, nnics) = shape_infos(s, model)?;
+    let calls = opts.calls.max(1);
+    if calls > 1 && opts.trace {
+        return Err(SimError::TooLarge {
+            what: format!("a trace of {calls} calls (a trace records one: simulate 1 call)"),
+            limit: 1,
+        });
+    }
+    let mut e =
+        Engine::<M, false>::new(s, model, opts, &info, (ncpus, nnics), 0..s.nranks(), defer);
+    e.run();
+    *events += e.events;
+    if let Some(err) = e.failed.take() {
+        return Err(err);
+    }
+    e.finish()
+}
+
+/// What the engine reads of each shape's ops, and the CPUs and NICs a rank needs.
+fn shape_infos<M: CostModel>(
+    s: &Schedule,
+    model: &M,
+) -> Result<(Vec<ShapeInfo>, u16, u16), SimError> {
     let nranks = s.nranks();
     let (mut ncpus, mut nnics) = (1u32, 1u32);
     let mut info = Vec::with_capacity(s.num_shapes());
@@ -302,87 +339,136 @@ pub(crate) fn run_with<M: CostModel>(
             });
         }
     }
-    let calls = opts.calls.max(1);
-    if calls > 1 && opts.trace {
-        return Err(SimError::TooLarge {
-            what: format!("a trace of {calls} calls (a trace records one: simulate 1 call)"),
-            limit: 1,
-        });
-    }
-    let total = s.total_ops() as usize;
-    let trace = opts.trace.then(|| TraceBuf {
-        start: vec![0; total],
-        // Read (the latest of several ends) before written.
-        end: super::written_zeros(total),
-        msg_row: vec![u32::MAX; total],
-        msgs: Trace::default(),
-    });
-    let mut e = Engine {
-        s,
-        m: model,
-        st: model.new_state(nranks, ncpus as u16, nnics as u16),
-        info,
-        nranks,
-        state: crate::hint::huge_zeros(total),
-        many: FxHashMap::default(),
-        q: EventQueue::new(),
-        ts: 0,
-        freed: Vec::new(),
-        mq: MatchQueues::new(),
-        ranks: crate::hint::huge_collect(
-            nranks as usize,
-            (0..nranks).map(|r| RankRec {
-                off: s.op_offset(r),
-                last_done: 0,
-                shape: s.shape_index(r) as u32,
-                ends: Ends::EMPTY,
-            }),
-        ),
-        done_ops: 0,
-        messages: 0,
-        noise: opts.noise.clone().filter(|n| !n.is_none()),
-        seed: opts.seed,
-        tie_order: model.tie_order(),
-        trace,
-        notices: Vec::new(),
-        rdv: 0,
-        transfers: FxHashMap::default(),
-        failed: None,
-        heard_to: 0,
-        calls,
-        run_of: if calls > 1 {
-            vec![1; nranks as usize]
-        } else {
-            Vec::new()
-        },
-        left: if calls > 1 {
-            (0..nranks).map(|r| s.rank(r).len() as u32).collect()
-        } else {
-            Vec::new()
-        },
-        defer,
-        events: 0,
-    };
-    e.run();
-    *events += e.events;
-    if let Some(err) = e.failed.take() {
-        return Err(err);
-    }
-    e.finish()
+    Ok((info, ncpus as u16, nnics as u16))
 }
 
-impl<M: CostModel> Engine<'_, M> {
+impl<'a, M: CostModel, const P: bool> Engine<'a, M, P> {
+    /// An engine holding `ranks` (all of them unless a lane), before any event.
+    fn new(
+        s: &'a Schedule,
+        model: &'a M,
+        opts: &SimOptions,
+        info: &'a [ShapeInfo],
+        (ncpus, nnics): (u16, u16),
+        ranks: std::ops::Range<Rank>,
+        defer: bool,
+    ) -> Self {
+        let nranks = s.nranks();
+        let calls = opts.calls.max(1);
+        let op_lo = s.op_offset(ranks.start);
+        let op_hi = if ranks.end == nranks {
+            s.total_ops()
+        } else {
+            s.op_offset(ranks.end)
+        };
+        let held = (op_hi - op_lo) as usize;
+        let trace = opts.trace.then(|| TraceBuf {
+            start: vec![0; held],
+            // Read (the latest of several ends) before written.
+            end: super::written_zeros(held),
+            msg_row: vec![u32::MAX; held],
+            msgs: Trace::default(),
+        });
+        Engine {
+            s,
+            lo: ranks.start,
+            lane: lanes::Lane::default(),
+            m: model,
+            st: model.new_state(ranks.end - ranks.start, ncpus, nnics),
+            info,
+            nranks,
+            state: crate::hint::huge_zeros(held),
+            many: FxHashMap::default(),
+            q: EventQueue::new(),
+            ts: 0,
+            freed: Vec::new(),
+            mq: MatchQueues::new(),
+            ranks: crate::hint::huge_collect(
+                ranks.len(),
+                ranks.clone().map(|r| RankRec {
+                    off: s.op_offset(r) - op_lo,
+                    last_done: 0,
+                    shape: s.shape_index(r) as u32,
+                    ends: Ends::EMPTY,
+                }),
+            ),
+            done_ops: 0,
+            messages: 0,
+            noise: opts.noise.clone().filter(|n| !n.is_none()),
+            seed: opts.seed,
+            tie_order: model.tie_order(),
+            trace,
+            notices: Vec::new(),
+            rdv: 0,
+            transfers: FxHashMap::default(),
+            failed: None,
+            heard_to: 0,
+            calls,
+            run_of: if calls > 1 {
+                vec![1; ranks.len()]
+            } else {
+                Vec::new()
+            },
+            left: if calls > 1 {
+                ranks.map(|r| s.rank(r).len() as u32).collect()
+            } else {
+                Vec::new()
+            },
+            defer,
+            events: 0,
+        }
+    }
+}
+
+impl<M: CostModel, const P: bool> Engine<'_, M, P> {
+    /// The time events are being handled at.
+    #[inline(always)]
+    fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// Whether the event `(time, ts)` (at or after [`Engine::now`]), had it been queued, would
+    /// have been handled already (see [`EventQueue::passed`]; a lane's provisional stamps
+    /// compare as one thread's would among the events it holds: see [`lanes`]).
+    #[inline(always)]
+    fn passed(&self, time: Time, ts: u64) -> bool {
+        self.q.passed(time, ts)
+    }
+
+    /// `rank`'s record (a rank this engine holds).
+    #[inline(always)]
+    fn rec(&self, rank: Rank) -> &RankRec {
+        &self.ranks[(rank - self.lo) as usize]
+    }
+
+    #[inline(always)]
+    fn rec_mut(&mut self, rank: Rank) -> &mut RankRec {
+        &mut self.ranks[(rank - self.lo) as usize]
+    }
+
+    /// `rank` as the model's state of this engine numbers it.
+    #[inline(always)]
+    fn local(&self, rank: Rank) -> Rank {
+        rank - self.lo
+    }
+
+    /// Where `rank`'s ops start in `state` (a rank this engine holds).
     #[inline]
     fn off(&self, rank: Rank) -> usize {
-        self.ranks[rank as usize].off as usize
+        self.rec(rank).off as usize
     }
 
+    /// `rank`'s shape (any rank: a lane reads a sender it does not hold from the schedule).
     #[inline]
     fn shape_of(&self, rank: Rank) -> usize {
-        self.ranks[rank as usize].shape as usize
+        if P {
+            self.s.shape_index(rank)
+        } else {
+            self.rec(rank).shape as usize
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     fn info(&self, rank: Rank, i: u32) -> &OpInfo {
         &self.info[self.shape_of(rank)].ops[i as usize]
     }
@@ -397,6 +483,10 @@ impl<M: CostModel> Engine<'_, M> {
 
     #[inline]
     fn push_new(&mut self, time: Time, rank: Rank, op: u32, kind: u32) {
+        if P {
+            self.lane_new(time, rank, op | kind << OP_BITS);
+            return;
+        }
         let ts = self.ts;
         self.ts += 1;
         self.q.push(Event {
@@ -412,7 +502,11 @@ impl<M: CostModel> Engine<'_, M> {
     fn requeue(&mut self, mut e: Event, t: Time) {
         debug_assert!(t > e.time, "a model asked to retry at {t} <= {}", e.time);
         e.time = t.max(e.time.saturating_add(1));
-        self.q.push(e);
+        if P {
+            self.lane_push(e);
+        } else {
+            self.q.push(e);
+        }
     }
 
     fn run(&mut self) {
@@ -469,16 +563,19 @@ impl<M: CostModel> Engine<'_, M> {
         const MID: usize = 6;
         const FAR: usize = 10;
         if let Some(f) = self.q.ahead(FAR) {
-            self.prefetch_rank(f.rank);
             if f.what >> OP_BITS != MSG {
-                self.m.prefetch(&self.st, f.rank);
+                self.prefetch_rank(f.rank);
+            } else if !P {
+                // (A lane may not hold a message's sender.)
+                let r = self.rec(f.rank);
+                super::prefetch(r);
+                super::prefetch(r.ends.last_word());
             }
         }
         if let Some(f) = self.q.ahead(MID) {
             if f.what >> OP_BITS == MSG {
                 let dst = self.peer(f.rank, f.what & OP_MASK);
                 self.prefetch_rank(dst);
-                self.m.prefetch(&self.st, dst);
             }
         }
         let Some(&f) = self.q.ahead(NEAR) else {
@@ -486,7 +583,7 @@ impl<M: CostModel> Engine<'_, M> {
         };
         let i = f.what & OP_MASK;
         let w = if f.what >> OP_BITS == MSG {
-            let r = &self.ranks[self.peer(f.rank, i) as usize];
+            let r = self.rec(self.peer(f.rank, i));
             r.off as usize + r.ends.posted_inline().unwrap_or(0) as usize
         } else {
             self.off(f.rank) + i as usize
@@ -496,13 +593,14 @@ impl<M: CostModel> Engine<'_, M> {
         }
     }
 
-    /// Brings `rank`'s record into the cache: both its ends (a 48-byte record may straddle two
-    /// cache lines).
+    /// Brings `rank`'s record into the cache, both its ends (a 48-byte record may straddle two
+    /// cache lines), and its clocks in the model.
     #[inline]
     fn prefetch_rank(&self, rank: Rank) {
-        let r = &self.ranks[rank as usize];
+        let r = self.rec(rank);
         super::prefetch(r);
         super::prefetch(r.ends.last_word());
+        self.m.prefetch(&self.st, self.local(rank));
     }
 
     /// Asks the model what happened up to `until` and queues it; true when it queued
@@ -617,7 +715,7 @@ impl<M: CostModel> Engine<'_, M> {
                 o.activity()
             };
             let site = OpSite {
-                rank: f.rank,
+                rank: self.local(f.rank),
                 activity,
                 cpu: o.cpu,
                 nic: o.nic,
@@ -636,15 +734,22 @@ impl<M: CostModel> Engine<'_, M> {
                     t = t.max(now).saturating_add(n.delay(seed, f.rank, f.op));
                 }
             }
-            if self.defer && o.deferrable() && !f.tail && t >= self.q.now() {
-                let ends = &mut self.ranks[f.rank as usize].ends;
-                if ends.is_empty() {
-                    // Its event would post it into empty queues: kept in its rank's record
-                    // instead, with the event's time and stamp, until something looks.
-                    ends.defer(f.op, t, self.ts);
+            if self.defer
+                && o.deferrable()
+                && !f.tail
+                && t >= self.now()
+                && self.rec(f.rank).ends.is_empty()
+            {
+                // Its event would post it into empty queues: kept in its rank's record
+                // instead, with the event's time and stamp, until something looks.
+                let ts = if P {
+                    self.lane_defer()
+                } else {
                     self.ts += 1;
-                    continue;
-                }
+                    self.ts - 1
+                };
+                self.rec_mut(f.rank).ends.defer(f.op, t, ts);
+                continue;
             }
             self.push_new(t, f.rank, f.op, if f.tail { TAIL } else { EXEC });
         }
@@ -673,8 +778,9 @@ impl<M: CostModel> Engine<'_, M> {
     /// (what the message's search of the posted queue would return).
     #[inline]
     fn settle(&mut self, rank: Rank, at_end: bool, msg: Option<(Rank, i32)>) -> Option<u32> {
-        let (op, time, ts) = self.ranks[rank as usize].ends.take_deferred()?;
-        if at_end || self.q.passed(time, ts) {
+        let (op, time, ts) = self.rec_mut(rank).ends.take_deferred()?;
+        let ts = if P { self.lane_settled(ts) } else { ts };
+        if at_end || self.passed(time, ts) {
             self.start(rank, op, time, time);
             let (peer, tag) = (self.peer(rank, op), self.info(rank, op).tag);
             if let Some((src, msg_tag)) = msg {
@@ -682,20 +788,26 @@ impl<M: CostModel> Engine<'_, M> {
                     return Some(op);
                 }
             }
+            let lo = self.lo;
             self.mq.push(
-                &mut self.ranks[rank as usize].ends,
+                &mut self.ranks[(rank - lo) as usize].ends,
                 Queue::Posted,
                 peer,
                 tag,
                 op,
             );
         } else {
-            self.q.push(Event {
+            let e = Event {
                 time,
                 ts,
                 rank,
                 what: op | EXEC << OP_BITS,
-            });
+            };
+            if P {
+                self.lane_push(e);
+            } else {
+                self.q.push(e);
+            }
         }
         None
     }
@@ -776,7 +888,7 @@ impl<M: CostModel> Engine<'_, M> {
         let off = self.off(rank);
         self.state[off + i as usize] |= DONE;
         self.done_ops += 1;
-        let ld = &mut self.ranks[rank as usize].last_done;
+        let ld = &mut self.rec_mut(rank).last_done;
         *ld = (*ld).max(t);
         if self.trace.is_some() {
             self.trace_end(off + i as usize, t);
@@ -847,7 +959,11 @@ impl<M: CostModel> Engine<'_, M> {
         match o.kind {
             K_SEND => {
                 let m = self.message(rank, i);
-                match self.m.send(&mut self.st, t, &m) {
+                let lm = Message {
+                    src: self.local(rank),
+                    ..m
+                };
+                match self.m.send(&mut self.st, t, &lm) {
                     Attempt::Retry(t2) => self.requeue(e, t2),
                     Attempt::Go(issue) => {
                         self.start(rank, i, t, issue.busy_until);
@@ -883,8 +999,9 @@ impl<M: CostModel> Engine<'_, M> {
                 self.settle(rank, false, None);
                 let peer = self.peer(rank, i);
                 self.start(rank, i, t, t);
+                let lo = self.lo;
                 match self.mq.take(
-                    &mut self.ranks[rank as usize].ends,
+                    &mut self.ranks[(rank - lo) as usize].ends,
                     Queue::Unexpected,
                     peer,
                     o.tag,
@@ -899,7 +1016,7 @@ impl<M: CostModel> Engine<'_, M> {
                         self.matched(src, send_op, rank, i, t, Some(site));
                     }
                     None => self.mq.push(
-                        &mut self.ranks[rank as usize].ends,
+                        &mut self.ranks[(rank - lo) as usize].ends,
                         Queue::Posted,
                         peer,
                         o.tag,
@@ -909,7 +1026,7 @@ impl<M: CostModel> Engine<'_, M> {
             }
             K_LOCAL => {
                 let site = OpSite {
-                    rank,
+                    rank: self.local(rank),
                     activity: Activity::Local,
                     cpu: o.cpu,
                     nic: o.nic,
@@ -943,13 +1060,18 @@ impl<M: CostModel> Engine<'_, M> {
     fn arrive(&mut self, e: Event) {
         let (src, i, t) = (e.rank, e.what & OP_MASK, e.time);
         let m = self.message(src, i);
-        match self.m.deliver(&mut self.st, t, &m) {
+        let lm = Message {
+            dst: self.local(m.dst),
+            ..m
+        };
+        let lo = self.lo;
+        match self.m.deliver(&mut self.st, t, &lm) {
             Attempt::Retry(t2) => self.requeue(e, t2),
             Attempt::Go(busy_until) => {
                 match self.settle(m.dst, false, Some((src, m.tag))).or_else(|| {
                     self.mq
                         .take(
-                            &mut self.ranks[m.dst as usize].ends,
+                            &mut self.ranks[(m.dst - lo) as usize].ends,
                             Queue::Posted,
                             src,
                             m.tag,
@@ -964,7 +1086,7 @@ impl<M: CostModel> Engine<'_, M> {
                         self.matched(src, i, m.dst, recv_op, t, None);
                     }
                     None => self.mq.push(
-                        &mut self.ranks[m.dst as usize].ends,
+                        &mut self.ranks[(m.dst - lo) as usize].ends,
                         Queue::Unexpected,
                         src,
                         m.tag,
@@ -987,15 +1109,18 @@ impl<M: CostModel> Engine<'_, M> {
         t: Time,
         recv_site: Option<OpSite>,
     ) {
-        let sf = self.off(src) + send_op as usize;
-        if let Some(tr) = &mut self.trace {
-            let row = tr.msg_row[sf];
-            if row != u32::MAX {
-                tr.msgs.msg_dst_op[row as usize] = recv_op;
+        // (A lane does not hold every sender: it runs no trace and no rendezvous.)
+        if !P {
+            if let Some(tr) = &mut self.trace {
+                let row = tr.msg_row[self.s.op_offset(src) as usize + send_op as usize];
+                if row != u32::MAX {
+                    tr.msgs.msg_dst_op[row as usize] = recv_op;
+                }
             }
         }
         // (Without rendezvous sends under way, the sender's op state, a cache miss, is not read.)
-        if self.rdv > 0 && self.state[sf] & RDV != 0 {
+        if !P && self.rdv > 0 && self.state[self.off(src) + send_op as usize] & RDV != 0 {
+            let sf = self.off(src) + send_op as usize;
             let m = self.message(src, send_op);
             if self.m.rendezvous_matched(&mut self.st, t, &m, recv_site) {
                 self.state[sf] &= !RDV;
@@ -1012,6 +1137,7 @@ impl<M: CostModel> Engine<'_, M> {
 
     /// Receive `recv_op` of `dst` has its data at `t`: it completes, after its reduction if
     /// it is a fused receive-reduce whose reduction costs something.
+    #[inline]
     fn recv_done(&mut self, dst: Rank, recv_op: u32, t: Time) {
         if self.info(dst, recv_op).cost > 0 {
             self.freed.push(Freed {
@@ -1030,7 +1156,7 @@ impl<M: CostModel> Engine<'_, M> {
         let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
         let o = *self.info(rank, i);
         let site = OpSite {
-            rank,
+            rank: self.local(rank),
             activity: Activity::Local,
             cpu: o.cpu,
             nic: o.nic,
@@ -1206,7 +1332,7 @@ mod tests {
         (ea, eb)
     }
 
-    const MODELS: [&str; 6] = [
+    pub(super) const MODELS: [&str; 6] = [
         "loggops:L=3000,o=1500,g=1000,G=6,order=gcc",
         "loggops:L=3us,o=1.5us,g=1us,G=6ns,S=16,gamma=0.5ns,delta=200ns",
         "loggops:L=0,o=0,g=0,G=0",
@@ -1281,7 +1407,7 @@ mod tests {
     /// on two CPUs, each op with `requires` and `irequires` dependencies on earlier ops of its
     /// rank. Ops are made in one global order and depend only on earlier ones, so most
     /// schedules complete; wildcards make some deadlock or leave messages unreceived.
-    fn random_schedule(seed: u64, n: u32) -> Schedule {
+    pub(super) fn random_schedule(seed: u64, n: u32) -> Schedule {
         let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         let mut rnd = move |k: u64| {
             x ^= x << 13;

@@ -48,6 +48,7 @@ mod network;
 mod queue;
 mod trace;
 
+pub use engine::PARALLEL_OPS;
 pub use error::{SimError, StuckOp, Wait};
 pub use network::{
     simulate_on_network, LinkLoad, LinkTimeline, NetworkRun, NetworkSetup, TIMELINE_LINKS,
@@ -94,6 +95,14 @@ pub struct SimOptions {
     /// (source, tag) in order, so a rank one run ahead of its peers queues its messages as
     /// unexpected until they post the receives. A trace is recorded of one run only.
     pub calls: u32,
+    /// Threads to run the ranks on: 0 (the default) for every core when the schedule has at
+    /// least [`PARALLEL_OPS`] ops, else one. The results are the same for any number. A run
+    /// that cannot be split (a trace, repeated calls, a send the model may complete only
+    /// when matched, a model without lookahead or one that simulates a network) runs on one
+    /// thread, and so does, again, a run the threads stop: a message due before their
+    /// window's end, windows too small to pay for their barriers, or a run that does not
+    /// finish (so that its error is one thread's). See `sim/engine/lanes.rs`.
+    pub threads: usize,
 }
 
 /// The outcome of a simulation.
@@ -119,12 +128,23 @@ pub fn simulate(s: &Schedule, model: &ModelSpec, opts: &SimOptions) -> Result<Si
     }
 }
 
-/// Runs `s` on any [`CostModel`].
-pub fn simulate_with<M: CostModel>(
-    s: &Schedule,
-    model: &M,
-    opts: &SimOptions,
-) -> Result<SimResult, SimError> {
+/// Runs `s` on any [`CostModel`], on several threads when [`SimOptions::threads`] allows.
+pub fn simulate_with<M>(s: &Schedule, model: &M, opts: &SimOptions) -> Result<SimResult, SimError>
+where
+    M: CostModel + Sync,
+    M::State: Send,
+{
+    let threads = match opts.threads {
+        0 if s.total_ops() >= PARALLEL_OPS => {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+        0 => 1,
+        n => n,
+    };
+    let mut events = 0;
+    if let Ok(r) = engine::lanes_run(s, model, opts, threads, engine::MIN_ROUND, &mut events) {
+        return Ok(r);
+    }
     engine::run(s, model, opts).map(|(r, _)| r)
 }
 

@@ -8,6 +8,7 @@
 //! (LogGOPS queues ops at their CPU's free time, which may be past) goes to a small binary heap
 //! that is always served first, so the queue is a correct priority queue for any input.
 
+use crate::hint::make_room;
 use crate::units::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -157,6 +158,95 @@ impl EventQueue {
         e
     }
 
+    /// The time of the next event to pop, if any (an event dated before the current time
+    /// first). When the current time's events are all taken, it moves to the next time first,
+    /// as `pop` would, and calls `fix` on the events of that time before it orders them by
+    /// stamp (a lane of a parallel run makes their provisional stamps final there).
+    pub fn next_time_with(&mut self, fix: impl FnMut(&mut [Event])) -> Option<Time> {
+        if let Some(Reverse(e)) = self.past.peek() {
+            return Some(e.time);
+        }
+        if self.head < self.now.len() {
+            return Some(self.last);
+        }
+        if self.mask == 0 {
+            return None;
+        }
+        self.refill_with(fix);
+        self.top_ts = 0;
+        Some(self.last)
+    }
+
+    /// The time of the next event if it is before `end`, moving to it as
+    /// [`EventQueue::next_time_with`] does; `None`, without moving, if there is none before
+    /// `end` (a lane of a parallel run stops at its window's end, and its queue's current time
+    /// stays before it).
+    pub fn next_time_before(&mut self, end: Time, fix: impl FnMut(&mut [Event])) -> Option<Time> {
+        let t = self.peek_time()?;
+        if t >= end {
+            return None;
+        }
+        self.next_time_with(fix)
+    }
+
+    /// The time of the next event, without moving to it (a scan of the earliest bucket when
+    /// the current time's events are all taken).
+    pub fn peek_time(&self) -> Option<Time> {
+        if let Some(Reverse(e)) = self.past.peek() {
+            return Some(e.time);
+        }
+        if self.head < self.now.len() {
+            return Some(self.last);
+        }
+        if self.mask == 0 {
+            return None;
+        }
+        let b = self.mask.trailing_zeros() as usize + 1;
+        self.buckets[b].iter().map(|e| e.time).min()
+    }
+
+    /// Calls `fix` on the events left at the current time, then orders them by stamp again (a
+    /// lane of a parallel run makes their provisional stamps final there).
+    pub fn fix_now(&mut self, fix: impl FnOnce(&mut [Event])) {
+        let rest = &mut self.now[self.head..];
+        fix(rest);
+        if !rest.is_sorted_by_key(|e| e.ts) {
+            rest.sort_by_key(|e| e.ts);
+        }
+    }
+
+    /// Queues `evs` (any order; they are sorted here): the events at the current time are
+    /// merged with those left at it in one pass, not inserted one by one.
+    pub fn push_all(&mut self, evs: &mut [Event]) {
+        if evs.is_empty() {
+            return;
+        }
+        evs.sort_unstable();
+        let lo = evs.partition_point(|e| e.time < self.last);
+        let hi = evs.partition_point(|e| e.time <= self.last);
+        for &e in evs[..lo].iter().chain(&evs[hi..]) {
+            self.push(e);
+        }
+        if lo == hi {
+            return;
+        }
+        let (mut a, b) = (self.head, &evs[lo..hi]);
+        let mut merged = std::mem::take(&mut self.scratch);
+        merged.clear();
+        merged.reserve(self.now.len() - a + b.len());
+        for &e in b {
+            while a < self.now.len() && self.now[a].ts < e.ts {
+                merged.push(self.now[a]);
+                a += 1;
+            }
+            merged.push(e);
+        }
+        merged.extend_from_slice(&self.now[a..]);
+        self.scratch = std::mem::replace(&mut self.now, merged);
+        self.head = 0;
+        self.len += b.len();
+    }
+
     /// The time events are being taken at: that of the last event popped outside the past
     /// heap (an event queued before it goes to that heap).
     #[inline]
@@ -193,6 +283,13 @@ impl EventQueue {
 
     #[cold]
     fn refill(&mut self) {
+        self.refill_with(|_| {});
+    }
+
+    /// Moves to the earliest time in the buckets: its events become the current batch, after
+    /// `fix` has seen them, in stamp order.
+    #[inline(always)]
+    fn refill_with(&mut self, mut fix: impl FnMut(&mut [Event])) {
         self.now.clear();
         self.head = 0;
         let b = self.mask.trailing_zeros() as usize + 1;
@@ -205,6 +302,7 @@ impl EventQueue {
         if m == hi {
             // Every event of the bucket is at its earliest time (a collective's step on every
             // rank at once): the bucket becomes the current batch as it is, without a copy.
+            fix(&mut v);
             if !v.is_sorted_by_key(|e| e.ts) {
                 v.sort_by_key(|e| e.ts);
             }
@@ -224,6 +322,7 @@ impl EventQueue {
             }
         }
         self.keep_spare(v);
+        fix(&mut same);
         // Runs pushed in stamp order stay sorted; the adaptive stable sort merges them cheaply.
         if !same.is_sorted_by_key(|e| e.ts) {
             same.sort_by_key(|e| e.ts);
@@ -242,27 +341,6 @@ impl EventQueue {
             self.spare.truncate(2);
         }
     }
-}
-
-/// Makes room for one more event in a bucket (or current batch) vector: when it is full, its
-/// capacity is doubled by [`grow`] instead of by the push itself.
-#[inline(always)]
-fn make_room(v: &mut Vec<Event>) {
-    if v.len() == v.capacity() {
-        grow(v);
-    }
-}
-
-/// Doubles the capacity of a full bucket (or current batch) vector: into a new buffer advised
-/// for huge pages ([`crate::hint::huge_pages`]) before the events are copied into it (the
-/// tree's buckets hold a million events at 2^20 ranks).
-#[cold]
-#[inline(never)]
-fn grow(v: &mut Vec<Event>) {
-    let mut w = Vec::with_capacity((2 * v.len()).max(16));
-    crate::hint::huge_pages(&w);
-    w.extend_from_slice(v);
-    *v = w;
 }
 
 #[cfg(test)]

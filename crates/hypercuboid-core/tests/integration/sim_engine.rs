@@ -145,6 +145,7 @@ fn noise_is_deterministic_per_seed() {
         noise: Some(parse_noise(spec).unwrap()),
         seed,
         calls: 1,
+        threads: 1,
     };
     let base = simulate(&s, &m, &opts()).unwrap().completion;
     assert_eq!(base, us(6));
@@ -191,6 +192,7 @@ fn noise_draws_are_a_pure_function_of_seed_rank_op() {
             noise: Some(fixed),
             seed: 1,
             calls: 1,
+            threads: 1,
         },
     )
     .unwrap();
