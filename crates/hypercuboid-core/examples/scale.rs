@@ -55,7 +55,15 @@ fn main() {
     let t0 = Instant::now();
     let s = generate(&alg, &spec).unwrap();
     let t1 = Instant::now();
-    let r = simulate(&s, &model, &SimOptions::default()).unwrap();
+    let threads = std::env::var("HC_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let opts = SimOptions {
+        threads,
+        ..SimOptions::default()
+    };
+    let r = simulate(&s, &model, &opts).unwrap();
     let t2 = Instant::now();
     let closed = match &model {
         ModelSpec::Postal(m) => match cost::allreduce(&alg, &spec, m) {

@@ -40,7 +40,7 @@ pub(crate) fn huge_pages<T>(v: &Vec<T>) {
             fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
         }
         let bytes = v.capacity() * std::mem::size_of::<T>();
-        if bytes < HUGE {
+        if bytes < HUGE || std::env::var_os("HC_NO_HUGE").is_some() {
             return;
         }
         let start = v.as_ptr() as usize;

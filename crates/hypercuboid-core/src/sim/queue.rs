@@ -9,6 +9,8 @@
 //! that is always served first, so the queue is a correct priority queue for any input.
 
 use crate::hint::make_room;
+
+const SPARES: usize = 8;
 use crate::units::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -336,9 +338,9 @@ impl EventQueue {
     fn keep_spare(&mut self, v: Vec<Event>) {
         debug_assert!(v.is_empty());
         self.spare.push(v);
-        if self.spare.len() > 2 {
+        if self.spare.len() > SPARES {
             self.spare.sort_by_key(|x| std::cmp::Reverse(x.capacity()));
-            self.spare.truncate(2);
+            self.spare.truncate(SPARES);
         }
     }
 }

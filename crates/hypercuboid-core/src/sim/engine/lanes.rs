@@ -86,8 +86,15 @@ pub const PARALLEL_OPS: u64 = 1 << 20;
 pub(crate) const MIN_ROUND: u64 = 2048;
 const WINDOW: u64 = 64;
 
-/// A block: the time and stamp of the event that created it, and its first new event.
-type Block = (Time, u64, u64);
+/// A block: the stamp of the event that created it, its time after the window's start (a
+/// window is shorter than 2^32 ps), and its first new event (a lane makes fewer than 2^32 a
+/// window). 16 bytes: a window of recursive doubling on 2^24 ranks holds 40 M of them.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    stamp: u64,
+    dt: u32,
+    k: u32,
+}
 
 /// A finished window's table: the final stamp of its `k`-th new event is `add + k` for the
 /// last step `(k_start, add)` with `k_start <= k`.
@@ -103,8 +110,9 @@ struct Table {
 /// A lane's window buffers.
 #[derive(Default)]
 pub(super) struct Lane {
-    /// The window's end: the lane handles the events dated before it; other lanes' new events
-    /// must not be.
+    /// The window's start and end: the lane handles the events dated before its end; other
+    /// lanes' new events must not be.
+    start: Time,
     end: Time,
     /// The window's number, and the lane's new events in it so far.
     r: u64,
@@ -123,10 +131,8 @@ pub(super) struct Lane {
     blocks: Vec<Block>,
     /// A message for another lane was dated before the window's end, or stamps ran out.
     abort: bool,
-    /// New events leaving for each lane at the window's end (provisional stamps), and those
-    /// the others sent this lane.
+    /// New events leaving for each lane at the window's end (provisional stamps).
     out: Vec<Vec<Event>>,
-    inbox: Vec<Event>,
     /// The lanes' first ranks, and the number of ranks (to find a rank's lane).
     bounds: Vec<Rank>,
     /// This lane.
@@ -144,7 +150,11 @@ impl Lane {
         if !self.open {
             self.open = true;
             make_room(&mut self.blocks);
-            self.blocks.push((self.head.0, self.head.1, k));
+            self.blocks.push(Block {
+                stamp: self.head.1,
+                dt: (self.head.0 - self.start) as u32,
+                k: k as u32,
+            });
         }
         self.nkids += 1;
         PROV | (self.r & (SLOTS - 1)) << K_BITS | k
@@ -251,18 +261,18 @@ fn merge(blocks: &[&[Block]], kids: &[u64], base: u64) -> Vec<Vec<(u64, u64)>> {
     let mut steps: Vec<Vec<(u64, u64)>> = vec![Vec::new(); n];
     let mut at = vec![0usize; n];
     let mut g = base;
-    let key = |steps: &[(u64, u64)], b: &Block| -> (Time, u64) {
-        let s = if b.1 & PROV != 0 {
-            stamp_of(steps, b.1 & K_MASK)
+    let key = |steps: &[(u64, u64)], b: &Block| -> (u32, u64) {
+        let s = if b.stamp & PROV != 0 {
+            stamp_of(steps, b.stamp & K_MASK)
         } else {
-            b.1
+            b.stamp
         };
-        (b.0, s)
+        (b.dt, s)
     };
     loop {
         // The lane whose next block comes first, and the next block of any other lane.
-        let mut first: Option<(usize, (Time, u64))> = None;
-        let mut limit: Option<(Time, u64)> = None;
+        let mut first: Option<(usize, (u32, u64))> = None;
+        let mut limit: Option<(u32, u64)> = None;
         for l in 0..n {
             let Some(b) = blocks[l].get(at[l]) else {
                 continue;
@@ -280,7 +290,7 @@ fn merge(blocks: &[&[Block]], kids: &[u64], base: u64) -> Vec<Vec<(u64, u64)>> {
         }
         let Some((l, _)) = first else { break };
         let bl = blocks[l];
-        let start = bl[at[l]].2;
+        let start = bl[at[l]].k as u64;
         steps[l].push((start, g - start));
         // The run of its blocks before `limit`: all of them without one.
         let mut i = at[l] + 1;
@@ -291,13 +301,13 @@ fn merge(blocks: &[&[Block]], kids: &[u64], base: u64) -> Vec<Vec<(u64, u64)>> {
                 // (in handling order these come before the provisional ones at `lt`), found
                 // by galloping; then provisional ones at `lt`, one by one (each resolved
                 // through blocks before it, of this run or earlier).
-                i = gallop(bl, i, |b| b.0 < lt);
-                i = gallop(bl, i, |b| b.0 == lt && b.1 & PROV == 0 && b.1 < ls);
+                i = gallop(bl, i, |b| b.dt < lt);
+                i = gallop(bl, i, |b| b.dt == lt && b.stamp & PROV == 0 && b.stamp < ls);
                 let st = &steps[l];
                 let mut s = usize::MAX;
-                while i < bl.len() && bl[i].0 == lt && bl[i].1 & PROV != 0 {
+                while i < bl.len() && bl[i].dt == lt && bl[i].stamp & PROV != 0 {
                     // (The stamps grow along the run: so does their step.)
-                    let k = bl[i].1 & K_MASK;
+                    let k = bl[i].stamp & K_MASK;
                     if s == usize::MAX {
                         s = step_index(st, k);
                     }
@@ -312,7 +322,7 @@ fn merge(blocks: &[&[Block]], kids: &[u64], base: u64) -> Vec<Vec<(u64, u64)>> {
             }
         }
         at[l] = i;
-        let end = bl.get(i).map_or(kids[l], |b| b.2);
+        let end = bl.get(i).map_or(kids[l], |b| b.k as u64);
         g += end - start;
     }
     steps
@@ -403,6 +413,8 @@ where
     if lookahead == 0 {
         return Err(Unsplittable);
     }
+    // (A block's time within its window has 32 bits.)
+    let lookahead = lookahead.min(u32::MAX as Time);
     // Lanes of consecutive ranks with about as many ops each.
     let total = s.total_ops();
     let mut bounds = vec![0 as Rank];
@@ -609,7 +621,7 @@ impl<M: CostModel> Engine<'_, M, true> {
                 break;
             }
             let end = t.saturating_add(lookahead);
-            self.lane.end = end;
+            (self.lane.start, self.lane.end) = (t, end);
             rounds += 1;
             let before = self.events;
             loop {
@@ -667,12 +679,13 @@ impl<M: CostModel> Engine<'_, M, true> {
     /// before its second).
     fn exchange(&mut self, sh: &Shared, me: usize, base: &mut u64, handled: u64) -> bool {
         let nkids = self.lane.nkids;
-        if nkids > K_MASK || self.lane.r - self.lane.first >= SLOTS - 1 {
+        if nkids > u32::MAX as u64 || self.lane.r - self.lane.first >= SLOTS - 1 {
             self.lane.abort = true;
         }
         {
+            // (Lent to the others until the second barrier.)
             let mut w = sh.blocks[me].write().expect("blocks");
-            std::mem::swap(&mut w.0, &mut self.lane.blocks);
+            w.0 = std::mem::take(&mut self.lane.blocks);
             w.1 = nkids;
         }
         if self.lane.abort {
@@ -723,21 +736,15 @@ impl<M: CostModel> Engine<'_, M, true> {
         self.q.fix_now(|b| lane.fix(b));
         self.lane.drop_done();
         sh.barrier.wait();
-        {
-            let mut w = sh.blocks[me].write().expect("blocks");
-            std::mem::swap(&mut w.0, &mut self.lane.blocks);
-        }
+        self.lane.blocks = std::mem::take(&mut sh.blocks[me].write().expect("blocks").0);
         self.lane.blocks.clear();
-        let mut inbox = std::mem::take(&mut self.lane.inbox);
         for from in 0..sh.lanes {
             if from != me {
                 let mut m = sh.mail[from * sh.lanes + me].lock().expect("mail");
-                inbox.append(&mut m);
+                self.q.push_all(&mut m);
+                m.clear();
             }
         }
-        self.q.push_all(&mut inbox);
-        inbox.clear();
-        self.lane.inbox = inbox;
         *base += all;
         false
     }
