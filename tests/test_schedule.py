@@ -297,7 +297,7 @@ def test_simulate_threads_give_the_same_result():
             assert r.completion_time_ns == one.completion_time_ns
             assert np.array_equal(r.rank_finish_ns, one.rank_finish_ns)
             assert (r.ops, r.messages) == (one.ops, one.messages)
-    with pytest.raises(ValueError, match=r"threads=-1: must be >= 0 \(0: every core"):
+    with pytest.raises(ValueError, match=r"threads=-1: must be >= 0 \(0: every core for 2\^19"):
         cases[0][0].simulate(LOGGOPS, threads=-1)
     args = ["simulate", "allreduce", "-a", "recursive_doubling", "-n", "64", "--model", LOGGOPS]
     one = json.loads(run(*args, "--json", "--threads", "1").output)
@@ -305,7 +305,7 @@ def test_simulate_threads_give_the_same_result():
     assert one == two and one["completion_time_ns"] == 6 * 6042.0
     r = run(*args, "--threads", "-2")
     assert r.exit_code == 1
-    assert r.output.startswith("Error: --threads -2: must be >= 0 (0: every core for 2^20 ops")
+    assert r.output.startswith("Error: --threads -2: must be >= 0 (0: every core for 2^19 ops")
 
 
 def test_cli_errors_are_one_line(tmp_path):

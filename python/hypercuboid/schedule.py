@@ -326,11 +326,11 @@ class Schedule:
         run, so ``trace`` needs ``calls=1``.
 
         On a cost model, ``threads`` is the number of threads to simulate on (default: every
-        core for a schedule of 2^20 ops or more, else one); the result is the same for any
+        core for a schedule of 2^19 ops or more, else one); the result is the same for any
         number (``docs/simulate.md``, "On several threads")."""
         if threads is not None and threads < 0:
             raise ValueError(
-                f"threads={threads}: must be >= 0 (0: every core for 2^20 ops or more, else 1)"
+                f"threads={threads}: must be >= 0 (0: every core for 2^19 ops or more, else 1)"
             )
         if calls < 1:
             from hypercuboid.errors import SimulationError

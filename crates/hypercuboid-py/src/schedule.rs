@@ -186,7 +186,7 @@ impl PySchedule {
     /// (None, or a dict of NumPy columns); with `chrome_trace` a path, the trace is also written
     /// there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
     /// (no barrier between runs). `threads`: threads to simulate on (0: every core for
-    /// schedules of 2^20 ops or more, else one); the results are the same for any number. The
+    /// schedules of 2^19 ops or more, else one); the results are the same for any number. The
     /// GIL is released while simulating.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1, threads = 0))]

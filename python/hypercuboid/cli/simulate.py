@@ -45,7 +45,7 @@ def _simulate(
 ):
     if threads is not None and threads < 0:
         raise click.ClickException(
-            f"--threads {threads}: must be >= 0 (0: every core for 2^20 ops or more, else 1)"
+            f"--threads {threads}: must be >= 0 (0: every core for 2^19 ops or more, else 1)"
         )
     if calls < 1:
         raise click.ClickException(f"--calls {calls}: run the schedule at least once")
@@ -334,7 +334,7 @@ simulate = schedule_verb(
             "--threads",
             type=int,
             default=None,
-            help="Threads to simulate on. On a model: default every core for 2^20 ops or more, "
+            help="Threads to simulate on. On a model: default every core for 2^19 ops or more, "
             "else 1; the result is the same for any number. With --network: the packet "
             "engine's (default 1).",
         ),

@@ -77,8 +77,10 @@ const SLOTS: u64 = 1 << (63 - K_BITS);
 const NONE: Time = Time::MAX;
 
 /// Schedules of fewer ops run on one thread when the caller leaves the choice
-/// ([`SimOptions::threads`] 0).
-pub const PARALLEL_OPS: u64 = 1 << 20;
+/// ([`SimOptions::threads`] 0): below it two lanes gain little (the binomial tree on 2^16
+/// ranks, 295 k ops, takes as long on two as on one; on 2^17, 590 k ops, 20 % less) and
+/// starting them costs tens of microseconds.
+pub const PARALLEL_OPS: u64 = 1 << 19;
 /// The fewest events a window should hold on average, over [`WINDOW`] windows, for lanes to
 /// run faster than one thread (below it a run stops and one thread runs it; see the module's
 /// documentation). A window costs two or three barriers, a few microseconds; an event, tens of
