@@ -58,9 +58,12 @@ t1 = time.perf_counter()
 r = s.simulate(model)
 t2 = time.perf_counter()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# The threads the simulation ran on (the default: every core from this many ops).
+par = s.total_ops >= hc._core.DEFAULTS["simulate"]["parallel_ops"]
 print(json.dumps({
     "generate_s": t1 - t0, "simulate_s": t2 - t1, "peak_rss_mb": rss,
     "ops": r.ops, "messages": r.messages, "completion_ns": r.completion_time_ns,
+    "threads": (os.cpu_count() or 1) if par else 1,
 }), flush=True)
 if goal:
     s.save(goal, format="goal")
@@ -216,7 +219,8 @@ def run(
 
 def header() -> str:
     return (
-        f"{'case':20} {'ranks':>8} | {'ours s':>7} {'sim s':>6} {'MB':>5} {'Mev/s':>6} | "
+        f"{'case':20} {'ranks':>8} | {'thr':>3} {'ours s':>7} {'sim s':>6} {'MB':>5} "
+        f"{'Mev/s':>6} | "
         f"{'theirs s':>8} {'txt2bin':>7} {'MB':>5} {'Mev/s':>6} | {'ratio':>6} {'sim ratio':>9} | "
         f"{'ours ns':>10} {'theirs ns':>10} {'same':>4}"
     )
@@ -225,7 +229,8 @@ def header() -> str:
 def line(row: dict) -> str:
     o = row["ours"]
     text = (
-        f"{row['algorithm']:20} {row['nranks']:>8} | {o['total_s']:7.2f} {o['simulate_s']:6.2f} "
+        f"{row['algorithm']:20} {row['nranks']:>8} | {o.get('threads', 1):>3} "
+        f"{o['total_s']:7.2f} {o['simulate_s']:6.2f} "
         f"{o['peak_rss_mb']:5.0f} {o['events_per_s'] / 1e6:6.1f} | "
     )
     th = row.get("theirs")
