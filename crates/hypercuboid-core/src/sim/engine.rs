@@ -779,7 +779,7 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
     #[inline]
     fn settle(&mut self, rank: Rank, at_end: bool, msg: Option<(Rank, i32)>) -> Option<u32> {
         let (op, time, ts) = self.rec_mut(rank).ends.take_deferred()?;
-        let ts = if P { self.lane_settled(ts) } else { ts };
+        let ts = if P { self.lane_settled(ts, time) } else { ts };
         if at_end || self.passed(time, ts) {
             self.start(rank, op, time, time);
             let (peer, tag) = (self.peer(rank, op), self.info(rank, op).tag);

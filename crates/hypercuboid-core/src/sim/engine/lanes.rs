@@ -196,6 +196,17 @@ impl Lane {
         f
     }
 
+    /// An earlier window's provisional stamp, which was live, that will not be needed.
+    #[inline]
+    fn forget(&mut self, ts: u64) {
+        let i = (self.round_of(ts) - self.first) as usize;
+        let t = &mut self.tabs[i];
+        t.live -= 1;
+        if i == 0 && t.live == 0 {
+            self.drop_done();
+        }
+    }
+
     /// Makes the provisional stamps of earlier windows in a batch of events final (the
     /// queue's `fix` hook): runs of one window in increasing order, the common case, walk its
     /// table.
@@ -513,7 +524,7 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
     }
 
     /// A new event of the window, with its provisional stamp.
-    #[inline]
+    #[inline(always)]
     pub(super) fn lane_new(&mut self, time: Time, rank: Rank, what: u32) {
         let ts = self.lane.next_stamp();
         let e = Event {
@@ -548,15 +559,20 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
         self.lane.next_stamp()
     }
 
-    /// The stamp of a deferred receive taken from its record: final if its window has ended
-    /// (it is no longer counted as provisional, whatever becomes of it).
-    #[inline]
-    pub(super) fn lane_settled(&mut self, ts: u64) -> u64 {
+    /// The stamp of a deferred receive taken from its record, due at `time`: final if its
+    /// window has ended (it is no longer counted as provisional, whatever becomes of it). Due
+    /// before the current time, it has passed whatever its stamp (0 then stands for it: the
+    /// common case, a receive posted before its message arrives, looks nothing up).
+    #[inline(always)]
+    pub(super) fn lane_settled(&mut self, ts: u64, time: Time) -> u64 {
         if ts & PROV == 0 {
             ts
         } else if self.lane.round_of(ts) == self.lane.r {
             self.lane.live -= 1;
             ts
+        } else if time < self.q.now() {
+            self.lane.forget(ts);
+            0
         } else {
             self.lane.finalize(ts)
         }
@@ -606,10 +622,13 @@ impl<M: CostModel> Engine<'_, M, true> {
             return None;
         }
         let mut rounds = 0u64;
+        let dbg = std::env::var_os("HC_LANE_DEBUG").is_some(); // DBG
+        let (mut t_wait, mut t_work, mut t_ex, mut sizes) = (0f64, 0f64, 0f64, Vec::new()); // DBG
         loop {
-            // (Without moving to it: the queue's current time stays before the window's end,
-            // so that what other lanes send goes to its buckets, and what it has at or after
-            // the end is still there, to be made final when the queue reaches it.)
+            let c0 = std::time::Instant::now(); // DBG
+                                                // (Without moving to it: the queue's current time stays before the window's end,
+                                                // so that what other lanes send goes to its buckets, and what it has at or after
+                                                // the end is still there, to be made final when the queue reaches it.)
             let next = self.q.peek_time();
             sh.next[me].store(next.unwrap_or(NONE), Relaxed);
             sh.barrier.wait();
@@ -624,6 +643,8 @@ impl<M: CostModel> Engine<'_, M, true> {
             }
             let end = t.saturating_add(lookahead);
             (self.lane.start, self.lane.end) = (t, end);
+            let c1 = std::time::Instant::now(); // DBG
+            t_wait += (c1 - c0).as_secs_f64(); // DBG
             rounds += 1;
             let before = self.events;
             loop {
@@ -647,9 +668,13 @@ impl<M: CostModel> Engine<'_, M, true> {
                 }
                 self.flush(e.time);
             }
+            let c2 = std::time::Instant::now(); // DBG
+            t_work += (c2 - c1).as_secs_f64(); // DBG
+            sizes.push(self.events - before); // DBG
             if self.exchange(sh, me, &mut base, self.events - before) {
                 return None;
             }
+            t_ex += std::time::Instant::now().duration_since(c2).as_secs_f64(); // DBG
             if rounds.is_multiple_of(WINDOW) {
                 // (`window` is the same in every lane: they stop together.)
                 if self.lane.window < WINDOW * min_round {
@@ -658,6 +683,9 @@ impl<M: CostModel> Engine<'_, M, true> {
                 self.lane.window = 0;
             }
         }
+        if dbg {
+            eprintln!("lane {me}: windows {rounds} work {t_work:.3} exchange {t_ex:.3} wait {t_wait:.3} events {} sizes {:?}", self.events, &sizes[..sizes.len().min(80)]);
+        } // DBG
         let rank_finish = (self.lo..hi)
             .map(|r| {
                 let rec: &RankRec = self.rec(r);
@@ -742,9 +770,11 @@ impl<M: CostModel> Engine<'_, M, true> {
         self.lane.blocks.clear();
         for from in 0..sh.lanes {
             if from != me {
-                let mut m = sh.mail[from * sh.lanes + me].lock().expect("mail");
+                // (Freed once queued: a schedule that sends much across lanes in one window,
+                // recursive doubling's last step, would otherwise keep that much twice.)
+                let mut m =
+                    std::mem::take(&mut *sh.mail[from * sh.lanes + me].lock().expect("mail"));
                 self.q.push_all(&mut m);
-                m.clear();
             }
         }
         *base += all;
