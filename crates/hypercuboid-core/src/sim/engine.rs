@@ -3,7 +3,7 @@
 mod lanes;
 
 pub(crate) use lanes::run as lanes_run;
-pub(crate) use lanes::MIN_ROUND;
+pub(crate) use lanes::MIN_WINDOW_EVENTS;
 pub use lanes::PARALLEL_OPS;
 
 use super::cxxsort;

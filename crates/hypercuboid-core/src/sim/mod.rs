@@ -142,7 +142,14 @@ where
         n => n,
     };
     let mut events = 0;
-    if let Ok(r) = engine::lanes_run(s, model, opts, threads, engine::MIN_ROUND, &mut events) {
+    if let Ok(r) = engine::lanes_run(
+        s,
+        model,
+        opts,
+        threads,
+        engine::MIN_WINDOW_EVENTS,
+        &mut events,
+    ) {
         return Ok(r);
     }
     engine::run(s, model, opts).map(|(r, _)| r)

@@ -383,3 +383,56 @@ fn ops_with_many_dependencies_wait_for_all_of_them() {
         );
     }
 }
+
+/// Every thread count gives one thread's result on schedules large enough that the default
+/// (`threads` 0) splits them (2^19 ops or more): recursive doubling and the binomial tree under
+/// LogGOPS and postal, with and without noise; and a schedule that deadlocks reports one
+/// thread's error whatever the count.
+#[test]
+fn threads_give_one_threads_result() {
+    use hypercuboid_core::collectives::allreduce::{generate, Algorithm, AllreduceSpec};
+    use hypercuboid_core::schedule::{Dtype, ReduceOp};
+    use hypercuboid_core::sim::PARALLEL_OPS;
+    let cases = [("recursive_doubling", 1 << 15), ("tree", 1 << 17)];
+    for (alg, n) in cases {
+        let spec = AllreduceSpec::new(n, 1, Dtype::Int64, ReduceOp::Sum);
+        let s = generate(&Algorithm::parse(alg).unwrap(), &spec).unwrap();
+        assert!(
+            s.total_ops() >= PARALLEL_OPS,
+            "{alg}: {} ops",
+            s.total_ops()
+        );
+        for model in [
+            "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535,order=gcc",
+            "postal:alpha=1us,beta=1ns,gamma=1ns",
+        ] {
+            let m = parse_model(model).unwrap();
+            for noise in [None, Some("exp:mean=200ns")] {
+                let with = |threads| SimOptions {
+                    noise: noise.map(|x| parse_noise(x).unwrap()),
+                    seed: 5,
+                    threads,
+                    ..SimOptions::default()
+                };
+                let one = simulate(&s, &m, &with(1)).unwrap();
+                for threads in [0, 2, 3] {
+                    let r = simulate(&s, &m, &with(threads)).unwrap();
+                    assert_eq!(
+                        r, one,
+                        "{alg} on {n} ranks, {model}, noise {noise:?}, {threads} threads"
+                    );
+                }
+            }
+        }
+    }
+    let mut progs = vec![Program::new(); 2];
+    recv(&mut progs[0], 1, 0, 8, false);
+    recv(&mut progs[1], 0, 0, 8, false);
+    let s = schedule("deadlock", progs);
+    let m = parse_model("postal:alpha=1us").unwrap();
+    let one = simulate(&s, &m, &opts()).unwrap_err().to_string();
+    for threads in [2, 3] {
+        let o = SimOptions { threads, ..opts() };
+        assert_eq!(simulate(&s, &m, &o).unwrap_err().to_string(), one);
+    }
+}

@@ -50,7 +50,7 @@
 //! at its CPU's free time, in the past) stops the run, and the caller runs it again on one
 //! thread. So does a run that ends with unfinished ops or unreceived messages, so that its
 //! error is the one thread's, word for word; and a run whose windows are too small to pay for
-//! their barriers (fewer than `min_round` events a window over [`WINDOW`] windows), which one
+//! their barriers (fewer than `min_events` events a window over [`CHECK_EVERY`] windows), which one
 //! thread runs faster.
 
 use super::{shape_infos, Engine, RankRec, SimOptions, SimResult, EXEC, MSG, OP_BITS, OP_MASK};
@@ -81,12 +81,12 @@ const NONE: Time = Time::MAX;
 /// ranks, 295 k ops, takes as long on two as on one; on 2^17, 590 k ops, 20 % less) and
 /// starting them costs tens of microseconds.
 pub const PARALLEL_OPS: u64 = 1 << 19;
-/// The fewest events a window should hold on average, over [`WINDOW`] windows, for lanes to
+/// The fewest events a window should hold on average, over [`CHECK_EVERY`] windows, for lanes to
 /// run faster than one thread (below it a run stops and one thread runs it; see the module's
 /// documentation). A window costs two or three barriers, a few microseconds; an event, tens of
 /// nanoseconds.
-pub(crate) const MIN_ROUND: u64 = 2048;
-const WINDOW: u64 = 64;
+pub(crate) const MIN_WINDOW_EVENTS: u64 = 2048;
+const CHECK_EVERY: u64 = 64;
 
 /// A block: the stamp of the event that created it, its time after the window's start (a
 /// window is shorter than 2^32 ps), and its first new event (a lane makes fewer than 2^32 a
@@ -116,9 +116,9 @@ pub(super) struct Lane {
     /// lanes' new events must not be.
     start: Time,
     end: Time,
-    /// The window's number, and the lane's new events in it so far.
-    r: u64,
-    nkids: u64,
+    /// The window's number, and the new events the lane made in it so far.
+    w: u64,
+    made: u64,
     /// New events of the window dated at or after its end, in the queue or deferred:
     /// provisional until their table.
     live: u64,
@@ -139,8 +139,8 @@ pub(super) struct Lane {
     bounds: Vec<Rank>,
     /// This lane.
     me: usize,
-    /// Events handled in the last `WINDOW` windows, by all lanes (the same in every lane).
-    window: u64,
+    /// Events handled in the last `CHECK_EVERY` windows, by all lanes (the same in every lane).
+    seen: u64,
 }
 
 impl Lane {
@@ -148,7 +148,7 @@ impl Lane {
     /// the block's first).
     #[inline(always)]
     fn next_stamp(&mut self) -> u64 {
-        let k = self.nkids;
+        let k = self.made;
         if !self.open {
             self.open = true;
             make_room(&mut self.blocks);
@@ -158,13 +158,13 @@ impl Lane {
                 k: k as u32,
             });
         }
-        self.nkids += 1;
-        PROV | (self.r & (SLOTS - 1)) << K_BITS | k
+        self.made += 1;
+        PROV | (self.w & (SLOTS - 1)) << K_BITS | k
     }
 
     /// The window a provisional stamp was given in.
     #[inline(always)]
-    fn round_of(&self, ts: u64) -> u64 {
+    fn window_of(&self, ts: u64) -> u64 {
         let slot = (ts & !PROV) >> K_BITS;
         self.first + (slot.wrapping_sub(self.first) & (SLOTS - 1))
     }
@@ -172,7 +172,7 @@ impl Lane {
     /// The final stamp of an earlier window's provisional one, which was live.
     #[inline]
     fn finalize(&mut self, ts: u64) -> u64 {
-        let i = (self.round_of(ts) - self.first) as usize;
+        let i = (self.window_of(ts) - self.first) as usize;
         let t = &mut self.tabs[i];
         t.live -= 1;
         let k = ts & K_MASK;
@@ -199,7 +199,7 @@ impl Lane {
     /// An earlier window's provisional stamp, which was live, that will not be needed.
     #[inline]
     fn forget(&mut self, ts: u64) {
-        let i = (self.round_of(ts) - self.first) as usize;
+        let i = (self.window_of(ts) - self.first) as usize;
         let t = &mut self.tabs[i];
         t.live -= 1;
         if i == 0 && t.live == 0 {
@@ -218,8 +218,8 @@ impl Lane {
                 k += 1;
                 continue;
             }
-            let w = self.round_of(ts);
-            if w == self.r {
+            let w = self.window_of(ts);
+            if w == self.w {
                 // The current window's: final at its end.
                 k += 1;
                 continue;
@@ -389,21 +389,21 @@ pub(crate) enum OneThread {
     /// or a schedule the engine refuses.
     Unsplittable,
     /// A message for another lane was dated before the window's end, windows were too small
-    /// (`min_round`), or provisional stamps ran out.
+    /// (`min_events`), or provisional stamps ran out.
     Stopped,
     /// Ops unfinished or messages unreceived: one thread says which.
     Unfinished,
 }
 
 /// Runs `s` on `threads` lanes when the run allows (see the module's documentation), stopping
-/// when its windows hold fewer than `min_round` events on average. `events` gets the events
+/// when its windows hold fewer than `min_events` events on average. `events` gets the events
 /// handled.
 pub(crate) fn run<M>(
     s: &Schedule,
     model: &M,
     opts: &SimOptions,
     threads: usize,
-    min_round: u64,
+    min_events: u64,
     events: &mut u64,
 ) -> Result<SimResult, OneThread>
 where
@@ -477,7 +477,7 @@ where
                         e.lane.bounds.clone_from(bounds);
                         e.lane.me = me;
                         e.lane.out = (0..threads).map(|_| Vec::new()).collect();
-                        e.run_lane(sh, me, lookahead, min_round)
+                        e.run_lane(sh, me, lookahead, min_events)
                     })
                     .expect("a simulation lane's thread")
             })
@@ -567,7 +567,7 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
     pub(super) fn lane_settled(&mut self, ts: u64, time: Time) -> u64 {
         if ts & PROV == 0 {
             ts
-        } else if self.lane.round_of(ts) == self.lane.r {
+        } else if self.lane.window_of(ts) == self.lane.w {
             self.lane.live -= 1;
             ts
         } else if time < self.q.now() {
@@ -597,7 +597,7 @@ impl<M: CostModel> Engine<'_, M, true> {
         sh: &Shared,
         me: usize,
         lookahead: Time,
-        min_round: u64,
+        min_events: u64,
     ) -> Option<LaneEnd> {
         let hi = self.lo + self.ranks.len() as Rank;
         // The initial window: its blocks are the lanes (every event it creates is dated at
@@ -621,7 +621,7 @@ impl<M: CostModel> Engine<'_, M, true> {
         if self.exchange(sh, me, &mut base, 0) {
             return None;
         }
-        let mut rounds = 0u64;
+        let mut windows = 0u64;
         let dbg = std::env::var_os("HC_LANE_DEBUG").is_some(); // DBG
         let (mut t_wait, mut t_work, mut t_ex, mut sizes) = (0f64, 0f64, 0f64, Vec::new()); // DBG
         loop {
@@ -645,7 +645,7 @@ impl<M: CostModel> Engine<'_, M, true> {
             (self.lane.start, self.lane.end) = (t, end);
             let c1 = std::time::Instant::now(); // DBG
             t_wait += (c1 - c0).as_secs_f64(); // DBG
-            rounds += 1;
+            windows += 1;
             let before = self.events;
             loop {
                 let lane = &mut self.lane;
@@ -675,16 +675,16 @@ impl<M: CostModel> Engine<'_, M, true> {
                 return None;
             }
             t_ex += std::time::Instant::now().duration_since(c2).as_secs_f64(); // DBG
-            if rounds.is_multiple_of(WINDOW) {
+            if windows.is_multiple_of(CHECK_EVERY) {
                 // (`window` is the same in every lane: they stop together.)
-                if self.lane.window < WINDOW * min_round {
+                if self.lane.seen < CHECK_EVERY * min_events {
                     return None;
                 }
-                self.lane.window = 0;
+                self.lane.seen = 0;
             }
         }
         if dbg {
-            eprintln!("lane {me}: windows {rounds} work {t_work:.3} exchange {t_ex:.3} wait {t_wait:.3} events {} sizes {:?}", self.events, &sizes[..sizes.len().min(80)]);
+            eprintln!("lane {me}: windows {windows} work {t_work:.3} exchange {t_ex:.3} wait {t_wait:.3} events {} sizes {:?}", self.events, &sizes[..sizes.len().min(80)]);
         } // DBG
         let rank_finish = (self.lo..hi)
             .map(|r| {
@@ -708,15 +708,15 @@ impl<M: CostModel> Engine<'_, M, true> {
     /// lane returns the same: the flag is set before the exchange's first barrier and read
     /// before its second).
     fn exchange(&mut self, sh: &Shared, me: usize, base: &mut u64, handled: u64) -> bool {
-        let nkids = self.lane.nkids;
-        if nkids > u32::MAX as u64 || self.lane.r - self.lane.first >= SLOTS - 1 {
+        let made = self.lane.made;
+        if made > u32::MAX as u64 || self.lane.w - self.lane.first >= SLOTS - 1 {
             self.lane.abort = true;
         }
         {
             // (Lent to the others until the second barrier.)
             let mut w = sh.blocks[me].write().expect("blocks");
             w.0 = std::mem::take(&mut self.lane.blocks);
-            w.1 = nkids;
+            w.1 = made;
         }
         if self.lane.abort {
             sh.abort.store(true, Relaxed);
@@ -739,7 +739,7 @@ impl<M: CostModel> Engine<'_, M, true> {
             let mut steps = merge(&blocks, &kids, *base);
             (steps.swap_remove(me), kids.iter().sum::<u64>())
         };
-        self.lane.window += sh.handled.iter().map(|t| t.load(Relaxed)).sum::<u64>();
+        self.lane.seen += sh.handled.iter().map(|t| t.load(Relaxed)).sum::<u64>();
         for to in 0..sh.lanes {
             for e in &mut self.lane.out[to] {
                 e.ts = stamp_of(&steps, e.ts & K_MASK);
@@ -750,15 +750,15 @@ impl<M: CostModel> Engine<'_, M, true> {
             }
         }
         if self.lane.tabs.is_empty() {
-            self.lane.first = self.lane.r;
+            self.lane.first = self.lane.w;
         }
         self.lane.tabs.push_back(Table {
             steps,
             live: self.lane.live,
             at: 0,
         });
-        self.lane.r += 1;
-        self.lane.nkids = 0;
+        self.lane.w += 1;
+        self.lane.made = 0;
         self.lane.live = 0;
         // The window's events in the queue's current batch (only the initial window leaves
         // any: its events at time 0): final now.
