@@ -622,13 +622,10 @@ impl<M: CostModel> Engine<'_, M, true> {
             return None;
         }
         let mut windows = 0u64;
-        let dbg = std::env::var_os("HC_LANE_DEBUG").is_some(); // DBG
-        let (mut t_wait, mut t_work, mut t_ex, mut sizes) = (0f64, 0f64, 0f64, Vec::new()); // DBG
         loop {
-            let c0 = std::time::Instant::now(); // DBG
-                                                // (Without moving to it: the queue's current time stays before the window's end,
-                                                // so that what other lanes send goes to its buckets, and what it has at or after
-                                                // the end is still there, to be made final when the queue reaches it.)
+            // (Without moving to it: the queue's current time stays before the window's end,
+            // so that what other lanes send goes to its buckets, and what it has at or after
+            // the end is still there, to be made final when the queue reaches it.)
             let next = self.q.peek_time();
             sh.next[me].store(next.unwrap_or(NONE), Relaxed);
             sh.barrier.wait();
@@ -643,8 +640,6 @@ impl<M: CostModel> Engine<'_, M, true> {
             }
             let end = t.saturating_add(lookahead);
             (self.lane.start, self.lane.end) = (t, end);
-            let c1 = std::time::Instant::now(); // DBG
-            t_wait += (c1 - c0).as_secs_f64(); // DBG
             windows += 1;
             let before = self.events;
             loop {
@@ -668,24 +663,17 @@ impl<M: CostModel> Engine<'_, M, true> {
                 }
                 self.flush(e.time);
             }
-            let c2 = std::time::Instant::now(); // DBG
-            t_work += (c2 - c1).as_secs_f64(); // DBG
-            sizes.push(self.events - before); // DBG
             if self.exchange(sh, me, &mut base, self.events - before) {
                 return None;
             }
-            t_ex += std::time::Instant::now().duration_since(c2).as_secs_f64(); // DBG
             if windows.is_multiple_of(CHECK_EVERY) {
-                // (`window` is the same in every lane: they stop together.)
+                // (`seen` is the same in every lane: they stop together.)
                 if self.lane.seen < CHECK_EVERY * min_events {
                     return None;
                 }
                 self.lane.seen = 0;
             }
         }
-        if dbg {
-            eprintln!("lane {me}: windows {windows} work {t_work:.3} exchange {t_ex:.3} wait {t_wait:.3} events {} sizes {:?}", self.events, &sizes[..sizes.len().min(80)]);
-        } // DBG
         let rank_finish = (self.lo..hi)
             .map(|r| {
                 let rec: &RankRec = self.rec(r);
