@@ -509,7 +509,15 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
         }
     }
 
+    /// The events of the first batch: the root ops of ranks `lo..hi` (all queued at time 0).
+    fn roots_of(&self, lo: Rank, hi: Rank) -> usize {
+        (lo..hi)
+            .map(|r| self.info[self.shape_of(r)].roots.len())
+            .sum()
+    }
+
     fn run(&mut self) {
+        self.q.reserve_now(self.roots_of(0, self.s.nranks()));
         for r in 0..self.s.nranks() {
             let si = self.shape_of(r);
             for k in 0..self.info[si].roots.len() {

@@ -217,6 +217,19 @@ impl EventQueue {
         }
     }
 
+    /// Makes room for `n` events at the current time in one buffer (advised for huge pages)
+    /// before they are queued: the engine's first batch (every rank's first ops, at time 0)
+    /// then fills it without growing through every power of two, each a fresh buffer the
+    /// kernel clears and the previous one copied into it.
+    pub fn reserve_now(&mut self, n: usize) {
+        if self.now.capacity() - self.now.len() < n {
+            let mut w = Vec::with_capacity(self.now.len() + n);
+            crate::hint::huge_pages(&w);
+            w.extend_from_slice(&self.now);
+            self.now = w;
+        }
+    }
+
     /// Queues `evs` (any order; they are sorted here): the events at the current time are
     /// merged with those left at it in one pass, not inserted one by one.
     pub fn push_all(&mut self, evs: &mut [Event]) {
@@ -380,6 +393,30 @@ mod tests {
         assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some((20, 6)));
         assert_eq!(q.now(), 20);
         assert!(q.passed(19, u64::MAX) && q.passed(20, 5) && !q.passed(20, 6));
+    }
+
+    #[test]
+    fn reserve_now_keeps_the_current_batch_and_its_order() {
+        let ev = |time, ts| Event {
+            time,
+            ts,
+            rank: ts as u32,
+            what: 0,
+        };
+        let mut q = EventQueue::new();
+        q.reserve_now(3);
+        assert!(q.now.capacity() >= 3);
+        for ts in [4, 1, 3] {
+            q.push(ev(0, ts));
+        }
+        assert_eq!(q.pop().map(|e| e.ts), Some(1));
+        // Half consumed: room is made for more, and what is left stays, in stamp order.
+        q.reserve_now(1000);
+        assert!(q.now.capacity() - q.now.len() >= 1000);
+        q.push(ev(0, 2));
+        q.push(ev(5, 0));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|e| (e.time, e.ts))).collect();
+        assert_eq!(order, [(0, 2), (0, 3), (0, 4), (5, 0)]);
     }
 
     #[test]

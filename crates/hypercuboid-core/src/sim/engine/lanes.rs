@@ -603,6 +603,7 @@ impl<M: CostModel> Engine<'_, M, true> {
         // The initial window: its blocks are the lanes (every event it creates is dated at
         // or after its end, 0).
         self.lane.head = (0, me as u64);
+        self.q.reserve_now(self.roots_of(self.lo, hi));
         for r in self.lo..hi {
             let si = self.shape_of(r);
             for k in 0..self.info[si].roots.len() {
