@@ -1349,31 +1349,37 @@ mod tests {
         "pipelined:alpha_r=300ns,alpha_p=700ns,beta=1ns",
     ];
 
+    /// Every allreduce (7 B of int64 sums) and alltoall (3 B of float64 a pair) the engine
+    /// tests run on `n` ranks, by name: ten schedules.
+    pub(super) fn collective_schedules(n: u32) -> Vec<(&'static str, Schedule)> {
+        let mut schedules = Vec::new();
+        for alg in [
+            "ring_rotate",
+            "ring",
+            "tree",
+            "recursive_doubling",
+            "rabenseifner",
+            "elimination",
+            "mpich_recursive_multiplying:k=3",
+        ] {
+            let a = allreduce::Algorithm::parse(alg).unwrap();
+            let spec = allreduce::AllreduceSpec::new(n, 7, Dtype::Int64, ReduceOp::Sum);
+            schedules.push((alg, allreduce::generate(&a, &spec).unwrap()));
+        }
+        for alg in ["linear", "pairwise", "bruck"] {
+            let a = alltoall::Algorithm::parse(alg).unwrap();
+            let spec = alltoall::AlltoallSpec::new(n, 3, Dtype::Float64);
+            schedules.push((alg, alltoall::generate(&a, &spec).unwrap()));
+        }
+        schedules
+    }
+
     #[test]
     fn deferred_receives_change_nothing_in_the_collectives() {
         let mut saved = 0;
         for model in MODELS.map(|m| parse_model(m).unwrap()) {
             for n in [1, 2, 5, 8, 13, 64] {
-                let mut schedules = Vec::new();
-                for alg in [
-                    "ring_rotate",
-                    "ring",
-                    "tree",
-                    "recursive_doubling",
-                    "rabenseifner",
-                    "elimination",
-                    "mpich_recursive_multiplying:k=3",
-                ] {
-                    let a = allreduce::Algorithm::parse(alg).unwrap();
-                    let spec = allreduce::AllreduceSpec::new(n, 7, Dtype::Int64, ReduceOp::Sum);
-                    schedules.push((alg, allreduce::generate(&a, &spec).unwrap()));
-                }
-                for alg in ["linear", "pairwise", "bruck"] {
-                    let a = alltoall::Algorithm::parse(alg).unwrap();
-                    let spec = alltoall::AlltoallSpec::new(n, 3, Dtype::Float64);
-                    schedules.push((alg, alltoall::generate(&a, &spec).unwrap()));
-                }
-                for (alg, s) in &schedules {
+                for (alg, s) in &collective_schedules(n) {
                     for opts in [
                         SimOptions {
                             trace: true,

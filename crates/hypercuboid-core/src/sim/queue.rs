@@ -160,19 +160,26 @@ impl EventQueue {
         e
     }
 
+    /// The time of the next event when the buckets need not be looked at: `Some(None)` when
+    /// the queue is empty, `None` when the next event is in the buckets.
+    #[inline(always)]
+    fn at_hand(&self) -> Option<Option<Time>> {
+        if let Some(Reverse(e)) = self.past.peek() {
+            return Some(Some(e.time));
+        }
+        if self.head < self.now.len() {
+            return Some(Some(self.last));
+        }
+        (self.mask == 0).then_some(None)
+    }
+
     /// The time of the next event to pop, if any (an event dated before the current time
     /// first). When the current time's events are all taken, it moves to the next time first,
     /// as `pop` would, and calls `fix` on the events of that time before it orders them by
     /// stamp (a lane of a parallel run makes their provisional stamps final there).
     pub fn next_time_with(&mut self, fix: impl FnMut(&mut [Event])) -> Option<Time> {
-        if let Some(Reverse(e)) = self.past.peek() {
-            return Some(e.time);
-        }
-        if self.head < self.now.len() {
-            return Some(self.last);
-        }
-        if self.mask == 0 {
-            return None;
+        if let Some(t) = self.at_hand() {
+            return t;
         }
         self.refill_with(fix);
         self.top_ts = 0;
@@ -194,14 +201,8 @@ impl EventQueue {
     /// The time of the next event, without moving to it (a scan of the earliest bucket when
     /// the current time's events are all taken).
     pub fn peek_time(&self) -> Option<Time> {
-        if let Some(Reverse(e)) = self.past.peek() {
-            return Some(e.time);
-        }
-        if self.head < self.now.len() {
-            return Some(self.last);
-        }
-        if self.mask == 0 {
-            return None;
+        if let Some(t) = self.at_hand() {
+            return t;
         }
         let b = self.mask.trailing_zeros() as usize + 1;
         self.buckets[b].iter().map(|e| e.time).min()

@@ -773,12 +773,10 @@ impl<M: CostModel> Engine<'_, M, true> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{random_schedule, MODELS};
+    use super::super::tests::{collective_schedules, random_schedule, MODELS};
     use super::super::{run_with, SimError};
     use super::*;
-    use crate::collectives::{allreduce, alltoall};
     use crate::model::{parse_model, parse_noise, LogGopsModel, ModelSpec};
-    use crate::schedule::{Dtype, ReduceOp};
 
     /// Runs `s` on one thread and on 2, 3 and 5 lanes; asserts that every run the lanes
     /// finish has one thread's result and events, and that a run one thread fails is left to
@@ -853,26 +851,7 @@ mod tests {
             let (mut n, mut large) = ([0; 4], 0);
             let spec = parse_model(model).unwrap();
             for ranks in [5, 8, 13, 64, 100] {
-                let mut schedules = Vec::new();
-                for alg in [
-                    "ring_rotate",
-                    "ring",
-                    "tree",
-                    "recursive_doubling",
-                    "rabenseifner",
-                    "elimination",
-                    "mpich_recursive_multiplying:k=3",
-                ] {
-                    let a = allreduce::Algorithm::parse(alg).unwrap();
-                    let spec = allreduce::AllreduceSpec::new(ranks, 7, Dtype::Int64, ReduceOp::Sum);
-                    schedules.push((alg, allreduce::generate(&a, &spec).unwrap()));
-                }
-                for alg in ["linear", "pairwise", "bruck"] {
-                    let a = alltoall::Algorithm::parse(alg).unwrap();
-                    let spec = alltoall::AlltoallSpec::new(ranks, 3, Dtype::Float64);
-                    schedules.push((alg, alltoall::generate(&a, &spec).unwrap()));
-                }
-                for (alg, s) in &schedules {
+                for (alg, s) in &collective_schedules(ranks) {
                     let (info, _, _) = shape_infos(s, &LogGopsModel::default()).unwrap();
                     let largest = info
                         .iter()
