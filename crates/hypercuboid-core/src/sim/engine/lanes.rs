@@ -378,7 +378,8 @@ struct LaneEnd {
     messages: u64,
     events: u64,
     unreceived: u64,
-    rank_finish: Vec<Time>,
+    /// The latest finish time of its ranks (written into the result's column).
+    completion: Time,
 }
 
 /// Why a run is left to one thread.
@@ -457,9 +458,20 @@ where
             .map(|_| Mutex::new(Vec::new()))
             .collect(),
     };
+    // The result's finish times, written by each lane into its ranks' part (memory first
+    // touched by the lanes, side by side, and not copied after).
+    let mut rank_finish: Vec<Time> = crate::hint::huge_zeros(nranks as usize);
+    let mut parts = Vec::with_capacity(threads);
+    let mut rest = &mut rank_finish[..];
+    for me in 0..threads {
+        let (part, tail) = rest.split_at_mut((bounds[me + 1] - bounds[me]) as usize);
+        parts.push(part);
+        rest = tail;
+    }
     let ends: Vec<Option<LaneEnd>> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..threads)
-            .map(|me| {
+            .zip(parts)
+            .map(|(me, part)| {
                 let (sh, info, bounds) = (&sh, &info, &bounds);
                 std::thread::Builder::new()
                     .name(format!("sim lane {me}"))
@@ -477,7 +489,7 @@ where
                         e.lane.bounds.clone_from(bounds);
                         e.lane.me = me;
                         e.lane.out = (0..threads).map(|_| Vec::new()).collect();
-                        e.run_lane(sh, me, lookahead, min_events)
+                        e.run_lane(sh, me, lookahead, min_events, part)
                     })
                     .expect("a simulation lane's thread")
             })
@@ -495,8 +507,7 @@ where
     }
     *events += ends.iter().map(|e| e.events).sum::<u64>();
     let messages = ends.iter().map(|e| e.messages).sum();
-    let rank_finish: Vec<Time> = ends.into_iter().flat_map(|e| e.rank_finish).collect();
-    let completion = rank_finish.iter().copied().max().unwrap_or(0);
+    let completion = ends.iter().map(|e| e.completion).max().unwrap_or(0);
     if completion == Time::MAX {
         return Err(Unfinished);
     }
@@ -598,6 +609,7 @@ impl<M: CostModel> Engine<'_, M, true> {
         me: usize,
         lookahead: Time,
         min_events: u64,
+        rank_finish: &mut [Time],
     ) -> Option<LaneEnd> {
         let hi = self.lo + self.ranks.len() as Rank;
         // The initial window: its blocks are the lanes (every event it creates is dated at
@@ -675,18 +687,18 @@ impl<M: CostModel> Engine<'_, M, true> {
                 self.lane.seen = 0;
             }
         }
-        let rank_finish = (self.lo..hi)
-            .map(|r| {
-                let rec: &RankRec = self.rec(r);
-                self.m.rank_finish(&self.st, r - self.lo, rec.last_done)
-            })
-            .collect();
+        let mut completion = 0;
+        for (r, f) in (self.lo..hi).zip(rank_finish.iter_mut()) {
+            let rec: &RankRec = self.rec(r);
+            *f = self.m.rank_finish(&self.st, r - self.lo, rec.last_done);
+            completion = completion.max(*f);
+        }
         Some(LaneEnd {
             done_ops: self.done_ops,
             messages: self.messages,
             events: self.events,
             unreceived: self.mq.live(),
-            rank_finish,
+            completion,
         })
     }
 
