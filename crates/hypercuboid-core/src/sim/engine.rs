@@ -2,9 +2,9 @@
 
 mod lanes;
 
-pub(crate) use lanes::run as lanes_run;
 pub(crate) use lanes::MIN_WINDOW_EVENTS;
 pub use lanes::PARALLEL_OPS;
+pub(crate) use lanes::{run as lanes_run, LaneStats};
 
 use super::cxxsort;
 use super::error::{SimError, StuckOp, Wait};

@@ -141,14 +141,13 @@ where
         0 => 1,
         n => n,
     };
-    let mut events = 0;
     if let Ok(r) = engine::lanes_run(
         s,
         model,
         opts,
         threads,
         engine::MIN_WINDOW_EVENTS,
-        &mut events,
+        &mut engine::LaneStats::default(),
     ) {
         return Ok(r);
     }

@@ -45,6 +45,19 @@
 //! The initial events (each rank's roots, stamped in rank order) form a first window whose
 //! blocks are the lanes themselves, in order.
 //!
+//! # The last window
+//! Each lane counts the sends of its ranks to other lanes' ranks (every send op is made once,
+//! and its peer is known from the start). At a window's start the lanes publish what they have
+//! left; once no lane has any, nothing one lane does can reach another, and each runs all its
+//! remaining events in one last window with no end: no barrier, no blocks, its new events
+//! keeping their provisional stamps (which order them as one thread's stamps would among the
+//! lane's own events: creation order). The binomial tree sends across lanes only at the root
+//! of its reduction and of its broadcast, so the lanes run most of the broadcast this way, each
+//! at its own pace (the upper half's subtree starts a step later than the lower half's: in
+//! common windows one lane waited for the other at every barrier). A message for another lane
+//! in the last window (a send not counted) stops the run, as a message before a window's end
+//! does.
+//!
 //! # When one thread runs it instead
 //! A message dated before the window's end for another lane (sent by an op that LogGOPS starts
 //! at its CPU's free time, in the past) stops the run, and the caller runs it again on one
@@ -141,6 +154,11 @@ pub(super) struct Lane {
     me: usize,
     /// Events handled in the last `CHECK_EVERY` windows, by all lanes (the same in every lane).
     seen: u64,
+    /// Sends of this lane's ranks to another lane's not made yet.
+    remote: u64,
+    /// The last window: no lane has a send to another left, so every lane runs to its end on
+    /// its own (its new events need no final stamps, and no blocks are recorded).
+    free: bool,
 }
 
 impl Lane {
@@ -365,6 +383,8 @@ struct Shared {
     next: Vec<AtomicU64>,
     /// Each lane's events handled in the window.
     handled: Vec<AtomicU64>,
+    /// Each lane's sends to other lanes left, as of the window's start.
+    remote: Vec<AtomicU64>,
     abort: AtomicBool,
     /// Each lane's blocks and number of new events in the window, published at its end.
     blocks: Vec<RwLock<(Vec<Block>, u64)>>,
@@ -372,8 +392,22 @@ struct Shared {
     mail: Vec<Mutex<Vec<Event>>>,
 }
 
+/// What a run on lanes did (the same whatever their number, but for the windows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LaneStats {
+    /// The events handled (one thread's).
+    pub events: u64,
+    /// The windows run, the initial one not counted.
+    pub windows: u64,
+    /// The events handled in the last window if it ran free (no lane had a send to another
+    /// left, so each ran its events to the end without barriers), else 0.
+    pub free_events: u64,
+}
+
 /// A lane's totals at the end of the run.
 struct LaneEnd {
+    windows: u64,
+    free_events: u64,
     done_ops: u64,
     messages: u64,
     events: u64,
@@ -397,15 +431,15 @@ pub(crate) enum OneThread {
 }
 
 /// Runs `s` on `threads` lanes when the run allows (see the module's documentation), stopping
-/// when its windows hold fewer than `min_events` events on average. `events` gets the events
-/// handled.
+/// when its windows hold fewer than `min_events` events on average. `stats` gets the events
+/// handled, the windows run, and whether the last ran free (see [`LaneStats`]).
 pub(crate) fn run<M>(
     s: &Schedule,
     model: &M,
     opts: &SimOptions,
     threads: usize,
     min_events: u64,
-    events: &mut u64,
+    stats: &mut LaneStats,
 ) -> Result<SimResult, OneThread>
 where
     M: CostModel + Sync,
@@ -452,6 +486,7 @@ where
         barrier: Barrier::new(threads),
         next: (0..threads).map(|_| AtomicU64::new(NONE)).collect(),
         handled: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+        remote: (0..threads).map(|_| AtomicU64::new(0)).collect(),
         abort: AtomicBool::new(false),
         blocks: (0..threads).map(|_| RwLock::new((Vec::new(), 0))).collect(),
         mail: (0..threads * threads)
@@ -505,7 +540,9 @@ where
     if done < total || unreceived > 0 {
         return Err(Unfinished);
     }
-    *events += ends.iter().map(|e| e.events).sum::<u64>();
+    stats.events += ends.iter().map(|e| e.events).sum::<u64>();
+    stats.windows = ends[0].windows;
+    stats.free_events = ends.iter().map(|e| e.free_events).sum();
     let messages = ends.iter().map(|e| e.messages).sum();
     let completion = ends.iter().map(|e| e.completion).max().unwrap_or(0);
     if completion == Time::MAX {
@@ -548,10 +585,12 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
         if what >> OP_BITS == MSG {
             let dst = self.peer(rank, what & OP_MASK);
             if !self.holds(dst) {
-                if time < self.lane.end {
-                    // Another lane may have handled later events already.
+                if time < self.lane.end || self.lane.remote == 0 {
+                    // Another lane may have handled later events already (or a send was
+                    // not counted: then lanes may have run on their own).
                     self.lane.abort = true;
                 } else {
+                    self.lane.remote -= 1;
                     let to = self.lane_of(dst);
                     let out = &mut self.lane.out[to];
                     make_room(out);
@@ -602,6 +641,21 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
 }
 
 impl<M: CostModel> Engine<'_, M, true> {
+    /// The sends of this lane's ranks (up to `hi`) to ranks of other lanes: once no lane has
+    /// any left, the lanes can no longer affect each other.
+    fn remote_sends(&self, hi: Rank) -> u64 {
+        let mut n = 0;
+        for r in self.lo..hi {
+            let ops = &self.info[self.shape_of(r)].ops;
+            for (i, o) in ops.iter().enumerate() {
+                if o.kind == super::K_SEND && !self.holds(self.peer(r, i as u32)) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
     /// Runs this lane to the end (`None` if the run stopped: see the module's documentation).
     fn run_lane(
         &mut self,
@@ -615,6 +669,7 @@ impl<M: CostModel> Engine<'_, M, true> {
         // The initial window: its blocks are the lanes (every event it creates is dated at
         // or after its end, 0).
         self.lane.head = (0, me as u64);
+        self.lane.remote = self.remote_sends(hi);
         self.q.reserve_now(self.roots_of(self.lo, hi));
         for r in self.lo..hi {
             let si = self.shape_of(r);
@@ -635,12 +690,14 @@ impl<M: CostModel> Engine<'_, M, true> {
             return None;
         }
         let mut windows = 0u64;
+        let mut free_events = 0;
         loop {
             // (Without moving to it: the queue's current time stays before the window's end,
             // so that what other lanes send goes to its buckets, and what it has at or after
             // the end is still there, to be made final when the queue reaches it.)
             let next = self.q.peek_time();
             sh.next[me].store(next.unwrap_or(NONE), Relaxed);
+            sh.remote[me].store(self.lane.remote, Relaxed);
             sh.barrier.wait();
             let t = sh
                 .next
@@ -651,7 +708,15 @@ impl<M: CostModel> Engine<'_, M, true> {
             if t == NONE {
                 break;
             }
-            let end = t.saturating_add(lookahead);
+            // (Every lane reads the same: a lane stores again only after the exchange's
+            // barriers, or, once all are 0, stores 0.)
+            self.lane.free = sh.remote.iter().all(|r| r.load(Relaxed) == 0);
+            let end = if self.lane.free {
+                self.lane.open = true;
+                NONE
+            } else {
+                t.saturating_add(lookahead)
+            };
             (self.lane.start, self.lane.end) = (t, end);
             windows += 1;
             let before = self.events;
@@ -662,9 +727,10 @@ impl<M: CostModel> Engine<'_, M, true> {
                 }
                 let Some(e) = self.q.pop() else { break };
                 if e.time == self.q.now() {
-                    // Not dated before the current time: a block's head.
+                    // Not dated before the current time: a block's head (none recorded in
+                    // the last window).
                     self.lane.head = (e.time, e.ts);
-                    self.lane.open = false;
+                    self.lane.open = self.lane.free;
                 }
                 self.events += 1;
                 self.prefetch_ahead();
@@ -675,6 +741,19 @@ impl<M: CostModel> Engine<'_, M, true> {
                     _ => self.tail(e),
                 }
                 self.flush(e.time);
+            }
+            if self.lane.free {
+                free_events = self.events - before;
+                // Every lane has handled all its events: whether one stopped is all they
+                // have to agree on.
+                if self.lane.abort || self.lane.made > K_MASK {
+                    sh.abort.store(true, Relaxed);
+                }
+                sh.barrier.wait();
+                if sh.abort.load(Relaxed) {
+                    return None;
+                }
+                break;
             }
             if self.exchange(sh, me, &mut base, self.events - before) {
                 return None;
@@ -697,6 +776,8 @@ impl<M: CostModel> Engine<'_, M, true> {
             done_ops: self.done_ops,
             messages: self.messages,
             events: self.events,
+            windows,
+            free_events,
             unreceived: self.mq.live(),
             completion,
         })
@@ -788,18 +869,21 @@ mod tests {
     use super::super::tests::{collective_schedules, random_schedule, MODELS};
     use super::super::{run_with, SimError};
     use super::*;
+    use crate::collectives::allreduce;
     use crate::model::{parse_model, parse_noise, LogGopsModel, ModelSpec};
+    use crate::schedule::{Dtype, ReduceOp};
 
     /// Runs `s` on one thread and on 2, 3 and 5 lanes; asserts that every run the lanes
     /// finish has one thread's result and events, and that a run one thread fails is left to
-    /// it. Counts each outcome: `[finished, Unsplittable, Stopped, Unfinished]`.
-    fn check(s: &Schedule, model: &ModelSpec, opts: &SimOptions, what: &str, n: &mut [u32; 4]) {
+    /// it. Counts each outcome: `[finished, Unsplittable, Stopped, Unfinished]`, then the
+    /// finished runs whose last window ran free with events in it.
+    fn check(s: &Schedule, model: &ModelSpec, opts: &SimOptions, what: &str, n: &mut [u32; 5]) {
         fn go<M: CostModel + Sync>(
             s: &Schedule,
             m: &M,
             opts: &SimOptions,
             what: &str,
-            n: &mut [u32; 4],
+            n: &mut [u32; 5],
         ) where
             M::State: Send,
         {
@@ -807,15 +891,19 @@ mod tests {
             let one: Result<SimResult, SimError> =
                 run_with(s, m, opts, true, &mut one_events).map(|(r, _)| r);
             for threads in [2, 3, 5] {
-                let mut events = 0;
-                match run(s, m, opts, threads, 0, &mut events) {
+                let mut stats = LaneStats::default();
+                match run(s, m, opts, threads, 0, &mut stats) {
                     Ok(r) => {
                         n[0] += 1;
+                        n[4] += u32::from(stats.free_events > 0);
                         assert_eq!(Ok(&r), one.as_ref(), "{what}, {threads} threads");
-                        assert_eq!(events, one_events, "{what}, {threads} threads: events");
+                        assert_eq!(
+                            stats.events, one_events,
+                            "{what}, {threads} threads: events"
+                        );
                     }
                     Err(why) => {
-                        assert_eq!(events, 0, "{what}");
+                        assert_eq!(stats.events, 0, "{what}");
                         n[1 + why as usize] += 1;
                         if why == OneThread::Unfinished {
                             assert!(one.is_err(), "{what}, {threads} threads: {why:?}");
@@ -832,7 +920,7 @@ mod tests {
 
     #[test]
     fn random_schedules_give_one_threads_results() {
-        let mut n = [0; 4];
+        let mut n = [0; 5];
         for seed in 0..300 {
             let s = random_schedule(seed, 2 + seed as u32 % 11);
             for model in MODELS.map(|m| parse_model(m).unwrap()) {
@@ -850,17 +938,20 @@ mod tests {
         }
         // Every outcome was exercised (runs of the model without lookahead, and of the one
         // whose sends above 16 bytes wait for their receives, are unsplittable).
-        let [done, unsplittable, stopped, unfinished] = n;
+        let [done, unsplittable, stopped, unfinished, free] = n;
         assert!(
             done > 3000 && unsplittable > 3000 && stopped > 500 && unfinished > 1000,
             "{n:?}"
         );
+        // Every finished run ends free: at least the last messages between lanes arrive
+        // after the last send between lanes.
+        assert_eq!(free, done, "{n:?}");
     }
 
     #[test]
     fn collectives_give_one_threads_results() {
         for model in MODELS {
-            let (mut n, mut large) = ([0; 4], 0);
+            let (mut n, mut large) = ([0; 5], 0);
             let spec = parse_model(model).unwrap();
             for ranks in [5, 8, 13, 64, 100] {
                 for (alg, s) in &collective_schedules(ranks) {
@@ -899,7 +990,36 @@ mod tests {
             } else {
                 [runs, 0, 0, 0]
             };
-            assert_eq!(n, want, "{model}");
+            assert_eq!(n[..4], want, "{model}");
+            assert_eq!(n[4], n[0], "{model}: runs that ended free");
+        }
+    }
+
+    /// The binomial tree's broadcast sends across lanes once (the root to the upper half), so
+    /// the lanes run most of it free, each to its end (12,250 of 22,511 events on 2^12
+    /// ranks), while recursive doubling's last step sends across lanes from every rank, and
+    /// only its 4,096 arrivals are left for the free window.
+    #[test]
+    fn the_trees_broadcast_runs_free() {
+        let model = LogGopsModel::default();
+        let one = |alg: &str| {
+            let a = allreduce::Algorithm::parse(alg).unwrap();
+            let spec = allreduce::AllreduceSpec::new(1 << 12, 1, Dtype::Int64, ReduceOp::Sum);
+            allreduce::generate(&a, &spec).unwrap()
+        };
+        for (alg, windows, free_events) in [("tree", 14, 12250), ("recursive_doubling", 13, 4096)] {
+            let s = one(alg);
+            let mut one_events = 0;
+            let (want, _) =
+                run_with(&s, &model, &SimOptions::default(), true, &mut one_events).unwrap();
+            let mut stats = LaneStats::default();
+            let got = run(&s, &model, &SimOptions::default(), 2, 0, &mut stats).unwrap();
+            assert_eq!(got, want, "{alg}");
+            assert_eq!(
+                (stats.events, stats.windows, stats.free_events),
+                (one_events, windows, free_events),
+                "{alg}"
+            );
         }
     }
 }
