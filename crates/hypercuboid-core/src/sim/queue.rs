@@ -103,6 +103,12 @@ impl EventQueue {
             if self.head == self.now.len() {
                 self.now.clear();
                 self.head = 0;
+            } else if self.now.len() == self.now.capacity() && self.head >= self.now.len() / 2 {
+                // Full, and at least half of it taken: what is left moves to the front rather
+                // than the buffer growing (a model without costs puts a whole run at time 0,
+                // and the taken events would otherwise stay until the time moves).
+                self.now.drain(..self.head);
+                self.head = 0;
             }
             make_room(&mut self.now);
             match self.now.last() {
@@ -418,6 +424,29 @@ mod tests {
         q.push(ev(5, 0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|e| (e.time, e.ts))).collect();
         assert_eq!(order, [(0, 2), (0, 3), (0, 4), (5, 0)]);
+    }
+
+    #[test]
+    fn the_current_batch_keeps_only_what_is_left() {
+        // One event at a time, each popped and replaced by a later-stamped one at the same
+        // time (a run without costs): the batch's buffer stays small.
+        let mut q = EventQueue::new();
+        let ev = |ts| Event {
+            time: 0,
+            ts,
+            rank: 0,
+            what: 0,
+        };
+        q.push(ev(0));
+        q.push(ev(1));
+        for ts in 2..100_000 {
+            assert_eq!(q.pop().map(|e| e.ts), Some(ts - 2));
+            q.push(ev(ts));
+        }
+        assert!(q.now.capacity() <= 64, "{}", q.now.capacity());
+        assert_eq!(q.pop().map(|e| e.ts), Some(99_998));
+        assert_eq!(q.pop().map(|e| e.ts), Some(99_999));
+        assert_eq!(q.pop(), None);
     }
 
     #[test]
