@@ -91,7 +91,13 @@ pub(crate) fn make_room<T: Copy>(v: &mut Vec<T>) {
 #[cold]
 #[inline(never)]
 fn grow<T: Copy>(v: &mut Vec<T>) {
-    let mut w = Vec::with_capacity((2 * v.len()).max(16));
+    move_to_capacity(v, (2 * v.len()).max(16));
+}
+
+/// Moves `v`'s items into a new buffer of `capacity` items (at least its length), advised for
+/// huge pages ([`huge_pages`]) before they are copied into it.
+pub(crate) fn move_to_capacity<T: Copy>(v: &mut Vec<T>, capacity: usize) {
+    let mut w = Vec::with_capacity(capacity.max(v.len()));
     huge_pages(&w);
     w.extend_from_slice(v);
     *v = w;

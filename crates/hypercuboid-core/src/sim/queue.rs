@@ -230,10 +230,8 @@ impl EventQueue {
     /// kernel clears and the previous one copied into it.
     pub fn reserve_now(&mut self, n: usize) {
         if self.now.capacity() - self.now.len() < n {
-            let mut w = Vec::with_capacity(self.now.len() + n);
-            crate::hint::huge_pages(&w);
-            w.extend_from_slice(&self.now);
-            self.now = w;
+            let capacity = self.now.len() + n;
+            crate::hint::move_to_capacity(&mut self.now, capacity);
         }
     }
 
