@@ -47,6 +47,14 @@ const AHEAD: Time = 150_000;
 
 /// One part of the network: the routers `r` with `owner[r] == part` (all of them when `owner`
 /// is all zeros), their ports and their endpoints, and the source that feeds the endpoints.
+///
+/// Aligned to 128 bytes (two cache lines, the pair the adjacent-line prefetcher fetches): the
+/// runner keeps its parts side by side in one vector and each thread writes its part's fields
+/// (the time, the free list's length, the wheel's cursor, the counters) at every event, so a
+/// part that shared a line with the next would have the two threads take that line from each
+/// other all run long (false sharing: 21 % more CPU time with two threads on the seed's Slim
+/// Fly, docs/performance.md).
+#[repr(align(128))]
 pub(super) struct Part<'n, const V: usize, S: Source> {
     pub(super) net: &'n Network<'n>,
     pub(super) r: &'n Routes,
@@ -931,5 +939,25 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             .decide
             .route(self.r, &self.occ, &mut self.rngs[r], r, dr, source, p);
         p.set_out(out, vc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::source::{ExchangeSource, ExternalSource, SyntheticSource};
+    use super::*;
+
+    /// Two parts side by side in the runner's vector never share a cache line (nor a pair of
+    /// lines): each starts on a 128-byte boundary, and a size is a multiple of the alignment.
+    #[test]
+    fn parts_side_by_side_share_no_cache_line() {
+        fn check<const V: usize, S: Source>() {
+            assert_eq!(std::mem::align_of::<Part<'static, V, S>>(), 128);
+            assert_eq!(std::mem::size_of::<Part<'static, V, S>>() % 128, 0);
+        }
+        check::<1, SyntheticSource<'static>>();
+        check::<4, SyntheticSource<'static>>();
+        check::<8, ExchangeSource<'static>>();
+        check::<2, ExternalSource>();
     }
 }
