@@ -58,12 +58,10 @@ t1 = time.perf_counter()
 r = s.simulate(model)
 t2 = time.perf_counter()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-# The threads the simulation ran on (the default: every core from this many ops).
-par = s.total_ops >= hc._core.DEFAULTS["simulate"]["parallel_ops"]
 print(json.dumps({
     "generate_s": t1 - t0, "simulate_s": t2 - t1, "peak_rss_mb": rss,
     "ops": r.ops, "messages": r.messages, "completion_ns": r.completion_time_ns,
-    "threads": (os.cpu_count() or 1) if par else 1,
+    "threads": r.threads,
 }), flush=True)
 if goal:
     s.save(goal, format="goal")

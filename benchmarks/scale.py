@@ -50,9 +50,6 @@ s = hc.schedules.allreduce(alg, n, 1, dtype="int64")
 t1 = time.perf_counter()
 r = s.simulate(model, threads=threads)
 t2 = time.perf_counter()
-if threads == 0:
-    par = s.total_ops >= _core.DEFAULTS["simulate"]["parallel_ops"]
-    threads = (os.cpu_count() or 1) if par else 1
 closed = None
 if model.startswith("postal:"):
     try:
@@ -64,7 +61,7 @@ print(json.dumps({
     "ops": r.ops, "messages": r.messages, "completion_ps": r.completion_time_ps,
     "closed_form_ps": closed, "schedule_mb": s.memory_bytes / 2**20,
     "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    "threads": threads,
+    "threads": r.threads,
 }))
 """
 

@@ -285,18 +285,29 @@ def test_simulate_threads_give_the_same_result():
     # Lanes split the ranks of a schedule whose sends are all eager (LogGOPS with S above the
     # messages, postal); noise makes most times distinct. Every thread count gives every
     # rank's finish time of one thread.
+    # Each result says the threads it ran on: the default is one below 2^19 ops, and the
+    # alltoall's windows are too small to pay for their barriers, so one thread runs it.
     cases = [
-        (hc.schedules.allreduce("recursive_doubling", 1024, 1), LOGGOPS, None),
-        (hc.schedules.allreduce("tree", 1000, 1), "postal:alpha=1us,beta=1ns", "exp:mean=1us"),
-        (hc.schedules.alltoall("pairwise", 96, 2), LOGGOPS, "uniform:min=0,max=2us"),
+        (hc.schedules.allreduce("recursive_doubling", 1024, 1), LOGGOPS, None, (1, 2, 3)),
+        (
+            hc.schedules.allreduce("tree", 1000, 1),
+            "postal:alpha=1us,beta=1ns",
+            "exp:mean=1us",
+            (1, 2, 3),
+        ),
+        (hc.schedules.alltoall("pairwise", 96, 2), LOGGOPS, "uniform:min=0,max=2us", (1, 1, 1)),
     ]
-    for s, model, noise in cases:
+    for s, model, noise, used in cases:
         one = s.simulate(model, noise=noise, seed=3, threads=1)
-        for t in (0, 2, 3):
+        assert one.threads == 1
+        for t, u in zip((0, 2, 3), used, strict=True):
             r = s.simulate(model, noise=noise, seed=3, threads=t)
             assert r.completion_time_ns == one.completion_time_ns
             assert np.array_equal(r.rank_finish_ns, one.rank_finish_ns)
             assert (r.ops, r.messages) == (one.ops, one.messages)
+            assert r.threads == u, (model, t)
+    assert cases[0][0].simulate(LOGGOPS, threads=2, trace=True).threads == 1
+    assert cases[2][0].simulate(LOGGOPS, network="slimfly:q=5").threads is None
     with pytest.raises(ValueError, match=r"threads=-1: must be >= 0 \(0: every core for 2\^19"):
         cases[0][0].simulate(LOGGOPS, threads=-1)
     args = ["simulate", "allreduce", "-a", "recursive_doubling", "-n", "64", "--model", LOGGOPS]

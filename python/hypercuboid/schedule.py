@@ -128,6 +128,11 @@ class SimResult:
     messages: int
     trace: Trace | None = None
     network: NetworkResult | None = None
+    #: On a cost model, the threads the run was simulated on: those asked for (0: every core
+    #: from 2^19 ops), or 1 when one thread ran it (a run that cannot be split, or one its
+    #: threads stopped; ``docs/simulate.md``). None on a network. Not compared: the result is
+    #: the same for any number.
+    threads: int | None = field(default=None, compare=False)
 
     @property
     def completion_time_ns(self) -> float:
@@ -327,7 +332,8 @@ class Schedule:
 
         On a cost model, ``threads`` is the number of threads to simulate on (default: every
         core for a schedule of 2^19 ops or more, else one); the result is the same for any
-        number (``docs/simulate.md``, "On several threads")."""
+        number (``docs/simulate.md``, "On several threads"), and the result's ``threads`` says
+        how many it ran on."""
         if threads is not None and threads < 0:
             raise ValueError(
                 f"threads={threads}: must be >= 0 (0: every core for 2^19 ops or more, else 1)"
@@ -426,6 +432,7 @@ class Schedule:
             messages=r["messages"],
             trace=t,
             network=net,
+            threads=r.get("threads"),
         )
 
     def _simulate_network(self, network: Any, model: str | None, **o: Any) -> SimResult:

@@ -14,8 +14,9 @@ use crate::schedule::PySchedule;
 use crate::topology::PyTopology;
 
 /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
-/// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
-/// (None, or a dict of NumPy columns) — with `chrome_trace` a path, the trace is also
+/// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, `threads`
+/// (the threads the run was simulated on: 1 when it ran on one, whatever was asked), and
+/// `trace` (None, or a dict of NumPy columns) — with `chrome_trace` a path, the trace is also
 /// written there as Chrome / Perfetto JSON. The GIL is released while simulating.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate<'py>(
@@ -40,8 +41,12 @@ pub(crate) fn simulate<'py>(
     };
     let s = this.inner.clone();
     let spec2 = spec.clone();
-    let res = py.detach(move || sim::simulate(&s, &spec2, &opts)).py()?;
-    result_dict(py, spec.to_string(), res, trace, chrome_trace, &[])
+    let (res, used) = py
+        .detach(move || sim::simulate_on_threads(&s, &spec2, &opts))
+        .py()?;
+    let d = result_dict(py, spec.to_string(), res, trace, chrome_trace, &[])?;
+    d.set_item("threads", used)?;
+    Ok(d)
 }
 
 /// The dict of a simulation's result (see [`simulate`]); writes the Chrome trace if asked.

@@ -122,9 +122,34 @@ pub struct SimResult {
 
 /// Runs `s` on the model `model` names.
 pub fn simulate(s: &Schedule, model: &ModelSpec, opts: &SimOptions) -> Result<SimResult, SimError> {
+    simulate_on_threads(s, model, opts).map(|(r, _)| r)
+}
+
+/// [`simulate`], and the threads the run was simulated on: [`threads_for`] when the run was
+/// split across them, 1 when one thread ran it (see [`SimOptions::threads`] for the runs that
+/// cannot be split and those the threads stop). The result is the same either way; the count
+/// is what a benchmark reports beside its time.
+pub fn simulate_on_threads(
+    s: &Schedule,
+    model: &ModelSpec,
+    opts: &SimOptions,
+) -> Result<(SimResult, usize), SimError> {
     match model {
-        ModelSpec::Postal(m) | ModelSpec::Pipelined(m) => simulate_with(s, m, opts),
-        ModelSpec::LogGops(m) => simulate_with(s, m, opts),
+        ModelSpec::Postal(m) | ModelSpec::Pipelined(m) => run_on_threads(s, m, opts),
+        ModelSpec::LogGops(m) => run_on_threads(s, m, opts),
+    }
+}
+
+/// The threads a run of `s` is given when [`SimOptions::threads`] is `asked`: `asked` unless
+/// it is 0; for 0, every core this process may run on when `s` has at least [`PARALLEL_OPS`]
+/// ops, else one.
+pub fn threads_for(s: &Schedule, asked: usize) -> usize {
+    match asked {
+        0 if s.total_ops() >= PARALLEL_OPS => {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+        0 => 1,
+        n => n,
     }
 }
 
@@ -134,13 +159,20 @@ where
     M: CostModel + Sync,
     M::State: Send,
 {
-    let threads = match opts.threads {
-        0 if s.total_ops() >= PARALLEL_OPS => {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        }
-        0 => 1,
-        n => n,
-    };
+    run_on_threads(s, model, opts).map(|(r, _)| r)
+}
+
+/// [`simulate_with`], and the threads the run was simulated on.
+fn run_on_threads<M>(
+    s: &Schedule,
+    model: &M,
+    opts: &SimOptions,
+) -> Result<(SimResult, usize), SimError>
+where
+    M: CostModel + Sync,
+    M::State: Send,
+{
+    let threads = threads_for(s, opts.threads);
     if let Ok(r) = engine::lanes_run(
         s,
         model,
@@ -149,9 +181,9 @@ where
         engine::MIN_WINDOW_EVENTS,
         &mut engine::LaneStats::default(),
     ) {
-        return Ok(r);
+        return Ok((r, threads));
     }
-    engine::run(s, model, opts).map(|(r, _)| r)
+    engine::run(s, model, opts).map(|(r, _)| (r, 1))
 }
 
 /// Runs `s` on any [`CostModel`] and returns the model's final state too (what a network

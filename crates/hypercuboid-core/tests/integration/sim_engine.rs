@@ -386,13 +386,14 @@ fn ops_with_many_dependencies_wait_for_all_of_them() {
 
 /// Every thread count gives one thread's result on schedules large enough that the default
 /// (`threads` 0) splits them (2^19 ops or more): recursive doubling and the binomial tree under
-/// LogGOPS and postal, with and without noise; and a schedule that deadlocks reports one
-/// thread's error whatever the count.
+/// LogGOPS and postal, with and without noise, each run saying it ran on the threads asked
+/// for (a trace: on one); and a schedule that deadlocks reports one thread's error whatever
+/// the count.
 #[test]
 fn threads_give_one_threads_result() {
     use hypercuboid_core::collectives::allreduce::{generate, Algorithm, AllreduceSpec};
     use hypercuboid_core::schedule::{Dtype, ReduceOp};
-    use hypercuboid_core::sim::PARALLEL_OPS;
+    use hypercuboid_core::sim::{simulate_on_threads, threads_for, PARALLEL_OPS};
     let cases = [("recursive_doubling", 1 << 15), ("tree", 1 << 17)];
     for (alg, n) in cases {
         let spec = AllreduceSpec::new(n, 1, Dtype::Int64, ReduceOp::Sum);
@@ -402,6 +403,8 @@ fn threads_give_one_threads_result() {
             "{alg}: {} ops",
             s.total_ops()
         );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads_for(&s, 0), cores, "{alg}");
         for model in [
             "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535,order=gcc",
             "postal:alpha=1us,beta=1ns,gamma=1ns",
@@ -414,17 +417,33 @@ fn threads_give_one_threads_result() {
                     threads,
                     ..SimOptions::default()
                 };
-                let one = simulate(&s, &m, &with(1)).unwrap();
+                let (one, used) = simulate_on_threads(&s, &m, &with(1)).unwrap();
+                assert_eq!(used, 1);
                 for threads in [0, 2, 3] {
-                    let r = simulate(&s, &m, &with(threads)).unwrap();
-                    assert_eq!(
-                        r, one,
-                        "{alg} on {n} ranks, {model}, noise {noise:?}, {threads} threads"
-                    );
+                    let (r, used) = simulate_on_threads(&s, &m, &with(threads)).unwrap();
+                    let case = format!("{alg} on {n} ranks, {model}, noise {noise:?}");
+                    assert_eq!(r, one, "{case}, {threads} threads");
+                    // Split across the threads asked for (0: every core), not left to one.
+                    assert_eq!(used, threads_for(&s, threads), "{case}, {threads} threads");
                 }
+                // A trace is recorded by one thread, whatever was asked.
+                let traced = SimOptions {
+                    trace: true,
+                    ..with(2)
+                };
+                let (r, used) = simulate_on_threads(&s, &m, &traced).unwrap();
+                assert_eq!((r.completion, used), (one.completion, 1));
             }
         }
     }
+    // Below 2^19 ops the default is one thread; an explicit count is taken as it is.
+    let small = generate(
+        &Algorithm::parse("recursive_doubling").unwrap(),
+        &AllreduceSpec::new(1024, 1, Dtype::Int64, ReduceOp::Sum),
+    )
+    .unwrap();
+    assert_eq!(threads_for(&small, 0), 1);
+    assert_eq!(threads_for(&small, 5), 5);
     let mut progs = vec![Program::new(); 2];
     recv(&mut progs[0], 1, 0, 8, false);
     recv(&mut progs[1], 0, 0, 8, false);
