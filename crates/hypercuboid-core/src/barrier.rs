@@ -1,12 +1,23 @@
-//! Waiting between threads: a waiter that spins, then sleeps, and a barrier built on it that a
-//! failed thread opens for good (used by the packet engine's parts and the schedule engine's
-//! lanes).
+//! Threads working together: how many a run takes ([`threads`]), a waiter that spins, then
+//! sleeps, and a barrier built on it that a failed thread opens for good (used by the packet
+//! engine's parts and the schedule engine's lanes).
 
 use std::sync::atomic::fence;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
+
+/// The threads a run takes when `asked` for (an engine's `threads` option): `asked` unless it
+/// is 0; for 0, every core this process may run on when the run is `large` (the engine's own
+/// threshold), else one.
+pub(crate) fn threads(asked: usize, large: bool) -> usize {
+    match asked {
+        0 if large => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => 1,
+        n => n,
+    }
+}
 
 /// Where threads wait for a condition that another thread makes true: a waiter first spins,
 /// then sleeps on a condition variable until the thread that changes the condition calls

@@ -144,13 +144,7 @@ pub fn simulate_on_threads(
 /// it is 0; for 0, every core this process may run on when `s` has at least [`PARALLEL_OPS`]
 /// ops, else one.
 pub fn threads_for(s: &Schedule, asked: usize) -> usize {
-    match asked {
-        0 if s.total_ops() >= PARALLEL_OPS => {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        }
-        0 => 1,
-        n => n,
-    }
+    crate::barrier::threads(asked, s.total_ops() >= PARALLEL_OPS)
 }
 
 /// Runs `s` on any [`CostModel`], on several threads when [`SimOptions::threads`] allows.

@@ -479,11 +479,7 @@ impl<'t> Network<'t> {
         let r = &self.routes;
         let routers = r.num_routers();
         let np = r.num_ports();
-        let threads = match self.params.threads {
-            0 if np >= 4096 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            0 => 1,
-            t => t,
-        };
+        let threads = crate::barrier::threads(self.params.threads, np >= 4096);
         let parts = threads.clamp(1, 255).min(routers.max(1));
         let mut owner = vec![0u8; routers];
         if parts == 1 {

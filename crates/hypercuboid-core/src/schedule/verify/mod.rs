@@ -308,13 +308,7 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
     let data = meta.collective.has_data() && !has_bytes;
 
     // 1. Matching and per-program checks.
-    let threads = match opts.threads {
-        0 if s.total_ops() >= PARALLEL_OPS => {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        }
-        0 => 1,
-        t => t,
-    };
+    let threads = crate::barrier::threads(opts.threads, s.total_ops() >= PARALLEL_OPS);
     let links = matching::match_static(s, &orders, data, &mut col, threads);
     let by_shape = order::RanksByShape::new(s);
     order::check_shapes(
