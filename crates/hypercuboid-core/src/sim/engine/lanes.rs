@@ -1002,13 +1002,13 @@ mod tests {
     #[test]
     fn the_trees_broadcast_runs_free() {
         let model = LogGopsModel::default();
-        let one = |alg: &str| {
+        let schedule = |alg: &str| {
             let a = allreduce::Algorithm::parse(alg).unwrap();
             let spec = allreduce::AllreduceSpec::new(1 << 12, 1, Dtype::Int64, ReduceOp::Sum);
             allreduce::generate(&a, &spec).unwrap()
         };
         for (alg, windows, free_events) in [("tree", 14, 12250), ("recursive_doubling", 13, 4096)] {
-            let s = one(alg);
+            let s = schedule(alg);
             let mut one_events = 0;
             let (want, _) =
                 run_with(&s, &model, &SimOptions::default(), true, &mut one_events).unwrap();
