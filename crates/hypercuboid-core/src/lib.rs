@@ -10,6 +10,7 @@
 
 pub mod arith;
 mod barrier;
+pub mod cancel;
 pub mod collectives;
 mod hint;
 pub mod lattice;

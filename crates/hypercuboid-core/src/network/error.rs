@@ -46,6 +46,14 @@ pub enum NetworkError {
         /// a cyclic wait, which is a simulator bug).
         cycle: Vec<Channel>,
     },
+    /// The run stopped because a stop was asked for ([`crate::cancel::request`], Ctrl-C).
+    Interrupted,
+}
+
+impl From<crate::cancel::Interrupted> for NetworkError {
+    fn from(_: crate::cancel::Interrupted) -> Self {
+        NetworkError::Interrupted
+    }
 }
 
 impl fmt::Display for NetworkError {
@@ -84,6 +92,7 @@ impl fmt::Display for NetworkError {
                     )
                 }
             }
+            NetworkError::Interrupted => write!(f, "network simulation interrupted"),
         }
     }
 }

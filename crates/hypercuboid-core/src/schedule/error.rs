@@ -58,6 +58,15 @@ pub enum ScheduleError {
     /// A spec string (an algorithm with its parameters) that is malformed or names an unknown
     /// algorithm or key (boxed: it is larger than the other variants).
     Spec(Box<crate::spec::SpecError>),
+    /// Generation or verification stopped because a stop was asked for
+    /// ([`crate::cancel::request`], Ctrl-C).
+    Interrupted,
+}
+
+impl From<crate::cancel::Interrupted> for ScheduleError {
+    fn from(_: crate::cancel::Interrupted) -> Self {
+        ScheduleError::Interrupted
+    }
 }
 
 impl From<crate::spec::SpecError> for ScheduleError {
@@ -129,6 +138,7 @@ impl fmt::Display for ScheduleError {
             }
             ScheduleError::Io { path, message } => write!(f, "{path}: {message}"),
             ScheduleError::Spec(e) => write!(f, "{e}"),
+            ScheduleError::Interrupted => write!(f, "interrupted"),
         }
     }
 }

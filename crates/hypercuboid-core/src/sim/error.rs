@@ -112,6 +112,14 @@ pub enum SimError {
     /// The network of a network model was refused (a rank placement, a routing the level
     /// cannot serve) or failed (a deadlock of its packets).
     Network(Box<crate::network::NetworkError>),
+    /// The run stopped because a stop was asked for ([`crate::cancel::request`], Ctrl-C).
+    Interrupted,
+}
+
+impl From<crate::cancel::Interrupted> for SimError {
+    fn from(_: crate::cancel::Interrupted) -> Self {
+        SimError::Interrupted
+    }
 }
 
 impl fmt::Display for SimError {
@@ -161,6 +169,7 @@ impl fmt::Display for SimError {
                 write!(f, "simulated time overflowed 2^64 ps (213 days)")
             }
             SimError::Network(e) => write!(f, "{e}"),
+            SimError::Interrupted => write!(f, "simulation interrupted"),
         }
     }
 }
