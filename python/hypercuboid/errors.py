@@ -107,5 +107,14 @@ class LbmError(HypercuboidError, ValueError):
     array that does not hold a subdomain with its halo (see :mod:`hypercuboid.lbm`)."""
 
 
+class ResourceError(HypercuboidError, MemoryError):
+    """A request whose estimated memory exceeds the limit (``--memory-limit``, else the memory
+    the machine has available), refused before anything was allocated. ``estimate`` and
+    ``limit`` are in bytes."""
+
+    estimate: int = 0
+    limit: int = 0
+
+
 class MPIError(HypercuboidError):
     """A failure of the MPI back end (the message names the rank and the op)."""

@@ -18,6 +18,7 @@ pub mod lbm;
 pub mod model;
 pub mod native;
 pub mod network;
+pub mod resources;
 pub mod schedule;
 pub mod sim;
 pub mod spec;

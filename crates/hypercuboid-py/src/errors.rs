@@ -16,6 +16,8 @@
 //! | `SimError::Deadlock` | `DeadlockError` (a `SimulationError`) | `stuck`, `unfinished_ops`, `stuck_ranks` |
 //! | `UnitError` | `UnitError` (a `ValueError`) | `accepted` (the units) |
 //! | `TuningError` | the class of what it wraps, else `ScheduleError` | |
+//! | `*::Memory` (`resources::TooLarge`) | `ResourceError` (a `MemoryError`) | `estimate`, `limit` |
+//! | `*::Interrupted` | `KeyboardInterrupt` | |
 //!
 //! Bad input is a `ValueError`; a simulation that cannot complete is not. The classes are
 //! defined in Python (so that input errors can also derive from `ValueError`), looked up once.
@@ -24,11 +26,12 @@ use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::Tun
 use hypercuboid_core::collectives::allreduce::ScheduleStringError;
 use hypercuboid_core::model::ModelError;
 use hypercuboid_core::network::NetworkError;
+use hypercuboid_core::resources::TooLarge;
 use hypercuboid_core::schedule::ScheduleError;
 use hypercuboid_core::sim::SimError;
 use hypercuboid_core::topology::TopologyError;
 use hypercuboid_core::units::UnitError;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
@@ -93,8 +96,28 @@ fn with_accepted(class: &str, message: String, accepted: Vec<String>) -> PyErr {
     raise(class, message, |_, d| d.set_item("accepted", accepted))
 }
 
+impl ToPyErr for TooLarge {
+    fn to_pyerr(self) -> PyErr {
+        let (estimate, limit) = (self.estimate, self.limit);
+        raise("ResourceError", self.to_string(), |_, d| {
+            d.set_item("estimate", estimate)?;
+            d.set_item("limit", limit)
+        })
+    }
+}
+
+/// The exception of a run stopped on request (Ctrl-C).
+fn interrupted() -> PyErr {
+    PyKeyboardInterrupt::new_err("interrupted")
+}
+
 impl ToPyErr for ScheduleError {
     fn to_pyerr(self) -> PyErr {
+        match self {
+            ScheduleError::Memory(e) => return e.to_pyerr(),
+            ScheduleError::Interrupted => return interrupted(),
+            _ => {}
+        }
         with_accepted("ScheduleError", self.to_string(), self.accepted())
     }
 }
@@ -149,6 +172,8 @@ impl ToPyErr for NetworkError {
             }
             NetworkError::Spec(e) => with_accepted("NetworkError", self.to_string(), e.accepted()),
             NetworkError::Topology(e) => e.clone().to_pyerr(),
+            NetworkError::Memory(e) => e.clone().to_pyerr(),
+            NetworkError::Interrupted => interrupted(),
             _ => with_accepted("NetworkError", self.to_string(), Vec::new()),
         }
     }
@@ -179,6 +204,8 @@ impl ToPyErr for SimError {
                 })
             }
             SimError::Network(e) => (**e).clone().to_pyerr(),
+            SimError::Memory(e) => e.clone().to_pyerr(),
+            SimError::Interrupted => interrupted(),
             _ => error("SimulationError", self.to_string()),
         }
     }

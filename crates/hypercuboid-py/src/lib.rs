@@ -9,6 +9,7 @@ mod lbm;
 mod network;
 mod phases;
 mod program;
+mod resources;
 mod schedule;
 mod sim;
 mod spec;
@@ -30,5 +31,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tuning::register(m)?;
     units::register(m)?;
     lbm::register(m)?;
+    resources::register(m)?;
     Ok(())
 }

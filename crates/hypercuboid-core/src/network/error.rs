@@ -48,6 +48,14 @@ pub enum NetworkError {
     },
     /// The run stopped because a stop was asked for ([`crate::cancel::request`], Ctrl-C).
     Interrupted,
+    /// The request needs more memory than the limit ([`crate::resources::check`]).
+    Memory(crate::resources::TooLarge),
+}
+
+impl From<crate::resources::TooLarge> for NetworkError {
+    fn from(e: crate::resources::TooLarge) -> Self {
+        NetworkError::Memory(e)
+    }
 }
 
 impl From<crate::cancel::Interrupted> for NetworkError {
@@ -92,6 +100,7 @@ impl fmt::Display for NetworkError {
                     )
                 }
             }
+            NetworkError::Memory(e) => write!(f, "{e}"),
             NetworkError::Interrupted => write!(f, "network simulation interrupted"),
         }
     }

@@ -61,6 +61,14 @@ pub enum ScheduleError {
     /// Generation or verification stopped because a stop was asked for
     /// ([`crate::cancel::request`], Ctrl-C).
     Interrupted,
+    /// The request needs more memory than the limit ([`crate::resources::check`]).
+    Memory(crate::resources::TooLarge),
+}
+
+impl From<crate::resources::TooLarge> for ScheduleError {
+    fn from(e: crate::resources::TooLarge) -> Self {
+        ScheduleError::Memory(e)
+    }
 }
 
 impl From<crate::cancel::Interrupted> for ScheduleError {
@@ -138,6 +146,7 @@ impl fmt::Display for ScheduleError {
             }
             ScheduleError::Io { path, message } => write!(f, "{path}: {message}"),
             ScheduleError::Spec(e) => write!(f, "{e}"),
+            ScheduleError::Memory(e) => write!(f, "{e}"),
             ScheduleError::Interrupted => write!(f, "interrupted"),
         }
     }

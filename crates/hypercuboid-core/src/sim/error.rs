@@ -114,6 +114,14 @@ pub enum SimError {
     Network(Box<crate::network::NetworkError>),
     /// The run stopped because a stop was asked for ([`crate::cancel::request`], Ctrl-C).
     Interrupted,
+    /// The request needs more memory than the limit ([`crate::resources::check`]).
+    Memory(crate::resources::TooLarge),
+}
+
+impl From<crate::resources::TooLarge> for SimError {
+    fn from(e: crate::resources::TooLarge) -> Self {
+        SimError::Memory(e)
+    }
 }
 
 impl From<crate::cancel::Interrupted> for SimError {
@@ -169,6 +177,7 @@ impl fmt::Display for SimError {
                 write!(f, "simulated time overflowed 2^64 ps (213 days)")
             }
             SimError::Network(e) => write!(f, "{e}"),
+            SimError::Memory(e) => write!(f, "{e}"),
             SimError::Interrupted => write!(f, "simulation interrupted"),
         }
     }
