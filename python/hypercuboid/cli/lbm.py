@@ -13,6 +13,16 @@ import click
 
 from hypercuboid.cli.bench import BenchGroup, _agree, _run_collective, _world
 from hypercuboid.cli.common import echo_json
+from hypercuboid.cli.options import (
+    Finite,
+    Progress,
+    Range,
+    force_option,
+    json_option,
+    outputs_free,
+    progress_option,
+    quiet_option,
+)
 
 
 @click.group(cls=BenchGroup)
@@ -33,7 +43,7 @@ def lbm() -> None:
     help="Ranks along x, y, z (2x2x2; their product is the number of ranks) "
     "[MPI_Dims_create's choice].",
 )
-@click.option("--steps", type=int, default=100, show_default=True, help="Time steps.")
+@click.option("--steps", type=Range(1), default=100, show_default=True, help="Time steps.")
 @click.option(
     "--halo",
     "halo_variant",
@@ -49,7 +59,7 @@ def lbm() -> None:
 )
 @click.option(
     "--tau",
-    type=float,
+    type=Finite(min=0.5, min_open=True),
     default=0.8,
     show_default=True,
     help="BGK relaxation time (> 0.5); viscosity (tau - 0.5)/3.",
@@ -68,8 +78,10 @@ def lbm() -> None:
     help="Memory layout of the distributions: soa (19 arrays, one per velocity: the faster "
     "kernel) or aos (the 19 values of a site contiguous).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (rank 0).")
-@click.option("--quiet", "-q", is_flag=True, help="No per-step lines.")
+@json_option("Print one JSON object (rank 0)")
+@force_option("an existing --json file")
+@quiet_option("No per-step lines.")
+@progress_option()
 def run_cmd(
     lattice: str,
     decomp: str | None,
@@ -79,8 +91,10 @@ def run_cmd(
     tau: float,
     init: str,
     layout: str,
-    as_json: bool,
+    as_json: str | None,
+    force: bool,
     quiet: bool,
+    progress: bool | None,
 ) -> None:
     """Run the D3Q19 BGK solver with a halo exchange over MPI and report, per step and in
     total, the time in the halo exchange and in the kernel, MLUPS, the effective bandwidth
@@ -91,6 +105,7 @@ def run_cmd(
     built: dict[str, Any] = {}
 
     def check() -> None:
+        outputs_free(force, as_json)
         dims = proxy.parse_dims(lattice, "--lattice")
         parts = proxy.parse_dims(decomp, "--decomp") if decomp is not None else None
         built["run"] = proxy.configure(
@@ -101,11 +116,15 @@ def run_cmd(
     if comm.Get_rank() != 0:
         check()
     cfg, d, s = built["run"]
-    res = _run_collective(comm, lambda: proxy.run(comm, cfg, d, s))
+    say = Progress(quiet, progress) if comm.Get_rank() == 0 else Progress(True, False)
+    say(f"lbm: {steps} steps of a {lattice} lattice on {comm.Get_size()} rank(s)")
+    res = _run_collective(comm, lambda: proxy.run(comm, cfg, d, s), verb="lbm")
     if comm.Get_rank() != 0:
         return
+    say(f"lbm: done in {res.elapsed_s:.3f} s")
     if as_json:
-        echo_json(res.to_json())
+        echo_json(res.to_json(), as_json)
+    if as_json == "-":
         return
     _print(res, quiet)
 
