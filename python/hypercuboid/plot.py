@@ -28,7 +28,7 @@ _COLORS = {
 #: Timelines with more ranks than this are refused: the figure would be unreadable.
 MAX_TIMELINE_RANKS = 256
 #: Without ``ranks``, a timeline draws the first this many ranks (and says so in the figure).
-MAX_AUTO_RANKS = 32
+MAX_AUTO_RANKS = 16
 #: Titles wrap at this many characters (a long spec would be clipped at the figure's edge).
 TITLE_WIDTH = 90
 
@@ -167,9 +167,11 @@ def timeline(
     if title is None:
         title = f"{nranks} ranks, {len(trace.op_rank):,} ops, {len(trace.msg_src):,} messages"
     if title:
-        ax.set_title(wrap_title(title), fontsize="medium")
+        title = wrap_title(title)
     if note is not None:
-        ax.text(1.0, 1.0, note, transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small")
+        title = f"{title}\n({note})" if title else f"({note})"
+    if title:
+        ax.set_title(title, fontsize="medium")
     if seen:
         ax.legend(
             loc="upper center",

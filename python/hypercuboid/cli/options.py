@@ -55,10 +55,14 @@ class Range(click.ParamType):
         if isinstance(value, int) and not isinstance(value, bool):
             x = value
         else:
+            text = str(value).strip()
             try:
-                x = int(str(value).strip(), 10)
+                x = int(text, 10)
             except ValueError:
-                raise _bad(param, value, "expected a whole number") from None
+                if not text.lstrip("+-").isdigit():
+                    raise _bad(param, value, "expected a whole number") from None
+                # more digits than Python converts: beyond any bound
+                x = -(10**100) if text.startswith("-") else 10**100
         what = f"{self.what} must be" if self.what else "must be"
         if self.min is not None and x < self.min:
             raise _bad(param, value, f"{what} >= {self.min}{self.note}")
