@@ -5,6 +5,7 @@ and error lines under mpiexec."""
 import importlib
 import json
 import struct
+from pathlib import Path
 
 import matplotlib.figure
 import pytest
@@ -179,3 +180,43 @@ def test_a_rank_other_than_zero_waits_before_it_prints(monkeypatch, capsys):
         bench._run_collective(comm, body, verb="lbm")
     assert waited == [bench._QUIET_WAIT_S] and bench._QUIET_WAIT_S > 0
     assert capsys.readouterr().err == "hypercuboid lbm: rank 3: ValueError: bad; aborting\n"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_examples_write_under_out_in_the_current_directory(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    script = ROOT / "examples" / "topology_export_booksim.py"
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "sf5.anynet",
+        "sf5.dot",
+        "sf5.json",
+    ]
+    assert done.stdout.splitlines()[-1] == "wrote out/sf5.anynet, sf5.dot, sf5.json (50 routers)"
+
+
+def test_benchmarks_write_under_out_unless_told(tmp_path, monkeypatch):
+    import argparse
+    import sys
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    monkeypatch.delenv("HYPERCUBOID_BENCH_OUT", raising=False)
+    sys.modules.pop("_out", None)
+    out = importlib.import_module("_out")
+    monkeypatch.chdir(tmp_path)
+    ap = argparse.ArgumentParser()
+    out.add(ap, "x.json")
+    assert out.path(ap.parse_args([]).out, "x.json") == Path("out/x.json")
+    assert (tmp_path / "out").is_dir()
+    assert out.path(ap.parse_args(["--out", "d"]).out, "x.json") == Path("d/x.json")
+    named = ap.parse_args(["--out", "r/y.json"]).out
+    assert (str(out.path(named, "x.json")), str(out.directory(named))) == ("r/y.json", "r")
