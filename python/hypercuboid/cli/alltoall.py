@@ -5,18 +5,8 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json
-from hypercuboid.cli.options import (
-    OutFile,
-    Progress,
-    force_option,
-    json_option,
-    outputs_free,
-    plot_option,
-    progress_option,
-    quiet_option,
-    topo_option,
-)
 
 #: Phases printed in the text output before the rest is summarised (``--show``).
 DEFAULT_SHOW = 64
@@ -36,7 +26,7 @@ def _routing_help() -> str:
 
 
 @alltoall.command("phases")
-@topo_option(
+@cliopts.topo_option(
     "Topology spec: tree:fig1, tree:fig5b, tree:FILE.json, fattree:k=4,levels=3, "
     "slimfly:q=5, torus:dims=8x8, ... (see `hypercuboid topo list`).",
     required=True,
@@ -54,8 +44,8 @@ def _routing_help() -> str:
     show_default=True,
     help=f"Deterministic minimal routing off trees. {_routing_help()}.",
 )
-@json_option("Print one JSON object (with the phases)")
-@plot_option("Draw the phase x link occupancy", name="plot_path")
+@cliopts.json_option("Print one JSON object (with the phases)")
+@cliopts.plot_option("Draw the phase x link occupancy", name="plot_path")
 @click.option(
     "--show",
     type=click.IntRange(min=0),
@@ -63,9 +53,9 @@ def _routing_help() -> str:
     show_default=True,
     help="Phases listed in the text output (0: all).",
 )
-@force_option("existing --plot and --json files")
-@quiet_option()
-@progress_option()
+@cliopts.force_option("existing --plot and --json files")
+@cliopts.quiet_option()
+@cliopts.progress_option()
 def phases_cmd(
     topo_spec: str,
     method: str,
@@ -88,8 +78,8 @@ def phases_cmd(
     """
     from hypercuboid import phases
 
-    outputs_free(force, plot_path, as_json)
-    say = Progress(quiet, progress)
+    cliopts.outputs_free(force, plot_path, as_json)
+    say = cliopts.Progress(quiet, progress)
     say(f"building the phases on {topo_spec} ({method})")
     r = phases.alltoall_phases(topo_spec, method, routing)
     say(f"{r.phases} phases")
@@ -142,7 +132,7 @@ def _print_text(r, show: int) -> None:
 
 
 def _topo_option(f):
-    return topo_option(
+    return cliopts.topo_option(
         "The cluster: tree:PRESET (fig1, fig5a, fig5b, fig5c), tree:FILE.json, or any "
         "topology spec (the phase heuristic off trees).",
         required=True,
@@ -169,8 +159,8 @@ def _mapping_option(f):
     help="Build every variant's schedule and check that its dependencies enforce the phases "
     "(happens-before between every pair of contending messages in different phases).",
 )
-@json_option()
-@force_option("an existing --json file")
+@cliopts.json_option()
+@cliopts.force_option("an existing --json file")
 def sync_cmd(
     topo_spec: str, mapping: str | None, check: bool, as_json: str | None, force: bool
 ) -> None:
@@ -183,7 +173,7 @@ def sync_cmd(
     """
     from hypercuboid import phases
 
-    outputs_free(force, as_json)
+    cliopts.outputs_free(force, as_json)
     r = phases.sync_counts(topo_spec, mapping, check)
     if as_json:
         echo_json(r.to_dict(), as_json)
@@ -227,7 +217,7 @@ def sync_cmd(
     help="Blocks below this size (sendcount x type size; 32KB, 1MiB, ...) go to the library's "
     "MPI_Alltoall.",
 )
-@click.option("-o", "--output", required=True, type=OutFile(), metavar="FILE")
+@click.option("-o", "--output", required=True, type=cliopts.OutFile(), metavar="FILE")
 @click.option("--pmpi", is_flag=True, help="Also define MPI_Alltoall, calling the routine.")
 @click.option("--name", default="hc_alltoall", show_default=True, help="The routine's name.")
 @click.option(
@@ -236,7 +226,7 @@ def sync_cmd(
     is_flag=True,
     help="Check that the file compiles: mpicc -c (HYPERCUBOID_MPICC, the venv's, or PATH).",
 )
-@force_option("an existing -o file")
+@cliopts.force_option("an existing -o file")
 def generate_cmd(
     topo_spec: str,
     mapping: str | None,
@@ -276,7 +266,7 @@ def generate_cmd(
         provenance=" ".join(shlex.quote(a) for a in argv)
         or f"hypercuboid alltoall generate --topo {topo_spec} --sync {sync}",
     )
-    outputs_free(force, output)  # after the inputs are checked, before anything is written
+    cliopts.outputs_free(force, output)  # after the inputs are checked, before anything is written
     Path(output).write_text(r.text)
     click.echo(
         f"wrote {output}: {name} for {r.ranks} ranks, {r.phases} phases, {r.messages} messages, "

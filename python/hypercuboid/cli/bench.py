@@ -18,23 +18,8 @@ from typing import Any
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import error_message
-from hypercuboid.cli.options import (
-    SEED,
-    Progress,
-    Range,
-    Size,
-    csv_option,
-    force_option,
-    json_option,
-    outputs_free,
-    plot_option,
-    progress_option,
-    quiet_option,
-    renamed,
-    shown,
-    split_list,
-)
 
 _LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 
@@ -126,7 +111,7 @@ def _agree(comm: Any, check: Callable[[], None]) -> None:
 
 
 def _outputs_free(force: bool, *paths: str | None) -> Callable[[], None]:
-    return lambda: outputs_free(force, *paths)
+    return lambda: cliopts.outputs_free(force, *paths)
 
 
 #: How long a rank other than 0 waits before it prints its error and aborts the job: when
@@ -154,7 +139,7 @@ def _run_collective(comm: Any, body: Callable[[], Any], verb: str = "bench") -> 
 
 
 def _progress(quiet: bool, progress: bool | None, comm: Any) -> Callable[[str], None] | None:
-    if comm.Get_rank() != 0 or not Progress(quiet, progress).on:
+    if comm.Get_rank() != 0 or not cliopts.Progress(quiet, progress).on:
         return None
     from hypercuboid.mpi.bench import stderr_progress
 
@@ -195,17 +180,17 @@ def _table(as_json: str | None, as_csv: str | None) -> bool:
 
 
 _common = [
-    json_option("The rows as JSON"),
-    csv_option("The rows as CSV"),
-    force_option(),
-    quiet_option("No progress lines on stderr."),
-    progress_option(),
+    cliopts.json_option("The rows as JSON"),
+    cliopts.csv_option("The rows as CSV"),
+    cliopts.force_option(),
+    cliopts.quiet_option("No progress lines on stderr."),
+    cliopts.progress_option(),
 ]
 
 #: The spellings of release 0.x: -m was --sizes here, but it is --model everywhere else.
-_old_sizes = renamed("-m", target="sizes", new="--sizes")
-_old_algorithms = renamed("--algorithms", target="algorithms", new="--algorithm")
-_old_gamma = renamed(
+_old_sizes = cliopts.renamed("-m", target="sizes", new="--sizes")
+_old_algorithms = cliopts.renamed("--algorithms", target="algorithms", new="--algorithm")
+_old_gamma = cliopts.renamed(
     "--gamma/--no-gamma",
     target="measure_reductions",
     new="--measure-reductions/--no-measure-reductions",
@@ -221,14 +206,14 @@ _measure_reductions = click.option(
 _iterations = click.option(
     "--iterations",
     "-i",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=None,
     help="Timed iterations per size [OSU: 1000 up to 8 KiB, 100 above].",
 )
 _warmup = click.option(
     "--warmup",
     "-x",
-    type=Range(0),
+    type=cliopts.Range(0),
     default=None,
     help="Untimed warm-up iterations [OSU: 100 / 10].",
 )
@@ -239,8 +224,8 @@ def _algorithms(text: str, known: list[str]) -> list[str]:
 
     algs = hb.split_algorithms(text, known)
     if any(not p.strip() for group in text.split(";") for p in group.split(",")):
-        raise click.ClickException(f"--algorithm {shown(text)}: an empty item in the list")
-    split_list(",".join(algs), "--algorithm")  # refuses a repeated algorithm
+        raise click.ClickException(f"--algorithm {cliopts.shown(text)}: an empty item in the list")
+    cliopts.split_list(",".join(algs), "--algorithm")  # refuses a repeated algorithm
     return algs
 
 
@@ -248,7 +233,7 @@ def _sizes(text: str) -> list[int]:
     from hypercuboid.mpi import bench as hb
 
     if "," in text:
-        split_list(text, "--sizes")
+        cliopts.split_list(text, "--sizes")
     size_list = hb.parse_sizes(text)
     if not size_list:
         raise click.ClickException(f"--sizes '{text}' gives no size")
@@ -311,14 +296,14 @@ def _with(options: list) -> Callable:
 @click.option(
     "--iterations",
     "-i",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=None,
     help="Timed iterations (blocks with --block) per size [OSU: 1000 up to 8 KiB, 100 above].",
 )
 @_warmup
 @click.option(
     "--block",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=1,
     show_default=True,
     help="Calls timed together per sample (the recursive-multiplying paper uses 10).",
@@ -331,7 +316,11 @@ def _with(options: list) -> Callable:
 )
 @click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
 @click.option(
-    "--seed", type=SEED, default=0, show_default=True, help="Seed of the input data (0..2^64-1)."
+    "--seed",
+    type=cliopts.SEED,
+    default=0,
+    show_default=True,
+    help="Seed of the input data (0..2^64-1).",
 )
 @click.option(
     "--runner",
@@ -341,7 +330,7 @@ def _with(options: list) -> Callable:
     "loop; python: the mpi4py engine and a Python loop; auto (default, or "
     "$HYPERCUBOID_RUNNER): native where it loads.",
 )
-@plot_option("Draw median latency against size (log-log, one line per algorithm)")
+@cliopts.plot_option("Draw median latency against size (log-log, one line per algorithm)")
 @_with([*_common, _old_sizes, _old_algorithms])
 def bench_allreduce_cmd(
     algorithms: str,
@@ -445,7 +434,11 @@ def bench_allreduce_cmd(
 )
 @click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
 @click.option(
-    "--seed", type=SEED, default=0, show_default=True, help="Seed of the input data (0..2^64-1)."
+    "--seed",
+    type=cliopts.SEED,
+    default=0,
+    show_default=True,
+    help="Seed of the input data (0..2^64-1).",
 )
 @click.option(
     "--runner",
@@ -607,12 +600,12 @@ def bench_pingpong_cmd(
         return
     fit = hb.fit_postal(rows, f"{stat}_us")
     g, d = _reduction_cost(measure_reductions)
-    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
+    cliopts.shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
     echo = _echo(as_json, as_csv)
     echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
     echo(
         table(
-            shown,
+            cliopts.shown,
             [
                 ("size", "size", ""),
                 ("min_us", "min us", ".3f"),
@@ -659,17 +652,17 @@ def bench_pingpong_cmd(
 @click.option(
     "--messages",
     "-b",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=8,
     show_default=True,
     help="Largest number of messages rank 0 issues (1..b; the paper uses 1..8).",
 )
 @click.option(
-    "--message", "nbytes", type=Size(), default=8, show_default=True, help="Message size."
+    "--message", "nbytes", type=cliopts.Size(), default=8, show_default=True, help="Message size."
 )
-@renamed("--bytes", target="nbytes", new="--message")
-@click.option("--iterations", "-i", type=Range(1), default=1000, show_default=True)
-@click.option("--warmup", "-x", type=Range(0), default=100, show_default=True)
+@cliopts.renamed("--bytes", target="nbytes", new="--message")
+@click.option("--iterations", "-i", type=cliopts.Range(1), default=1000, show_default=True)
+@click.option("--warmup", "-x", type=cliopts.Range(0), default=100, show_default=True)
 @click.option(
     "--mode",
     type=click.Choice(["issue", "ack"]),

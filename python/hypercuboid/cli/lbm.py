@@ -11,18 +11,9 @@ from typing import Any
 
 import click
 
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.bench import BenchGroup, _agree, _run_collective, _world
 from hypercuboid.cli.common import echo_json
-from hypercuboid.cli.options import (
-    Finite,
-    Progress,
-    Range,
-    force_option,
-    json_option,
-    outputs_free,
-    progress_option,
-    quiet_option,
-)
 
 
 @click.group(cls=BenchGroup)
@@ -43,7 +34,7 @@ def lbm() -> None:
     help="Ranks along x, y, z (2x2x2; their product is the number of ranks) "
     "[MPI_Dims_create's choice].",
 )
-@click.option("--steps", type=Range(1), default=100, show_default=True, help="Time steps.")
+@click.option("--steps", type=cliopts.Range(1), default=100, show_default=True, help="Time steps.")
 @click.option(
     "--halo",
     "halo_variant",
@@ -59,7 +50,7 @@ def lbm() -> None:
 )
 @click.option(
     "--tau",
-    type=Finite(min=0.5, min_open=True),
+    type=cliopts.Finite(min=0.5, min_open=True),
     default=0.8,
     show_default=True,
     help="BGK relaxation time (> 0.5); viscosity (tau - 0.5)/3.",
@@ -78,10 +69,10 @@ def lbm() -> None:
     help="Memory layout of the distributions: soa (19 arrays, one per velocity: the faster "
     "kernel) or aos (the 19 values of a site contiguous).",
 )
-@json_option("Print one JSON object (rank 0)")
-@force_option("an existing --json file")
-@quiet_option("No per-step lines.")
-@progress_option()
+@cliopts.json_option("Print one JSON object (rank 0)")
+@cliopts.force_option("an existing --json file")
+@cliopts.quiet_option("No per-step lines.")
+@cliopts.progress_option()
 def run_cmd(
     lattice: str,
     decomp: str | None,
@@ -105,7 +96,7 @@ def run_cmd(
     built: dict[str, Any] = {}
 
     def check() -> None:
-        outputs_free(force, as_json)
+        cliopts.outputs_free(force, as_json)
         dims = proxy.parse_dims(lattice, "--lattice")
         parts = proxy.parse_dims(decomp, "--decomp") if decomp is not None else None
         built["run"] = proxy.configure(
@@ -116,7 +107,9 @@ def run_cmd(
     if comm.Get_rank() != 0:
         check()
     cfg, d, s = built["run"]
-    say = Progress(quiet, progress) if comm.Get_rank() == 0 else Progress(True, False)
+    say = (
+        cliopts.Progress(quiet, progress) if comm.Get_rank() == 0 else cliopts.Progress(True, False)
+    )
     say(f"lbm: {steps} steps of a {lattice} lattice on {comm.Get_size()} rank(s)")
     res = _run_collective(comm, lambda: proxy.run(comm, cfg, d, s), verb="lbm")
     if comm.Get_rank() != 0:

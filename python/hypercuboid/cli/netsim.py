@@ -12,28 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hypercuboid import _core
-from hypercuboid.cli.options import (
-    Progress,
-    Range,
-    Size,
-    Time,
-    buffer_option,
-    csv_option,
-    force_option,
-    json_option,
-    outputs_free,
-    packet_size_option,
-    plot_option,
-    progress_option,
-    quiet_option,
-    renamed,
-    seed_option,
-    shown,
-    split_list,
-    switch_latency_option,
-    threads_option,
-    write_out,
-)
+from hypercuboid.cli import options as cliopts
 from hypercuboid.netsim._api import DEFAULTS
 
 if TYPE_CHECKING:
@@ -64,7 +43,7 @@ def _split(values: tuple[str, ...], option: str = "--routing") -> list[str]:
     out: list[str] = []
     for v in values:
         if any(not p.strip() for p in v.split(",")):
-            raise click.ClickException(f"{option} {shown(v)}: an empty item in the list")
+            raise click.ClickException(f"{option} {cliopts.shown(v)}: an empty item in the list")
         # a comma inside a spec's options (ugal:n=4,c=1) is not a separator: split on commas
         # that start a known name
         parts = v.split(",")
@@ -81,14 +60,14 @@ def _split(values: tuple[str, ...], option: str = "--routing") -> list[str]:
 
 def _router_options(f: Callable) -> Callable:
     opts = [
-        seed_option("Random seed"),
-        buffer_option(),
-        packet_size_option(),
-        renamed("--packet", target="packet_size", new="--packet-size", type=int),
-        switch_latency_option(),
+        cliopts.seed_option("Random seed"),
+        cliopts.buffer_option(),
+        cliopts.packet_size_option(),
+        cliopts.renamed("--packet", target="packet_size", new="--packet-size", type=int),
+        cliopts.switch_latency_option(),
         click.option(
             "--watchdog",
-            type=Time(),
+            type=cliopts.Time(),
             default=None,
             help="Simulated time without a delivery after which to look for a deadlock "
             f"[default: {DEFAULTS['watchdog']}].",
@@ -96,11 +75,11 @@ def _router_options(f: Callable) -> Callable:
         click.option(
             "--jobs",
             "-j",
-            type=Range(1),
+            type=cliopts.Range(1),
             default=None,
             help="Local worker processes (default: CPU count; ignored under mpiexec).",
         ),
-        threads_option(
+        cliopts.threads_option(
             type=int,
             help="Engine threads per simulation (default: every core when points run one "
             "after the other on a network of 4096 ports or more, one when they run side by "
@@ -113,19 +92,19 @@ def _router_options(f: Callable) -> Callable:
             show_default=True,
             help="auto: MPI ranks under mpiexec, local processes otherwise.",
         ),
-        json_option("One JSON object per point"),
-        csv_option("CSV, one row per point"),
+        cliopts.json_option("One JSON object per point"),
+        cliopts.csv_option("CSV, one row per point"),
         click.option(
             "--top-links",
-            type=Range(0),
+            type=cliopts.Range(0),
             default=5,
             show_default=True,
             help="Busiest links.",
         ),
         click.option("--links", is_flag=True, help="Every link's utilisation in the JSON."),
-        force_option("existing --plot, --json, --csv files"),
-        quiet_option(),
-        progress_option(),
+        cliopts.force_option("existing --plot, --json, --csv files"),
+        cliopts.quiet_option(),
+        cliopts.progress_option(),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -149,7 +128,7 @@ def _common(kw: dict[str, Any]) -> dict[str, Any]:
 def _run_sweep(points: list, kw: dict[str, Any]) -> list[Report] | None:
     from hypercuboid import netsim as ns
 
-    say = Progress(kw["quiet"], kw["progress"])
+    say = cliopts.Progress(kw["quiet"], kw["progress"])
     kind = ns.executor_kind(kw["jobs"], len(points), kw["executor"])
     if not say.on:
         return ns.sweep(points, jobs=kw["jobs"], executor=kind)
@@ -222,14 +201,14 @@ def _emit(results: list[Report], kw: dict[str, Any], text: Callable[[list[Report
     holds one of them."""
     if kw["as_json"]:
         lines = [json.dumps(r.to_dict(), separators=(",", ":")) + "\n" for r in results]
-        write_out(kw["as_json"], "".join(lines))
+        cliopts.write_out(kw["as_json"], "".join(lines))
     if kw["as_csv"]:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=_CSV_FIELDS, lineterminator="\n")
         w.writeheader()
         for r in results:
             w.writerow(_csv_row(r))
-        write_out(kw["as_csv"], buf.getvalue())
+        cliopts.write_out(kw["as_csv"], buf.getvalue())
     if "-" not in (kw["as_json"], kw["as_csv"]):
         text(results)
 
@@ -326,19 +305,19 @@ _routing_option = click.option(
 @click.option(
     "--warmup",
     "-x",
-    type=Time(),
+    type=cliopts.Time(),
     default=None,
     help=f"Warm-up before measuring [default: {DEFAULTS['warmup']}].",
 )
 @click.option(
     "--time",
     "duration",
-    type=Time(),
+    type=cliopts.Time(),
     default=None,
     help=f"Simulated time [default: {DEFAULTS['duration']}].",
 )
 @click.option("--drain", is_flag=True, help="After --time, run until every packet is delivered.")
-@plot_option("Draw throughput and latency vs load", name="plot_path")
+@cliopts.plot_option("Draw throughput and latency vs load", name="plot_path")
 @_router_options
 def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_path, **kw):
     """Sweep synthetic traffic over offered loads.
@@ -356,9 +335,9 @@ def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_
     _exclusive(kw)
     routings, traffics = _split(routings), _split(traffics, "--traffic")
     if "," in load:
-        split_list(load, "--load")
+        cliopts.split_list(load, "--load")
     loads = ns.parse_loads(load)
-    outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
+    cliopts.outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
     _check(list(topologies), routings, traffics)
     windows = {k: v for k, v in (("warmup", warmup), ("duration", duration)) if v is not None}
     points = ns.grid(
@@ -400,7 +379,7 @@ def _print_exchange(results: list[Report]) -> None:
 @click.option("--dims", default=None, help="nn torus XxYxZ (default: the largest that fits).")
 @click.option(
     "--message",
-    type=Size(),
+    type=cliopts.Size(),
     default=None,
     help="Bytes per pair (default: 7.5KB for a2a, 512KB for nn).",
 )
@@ -411,7 +390,7 @@ def _print_exchange(results: list[Report]) -> None:
     show_default=True,
     help="a2a: packets interleaved over a random destination order, or whole messages.",
 )
-@plot_option("Bar chart of effective throughput", name="plot_path")
+@cliopts.plot_option("Bar chart of effective throughput", name="plot_path")
 @_router_options
 def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path, **kw):
     """Run an all-to-all or nearest-neighbour exchange to completion.
@@ -429,7 +408,7 @@ def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path,
     if dims is not None and pattern != "nn":
         raise click.UsageError("--dims applies to --pattern nn")
     routings = _split(routings)
-    outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
+    cliopts.outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
     _check(list(topologies), routings, None)
     opts: dict[str, Any] = {"order": order, **_common(kw)}
     if dims is not None:
@@ -461,13 +440,13 @@ def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path,
     show_default=True,
     help="Routings to check (repeatable or comma-separated).",
 )
-@json_option("One JSON object per routing")
-@force_option("an existing --json file")
+@cliopts.json_option("One JSON object per routing")
+@cliopts.force_option("an existing --json file")
 def cdg_cmd(topology, routings, as_json, force):
     """Check that a routing is deadlock-free: its channel dependency graph and VCs."""
     from hypercuboid import netsim as ns
 
-    outputs_free(force, as_json)
+    cliopts.outputs_free(force, as_json)
     lines = []
     for r in _split(routings):
         g = ns.cdg(topology, r)
@@ -484,7 +463,7 @@ def cdg_cmd(topology, routings, as_json, force):
             f"{g['channels']} channels, {g['dependencies']} dependencies: {verdict}"
         )
     if as_json:
-        write_out(as_json, "".join(lines))
+        cliopts.write_out(as_json, "".join(lines))
 
 
 @netsim.command("list")

@@ -5,19 +5,8 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
-from hypercuboid.cli.options import (
-    MAX_THREADS,
-    Finite,
-    OutFile,
-    Range,
-    force_option,
-    json_option,
-    outputs_free,
-    progress_option,
-    quiet_option,
-    renamed,
-)
 from hypercuboid.schedule import FORMATS
 
 
@@ -31,7 +20,7 @@ def _out_options() -> list:
         click.option(
             "--output",
             "-o",
-            type=OutFile(),
+            type=cliopts.OutFile(),
             default=None,
             help="Write to this file instead of stdout.",
         ),
@@ -52,12 +41,12 @@ def _out_options() -> list:
         ),
         click.option(
             "--reduce-ns-per-byte",
-            type=Finite(min=0.0),
+            type=cliopts.Finite(min=0.0),
             default=0.0,
             show_default=True,
             help="GOAL export: calc cost of reductions, in ns per reduced byte.",
         ),
-        force_option("an existing output file"),
+        cliopts.force_option("an existing output file"),
     ]
 
 
@@ -105,7 +94,7 @@ def _show(sched, ranks, as_json, force):
     for r in ranks or []:
         if not 0 <= r < sched.nranks:
             raise click.ClickException(f"--rank {r}: the schedule has ranks 0..{sched.nranks - 1}")
-    outputs_free(force, as_json)
+    cliopts.outputs_free(force, as_json)
     if as_json:
         shown = ranks if ranks is not None else list(range(min(sched.nranks, 16)))
         echo_json(
@@ -137,9 +126,9 @@ schedule.add_command(
         "Print the per-rank programs of a schedule.",
         [
             click.option("--rank", "ranks", type=int, multiple=True, help="Rank to show."),
-            renamed("-r", target="ranks", new="--rank", type=int, multiple=True),
-            json_option("Print JSON"),
-            force_option("an existing --json file"),
+            cliopts.renamed("-r", target="ranks", new="--rank", type=int, multiple=True),
+            cliopts.json_option("Print JSON"),
+            cliopts.force_option("an existing --json file"),
         ],
         _show,
     )
@@ -149,10 +138,8 @@ schedule.add_command(
 def _verify(
     sched, eager_limit, no_semantics, as_json, max_problems, threads, force, quiet, progress
 ):
-    from hypercuboid.cli.options import Progress
-
-    outputs_free(force, as_json)
-    say = Progress(quiet, progress)
+    cliopts.outputs_free(force, as_json)
+    say = cliopts.Progress(quiet, progress)
     say(f"verifying {sched.meta['name']} ({sched.nranks} ranks, {sched.total_ops} ops)")
     given = {
         k: v
@@ -185,7 +172,7 @@ schedule.add_command(
         [
             click.option(
                 "--eager-limit",
-                type=Range(0),
+                type=cliopts.Range(0),
                 default=None,
                 help="Messages up to this many bytes are buffered (eager); larger ones are "
                 "synchronous. 0 checks that the schedule is safe without any buffering "
@@ -194,25 +181,27 @@ schedule.add_command(
             click.option(
                 "--no-semantics", is_flag=True, help="Skip the symbolic check of the result."
             ),
-            json_option("Print JSON (with the notes of the text report)"),
+            cliopts.json_option("Print JSON (with the notes of the text report)"),
             click.option(
                 "--max-problems",
-                type=Range(0),
+                type=cliopts.Range(0),
                 default=None,
                 help="Report at most this many problems "
                 f"[default: {_core.DEFAULTS['verify']['max_problems']}].",
             ),
             click.option(
                 "--threads",
-                type=Range(0, MAX_THREADS, note=" (0: every core for 2^20 ops or more, else 1)"),
+                type=cliopts.Range(
+                    0, cliopts.MAX_THREADS, note=" (0: every core for 2^20 ops or more, else 1)"
+                ),
                 default=None,
                 help="Threads for matching and the deadlock check (0..1024; 0, the default: "
                 "every core for a schedule of 2^20 ops or more, else 1). The report does not "
                 "depend on it.",
             ),
-            force_option("an existing --json file"),
-            quiet_option(),
-            progress_option(),
+            cliopts.force_option("an existing --json file"),
+            cliopts.quiet_option(),
+            cliopts.progress_option(),
         ],
         _verify,
     )
@@ -220,8 +209,8 @@ schedule.add_command(
 
 
 @schedule.command("list")
-@json_option("Print JSON")
-@force_option("an existing --json file")
+@cliopts.json_option("Print JSON")
+@cliopts.force_option("an existing --json file")
 def list_algorithms(as_json: str | None, force: bool) -> None:
     """List the collectives and their algorithms: how to name each (with its parameters), what
     its schedules guarantee, and its closed-form cost where one is exact."""
@@ -231,7 +220,7 @@ def list_algorithms(as_json: str | None, force: bool) -> None:
 
     cs = collectives()
     if as_json:
-        outputs_free(force, as_json)
+        cliopts.outputs_free(force, as_json)
         echo_json([asdict(c) for c in cs], as_json)
         return
     for c in cs:

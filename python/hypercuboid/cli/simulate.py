@@ -4,26 +4,8 @@ from __future__ import annotations
 
 import click
 
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json, schedule_verb
-from hypercuboid.cli.options import (
-    MAX_THREADS,
-    OutFile,
-    PlotFile,
-    Range,
-    buffer_option,
-    csv_option,
-    force_option,
-    json_option,
-    packet_size_option,
-    plot_option,
-    progress_option,
-    quiet_option,
-    renamed,
-    seed_option,
-    switch_latency_option,
-    threads_option,
-    topo_option,
-)
 from hypercuboid.plot import MAX_AUTO_RANKS, MAX_TIMELINE_RANKS
 from hypercuboid.schedule import model_forms, noise_forms
 
@@ -72,9 +54,7 @@ def _simulate(
     progress=None,
     **net,
 ):
-    from hypercuboid.cli.options import Progress, outputs_free
-
-    say = Progress(quiet, progress)
+    say = cliopts.Progress(quiet, progress)
     if calls > 1 and (trace is not None or plot is not None):
         raise click.ClickException(
             f"--calls {calls}: --trace and --plot record one call; simulate --calls 1"
@@ -93,7 +73,7 @@ def _simulate(
             f"{NETWORK_ONLY[next(iter(given))]} applies to --network runs only"
         )
     ranks = _parse_ranks(plot_ranks, sched.nranks) if plot_ranks else None
-    outputs_free(force, trace, plot, net.get("as_csv"), net.get("plot_links"), as_json)
+    cliopts.outputs_free(force, trace, plot, net.get("as_csv"), net.get("plot_links"), as_json)
     if strict:
         say("verifying the schedule (--strict)")
         report = sched.verify()
@@ -230,8 +210,6 @@ def _write_messages(res, path: str) -> None:
     import csv
     import io
 
-    from hypercuboid.cli.options import write_out
-
     r = res.network.records
     cols = ["src", "dst", "bytes", "injected_ps", "delivered_ps", "transfer_ps", "queued_ps"]
     buf = io.StringIO()
@@ -239,33 +217,31 @@ def _write_messages(res, path: str) -> None:
     w.writerow(cols)
     for row in zip(*(r[c].tolist() for c in cols), strict=True):
         w.writerow(row)
-    write_out(path, buf.getvalue())
+    cliopts.write_out(path, buf.getvalue())
 
 
 def _parse_ranks(text: str, nranks: int) -> list[int]:
-    from hypercuboid.cli.options import shown, split_list
-
     out: list[int] = []
-    for part in split_list(text, "--plot-ranks"):
+    for part in cliopts.split_list(text, "--plot-ranks"):
         try:
             a, b = (int(x) for x in part.split("-", 1)) if "-" in part else (int(part),) * 2
         except ValueError:
             raise click.ClickException(
-                f"--plot-ranks {shown(text)}: expected ranks like 0-7,12"
+                f"--plot-ranks {cliopts.shown(text)}: expected ranks like 0-7,12"
             ) from None
         if a > b:
             raise click.ClickException(
-                f"--plot-ranks {shown(text)}: the range {part} runs down; write {b}-{a}"
+                f"--plot-ranks {cliopts.shown(text)}: the range {part} runs down; write {b}-{a}"
             )
         if not (0 <= a and b < nranks):
             bad = a if not 0 <= a < nranks else b
             raise click.ClickException(
-                f"--plot-ranks {shown(text)}: rank {bad} is not in 0..{nranks - 1}"
+                f"--plot-ranks {cliopts.shown(text)}: rank {bad} is not in 0..{nranks - 1}"
             )
         out.extend(range(a, b + 1))
     if len(set(out)) > MAX_TIMELINE_RANKS:
         raise click.ClickException(
-            f"--plot-ranks {shown(text)}: {len(set(out))} ranks; a timeline draws at most "
+            f"--plot-ranks {cliopts.shown(text)}: {len(set(out))} ranks; a timeline draws at most "
             f"{MAX_TIMELINE_RANKS}"
         )
     return out
@@ -285,15 +261,15 @@ simulate = schedule_verb(
             help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
             "by 'hypercuboid bench pingpong' or 'bench multicast'.",
         ),
-        json_option(),
+        cliopts.json_option(),
         click.option("--no-per-rank", is_flag=True, help="Omit per-rank finish times."),
         click.option(
             "--trace",
-            type=OutFile(),
+            type=cliopts.OutFile(),
             default=None,
             help="Write a Chrome / Perfetto trace (JSON) of every op and message.",
         ),
-        plot_option("Draw a timeline"),
+        cliopts.plot_option("Draw a timeline"),
         click.option(
             "--plot-ranks",
             default=None,
@@ -301,11 +277,11 @@ simulate = schedule_verb(
             f"{MAX_AUTO_RANKS}, with a note when there are more).",
         ),
         click.option("--noise", default=None, help=NOISE_HELP),
-        seed_option(
+        cliopts.seed_option(
             "Seed of the noise and, on a network, of its random choices (the core's default: "
             "0 on a model, 1 on a network)"
         ),
-        topo_option(
+        cliopts.topo_option(
             "Run on this topology (a spec: tree:fig5b, slimfly:q=5, fattree:k=8,levels=3, "
             "...); --model is then the host model (loggops:o=...,g=...,S=...).",
             name="network",
@@ -326,7 +302,7 @@ simulate = schedule_verb(
         ),
         click.option(
             "--ranks-per-endpoint",
-            type=Range(1),
+            type=cliopts.Range(1),
             default=None,
             help="Ranks per endpoint (cores per node); their messages go through memory "
             "[default: 1].",
@@ -337,44 +313,46 @@ simulate = schedule_verb(
             help="fifo (a NIC sends whole messages in start order) | interleave (it shares its "
             "link among them: one packet of each in turn) [default: fifo].",
         ),
-        packet_size_option(),
-        buffer_option(),
-        switch_latency_option(),
+        cliopts.packet_size_option(),
+        cliopts.buffer_option(),
+        cliopts.switch_latency_option(),
         click.option(
             "--top-links",
-            type=Range(0),
+            type=cliopts.Range(0),
             default=10,
             show_default=True,
             help="Busiest links shown.",
         ),
-        csv_option("Write one row per network message (queued vs transfer time)"),
-        renamed("--messages-csv", target="as_csv", new="--csv", type=OutFile()),
+        cliopts.csv_option("Write one row per network message (queued vs transfer time)"),
+        cliopts.renamed("--messages-csv", target="as_csv", new="--csv", type=cliopts.OutFile()),
         click.option(
             "--plot-links",
-            type=PlotFile(),
+            type=cliopts.PlotFile(),
             default=None,
             help="Draw the busiest links' utilisation over time (FILE.png, .pdf, .svg, ...).",
         ),
         click.option(
             "--strict", is_flag=True, help="Refuse to simulate a schedule that does not verify."
         ),
-        force_option("existing --trace, --plot, --csv, --json files"),
+        cliopts.force_option("existing --trace, --plot, --csv, --json files"),
         click.option(
             "--calls",
-            type=Range(1),
+            type=cliopts.Range(1),
             default=1,
             show_default=True,
             help="Run the schedule this many times back to back, each rank starting its next "
             "call when its own ops of the last are done (e.g. the seed's 2,000 halo calls).",
         ),
-        threads_option(
-            type=Range(0, MAX_THREADS, note=" (0: every core for 2^19 ops or more, else 1)"),
+        cliopts.threads_option(
+            type=cliopts.Range(
+                0, cliopts.MAX_THREADS, note=" (0: every core for 2^19 ops or more, else 1)"
+            ),
             help="Threads to simulate on. On a model: default every core for 2^19 ops or more, "
             "else 1; the result is the same for any number. With --topo: the packet "
             "engine's (default 1)",
         ),
-        quiet_option(),
-        progress_option(),
+        cliopts.quiet_option(),
+        cliopts.progress_option(),
     ],
     _simulate,
 )

@@ -8,18 +8,7 @@ import sys
 
 import click
 
-from hypercuboid.cli.options import (
-    OutFile,
-    PlotFile,
-    Range,
-    force_option,
-    json_option,
-    outputs_free,
-    plot_option,
-    renamed,
-    topo_option,
-    write_out,
-)
+from hypercuboid.cli import options as cliopts
 
 _EXTENSIONS = {".json": "json", ".graphml": "graphml", ".anynet": "anynet", ".dot": "dot"}
 
@@ -35,16 +24,16 @@ def topo() -> None:
 
 
 @topo.command("list")
-@json_option("Print the families as JSON")
-@force_option("an existing --json file")
+@cliopts.json_option("Print the families as JSON")
+@cliopts.force_option("an existing --json file")
 def list_families(as_json: str | None, force: bool) -> None:
     """List the topology families, their spec keys and an example each."""
     from hypercuboid import topology
 
-    outputs_free(force, as_json)
+    cliopts.outputs_free(force, as_json)
     fams = topology.families()
     if as_json:
-        write_out(as_json, json.dumps(fams, indent=2) + "\n")
+        cliopts.write_out(as_json, json.dumps(fams, indent=2) + "\n")
         return
     for f in fams:
         click.echo(f"{f['name']:10} {f['summary']}")
@@ -148,12 +137,12 @@ def _spec(spec: str | None, topo_spec: str | None) -> str:
 
 @topo.command("show")
 @click.argument("spec", required=False)
-@topo_option("The topology (instead of SPEC).")
-@json_option()
+@cliopts.topo_option("The topology (instead of SPEC).")
+@cliopts.json_option()
 @click.option("--bisection", is_flag=True, help="Also estimate the bisection bandwidth.")
 @click.option(
     "--seeds",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=8,
     show_default=True,
     help="Partitioner seeds for --bisection.",
@@ -166,8 +155,8 @@ def _spec(spec: str | None, topo_spec: str | None) -> str:
     show_default=True,
     help="Bisection starts: METIS partitions or breadth-first-grown ones.",
 )
-@renamed("--method", target="method", new="--bisection-method")
-@force_option("an existing --json file")
+@cliopts.renamed("--method", target="method", new="--bisection-method")
+@cliopts.force_option("an existing --json file")
 def show(
     spec: str | None,
     topo_spec: str | None,
@@ -181,27 +170,27 @@ def show(
     from hypercuboid import topology
 
     spec = _spec(spec, topo_spec)
-    outputs_free(force, as_json)
+    cliopts.outputs_free(force, as_json)
     info = topology.analyze(spec, bisection=bisection, seeds=seeds, method=method)
     if as_json:
-        write_out(as_json, json.dumps(info) + "\n")
+        cliopts.write_out(as_json, json.dumps(info) + "\n")
     else:
         _print_info(info)
 
 
 @topo.command("export")
 @click.argument("spec", required=False)
-@topo_option("The topology (instead of SPEC).")
+@cliopts.topo_option("The topology (instead of SPEC).")
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["json", "graphml", "anynet", "dot"]),
     help="Output format (default: from the extension of -o).",
 )
-@click.option("-o", "--output", type=OutFile(), help="File (default stdout).")
+@click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
 @click.option("--cycle", help="anynet: write link latencies in cycles of this time (e.g. 1ns).")
 @click.option("--no-endpoints", is_flag=True, help="dot: draw routers only.")
-@force_option("an existing -o file")
+@cliopts.force_option("an existing -o file")
 def export_cmd(
     spec: str | None,
     topo_spec: str | None,
@@ -231,7 +220,7 @@ def export_cmd(
                 "--cycle applies to --format anynet only", param_hint="--cycle"
             )
         cycle_ps = _parse_ps(cycle)
-    outputs_free(force, output)
+    cliopts.outputs_free(force, output)
     text = topology.export(spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints)
     if output is None:
         click.echo(text, nl=False)
@@ -257,23 +246,23 @@ def _parse_ps(text: str) -> int:
 @topo.command("compare")
 @click.option(
     "--radix",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=64,
     show_default=True,
     help="Router radix of the table.",
 )
-@plot_option("Draw the diameter-two seed's Figure 3 (endpoints against router radix)")
-@renamed("--png", target="plot", new="--plot", type=PlotFile())
-@renamed("--no-png", target=None, new="no figure is drawn without --plot", is_flag=True)
+@cliopts.plot_option("Draw the diameter-two seed's Figure 3 (endpoints against router radix)")
+@cliopts.renamed("--png", target="plot", new="--plot", type=cliopts.PlotFile())
+@cliopts.renamed("--no-png", target=None, new="no figure is drawn without --plot", is_flag=True)
 @click.option(
     "--radix-max",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=128,
     show_default=True,
     help="Largest radix drawn.",
 )
-@json_option("Print the table as JSON")
-@force_option("existing --plot and --json files")
+@cliopts.json_option("Print the table as JSON")
+@cliopts.force_option("existing --plot and --json files")
 def compare_cmd(
     radix: int, plot: str | None, radix_max: int, as_json: str | None, force: bool
 ) -> None:
@@ -281,12 +270,12 @@ def compare_cmd(
     with --plot the diameter-two seed's Figure 3 (endpoints against router radix)."""
     from hypercuboid import topology
 
-    outputs_free(force, plot, as_json)
+    cliopts.outputs_free(force, plot, as_json)
     rows = topology.compare(radix)
     if plot is not None:
         topology.plot_compare(plot, radix=radix, radix_max=max(radix_max, radix + 1))
     if as_json:
-        write_out(as_json, json.dumps(rows) + "\n")
+        cliopts.write_out(as_json, json.dumps(rows) + "\n")
     if as_json != "-":
         click.echo(
             f"{'family':20} {'instance':26} {'endpoints':>10} {'routers':>8} {'radix':>6} "
@@ -304,16 +293,16 @@ def compare_cmd(
 
 @topo.command("preset")
 @click.argument("name", type=click.Choice(["fig1", "fig5a", "fig5b", "fig5c"]))
-@click.option("-o", "--output", type=OutFile(), help="File (default stdout).")
-@force_option("an existing -o file")
+@click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
+@cliopts.force_option("an existing -o file")
 def preset(name: str, output: str | None, force: bool) -> None:
     """Print the JSON description of an Ethernet tree preset (a template for tree:FILE)."""
     from hypercuboid import topology
 
-    outputs_free(force, output)
+    cliopts.outputs_free(force, output)
     text = topology.tree_preset(name)
     if output is None:
         click.echo(text, nl=False)
         return
-    write_out(output, text)
+    cliopts.write_out(output, text)
     print(f"wrote {output}", file=sys.stderr)

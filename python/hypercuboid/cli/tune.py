@@ -5,16 +5,8 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import count_option, dtype_option, echo_json, ranks_option
-from hypercuboid.cli.options import (
-    Progress,
-    Range,
-    force_option,
-    json_option,
-    outputs_free,
-    progress_option,
-    quiet_option,
-)
 
 
 @click.group()
@@ -54,7 +46,7 @@ def _elapsed(s: float) -> str:
 @dtype_option
 @click.option(
     "--top",
-    type=Range(1),
+    type=cliopts.Range(1),
     default=_core.DEFAULTS["tune"]["top"],
     show_default=True,
     help="Rows to print.",
@@ -66,14 +58,14 @@ def _elapsed(s: float) -> str:
 )
 @click.option(
     "--pool",
-    type=Range(0),
+    type=cliopts.Range(0),
     default=_core.DEFAULTS["tune"]["pool"],
     show_default=True,
     help="How many schedules --simulate runs (the best by the closed form).",
 )
 @click.option(
     "--max-schedules",
-    type=Range(0),
+    type=cliopts.Range(0),
     default=_core.DEFAULTS["tune"]["max_schedules"],
     show_default=True,
     help="Enumerate at most this many schedules (0: no cap); beyond, only the dynamic program "
@@ -81,10 +73,10 @@ def _elapsed(s: float) -> str:
 )
 @click.option("--no-split", is_flag=True, help="Leave out collapse/expand schedules.")
 @click.option("--no-merged", is_flag=True, help="Leave out merged schedules.")
-@json_option()
-@force_option("an existing --json file")
-@quiet_option()
-@progress_option()
+@cliopts.json_option()
+@cliopts.force_option("an existing --json file")
+@cliopts.quiet_option()
+@cliopts.progress_option()
 def allreduce(
     nranks,
     alpha_p,
@@ -112,7 +104,7 @@ def allreduce(
     schedule from a dynamic program over the divisors of N."""
     import hypercuboid.tune as t
 
-    outputs_free(force, as_json)
+    cliopts.outputs_free(force, as_json)
     if model_file is not None:
         if alpha_p is not None or alpha_r is not None:
             raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
@@ -124,7 +116,7 @@ def allreduce(
                 "paper's Table 1 minimum), or --model-file"
             )
         model = t.pipelined_model(alpha_p, alpha_r, beta, gamma, delta)
-    say = Progress(quiet, progress)
+    say = cliopts.Progress(quiet, progress)
     say(f"ranking the schedules of {nranks:,} ranks" + (" (and simulating)" if simulate else ""))
     res = t.tune_allreduce(
         nranks,
