@@ -225,3 +225,15 @@ def test_network_options_are_passed_only_when_given(monkeypatch):
     }
     assert _run(*NET, "--packet-size", "1KiB", "--switch-latency", "50ns").exit_code == 0
     assert (calls[1]["packet_size"], calls[1]["switch_latency"]) == (1024, "50ns")
+
+
+def test_help_names_the_defaults_it_does_not_pass():
+    import inspect
+
+    from hypercuboid.schedule import Schedule
+
+    api = inspect.signature(Schedule.simulate).parameters
+    text = " ".join(_run("simulate", "--help").stdout.split())
+    for option, name in (("--nic", "nic"), ("--level", "level"), ("--routing", "routing")):
+        assert f"[default: {api[name].default}]" in text, option
+    assert "Packet size [default: 256B]" in text

@@ -17,6 +17,20 @@ MODEL_HELP = (
 NOISE_HELP = "Per-op delay: " + " | ".join(f["example"] for f in noise_forms()) + "."
 
 
+def _api_defaults() -> dict:
+    """The defaults of :meth:`Schedule.simulate` (an option left out is not passed, so these
+    apply): the help shows them, it does not type them again."""
+    import inspect
+
+    from hypercuboid.schedule import Schedule
+
+    params = inspect.signature(Schedule.simulate).parameters.values()
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+
+_API = _api_defaults()
+
+
 #: The options of a run on a network, by parameter name: given without --topo, they are refused
 #: (not silently ignored).
 NETWORK_ONLY = {
@@ -289,29 +303,34 @@ simulate = schedule_verb(
             default=None,
         ),
         click.option(
-            "--routing", "-r", default=None, help="min | inr | ugal | ugal-th [default: min]."
+            "--routing",
+            "-r",
+            default=None,
+            help=f"min | inr | ugal | ugal-th [default: {_API['routing']}].",
         ),
         click.option(
-            "--level", default=None, help="packet | flow (max-min fair) [default: packet]."
+            "--level",
+            default=None,
+            help=f"packet | flow (max-min fair) [default: {_API['level']}].",
         ),
         click.option(
             "--mapping",
             default=None,
             help="Rank -> endpoint: linear | round_robin | random[:seed=K] | file:PATH (one "
-            "endpoint per line) [default: linear].",
+            f"endpoint per line) [default: {_API['mapping']}].",
         ),
         click.option(
             "--ranks-per-endpoint",
             type=cliopts.Range(1),
             default=None,
             help="Ranks per endpoint (cores per node); their messages go through memory "
-            "[default: 1].",
+            f"[default: {_API['ranks_per_endpoint']}].",
         ),
         click.option(
             "--nic",
             default=None,
             help="fifo (a NIC sends whole messages in start order) | interleave (it shares its "
-            "link among them: one packet of each in turn) [default: fifo].",
+            f"link among them: one packet of each in turn) [default: {_API['nic']}].",
         ),
         cliopts.packet_size_option(),
         cliopts.buffer_option(),
