@@ -21,17 +21,8 @@ from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import error_message
 
-_LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
-
-
-def env_rank() -> int:
-    """This process's rank as the launcher says (Open MPI, MPICH / Hydra, PMIx, Slurm), without
-    initialising MPI; 0 when not launched by mpiexec."""
-    for var in _LAUNCHER_RANK_VARS:
-        v = os.environ.get(var)
-        if v is not None and v.isdigit():
-            return int(v)
-    return 0
+_LAUNCHER_RANK_VARS = cliopts.LAUNCHER_RANK_VARS
+env_rank = cliopts.env_rank
 
 
 class BenchGroup(click.Group):

@@ -59,7 +59,7 @@ def optional_files(args: list[str]) -> list[str]:
 
 def interrupted() -> click.exceptions.Exit:
     """Ctrl-C: one line on stderr (rank 0 only under mpiexec), exit status 130."""
-    from hypercuboid.cli.bench import env_rank
+    from hypercuboid.cli.options import env_rank
 
     if env_rank() == 0:
         click.echo("hypercuboid: interrupted", err=True)

@@ -34,7 +34,7 @@ def lbm() -> None:
     help="Ranks along x, y, z (2x2x2; their product is the number of ranks) "
     "[MPI_Dims_create's choice].",
 )
-@click.option("--steps", type=cliopts.Range(1), default=100, show_default=True, help="Time steps.")
+@click.option("--steps", type=int, default=100, show_default=True, help="Time steps.")
 @click.option(
     "--halo",
     "halo_variant",
@@ -50,7 +50,7 @@ def lbm() -> None:
 )
 @click.option(
     "--tau",
-    type=cliopts.Finite(min=0.5, min_open=True),
+    type=float,
     default=0.8,
     show_default=True,
     help="BGK relaxation time (> 0.5); viscosity (tau - 0.5)/3.",

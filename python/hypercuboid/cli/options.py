@@ -10,6 +10,7 @@ matplotlib writes, an output file is not the empty name.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -181,6 +182,21 @@ def split_list(text: str, option: str, *, sep: str = ",") -> list[str]:
     return items
 
 
+#: The variables that give a process's rank under a launcher (Open MPI, MPICH / Hydra, PMIx,
+#: Slurm).
+LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+
+def env_rank() -> int:
+    """This process's rank as the launcher says, without initialising MPI; 0 when not launched
+    by mpiexec. Lines every rank would print alike (a deprecation, Ctrl-C) print on rank 0."""
+    for var in LAUNCHER_RANK_VARS:
+        v = os.environ.get(var)
+        if v is not None and v.isdigit():
+            return int(v)
+    return 0
+
+
 # -- deprecated spellings -----------------------------------------------------------------------
 
 
@@ -201,7 +217,8 @@ class Renamed(click.Option):
         if self.name not in opts:
             return None, args
         spelled = "/".join(self.opts + self.secondary_opts)
-        click.echo(f"hypercuboid: {spelled} is deprecated, {self.use}", err=True)
+        if env_rank() == 0:
+            click.echo(f"hypercuboid: {spelled} is deprecated, {self.use}", err=True)
         if self.target is None:
             return None, args
         if self.target in opts:
