@@ -112,6 +112,7 @@ def _run(*args):
             "--plot-ranks a: expected ranks like 0-7,12",
         ),
         ([*SIM, "--packet-size", "1K"], "--packet-size applies to --network runs only"),
+        ([*NET, "--json", "--csv"], "--json and --csv cannot both go to stdout; give one a FILE"),
         ([*SIM, "--buffer", "1K"], "--buffer applies to --network runs only"),
         (["bench", "allreduce", "-a", "ring,ring"], "--algorithm ring,ring: ring is given twice"),
         (

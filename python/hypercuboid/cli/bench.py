@@ -165,6 +165,11 @@ def _echo(as_json: str | None, as_csv: str | None) -> Callable[..., None]:
     return click.echo if _table(as_json, as_csv) else (lambda *a, **k: None)
 
 
+def _given(**kw: Any) -> dict[str, Any]:
+    """The options the user gave (None: left out, so that the callee's default applies)."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
 def _table(as_json: str | None, as_csv: str | None) -> bool:
     """Whether the table is printed: not when stdout holds the JSON or the CSV rows."""
     return "-" not in (as_json, as_csv)
@@ -309,9 +314,8 @@ def _with(options: list) -> Callable:
 @click.option(
     "--seed",
     type=cliopts.SEED,
-    default=0,
-    show_default=True,
-    help="Seed of the input data (0..2^64-1).",
+    default=None,
+    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
 )
 @click.option(
     "--runner",
@@ -368,7 +372,7 @@ def bench_allreduce_cmd(
             block=block,
             check=check,
             verify=not no_verify,
-            seed=seed,
+            **_given(seed=seed),
             progress=_progress(quiet, progress, comm),
             runner=runner,
         ),
@@ -427,9 +431,8 @@ def bench_allreduce_cmd(
 @click.option(
     "--seed",
     type=cliopts.SEED,
-    default=0,
-    show_default=True,
-    help="Seed of the input data (0..2^64-1).",
+    default=None,
+    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
 )
 @click.option(
     "--runner",
@@ -490,7 +493,7 @@ def bench_alltoall_cmd(
             warmup=warmup,
             check=check,
             verify=not no_verify,
-            seed=seed,
+            **_given(seed=seed),
             progress=_progress(quiet, progress, comm),
             runner=runner,
         ),

@@ -82,6 +82,8 @@ def _simulate(
     if model is None and network is None:
         raise click.ClickException("missing --model (or --model-file); " + MODEL_HELP)
     given = {k: v for k, v in net.items() if v is not None}
+    if as_json == "-" and given.get("as_csv") == "-":
+        raise click.ClickException("--json and --csv cannot both go to stdout; give one a FILE")
     if network is None and given:
         raise click.ClickException(
             f"{NETWORK_ONLY[next(iter(given))]} applies to --network runs only"
