@@ -198,9 +198,21 @@ def test_every_long_verb_takes_quiet_and_progress():
         "lbm run",
         "tune allreduce",
         "alltoall phases",
+        "demo",
     }
     have: dict[str, set[str]] = {}
     for path, opt in walk(cli):
         have.setdefault(path, set()).update(opt.opts)
     for verb in long_verbs:
         assert {"--quiet", "--progress"} <= have[verb], verb
+
+
+def test_demo_quiet_prints_nothing_and_progress_goes_to_stderr(tmp_path):
+    r = _run("demo", "--scale", "4", "-q", "--progress", "--out", str(tmp_path / "d"))
+    assert r.exit_code == 0, r.output
+    assert r.stdout == ""
+    assert [line.split("] ", 1)[1] for line in r.stderr.splitlines()] == [
+        f"demo: writing into {tmp_path / 'd'}/",
+        "demo: done",
+    ]
+    assert (tmp_path / "d").is_dir()

@@ -61,7 +61,7 @@ def _simulate(
     strict,
     force,
     network=None,
-    top_links=10,
+    top_links=None,
     calls=1,
     threads=None,
     quiet=False,
@@ -340,7 +340,7 @@ simulate = schedule_verb(
         click.option(
             "--top-links",
             type=cliopts.Range(0),
-            default=10,
+            default=cliopts.DEFAULTS["netsim"]["top_links"],
             show_default=True,
             help="Busiest links shown.",
         ),
