@@ -220,3 +220,39 @@ def test_benchmarks_write_under_out_unless_told(tmp_path, monkeypatch):
     assert out.path(ap.parse_args(["--out", "d"]).out, "x.json") == Path("d/x.json")
     named = ap.parse_args(["--out", "r/y.json"]).out
     assert (str(out.path(named, "x.json")), str(out.directory(named))) == ("r/y.json", "r")
+
+
+class _OneRank:
+    def Get_rank(self):
+        return 0
+
+    def Get_size(self):
+        return 1
+
+    def bcast(self, obj, root=0):
+        return obj
+
+
+def test_ctrl_c_in_a_bench_sweep_keeps_the_rows_it_finished(monkeypatch, tmp_path):
+    bench = importlib.import_module("hypercuboid.cli.bench")
+    hb = importlib.import_module("hypercuboid.mpi.bench")
+    asked = []
+
+    def sweep(comm, algorithms, sizes, **kw):
+        asked.append(list(sizes))
+        if sizes == [16]:
+            raise KeyboardInterrupt
+        return [{"algorithm": a, "bytes": sizes[0], "valid": None} for a in algorithms]
+
+    monkeypatch.setattr(bench, "_world", _OneRank)
+    monkeypatch.setattr(bench, "_library", lambda: "an MPI")
+    monkeypatch.setattr(hb, "bench_allreduce", sweep)
+    out = tmp_path / "rows.json"
+    r = _run("bench", "allreduce", "-a", "ring,native", "--sizes", "8,16,32", "--json", str(out))
+    assert r.exit_code == 130
+    assert r.stderr == "hypercuboid: interrupted\n"
+    assert asked == [[8], [16]]  # one size at a time; 32 never started
+    assert json.loads(out.read_text()) == [
+        {"algorithm": "ring", "bytes": 8, "valid": None},
+        {"algorithm": "native", "bytes": 8, "valid": None},
+    ]

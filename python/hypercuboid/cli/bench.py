@@ -165,6 +165,18 @@ def _echo(as_json: str | None, as_csv: str | None) -> Callable[..., None]:
     return click.echo if _table(as_json, as_csv) else (lambda *a, **k: None)
 
 
+def _sweep(run: Callable[[list[int]], list], sizes: list[int]) -> tuple[list, bool]:
+    """Runs a sweep one size at a time (the rows of a size do not depend on the others), so
+    that Ctrl-C keeps the rows of the sizes that finished: (rows, whether it was stopped)."""
+    rows: list = []
+    try:
+        for size in sizes:
+            rows += run([size])
+    except KeyboardInterrupt:
+        return rows, True
+    return rows, False
+
+
 def _given(**kw: Any) -> dict[str, Any]:
     """The options the user gave (None: left out, so that the callee's default applies)."""
     return {k: v for k, v in kw.items() if v is not None}
@@ -359,25 +371,30 @@ def bench_allreduce_cmd(
     algs = _algorithms(algorithms, _known_algorithms())
     comm = _world()
     _agree(comm, _outputs_free(force, as_json, as_csv, plot))
-    rows = _run_collective(
+    rows, stopped = _run_collective(
         comm,
-        lambda: hb.bench_allreduce(
-            comm,
-            algs,
+        lambda: _sweep(
+            lambda sizes: hb.bench_allreduce(
+                comm,
+                algs,
+                sizes,
+                dtype=dt,
+                op=op,
+                iterations=iterations,
+                warmup=warmup,
+                block=block,
+                check=check,
+                verify=not no_verify,
+                **_given(seed=seed),
+                progress=_progress(quiet, progress, comm),
+                runner=runner,
+            ),
             size_list,
-            dtype=dt,
-            op=op,
-            iterations=iterations,
-            warmup=warmup,
-            block=block,
-            check=check,
-            verify=not no_verify,
-            **_given(seed=seed),
-            progress=_progress(quiet, progress, comm),
-            runner=runner,
         ),
     )
     if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
         return
     n = comm.Get_size()
     if _table(as_json, as_csv):
@@ -389,6 +406,8 @@ def bench_allreduce_cmd(
     _write_outputs(rows, as_json, as_csv)
     if plot:
         plot_latency(rows, plot, title=f"allreduce on {comm.Get_size()} ranks ({dt.name} {op})")
+    if stopped:
+        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
     bad = [r for r in rows if r.get("valid") is False]
     if bad:
         raise click.ClickException(
@@ -482,29 +501,36 @@ def bench_alltoall_cmd(
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
     _agree(comm, names_known)
-    rows = _run_collective(
+    rows, stopped = _run_collective(
         comm,
-        lambda: hb.bench_alltoall(
-            comm,
-            algs,
+        lambda: _sweep(
+            lambda sizes: hb.bench_alltoall(
+                comm,
+                algs,
+                sizes,
+                dtype=dt,
+                iterations=iterations,
+                warmup=warmup,
+                check=check,
+                verify=not no_verify,
+                **_given(seed=seed),
+                progress=_progress(quiet, progress, comm),
+                runner=runner,
+            ),
             size_list,
-            dtype=dt,
-            iterations=iterations,
-            warmup=warmup,
-            check=check,
-            verify=not no_verify,
-            **_given(seed=seed),
-            progress=_progress(quiet, progress, comm),
-            runner=runner,
         ),
     )
     if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
         return
     n = comm.Get_size()
     if _table(as_json, as_csv):
         click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
         click.echo(alltoall_table(rows))
     _write_outputs(rows, as_json, as_csv)
+    if stopped:
+        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
     bad = [r for r in rows if r.get("valid") is False]
     if bad:
         raise click.ClickException(
