@@ -45,6 +45,10 @@ def _run(*args):
             "--load 0.1,,0.2: an empty item in the list",
         ),
         (
+            ["netsim", "run", "-t", "fullmesh:n=3", "--load", "0.1:1:1e-7"],
+            "--load 0.1:1:1e-7: 9,000,001 load points; at most 1,000 (a larger step)",
+        ),
+        (
             ["netsim", "run", "-t", "fullmesh:n=3", "-r", "min,,inr"],
             "--routing min,,inr: an empty item in the list",
         ),

@@ -179,6 +179,28 @@ _CSV_FIELDS = [
 ]
 
 
+#: The most load points one --load gives: a sweep is a figure's points, not millions of runs.
+MAX_LOADS = 1000
+
+
+def _bounded_range(load: str) -> None:
+    """Refuses a start:stop:step that would make more than :data:`MAX_LOADS` points, before
+    they are made (``0.1:1:1e-7`` is nine million)."""
+    parts = load.split(":")
+    if len(parts) != 3:
+        return
+    try:
+        start, stop, step = (float(p) for p in parts)
+    except ValueError:
+        return  # the parser names what is wrong
+    if step > 0 and stop >= start and (stop - start) / step + 1 > MAX_LOADS:
+        n = int((stop - start) / step) + 1
+        raise click.ClickException(
+            f"--load {cliopts.shown(load)}: {n:,} load points; at most {MAX_LOADS:,} "
+            "(a larger step)"
+        )
+
+
 def _exclusive(kw: dict[str, Any]) -> None:
     if kw["as_json"] == "-" and kw["as_csv"] == "-":
         raise click.UsageError("--json and --csv cannot both go to stdout; give one a FILE")
@@ -336,6 +358,7 @@ def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_
     routings, traffics = _split(routings), _split(traffics, "--traffic")
     if "," in load:
         cliopts.split_list(load, "--load")
+    _bounded_range(load)
     loads = ns.parse_loads(load)
     cliopts.outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
     _check(list(topologies), routings, traffics)
