@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from hypercuboid.cli import options as cliopts
+
 
 @click.command()
 @click.option(
@@ -21,8 +23,13 @@ import click
     show_default=True,
     help="log2 of the rank count of the scale run.",
 )
-def demo(out: str, big_log2: int) -> None:
+@cliopts.quiet_option("Print nothing but errors.")
+@cliopts.progress_option()
+def demo(out: str, big_log2: int, quiet: bool, progress: bool | None) -> None:
     """A short tour: verify, simulate, draw and scale the classic allreduce family."""
     from hypercuboid.demo import run
 
-    run(out, big_log2=big_log2, echo=click.echo)
+    say = cliopts.Progress(quiet, progress)
+    say(f"demo: writing into {out}/")
+    run(out, big_log2=big_log2, echo=(lambda *a, **k: None) if quiet else click.echo)
+    say("demo: done")
