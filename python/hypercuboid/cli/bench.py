@@ -123,6 +123,19 @@ def _outputs_free(force: bool, *paths: str | None) -> Callable[[], None]:
     return check
 
 
+TIMEOUT_HELP = (
+    "Abort the job when the command has not finished in SECONDS (a rank waiting for a peer "
+    "that never comes) [no limit]."
+)
+
+
+def _start(comm: Any, timeout: float | None, prog: str = "hypercuboid bench") -> None:
+    """Every rank checks that all were started with its arguments, and arms --timeout."""
+    from hypercuboid.mpi.launch import start
+
+    start(comm, sys.argv[1:], timeout, prog)
+
+
 def _run_collective(comm: Any, body: Callable[[], Any]) -> Any:
     """Runs the measuring part: a failure on any rank aborts the job with the rank named
     (other ranks would otherwise wait for it forever)."""
@@ -167,6 +180,7 @@ _common = [
     click.option("--csv", "as_csv", type=click.Path(dir_okay=False), help="Write rows as CSV."),
     click.option("--force", is_flag=True, help="Overwrite existing output files."),
     click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+    click.option("--timeout", type=float, default=None, help=TIMEOUT_HELP),
 ]
 
 
@@ -265,6 +279,7 @@ def bench_allreduce_cmd(
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    timeout: float | None,
 ) -> None:
     """Time allreduce algorithms and MPI_Allreduce over a message-size sweep (OSU style).
 
@@ -289,6 +304,7 @@ def bench_allreduce_cmd(
         raise click.ClickException(f"--warmup {warmup}: must be at least 0")
     algs = hb.split_algorithms(algorithms, _known_algorithms())
     comm = _world()
+    _start(comm, timeout)
     _agree(comm, _outputs_free(force, as_json, as_csv, plot))
     rows = _run_collective(
         comm,
@@ -389,6 +405,7 @@ def bench_alltoall_cmd(
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    timeout: float | None,
 ) -> None:
     """Time alltoall algorithms and MPI_Alltoall over a message-size sweep with osu_alltoall's
     conventions: the size is per pair of ranks; avg / min / max are over the ranks of each
@@ -415,6 +432,7 @@ def bench_alltoall_cmd(
     known += [alias for a in registry("alltoall") for alias in a.aliases]
     algs = hb.split_algorithms(algorithms, known)
     comm = _world()
+    _start(comm, timeout)
     _agree(comm, _outputs_free(force, as_json, as_csv))
 
     def names_known() -> None:
@@ -515,6 +533,7 @@ def bench_pingpong_cmd(
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    timeout: float | None,
 ) -> None:
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
@@ -526,6 +545,7 @@ def bench_pingpong_cmd(
     if len(size_list) < 2:
         raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
     comm = _world()
+    _start(comm, timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
     _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
@@ -643,6 +663,7 @@ def bench_multicast_cmd(
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    timeout: float | None,
 ) -> None:
     """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
@@ -657,6 +678,7 @@ def bench_multicast_cmd(
     if beta is not None:
         beta_s = _parse_time(beta)
     comm = _world()
+    _start(comm, timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
     _agree(comm, _outputs_free(force, as_json, as_csv, model_file))

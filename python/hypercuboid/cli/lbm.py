@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from hypercuboid.cli.bench import BenchGroup, _agree, _run_collective, _world
+from hypercuboid.cli.bench import TIMEOUT_HELP, BenchGroup, _agree, _run_collective, _start, _world
 from hypercuboid.cli.common import echo_json
 
 
@@ -70,6 +70,7 @@ def lbm() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (rank 0).")
 @click.option("--quiet", "-q", is_flag=True, help="No per-step lines.")
+@click.option("--timeout", type=float, default=None, help=TIMEOUT_HELP)
 def run_cmd(
     lattice: str,
     decomp: str | None,
@@ -81,6 +82,7 @@ def run_cmd(
     layout: str,
     as_json: bool,
     quiet: bool,
+    timeout: float | None,
 ) -> None:
     """Run the D3Q19 BGK solver with a halo exchange over MPI and report, per step and in
     total, the time in the halo exchange and in the kernel, MLUPS, the effective bandwidth
@@ -88,6 +90,7 @@ def run_cmd(
     from hypercuboid.lbm import proxy
 
     comm = _world()
+    _start(comm, timeout, "hypercuboid lbm")
     built: dict[str, Any] = {}
 
     def check() -> None:
