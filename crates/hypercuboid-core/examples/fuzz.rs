@@ -15,9 +15,10 @@
 //! (0, -1, 2^31, 2^64, nan, ...) and in binary, and tokens of the grammar. Mutants are kept in a
 //! pool of 256 to be mutated further (no coverage feedback on stable).
 //!
-//! A run fails when the parser panics, takes more than a second, or holds more than 1 GiB: the
-//! input is written to `fuzz/crashes/<target>-<kind>-<hash>` (git-ignored) and the fuzzer exits
-//! with status 1 after printing the file's name and what happened. Exit status 0: every target
+//! A run fails when the parser panics, takes more than a second, or holds more than 1 GiB (the
+//! core's memory guard, `resources`, is set to refuse above 512 MiB, as `--memory-limit`
+//! would): the input is written to `fuzz/crashes/<target>-<kind>-<hash>` (git-ignored) and the
+//! fuzzer exits with status 1 after printing the file's name and what happened. Exit status 0: every target
 //! ran clean for its time. The mutations are a pure function of `--seed` (default 0), so a
 //! failure found once is found again.
 
@@ -27,6 +28,7 @@ use hypercuboid_core::lbm::{read_npy, Shape};
 use hypercuboid_core::model::{parse_model, parse_model_file, parse_noise, Level, Mapping};
 use hypercuboid_core::network::routing::RoutingSpec;
 use hypercuboid_core::network::traffic::{ExchangeSpec, TrafficSpec};
+use hypercuboid_core::resources;
 use hypercuboid_core::schedule::goal;
 use hypercuboid_core::topology::{export, generate, parse_spec, tree, Topology};
 use hypercuboid_core::units;
@@ -634,6 +636,8 @@ fn main() {
         }
         return;
     }
+    // the core's own memory guard refuses first, at half the fuzzer's bound
+    resources::set_memory_limit(Some(MEMORY_LIMIT as u64 / 2));
     epoch();
     watchdog();
     let (name, run, tokens) = *TARGETS
