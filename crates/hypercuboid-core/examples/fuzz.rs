@@ -18,9 +18,9 @@
 //! A run fails when the parser panics, takes more than a second, or holds more than 1 GiB (the
 //! core's memory guard, `resources`, is set to refuse above 512 MiB, as `--memory-limit`
 //! would): the input is written to `fuzz/crashes/<target>-<kind>-<hash>` (git-ignored) and the
-//! fuzzer exits with status 1 after printing the file's name and what happened. Exit status 0: every target
-//! ran clean for its time. The mutations are a pure function of `--seed` (default 0), so a
-//! failure found once is found again.
+//! fuzzer exits with status 1 after printing the file's name and what happened. Exit status 0:
+//! every target ran clean for its time. The mutations are a pure function of `--seed` (default
+//! 0), so a failure found once is found again.
 
 use hypercuboid_core::collectives::alltoall::scheduled::parse_mapping;
 use hypercuboid_core::collectives::{allreduce, alltoall, halo};
