@@ -105,6 +105,19 @@ def _outputs_free(force: bool, *paths: str | None) -> Callable[[], None]:
     return lambda: cliopts.outputs_free(force, *paths)
 
 
+TIMEOUT_HELP = (
+    "Abort the job when the command has not finished in SECONDS (a rank waiting for a peer "
+    "that never comes) [no limit]."
+)
+
+
+def _start(comm: Any, timeout: float | None, prog: str = "hypercuboid bench") -> None:
+    """Every rank checks that all were started with its arguments, and arms --timeout."""
+    from hypercuboid.mpi.launch import start
+
+    start(comm, sys.argv[1:], timeout, prog)
+
+
 #: How long a rank other than 0 waits before it prints its error and aborts the job: when
 #: every rank fails alike, rank 0's abort ends the job first and one message is printed.
 _QUIET_WAIT_S = 0.5
@@ -193,6 +206,9 @@ _common = [
     cliopts.force_option(),
     cliopts.quiet_option("No progress lines on stderr."),
     cliopts.progress_option(),
+    click.option(
+        "--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP
+    ),
 ]
 
 #: The spellings of release 0.x: -m was --sizes here, but it is --model everywhere else.
@@ -357,6 +373,7 @@ def bench_allreduce_cmd(
     force: bool,
     quiet: bool,
     progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Time allreduce algorithms and MPI_Allreduce over a message-size sweep (OSU style).
 
@@ -370,6 +387,7 @@ def bench_allreduce_cmd(
     dt = _check_dtype(dtype, check)
     algs = _algorithms(algorithms, _known_algorithms())
     comm = _world()
+    _start(comm, timeout)
     _agree(comm, _outputs_free(force, as_json, as_csv, plot))
     rows, stopped = _run_collective(
         comm,
@@ -477,6 +495,7 @@ def bench_alltoall_cmd(
     force: bool,
     quiet: bool,
     progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Time alltoall algorithms and MPI_Alltoall over a message-size sweep with osu_alltoall's
     conventions: the size is per pair of ranks; avg / min / max are over the ranks of each
@@ -491,6 +510,7 @@ def bench_alltoall_cmd(
     known += [alias for a in registry("alltoall") for alias in a.aliases]
     algs = _algorithms(algorithms, known)
     comm = _world()
+    _start(comm, timeout)
     _agree(comm, _outputs_free(force, as_json, as_csv))
 
     def names_known() -> None:
@@ -592,6 +612,7 @@ def bench_pingpong_cmd(
     force: bool,
     quiet: bool,
     progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
@@ -603,6 +624,7 @@ def bench_pingpong_cmd(
     if len(size_list) < 2:
         raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
     comm = _world()
+    _start(comm, timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
     _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
@@ -719,6 +741,7 @@ def bench_multicast_cmd(
     force: bool,
     quiet: bool,
     progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
@@ -731,6 +754,7 @@ def bench_multicast_cmd(
     if beta is not None:
         beta_s = _parse_time(beta)
     comm = _world()
+    _start(comm, timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
     _agree(comm, _outputs_free(force, as_json, as_csv, model_file))

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from hypercuboid.cli import options as cliopts
-from hypercuboid.cli.bench import BenchGroup, _agree, _run_collective, _world
+from hypercuboid.cli.bench import TIMEOUT_HELP, BenchGroup, _agree, _run_collective, _start, _world
 from hypercuboid.cli.common import echo_json
 
 
@@ -73,6 +73,7 @@ def lbm() -> None:
 @cliopts.force_option("an existing --json file")
 @cliopts.quiet_option("No per-step lines.")
 @cliopts.progress_option()
+@click.option("--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP)
 def run_cmd(
     lattice: str,
     decomp: str | None,
@@ -86,6 +87,7 @@ def run_cmd(
     force: bool,
     quiet: bool,
     progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Run the D3Q19 BGK solver with a halo exchange over MPI and report, per step and in
     total, the time in the halo exchange and in the kernel, MLUPS, the effective bandwidth
@@ -93,6 +95,7 @@ def run_cmd(
     from hypercuboid.lbm import proxy
 
     comm = _world()
+    _start(comm, timeout, "hypercuboid lbm")
     built: dict[str, Any] = {}
 
     def check() -> None:

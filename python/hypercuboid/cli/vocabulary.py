@@ -69,6 +69,11 @@ MEANINGS: list[Meaning] = [
     _m("--jobs -j", "Local worker processes of a sweep", "int"),
     _m("--executor", "Where a sweep's points run", "choice"),
     _m("--memory-limit", "Refuse a run whose memory estimate exceeds this size", "size"),
+    _m(
+        "--timeout",
+        "Abort an MPI job not finished in this many seconds (a rank waiting for a peer that never comes)",
+        "float",
+    ),
     # what to write
     _m("--json", "JSON: on stdout, or in FILE", "[file]"),
     _m("--csv", "CSV: on stdout, or in FILE", "[file]"),
