@@ -30,7 +30,7 @@ pub enum PeerRule {
     Xor(Rank),
     /// `(rank + d) mod nranks`, `d` in `0..nranks`.
     Shift(Rank),
-    /// No rule: entry `k` of the rank's row of explicit peers ([`RankView::peer`] reads it).
+    /// No rule: entry `k` of the rank's row of explicit peers ([`RankView::peer`](super::RankView::peer) reads it).
     Column(u32),
 }
 
@@ -132,7 +132,7 @@ impl Candidates {
 pub struct Shape {
     /// Ops in program order, in canonical form: send/recv peers are 0 here (each rank's peers
     /// are stored apart) and a receive's `combine` is stated as seen from a peer above the rank.
-    /// Read ops through [`RankView::op`], which restores both.
+    /// Read ops through [`RankView::op`](super::RankView::op), which restores both.
     pub ops: Vec<Op>,
     /// Each op's peer rule, which holds for every rank of the shape.
     pub peers: Vec<PeerRule>,
@@ -266,7 +266,7 @@ pub(super) fn shape_hash(p: &Program, rank: Rank) -> u64 {
 
 /// The program that every rank of one class runs up to its peers: the program of one of its
 /// ranks, and each op's [`PeerRule`] (`Const(ANY_SOURCE)` for local ops), which gives that
-/// op's peer for every rank of the class. [`ScheduleBuilder::push_classes`] pushes the ranks
+/// op's peer for every rank of the class. [`ScheduleBuilder::push_classes`](super::ScheduleBuilder::push_classes) pushes the ranks
 /// of several such classes without building their programs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RankClass {
@@ -304,7 +304,7 @@ impl RankClass {
 
     /// Whether `program`, the program of `rank` in a schedule of `nranks` ranks (its
     /// dependencies are sorted in place), is this class's program up to its peers and its
-    /// peers are the rules': what [`ScheduleBuilder::push_classes`] assumes of every rank of
+    /// peers are the rules': what [`ScheduleBuilder::push_classes`](super::ScheduleBuilder::push_classes) assumes of every rank of
     /// the class, checked on one rank by building it.
     pub fn admits(&self, program: &mut Program, rank: Rank, nranks: u32) -> bool {
         program.normalize();
@@ -324,7 +324,7 @@ impl RankClass {
     }
 
     /// The program of `rank` whose op `i` talks to `peers[i]`: this class's ops with those
-    /// peers and each receive's operand order restored for `rank` (as [`RankView::op`] does).
+    /// peers and each receive's operand order restored for `rank` (as [`RankView::op`](super::RankView::op) does).
     pub(super) fn instantiate(&self, rank: Rank, peers: &[Rank]) -> Program {
         let ops = self
             .program

@@ -30,7 +30,7 @@ impl<'a> RankView<'a> {
         self.shape.ops.is_empty()
     }
 
-    /// The peer of op `i` ([`ANY_SOURCE`] for local ops and wildcard receives).
+    /// The peer of op `i` ([`ANY_SOURCE`](super::ANY_SOURCE) for local ops and wildcard receives).
     #[inline]
     pub fn peer(&self, i: usize) -> Rank {
         let rule = self.shape.peers[i];
