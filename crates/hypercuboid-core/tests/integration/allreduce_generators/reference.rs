@@ -10,14 +10,14 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// When a send completes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
+pub(super) enum Protocol {
     /// At its message's arrival, matched or not.
     Eager,
     /// At its message's arrival or its receive's posting, whichever is later.
     Rendezvous,
 }
 
-pub struct Outcome<V> {
+pub(super) struct Outcome<V> {
     pub outputs: Vec<Vec<V>>,
     pub finish: Time,
 }
@@ -71,7 +71,7 @@ impl<V: Clone> Buffers<V> {
 
 /// Runs `s` in the postal model of `cost` (see its module documentation) with the given
 /// inputs and operator. Messages match per (source, destination, tag) in order.
-pub fn run<V: Clone>(
+pub(super) fn run<V: Clone>(
     s: &Schedule,
     m: &PostalModel,
     protocol: Protocol,
@@ -92,7 +92,7 @@ fn reduction(m: &PostalModel, bytes: u64) -> Time {
 }
 
 /// The completion time of `s` alone, moving no data.
-pub fn time(s: &Schedule, m: &PostalModel) -> Result<Time, String> {
+pub(super) fn time(s: &Schedule, m: &PostalModel) -> Result<Time, String> {
     Ok(execute(s, m, Protocol::Eager, false, |_, _| (), |_, _| ())?.finish)
 }
 
@@ -351,7 +351,7 @@ fn accesses(kind: &OpKind) -> Vec<(Slice, bool)> {
 /// Every two ops of a rank that touch a common element, at least one writing it, must be
 /// ordered by a chain of `requires` (one completes before the other starts). Dependencies
 /// must point to earlier ops.
-pub fn races(s: &Schedule) -> Result<(), String> {
+pub(super) fn races(s: &Schedule) -> Result<(), String> {
     for r in 0..s.nranks() {
         let p = s.program(r);
         let n = p.len();
