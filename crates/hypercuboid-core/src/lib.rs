@@ -25,27 +25,30 @@
 //! ```text
 //!  units, spec ─────────── times, sizes, rates; the one NAME:key=value grammar
 //!  topology ───────────── graphs of routers and endpoints, generators, analysis
-//!  schedule ───────────── the IR, its builder, verify/, goal/ (GOAL text), export (C, traces)
-//!  model ──────────────── cost models behind one trait (postal, pipelined, LogGOPS, network)
 //!  network ────────────── routing (with its channel dependency graphs), traffic, the packet
 //!                          and flow engines
+//!  schedule ───────────── the IR, its builder, verify/, goal/ (GOAL text), export (C, traces)
+//!  model ──────────────── cost models behind one trait (postal, pipelined, LogGOPS, and the
+//!                          network model, which drives the network engines)
 //!  sim ────────────────── the discrete-event engine that runs a schedule on a model
 //!  collectives ────────── generators (allreduce, alltoall, halo), their registry, tuning
 //!  lbm, native ────────── the D3Q19 proxy application; the native runner's C sources
 //! ```
 //!
-//! A room uses the rooms above it in this list and never one below, with one exception kept on
-//! purpose: the network cost model ([`model::NetworkModel`]) drives the network engines, so
-//! `model` uses `network` (which uses nothing of `model`, `sim` or `schedule`). Generators
-//! ([`collectives`]) produce schedules, or GOAL text is read ([`schedule::goal`]); the verifier
-//! ([`schedule::verify`]) checks them; the engine ([`sim`]) runs them on a cost model
-//! ([`model`]) or on a simulated network ([`network`] over a [`topology`]); the exports write
-//! them as GOAL text, a C routine or a Chrome trace.
+//! A room's code uses the rooms above it in this list and never one below (tests may: a
+//! verifier test generates its schedules with [`collectives`]). The network engines know
+//! nothing of schedules or cost models; [`model::NetworkModel`] is the cost model that puts a
+//! schedule's messages on them. Generators ([`collectives`]) produce schedules, or GOAL text is
+//! read ([`schedule::goal`]); the verifier ([`schedule::verify`]) checks them; the engine
+//! ([`sim`]) runs them on a cost model ([`model`]), which may be a simulated network
+//! ([`network`] over a [`topology`]); the exports write them as GOAL text, a C routine or a
+//! Chrome trace. Below every room sit the helpers they share: [`arith`], [`lattice`],
+//! [`cancel`], [`resources`] and the crate's private hints and thread barrier.
 //!
 //! # Errors
 //!
-//! Each room has one documented `#[non_exhaustive]` error enum whose messages name the bad
-//! value and what is accepted: [`spec::SpecError`], [`units::UnitError`],
+//! Each room has one documented error type (a `#[non_exhaustive]` enum where it has several
+//! kinds) whose messages name the bad value and what is accepted: [`spec::SpecError`], [`units::UnitError`],
 //! [`topology::TopologyError`], [`schedule::ScheduleError`], [`model::ModelError`],
 //! [`network::NetworkError`], [`sim::SimError`], and the generators' own
 //! ([`collectives::allreduce::recursive_multiplying::search::TuningError`],
