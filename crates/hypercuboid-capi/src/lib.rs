@@ -33,6 +33,7 @@ pub const HC_CAPI_EINTERNAL: c_int = -2;
 /// the arrays of the native runner's `hc_program`, field for field, plus what the program was
 /// built for. Owned by the library: read it, never write it, free it with
 /// [`hc_columns_free`].
+#[derive(Debug)]
 #[repr(C)]
 pub struct hc_columns {
     /// Number of ops: the length of every per-op column.

@@ -18,7 +18,7 @@ use pyo3::types::PyDict;
 /// `pool`, `max_schedules`), `netsim` (`seed`,
 /// `warmup_ps`, `duration_ps`, `drain`, `packet_bytes`, `buffer_bytes`, `switch_latency_ps`,
 /// `watchdog_ps`, `top_links`, `links`, `threads`).
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let d = PyDict::new(py);
     let a = PyDict::new(py);

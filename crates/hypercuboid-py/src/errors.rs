@@ -45,7 +45,7 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 }
 
 /// An exception of class `class` (of `hypercuboid.errors`) with `message` and attributes.
-pub fn raise(
+pub(crate) fn raise(
     class: &str,
     message: impl Into<String>,
     attrs: impl FnOnce(Python<'_>, &Bound<'_, PyDict>) -> PyResult<()>,
@@ -70,18 +70,18 @@ pub fn raise(
 }
 
 /// An exception of class `class` with `message` and no attributes beyond the class's defaults.
-pub fn error(class: &str, message: impl Into<String>) -> PyErr {
+pub(crate) fn error(class: &str, message: impl Into<String>) -> PyErr {
     raise(class, message, |_, _| Ok(()))
 }
 
 /// A core error converted to its one Python exception.
-pub trait ToPyErr {
+pub(crate) trait ToPyErr {
     /// The exception.
     fn to_pyerr(self) -> PyErr;
 }
 
 /// `result.py()?`: the error as its Python exception.
-pub trait PyResultExt<T> {
+pub(crate) trait PyResultExt<T> {
     /// Converts the error with [`ToPyErr`].
     fn py(self) -> PyResult<T>;
 }

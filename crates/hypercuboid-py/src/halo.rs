@@ -15,6 +15,7 @@ use crate::schedule::PySchedule;
 
 /// A 3-D Cartesian decomposition of a lattice (ranks in `MPI_Cart_create` order, z fastest;
 /// `MPI_Dims_create`-style dimensions by default; subdomains differing by at most one site).
+#[derive(Debug)]
 #[pyclass(name = "HaloDecomposition", module = "hypercuboid._core", frozen)]
 pub struct PyDecomposition {
     pub(crate) inner: Decomposition,
@@ -262,7 +263,7 @@ fn halo_saving(decomp: &PyDecomposition, rank: i64) -> PyResult<(u64, u64)> {
 
 /// Adds the decomposition class, the halo functions and `HALO_DIRECTIONS` (the 26
 /// directions in tag order).
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDecomposition>()?;
     m.add_function(wrap_pyfunction!(halo_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(halo_program, m)?)?;

@@ -236,7 +236,7 @@ fn lbm_region_sites(subdomain: [usize; 3], region: &str) -> PyResult<usize> {
     Ok(Region::parse(region).py()?.sites(shape))
 }
 
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lbm_step, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_initialise, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_parse_init, m)?)?;

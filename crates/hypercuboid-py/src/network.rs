@@ -392,7 +392,7 @@ fn netsim_zero_load_latency(
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(netsim_run, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_exchange, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_cdg, m)?)?;

@@ -38,6 +38,7 @@ impl ToPyErr for PhaseError {
 
 /// Contention-free phases of the all-to-all exchange on a topology, with the lower bound and
 /// the three checks (complete, contention-free, optimal).
+#[derive(Debug)]
 #[pyclass(name = "AlltoallPhases", module = "hypercuboid._core", frozen)]
 pub struct PyAlltoallPhases {
     inner: AlltoallPhases,
@@ -433,7 +434,7 @@ fn alltoall_routine<'py>(
 /// Most machines (and switches) of a random tree.
 const MAX_RANDOM: usize = 1 << 16;
 
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAlltoallPhases>()?;
     m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;

@@ -14,6 +14,7 @@ use crate::errors::{error, PyResultExt};
 /// inside its buffer (`input_len`, `output_len`, the scratch sizes). Read it like the dict of
 /// columns it replaces (`p["kind"]`, `p["deps"]`, iteration over the column names) or through
 /// its attributes.
+#[derive(Debug)]
 #[pyclass(name = "Program", module = "hypercuboid._core", frozen)]
 pub struct PyProgram {
     cols: Columns,
@@ -301,7 +302,7 @@ fn native_sources(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// `COMBINES`, `DEP_KINDS`, `SLOT_INPUT`, `SLOT_OUTPUT`, `SLOT_SCRATCH` (scratch k is
 /// `SLOT_SCRATCH + k`), `SLOT_NONE`, `PROGRAM_COLUMNS`, `DTYPES` (name to bytes per element)
 /// `DTYPE_CODES` (every dtype's code, `byte` included) and `REDUCE_OPS` (names by code).
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProgram>()?;
     m.add_function(wrap_pyfunction!(c_codes_header, m)?)?;
     m.add_function(wrap_pyfunction!(native_sources, m)?)?;

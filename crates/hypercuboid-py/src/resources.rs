@@ -24,7 +24,7 @@ fn available_memory() -> Option<u64> {
 }
 
 /// Adds this module's functions to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;

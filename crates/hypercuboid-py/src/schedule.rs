@@ -21,6 +21,7 @@ use crate::errors::{error, PyResultExt};
 use crate::program::PyProgram;
 
 /// A schedule held in Rust memory. Python's `hypercuboid.Schedule` wraps it.
+#[derive(Debug)]
 #[pyclass(name = "Schedule", module = "hypercuboid._core", frozen)]
 pub struct PySchedule {
     pub(crate) inner: Arc<Schedule>,
@@ -707,7 +708,7 @@ fn allreduce_cost(
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySchedule>()?;
     m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;

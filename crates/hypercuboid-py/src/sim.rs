@@ -321,7 +321,7 @@ fn noise_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_model_py, m)?)?;
     m.add_function(wrap_pyfunction!(parse_noise_py, m)?)?;
     m.add_function(wrap_pyfunction!(model_forms, m)?)?;

@@ -14,6 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// A network topology: routers, endpoints attached to routers, links with bandwidth (Gb/s) and
 /// latency (ps). Build one with `generate(spec)`.
+#[derive(Debug)]
 #[pyclass(name = "Topology", module = "hypercuboid._core", frozen)]
 pub struct PyTopology {
     inner: Topology,
@@ -437,7 +438,7 @@ fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTopology>()?;
     m.add_function(wrap_pyfunction!(topology_generate, m)?)?;
     m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;

@@ -276,7 +276,7 @@ fn tune_allreduce<'py>(
 }
 
 /// Adds this module's functions to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rm_parse, m)?)?;
     m.add_function(wrap_pyfunction!(rm_fit, m)?)?;
     m.add_function(wrap_pyfunction!(rm_suggest, m)?)?;

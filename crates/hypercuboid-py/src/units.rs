@@ -44,7 +44,7 @@ fn format_size(bytes: u64) -> String {
 }
 
 /// Adds this module's functions to `hypercuboid._core`.
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time_f64, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;

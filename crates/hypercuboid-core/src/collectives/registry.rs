@@ -156,6 +156,15 @@ pub struct Guarantee<F: Family> {
     pub holds: fn(&F::Algorithm, u32) -> bool,
 }
 
+impl<F: Family> std::fmt::Debug for Guarantee<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guarantee")
+            .field("property", &self.property)
+            .field("when", &self.when)
+            .finish_non_exhaustive()
+    }
+}
+
 /// [`Cost::time`]: the time of an algorithm on a problem under the model.
 pub type CostFn<F> = fn(
     &<F as Family>::Algorithm,
@@ -177,6 +186,14 @@ pub struct Cost<F: Family> {
     /// The time of the algorithm on a problem under the model; an error says why there is
     /// none for this problem.
     pub time: CostFn<F>,
+}
+
+impl<F: Family> std::fmt::Debug for Cost<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cost")
+            .field("formula", &self.formula)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One algorithm: everything that names, reads, builds and describes it.

@@ -125,7 +125,7 @@ impl LogGopsState {
         };
         LogGopsState {
             // Read (ready times) before written: each page written once now.
-            clk: crate::sim::written_zeros(nranks as usize * stride),
+            clk: crate::hint::written_zeros(nranks as usize * stride),
             stride,
             ncpus,
             nnics,
@@ -305,7 +305,7 @@ impl CostModel for LogGopsModel {
     #[inline]
     fn prefetch(&self, st: &LogGopsState, rank: Rank) {
         if let Some(c) = st.clk.get(st.c(rank, 0)) {
-            crate::sim::prefetch(c);
+            crate::hint::prefetch(c);
         }
     }
 

@@ -229,8 +229,8 @@ impl Mapping {
 }
 
 /// The network model: a [`Network`] (topology, routing, router parameters), the level that
-/// carries the messages, the host model and where the ranks run. See the [module
-/// docs](self).
+/// carries the messages, the host model and where the ranks run. The host side and the
+/// protocols are described at the top of `model/network.rs`.
 #[derive(Debug)]
 pub struct NetworkModel<'n> {
     net: &'n Network<'n>,

@@ -100,7 +100,7 @@ impl CostModel for PostalModel {
         let stride = 1 + ncpus as usize;
         PostalState {
             // Read (ready times) before written: each page written once now.
-            clk: crate::sim::written_zeros(nranks as usize * stride),
+            clk: crate::hint::written_zeros(nranks as usize * stride),
             stride,
             beta: ByteRate::new(self.beta),
         }
@@ -183,7 +183,7 @@ impl CostModel for PostalModel {
     #[inline]
     fn prefetch(&self, st: &PostalState, rank: Rank) {
         if let Some(c) = st.clk.get(st.port(rank)) {
-            crate::sim::prefetch(c);
+            crate::hint::prefetch(c);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Errors of the network simulator: bad names and parameters, routings a topology cannot
 //! serve, and deadlocks found by the watchdog.
 
-use super::routing::{format_cycle, Channel};
+use super::routing::channel::{format_cycle, Channel};
 use crate::spec::SpecError;
 use crate::topology::TopologyError;
 use std::fmt;

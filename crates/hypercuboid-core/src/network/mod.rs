@@ -32,7 +32,6 @@
 //! assert!((report.accepted - 0.3).abs() < 0.05);
 //! ```
 
-pub mod cdg;
 pub(crate) mod error;
 pub mod flow;
 pub mod packet;
@@ -41,12 +40,12 @@ pub mod routing;
 pub mod stats;
 pub mod traffic;
 
-pub use cdg::Cdg;
 pub use error::NetworkError;
 pub use flow::FlowEngine;
 pub use packet::{
     Delivery, Engine, Injection, NetParams, Network, NicOrder, Switching, Synthetic, Workload,
 };
+pub use routing::cdg::{self, Cdg};
 pub use routing::{
     format_cycle, Algorithm, Channel, MinChoice, Routes, RoutingSpec, UgalCost, VcPolicy, VcScheme,
 };

@@ -143,7 +143,7 @@ pub(crate) fn agree(a_peer: Rank, a_tag: i32, b_peer: Rank, b_tag: i32) -> bool 
 }
 
 impl MatchQueues {
-    pub fn new() -> MatchQueues {
+    pub(super) fn new() -> MatchQueues {
         MatchQueues {
             nodes: Vec::new(),
             free: NIL,
@@ -153,7 +153,7 @@ impl MatchQueues {
 
     /// Appends an entry to queue `q` of the rank whose queues end at `ends` (`op` < 2^30).
     #[inline]
-    pub fn push(&mut self, ends: &mut Ends, q: Queue, peer: Rank, tag: i32, op: u32) {
+    pub(super) fn push(&mut self, ends: &mut Ends, q: Queue, peer: Rank, tag: i32, op: u32) {
         debug_assert!(
             op <= OP,
             "op index {op} beyond the matching queues' 30 bits"
@@ -198,7 +198,7 @@ impl MatchQueues {
     /// Removes and returns `(peer, tag, op)` of the first entry of queue `q` (of the rank whose
     /// queues end at `ends`) that agrees with `peer` and `tag`.
     #[inline]
-    pub fn take(
+    pub(super) fn take(
         &mut self,
         ends: &mut Ends,
         q: Queue,
@@ -241,13 +241,13 @@ impl MatchQueues {
     }
 
     /// Number of entries in all queues.
-    pub fn live(&self) -> u64 {
+    pub(super) fn live(&self) -> u64 {
         self.live
     }
 
     /// The entries of queue `q` (of the rank whose queues end at `ends`), in order:
     /// `(peer, tag, op)`.
-    pub fn entries(&self, ends: &Ends, q: Queue) -> Vec<(Rank, i32, u32)> {
+    pub(super) fn entries(&self, ends: &Ends, q: Queue) -> Vec<(Rank, i32, u32)> {
         let mut v = Vec::new();
         if ends.inline_in(q) {
             v.push((ends.peer, ends.tag, ends.op & OP));

@@ -60,7 +60,7 @@ pub(crate) struct EventQueue {
 }
 
 impl EventQueue {
-    pub fn new() -> EventQueue {
+    pub(super) fn new() -> EventQueue {
         EventQueue {
             buckets: (0..65).map(|_| Vec::new()).collect(),
             ..Default::default()
@@ -69,14 +69,14 @@ impl EventQueue {
 
     /// Number of queued events.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
     /// Queues `e`: an event after the current time inline (the common case), the rest out of
     /// line.
     #[inline(always)]
-    pub fn push(&mut self, e: Event) {
+    pub(super) fn push(&mut self, e: Event) {
         if e.time > self.last {
             self.len += 1;
             let b = 64 - (e.time ^ self.last).leading_zeros() as usize;
@@ -139,7 +139,7 @@ impl EventQueue {
     /// The event `k` places after the next one to pop, when it is already known (among the
     /// events of the current time, with none dated before it): what the engine prefetches for.
     #[inline]
-    pub fn ahead(&self, k: usize) -> Option<&Event> {
+    pub(super) fn ahead(&self, k: usize) -> Option<&Event> {
         if !self.past.is_empty() {
             return None;
         }
@@ -149,7 +149,7 @@ impl EventQueue {
     /// The next event: the common case (nothing dated in the past, an event left at the
     /// current time) inline, the rest out of line.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<Event> {
+    pub(super) fn pop(&mut self) -> Option<Event> {
         if self.past.is_empty() && self.head < self.now.len() {
             return Some(self.take_now());
         }
@@ -183,7 +183,7 @@ impl EventQueue {
     /// first). When the current time's events are all taken, it moves to the next time first,
     /// as `pop` would, and calls `fix` on the events of that time before it orders them by
     /// stamp (a lane of a parallel run makes their provisional stamps final there).
-    pub fn next_time_with(&mut self, fix: impl FnMut(&mut [Event])) -> Option<Time> {
+    pub(super) fn next_time_with(&mut self, fix: impl FnMut(&mut [Event])) -> Option<Time> {
         if let Some(t) = self.at_hand() {
             return t;
         }
@@ -196,7 +196,11 @@ impl EventQueue {
     /// [`EventQueue::next_time_with`] does; `None`, without moving, if there is none before
     /// `end` (a lane of a parallel run stops at its window's end, and its queue's current time
     /// stays before it).
-    pub fn next_time_before(&mut self, end: Time, fix: impl FnMut(&mut [Event])) -> Option<Time> {
+    pub(super) fn next_time_before(
+        &mut self,
+        end: Time,
+        fix: impl FnMut(&mut [Event]),
+    ) -> Option<Time> {
         let t = self.peek_time()?;
         if t >= end {
             return None;
@@ -206,7 +210,7 @@ impl EventQueue {
 
     /// The time of the next event, without moving to it (a scan of the earliest bucket when
     /// the current time's events are all taken).
-    pub fn peek_time(&self) -> Option<Time> {
+    pub(super) fn peek_time(&self) -> Option<Time> {
         if let Some(t) = self.at_hand() {
             return t;
         }
@@ -216,7 +220,7 @@ impl EventQueue {
 
     /// Calls `fix` on the events left at the current time, then orders them by stamp again (a
     /// lane of a parallel run makes their provisional stamps final there).
-    pub fn fix_now(&mut self, fix: impl FnOnce(&mut [Event])) {
+    pub(super) fn fix_now(&mut self, fix: impl FnOnce(&mut [Event])) {
         let rest = &mut self.now[self.head..];
         fix(rest);
         if !rest.is_sorted_by_key(|e| e.ts) {
@@ -228,7 +232,7 @@ impl EventQueue {
     /// before they are queued: the engine's first batch (every rank's first ops, at time 0)
     /// then fills it without growing through every power of two, each a fresh buffer the
     /// kernel clears and the previous one copied into it.
-    pub fn reserve_now(&mut self, n: usize) {
+    pub(super) fn reserve_now(&mut self, n: usize) {
         if self.now.capacity() - self.now.len() < n {
             let capacity = self.now.len() + n;
             crate::hint::move_to_capacity(&mut self.now, capacity);
@@ -237,7 +241,7 @@ impl EventQueue {
 
     /// Queues `evs` (any order; they are sorted here): the events at the current time are
     /// merged with those left at it in one pass, not inserted one by one.
-    pub fn push_all(&mut self, evs: &mut [Event]) {
+    pub(super) fn push_all(&mut self, evs: &mut [Event]) {
         if evs.is_empty() {
             return;
         }
@@ -270,7 +274,7 @@ impl EventQueue {
     /// The time events are being taken at: that of the last event popped outside the past
     /// heap (an event queued before it goes to that heap).
     #[inline]
-    pub fn now(&self) -> Time {
+    pub(super) fn now(&self) -> Time {
         self.last
     }
 
@@ -280,7 +284,7 @@ impl EventQueue {
     /// except one queued again with an old stamp at the current time, which comes out at
     /// once; hence the largest key popped, not the last.)
     #[inline]
-    pub fn passed(&self, time: Time, ts: u64) -> bool {
+    pub(super) fn passed(&self, time: Time, ts: u64) -> bool {
         (time, ts) < (self.last, self.top_ts)
     }
 

@@ -478,7 +478,12 @@ pub(crate) struct Builder {
 
 impl Builder {
     /// A builder for `family` with router kinds `kinds` and coordinates `coord_names`.
-    pub fn new(family: &str, kinds: &[&str], coord_names: &[&str], link: LinkParams) -> Self {
+    pub(super) fn new(
+        family: &str,
+        kinds: &[&str],
+        coord_names: &[&str],
+        link: LinkParams,
+    ) -> Self {
         Builder {
             parts: TopologyParts {
                 family: family.to_string(),
@@ -491,7 +496,7 @@ impl Builder {
     }
 
     /// Reserves room for `routers`, `endpoints` and `links`.
-    pub fn reserve(&mut self, routers: usize, endpoints: usize, links: usize) {
+    pub(super) fn reserve(&mut self, routers: usize, endpoints: usize, links: usize) {
         self.parts.router_kind.reserve(routers);
         self.parts
             .coords
@@ -502,7 +507,7 @@ impl Builder {
     }
 
     /// Adds a router of kind `kind` with `coords`; returns its index.
-    pub fn router(&mut self, kind: u8, coords: &[u32]) -> u32 {
+    pub(super) fn router(&mut self, kind: u8, coords: &[u32]) -> u32 {
         debug_assert_eq!(coords.len(), self.parts.coord_names.len());
         self.parts.router_kind.push(kind);
         self.parts.coords.extend_from_slice(coords);
@@ -510,7 +515,7 @@ impl Builder {
     }
 
     /// Attaches `count` endpoints to `router`.
-    pub fn endpoints(&mut self, router: u32, count: u32) {
+    pub(super) fn endpoints(&mut self, router: u32, count: u32) {
         for _ in 0..count {
             self.parts.endpoint_router.push(router);
             self.parts.endpoint_links.push(self.link);
@@ -518,7 +523,7 @@ impl Builder {
     }
 
     /// Adds a link between routers `a` and `b`.
-    pub fn link(&mut self, a: u32, b: u32) {
+    pub(super) fn link(&mut self, a: u32, b: u32) {
         self.parts.links.push(Link {
             a,
             b,
@@ -529,7 +534,10 @@ impl Builder {
 
     /// Validates and builds, recording the canonical name and parameters.
     /// Link parameters other than the default are appended as `bw` and `lat`.
-    pub fn finish(mut self, mut params: Vec<(String, String)>) -> Result<Topology, TopologyError> {
+    pub(super) fn finish(
+        mut self,
+        mut params: Vec<(String, String)>,
+    ) -> Result<Topology, TopologyError> {
         params.extend(link_kv(&self.link));
         let mut name = self.parts.family.clone();
         for (i, (k, v)) in params.iter().enumerate() {

@@ -334,7 +334,7 @@ fn assert_txt2bin_accepts(text: &str) {
                     && uint_or_any(tag)
                     && match rest {
                         [] => true,
-                        ["cpu", c] | ["nic", c] => byte(c),
+                        ["cpu" | "nic", c] => byte(c),
                         ["cpu", c, "nic", k] => byte(c) && byte(k),
                         _ => false,
                     }

@@ -41,7 +41,7 @@ fn run(s: &Schedule) -> Report {
 /// A program with the stage of every op (for the property tests: an op only depends, locally
 /// and through messages, on ops of its stage or earlier ones).
 #[derive(Clone, Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     pub p: Program,
     pub stage: Vec<u32>,
 }

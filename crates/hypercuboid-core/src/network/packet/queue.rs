@@ -80,7 +80,7 @@ pub(crate) struct Wheel {
 
 impl Wheel {
     /// A wheel of `2^log_buckets` buckets of `2^shift` ps for codes below `codes`.
-    pub fn new(shift: u32, log_buckets: u32, codes: usize) -> Wheel {
+    pub(super) fn new(shift: u32, log_buckets: u32, codes: usize) -> Wheel {
         let m = 1usize << log_buckets;
         let codes = u32::try_from(codes).expect("fewer than 2^32 event codes");
         let words = (codes as usize).div_ceil(64).max(1);
@@ -114,7 +114,7 @@ impl Wheel {
     /// Schedules `code` (below the wheel's bound) at `t` (`t` must not be before the event
     /// being processed).
     #[inline(always)]
-    pub fn push(&mut self, t: Time, code: u32) {
+    pub(super) fn push(&mut self, t: Time, code: u32) {
         debug_assert!(code < self.codes, "event code {code} beyond {}", self.codes);
         let b = t >> self.shift;
         // After the current bucket and within the span: 1 <= b - cur <= mask.
@@ -192,7 +192,7 @@ impl Wheel {
 
     /// True when no event is queued.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.pos >= self.batch.len()
             && self.late.is_empty()
             && self.occ.iter().all(|&x| x == 0)
@@ -201,14 +201,14 @@ impl Wheel {
 
     /// The next event `(time, code)` in order, or `None` when the queue is empty.
     #[cfg(test)]
-    pub fn pop(&mut self) -> Option<(Time, u32)> {
+    pub(super) fn pop(&mut self) -> Option<(Time, u32)> {
         self.pop_before(Time::MAX)
     }
 
     /// The next event `(time, code)` in order if it is before `end` (it stays queued
     /// otherwise).
     #[inline]
-    pub fn pop_before(&mut self, end: Time) -> Option<(Time, u32)> {
+    pub(super) fn pop_before(&mut self, end: Time) -> Option<(Time, u32)> {
         if self.late.is_empty() {
             if let Some(&w) = self.batch.get(self.pos) {
                 let (t, code) = self.event(w);
@@ -268,7 +268,7 @@ impl Wheel {
 
     /// The time of the next event, or `None` when the queue is empty.
     #[inline]
-    pub fn peek_time(&mut self) -> Option<Time> {
+    pub(super) fn peek_time(&mut self) -> Option<Time> {
         loop {
             let b = self.batch.get(self.pos).map(|&w| self.event(w).0);
             let l = self.late.peek().map(|r| r.0 .0);
@@ -288,7 +288,7 @@ impl Wheel {
     /// code` (for prefetching: their low 32 bits are the codes of the events that come next
     /// unless `late` holds earlier ones).
     #[inline(always)]
-    pub fn ahead(&self) -> &[u64] {
+    pub(super) fn ahead(&self) -> &[u64] {
         self.batch.get(self.pos..).unwrap_or(&[])
     }
 

@@ -44,13 +44,13 @@
 //! [`Decider`] takes the decisions of a packet in flight (`decide.rs`) and [`Channel`] names a
 //! virtual channel of a link (`channel.rs`).
 
-use super::cdg;
 use super::error::NetworkError;
 use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
 use crate::topology::{router_distances, Topology};
 use std::fmt;
 
-mod channel;
+pub mod cdg;
+pub(crate) mod channel;
 mod decide;
 
 pub use channel::{format_cycle, Channel};

@@ -43,7 +43,7 @@ pub(super) enum Protocol {
 
 impl Protocol {
     /// Whether a send of `bytes` is synchronous.
-    pub fn sync(self, bytes: u64) -> bool {
+    pub(super) fn sync(self, bytes: u64) -> bool {
         match self {
             Protocol::Eager => false,
             Protocol::Limit(l) => bytes > l,
@@ -149,7 +149,7 @@ pub(super) struct Analysis {
 impl<'a> Engine<'a> {
     /// An engine over `s` with the static matching `links`, whose blocked peel runs on
     /// `threads` threads (at least 1).
-    pub fn new(s: &'a Schedule, links: Links, threads: usize) -> Engine<'a> {
+    pub(super) fn new(s: &'a Schedule, links: Links, threads: usize) -> Engine<'a> {
         for (k, shape) in s.shapes().iter().enumerate() {
             for i in 0..shape.len() {
                 let deps = shape.deps(i).len();
@@ -214,7 +214,7 @@ impl<'a> Engine<'a> {
     /// block ([`super::peel`]). Any order gives the same left-over nodes: a node fires
     /// once all its predecessors have, whatever the order they fired in. `col` gets
     /// the size mismatches of the run-time matches.
-    pub fn run<E: Exec>(
+    pub(super) fn run<E: Exec>(
         &mut self,
         proto: Protocol,
         exec: &mut E,
@@ -407,7 +407,7 @@ impl<'a> Engine<'a> {
     /// After the execution that matched wildcard receives: sends to wildcard ranks that
     /// started, met no receive, and have no unposted receive left that could take them are
     /// unmatched; every unmatched send is then final ([`NONE`]).
-    pub fn finish_dynamic(&mut self, col: &mut Collector) {
+    pub(super) fn finish_dynamic(&mut self, col: &mut Collector) {
         if !self.links.any_dynamic {
             return;
         }
@@ -552,7 +552,7 @@ impl<'a> Engine<'a> {
     /// Explains the nodes the last execution left over. `pre`: nodes already explained by an
     /// earlier execution (their consequences are not reported again). At most `max_cycles`
     /// cycles are returned (0: all).
-    pub fn analyse(&self, pre: Option<&[u64]>, max_cycles: usize) -> Analysis {
+    pub(super) fn analyse(&self, pre: Option<&[u64]>, max_cycles: usize) -> Analysis {
         let s = self.s;
         let total = s.total_ops() as usize;
         let words = (2 * total).div_ceil(64);

@@ -52,7 +52,7 @@ pub(super) fn elements(s: &Schedule, spec: &HaloSpec) -> u64 {
 }
 
 impl HaloSym {
-    pub fn new(s: &Schedule, spec: HaloSpec) -> HaloSym {
+    pub(super) fn new(s: &Schedule, spec: HaloSpec) -> HaloSym {
         let n = s.nranks();
         let mut base = Vec::with_capacity(n as usize);
         let mut arrays = Vec::with_capacity(n as usize);
@@ -167,7 +167,7 @@ impl HaloSym {
 
     /// The semantics, the wrong results (at most `max`, 0: all), how many more, and the
     /// uninitialized reads.
-    pub fn finish(self, max: usize) -> (Semantics, Vec<Problem>, usize, Vec<Problem>) {
+    pub(super) fn finish(self, max: usize) -> (Semantics, Vec<Problem>, usize, Vec<Problem>) {
         let mut wrong = Vec::new();
         let mut more = 0usize;
         for r in 0..self.arrays.len() as Rank {

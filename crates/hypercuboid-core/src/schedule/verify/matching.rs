@@ -62,13 +62,13 @@ pub(super) struct Links {
 
 impl Links {
     /// Whether rank `r` matches its receives at run time.
-    pub fn is_dynamic(&self, r: Rank) -> bool {
+    pub(super) fn is_dynamic(&self, r: Rank) -> bool {
         (self.dynamic[r as usize / 64] >> (r % 64)) & 1 == 1
     }
 
     /// Source rank of receive `i` of rank `r`, once matched.
     #[inline]
-    pub fn source(&self, s: &Schedule, r: Rank, i: u32) -> Option<Rank> {
+    pub(super) fn source(&self, s: &Schedule, r: Rank, i: u32) -> Option<Rank> {
         let p = s.peer(r, i as usize);
         if p != ANY_SOURCE {
             Some(p)
@@ -80,7 +80,7 @@ impl Links {
     /// The send receive `i` of rank `r` matched, by flat op index ([`Schedule::op_offset`]
     /// numbering), or `None` when it matched none.
     #[inline]
-    pub fn matched_send(&self, s: &Schedule, r: Rank, i: u32) -> Option<u64> {
+    pub(super) fn matched_send(&self, s: &Schedule, r: Rank, i: u32) -> Option<u64> {
         let p = self.ops[s.op_offset(r) as usize + i as usize].partner;
         if p == NONE {
             return None;

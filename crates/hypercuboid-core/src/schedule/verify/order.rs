@@ -46,7 +46,7 @@ pub(super) struct ShapeOrder {
 impl ShapeOrder {
     /// Position of op `i`.
     #[inline]
-    pub fn pos(&self, i: u32) -> u32 {
+    pub(super) fn pos(&self, i: u32) -> u32 {
         if self.pos.is_empty() {
             i
         } else {
@@ -56,7 +56,7 @@ impl ShapeOrder {
 
     /// The op at position `p`.
     #[inline]
-    pub fn at(&self, p: u32) -> u32 {
+    pub(super) fn at(&self, p: u32) -> u32 {
         if self.by_pos.is_empty() {
             p
         } else {
@@ -65,18 +65,18 @@ impl ShapeOrder {
     }
 
     /// Ops in start order.
-    pub fn in_order(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(super) fn in_order(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.n).map(move |p| self.at(p))
     }
 
     /// Sends of `shape` (this order's shape) in start order.
-    pub fn sends<'a>(&'a self, shape: &'a Shape) -> impl Iterator<Item = u32> + 'a {
+    pub(super) fn sends<'a>(&'a self, shape: &'a Shape) -> impl Iterator<Item = u32> + 'a {
         self.in_order()
             .filter(move |&i| matches!(shape.ops[i as usize].kind, OpKind::Send { .. }))
     }
 
     /// Receives of `shape` (this order's shape) in start order.
-    pub fn recvs<'a>(&'a self, shape: &'a Shape) -> impl Iterator<Item = u32> + 'a {
+    pub(super) fn recvs<'a>(&'a self, shape: &'a Shape) -> impl Iterator<Item = u32> + 'a {
         self.in_order()
             .filter(move |&i| matches!(shape.ops[i as usize].kind, OpKind::Recv { .. }))
     }
@@ -144,7 +144,7 @@ pub(super) struct RanksByShape {
 
 impl RanksByShape {
     /// Groups the ranks of `s` by shape.
-    pub fn new(s: &Schedule) -> RanksByShape {
+    pub(super) fn new(s: &Schedule) -> RanksByShape {
         let mut start = vec![0u32; s.num_shapes() + 1];
         for r in 0..s.nranks() {
             start[s.shape_index(r) + 1] += 1;
@@ -163,7 +163,7 @@ impl RanksByShape {
     }
 
     /// The ranks running shape `k`, in increasing order.
-    pub fn of(&self, k: usize) -> &[Rank] {
+    pub(super) fn of(&self, k: usize) -> &[Rank] {
         &self.ranks[self.start[k] as usize..self.start[k + 1] as usize]
     }
 }

@@ -257,7 +257,7 @@ pub(super) struct Sym {
 
 impl Sym {
     /// The initial state of `s`: every rank's input holds its leaf, nothing else is written.
-    pub fn new(s: &Schedule) -> Sym {
+    pub(super) fn new(s: &Schedule) -> Sym {
         let n = s.nranks();
         Sym {
             n,
@@ -789,7 +789,7 @@ fn diagnose(ar: &Arena, v: Val) -> String {
 impl Sym {
     /// Checks every rank's output; returns the semantics and one [`Problem::WrongResult`] per
     /// rank with a wrong output (at most `max` of them rendered, the rest counted).
-    pub fn finish(mut self, max: usize) -> (Semantics, Vec<Problem>, usize, Vec<Problem>) {
+    pub(super) fn finish(mut self, max: usize) -> (Semantics, Vec<Problem>, usize, Vec<Problem>) {
         if let Some(block) = self.block {
             return self.finish_alltoall(max, block);
         }

@@ -8,7 +8,7 @@ use hypercuboid_core::schedule::{
 };
 
 /// A sizes-only send.
-pub fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
+pub(crate) fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
     p.push(Op::new(OpKind::Send {
         peer,
         tag,
@@ -17,7 +17,7 @@ pub fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
 }
 
 /// A sizes-only receive; `fused` makes it a receive-reduce.
-pub fn recv(p: &mut Program, peer: u32, tag: i32, bytes: u64, fused: bool) -> u32 {
+pub(crate) fn recv(p: &mut Program, peer: u32, tag: i32, bytes: u64, fused: bool) -> u32 {
     p.push(Op::new(OpKind::Recv {
         peer,
         tag,
@@ -31,7 +31,7 @@ pub fn recv(p: &mut Program, peer: u32, tag: i32, bytes: u64, fused: bool) -> u3
     }))
 }
 
-pub fn schedule(name: &str, programs: Vec<Program>) -> Schedule {
+pub(crate) fn schedule(name: &str, programs: Vec<Program>) -> Schedule {
     let mut b = ScheduleBuilder::new(programs.len() as u64, Meta::sizes_only(name)).unwrap();
     for mut p in programs {
         b.push(&mut p).unwrap();
@@ -42,7 +42,7 @@ pub fn schedule(name: &str, programs: Vec<Program>) -> Schedule {
 /// Recursive doubling (N a power of two): each step a send and a fused receive-reduce from
 /// `rank ^ 2^k`; both require the previous step's receive. Programs are streamed into the
 /// builder (one reused `Program`), so 2^20 ranks take only the schedule's own memory.
-pub fn recursive_doubling(n: u32, bytes: u64) -> Schedule {
+pub(crate) fn recursive_doubling(n: u32, bytes: u64) -> Schedule {
     let steps = n.trailing_zeros();
     assert_eq!(1 << steps, n);
     let mut b = ScheduleBuilder::new(n as u64, Meta::sizes_only("recursive doubling")).unwrap();
@@ -70,7 +70,7 @@ pub fn recursive_doubling(n: u32, bytes: u64) -> Schedule {
 /// Algorithm 1): the first `2·rem` ranks pair up (even sends to odd), the `p` survivors run
 /// recursive doubling, odd ranks send the result back. Every op requires the previous
 /// receive (blocking MPI calls).
-pub fn mpich_recursive_doubling(n: u32, bytes: u64) -> Schedule {
+pub(crate) fn mpich_recursive_doubling(n: u32, bytes: u64) -> Schedule {
     let pof2 = 1u32 << (31 - n.leading_zeros());
     let rem = n - pof2;
     let progs = (0..n)
@@ -126,7 +126,7 @@ pub fn mpich_recursive_doubling(n: u32, bytes: u64) -> Schedule {
 
 /// Ring rotation (P−1 steps): each step sends to the right neighbour what arrived from the left
 /// in the previous step and receives (and reduces) from the left.
-pub fn ring_rotation(np: u32, bytes: u64) -> Schedule {
+pub(crate) fn ring_rotation(np: u32, bytes: u64) -> Schedule {
     let progs = (0..np)
         .map(|r| {
             let mut p = Program::new();
@@ -148,7 +148,7 @@ pub fn ring_rotation(np: u32, bytes: u64) -> Schedule {
 
 /// Binomial-tree reduce to rank 0 then binomial broadcast from rank 0 (P a power of two),
 /// every op requiring the one before it (blocking calls).
-pub fn binomial_reduce_bcast(np: u32, bytes: u64) -> Schedule {
+pub(crate) fn binomial_reduce_bcast(np: u32, bytes: u64) -> Schedule {
     assert!(np.is_power_of_two());
     let progs = (0..np)
         .map(|r| {
@@ -187,7 +187,7 @@ pub fn binomial_reduce_bcast(np: u32, bytes: u64) -> Schedule {
 
 /// One stage of a `b`-way exchange among `b + 1` ranks: every rank sends to and receives from
 /// every other rank, all ops independent.
-pub fn multi_send_stage(b: u32, bytes: u64) -> Schedule {
+pub(crate) fn multi_send_stage(b: u32, bytes: u64) -> Schedule {
     let n = b + 1;
     let progs = (0..n)
         .map(|r| {
@@ -206,6 +206,6 @@ pub fn multi_send_stage(b: u32, bytes: u64) -> Schedule {
 
 /// Reads a golden GOAL file with the library's own parser (`calc n` is `n` ns, as in
 /// LogGOPSim), so these goldens check the parser too.
-pub fn read_goal(text: &str) -> Schedule {
+pub(crate) fn read_goal(text: &str) -> Schedule {
     hypercuboid_core::schedule::goal::parse(text, "golden").unwrap()
 }

@@ -21,7 +21,7 @@
 //! of a packet whose destination is its own source router; that only adds edges, so an acyclic
 //! result still proves deadlock freedom.
 
-use super::routing::{Algorithm, Channel, Routes, VcScheme};
+use super::{Algorithm, Channel, Routes, VcScheme};
 use rustc_hash::FxHashSet;
 
 /// A channel dependency graph.

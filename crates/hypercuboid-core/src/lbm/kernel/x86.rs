@@ -1,0 +1,627 @@
+//! The AVX2 and AVX-512 rows: hardware gathers of the pulled values straight into one vector
+//! per velocity (a vector holds consecutive sites of the row), the collision on those vectors,
+//! and the results transposed in registers back to the sites' contiguous 19 values.
+//!
+//! The collision itself is one generic body (`collide_v` over [`Real`](super::Real)), which
+//! both instruction sets share. The per-ISA row functions stay side by side here because what
+//! is left in them has no common form: the vector width (8 or 4 sites), the gather, masked
+//! load and store intrinsics and their mask types (`__mmask8` against a vector of sign bits)
+//! and the in-register transposes (8 × 8 and 3 × 8 against 4 × 4) differ per instruction set,
+//! and each function must carry its own `#[target_feature]` to be compiled for it. A generic
+//! body over a trait of those operations would have to be inlined into a `#[target_feature]`
+//! caller per ISA anyway and would hide the intrinsics the bitwise equality depends on.
+// The AVX-512 intrinsics and the `avx512f` target feature are stable since Rust 1.89, the
+// workspace's declared rust-version.
+
+use super::{collide_v, Line, Real, Q};
+use std::arch::x86_64::*;
+
+// SAFETY: the methods are only called from `row_avx512`, whose callers checked AVX-512F.
+unsafe impl Real for __m512d {
+    #[inline(always)]
+    unsafe fn splat(x: f64) -> Self {
+        unsafe { _mm512_set1_pd(x) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: Self) -> Self {
+        unsafe { _mm512_add_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, o: Self) -> Self {
+        unsafe { _mm512_sub_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        unsafe { _mm512_mul_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn div(self, o: Self) -> Self {
+        unsafe { _mm512_div_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        // the sign bit flipped (AVX-512F has the integer xor; the double one is DQ)
+        unsafe {
+            let sign = _mm512_set1_epi64(i64::MIN);
+            _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(self), sign))
+        }
+    }
+}
+
+// SAFETY: the methods are only called from `row_avx2`, whose callers checked AVX2.
+unsafe impl Real for __m256d {
+    #[inline(always)]
+    unsafe fn splat(x: f64) -> Self {
+        unsafe { _mm256_set1_pd(x) }
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: Self) -> Self {
+        unsafe { _mm256_add_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn sub(self, o: Self) -> Self {
+        unsafe { _mm256_sub_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        unsafe { _mm256_mul_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn div(self, o: Self) -> Self {
+        unsafe { _mm256_div_pd(self, o) }
+    }
+    #[inline(always)]
+    unsafe fn neg(self) -> Self {
+        unsafe { _mm256_xor_pd(self, _mm256_set1_pd(-0.0)) }
+    }
+}
+
+/// Panics unless every value a line pulls from `src` and writes to `dst` lies in the
+/// slices: the bounds argument of the rows' unchecked accesses.
+///
+/// Site `l < n` of the line starts at `base + l·step`; it reads value `q` of its neighbour
+/// `− c_q`, index `base + l·step + q − shift[q]`. With `reach = max |shift[q]| + Q` and
+/// `last = base + (n − 1)·step`, every such index lies in `[base − reach, last + reach)`.
+/// It writes `[base + l·step, base + l·step + Q)`, inside `[base, last + Q)`.
+#[inline(always)]
+fn check_row(src: &[f64], dst: &[f64], line: Line, shift: &[isize; Q]) {
+    let Line { base, n, step } = line;
+    let reach = shift.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0) + Q;
+    let last = base + n.saturating_sub(1) * step;
+    assert!(
+        step >= Q && base >= reach && last + reach <= src.len() && last + Q <= dst.len(),
+        "line of {n} sites at {base}, {step} apart, outside the arrays"
+    );
+}
+
+/// `n` consecutive sites of a z-row starting at value index `base`, eight at a time (the
+/// last chunk masked): gather, collide, transpose, store.
+///
+/// # Safety
+/// The processor has AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn row_avx512(
+    src: &[f64],
+    dst: &mut [f64],
+    line: Line,
+    shift: &[isize; Q],
+    omega: f64,
+) {
+    check_row(src, dst, line, shift);
+    let Line { base, n, step } = line;
+    let stride = step as i64;
+    let index = _mm512_setr_epi64(
+        0,
+        stride,
+        2 * stride,
+        3 * stride,
+        4 * stride,
+        5 * stride,
+        6 * stride,
+        7 * stride,
+    );
+    // lanes past the row end collide this placeholder (a density of 19: no division by
+    // zero) and are not stored
+    let fill = _mm512_set1_pd(1.0);
+    let omega = _mm512_set1_pd(omega);
+    let mut s = 0;
+    while s < n {
+        let m = (n - s).min(8);
+        let mask: __mmask8 = (0xffu16 >> (8 - m)) as u8;
+        let b = base + s * step;
+        let mut f = [fill; Q];
+        macro_rules! gather {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_row: the lanes l < m read index
+                // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
+                // src; masked-off lanes read nothing.
+                f[$q] = unsafe {
+                    let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
+                    _mm512_mask_i64gather_pd::<8>(fill, mask, index, p)
+                };
+            )*};
+        }
+        gather!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18);
+        // SAFETY: this function has AVX-512F.
+        let out = unsafe { collide_v(&f, omega) };
+        let lo = transpose8([
+            out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+        ]);
+        let hi = transpose8([
+            out[8], out[9], out[10], out[11], out[12], out[13], out[14], out[15],
+        ]);
+        let last = transpose3(out[16], out[17], out[18]);
+        let d = dst.as_mut_ptr();
+        macro_rules! store_site {
+            ($l:expr) => {{
+                let l: usize = $l;
+                // SAFETY: check_row: site l < m of the chunk owns values
+                // [b + l·step, b + l·step + Q) of dst; the masked store of q 16–18 writes
+                // lanes 16–18 of the site (lanes 12–15 of the pointer when the values sit
+                // in the upper half of the vector are masked off).
+                unsafe {
+                    let p = d.add(b + l * step);
+                    _mm512_storeu_pd(p, lo[l]);
+                    _mm512_storeu_pd(p.add(8), hi[l]);
+                    if l < 4 {
+                        _mm512_mask_storeu_pd(p.add(16), 0b0000_0111, last[l]);
+                    } else {
+                        _mm512_mask_storeu_pd(p.add(12), 0b0111_0000, last[l - 4]);
+                    }
+                }
+            }};
+        }
+        if m == 8 {
+            store_site!(0);
+            store_site!(1);
+            store_site!(2);
+            store_site!(3);
+            store_site!(4);
+            store_site!(5);
+            store_site!(6);
+            store_site!(7);
+        } else {
+            for l in 0..m {
+                store_site!(l);
+            }
+        }
+        s += m;
+    }
+}
+
+/// `r[q][l]` → `t[l][q]` for an 8 × 8 block of doubles.
+#[inline(always)]
+unsafe fn transpose8(r: [__m512d; 8]) -> [__m512d; 8] {
+    // SAFETY: called from `row_avx512` (AVX-512F).
+    unsafe {
+        // pairs: [r0_0 r1_0 r0_2 r1_2 r0_4 r1_4 r0_6 r1_6] and the odd lanes
+        let a0 = _mm512_unpacklo_pd(r[0], r[1]);
+        let a1 = _mm512_unpackhi_pd(r[0], r[1]);
+        let a2 = _mm512_unpacklo_pd(r[2], r[3]);
+        let a3 = _mm512_unpackhi_pd(r[2], r[3]);
+        let a4 = _mm512_unpacklo_pd(r[4], r[5]);
+        let a5 = _mm512_unpackhi_pd(r[4], r[5]);
+        let a6 = _mm512_unpacklo_pd(r[6], r[7]);
+        let a7 = _mm512_unpackhi_pd(r[6], r[7]);
+        // quads: [r0_l r1_l r2_l r3_l r0_{l+4} r1_{l+4} r2_{l+4} r3_{l+4}]
+        let even = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+        let odd = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+        let b0 = _mm512_permutex2var_pd(a0, even, a2); // l = 0
+        let b1 = _mm512_permutex2var_pd(a1, even, a3); // l = 1
+        let b2 = _mm512_permutex2var_pd(a0, odd, a2); // l = 2
+        let b3 = _mm512_permutex2var_pd(a1, odd, a3); // l = 3
+        let c0 = _mm512_permutex2var_pd(a4, even, a6);
+        let c1 = _mm512_permutex2var_pd(a5, even, a7);
+        let c2 = _mm512_permutex2var_pd(a4, odd, a6);
+        let c3 = _mm512_permutex2var_pd(a5, odd, a7);
+        // lower halves of b and c give site l, upper halves site l + 4
+        [
+            _mm512_shuffle_f64x2::<0x44>(b0, c0),
+            _mm512_shuffle_f64x2::<0x44>(b1, c1),
+            _mm512_shuffle_f64x2::<0x44>(b2, c2),
+            _mm512_shuffle_f64x2::<0x44>(b3, c3),
+            _mm512_shuffle_f64x2::<0xee>(b0, c0),
+            _mm512_shuffle_f64x2::<0xee>(b1, c1),
+            _mm512_shuffle_f64x2::<0xee>(b2, c2),
+            _mm512_shuffle_f64x2::<0xee>(b3, c3),
+        ]
+    }
+}
+
+/// Three vectors of 8 lanes → four vectors `t[l]` holding (r0, r1, r2) of site `l` in
+/// lanes 0–2 and of site `l + 4` in lanes 4–6.
+#[inline(always)]
+unsafe fn transpose3(r0: __m512d, r1: __m512d, r2: __m512d) -> [__m512d; 4] {
+    // SAFETY: called from `row_avx512` (AVX-512F).
+    unsafe {
+        let a0 = _mm512_unpacklo_pd(r0, r1);
+        let a1 = _mm512_unpackhi_pd(r0, r1);
+        let a2 = _mm512_unpacklo_pd(r2, r2);
+        let a3 = _mm512_unpackhi_pd(r2, r2);
+        let even = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+        let odd = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+        [
+            _mm512_permutex2var_pd(a0, even, a2),
+            _mm512_permutex2var_pd(a1, even, a3),
+            _mm512_permutex2var_pd(a0, odd, a2),
+            _mm512_permutex2var_pd(a1, odd, a3),
+        ]
+    }
+}
+
+/// `n` consecutive sites of a z-row starting at value index `base`, four at a time (the
+/// last chunk masked): gather, collide, transpose, store.
+///
+/// # Safety
+/// The processor has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn row_avx2(
+    src: &[f64],
+    dst: &mut [f64],
+    line: Line,
+    shift: &[isize; Q],
+    omega: f64,
+) {
+    check_row(src, dst, line, shift);
+    let Line { base, n, step } = line;
+    let stride = step as i64;
+    let index = _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride);
+    let fill = _mm256_set1_pd(1.0);
+    let omega = _mm256_set1_pd(omega);
+    // lanes 0–2 of a site's last vector (q 16–18)
+    let three = _mm256_setr_epi64x(-1, -1, -1, 0);
+    let mut s = 0;
+    while s < n {
+        let m = (n - s).min(4);
+        // lane l is gathered when its sign bit is set: l < m
+        let lane = _mm256_setr_epi64x(0, 1, 2, 3);
+        let mask = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(m as i64), lane));
+        let b = base + s * step;
+        let mut f = [fill; Q];
+        macro_rules! gather {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_row: the lanes l < m read index
+                // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
+                // src; masked-off lanes read nothing.
+                f[$q] = unsafe {
+                    let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
+                    _mm256_mask_i64gather_pd::<8>(fill, p, index, mask)
+                };
+            )*};
+        }
+        gather!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18);
+        // SAFETY: this function has AVX2 (and so AVX).
+        let out = unsafe { collide_v(&f, omega) };
+        let t = [
+            transpose4([out[0], out[1], out[2], out[3]]),
+            transpose4([out[4], out[5], out[6], out[7]]),
+            transpose4([out[8], out[9], out[10], out[11]]),
+            transpose4([out[12], out[13], out[14], out[15]]),
+            transpose4([out[16], out[17], out[18], out[18]]),
+        ];
+        let d = dst.as_mut_ptr();
+        macro_rules! store_site {
+            ($l:expr) => {{
+                let l: usize = $l;
+                // SAFETY: check_row: site l < m of the chunk owns values
+                // [b + l·step, b + l·step + Q) of dst; the last store writes lanes 0–2 only.
+                unsafe {
+                    let p = d.add(b + l * step);
+                    _mm256_storeu_pd(p, t[0][l]);
+                    _mm256_storeu_pd(p.add(4), t[1][l]);
+                    _mm256_storeu_pd(p.add(8), t[2][l]);
+                    _mm256_storeu_pd(p.add(12), t[3][l]);
+                    _mm256_maskstore_pd(p.add(16), three, t[4][l]);
+                }
+            }};
+        }
+        if m == 4 {
+            store_site!(0);
+            store_site!(1);
+            store_site!(2);
+            store_site!(3);
+        } else {
+            for l in 0..m {
+                store_site!(l);
+            }
+        }
+        s += m;
+    }
+}
+
+/// Panics unless every value a structure-of-arrays line pulls from `src` and writes to
+/// `dst` lies in the slices: the bounds argument of the SoA rows' unchecked accesses.
+///
+/// Site `l < n` of the line is at `base + l·step`; it reads `base + l·step + pull[q]` and
+/// writes `base + l·step + q·sq`. With `last = base + (n − 1)·step`, every read lies in
+/// `[base + min pull, last + max pull]` and every write in `[base, last + (Q − 1)·sq]`.
+#[inline(always)]
+fn check_soa(src: &[f64], dst: &[f64], line: Line, pull: &[isize; Q], sq: usize) {
+    let Line { base, n, step } = line;
+    let lo = pull.iter().copied().min().unwrap_or(0);
+    let hi = pull.iter().copied().max().unwrap_or(0);
+    let last = base + n.saturating_sub(1) * step;
+    assert!(
+        n > 0
+            && step > 0
+            && base as isize + lo >= 0
+            && ((last as isize + hi) as usize) < src.len()
+            && last + (Q - 1) * sq < dst.len(),
+        "line of {n} sites at {base}, {step} apart, outside the arrays"
+    );
+}
+
+/// Asks the cache for the source value `ahead` values past each of the 19 values the site
+/// at `b` pulls, and (for writing) for the destination values `ahead` past the 19 it
+/// writes: one line of each of the 38 streams of a z-row, `ahead` values early.
+///
+/// # Safety
+/// None beyond SSE (part of x86_64): the addresses are computed with wrapping arithmetic
+/// and never dereferenced; a prefetch cannot fault.
+#[inline(always)]
+unsafe fn hint_streams(
+    sp: *const f64,
+    dp: *mut f64,
+    b: usize,
+    pull: &[isize; Q],
+    sq: usize,
+    ahead: usize,
+) {
+    for &p in pull {
+        let from = sp.wrapping_add(b).wrapping_offset(p).wrapping_add(ahead);
+        // SAFETY: see the function's contract.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(from.cast()) };
+    }
+    for q in 0..Q {
+        let to = dp.wrapping_add(b + q * sq + ahead);
+        // SAFETY: see the function's contract.
+        unsafe { _mm_prefetch::<_MM_HINT_ET0>(to.cast()) };
+    }
+}
+
+/// `n` sites of a line on the structure-of-arrays layout (a z-row, `step` 1, or a line
+/// along y), eight at a time: per velocity one plain vector load of the 8 pulled values
+/// (masked for the last chunk of a row; a gather along y), the collision in registers, one
+/// plain vector store per velocity (masked; a scatter along y).
+///
+/// # Safety
+/// The processor has AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn row_soa_avx512(
+    src: &[f64],
+    dst: &mut [f64],
+    line: Line,
+    pull: &[isize; Q],
+    sq: usize,
+    ahead: usize,
+    omega: f64,
+) {
+    check_soa(src, dst, line, pull, sq);
+    let Line { base, n, step } = line;
+    let fill = _mm512_set1_pd(1.0);
+    let omega = _mm512_set1_pd(omega);
+    let sp = src.as_ptr();
+    let dp = dst.as_mut_ptr();
+    macro_rules! each_q {
+        ($m:ident) => {
+            $m!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
+        };
+    }
+    let mut s = 0;
+    if step == 1 && n >= 8 {
+        // chunks of 8 sites of a z-row: plain loads and stores; the last chunk ends at the
+        // row's end, overlapping the one before (its overlapped sites are computed again
+        // by the same operations and stored again with the same bits), so that no chunk is
+        // masked: masked stores cost more than the overlap (a 64³ interior, rows of 62
+        // sites, ran slower than the whole step with them)
+        while s < n {
+            let at = s.min(n - 8);
+            let b = base + at;
+            if ahead > 0 {
+                // SAFETY: a prefetch reads nothing and cannot fault, whatever the address
+                // (computed with wrapping arithmetic: no pointer is dereferenced).
+                unsafe { hint_streams(sp, dp, b, pull, sq, ahead) };
+            }
+            let mut f = [fill; Q];
+            macro_rules! load {
+                ($($q:literal)*) => {$(
+                    // SAFETY: check_soa: sites at..at + 8 ≤ n read b + l + pull[q],
+                    // l < 8, inside src.
+                    f[$q] = unsafe { _mm512_loadu_pd(sp.add(b).offset(pull[$q])) };
+                )*};
+            }
+            each_q!(load);
+            // SAFETY: this function has AVX-512F.
+            let out = unsafe { collide_v(&f, omega) };
+            macro_rules! store {
+                ($($q:literal)*) => {$(
+                    // SAFETY: check_soa: sites at..at + 8 ≤ n write b + l + q·sq,
+                    // l < 8, inside dst.
+                    unsafe { _mm512_storeu_pd(dp.add(b + $q * sq), out[$q]) };
+                )*};
+            }
+            each_q!(store);
+            s = at + 8;
+        }
+    }
+    let stride = step as i64;
+    let index = _mm512_setr_epi64(
+        0,
+        stride,
+        2 * stride,
+        3 * stride,
+        4 * stride,
+        5 * stride,
+        6 * stride,
+        7 * stride,
+    );
+    while s < n {
+        // the end of a z-row (masked loads and stores) or a line along y (masked gathers
+        // and scatters); lanes past the end collide the placeholder 1.0 and are not stored
+        let m = (n - s).min(8);
+        let mask: __mmask8 = (0xffu16 >> (8 - m)) as u8;
+        let b = base + s * step;
+        let mut f = [fill; Q];
+        macro_rules! load {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_soa: the lanes l < m read b + l·step + pull[q] (sites
+                // s + l < n), inside src; masked-off lanes read nothing.
+                f[$q] = unsafe {
+                    let p = sp.add(b).offset(pull[$q]);
+                    if step == 1 {
+                        _mm512_mask_loadu_pd(fill, mask, p)
+                    } else {
+                        _mm512_mask_i64gather_pd::<8>(fill, mask, index, p)
+                    }
+                };
+            )*};
+        }
+        each_q!(load);
+        // SAFETY: this function has AVX-512F.
+        let out = unsafe { collide_v(&f, omega) };
+        macro_rules! store {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_soa: the lanes l < m write b + l·step + q·sq, inside dst;
+                // masked-off lanes write nothing.
+                unsafe {
+                    let p = dp.add(b + $q * sq);
+                    if step == 1 {
+                        _mm512_mask_storeu_pd(p, mask, out[$q]);
+                    } else {
+                        _mm512_mask_i64scatter_pd::<8>(p, mask, index, out[$q]);
+                    }
+                }
+            )*};
+        }
+        each_q!(store);
+        s += m;
+    }
+}
+
+/// [`row_soa_avx512`] with four sites per vector (AVX2: masked loads and stores at the end
+/// of a z-row; along y, gathers and per-lane stores, AVX2 having no scatter).
+///
+/// # Safety
+/// The processor has AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn row_soa_avx2(
+    src: &[f64],
+    dst: &mut [f64],
+    line: Line,
+    pull: &[isize; Q],
+    sq: usize,
+    ahead: usize,
+    omega: f64,
+) {
+    check_soa(src, dst, line, pull, sq);
+    let Line { base, n, step } = line;
+    let fill = _mm256_set1_pd(1.0);
+    let omega = _mm256_set1_pd(omega);
+    let sp = src.as_ptr();
+    let dp = dst.as_mut_ptr();
+    macro_rules! each_q {
+        ($m:ident) => {
+            $m!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
+        };
+    }
+    let mut s = 0;
+    if step == 1 && n >= 4 {
+        // as in row_soa_avx512: the last chunk overlaps the one before instead of masking
+        while s < n {
+            let at = s.min(n - 4);
+            let b = base + at;
+            if ahead > 0 && at % 8 == 0 {
+                // SAFETY: as in row_soa_avx512 (one hint per 8 sites: a cache line).
+                unsafe { hint_streams(sp, dp, b, pull, sq, ahead) };
+            }
+            let mut f = [fill; Q];
+            macro_rules! load {
+                ($($q:literal)*) => {$(
+                    // SAFETY: check_soa: sites at..at + 4 ≤ n read b + l + pull[q],
+                    // l < 4, inside src.
+                    f[$q] = unsafe { _mm256_loadu_pd(sp.add(b).offset(pull[$q])) };
+                )*};
+            }
+            each_q!(load);
+            // SAFETY: this function has AVX2 (and so AVX).
+            let out = unsafe { collide_v(&f, omega) };
+            macro_rules! store {
+                ($($q:literal)*) => {$(
+                    // SAFETY: check_soa: sites at..at + 4 ≤ n write b + l + q·sq,
+                    // l < 4, inside dst.
+                    unsafe { _mm256_storeu_pd(dp.add(b + $q * sq), out[$q]) };
+                )*};
+            }
+            each_q!(store);
+            s = at + 4;
+        }
+    }
+    let stride = step as i64;
+    let index = _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride);
+    while s < n {
+        let m = (n - s).min(4);
+        // lane l is live when its sign bit is set: l < m
+        let lane = _mm256_setr_epi64x(0, 1, 2, 3);
+        let live = _mm256_cmpgt_epi64(_mm256_set1_epi64x(m as i64), lane);
+        let b = base + s * step;
+        let mut f = [fill; Q];
+        macro_rules! load {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_soa: the lanes l < m read b + l·step + pull[q] (sites
+                // s + l < n), inside src; masked-off lanes read nothing.
+                f[$q] = unsafe {
+                    let p = sp.add(b).offset(pull[$q]);
+                    if step == 1 {
+                        let v = _mm256_maskload_pd(p, live);
+                        // masked-off lanes load 0: give them the placeholder
+                        _mm256_blendv_pd(fill, v, _mm256_castsi256_pd(live))
+                    } else {
+                        let mask = _mm256_castsi256_pd(live);
+                        _mm256_mask_i64gather_pd::<8>(fill, p, index, mask)
+                    }
+                };
+            )*};
+        }
+        each_q!(load);
+        // SAFETY: this function has AVX2 (and so AVX).
+        let out = unsafe { collide_v(&f, omega) };
+        macro_rules! store {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_soa: the lanes l < m write b + l·step + q·sq, inside dst;
+                // masked-off lanes write nothing.
+                unsafe {
+                    let p = dp.add(b + $q * sq);
+                    if step == 1 {
+                        _mm256_maskstore_pd(p, live, out[$q]);
+                    } else {
+                        let mut lanes = [0.0f64; 4];
+                        _mm256_storeu_pd(lanes.as_mut_ptr(), out[$q]);
+                        for (l, v) in lanes.iter().enumerate().take(m) {
+                            *p.add(l * step) = *v;
+                        }
+                    }
+                }
+            )*};
+        }
+        each_q!(store);
+        s += m;
+    }
+}
+
+/// `r[q][l]` → `t[l][q]` for a 4 × 4 block of doubles.
+#[inline(always)]
+unsafe fn transpose4(r: [__m256d; 4]) -> [__m256d; 4] {
+    // SAFETY: called from `row_avx2` (AVX).
+    unsafe {
+        let a0 = _mm256_unpacklo_pd(r[0], r[1]); // r0_0 r1_0 r0_2 r1_2
+        let a1 = _mm256_unpackhi_pd(r[0], r[1]); // r0_1 r1_1 r0_3 r1_3
+        let a2 = _mm256_unpacklo_pd(r[2], r[3]);
+        let a3 = _mm256_unpackhi_pd(r[2], r[3]);
+        [
+            _mm256_permute2f128_pd::<0x20>(a0, a2),
+            _mm256_permute2f128_pd::<0x20>(a1, a3),
+            _mm256_permute2f128_pd::<0x31>(a0, a2),
+            _mm256_permute2f128_pd::<0x31>(a1, a3),
+        ]
+    }
+}
