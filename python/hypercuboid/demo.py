@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypercuboid.errors import ScheduleError
 from hypercuboid.schedules import allreduce, allreduce_algorithms
@@ -47,7 +48,7 @@ def _closed_form(alg: str, n: int, count: int) -> str:
 
     try:
         ps = _core.allreduce_cost(
-            alg, n, count, "float64", POSTAL["alpha_ps"], POSTAL["beta"], POSTAL["gamma"]
+            alg, n, count, "float64", int(POSTAL["alpha_ps"]), POSTAL["beta"], POSTAL["gamma"]
         )
     except ScheduleError:
         return "-"
@@ -80,7 +81,7 @@ def run(
             s = allreduce(alg, n, 1000)
             rep = s.verify()
             sem = rep.semantics or {}
-            row = {
+            row: dict[str, Any] = {
                 "algorithm": alg,
                 "ranks": n,
                 "ops": s.total_ops,
@@ -142,9 +143,11 @@ def run(
     say("3. Timelines, traces and GOAL export")
     rd7 = allreduce("recursive_doubling", 7, 1)
     res = rd7.simulate(MODELS["pipelined"], trace=True, chrome_trace=out / "rd7.trace.json")
+    assert res.trace is not None
     res.trace.plot(out / "rd7.png", title=f"recursive doubling on 7 ranks — {MODELS['pipelined']}")
     ring8 = allreduce("ring", 8, 8192)
     res8 = ring8.simulate(MODELS["postal"], trace=True)
+    assert res8.trace is not None
     res8.trace.plot(out / "ring8.png", title="ring (reduce-scatter + allgather), 8 ranks, 64 KiB")
     rd7.save(out / "rd7.goal", format="goal")
     rd7.save(out / "rd7.hcs", format="text")

@@ -144,7 +144,7 @@ def _run_sweep(points: list, kw: dict[str, Any]) -> list[Report] | None:
     kind = ns.executor_kind(kw["jobs"], len(points), kw["executor"])
     if not show:
         return ns.sweep(points, jobs=kw["jobs"], executor=kind)
-    with click.progressbar(
+    with click.progressbar(  # type: ignore[var-annotated]
         length=len(points),
         label=f"{len(points)} simulations ({kind})",
         file=sys.stderr,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -174,7 +174,7 @@ def allreduce(
             last.bound.run(last.pcomm, timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"allreduce '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
-        return recvbuf
+        return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
     if comm.Is_inter():
@@ -263,7 +263,7 @@ def alltoall(
             last.bound.run(last.pcomm, timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"alltoall '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
-        return recvbuf
+        return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
     if comm.Is_inter():
