@@ -381,7 +381,7 @@ def test_cli_show_and_help():
 
 
 def test_demo_writes_its_files(tmp_path):
-    r = run("demo", "--out", str(tmp_path), "--scale", "10")
+    r = run("demo", "--out", str(tmp_path), "--scale", "10", "--small", "--no-mpi")
     assert r.exit_code == 0, r.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert all(row["sound"] for row in summary["verify"])
