@@ -4,6 +4,7 @@ simulators give (exact: the runs are deterministic), and write their pictures.""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +21,19 @@ def small_demo(tmp_path_factory):
     r = CliRunner().invoke(cli, ["demo", "--out", str(out), "--scale", "6", "--small", "--no-mpi"])
     assert r.exit_code == 0, r.output
     return out, r.output, json.loads((out / "summary.json").read_text())
+
+
+def test_the_allreduce_family_is_sound_and_the_scale_run_exact(small_demo):
+    out, _, summary = small_demo
+    assert all(row["sound"] for row in summary["verify"])
+    assert summary["scale"]["completion_ns"] == summary["scale"]["expected_ns"] == 6 * 6042.0
+    for f in ("rd7.png", "ring8.png", "rd7.trace.json", "rd7.goal", "rd7.hcs"):
+        assert (out / f).stat().st_size > 0
+    closed = [row for row in summary["simulate"] if row["postal_closed_form"] != "-"]
+    assert closed and all(
+        math.isclose(float(row["postal_closed_form"].replace(",", "")), row["postal"], abs_tol=0.05)
+        for row in closed
+    )
 
 
 def test_every_section_writes_its_pictures(small_demo):
