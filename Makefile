@@ -154,3 +154,13 @@ fmt: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(MPICH_VENV) target .baseline
+
+# Fuzzing (issue 34, item 7): crates/hypercuboid-core/examples/fuzz.rs, a mutational fuzzer on
+# stable Rust (cargo-fuzz needs nightly), runs each parser (goal, lossless, spec,
+# topology_json, mapping, npy) from its seed corpus fuzz/corpus/TARGET/ for FUZZ_SECONDS
+# seconds; a panic, a run over 1 s or over 1 GiB held fails it, the input saved in
+# fuzz/crashes/ (git-ignored). A debug build: overflow checks on, as cargo-fuzz has them.
+FUZZ_SECONDS ?= 30
+.PHONY: fuzz
+fuzz:
+	cargo run --quiet -p hypercuboid-core --example fuzz -- --seconds $(FUZZ_SECONDS)

@@ -28,8 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _out
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 ALGORITHMS = "linear,linear_shifted,pairwise,bruck,k_bruck:k=4,linear_sync,native"
 
 #: (venv, mpiexec arguments, environment) of each MPI.
@@ -64,7 +65,7 @@ def run(mpi: str, nprocs: int, runner: str, sizes: str, iterations: int) -> list
             "alltoall",
             "-a",
             ALGORITHMS,
-            "-m",
+            "--sizes",
             sizes,
             "-i",
             str(iterations),
@@ -122,8 +123,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--mpi", default="openmpi")
     ap.add_argument("--table", action="store_true", help="print the tables of the saved results")
+    _out.add(ap, "alltoall.json")
     a = ap.parse_args()
-    path = RESULTS / "alltoall.json"
+    path = _out.path(a.out, "alltoall.json")
     if a.table:
         show(json.loads(path.read_text())["results"])
         return
@@ -141,7 +143,6 @@ def main() -> None:
                 raise SystemExit(f"{mpi} np {n} {runner}: results differ from MPI_Alltoall")
             res["rounds"].append(rows)
     show(results)
-    RESULTS.mkdir(exist_ok=True)
     path.write_text(dump({"iterations": a.iterations, "results": results}))
     print(f"\nwrote {path}", file=sys.stderr)
 

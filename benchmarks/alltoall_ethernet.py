@@ -36,6 +36,8 @@ import os
 import time
 from pathlib import Path
 
+import _out
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import hypercuboid as hc  # noqa: E402
@@ -214,11 +216,10 @@ def main() -> None:
         choices=("fifo", "interleave"),
         help="NIC order: whole messages in start order (LogGOPS, default) or shared link (TCP)",
     )
-    ap.add_argument("--out", default="alltoall_ethernet.json", help="JSON name in results/")
+    _out.add(ap, "alltoall_ethernet.json")
     a = ap.parse_args()
     data = run([int(x) for x in a.sizes.split(",")], a.host, a.nic)
-    out = Path(__file__).parent / "results" / a.out
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = _out.path(a.out, "alltoall_ethernet.json")
     out.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {out}")
     if a.plot:

@@ -17,6 +17,7 @@ import platform
 import statistics
 import time
 
+import _out
 from hypercuboid import _core, phases, topology
 
 #: Bar of issue 15 for the 1,024-machine tree (seconds).
@@ -70,6 +71,7 @@ def row(label: str, topo, seconds: float, r) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3, help="median of this many runs")
+    _out.add(ap, "alltoall_phases.json")
     args = ap.parse_args()
 
     trees = []
@@ -110,9 +112,7 @@ def main() -> None:
             f"{x['lower_bound']:>6} {x['gap']:>5} {x['ratio']:>6.3f} "
             f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms"
         )
-    out = os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "results", "alltoall_phases.json"
-    )
+    out = _out.path(args.out, "alltoall_phases.json")
     with open(out, "w", encoding="utf-8") as f:
         json.dump(
             {

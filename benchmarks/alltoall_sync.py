@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _out
 from hypercuboid import phases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +124,7 @@ def mpi_table(nps: list[int], iterations: int, warmup: int) -> list[dict]:
             js = t / f"py{n}.json"
             run(
                 [*MPIEXEC, "-n", str(n), str(BIN / "hypercuboid"), "bench", "alltoall", "-a",
-                 f"scheduled:topo={spec}", "--runner", "python", "-m", ",".join(sizes),
+                 f"scheduled:topo={spec}", "--runner", "python", "--sizes", ",".join(sizes),
                  "-i", str(iterations), "-x", str(warmup), "--json", str(js), "-q"],
                 env=env, timeout=3600,
             )  # fmt: skip
@@ -155,6 +156,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--skip-mpi", action="store_true")
     ap.add_argument("--nps", default="4,8")
+    _out.add(ap, "alltoall_sync.json")
     a = ap.parse_args()
     counts = counts_table()
     print("synchronisation messages (scheduled; pairwise before, pairwise-reduced after the")
@@ -184,7 +186,7 @@ def main() -> None:
                   f"{(py if py is not None else float('nan')):>11.1f}"
                   f"{r['routine_over_library']:>13.2f}"
                   f"{(pr if pr is not None else float('nan')):>16.2f}")  # fmt: skip
-    out = ROOT / "benchmarks" / "results" / "alltoall_sync.json"
+    out = _out.path(a.out, "alltoall_sync.json")
     out.write_text(
         json.dumps(
             {

@@ -31,6 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _out
+
 HERE = Path(__file__).resolve().parent
 AFTER = str(HERE.parent / "python")
 
@@ -96,8 +98,9 @@ def main() -> None:
     )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=",".join(WORKLOADS), help="workloads, comma separated")
-    ap.add_argument("--out", default=str(HERE / "results" / "before_after.json"))
+    _out.add(ap, "before_after.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "before_after.json")
     if args.before is None:
         built = sorted(
             (p for p in (HERE.parent / ".baseline").glob("*") if (p / "hypercuboid").is_dir()),

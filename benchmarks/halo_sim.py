@@ -44,13 +44,15 @@ import sys
 import time
 from pathlib import Path
 
+import _out
 from hypercuboid import halo
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "halo_sim.json"
-NET_RESULTS = ROOT / "benchmarks" / "results" / "halo_network.json"
-NET_LARGE_RESULTS = ROOT / "benchmarks" / "results" / "halo_network_large.json"
-FIGURES = ROOT / "docs" / "figures"
+# where the results and figures go: --out (benchmarks/_out.py), set in main()
+RESULTS = _out.OUT / "halo_sim.json"
+NET_RESULTS = _out.OUT / "halo_network.json"
+NET_LARGE_RESULTS = _out.OUT / "halo_network_large.json"
+FIGURES = _out.OUT
 
 G = "2.778ns"  # 1 / 360 MB/s
 NODE = f"loggops:L=1us,o=1us,g=1us,G={G},O=0,S=0,copy=0.25ns"
@@ -587,7 +589,7 @@ def network_large(a) -> None:
     res["scaling"] = net_scaling(a.network_scaling_calls, a.max_ranks, a.network_min_ranks)
     res["load_average_end"] = os.getloadavg()
     save(NET_LARGE_RESULTS, res, t0)
-    print(f"wrote {NET_LARGE_RESULTS.relative_to(ROOT)} ({res['wall_s']:.0f} s)")
+    print(f"wrote {NET_LARGE_RESULTS} ({res['wall_s']:.0f} s)")
 
 
 def network_main(a) -> None:
@@ -659,7 +661,7 @@ def network_main(a) -> None:
     save(NET_RESULTS, res, t0)
     net_plots(res)
     print(
-        f"\nwrote {NET_RESULTS.relative_to(ROOT)} and docs/figures/halo-network-*.png "
+        f"\nwrote {NET_RESULTS} and {FIGURES}/halo-network-*.png "
         f"({res['wall_s']:.0f} s; load average {res['load_average_start'][0]:.1f} at the "
         f"start, {res['load_average_end'][0]:.1f} at the end)"
     )
@@ -698,7 +700,15 @@ def main() -> None:
         help="with --network: only the strong-scaling rows from this many ranks, into "
         "halo_network_large.json",
     )
+    _out.add(ap, "halo_sim.json")
     a = ap.parse_args()
+    global RESULTS, NET_RESULTS, NET_LARGE_RESULTS, FIGURES
+    FIGURES = _out.directory(a.out)
+    RESULTS = _out.path(a.out, "halo_sim.json")
+    NET_RESULTS, NET_LARGE_RESULTS = (
+        FIGURES / "halo_network.json",
+        FIGURES / "halo_network_large.json",
+    )
     if a.network:
         if a.max_ranks == MAX_RANKS:
             a.max_ranks = NET_MAX_RANKS
@@ -777,9 +787,7 @@ def main() -> None:
             )
     save(RESULTS, res, t0)
     plots(res)
-    print(
-        f"\nwrote {RESULTS.relative_to(ROOT)} and docs/figures/halo-*.png ({res['wall_s']:.0f} s)"
-    )
+    print(f"\nwrote {RESULTS} and {FIGURES}/halo-*.png ({res['wall_s']:.0f} s)")
 
 
 if __name__ == "__main__":

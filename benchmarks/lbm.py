@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import _out
 import numpy as np
 from hypercuboid import _core, lbm
 
@@ -142,8 +143,9 @@ def main() -> None:
     )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--no-proxy", action="store_true")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "lbm.json"))
+    _out.add(ap, "lbm.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "lbm.json")
 
     layouts = [lay.strip() for lay in args.layouts.split(",")]
     for lay in layouts:

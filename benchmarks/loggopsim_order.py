@@ -49,6 +49,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import _out
 import hypercuboid as hc
 
 #: The two parameter sets (times in ns, S in bytes) and a message size below and above S.
@@ -265,10 +266,9 @@ def wrong_pairs(p: Program, r: hc.SimResult) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", help="write each GOAL program and LogGOPSim's output to this folder")
-    ap.add_argument(
-        "--out", default=str(Path(__file__).parent / "results" / "loggopsim_order.json")
-    )
+    _out.add(ap, "loggopsim_order.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "loggopsim_order.json")
 
     found, origin = builds()
     if not found:

@@ -21,8 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _out
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def mpiexec(np_: int, args: list[str]) -> subprocess.CompletedProcess:
@@ -49,10 +50,11 @@ def main() -> None:
     )
     ap.add_argument("--iterations", type=int, default=1000, help="Timed calls per size.")
     ap.add_argument("--no-fits", action="store_true", help="Skip pingpong and multicast.")
+    _out.add(ap, "mpi_allreduce.json")
     a = ap.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "mpi_allreduce.json"
-    args = ["allreduce", "--runner", a.runner, "-a", a.algorithms, "-m", a.sizes, "--check", "-q"]
+    out = _out.path(a.out, "mpi_allreduce.json")
+    args = ["allreduce", "--runner", a.runner, "-a", a.algorithms, "--sizes", a.sizes, "--check"]
+    args += ["-q"]
     args += ["--json", str(out), "--force"]
     if a.iterations:
         args += ["-i", str(a.iterations)]
@@ -72,12 +74,12 @@ def main() -> None:
     if a.no_fits:
         return
     for verb, extra in (
-        ("pingpong", ["-m", "1:1M"]),
+        ("pingpong", ["--sizes", "1:1M"]),
         ("multicast", ["-b", "8", "--mode", "issue"]),
         ("multicast", ["-b", "8", "--mode", "ack"]),
     ):
         mode = extra[-1] if verb == "multicast" else "postal"
-        mf = RESULTS / f"model_{verb}_{mode}.json"
+        mf = _out.directory(a.out) / f"model_{verb}_{mode}.json"
         res = mpiexec(2, [verb, *extra, "--model-file", str(mf), "--force", "-q"])
         if res.returncode:
             sys.stderr.write(res.stderr)

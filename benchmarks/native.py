@@ -27,8 +27,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _out
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 
 #: (schedule, bytes, C-loop iterations, Python-loop iterations) compared.
 CASES = (("recursive_doubling", 8, 20000, 5000), ("ring", 1 << 20, 1000, 300))
@@ -110,6 +111,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="Alternating rounds per comparison.")
     ap.add_argument("--mpi", default="openmpi,mpich", help="Comma list: openmpi, mpich.")
     ap.add_argument("--child", nargs=5, metavar=("ALG", "BYTES", "IT", "PYIT", "ROUNDS"))
+    _out.add(ap, "native.json")
     a = ap.parse_args()
     if a.child:
         alg, nbytes, it, pyit, rounds = a.child
@@ -170,8 +172,7 @@ def main() -> None:
                     f"{row['ratio_python']:>6.3f}" + ("" if row["valid"] else "  INVALID"),
                     flush=True,
                 )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "native.json").write_text(json.dumps(rows, indent=1) + "\n")
+    _out.path(a.out, "native.json").write_text(json.dumps(rows, indent=1) + "\n")
     worst = max((r["ratio_native"] for r in rows), default=0.0)
     print(f"worst native-runner ratio: {worst:.3f} (bar 1.10)")
 

@@ -32,6 +32,7 @@ import resource
 import time
 from pathlib import Path
 
+import _out
 from hypercuboid import netsim
 from hypercuboid.topology import generate
 
@@ -54,8 +55,9 @@ def main() -> None:
     ap.add_argument("--duration", default="200us")
     ap.add_argument("--threads", default="1,0", help="engine threads to compare (0: every core)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is kept")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "netsim.json"))
+    _out.add(ap, "netsim.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "netsim.json")
 
     t0 = time.perf_counter()
     topo = generate(args.topo)

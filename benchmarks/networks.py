@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+import _out
+
 HOST = "loggops:o=100ns,g=10ns,S=64KiB"
 CHILD = r"""
 import json, os, resource, sys, time
@@ -200,13 +202,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="Slim Fly q = 7 instead of q = 13")
     ap.add_argument("--repeat", type=int, default=1, help="runs per point; the fastest is kept")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "networks.json"))
+    _out.add(ap, "networks.json")
     ap.add_argument(
         "--agreement",
         action="store_true",
         help="only the flow-against-packet table (merged into --out's other figures)",
     )
     args = ap.parse_args()
+    args.out = _out.path(args.out, "networks.json")
     t0 = time.perf_counter()
     if args.agreement:
         out = Path(args.out)

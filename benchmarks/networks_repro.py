@@ -25,6 +25,8 @@ import os
 import time
 from pathlib import Path
 
+import _out
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import hypercuboid as hc  # noqa: E402
@@ -188,8 +190,9 @@ def main() -> None:
     ap.add_argument(
         "--q13", action="store_true", help="also the seed's Slim Fly q = 13 (a few minutes)"
     )
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "networks_repro.json"))
+    _out.add(ap, "networks_repro.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "networks_repro.json")
     import tempfile
 
     t0 = time.perf_counter()

@@ -27,6 +27,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import _out
+
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "target" / "packet_ab"
 
@@ -103,8 +105,9 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=200, help="simulated microseconds")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "packet_ab.json"))
+    _out.add(ap, "packet_ab.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "packet_ab.json")
 
     rev = subprocess.run(
         ["git", "rev-parse", "--short", args.base],

@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _out
+
 PARAMS = {"L": 3000, "o": 1500, "g": 1000, "G": 6, "O": 0, "S": 65535}
 #: ``order=gcc``: ops freed together issue in the order a stock LogGOPSim's ``std::sort`` leaves
 #: them (the binomial tree's root frees log2 N > 16 sends at once; docs/simulate.md).
@@ -260,8 +262,9 @@ def main() -> None:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="log2 of the rank counts")
     ap.add_argument("--algorithms", default=",".join(ALGORITHMS))
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "peers.json"))
+    _out.add(ap, "peers.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "peers.json")
     record = run(
         tuple(args.algorithms.split(",")),
         tuple(int(k) for k in args.sizes.split(",")),

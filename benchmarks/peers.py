@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+import _out
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 import peer_booksim  # noqa: E402
@@ -27,8 +29,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1, help="runs of each case (fastest kept)")
     ap.add_argument("--cycles", type=int, default=2000, help="BookSim2 cycles before its drain")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "peers.json"))
+    _out.add(ap, "peers.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "peers.json")
     out = Path(args.out)
     print("== LogGOPSim")
     record = peer_loggopsim.run(repeat=args.repeat)

@@ -27,8 +27,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _out
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
 LOOP = ROOT / "benchmarks" / "native" / "allreduce_loop.c"
 BAR = 1.10
 
@@ -95,6 +96,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="Runs of each variant, alternating.")
     ap.add_argument("--seconds", type=float, default=20.0, help="Time cap of one run.")
     ap.add_argument("--no-build", action="store_true", help="Use the libraries as they are.")
+    _out.add(ap, "pmpi.json")
     a = ap.parse_args()
     nps = [int(x) for x in a.np.split(",")]
     if not a.no_build:
@@ -153,8 +155,7 @@ def main() -> None:
             f"{r['mpi']:<8} {r['np']:>3} {r['without_us']:>13.3f} {r['with_us']:>15.3f} "
             f"{r['ratio']:>6.3f} {ok:>7}  {r['calls']} / {r['calls_with']}"
         )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / "pmpi.json"
+    out = _out.path(a.out, "pmpi.json")
     doc = {
         "benchmark": "PMPI library vs the MPI library's MPI_Allreduce, 8 B, recursive doubling",
         "machine": {"host": platform.node(), "cpus": os.cpu_count()},

@@ -26,6 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import _out
+
 POSTAL = "postal:alpha=1us,beta=1ns,gamma=1ns"
 LOGGOPS = "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535"
 
@@ -115,8 +117,9 @@ def main() -> None:
         default="0",
         help="thread counts to run each case on, one after the other (0: the engine's default)",
     )
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "scale.json"))
+    _out.add(ap, "scale.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "scale.json")
     asked = [int(t) for t in args.threads.split(",")]
     print(
         f"{'algorithm':20} {'model':8} {'ranks':>6} {'ops':>13} {'thr':>3} {'generate s':>10} "

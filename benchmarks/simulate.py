@@ -14,7 +14,8 @@ import json
 import platform
 import subprocess
 import sys
-from pathlib import Path
+
+import _out
 
 MODEL = "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535"
 
@@ -52,6 +53,7 @@ def run(log2n: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="14,17,20", help="log2 of the rank counts")
+    _out.add(ap, "simulate.json")
     args = ap.parse_args()
     rows = [run(int(k)) for k in args.sizes.split(",")]
     print(f"recursive-doubling allreduce, 8 B, {MODEL}")
@@ -65,8 +67,7 @@ def main() -> None:
             f" {r['total_s']:>8.3f} {r['ops_per_s'] / 1e6:>8.2f} {r['peak_rss_mb']:>8.0f}"
             f" {str(r['matches_closed_form']):>18}"
         )
-    out = Path(__file__).parent / "results" / "simulate.json"
-    out.parent.mkdir(exist_ok=True)
+    out = _out.path(args.out, "simulate.json")
     out.write_text(
         json.dumps(
             {

@@ -14,6 +14,7 @@ import platform
 import statistics
 import time
 
+import _out
 from hypercuboid import topology
 
 INSTANCES = [
@@ -39,6 +40,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3, help="median of this many runs")
     ap.add_argument("--seeds", type=int, default=8, help="METIS seeds of the bisection")
+    _out.add(ap, "topology.json")
     args = ap.parse_args()
     rows = []
     for label, spec in INSTANCES:
@@ -74,7 +76,7 @@ def main() -> None:
             f"{r['total_without_bisection_s'] * 1e3:>10.1f}ms {r['bisection_s']:>9.2f}s "
             f"{r['total_with_bisection_s']:>9.2f}s {r['bisection_per_endpoint']:>7.3f}"
         )
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "topology.json")
+    out = _out.path(args.out, "topology.json")
     with open(out, "w", encoding="utf-8") as f:
         json.dump(
             {

@@ -15,8 +15,8 @@ import argparse
 import json
 import platform
 import time
-from pathlib import Path
 
+import _out
 import hypercuboid.tune as t
 
 MODEL = t.pipelined_model(*t.TABLE1["minimum"])
@@ -34,6 +34,7 @@ def best_of(repeat: int, f):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
+    _out.add(ap, "tune.json")
     args = ap.parse_args()
     rows = []
     for n, sim in [(720, False), (5040, False), (65536, False), (720, True), (5040, True)]:
@@ -77,8 +78,7 @@ def main() -> None:
             f"{r['task']:<28} {r['nranks']:>9,} {r['schedules']:>10,} {ts:>10}  "
             f"{r['best']} ({r['predicted_us']:.3f})"
         )
-    out = Path(__file__).parent / "results" / "tune.json"
-    out.parent.mkdir(exist_ok=True)
+    out = _out.path(args.out, "tune.json")
     out.write_text(
         json.dumps({"model": MODEL, "machine": platform.platform(), "rows": rows}, indent=1) + "\n"
     )

@@ -19,7 +19,8 @@ import platform
 import statistics
 import subprocess
 import sys
-from pathlib import Path
+
+import _out
 
 BAR_S = 3.0
 
@@ -68,8 +69,9 @@ def main() -> None:
         default=f"1,{cpus}",
         help=f"comma-separated thread counts to compare (default 1,{cpus}: one and every core)",
     )
-    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results/verify_scale.json")
+    _out.add(ap, "verify_scale.json")
     args = ap.parse_args()
+    args.out = _out.path(args.out, "verify_scale.json")
     if not 1 <= args.log2n <= 24:
         raise SystemExit(f"invalid --log2n {args.log2n}: accepted: 1 to 24")
     if args.repeat < 1:

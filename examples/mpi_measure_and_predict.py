@@ -2,7 +2,7 @@
 pipelined postal model (multicast) over MPI, write model files, and let the simulator rank
 allreduce algorithms for larger rank counts with each model.
 
-    mpiexec -n 2 python examples/mpi_measure_and_predict.py [OUTDIR]
+    mpiexec -n 2 python examples/mpi_measure_and_predict.py [--out DIR]   (default out/)
 
 The same from the command line:
 
@@ -13,7 +13,7 @@ The same from the command line:
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 from hypercuboid import modelfile
@@ -21,7 +21,11 @@ from hypercuboid.mpi import bench
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
-out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("--out", default="out", help="directory for the model files (default out/)")
+out = Path(ap.parse_args().out)
+if comm.rank == 0:
+    out.mkdir(parents=True, exist_ok=True)
 lib = MPI.Get_library_version().replace("\x00", "").splitlines()[0]
 
 pp = bench.pingpong(comm, bench.parse_sizes("1:1M"))

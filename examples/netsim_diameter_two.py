@@ -43,7 +43,12 @@ TORI = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/figures")
+    ap.add_argument(
+        "--out",
+        default="out",
+        help="directory for the figures and JSON (default out/ in the current directory; the "
+        "docs' are in docs/figures)",
+    )
     ap.add_argument("-j", "--jobs", type=int, default=None)
     ap.add_argument("--quick", action="store_true", help="50 us windows, fewer loads")
     ap.add_argument("--skip-synthetic", action="store_true")

@@ -2,18 +2,23 @@
 routing under uniform and worst-case traffic, with the busiest link of each point, the
 saturation table and the throughput / latency figure. Takes about half a minute.
 
-    python examples/netsim_sweep.py [out.png]
+    python examples/netsim_sweep.py [--out DIR]   (default out/: DIR/netsim_sweep.png)
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+from pathlib import Path
 
 from hypercuboid import netsim
 
 
 def main() -> None:
-    out = sys.argv[1] if len(sys.argv) > 1 else "netsim_sweep.png"
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="out", help="directory for the figure (default out/)")
+    out_dir = Path(ap.parse_args().out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / "netsim_sweep.png"
     points = netsim.grid(
         ["mlfm:h=8"],
         ["min", "inr", "ugal"],

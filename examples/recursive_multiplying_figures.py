@@ -125,7 +125,12 @@ def table2() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).parent.parent / "docs" / "figures"))
+    ap.add_argument(
+        "--out",
+        default="out",
+        help="directory for the figures (default out/ in the current directory; the docs' "
+        "are in docs/figures)",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,11 @@
  *
  * Served: intracommunicators; the predefined integer types (by size and signedness), MPI_FLOAT
  * and MPI_DOUBLE; MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN; MPI_IN_PLACE; 0 < count and count x size
- * <= 2^31 - 1 bytes. Everything else goes to PMPI_Allreduce unchanged.
+ * <= 2^31 - 1 bytes. Everything else goes to PMPI_Allreduce unchanged; so does every erroneous
+ * call (erroneous(): aliased or overlapping buffers, MPI_IN_PLACE as the receive buffer, a NULL
+ * buffer, a negative count, a null handle, a freed communicator, a call before MPI_Init or
+ * after MPI_Finalize), so that the MPI library reports it with its own error class through the
+ * communicator's error handler: an erroneous call is never served.
  *
  * Each rank decides alone, from its own arguments, so every rank of a communicator decides the
  * same when all pass the same predefined datatype (or ones of the same size and kind) and
@@ -73,6 +77,8 @@ typedef struct comm_state {
 
 static struct {
     int enabled, verbose, cache_max, world_rank;
+    int started;             /* init has run (MPI was initialized) */
+    int finalized;           /* MPI_Finalize has begun: every call is the library's */
     int multiple;            /* MPI_THREAD_MULTIPLE: the counters are atomic */
     int keyval, self_keyval;
     int is_auto;             /* recursive_multiplying:auto: tuned under g.model */
@@ -199,6 +205,7 @@ static void refuse(const char *fmt, ...)
 static void init(void)
 {
     char err[ERR_LEN];
+    __atomic_store_n(&g.started, 1, __ATOMIC_RELEASE);
     PMPI_Comm_rank(MPI_COMM_WORLD, &g.world_rank);
     const char *alg = env("HYPERCUBOID_ALLREDUCE");
     if (!alg) return;
@@ -330,6 +337,7 @@ static int at_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm, (void)keyval, (void)attr, (void)extra;
     pthread_mutex_lock(&lock);
+    __atomic_store_n(&g.finalized, 1, __ATOMIC_RELEASE);
     for (comm_state *st = states; st; st = st->next) release(st);
     pthread_mutex_unlock(&lock);
     return MPI_SUCCESS;
@@ -545,18 +553,67 @@ static int serve(comm_state *st, entry *e, const void *sendbuf, void *recvbuf, M
     return MPI_SUCCESS;
 }
 
+/* Why a call is erroneous in a way the MPI library detects from its arguments (MPICH's and
+ * Open MPI's argument checks, MPI 4.1 section 6.9.1), or NULL. Such a call goes to
+ * PMPI_Allreduce unchanged, which returns its error class through the communicator's error
+ * handler (MPI_ERR_COMM, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_OP, MPI_ERR_BUFFER or
+ * MPI_ERR_ARG, as that library decides). Overlapping buffers, which neither library checks,
+ * go there too: what they give is the library's. `size` is the size of one element (0: not
+ * known yet, buffers not compared). */
+static const char *erroneous(const void *sendbuf, const void *recvbuf, int count,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm, size_t size)
+{
+    if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL";
+    if (count < 0) return "a negative count";
+    if (type == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
+    if (op == MPI_OP_NULL) return "MPI_OP_NULL";
+    if (recvbuf == MPI_IN_PLACE) return "MPI_IN_PLACE as the receive buffer";
+    if (count == 0) return NULL;
+    if (!recvbuf || !sendbuf) return "a NULL buffer";
+    if (sendbuf == recvbuf) return "the same buffer to send and to receive";
+    if (size && sendbuf != MPI_IN_PLACE) {
+        uintptr_t s = (uintptr_t)sendbuf, r = (uintptr_t)recvbuf, n = (uintptr_t)count * size;
+        if (s < r + n && r < s + n) return "overlapping send and receive buffers";
+    }
+    return NULL;
+}
+
+/* An erroneous call: to PMPI_Allreduce, which reports it. */
+static int refer(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm, const char *why)
+{
+    counted(&npassed);
+    if (g.verbose && g.world_rank == 0)
+        say_once("an erroneous MPI_Allreduce (%s) goes to the MPI library, which reports it",
+                 why);
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}
+
 HC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                             MPI_Op op, MPI_Comm comm)
 {
+    /* Before MPI_Init (or after MPI_Finalize) the library reports the call, not us. */
+    if (!__atomic_load_n(&g.started, __ATOMIC_ACQUIRE)) {
+        int initialized = 0;
+        if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized)
+            return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    }
     pthread_once(&once, init);
-    if (!g.enabled || comm == MPI_COMM_NULL)
+    if (!g.enabled || __atomic_load_n(&g.finalized, __ATOMIC_ACQUIRE))
         return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
-    /* The last call on this communicator again (a loop): its entry, as it is. */
+    const char *bad = erroneous(sendbuf, recvbuf, count, type, op, comm, 0);
+    if (bad) return refer(sendbuf, recvbuf, count, type, op, comm, bad);
+    /* A communicator the library refuses (a freed one): its error, from PMPI_Allreduce. */
     comm_state *st = NULL;
     int flag = 0;
-    if (PMPI_Comm_get_attr(comm, g.keyval, &st, &flag) == MPI_SUCCESS && flag && st->head &&
-        st->head->count == count && st->head->type == type && st->head->mop == op) {
+    if (PMPI_Comm_get_attr(comm, g.keyval, &st, &flag) != MPI_SUCCESS)
+        return refer(sendbuf, recvbuf, count, type, op, comm, "an invalid communicator");
+    /* The last call on this communicator again (a loop): its entry, as it is. */
+    if (flag && st->head && st->head->count == count && st->head->type == type &&
+        st->head->mop == op) {
         if (!st->head->plan) return pass(sendbuf, recvbuf, count, type, op, comm, NULL);
+        bad = erroneous(sendbuf, recvbuf, count, type, op, comm, dtype_size(st->head->dtype));
+        if (bad) return refer(sendbuf, recvbuf, count, type, op, comm, bad);
         return serve(st, st->head, sendbuf, recvbuf, comm);
     }
     int dtype = dtype_code(type), code = op_code(op);
@@ -571,6 +628,8 @@ HC_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     if ((size_t)count * dtype_size(dtype) > (size_t)INT_MAX)
         return pass(sendbuf, recvbuf, count, type, op, comm,
                     "above the 2^31 - 1 bytes of one message of the runner");
+    bad = erroneous(sendbuf, recvbuf, count, type, op, comm, dtype_size(dtype));
+    if (bad) return refer(sendbuf, recvbuf, count, type, op, comm, bad);
     st = state_of(comm);
     if (!st) return pass(sendbuf, recvbuf, count, type, op, comm, "an intercommunicator");
     entry *e = lookup(st, count, dtype, code, type, op,

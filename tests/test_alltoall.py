@@ -84,7 +84,7 @@ def test_cli_generate_verify_show(tmp_path):
         "result: correct on every rank (rank j's output block i is rank i's input block j, for "
         "every i and j)",
     ]
-    r = run("schedule", "show", "alltoall", "-a", "pairwise", "-n", "4", "-c", "2", "-r", "1")
+    r = run("schedule", "show", "alltoall", "-a", "pairwise", "-n", "4", "-c", "2", "--rank", "1")
     assert r.exit_code == 0, r.output
     assert r.output.splitlines() == [
         "alltoall pairwise: 4 ranks, 28 ops, collective alltoall, count 8 x float64, 2 per rank "

@@ -23,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "native" / "allreduce_app.c"
+ERRORS = ROOT / "tests" / "native" / "allreduce_errors.c"
 NPS = (1, 3, 4)
 ALGORITHMS = ("recursive_doubling", "ring", "rabenseifner", "recursive_multiplying:auto")
 TIMEOUT = 300
@@ -91,11 +92,18 @@ def mpi(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         pytest.skip(f"no {mpicc}: make test sets up {m.venv}")
     if not m.library.exists():
         pytest.skip(f"no {m.library}: run make native")
-    app = tmp_path_factory.mktemp(f"pmpi-{m.name}") / "allreduce_app"
-    cc = [str(mpicc), "-std=c99", "-O2", "-Wall", "-Werror", "-o", str(app), str(APP), "-lm"]
-    done = subprocess.run(cc, capture_output=True, text=True, check=False)
+    return m, compiled(m, APP, tmp_path_factory)
+
+
+def compiled(m: Mpi, source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`source` compiled by the MPI's mpicc."""
+    app = tmp_path_factory.mktemp(f"pmpi-{m.name}") / source.stem
+    cc = [str(m.venv / "bin" / "mpicc"), "-std=c99", "-O2", "-Wall", "-Werror"]
+    done = subprocess.run(
+        [*cc, "-o", str(app), str(source), "-lm"], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
-    return m, app
+    return app
 
 
 def run(mpi, np: int, mode: str, preload: bool = True, **env: str):
@@ -234,3 +242,77 @@ def test_a_schedule_that_does_not_fit_goes_to_pmpi(mpi):
         int(x) for x in done.stdout.split("(")[1].split(" passed")[0].split(" served, ")
     )
     assert served > 0 and passed > 0, done.stdout
+
+
+# The erroneous calls of tests/native/allreduce_errors.c, each run in a process of its own: the
+# MPI libraries check different things (the MPICH wheel crashes on a negative count,
+# MPI_DATATYPE_NULL and overlapping buffers, Open MPI on a NULL buffer and a freed
+# communicator), and the library must end as the MPI library alone ends.
+ERRONEOUS = (
+    "aliased-first",
+    "aliased",
+    "aliased-double",
+    "aliased-one",
+    "inplace-recv",
+    "inplace-both",
+    "null-send",
+    "null-recv",
+    "negative-count",
+    "null-type",
+    "null-op",
+    "null-comm",
+    "uncommitted",
+    "maxloc",
+    "freed-comm",
+    "overlap",
+)
+
+
+@pytest.fixture(scope="module")
+def errors_app(mpi, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return compiled(mpi[0], ERRORS, tmp_path_factory)
+
+
+def run_case(mpi, app: Path, case: str, preload: bool) -> tuple[bool, list[str]]:
+    """Whether the program ended well, and the lines it printed."""
+    m, _ = mpi
+    done = subprocess.run(
+        m.command(3, app, case, preload),
+        env=m.env(HYPERCUBOID_ALLREDUCE="ring"),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("allreduce_errors:")]
+    return done.returncode == 0, lines
+
+
+COUNTED = "allreduce_errors: 2 calls checked ("
+
+
+@pytest.mark.parametrize("case", ERRONEOUS)
+def test_an_erroneous_call_ends_as_without_the_library(mpi, errors_app, case):
+    """MPI_ERRORS_RETURN: the same error class on every rank as the MPI library alone returns
+    (or the same crash where it crashes), the call passed to PMPI_Allreduce, never served, and
+    the valid call after it right."""
+    alone = run_case(mpi, errors_app, case, preload=False)
+    served = run_case(mpi, errors_app, case, preload=True)
+    assert served[0] == alone[0], (served, alone)
+    assert not any("FAILED" in x for x in served[1]), served[1]
+    if not alone[0]:
+        assert served[1] == alone[1]
+        return
+    # the valid call after it served (and, for freed-comm, the one on the copy before it)
+    counted = "2 served, 1 passed)" if case == "freed-comm" else "1 served, 1 passed)"
+    assert served[1] == [*alone[1][:-1], COUNTED + counted]
+    assert alone[1][-1] == COUNTED + "0 served, 0 passed)"
+
+
+@pytest.mark.parametrize("case", ["aliased", "inplace-recv"])
+def test_the_issue_s_cases_are_errors(mpi, errors_app, case):
+    """MPI_Allreduce(x, x, ...) and recvbuf = MPI_IN_PLACE: MPI_ERR_BUFFER (class 1 in both
+    libraries), as the library returns; they were served (a wrong result) and a segfault."""
+    ok, lines = run_case(mpi, errors_app, case, preload=True)
+    assert ok, lines
+    assert ": class 1 (" in lines[0], lines

@@ -371,7 +371,7 @@ def test_cli_plot_trace_and_no_overwrite(tmp_path):
 
 
 def test_cli_show_and_help():
-    r = run("schedule", "show", "allreduce", "-a", "recursive_doubling", "-n", "4", "-r", "3")
+    r = run("schedule", "show", "allreduce", "-a", "recursive_doubling", "-n", "4", "--rank", "3")
     assert r.exit_code == 0
     assert "rank 3:" in r.output
     assert "recv out[0:1] from 1 tag 1 reduce before with scratch0[0:1]" in r.output

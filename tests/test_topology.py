@@ -207,12 +207,11 @@ def test_distances():
 
 def test_compare_table_and_png(tmp_path):
     png = tmp_path / "compare.png"
-    result = CliRunner().invoke(cli, ["topo", "compare", "--png", str(png), "--radix-max", "70"])
+    result = CliRunner().invoke(cli, ["topo", "compare", "--plot", str(png), "--radix-max", "70"])
     assert result.exit_code == 0, result.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = {
-        r["label"]: r
-        for r in json.loads(run("compare", "--json", "--no-png").output.strip().splitlines()[0])
+        r["label"]: r for r in json.loads(run("compare", "--json").output.strip().splitlines()[0])
     }
     assert rows["OFT"]["endpoints"] == 63552
     assert rows["MLFM"]["endpoints"] == 33792

@@ -411,9 +411,10 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
     bench_json, bench_png = out / "mpi-bench.json", out / "mpi-bench.png"
     bench = [
         *mpiexec, "-n", str(ranks), *cli, "bench", "allreduce",
-        "--algorithms", "recursive_doubling,ring,native", "--sizes", "8,64K",
+        "--algorithm", "recursive_doubling,ring,native", "--sizes", "8,64K",
         "--runner", "native", "--iterations", "10", "--warmup", "2", "--check",
         "--plot", str(bench_png), "--json", str(bench_json), "--quiet", "--force",
+        "--timeout", "240",
     ]  # fmt: skip
     r = subprocess.run(bench, env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
@@ -425,7 +426,8 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
     files += [str(bench_png), str(bench_json)]
     lbm = [
         *mpiexec, "-n", str(ranks), *cli, "lbm", "run", "--lattice", "32x32x32",
-        "--steps", "10", "--halo", "reduced", "--overlap", "--json", "--quiet",
+        "--steps", "10", "--halo", "reduced", "--overlap", "--quiet", "--timeout", "240",
+        "--json",
     ]  # fmt: skip
     r = subprocess.run(lbm, env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:

@@ -27,6 +27,20 @@ _COLORS = {
 
 #: Timelines with more ranks than this are refused: the figure would be unreadable.
 MAX_TIMELINE_RANKS = 256
+#: Without ``ranks``, a timeline draws the first this many ranks (and says so in the figure).
+MAX_AUTO_RANKS = 16
+#: Titles wrap at this many characters (a long spec would be clipped at the figure's edge).
+TITLE_WIDTH = 90
+
+
+def wrap_title(title: str) -> str:
+    """A title broken into lines of at most :data:`TITLE_WIDTH` characters, at commas and
+    spaces where it can (a spec has no spaces)."""
+    import textwrap
+
+    spaced = title.replace(",", ", ")
+    lines = textwrap.wrap(spaced, TITLE_WIDTH, break_long_words=True, break_on_hyphens=False)
+    return "\n".join(line.replace(", ", ",") for line in lines)
 
 
 def _pyplot():
@@ -58,11 +72,22 @@ def timeline(
     message (from the end of the send's issue to the message's arrival), and saves it as PNG.
 
     Receives are drawn as thin light bars from when they are posted to when they complete, so
-    waiting is visible without hiding the work. ``ranks`` limits the rows (and arrows) drawn.
+    waiting is visible without hiding the work. ``ranks`` limits the rows (and arrows) drawn;
+    without it, the first :data:`MAX_AUTO_RANKS` ranks are drawn and a note says how many
+    there are. The title (default: the ranks, ops and messages drawn) wraps when it is long.
     """
     path = Path(path)
     nranks = int(trace.nranks)
-    rows = list(range(nranks)) if ranks is None else sorted(set(int(r) for r in ranks))
+    note = None
+    if ranks is None:
+        rows = list(range(min(nranks, MAX_AUTO_RANKS)))
+        if nranks > MAX_AUTO_RANKS:
+            note = (
+                f"ranks 0-{MAX_AUTO_RANKS - 1} of {nranks} drawn; choose with --plot-ranks "
+                "(CLI) or ranks= (Python)"
+            )
+    else:
+        rows = sorted(set(int(r) for r in ranks))
     if not rows:
         raise ValueError("timeline: no ranks to draw")
     if len(rows) > MAX_TIMELINE_RANKS:
@@ -86,6 +111,8 @@ def timeline(
         start = trace.op_start[i] / scale
         width = (trace.op_end[i] - trace.op_start[i]) / scale
         y = row_of[r]
+        if width <= 0 and kind != "recv":
+            continue  # an instant op draws nothing: no box, no legend entry
         if kind == "recv":
             ax.barh(
                 y,
@@ -137,8 +164,14 @@ def timeline(
     ax.set_xlabel(f"time ({unit})")
     ax.set_xlim(0, max(t_max / scale, 1e-9) * 1.02)
     ax.grid(axis="x", linestyle=":", linewidth=0.5)
+    if title is None:
+        title = f"{nranks} ranks, {len(trace.op_rank):,} ops, {len(trace.msg_src):,} messages"
     if title:
-        ax.set_title(title)
+        title = wrap_title(title)
+    if note is not None:
+        title = f"{title}\n({note})" if title else f"({note})"
+    if title:
+        ax.set_title(title, fontsize="medium")
     if seen:
         ax.legend(
             loc="upper center",
@@ -168,7 +201,7 @@ def link_utilisation(result, path: str | Path, *, title: str | None = None) -> P
     plt = _pyplot()
     times = np.asarray(tl["times_ps"], dtype=np.float64)
     scale, unit = _time_scale(max(float(times.max(initial=1.0)), 1.0))
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(13, 4.5))
     starts = np.concatenate([[0.0], times[:-1]]) / scale
     for x in tl["links"]:
         link = x["link"]
@@ -177,8 +210,9 @@ def link_utilisation(result, path: str | Path, *, title: str | None = None) -> P
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("utilisation")
     ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7, loc="upper right")
-    ax.set_title(title or f"busiest links on {net.topology} ({net.level} level)")
+    # beside the axes, not on the data
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(wrap_title(title or f"busiest links on {net.topology} ({net.level} level)"))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -31,7 +31,7 @@ def test_bench_allreduce_json_contract(comm, tmp_path, linear_source):
     out = tmp_path / "rows.json"
     csv = tmp_path / "rows.csv"
     res = run(
-        ["allreduce", "-a", "linear,native", "-m", "8:32", "-i", "5", "-x", "1", "--check"]
+        ["allreduce", "-a", "linear,native", "--sizes", "8:32", "-i", "5", "-x", "1", "--check"]
         + ["--json", str(out), "--csv", str(csv), "-q"]
     )
     assert res.exit_code == 0, res.output
@@ -66,7 +66,7 @@ def test_bench_allreduce_json_contract(comm, tmp_path, linear_source):
 def test_bench_allreduce_refuses_to_overwrite(comm, tmp_path):
     out = tmp_path / "rows.json"
     out.write_text("keep")
-    res = run(["allreduce", "-a", "native", "-m", "8", "-i", "1", "--json", str(out), "-q"])
+    res = run(["allreduce", "-a", "native", "--sizes", "8", "-i", "1", "--json", str(out), "-q"])
     assert res.exit_code == 1
     if comm.rank == 0:
         assert res.output == f"Error: {out} exists; pass --force to overwrite it\n"
@@ -75,7 +75,7 @@ def test_bench_allreduce_refuses_to_overwrite(comm, tmp_path):
 
 def test_bench_blocks_of_ten_and_plot(comm, tmp_path):
     png = tmp_path / "lat.png"
-    res = run(["allreduce", "-a", "native", "-m", "8:16", "-i", "3", "-x", "0"]
+    res = run(["allreduce", "-a", "native", "--sizes", "8:16", "-i", "3", "-x", "0"]
               + ["--block", "10", "--plot", str(png), "-q"])  # fmt: skip
     assert res.exit_code == 0, res.output
     if comm.rank == 0:
@@ -86,7 +86,7 @@ def test_bench_pingpong_writes_a_postal_model_file(comm, tmp_path):
     from hypercuboid import modelfile
 
     mf = tmp_path / "postal.json"
-    res = run(["pingpong", "-m", "1:1K", "-i", "5", "-x", "1", "--model-file", str(mf), "-q"])
+    res = run(["pingpong", "--sizes", "1:1K", "-i", "5", "-x", "1", "--model-file", str(mf), "-q"])
     if comm.size < 2:
         assert res.exit_code == 1
         assert res.output == "Error: pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...\n"
@@ -107,7 +107,19 @@ def test_bench_multicast_writes_a_pipelined_model_file(comm, tmp_path):
     from hypercuboid import modelfile
 
     mf = tmp_path / "pipe.json"
-    args = ["multicast", "-b", "3", "-i", "5", "-x", "1", "--beta", "0.4ns", "--no-gamma", "-q"]
+    args = [
+        "multicast",
+        "-b",
+        "3",
+        "-i",
+        "5",
+        "-x",
+        "1",
+        "--beta",
+        "0.4ns",
+        "--no-measure-reductions",
+        "-q",
+    ]
     res = run([*args, "--model-file", str(mf), "--mode", "ack"])
     if comm.size < 2:
         assert res.exit_code == 1
@@ -129,7 +141,7 @@ def test_bench_alltoall_json_contract(comm, tmp_path):
     each rank's mean latency, iterations; --check compares with MPI_Alltoall bitwise."""
     out = tmp_path / "a2a.json"
     res = run(
-        ["alltoall", "-a", "linear,bruck,scattered:block=2,native", "-m", "1:4", "-i", "4"]
+        ["alltoall", "-a", "linear,bruck,scattered:block=2,native", "--sizes", "1:4", "-i", "4"]
         + ["-x", "1", "--check", "--json", str(out), "-q"]
     )
     assert res.exit_code == 0, res.output
@@ -158,7 +170,7 @@ def test_bench_alltoall_json_contract(comm, tmp_path):
 
 
 def test_bench_alltoall_refuses_an_unknown_algorithm(comm):
-    res = run(["alltoall", "-a", "ring", "-m", "8", "-i", "1", "-q"])
+    res = run(["alltoall", "-a", "ring", "--sizes", "8", "-i", "1", "-q"])
     assert res.exit_code == 1
     if comm.rank == 0:
         assert "unknown alltoall algorithm 'ring'; accepted: linear, linear_shifted" in res.output

@@ -25,7 +25,7 @@ def mpirun(n: int, args: list[str], cwd: Path, timeout: float = 120) -> subproce
         OMPI_MCA_pml="ob1",
         OMPI_MCA_btl="self,sm",
         OMPI_MCA_mpi_yield_when_idle="1",
-        PYTHONPATH=str(HERE),
+        PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parent.parent / "python")]),
     )
     cmd = [str(MPIEXEC), "--oversubscribe", "--bind-to", "none", "-n", str(n), *args]
     # the timeout only guards against a hang; it asserts nothing about speed

@@ -5,7 +5,8 @@
 //! Every function returns [`HC_CAPI_OK`] or an error code and, on error, writes a message that
 //! names the bad value and what is accepted into the caller's buffer `err[errlen]` (always
 //! NUL-terminated, cut at a character boundary when it does not fit). No panic crosses the
-//! boundary: one is caught and reported as [`HC_CAPI_EINTERNAL`].
+//! boundary: every entry point runs through one helper (`call`) that catches it and reports
+//! [`HC_CAPI_EINTERNAL`] with a message naming the call and its arguments.
 //!
 //! The header `include/hypercuboid.h` is generated from this file by cbindgen at build time
 //! (`build.rs`); it includes `hc_codes.h`, the codes of the program encoding written from the
@@ -117,11 +118,19 @@ unsafe fn write_c(buf: *mut c_char, len: usize, msg: &str) -> bool {
     n == msg.len()
 }
 
-/// Runs `f`, turning its error or a panic into a code and a message in `err[errlen]`.
+/// The one boundary of every entry point: runs `f`, turning its error into
+/// [`HC_CAPI_EINVAL`] and a panic into [`HC_CAPI_EINTERNAL`], each with its message in
+/// `err[errlen]`. A panic's message names the call as `asked` describes it (the function and
+/// its arguments; called only after a panic) and what the panic said.
 ///
 /// # Safety
 /// `err` is null or points to `errlen` writable bytes.
-unsafe fn call(err: *mut c_char, errlen: usize, f: impl FnOnce() -> Result<(), String>) -> c_int {
+unsafe fn call(
+    err: *mut c_char,
+    errlen: usize,
+    asked: impl FnOnce() -> String,
+    f: impl FnOnce() -> Result<(), String>,
+) -> c_int {
     let (code, msg) = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => return HC_CAPI_OK,
         Ok(Err(msg)) => (HC_CAPI_EINVAL, msg),
@@ -131,15 +140,34 @@ unsafe fn call(err: *mut c_char, errlen: usize, f: impl FnOnce() -> Result<(), S
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic without a message".into());
+            let asked = catch_unwind(AssertUnwindSafe(asked))
+                .unwrap_or_else(|_| "a call whose arguments cannot be shown".into());
             (
                 HC_CAPI_EINTERNAL,
-                format!("internal error in hypercuboid (please report it): {what}"),
+                format!("internal error in hypercuboid (please report it) in {asked}: {what}"),
             )
         }
     };
     // SAFETY: as the caller promised.
     unsafe { write_c(err, errlen, &msg) };
     code
+}
+
+/// A C string argument as a panic's message quotes it: `'text'` (its first 80 characters,
+/// lossily), or NULL.
+///
+/// # Safety
+/// `s` is null or a NUL-terminated string.
+unsafe fn quoted(s: *const c_char) -> String {
+    if s.is_null() {
+        return "NULL".into();
+    }
+    // SAFETY: a non-null NUL-terminated string, as the caller promised.
+    let text = unsafe { CStr::from_ptr(s) }.to_string_lossy();
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("'{}...'", &text[..cut]),
+        None => format!("'{text}'"),
+    }
 }
 
 /// Reads a C string argument named `name`.
@@ -259,7 +287,14 @@ pub unsafe extern "C" fn hc_allreduce_program(
 ) -> c_int {
     // SAFETY: pointers as the caller promised.
     unsafe {
-        call(err, errlen, || {
+        let asked = || {
+            format!(
+                "hc_allreduce_program(algorithm {}, nranks {nranks}, rank {rank}, count \
+                 {count}, dtype {dtype}, op {op})",
+                quoted(algorithm)
+            )
+        };
+        call(err, errlen, asked, || {
             if out.is_null() {
                 return Err("out is NULL; give the address of an hc_columns pointer".into());
             }
@@ -327,7 +362,10 @@ fn own(cols: Columns, spec: &AllreduceSpec, rank: u32, dtype: c_int, op: c_int) 
 pub unsafe extern "C" fn hc_columns_free(columns: *mut hc_columns) {
     if !columns.is_null() {
         // SAFETY: a pointer from Box::into_raw of an Owned, whose first field is the view.
-        drop(unsafe { Box::from_raw(columns.cast::<Owned>()) });
+        let owned = unsafe { Box::from_raw(columns.cast::<Owned>()) };
+        // Freeing vectors does not panic; if it ever did, no panic crosses into C (the
+        // function returns nothing to report it with).
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(owned)));
     }
 }
 
@@ -357,7 +395,15 @@ pub unsafe extern "C" fn hc_allreduce_resolve(
 ) -> c_int {
     // SAFETY: pointers as the caller promised.
     unsafe {
-        call(err, errlen, || {
+        let asked = || {
+            format!(
+                "hc_allreduce_resolve(algorithm {}, model {}, nranks {nranks}, count {count}, \
+                 dtype {dtype})",
+                quoted(algorithm),
+                quoted(model)
+            )
+        };
+        call(err, errlen, asked, || {
             let text = c_str(algorithm, "algorithm")?;
             let model = if model.is_null() {
                 None
@@ -395,7 +441,8 @@ pub unsafe extern "C" fn hc_model_file(
 ) -> c_int {
     // SAFETY: pointers as the caller promised.
     unsafe {
-        call(err, errlen, || {
+        let asked = || format!("hc_model_file(path {})", quoted(path));
+        call(err, errlen, asked, || {
             let path = c_str(path, "path")?;
             let text = std::fs::read(path).map_err(|e| format!("{path}: cannot read it ({e})"))?;
             let text = String::from_utf8(text)
@@ -420,7 +467,14 @@ pub unsafe extern "C" fn hc_default_model(
     errlen: usize,
 ) -> c_int {
     // SAFETY: pointers as the caller promised.
-    unsafe { call(err, errlen, || put(out, outlen, &default_model(), "model")) }
+    unsafe {
+        call(
+            err,
+            errlen,
+            || format!("hc_default_model(outlen {outlen})"),
+            || put(out, outlen, &default_model(), "model"),
+        )
+    }
 }
 
 /// Checks an allreduce algorithm spec without building anything: any spec
@@ -440,7 +494,8 @@ pub unsafe extern "C" fn hc_allreduce_check(
 ) -> c_int {
     // SAFETY: pointers as the caller promised.
     unsafe {
-        call(err, errlen, || {
+        let asked = || format!("hc_allreduce_check(algorithm {})", quoted(algorithm));
+        call(err, errlen, asked, || {
             let text = c_str(algorithm, "algorithm")?;
             let auto = search::is_auto(text);
             if !is_auto.is_null() {

@@ -393,3 +393,47 @@ fn the_generated_headers_are_there() {
         assert!(h.contains(decl), "{decl} missing from hypercuboid.h:\n{h}");
     }
 }
+
+#[test]
+fn a_panic_is_an_internal_error_naming_the_call() {
+    let mut err = [0 as c_char; 256];
+    let rc = unsafe {
+        call(
+            err.as_mut_ptr(),
+            err.len(),
+            || "hc_test(count 7)".into(),
+            || panic!("injected at the boundary"),
+        )
+    };
+    assert_eq!(rc, HC_CAPI_EINTERNAL);
+    assert_eq!(
+        text(&err),
+        "internal error in hypercuboid (please report it) in hc_test(count 7): injected at the \
+         boundary"
+    );
+    // a formatted panic message, and a description that panics itself
+    let rc = unsafe {
+        call(
+            err.as_mut_ptr(),
+            err.len(),
+            || panic!("cannot describe"),
+            || -> Result<(), String> { panic!("index {} out of bounds", 410) },
+        )
+    };
+    assert_eq!(rc, HC_CAPI_EINTERNAL);
+    assert_eq!(
+        text(&err),
+        "internal error in hypercuboid (please report it) in a call whose arguments cannot be \
+         shown: index 410 out of bounds"
+    );
+}
+
+#[test]
+fn a_panic_quotes_string_arguments_bounded() {
+    let long = CString::new("x".repeat(100)).unwrap();
+    let q = unsafe { quoted(long.as_ptr()) };
+    assert_eq!(q, format!("'{}...'", "x".repeat(80)));
+    assert_eq!(unsafe { quoted(std::ptr::null()) }, "NULL");
+    let short = CString::new("ring").unwrap();
+    assert_eq!(unsafe { quoted(short.as_ptr()) }, "'ring'");
+}

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import click
 
-from hypercuboid import __version__
+from hypercuboid import __version__, _core
 from hypercuboid.cli.common import HypercuboidGroup
+from hypercuboid.cli.options import Size
 
 
 @click.group(cls=HypercuboidGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hypercuboid")
-def cli() -> None:
-    """Design, verify, simulate and run the communication of HPC programs."""
+@click.option(
+    "--memory-limit",
+    type=Size(),
+    default=None,
+    metavar="SIZE",
+    help="Refuse a run whose memory estimate exceeds SIZE (e.g. 8GiB) instead of the memory "
+    "the machine has available.",
+)
+def cli(memory_limit: int | None) -> None:
+    """Design, verify, simulate and run the communication of HPC programs.
+
+    Every verb speaks one vocabulary of options (docs/cli.md)."""
+    if memory_limit is not None:
+        before = _core.memory_limit()
+        _core.set_memory_limit(memory_limit)
+        click.get_current_context().call_on_close(lambda: _core.set_memory_limit(before))
 
 
 from hypercuboid.cli.alltoall import alltoall  # noqa: E402

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json
 
 #: Phases printed in the text output before the rest is summarised (``--show``).
@@ -25,13 +26,10 @@ def _routing_help() -> str:
 
 
 @alltoall.command("phases")
-@click.option(
-    "--topo",
-    "topo_spec",
-    required=True,
-    metavar="SPEC",
-    help="Topology spec: tree:fig1, tree:fig5b, tree:FILE.json, fattree:k=4,levels=3, "
+@cliopts.topo_option(
+    "Topology spec: tree:fig1, tree:fig5b, tree:FILE.json, fattree:k=4,levels=3, "
     "slimfly:q=5, torus:dims=8x8, ... (see `hypercuboid topo list`).",
+    required=True,
 )
 @click.option(
     "--method",
@@ -41,19 +39,13 @@ def _routing_help() -> str:
 )
 @click.option(
     "--routing",
+    "-r",
     default=_core.alltoall_phase_routings()[0][0],
     show_default=True,
     help=f"Deterministic minimal routing off trees. {_routing_help()}.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (with the phases).")
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="Draw the phase x link occupancy to FILE (PNG).",
-)
+@cliopts.json_option("Print one JSON object (with the phases)")
+@cliopts.plot_option("Draw the phase x link occupancy", name="plot_path")
 @click.option(
     "--show",
     type=click.IntRange(min=0),
@@ -61,8 +53,19 @@ def _routing_help() -> str:
     show_default=True,
     help="Phases listed in the text output (0: all).",
 )
+@cliopts.force_option("existing --plot and --json files")
+@cliopts.quiet_option()
+@cliopts.progress_option()
 def phases_cmd(
-    topo_spec: str, method: str, routing: str, as_json: bool, plot_path: str | None, show: int
+    topo_spec: str,
+    method: str,
+    routing: str,
+    as_json: str | None,
+    plot_path: str | None,
+    show: int,
+    force: bool,
+    quiet: bool,
+    progress: bool | None,
 ) -> None:
     """Contention-free phases of the all-to-all exchange on a topology.
 
@@ -75,11 +78,16 @@ def phases_cmd(
     """
     from hypercuboid import phases
 
+    cliopts.outputs_free(force, plot_path, as_json)
+    say = cliopts.Progress(quiet, progress)
+    say(f"building the phases on {topo_spec} ({method})")
     r = phases.alltoall_phases(topo_spec, method, routing)
+    say(f"{r.phases} phases")
     if plot_path is not None:
         phases.plot_occupancy(r, plot_path)
     if as_json:
-        echo_json(phases.to_dict(r))
+        echo_json(phases.to_dict(r), as_json)
+    if as_json == "-":
         return
     _print_text(r, show)
     if plot_path is not None:
@@ -124,13 +132,10 @@ def _print_text(r, show: int) -> None:
 
 
 def _topo_option(f):
-    return click.option(
-        "--topo",
-        "topo_spec",
-        required=True,
-        metavar="SPEC",
-        help="The cluster: tree:PRESET (fig1, fig5a, fig5b, fig5c), tree:FILE.json, or any "
+    return cliopts.topo_option(
+        "The cluster: tree:PRESET (fig1, fig5a, fig5b, fig5c), tree:FILE.json, or any "
         "topology spec (the phase heuristic off trees).",
+        required=True,
     )(f)
 
 
@@ -154,8 +159,11 @@ def _mapping_option(f):
     help="Build every variant's schedule and check that its dependencies enforce the phases "
     "(happens-before between every pair of contending messages in different phases).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def sync_cmd(topo_spec: str, mapping: str | None, check: bool, as_json: bool) -> None:
+@cliopts.json_option()
+@cliopts.force_option("an existing --json file")
+def sync_cmd(
+    topo_spec: str, mapping: str | None, check: bool, as_json: str | None, force: bool
+) -> None:
     """Synchronisation messages that keep the phases of `scheduled` apart (seed, section 5).
 
     pairwise: a zero-byte message a->c after a->b whenever a->b (phase p) and c->d (phase q > p)
@@ -165,10 +173,11 @@ def sync_cmd(topo_spec: str, mapping: str | None, check: bool, as_json: bool) ->
     """
     from hypercuboid import phases
 
+    cliopts.outputs_free(force, as_json)
     r = phases.sync_counts(topo_spec, mapping, check)
     if as_json:
-        echo_json(r.to_dict())
-    else:
+        echo_json(r.to_dict(), as_json)
+    if as_json != "-":
         rows = [
             ("topology", r.topology),
             ("ranks", f"{r.ranks} ({r.messages} messages in {r.phases} phases)"),
@@ -208,7 +217,7 @@ def sync_cmd(topo_spec: str, mapping: str | None, check: bool, as_json: bool) ->
     help="Blocks below this size (sendcount x type size; 32KB, 1MiB, ...) go to the library's "
     "MPI_Alltoall.",
 )
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), metavar="FILE")
+@click.option("-o", "--output", required=True, type=cliopts.OutFile(), metavar="FILE")
 @click.option("--pmpi", is_flag=True, help="Also define MPI_Alltoall, calling the routine.")
 @click.option("--name", default="hc_alltoall", show_default=True, help="The routine's name.")
 @click.option(
@@ -217,6 +226,7 @@ def sync_cmd(topo_spec: str, mapping: str | None, check: bool, as_json: bool) ->
     is_flag=True,
     help="Check that the file compiles: mpicc -c (HYPERCUBOID_MPICC, the venv's, or PATH).",
 )
+@cliopts.force_option("an existing -o file")
 def generate_cmd(
     topo_spec: str,
     mapping: str | None,
@@ -226,6 +236,7 @@ def generate_cmd(
     pmpi: bool,
     name: str,
     compile_check: bool,
+    force: bool,
 ) -> None:
     """Write a self-contained C file with an MPI_Alltoall routine for a cluster (the seed's
     automatic routine generator): int NAME(const void *sendbuf, int sendcount, MPI_Datatype
@@ -255,6 +266,7 @@ def generate_cmd(
         provenance=" ".join(shlex.quote(a) for a in argv)
         or f"hypercuboid alltoall generate --topo {topo_spec} --sync {sync}",
     )
+    cliopts.outputs_free(force, output)  # after the inputs are checked, before anything is written
     Path(output).write_text(r.text)
     click.echo(
         f"wrote {output}: {name} for {r.ranks} ranks, {r.phases} phases, {r.messages} messages, "

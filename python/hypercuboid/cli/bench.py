@@ -18,19 +18,11 @@ from typing import Any
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import error_message
 
-_LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
-
-
-def env_rank() -> int:
-    """This process's rank as the launcher says (Open MPI, MPICH / Hydra, PMIx, Slurm), without
-    initialising MPI; 0 when not launched by mpiexec."""
-    for var in _LAUNCHER_RANK_VARS:
-        v = os.environ.get(var)
-        if v is not None and v.isdigit():
-            return int(v)
-    return 0
+_LAUNCHER_RANK_VARS = cliopts.LAUNCHER_RANK_VARS
+env_rank = cliopts.env_rank
 
 
 class BenchGroup(click.Group):
@@ -110,37 +102,48 @@ def _agree(comm: Any, check: Callable[[], None]) -> None:
 
 
 def _outputs_free(force: bool, *paths: str | None) -> Callable[[], None]:
-    def check() -> None:
-        for p in paths:
-            if p is None:
-                continue
-            path = Path(p)
-            if path.exists() and not force:
-                raise click.ClickException(f"{path} exists; pass --force to overwrite it")
-            if not path.parent.exists():
-                raise click.ClickException(f"{path}: directory {path.parent} does not exist")
-
-    return check
+    return lambda: cliopts.outputs_free(force, *paths)
 
 
-def _run_collective(comm: Any, body: Callable[[], Any]) -> Any:
+TIMEOUT_HELP = (
+    "Abort the job when the command has not finished in SECONDS (a rank waiting for a peer "
+    "that never comes) [no limit]."
+)
+
+
+def _start(comm: Any, timeout: float | None, prog: str = "hypercuboid bench") -> None:
+    """Every rank checks that all were started with its arguments, and arms --timeout."""
+    from hypercuboid.mpi.launch import start
+
+    start(comm, sys.argv[1:], timeout, prog)
+
+
+#: How long a rank other than 0 waits before it prints its error and aborts the job: when
+#: every rank fails alike, rank 0's abort ends the job first and one message is printed.
+_QUIET_WAIT_S = 0.5
+
+
+def _run_collective(comm: Any, body: Callable[[], Any], verb: str = "bench") -> Any:
     """Runs the measuring part: a failure on any rank aborts the job with the rank named
-    (other ranks would otherwise wait for it forever)."""
+    (other ranks would otherwise wait for it forever). Rank 0 prints its error at once; any
+    other rank only if the job is still alive :data:`_QUIET_WAIT_S` later, so that an error
+    every rank meets is printed once."""
     try:
         return body()
     except Exception as e:
         if comm.Get_size() == 1:
             raise
-        sys.stderr.write(
-            f"hypercuboid bench: rank {comm.Get_rank()}: {type(e).__name__}: {e}; aborting\n"
-        )
+        rank = comm.Get_rank()
+        if rank != 0:
+            time.sleep(_QUIET_WAIT_S)
+        sys.stderr.write(f"hypercuboid {verb}: rank {rank}: {type(e).__name__}: {e}; aborting\n")
         sys.stderr.flush()
         comm.Abort(1)
         raise
 
 
-def _progress(quiet: bool, comm: Any) -> Callable[[str], None] | None:
-    if quiet or comm.Get_rank() != 0:
+def _progress(quiet: bool, progress: bool | None, comm: Any) -> Callable[[str], None] | None:
+    if comm.Get_rank() != 0 or not cliopts.Progress(quiet, progress).on:
         return None
     from hypercuboid.mpi.bench import stderr_progress
 
@@ -154,20 +157,126 @@ def _library() -> str:
 
 
 def _write_outputs(rows: list, as_json: str | None, as_csv: str | None) -> None:
+    import tempfile
+
     from hypercuboid.mpi.report import write_csv, write_json
 
-    if as_json:
-        write_json(as_json, rows)
-    if as_csv:
-        write_csv(as_csv, rows)
+    for dest, write in ((as_json, write_json), (as_csv, write_csv)):
+        if dest is None:
+            continue
+        if dest != "-":
+            write(dest, rows)
+            continue
+        with tempfile.TemporaryDirectory() as d:  # the same text, on stdout
+            tmp = Path(d) / "rows"
+            write(tmp, rows)
+            click.echo(tmp.read_text(encoding="utf-8"), nl=False)
+
+
+def _echo(as_json: str | None, as_csv: str | None) -> Callable[..., None]:
+    """click.echo, or nothing when stdout holds the JSON or the CSV rows."""
+    return click.echo if _table(as_json, as_csv) else (lambda *a, **k: None)
+
+
+def _sweep(run: Callable[[list[int]], list], sizes: list[int]) -> tuple[list, bool]:
+    """Runs a sweep one size at a time (the rows of a size do not depend on the others), so
+    that Ctrl-C keeps the rows of the sizes that finished: (rows, whether it was stopped)."""
+    rows: list = []
+    try:
+        for size in sizes:
+            rows += run([size])
+    except KeyboardInterrupt:
+        return rows, True
+    return rows, False
+
+
+def _given(**kw: Any) -> dict[str, Any]:
+    """The options the user gave (None: left out, so that the callee's default applies)."""
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def _table(as_json: str | None, as_csv: str | None) -> bool:
+    """Whether the table is printed: not when stdout holds the JSON or the CSV rows."""
+    return "-" not in (as_json, as_csv)
 
 
 _common = [
-    click.option("--json", "as_json", type=click.Path(dir_okay=False), help="Write rows as JSON."),
-    click.option("--csv", "as_csv", type=click.Path(dir_okay=False), help="Write rows as CSV."),
-    click.option("--force", is_flag=True, help="Overwrite existing output files."),
-    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+    cliopts.json_option("The rows as JSON"),
+    cliopts.csv_option("The rows as CSV"),
+    cliopts.force_option(),
+    cliopts.quiet_option("No progress lines on stderr."),
+    cliopts.progress_option(),
+    click.option(
+        "--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP
+    ),
 ]
+
+#: The spellings of release 0.x: -m was --sizes here, but it is --model everywhere else.
+_old_sizes = cliopts.renamed("-m", target="sizes", new="--sizes")
+_old_algorithms = cliopts.renamed("--algorithms", target="algorithms", new="--algorithm")
+_old_gamma = cliopts.renamed(
+    "--gamma/--no-gamma",
+    target="measure_reductions",
+    new="--measure-reductions/--no-measure-reductions",
+    default=None,
+)
+_measure_reductions = click.option(
+    "--measure-reductions/--no-measure-reductions",
+    default=True,
+    show_default=True,
+    help="Measure γ and δ (per byte and per call of the executor's NumPy reductions) for the "
+    "model; else 0.",
+)
+_iterations = click.option(
+    "--iterations",
+    "-i",
+    type=cliopts.Range(1),
+    default=None,
+    help="Timed iterations per size [OSU: 1000 up to 8 KiB, 100 above].",
+)
+_warmup = click.option(
+    "--warmup",
+    "-x",
+    type=cliopts.Range(0),
+    default=None,
+    help="Untimed warm-up iterations [OSU: 100 / 10].",
+)
+
+
+def _algorithms(text: str, known: list[str]) -> list[str]:
+    from hypercuboid.mpi import bench as hb
+
+    algs = hb.split_algorithms(text, known)
+    if any(not p.strip() for group in text.split(";") for p in group.split(",")):
+        raise click.ClickException(f"--algorithm {cliopts.shown(text)}: an empty item in the list")
+    cliopts.split_list(",".join(algs), "--algorithm")  # refuses a repeated algorithm
+    return algs
+
+
+def _sizes(text: str) -> list[int]:
+    from hypercuboid.mpi import bench as hb
+
+    if "," in text:
+        cliopts.split_list(text, "--sizes")
+    size_list = hb.parse_sizes(text)
+    if not size_list:
+        raise click.ClickException(f"--sizes '{text}' gives no size")
+    return size_list
+
+
+def _check_dtype(dtype: str, check: bool) -> Any:
+    import numpy as np
+
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise click.ClickException(f"--dtype '{dtype}' is not a NumPy dtype") from None
+    if check and dt.kind in "fc" and dt.itemsize // (2 if dt.kind == "c" else 1) not in (2, 4, 8):
+        raise click.ClickException(
+            f"--dtype {dtype}: --check compares results exactly, which needs IEEE half, single "
+            "or double precision (float16/32/64, complex64/128) or an integer type"
+        )
+    return dt
 
 
 def _with(options: list) -> Callable:
@@ -181,8 +290,9 @@ def _with(options: list) -> Callable:
 
 @bench.command("allreduce")
 @click.option(
-    "--algorithms",
+    "--algorithm",
     "-a",
+    "algorithms",
     default="recursive_doubling,ring,native",
     show_default=True,
     help="Comma list of allreduce algorithms or schedule strings, and 'native' "
@@ -191,7 +301,6 @@ def _with(options: list) -> Callable:
 )
 @click.option(
     "--sizes",
-    "-m",
     default="8:1M",
     show_default=True,
     help="Message sizes in bytes: MIN:MAX (powers of two, as OSU's -m) or a list 8,1K,1M.",
@@ -211,16 +320,14 @@ def _with(options: list) -> Callable:
 @click.option(
     "--iterations",
     "-i",
-    type=int,
+    type=cliopts.Range(1),
     default=None,
     help="Timed iterations (blocks with --block) per size [OSU: 1000 up to 8 KiB, 100 above].",
 )
-@click.option(
-    "--warmup", "-x", type=int, default=None, help="Untimed warm-up iterations [OSU: 100 / 10]."
-)
+@_warmup
 @click.option(
     "--block",
-    type=int,
+    type=cliopts.Range(1),
     default=1,
     show_default=True,
     help="Calls timed together per sample (the recursive-multiplying paper uses 10).",
@@ -232,7 +339,12 @@ def _with(options: list) -> Callable:
     "ulp, identical bits on all ranks); fills the 'valid' column.",
 )
 @click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the input data.")
+@click.option(
+    "--seed",
+    type=cliopts.SEED,
+    default=None,
+    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
+)
 @click.option(
     "--runner",
     type=click.Choice(["auto", "native", "python"]),
@@ -241,13 +353,8 @@ def _with(options: list) -> Callable:
     "loop; python: the mpi4py engine and a Python loop; auto (default, or "
     "$HYPERCUBOID_RUNNER): native where it loads.",
 )
-@click.option(
-    "--plot",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Draw median latency against size (log-log, one line per algorithm) as PNG.",
-)
-@_with(_common)
+@cliopts.plot_option("Draw median latency against size (log-log, one line per algorithm)")
+@_with([*_common, _old_sizes, _old_algorithms])
 def bench_allreduce_cmd(
     algorithms: str,
     sizes: str,
@@ -265,59 +372,60 @@ def bench_allreduce_cmd(
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Time allreduce algorithms and MPI_Allreduce over a message-size sweep (OSU style).
 
     Statistics are over every rank's samples: min / p25 / median / p75 / max and the mean
     (avg); bus bandwidth as nccl-tests: bytes / avg · 2(n−1)/n.
     """
-    import numpy as np
-
     from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import allreduce_table, plot_latency
 
-    size_list = hb.parse_sizes(sizes)
-    if not size_list:
-        raise click.ClickException(f"--sizes '{sizes}' gives no size")
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise click.ClickException(f"--dtype '{dtype}' is not a NumPy dtype") from None
-    if iterations is not None and iterations < 1:
-        raise click.ClickException(f"--iterations {iterations}: must be at least 1")
-    if warmup is not None and warmup < 0:
-        raise click.ClickException(f"--warmup {warmup}: must be at least 0")
-    algs = hb.split_algorithms(algorithms, _known_algorithms())
+    size_list = _sizes(sizes)
+    dt = _check_dtype(dtype, check)
+    algs = _algorithms(algorithms, _known_algorithms())
     comm = _world()
+    _start(comm, timeout)
     _agree(comm, _outputs_free(force, as_json, as_csv, plot))
-    rows = _run_collective(
+    rows, stopped = _run_collective(
         comm,
-        lambda: hb.bench_allreduce(
-            comm,
-            algs,
+        lambda: _sweep(
+            lambda sizes: hb.bench_allreduce(
+                comm,
+                algs,
+                sizes,
+                dtype=dt,
+                op=op,
+                iterations=iterations,
+                warmup=warmup,
+                block=block,
+                check=check,
+                verify=not no_verify,
+                **_given(seed=seed),
+                progress=_progress(quiet, progress, comm),
+                runner=runner,
+            ),
             size_list,
-            dtype=dt,
-            op=op,
-            iterations=iterations,
-            warmup=warmup,
-            block=block,
-            check=check,
-            verify=not no_verify,
-            seed=seed,
-            progress=_progress(quiet, comm),
-            runner=runner,
         ),
     )
     if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
         return
     n = comm.Get_size()
-    click.echo(
-        f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; {_library()}"
-    )
-    click.echo(allreduce_table(rows))
+    if _table(as_json, as_csv):
+        click.echo(
+            f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; "
+            f"{_library()}"
+        )
+        click.echo(allreduce_table(rows))
     _write_outputs(rows, as_json, as_csv)
     if plot:
         plot_latency(rows, plot, title=f"allreduce on {comm.Get_size()} ranks ({dt.name} {op})")
+    if stopped:
+        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
     bad = [r for r in rows if r.get("valid") is False]
     if bad:
         raise click.ClickException(
@@ -328,8 +436,9 @@ def bench_allreduce_cmd(
 
 @bench.command("alltoall")
 @click.option(
-    "--algorithms",
+    "--algorithm",
     "-a",
+    "algorithms",
     default="linear,pairwise,bruck,native",
     show_default=True,
     help="Comma list of alltoall algorithms (hypercuboid schedule list) and 'native' (the "
@@ -337,7 +446,6 @@ def bench_allreduce_cmd(
 )
 @click.option(
     "--sizes",
-    "-m",
     default="1:1M",
     show_default=True,
     help="Bytes each rank sends to each rank: MIN:MAX (powers of two, as OSU's -m) or a list.",
@@ -348,16 +456,8 @@ def bench_allreduce_cmd(
     show_default=True,
     help="Element type (integers, floating point, complex); uint8 moves bytes as OSU's MPI_CHAR.",
 )
-@click.option(
-    "--iterations",
-    "-i",
-    type=int,
-    default=None,
-    help="Timed iterations per size [OSU: 1000 up to 8 KiB, 100 above].",
-)
-@click.option(
-    "--warmup", "-x", type=int, default=None, help="Untimed warm-up iterations [OSU: 100 / 10]."
-)
+@_iterations
+@_warmup
 @click.option(
     "--check",
     is_flag=True,
@@ -365,7 +465,12 @@ def bench_allreduce_cmd(
     "fills the 'valid' column.",
 )
 @click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the input data.")
+@click.option(
+    "--seed",
+    type=cliopts.SEED,
+    default=None,
+    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
+)
 @click.option(
     "--runner",
     type=click.Choice(["auto", "native", "python"]),
@@ -374,7 +479,7 @@ def bench_allreduce_cmd(
     "loop; python: the mpi4py engine and a Python loop; auto (default, or "
     "$HYPERCUBOID_RUNNER): native where it loads.",
 )
-@_with(_common)
+@_with([*_common, _old_sizes, _old_algorithms])
 def bench_alltoall_cmd(
     algorithms: str,
     sizes: str,
@@ -389,32 +494,23 @@ def bench_alltoall_cmd(
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Time alltoall algorithms and MPI_Alltoall over a message-size sweep with osu_alltoall's
     conventions: the size is per pair of ranks; avg / min / max are over the ranks of each
     rank's mean latency (µs)."""
-    import numpy as np
-
     from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import alltoall_table
-
-    size_list = hb.parse_sizes(sizes)
-    if not size_list:
-        raise click.ClickException(f"--sizes '{sizes}' gives no size")
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise click.ClickException(f"--dtype '{dtype}' is not a NumPy dtype") from None
-    if iterations is not None and iterations < 1:
-        raise click.ClickException(f"--iterations {iterations}: must be at least 1")
-    if warmup is not None and warmup < 0:
-        raise click.ClickException(f"--warmup {warmup}: must be at least 0")
     from hypercuboid.schedules import algorithms as registry
 
+    size_list = _sizes(sizes)
+    dt = _check_dtype(dtype, check)
     known = [a.name for a in registry("alltoall")]
     known += [alias for a in registry("alltoall") for alias in a.aliases]
-    algs = hb.split_algorithms(algorithms, known)
+    algs = _algorithms(algorithms, known)
     comm = _world()
+    _start(comm, timeout)
     _agree(comm, _outputs_free(force, as_json, as_csv))
 
     def names_known() -> None:
@@ -425,28 +521,36 @@ def bench_alltoall_cmd(
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
     _agree(comm, names_known)
-    rows = _run_collective(
+    rows, stopped = _run_collective(
         comm,
-        lambda: hb.bench_alltoall(
-            comm,
-            algs,
+        lambda: _sweep(
+            lambda sizes: hb.bench_alltoall(
+                comm,
+                algs,
+                sizes,
+                dtype=dt,
+                iterations=iterations,
+                warmup=warmup,
+                check=check,
+                verify=not no_verify,
+                **_given(seed=seed),
+                progress=_progress(quiet, progress, comm),
+                runner=runner,
+            ),
             size_list,
-            dtype=dt,
-            iterations=iterations,
-            warmup=warmup,
-            check=check,
-            verify=not no_verify,
-            seed=seed,
-            progress=_progress(quiet, comm),
-            runner=runner,
         ),
     )
     if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
         return
     n = comm.Get_size()
-    click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
-    click.echo(alltoall_table(rows))
+    if _table(as_json, as_csv):
+        click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
+        click.echo(alltoall_table(rows))
     _write_outputs(rows, as_json, as_csv)
+    if stopped:
+        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
     bad = [r for r in rows if r.get("valid") is False]
     if bad:
         raise click.ClickException(
@@ -478,11 +582,9 @@ def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
 
 
 @bench.command("pingpong")
-@click.option(
-    "--sizes", "-m", default="1:1M", show_default=True, help="Message sizes (as allreduce)."
-)
-@click.option("--iterations", "-i", type=int, default=None, help="[OSU: 1000 / 100]")
-@click.option("--warmup", "-x", type=int, default=None, help="[OSU: 100 / 10]")
+@click.option("--sizes", default="1:1M", show_default=True, help="Message sizes (as allreduce).")
+@_iterations
+@_warmup
 @click.option(
     "--stat",
     type=click.Choice(["median", "min"]),
@@ -490,31 +592,27 @@ def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
     show_default=True,
     help="Statistic the model is fitted to.",
 )
-@click.option(
-    "--gamma/--no-gamma",
-    default=True,
-    show_default=True,
-    help="Measure γ and δ (per byte and per call of the executor's NumPy reductions) for the "
-    "model; else 0.",
-)
+@_measure_reductions
 @click.option(
     "--model-file",
     type=click.Path(dir_okay=False),
     default=None,
     help="Write the fitted postal model for 'simulate --model-file'.",
 )
-@_with(_common)
+@_with([*_common, _old_sizes, _old_gamma])
 def bench_pingpong_cmd(
     sizes: str,
     iterations: int | None,
     warmup: int | None,
     stat: str,
-    gamma: bool,
+    measure_reductions: bool,
     model_file: str | None,
     as_json: str | None,
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
@@ -522,10 +620,11 @@ def bench_pingpong_cmd(
     from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import human_bytes, table
 
-    size_list = hb.parse_sizes(sizes)
+    size_list = _sizes(sizes)
     if len(size_list) < 2:
         raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
     comm = _world()
+    _start(comm, timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
     _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
@@ -536,18 +635,19 @@ def bench_pingpong_cmd(
             size_list,
             iterations=iterations,
             warmup=warmup,
-            progress=_progress(quiet, comm),
+            progress=_progress(quiet, progress, comm),
         ),
     )
     if comm.Get_rank() != 0:
         return
     fit = hb.fit_postal(rows, f"{stat}_us")
-    g, d = _reduction_cost(gamma)
-    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
-    click.echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
-    click.echo(
+    g, d = _reduction_cost(measure_reductions)
+    shown_rows = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
+    echo = _echo(as_json, as_csv)
+    echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
+    echo(
         table(
-            shown,
+            shown_rows,
             [
                 ("size", "size", ""),
                 ("min_us", "min us", ".3f"),
@@ -558,7 +658,7 @@ def bench_pingpong_cmd(
             ],
         )
     )
-    click.echo(
+    echo(
         f"postal fit ({stat}): alpha = {fit['alpha_us']:.4g} us, beta = "
         f"{fit['beta_ns_per_byte']:.4g} ns/B ({1 / max(fit['beta_ns_per_byte'], 1e-12):.3g} "
         f"GB/s), R^2 = {fit['r2']:.4f}; reductions: gamma = {g:.4g} ns/B, delta = {d:.4g} ns"
@@ -587,21 +687,24 @@ def bench_pingpong_cmd(
             fitted,
             modelfile.machine_info(_library(), comm.Get_size()),
         )
-        click.echo(f"model file      {model_file}: {spec}")
+        echo(f"model file      {model_file}: {spec}")
 
 
 @bench.command("multicast")
 @click.option(
     "--messages",
     "-b",
-    type=int,
+    type=cliopts.Range(1),
     default=8,
     show_default=True,
     help="Largest number of messages rank 0 issues (1..b; the paper uses 1..8).",
 )
-@click.option("--bytes", "nbytes", type=int, default=8, show_default=True, help="Message size.")
-@click.option("--iterations", "-i", type=int, default=1000, show_default=True)
-@click.option("--warmup", "-x", type=int, default=100, show_default=True)
+@click.option(
+    "--message", "nbytes", type=cliopts.Size(), default=8, show_default=True, help="Message size."
+)
+@cliopts.renamed("--bytes", target="nbytes", new="--message")
+@click.option("--iterations", "-i", type=cliopts.Range(1), default=1000, show_default=True)
+@click.option("--warmup", "-x", type=cliopts.Range(0), default=100, show_default=True)
 @click.option(
     "--mode",
     type=click.Choice(["issue", "ack"]),
@@ -616,20 +719,14 @@ def bench_pingpong_cmd(
     help="β for the model file (e.g. 0.35ns); default: fitted from a short pingpong sweep "
     "(64K:1M) in the same run.",
 )
-@click.option(
-    "--gamma/--no-gamma",
-    default=True,
-    show_default=True,
-    help="Measure γ and δ (per byte and per call of the executor's NumPy reductions) for the "
-    "model; else 0.",
-)
+@_measure_reductions
 @click.option(
     "--model-file",
     type=click.Path(dir_okay=False),
     default=None,
     help="Write the fitted pipelined postal model for 'simulate --model-file'.",
 )
-@_with(_common)
+@_with([*_common, _old_gamma])
 def bench_multicast_cmd(
     messages: int,
     nbytes: int,
@@ -637,12 +734,14 @@ def bench_multicast_cmd(
     warmup: int,
     mode: str,
     beta: str | None,
-    gamma: bool,
+    measure_reductions: bool,
     model_file: str | None,
     as_json: str | None,
     as_csv: str | None,
     force: bool,
     quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
@@ -651,16 +750,15 @@ def bench_multicast_cmd(
     from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import table
 
-    if iterations < 1 or warmup < 0 or nbytes < 0:
-        raise click.ClickException("--iterations must be >= 1, --warmup and --bytes >= 0")
     beta_s = None
     if beta is not None:
         beta_s = _parse_time(beta)
     comm = _world()
+    _start(comm, timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
     _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
-    prog = _progress(quiet, comm)
+    prog = _progress(quiet, progress, comm)
 
     def body() -> tuple:
         rows = hb.multicast(
@@ -681,10 +779,9 @@ def bench_multicast_cmd(
     rows, lat, pp = _run_collective(comm, body)
     if comm.Get_rank() != 0:
         return
-    click.echo(
-        f"# multicast of {nbytes} B, mode {mode}, {comm.Get_size() - 1} peer(s); {_library()}"
-    )
-    click.echo(
+    echo = _echo(as_json, as_csv)
+    echo(f"# multicast of {nbytes} B, mode {mode}, {comm.Get_size() - 1} peer(s); {_library()}")
+    echo(
         table(
             rows,
             [
@@ -702,7 +799,7 @@ def bench_multicast_cmd(
     for stat in ("min", "median"):
         latency = lat[0][f"{stat}_us"] if mode == "ack" else 0.0
         fits[stat] = hb.fit_pipelined(rows, f"{stat}_us", latency)
-        click.echo(
+        echo(
             f"pipelined fit ({stat}): alpha_p = {fits[stat]['alpha_p_us']:.4g} us, alpha_r = "
             f"{fits[stat]['alpha_r_us']:.4g} us, R^2 = {fits[stat]['r2']:.4f}"
             + (f" (less one-way latency {latency:.3f} us)" if latency else "")
@@ -712,7 +809,7 @@ def bench_multicast_cmd(
         if beta_s is None:
             pf = hb.fit_postal(pp, "median_us")
             beta_s = max(pf["beta_ns_per_byte"], 0.0) * 1e-9
-        g, d = _reduction_cost(gamma)
+        g, d = _reduction_cost(measure_reductions)
         f = fits["median"]
         ap, ar = max(f["alpha_p_us"], 0.0), max(f["alpha_r_us"], 0.0)
         if f["alpha_p_us"] < 0 or f["alpha_r_us"] < 0:
@@ -743,7 +840,7 @@ def bench_multicast_cmd(
             fitted,
             modelfile.machine_info(_library(), comm.Get_size()),
         )
-        click.echo(f"model file      {model_file}: {spec}")
+        echo(f"model file      {model_file}: {spec}")
 
 
 def _parse_time(text: str) -> float:

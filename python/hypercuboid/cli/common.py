@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli.options import COUNT, RANKS, Range, Time
 from hypercuboid.errors import HypercuboidError
 
 
@@ -30,13 +31,55 @@ def error_message(e: BaseException) -> click.ClickException | None:
     return None
 
 
+def _file_value(token: str, exts: tuple[str, ...]) -> bool:
+    t = token.lower()
+    return t == "-" or t.endswith(exts)
+
+
+#: ``--json [FILE]`` and ``--csv [FILE]``: the next word is the file when it ends so.
+_OPTIONAL_FILES = {"--json": (".json", ".jsonl"), "--csv": (".csv",)}
+
+
+def optional_files(args: list[str]) -> list[str]:
+    """Reads ``--json`` / ``--csv`` followed by a word that is not a file name of theirs (a
+    subcommand, a positional SPEC) as ``--json=-`` (stdout), so that ``simulate --json allreduce
+    ...`` and ``topo show --json slimfly:q=5`` keep working; ``--json out.json`` writes the file
+    (any other name: ``--json=FILE``)."""
+    out: list[str] = []
+    for i, a in enumerate(args):
+        if a == "--":
+            return out + args[i:]
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if a in _OPTIONAL_FILES and nxt is not None and not nxt.startswith("-"):
+            if not _file_value(nxt, _OPTIONAL_FILES[a]):
+                a = f"{a}=-"
+        out.append(a)
+    return out
+
+
+def interrupted() -> click.exceptions.Exit:
+    """Ctrl-C: one line on stderr (rank 0 only under mpiexec), exit status 130."""
+    from hypercuboid.cli.options import env_rank
+
+    if env_rank() == 0:
+        click.echo("hypercuboid: interrupted", err=True)
+    return click.exceptions.Exit(130)
+
+
 class HypercuboidGroup(click.Group):
     """The top-level group: every command runs inside it, so its errors become messages here
-    (:func:`error_message`)."""
+    (:func:`error_message`), and Ctrl-C one line (:func:`interrupted`)."""
+
+    def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
+        if args is None:
+            args = sys.argv[1:]
+        return super().main(optional_files(list(args)), *a, **kw)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise interrupted() from None
         except Exception as e:
             msg = error_message(e)
             if msg is None or msg is e:
@@ -44,17 +87,19 @@ class HypercuboidGroup(click.Group):
             raise msg from None
 
 
-def echo_json(obj: Any) -> None:
-    """Prints one JSON object on stdout."""
-    click.echo(json.dumps(obj, indent=None, separators=(",", ":")))
+def echo_json(obj: Any, dest: str | None = "-") -> None:
+    """Prints one JSON object on stdout (``dest`` ``-`` or None) or writes it to ``dest``."""
+    from hypercuboid.cli.options import write_out
+
+    write_out(dest or "-", json.dumps(obj, indent=None, separators=(",", ":")) + "\n")
 
 
 def refuse_overwrite(path: str | Path, force: bool) -> Path:
     """Refuses to overwrite an existing file unless ``force``: nothing the user has is lost."""
-    p = Path(path)
-    if p.exists() and not force:
-        raise click.ClickException(f"{p} exists; pass --force to overwrite it")
-    return p
+    from hypercuboid.cli.options import outputs_free
+
+    outputs_free(force, str(path))
+    return Path(path)
 
 
 # -- schedule sources ---------------------------------------------------------------------------
@@ -119,7 +164,11 @@ def schedule_verb(
     )
     for opt in verb_options:
         probe = opt(lambda: None)
-        verb_names.update(p.name for p in probe.__click_params__)  # type: ignore[attr-defined]
+        verb_names.update(
+            p.name
+            for p in probe.__click_params__  # type: ignore[attr-defined]
+            if p.expose_value
+        )
 
     for gen in GENERATORS.values():
 
@@ -156,7 +205,7 @@ def _algorithm_help(collective: str) -> str:
 count_option = click.option(
     "--count",
     "-c",
-    type=int,
+    type=COUNT,
     default=_core.DEFAULTS["allreduce"]["count"],
     show_default=True,
     help="Elements per rank.",
@@ -171,11 +220,16 @@ dtype_option = click.option(
 )
 
 
+def ranks_option(required: bool, help: str = "Number of ranks.") -> Callable:
+    """``--ranks/-n``: a number of ranks, at least 1."""
+    return click.option("--ranks", "-n", "nranks", type=RANKS, required=required, help=help)
+
+
 def allreduce_options() -> list[Callable]:
     """Options of the ``allreduce`` generator."""
     return [
         click.option("--algorithm", "-a", required=True, help=_algorithm_help("allreduce")),
-        click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
+        ranks_option(required=True),
         count_option,
         dtype_option,
         click.option(
@@ -191,11 +245,11 @@ def alltoall_options() -> list[Callable]:
     """Options of the ``alltoall`` generator."""
     return [
         click.option("--algorithm", "-a", required=True, help=_algorithm_help("alltoall")),
-        click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks."),
+        ranks_option(required=True),
         click.option(
             "--count",
             "-c",
-            type=int,
+            type=COUNT,
             default=_core.DEFAULTS["alltoall"]["count"],
             show_default=True,
             help="Elements each rank sends to each rank (MPI's sendcount); each buffer has "
@@ -213,20 +267,12 @@ def alltoall_options() -> list[Callable]:
 def _build_alltoall(algorithm: str, nranks: int, count: int, dtype: str):
     from hypercuboid.schedules import alltoall
 
-    if nranks < 1:
-        raise click.ClickException(f"--ranks {nranks}: the number of ranks must be >= 1")
-    if count < 0:
-        raise click.ClickException(f"--count {count}: the element count must be >= 0")
     return alltoall(algorithm, nranks, count, dtype=dtype)
 
 
 def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: str):
     from hypercuboid.schedules import allreduce
 
-    if nranks < 1:
-        raise click.ClickException(f"--ranks {nranks}: the number of ranks must be >= 1")
-    if count < 0:
-        raise click.ClickException(f"--count {count}: the element count must be >= 0")
     return allreduce(algorithm, nranks, count, dtype=dtype, op=op)
 
 
@@ -255,9 +301,9 @@ def halo_options() -> list[Callable]:
     """Options of the ``halo`` generator."""
     return [
         click.option(
-            "--variant",
-            "-a",
             "--algorithm",
+            "-a",
+            "--variant",
             "variant",
             required=True,
             help="blocking | nonblocking | nonblocking:unpack=on_arrival | reduced (also "
@@ -275,9 +321,7 @@ def halo_options() -> list[Callable]:
             help="Sites of every rank's subdomain, AxBxC (the lattice is decomp x subdomain).",
         ),
         click.option("--lattice", default=None, help="Sites of the global lattice, XxYxZ."),
-        click.option(
-            "--ranks", "-n", "nranks", type=int, default=None, help="Ranks (without --decomp)."
-        ),
+        ranks_option(required=False, help="Ranks (without --decomp)."),
         click.option(
             "--periodic",
             default="xyz",
@@ -286,7 +330,7 @@ def halo_options() -> list[Callable]:
         ),
         click.option(
             "--values",
-            type=int,
+            type=Range(1),
             default=19,
             show_default=True,
             help="Values per site (19: D3Q19 distributions).",
@@ -294,13 +338,14 @@ def halo_options() -> list[Callable]:
         click.option(
             "--bytes",
             "nbytes",
-            type=int,
+            type=Range(1),
             default=8,
             show_default=True,
             help="Bytes per value: 8 (float64), 4, 2, 1.",
         ),
         click.option(
             "--kernel",
+            type=Time(),
             default=None,
             help="Time per lattice-site update (e.g. 20ns): the schedule also computes "
             "the sites (after the exchange, or with overlap=on the interior during it).",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from hypercuboid.cli import options as cliopts
+
 
 @click.command()
 @click.option(
@@ -33,10 +35,23 @@ import click
     show_default=True,
     help="Run the section under mpiexec (skipped with a note when mpiexec is not available).",
 )
-def demo(out: str, big_log2: int, small: bool, mpi: bool) -> None:
+@cliopts.quiet_option("Print nothing but errors.")
+@cliopts.progress_option()
+def demo(
+    out: str, big_log2: int, small: bool, mpi: bool, quiet: bool, progress: bool | None
+) -> None:
     """A short tour of the toolkit: allreduce schedules verified, simulated, drawn and scaled;
     alltoall phases on a switched tree and on Ethernet; a Slim Fly at packet and flow level;
     the halo exchanges; and a run under mpiexec."""
     from hypercuboid.demo import run
 
-    run(out, big_log2=big_log2, small=small, mpi=mpi, echo=click.echo)
+    say = cliopts.Progress(quiet, progress)
+    say(f"demo: writing into {out}/")
+    run(
+        out,
+        big_log2=big_log2,
+        small=small,
+        mpi=mpi,
+        echo=(lambda *a, **k: None) if quiet else click.echo,
+    )
+    say("demo: done")

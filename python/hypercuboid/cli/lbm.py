@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from hypercuboid.cli.bench import BenchGroup, _agree, _run_collective, _world
+from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.bench import TIMEOUT_HELP, BenchGroup, _agree, _run_collective, _start, _world
 from hypercuboid.cli.common import echo_json
 
 
@@ -68,8 +69,11 @@ def lbm() -> None:
     help="Memory layout of the distributions: soa (19 arrays, one per velocity: the faster "
     "kernel) or aos (the 19 values of a site contiguous).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (rank 0).")
-@click.option("--quiet", "-q", is_flag=True, help="No per-step lines.")
+@cliopts.json_option("Print one JSON object (rank 0)")
+@cliopts.force_option("an existing --json file")
+@cliopts.quiet_option("No per-step lines.")
+@cliopts.progress_option()
+@click.option("--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP)
 def run_cmd(
     lattice: str,
     decomp: str | None,
@@ -79,8 +83,11 @@ def run_cmd(
     tau: float,
     init: str,
     layout: str,
-    as_json: bool,
+    as_json: str | None,
+    force: bool,
     quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
 ) -> None:
     """Run the D3Q19 BGK solver with a halo exchange over MPI and report, per step and in
     total, the time in the halo exchange and in the kernel, MLUPS, the effective bandwidth
@@ -88,9 +95,11 @@ def run_cmd(
     from hypercuboid.lbm import proxy
 
     comm = _world()
+    _start(comm, timeout, "hypercuboid lbm")
     built: dict[str, Any] = {}
 
     def check() -> None:
+        cliopts.outputs_free(force, as_json)
         dims = proxy.parse_dims(lattice, "--lattice")
         parts = proxy.parse_dims(decomp, "--decomp") if decomp is not None else None
         built["run"] = proxy.configure(
@@ -101,11 +110,17 @@ def run_cmd(
     if comm.Get_rank() != 0:
         check()
     cfg, d, s = built["run"]
-    res = _run_collective(comm, lambda: proxy.run(comm, cfg, d, s))
+    say = (
+        cliopts.Progress(quiet, progress) if comm.Get_rank() == 0 else cliopts.Progress(True, False)
+    )
+    say(f"lbm: {steps} steps of a {lattice} lattice on {comm.Get_size()} rank(s)")
+    res = _run_collective(comm, lambda: proxy.run(comm, cfg, d, s), verb="lbm")
     if comm.Get_rank() != 0:
         return
+    say(f"lbm: done in {res.elapsed_s:.3f} s")
     if as_json:
-        echo_json(res.to_json())
+        echo_json(res.to_json(), as_json)
+    if as_json == "-":
         return
     _print(res, quiet)
 

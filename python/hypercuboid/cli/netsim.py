@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hypercuboid import _core
-from hypercuboid.cli.common import echo_json, refuse_overwrite
+from hypercuboid.cli import options as cliopts
 from hypercuboid.netsim._api import DEFAULTS
 
 if TYPE_CHECKING:
@@ -38,9 +39,11 @@ def netsim() -> None:
     """
 
 
-def _split(values: tuple[str, ...]) -> list[str]:
+def _split(values: tuple[str, ...], option: str = "--routing") -> list[str]:
     out: list[str] = []
     for v in values:
+        if any(not p.strip() for p in v.split(",")):
+            raise click.ClickException(f"{option} {cliopts.shown(v)}: an empty item in the list")
         # a comma inside a spec's options (ugal:n=4,c=1) is not a separator: split on commas
         # that start a known name
         parts = v.split(",")
@@ -57,49 +60,30 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 def _router_options(f: Callable) -> Callable:
     opts = [
-        click.option(
-            "--seed", type=int, default=DEFAULTS["seed"], show_default=True, help="Random seed."
-        ),
-        click.option(
-            "--buffer",
-            default=DEFAULTS["buffer"],
-            show_default=True,
-            help="Buffer per port per direction (split over the VCs).",
-        ),
-        click.option(
-            "--packet",
-            "packet_bytes",
-            type=int,
-            default=DEFAULTS["packet_bytes"],
-            show_default=True,
-            help="Bytes.",
-        ),
-        click.option(
-            "--switch-latency",
-            default=DEFAULTS["switch_latency"],
-            show_default=True,
-            help="Switch traversal.",
-        ),
+        cliopts.seed_option("Random seed"),
+        cliopts.buffer_option(),
+        cliopts.packet_size_option(),
+        cliopts.renamed("--packet", target="packet_size", new="--packet-size", type=int),
+        cliopts.switch_latency_option(),
         click.option(
             "--watchdog",
-            default=DEFAULTS["watchdog"],
-            show_default=True,
-            help="Simulated time without a delivery after which to look for a deadlock.",
+            type=cliopts.Time(),
+            default=None,
+            help="Simulated time without a delivery after which to look for a deadlock "
+            f"[default: {DEFAULTS['watchdog']}].",
         ),
         click.option(
             "--jobs",
             "-j",
-            type=int,
+            type=cliopts.Range(1),
             default=None,
             help="Local worker processes (default: CPU count; ignored under mpiexec).",
         ),
-        click.option(
-            "--threads",
-            type=int,
-            default=None,
+        cliopts.threads_option(
+            type=int,  # type: ignore[arg-type]  # click takes a Python type too
             help="Engine threads per simulation (default: every core when points run one "
             "after the other on a network of 4096 ports or more, one when they run side by "
-            "side). Results do not depend on it.",
+            "side). Results do not depend on it",
         ),
         click.option(
             "--executor",
@@ -108,16 +92,19 @@ def _router_options(f: Callable) -> Callable:
             show_default=True,
             help="auto: MPI ranks under mpiexec, local processes otherwise.",
         ),
-        click.option("--json", "as_json", is_flag=True, help="One JSON object per point."),
-        click.option("--csv", "as_csv", is_flag=True, help="CSV, one row per point."),
-        click.option("--top-links", type=int, default=5, show_default=True, help="Busiest links."),
-        click.option("--links", is_flag=True, help="Every link's utilisation in the JSON."),
-        click.option("--force", is_flag=True, help="Overwrite the --plot file."),
+        cliopts.json_option("One JSON object per point"),
+        cliopts.csv_option("CSV, one row per point"),
         click.option(
-            "--progress/--no-progress",
-            default=None,
-            help="Progress bar on stderr (default: when stderr is a terminal).",
+            "--top-links",
+            type=cliopts.Range(0),
+            default=5,
+            show_default=True,
+            help="Busiest links.",
         ),
+        click.option("--links", is_flag=True, help="Every link's utilisation in the JSON."),
+        cliopts.force_option("existing --plot, --json, --csv files"),
+        cliopts.quiet_option(),
+        cliopts.progress_option(),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -125,25 +112,33 @@ def _router_options(f: Callable) -> Callable:
 
 
 def _common(kw: dict[str, Any]) -> dict[str, Any]:
-    threads = {} if kw["threads"] is None else {"threads": kw["threads"]}
-    return threads | {
+    """The simulator's options the user gave (the others: the core's defaults)."""
+    given = {
+        "threads": kw["threads"],
         "seed": kw["seed"],
         "buffer": kw["buffer"],
-        "packet_bytes": kw["packet_bytes"],
+        "packet_bytes": kw["packet_size"],
         "switch_latency": kw["switch_latency"],
         "watchdog": kw["watchdog"],
         "top_links": kw["top_links"],
-        "links": kw["links"],
     }
+    return {k: v for k, v in given.items() if v is not None} | {"links": kw["links"]}
 
 
 def _run_sweep(points: list, kw: dict[str, Any]) -> list[Report] | None:
     from hypercuboid import netsim as ns
 
-    show = kw["progress"] if kw["progress"] is not None else sys.stderr.isatty()
+    say = cliopts.Progress(kw["quiet"], kw["progress"])
     kind = ns.executor_kind(kw["jobs"], len(points), kw["executor"])
-    if not show:
+    if not say.on:
         return ns.sweep(points, jobs=kw["jobs"], executor=kind)
+    if not sys.stderr.isatty():  # a log: one line per point
+        say(f"{len(points)} simulations ({kind})")
+
+        def line(done: int, total: int, point, report) -> None:
+            say(f"{done}/{total} {point.label()}")
+
+        return ns.sweep(points, jobs=kw["jobs"], executor=kind, progress=line)
     with click.progressbar(  # type: ignore[var-annotated]
         length=len(points),
         label=f"{len(points)} simulations ({kind})",
@@ -184,6 +179,33 @@ _CSV_FIELDS = [
 ]
 
 
+#: The most load points one --load gives: a sweep is a figure's points, not millions of runs.
+MAX_LOADS = 1000
+
+
+def _bounded_range(load: str) -> None:
+    """Refuses a start:stop:step that would make more than :data:`MAX_LOADS` points, before
+    they are made (``0.1:1:1e-7`` is nine million)."""
+    parts = load.split(":")
+    if len(parts) != 3:
+        return
+    try:
+        start, stop, step = (float(p) for p in parts)
+    except ValueError:
+        return  # the parser names what is wrong
+    if step > 0 and stop >= start and (stop - start) / step + 1 > MAX_LOADS:
+        n = int((stop - start) / step) + 1
+        raise click.ClickException(
+            f"--load {cliopts.shown(load)}: {n:,} load points; at most {MAX_LOADS:,} "
+            "(a larger step)"
+        )
+
+
+def _exclusive(kw: dict[str, Any]) -> None:
+    if kw["as_json"] == "-" and kw["as_csv"] == "-":
+        raise click.UsageError("--json and --csv cannot both go to stdout; give one a FILE")
+
+
 def _csv_row(r: Report) -> dict:
     d = r.to_dict()
     row = {k: d.get(k, "") for k in _CSV_FIELDS}
@@ -197,17 +219,19 @@ def _csv_row(r: Report) -> dict:
 
 
 def _emit(results: list[Report], kw: dict[str, Any], text: Callable[[list[Report]], None]) -> None:
+    """JSON lines and CSV go to stdout or to their files; the table is printed unless stdout
+    holds one of them."""
     if kw["as_json"]:
-        for r in results:
-            echo_json(r.to_dict())
-    elif kw["as_csv"]:
+        lines = [json.dumps(r.to_dict(), separators=(",", ":")) + "\n" for r in results]
+        cliopts.write_out(kw["as_json"], "".join(lines))
+    if kw["as_csv"]:
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=_CSV_FIELDS, lineterminator="\n")
         w.writeheader()
         for r in results:
             w.writerow(_csv_row(r))
-        click.echo(buf.getvalue(), nl=False)
-    else:
+        cliopts.write_out(kw["as_csv"], buf.getvalue())
+    if "-" not in (kw["as_json"], kw["as_csv"]):
         text(results)
 
 
@@ -301,13 +325,21 @@ _routing_option = click.option(
     help="Offered load(s) in (0, 1]: one value, a list 0.1,0.5 or a range start:stop:step.",
 )
 @click.option(
-    "--warmup", default=DEFAULTS["warmup"], show_default=True, help="Warm-up before measuring."
+    "--warmup",
+    "-x",
+    type=cliopts.Time(),
+    default=None,
+    help=f"Warm-up before measuring [default: {DEFAULTS['warmup']}].",
 )
 @click.option(
-    "--time", "duration", default=DEFAULTS["duration"], show_default=True, help="Simulated time."
+    "--time",
+    "duration",
+    type=cliopts.Time(),
+    default=None,
+    help=f"Simulated time [default: {DEFAULTS['duration']}].",
 )
 @click.option("--drain", is_flag=True, help="After --time, run until every packet is delivered.")
-@click.option("--plot", "plot_path", default=None, help="Draw throughput and latency vs load.")
+@cliopts.plot_option("Draw throughput and latency vs load", name="plot_path")
 @_router_options
 def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_path, **kw):
     """Sweep synthetic traffic over offered loads.
@@ -322,22 +354,17 @@ def run_cmd(topologies, routings, traffics, load, warmup, duration, drain, plot_
     """
     from hypercuboid import netsim as ns
 
-    if kw["as_json"] and kw["as_csv"]:
-        raise click.UsageError("--json and --csv are exclusive")
-    routings, traffics = _split(routings), _split(traffics)
+    _exclusive(kw)
+    routings, traffics = _split(routings), _split(traffics, "--traffic")
+    if "," in load:
+        cliopts.split_list(load, "--load")
+    _bounded_range(load)
     loads = ns.parse_loads(load)
-    if plot_path:
-        refuse_overwrite(plot_path, kw["force"])
+    cliopts.outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
     _check(list(topologies), routings, traffics)
+    windows = {k: v for k, v in (("warmup", warmup), ("duration", duration)) if v is not None}
     points = ns.grid(
-        list(topologies),
-        routings,
-        traffics,
-        loads,
-        warmup=warmup,
-        duration=duration,
-        drain=drain,
-        **_common(kw),
+        list(topologies), routings, traffics, loads, drain=drain, **windows, **_common(kw)
     )
     results = _run_sweep(points, kw)
     if results is None:  # an MPI worker rank
@@ -375,6 +402,7 @@ def _print_exchange(results: list[Report]) -> None:
 @click.option("--dims", default=None, help="nn torus XxYxZ (default: the largest that fits).")
 @click.option(
     "--message",
+    type=cliopts.Size(),
     default=None,
     help="Bytes per pair (default: 7.5KB for a2a, 512KB for nn).",
 )
@@ -385,7 +413,7 @@ def _print_exchange(results: list[Report]) -> None:
     show_default=True,
     help="a2a: packets interleaved over a random destination order, or whole messages.",
 )
-@click.option("--plot", "plot_path", default=None, help="Bar chart of effective throughput.")
+@cliopts.plot_option("Bar chart of effective throughput", name="plot_path")
 @_router_options
 def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path, **kw):
     """Run an all-to-all or nearest-neighbour exchange to completion.
@@ -399,19 +427,17 @@ def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path,
     """
     from hypercuboid import netsim as ns
 
-    if kw["as_json"] and kw["as_csv"]:
-        raise click.UsageError("--json and --csv are exclusive")
+    _exclusive(kw)
     if dims is not None and pattern != "nn":
         raise click.UsageError("--dims applies to --pattern nn")
     routings = _split(routings)
-    if plot_path:
-        refuse_overwrite(plot_path, kw["force"])
+    cliopts.outputs_free(kw["force"], plot_path, kw["as_json"], kw["as_csv"])
     _check(list(topologies), routings, None)
     opts: dict[str, Any] = {"order": order, **_common(kw)}
     if dims is not None:
         opts["dims"] = ns._api._parse_dims(dims)
     if message is not None:
-        opts["message"] = ns.parse_size(message)
+        opts["message"] = message
     points = [
         ns.Point(t, r, pattern, None, pattern, tuple(sorted(opts.items())))
         for t in topologies
@@ -428,16 +454,27 @@ def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path,
 
 @netsim.command("cdg")
 @click.option("--topo", "-t", "topology", required=True, help="Topology spec.")
-@click.option("--routing", "-r", "routings", multiple=True, default=("min", "inr", "ugal"))
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per routing.")
-def cdg_cmd(topology, routings, as_json):
+@click.option(
+    "--routing",
+    "-r",
+    "routings",
+    multiple=True,
+    default=("min", "inr", "ugal"),
+    show_default=True,
+    help="Routings to check (repeatable or comma-separated).",
+)
+@cliopts.json_option("One JSON object per routing")
+@cliopts.force_option("an existing --json file")
+def cdg_cmd(topology, routings, as_json, force):
     """Check that a routing is deadlock-free: its channel dependency graph and VCs."""
     from hypercuboid import netsim as ns
 
+    cliopts.outputs_free(force, as_json)
+    lines = []
     for r in _split(routings):
         g = ns.cdg(topology, r)
         if as_json:
-            echo_json(g)
+            lines.append(json.dumps(g, separators=(",", ":")) + "\n")
             continue
         verdict = (
             "acyclic (deadlock-free)"
@@ -448,6 +485,8 @@ def cdg_cmd(topology, routings, as_json):
             f"{g['topology']} {g['routing']}: {g['vcs']} VC(s), {g['vc_scheme']} assignment, "
             f"{g['channels']} channels, {g['dependencies']} dependencies: {verdict}"
         )
+    if as_json:
+        cliopts.write_out(as_json, "".join(lines))
 
 
 @netsim.command("list")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
 from hypercuboid.schedule import FORMATS
 
@@ -19,7 +20,7 @@ def _out_options() -> list:
         click.option(
             "--output",
             "-o",
-            type=click.Path(dir_okay=False),
+            type=cliopts.OutFile(),
             default=None,
             help="Write to this file instead of stdout.",
         ),
@@ -40,18 +41,16 @@ def _out_options() -> list:
         ),
         click.option(
             "--reduce-ns-per-byte",
-            type=float,
+            type=cliopts.Finite(min=0.0),
             default=0.0,
             show_default=True,
             help="GOAL export: calc cost of reductions, in ns per reduced byte.",
         ),
-        click.option("--force", is_flag=True, help="Overwrite an existing output file."),
+        cliopts.force_option("an existing output file"),
     ]
 
 
 def _write(sched, output, fmt, name, reduce_ns_per_byte, force):
-    if reduce_ns_per_byte < 0:
-        raise click.ClickException(f"--reduce-ns-per-byte {reduce_ns_per_byte}: must be >= 0")
     if name is not None and fmt != "c":
         raise click.ClickException(f"--name {name}: it names the C routine of --format c only")
     if output is None:
@@ -90,11 +89,12 @@ schedule.add_command(
 )
 
 
-def _show(sched, ranks, as_json):
+def _show(sched, ranks, as_json, force):
     ranks = list(ranks) or None
     for r in ranks or []:
         if not 0 <= r < sched.nranks:
             raise click.ClickException(f"--rank {r}: the schedule has ranks 0..{sched.nranks - 1}")
+    cliopts.outputs_free(force, as_json)
     if as_json:
         shown = ranks if ranks is not None else list(range(min(sched.nranks, 16)))
         echo_json(
@@ -103,7 +103,8 @@ def _show(sched, ranks, as_json):
                 "total_ops": sched.total_ops,
                 "meta": sched.meta,
                 "programs": {str(r): sched._core.program_text(r) for r in shown},
-            }
+            },
+            as_json,
         )
         return
     m = sched.meta
@@ -124,30 +125,39 @@ schedule.add_command(
         "show",
         "Print the per-rank programs of a schedule.",
         [
-            click.option("--rank", "-r", "ranks", type=int, multiple=True, help="Rank to show."),
-            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+            click.option("--rank", "ranks", type=int, multiple=True, help="Rank to show."),
+            cliopts.renamed("-r", target="ranks", new="--rank", type=int, multiple=True),
+            cliopts.json_option("Print JSON"),
+            cliopts.force_option("an existing --json file"),
         ],
         _show,
     )
 )
 
 
-def _verify(sched, eager_limit, no_semantics, as_json, max_problems, threads):
-    if eager_limit < 0:
-        raise click.ClickException(f"--eager-limit {eager_limit}: must be >= 0 bytes")
-    if threads < 0:
-        raise click.ClickException(
-            f"--threads {threads}: must be >= 0 (0: every core for 2^20 ops or more, else 1)"
+def _verify(
+    sched, eager_limit, no_semantics, as_json, max_problems, threads, force, quiet, progress
+):
+    cliopts.outputs_free(force, as_json)
+    say = cliopts.Progress(quiet, progress)
+    say(f"verifying {sched.meta['name']} ({sched.nranks} ranks, {sched.total_ops} ops)")
+    given = {
+        k: v
+        for k, v in (
+            ("eager_limit", eager_limit),
+            ("max_problems", max_problems),
+            ("threads", threads),
         )
-    report = sched.verify(
-        eager_limit=eager_limit,
-        semantics=not no_semantics,
-        max_problems=max_problems,
-        threads=threads,
-    )
+        if v is not None
+    }
+    report = sched.verify(semantics=not no_semantics, **given)
+    say("verified: " + ("sound" if report.sound else f"{len(report.problems)} problem(s)"))
     if as_json:
-        echo_json(report.to_dict())
-    else:
+        d = report.to_dict()
+        # the notes of the text report (its lines after the schedule's header), as printed
+        d["notes"] = [line for line in report.text.splitlines()[1:] if line.strip()]
+        echo_json(d, as_json)
+    if as_json != "-":
         click.echo(report.text)
     if not report.sound:
         raise SystemExit(1)
@@ -162,31 +172,36 @@ schedule.add_command(
         [
             click.option(
                 "--eager-limit",
-                type=int,
-                default=_core.DEFAULTS["verify"]["eager_limit"],
-                show_default=True,
+                type=cliopts.Range(0),
+                default=None,
                 help="Messages up to this many bytes are buffered (eager); larger ones are "
-                "synchronous. 0 checks that the schedule is safe without any buffering.",
+                "synchronous. 0 checks that the schedule is safe without any buffering "
+                f"[default: {_core.DEFAULTS['verify']['eager_limit']}].",
             ),
             click.option(
                 "--no-semantics", is_flag=True, help="Skip the symbolic check of the result."
             ),
-            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+            cliopts.json_option("Print JSON (with the notes of the text report)"),
             click.option(
                 "--max-problems",
-                type=int,
-                default=_core.DEFAULTS["verify"]["max_problems"],
-                show_default=True,
-                help="Report at most this many problems.",
+                type=cliopts.Range(0),
+                default=None,
+                help="Report at most this many problems "
+                f"[default: {_core.DEFAULTS['verify']['max_problems']}].",
             ),
             click.option(
                 "--threads",
-                type=int,
-                default=_core.DEFAULTS["verify"]["threads"],
-                show_default=True,
-                help="Threads for matching and the deadlock check (0: every core for a "
-                "schedule of 2^20 ops or more, else 1). The report does not depend on it.",
+                type=cliopts.Range(
+                    0, cliopts.MAX_THREADS, note=" (0: every core for 2^20 ops or more, else 1)"
+                ),
+                default=None,
+                help="Threads for matching and the deadlock check (0..1024; 0, the default: "
+                "every core for a schedule of 2^20 ops or more, else 1). The report does not "
+                "depend on it.",
             ),
+            cliopts.force_option("an existing --json file"),
+            cliopts.quiet_option(),
+            cliopts.progress_option(),
         ],
         _verify,
     )
@@ -194,8 +209,9 @@ schedule.add_command(
 
 
 @schedule.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def list_algorithms(as_json: bool) -> None:
+@cliopts.json_option("Print JSON")
+@cliopts.force_option("an existing --json file")
+def list_algorithms(as_json: str | None, force: bool) -> None:
     """List the collectives and their algorithms: how to name each (with its parameters), what
     its schedules guarantee, and its closed-form cost where one is exact."""
     from dataclasses import asdict
@@ -204,7 +220,8 @@ def list_algorithms(as_json: bool) -> None:
 
     cs = collectives()
     if as_json:
-        echo_json([asdict(c) for c in cs])
+        cliopts.outputs_free(force, as_json)
+        echo_json([asdict(c) for c in cs], as_json)
         return
     for c in cs:
         click.echo(f"{c.name}: {c.summary}")

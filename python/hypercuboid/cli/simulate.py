@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from hypercuboid.cli.common import echo_json, refuse_overwrite, schedule_verb
+from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.common import echo_json, schedule_verb
+from hypercuboid.plot import MAX_AUTO_RANKS, MAX_TIMELINE_RANKS
 from hypercuboid.schedule import model_forms, noise_forms
 
 MODEL_HELP = (
@@ -13,6 +15,36 @@ MODEL_HELP = (
     + " (a bare number is ns)."
 )
 NOISE_HELP = "Per-op delay: " + " | ".join(f["example"] for f in noise_forms()) + "."
+
+
+def _api_defaults() -> dict:
+    """The defaults of :meth:`Schedule.simulate` (an option left out is not passed, so these
+    apply): the help shows them, it does not type them again."""
+    import inspect
+
+    from hypercuboid.schedule import Schedule
+
+    params = inspect.signature(Schedule.simulate).parameters.values()
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+
+_API = _api_defaults()
+
+
+#: The options of a run on a network, by parameter name: given without --topo, they are refused
+#: (not silently ignored).
+NETWORK_ONLY = {
+    "routing": "--routing",
+    "level": "--level",
+    "mapping": "--mapping",
+    "ranks_per_endpoint": "--ranks-per-endpoint",
+    "nic": "--nic",
+    "packet_size": "--packet-size",
+    "buffer": "--buffer",
+    "switch_latency": "--switch-latency",
+    "as_csv": "--csv",
+    "plot_links": "--plot-links",
+}
 
 
 def _simulate(
@@ -29,26 +61,14 @@ def _simulate(
     strict,
     force,
     network=None,
-    routing="min",
-    level="packet",
-    mapping="linear",
-    ranks_per_endpoint=1,
-    nic="fifo",
-    packet_size="256",
-    buffer="100KiB",
-    switch_latency="100ns",
-    top_links=10,
-    messages_csv=None,
-    plot_links=None,
+    top_links=None,
     calls=1,
     threads=None,
+    quiet=False,
+    progress=None,
+    **net,
 ):
-    if threads is not None and threads < 0:
-        raise click.ClickException(
-            f"--threads {threads}: must be >= 0 (0: every core for 2^19 ops or more, else 1)"
-        )
-    if calls < 1:
-        raise click.ClickException(f"--calls {calls}: run the schedule at least once")
+    say = cliopts.Progress(quiet, progress)
     if calls > 1 and (trace is not None or plot is not None):
         raise click.ClickException(
             f"--calls {calls}: --trace and --plot record one call; simulate --calls 1"
@@ -61,23 +81,17 @@ def _simulate(
         model = load(model_file)
     if model is None and network is None:
         raise click.ClickException("missing --model (or --model-file); " + MODEL_HELP)
-    if network is None:
-        given = [
-            o
-            for o, v, d in (
-                ("--routing", routing, "min"),
-                ("--level", level, "packet"),
-                ("--mapping", mapping, "linear"),
-                ("--ranks-per-endpoint", ranks_per_endpoint, 1),
-                ("--nic", nic, "fifo"),
-                ("--messages-csv", messages_csv, None),
-                ("--plot-links", plot_links, None),
-            )
-            if v != d
-        ]
-        if given:
-            raise click.ClickException(f"{given[0]} applies to --network runs only")
+    given = {k: v for k, v in net.items() if v is not None}
+    if as_json == "-" and given.get("as_csv") == "-":
+        raise click.ClickException("--json and --csv cannot both go to stdout; give one a FILE")
+    if network is None and given:
+        raise click.ClickException(
+            f"{NETWORK_ONLY[next(iter(given))]} applies to --network runs only"
+        )
+    ranks = _parse_ranks(plot_ranks, sched.nranks) if plot_ranks else None
+    cliopts.outputs_free(force, trace, plot, net.get("as_csv"), net.get("plot_links"), as_json)
     if strict:
+        say("verifying the schedule (--strict)")
         report = sched.verify()
         if not report.sound:
             first = report.problems[0] if report.problems else "see 'schedule verify'"
@@ -85,76 +99,58 @@ def _simulate(
                 f"--strict: the schedule does not verify ({len(report.problems)} problem(s)); "
                 f"first: {first}"
             )
-    chrome = None
-    if trace is not None:
-        chrome = refuse_overwrite(trace, force)
-    if plot is not None:
-        refuse_overwrite(plot, force)
-        if plot_ranks is None and sched.nranks > 64:
-            raise click.ClickException(
-                f"--plot of {sched.nranks} ranks would be unreadable; choose ranks with "
-                "--plot-ranks 0-15 (at most 256)"
-            )
-    if messages_csv is not None:
-        refuse_overwrite(messages_csv, force)
-    if plot_links is not None:
-        refuse_overwrite(plot_links, force)
-    if network is None:
-        res = sched.simulate(
-            model,
-            trace=plot is not None,
-            noise=noise,
-            seed=seed,
-            chrome_trace=chrome,
-            calls=calls,
-            threads=threads,
-        )
-    else:
-        res = sched.simulate(
-            model,
-            trace=plot is not None,
-            noise=noise,
-            seed=seed if seed is not None else None,
-            chrome_trace=chrome,
-            network=network,
-            routing=routing,
-            level=level,
-            mapping=mapping,
-            ranks_per_endpoint=ranks_per_endpoint,
-            nic=nic,
-            packet_size=packet_size,
-            buffer=buffer,
-            switch_latency=switch_latency,
-            records=messages_csv is not None,
-            link_timeline=plot_links is not None,
-            calls=calls,
-            threads=threads,
-        )
-        if messages_csv is not None:
-            _write_messages(res, messages_csv)
-        if plot_links is not None:
+    where = "a cost model" if network is None else f"the network {network}"
+    say(f"simulating {sched.meta['name']} ({sched.nranks} ranks, {sched.total_ops} ops) on {where}")
+    kw = {}
+    if network is not None:
+        csv_out = given.pop("as_csv", None)
+        links_out = given.pop("plot_links", None)
+        kw = {
+            "network": network,
+            **given,
+            "records": csv_out is not None,
+            "link_timeline": links_out is not None,
+        }
+    res = sched.simulate(
+        model,
+        trace=plot is not None,
+        noise=noise,
+        seed=seed,
+        chrome_trace=trace,
+        calls=calls,
+        threads=threads,
+        **kw,
+    )
+    say(f"simulated: completion time {res.completion_time_ns:,.3f} ns")
+    if network is not None:
+        if csv_out is not None:
+            _write_messages(res, csv_out)
+        if links_out is not None:
             from hypercuboid.plot import link_utilisation
 
-            link_utilisation(res, plot_links)
+            link_utilisation(res, links_out)
     if plot is not None:
         from hypercuboid.plot import timeline
 
-        ranks = _parse_ranks(plot_ranks, sched.nranks) if plot_ranks else None
         timeline(res.trace, plot, title=f"{sched.meta['name']} — {res.model}", ranks=ranks)
     if as_json:
         d = res.to_dict(per_rank=not no_per_rank, top_links=top_links)
         d["nranks"] = sched.nranks
         d["calls"] = calls
         d["completion_time_ns"] = res.completion_time_ns
+        d["time_per_call_ns"] = res.completion_time_ns / calls
         if not no_per_rank:
             d["messages_per_rank"] = (sched.sends_per_rank() * calls).tolist()
-        echo_json(d)
-        return
+        echo_json(d, as_json)
+    if as_json == "-" or (network is not None and csv_out == "-"):
+        return  # stdout holds the JSON or the CSV
     click.echo(f"schedule        {sched.meta['name']} ({sched.nranks} ranks, {res.ops} ops)")
-    click.echo(f"model           {res.model}")
+    click.echo(_model_line(res))
     if calls > 1:
         click.echo(f"calls           {calls} (back to back, no barrier)")
     click.echo(f"completion time {res.completion_time_ns:,.3f} ns")
+    if calls > 1:
+        click.echo(f"per call        {res.completion_time_ns / calls:,.3f} ns (mean)")
     click.echo(f"finish skew     {res.skew_ns:,.3f} ns")
     click.echo(f"messages        {res.messages}")
     if not no_per_rank and sched.nranks <= 16:
@@ -162,14 +158,43 @@ def _simulate(
         click.echo(f"rank finish ns  {finish}")
     if res.network is not None:
         _print_network(res, top_links)
-    if messages_csv is not None:
-        click.echo(f"messages csv    {messages_csv}")
-    if plot_links is not None:
-        click.echo(f"link plot       {plot_links}")
+    if network is not None and csv_out is not None:
+        click.echo(f"messages csv    {csv_out}")
+    if network is not None and links_out is not None:
+        click.echo(f"link plot       {links_out}")
     if trace is not None:
         click.echo(f"trace           {trace} (Chrome / Perfetto JSON)")
     if plot is not None:
-        click.echo(f"timeline        {plot}")
+        capped = ranks is None and sched.nranks > MAX_AUTO_RANKS
+        click.echo(
+            f"timeline        {plot}"
+            + (
+                f" (ranks 0-{MAX_AUTO_RANKS - 1} of {sched.nranks}; choose with --plot-ranks)"
+                if capped
+                else ""
+            )
+        )
+    if as_json:
+        click.echo(f"json            {as_json}")
+
+
+#: The LogGOPS parameters of a host model that a network replaces: they time only messages
+#: between ranks of one endpoint.
+_LOCAL_ONLY = ("L", "G")
+
+
+def _model_line(res) -> str:
+    """The model; on a network where no message stays within an endpoint, without the host
+    model's parameters that do not apply (L and G time messages between ranks of one endpoint,
+    the network times the others)."""
+    if res.network is None or res.network.local or ":" not in res.model:
+        return f"model           {res.model}"
+    name, params = res.model.split(":", 1)
+    kept = [p for p in params.split(",") if p.split("=", 1)[0] not in _LOCAL_ONLY]
+    return (
+        f"host model      {name}:{','.join(kept)} (L, G: between ranks of one endpoint; "
+        "no message stayed within one)"
+    )
 
 
 def _print_network(res, top_links: int) -> None:
@@ -199,40 +224,49 @@ def _print_network(res, top_links: int) -> None:
 
 def _write_messages(res, path: str) -> None:
     import csv
+    import io
 
     r = res.network.records
     cols = ["src", "dst", "bytes", "injected_ps", "delivered_ps", "transfer_ps", "queued_ps"]
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        for row in zip(*(r[c].tolist() for c in cols), strict=True):
-            w.writerow(row)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for row in zip(*(r[c].tolist() for c in cols), strict=True):
+        w.writerow(row)
+    cliopts.write_out(path, buf.getvalue())
 
 
 def _parse_ranks(text: str, nranks: int) -> list[int]:
     out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
+    for part in cliopts.split_list(text, "--plot-ranks"):
         try:
-            if "-" in part:
-                a, b = part.split("-", 1)
-                out.extend(range(int(a), int(b) + 1))
-            else:
-                out.append(int(part))
+            a, b = (int(x) for x in part.split("-", 1)) if "-" in part else (int(part),) * 2
         except ValueError:
             raise click.ClickException(
-                f"--plot-ranks '{text}': expected ranks like 0-7,12"
+                f"--plot-ranks {cliopts.shown(text)}: expected ranks like 0-7,12"
             ) from None
-    bad = [r for r in out if not 0 <= r < nranks]
-    if bad:
-        raise click.ClickException(f"--plot-ranks: rank {bad[0]} is not in 0..{nranks - 1}")
+        if a > b:
+            raise click.ClickException(
+                f"--plot-ranks {cliopts.shown(text)}: the range {part} runs down; write {b}-{a}"
+            )
+        if not (0 <= a and b < nranks):
+            bad = a if not 0 <= a < nranks else b
+            raise click.ClickException(
+                f"--plot-ranks {cliopts.shown(text)}: rank {bad} is not in 0..{nranks - 1}"
+            )
+        out.extend(range(a, b + 1))
+    if len(set(out)) > MAX_TIMELINE_RANKS:
+        raise click.ClickException(
+            f"--plot-ranks {cliopts.shown(text)}: {len(set(out))} ranks; a timeline draws at most "
+            f"{MAX_TIMELINE_RANKS}"
+        )
     return out
 
 
 simulate = schedule_verb(
     "simulate",
-    "Simulate a schedule on a cost model, or on a network (--network): completion time, "
-    "per-rank finish times, and optionally a Chrome trace and a timeline PNG; on a network "
+    "Simulate a schedule on a cost model, or on a network (--topo): completion time, "
+    "per-rank finish times, and optionally a Chrome trace and a timeline figure; on a network "
     "also the busiest links and the time messages spent queued.",
     [
         click.option("--model", "-m", default=None, help=MODEL_HELP),
@@ -243,101 +277,103 @@ simulate = schedule_verb(
             help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
             "by 'hypercuboid bench pingpong' or 'bench multicast'.",
         ),
-        click.option("--json", "as_json", is_flag=True, help="Print one JSON object."),
+        cliopts.json_option(),
         click.option("--no-per-rank", is_flag=True, help="Omit per-rank finish times."),
         click.option(
             "--trace",
-            type=click.Path(dir_okay=False),
+            type=cliopts.OutFile(),
             default=None,
             help="Write a Chrome / Perfetto trace (JSON) of every op and message.",
         ),
+        cliopts.plot_option("Draw a timeline"),
         click.option(
-            "--plot", type=click.Path(dir_okay=False), default=None, help="Draw a timeline PNG."
-        ),
-        click.option("--plot-ranks", default=None, help="Ranks to draw, e.g. 0-15 or 0,4,8."),
-        click.option(
-            "--noise",
+            "--plot-ranks",
             default=None,
-            help=NOISE_HELP,
+            help="Ranks to draw, e.g. 0-15 or 0,4,8 (default: the first "
+            f"{MAX_AUTO_RANKS}, with a note when there are more).",
         ),
-        click.option(
-            "--seed",
-            type=int,
-            default=None,
-            help="Noise seed (default 0); with --network, seed of its random choices and of "
-            "the noise (default 1).",
+        click.option("--noise", default=None, help=NOISE_HELP),
+        cliopts.seed_option(
+            "Seed of the noise and, on a network, of its random choices (the core's default: "
+            "0 on a model, 1 on a network)"
         ),
-        click.option(
-            "--network",
-            default=None,
-            help="Run on this topology (a spec: tree:fig5b, slimfly:q=5, fattree:k=8,levels=3, "
+        cliopts.topo_option(
+            "Run on this topology (a spec: tree:fig5b, slimfly:q=5, fattree:k=8,levels=3, "
             "...); --model is then the host model (loggops:o=...,g=...,S=...).",
+            name="network",
+            extra=("--network",),
+            default=None,
         ),
         click.option(
-            "--routing", default="min", show_default=True, help="min | inr | ugal | ugal-th."
+            "--routing",
+            "-r",
+            default=None,
+            help=f"min | inr | ugal | ugal-th [default: {_API['routing']}].",
         ),
         click.option(
-            "--level", default="packet", show_default=True, help="packet | flow (max-min fair)."
+            "--level",
+            default=None,
+            help=f"packet | flow (max-min fair) [default: {_API['level']}].",
         ),
         click.option(
             "--mapping",
-            default="linear",
-            show_default=True,
+            default=None,
             help="Rank -> endpoint: linear | round_robin | random[:seed=K] | file:PATH (one "
-            "endpoint per line).",
+            f"endpoint per line) [default: {_API['mapping']}].",
         ),
         click.option(
             "--ranks-per-endpoint",
-            type=int,
-            default=1,
-            show_default=True,
-            help="Ranks per endpoint (cores per node); their messages go through memory.",
+            type=cliopts.Range(1),
+            default=None,
+            help="Ranks per endpoint (cores per node); their messages go through memory "
+            f"[default: {_API['ranks_per_endpoint']}].",
         ),
         click.option(
             "--nic",
-            default="fifo",
-            show_default=True,
-            help="fifo (a NIC sends whole messages in start order) | interleave (it shares its "
-            "link among them: one packet of each in turn).",
-        ),
-        click.option("--packet-size", default="256", show_default=True, help="Packet size."),
-        click.option("--buffer", default="100KiB", show_default=True, help="Buffer per port."),
-        click.option("--switch-latency", default="100ns", show_default=True),
-        click.option(
-            "--top-links", type=int, default=10, show_default=True, help="Busiest links shown."
-        ),
-        click.option(
-            "--messages-csv",
-            type=click.Path(dir_okay=False),
             default=None,
-            help="Write one row per network message (queued vs transfer time) to a CSV file.",
+            help="fifo (a NIC sends whole messages in start order) | interleave (it shares its "
+            f"link among them: one packet of each in turn) [default: {_API['nic']}].",
         ),
+        cliopts.packet_size_option(),
+        cliopts.buffer_option(),
+        cliopts.switch_latency_option(),
+        click.option(
+            "--top-links",
+            type=cliopts.Range(0),
+            default=cliopts.DEFAULTS["netsim"]["top_links"],
+            show_default=True,
+            help="Busiest links shown.",
+        ),
+        cliopts.csv_option("Write one row per network message (queued vs transfer time)"),
+        cliopts.renamed("--messages-csv", target="as_csv", new="--csv", type=cliopts.OutFile()),
         click.option(
             "--plot-links",
-            type=click.Path(dir_okay=False),
+            type=cliopts.PlotFile(),
             default=None,
-            help="Draw the busiest links' utilisation over time (PNG).",
+            help="Draw the busiest links' utilisation over time (FILE.png, .pdf, .svg, ...).",
         ),
         click.option(
             "--strict", is_flag=True, help="Refuse to simulate a schedule that does not verify."
         ),
-        click.option("--force", is_flag=True, help="Overwrite existing --trace/--plot files."),
+        cliopts.force_option("existing --trace, --plot, --csv, --json files"),
         click.option(
             "--calls",
-            type=int,
+            type=cliopts.Range(1),
             default=1,
             show_default=True,
             help="Run the schedule this many times back to back, each rank starting its next "
             "call when its own ops of the last are done (e.g. the seed's 2,000 halo calls).",
         ),
-        click.option(
-            "--threads",
-            type=int,
-            default=None,
+        cliopts.threads_option(
+            type=cliopts.Range(
+                0, cliopts.MAX_THREADS, note=" (0: every core for 2^19 ops or more, else 1)"
+            ),
             help="Threads to simulate on. On a model: default every core for 2^19 ops or more, "
-            "else 1; the result is the same for any number. With --network: the packet "
-            "engine's (default 1).",
+            "else 1; the result is the same for any number. With --topo: the packet "
+            "engine's (default 1)",
         ),
+        cliopts.quiet_option(),
+        cliopts.progress_option(),
     ],
     _simulate,
 )

@@ -8,6 +8,8 @@ import sys
 
 import click
 
+from hypercuboid.cli import options as cliopts
+
 _EXTENSIONS = {".json": "json", ".graphml": "graphml", ".anynet": "anynet", ".dot": "dot"}
 
 
@@ -22,14 +24,16 @@ def topo() -> None:
 
 
 @topo.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the families as JSON.")
-def list_families(as_json: bool) -> None:
+@cliopts.json_option("Print the families as JSON")
+@cliopts.force_option("an existing --json file")
+def list_families(as_json: str | None, force: bool) -> None:
     """List the topology families, their spec keys and an example each."""
     from hypercuboid import topology
 
+    cliopts.outputs_free(force, as_json)
     fams = topology.families()
     if as_json:
-        click.echo(json.dumps(fams, indent=2))
+        cliopts.write_out(as_json, json.dumps(fams, indent=2) + "\n")
         return
     for f in fams:
         click.echo(f"{f['name']:10} {f['summary']}")
@@ -124,46 +128,82 @@ def _print_info(info: dict) -> None:
         click.echo(f"  {k:20} {v}")
 
 
+def _spec(spec: str | None, topo_spec: str | None) -> str:
+    """The topology: the SPEC argument or ``--topo/-t SPEC`` (one of them)."""
+    if (spec is None) == (topo_spec is None):
+        raise click.UsageError("give the topology as SPEC or --topo SPEC (one of them)")
+    return spec if spec is not None else topo_spec  # type: ignore[return-value]
+
+
 @topo.command("show")
-@click.argument("spec")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.argument("spec", required=False)
+@cliopts.topo_option("The topology (instead of SPEC).")
+@cliopts.json_option()
 @click.option("--bisection", is_flag=True, help="Also estimate the bisection bandwidth.")
-@click.option("--seeds", default=8, show_default=True, help="Partitioner seeds for --bisection.")
 @click.option(
-    "--method",
+    "--seeds",
+    type=cliopts.Range(1),
+    default=8,
+    show_default=True,
+    help="Partitioner seeds for --bisection.",
+)
+@click.option(
+    "--bisection-method",
+    "method",
     type=click.Choice(["metis", "fm"]),
     default="metis",
     show_default=True,
     help="Bisection starts: METIS partitions or breadth-first-grown ones.",
 )
-def show(spec: str, as_json: bool, bisection: bool, seeds: int, method: str) -> None:
+@cliopts.renamed("--method", target="method", new="--bisection-method")
+@cliopts.force_option("an existing --json file")
+def show(
+    spec: str | None,
+    topo_spec: str | None,
+    as_json: str | None,
+    bisection: bool,
+    seeds: int,
+    method: str,
+    force: bool,
+) -> None:
     """Analyse the topology SPEC: size, radix, cost, diameter, hops, path diversity."""
     from hypercuboid import topology
 
+    spec = _spec(spec, topo_spec)
+    cliopts.outputs_free(force, as_json)
     info = topology.analyze(spec, bisection=bisection, seeds=seeds, method=method)
     if as_json:
-        click.echo(json.dumps(info))
+        cliopts.write_out(as_json, json.dumps(info) + "\n")
     else:
         _print_info(info)
 
 
 @topo.command("export")
-@click.argument("spec")
+@click.argument("spec", required=False)
+@cliopts.topo_option("The topology (instead of SPEC).")
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["json", "graphml", "anynet", "dot"]),
     help="Output format (default: from the extension of -o).",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File (default stdout).")
+@click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
 @click.option("--cycle", help="anynet: write link latencies in cycles of this time (e.g. 1ns).")
 @click.option("--no-endpoints", is_flag=True, help="dot: draw routers only.")
+@cliopts.force_option("an existing -o file")
 def export_cmd(
-    spec: str, fmt: str | None, output: str | None, cycle: str | None, no_endpoints: bool
+    spec: str | None,
+    topo_spec: str | None,
+    fmt: str | None,
+    output: str | None,
+    cycle: str | None,
+    no_endpoints: bool,
+    force: bool,
 ) -> None:
     """Write the topology SPEC as JSON (our schema), GraphML, BookSim2 anynet or dot."""
     from hypercuboid import topology
 
+    spec = _spec(spec, topo_spec)
     if fmt is None:
         ext = os.path.splitext(output or "")[1].lower()
         fmt = _EXTENSIONS.get(ext)
@@ -180,6 +220,7 @@ def export_cmd(
                 "--cycle applies to --format anynet only", param_hint="--cycle"
             )
         cycle_ps = _parse_ps(cycle)
+    cliopts.outputs_free(force, output)
     text = topology.export(spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints)
     if output is None:
         click.echo(text, nl=False)
@@ -203,28 +244,39 @@ def _parse_ps(text: str) -> int:
 
 
 @topo.command("compare")
-@click.option("--radix", default=64, show_default=True, help="Router radix of the table.")
 @click.option(
-    "--png",
-    default="topo-compare.png",
+    "--radix",
+    type=cliopts.Range(1),
+    default=64,
     show_default=True,
-    type=click.Path(dir_okay=False),
-    help="Where to draw the figure.",
+    help="Router radix of the table.",
 )
-@click.option("--no-png", is_flag=True, help="Print the table only.")
-@click.option("--radix-max", default=128, show_default=True, help="Largest radix drawn.")
-@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def compare_cmd(radix: int, png: str, no_png: bool, radix_max: int, as_json: bool) -> None:
-    """Largest instance of each family within a router radix, with cost per endpoint, and the
-    diameter-two seed's Figure 3 (endpoints against router radix) as a PNG."""
+@cliopts.plot_option("Draw the diameter-two seed's Figure 3 (endpoints against router radix)")
+@cliopts.renamed("--png", target="plot", new="--plot", type=cliopts.PlotFile())
+@cliopts.renamed("--no-png", target=None, new="no figure is drawn without --plot", is_flag=True)
+@click.option(
+    "--radix-max",
+    type=cliopts.Range(1),
+    default=128,
+    show_default=True,
+    help="Largest radix drawn.",
+)
+@cliopts.json_option("Print the table as JSON")
+@cliopts.force_option("existing --plot and --json files")
+def compare_cmd(
+    radix: int, plot: str | None, radix_max: int, as_json: str | None, force: bool
+) -> None:
+    """Largest instance of each family within a router radix, with cost per endpoint, and
+    with --plot the diameter-two seed's Figure 3 (endpoints against router radix)."""
     from hypercuboid import topology
 
+    cliopts.outputs_free(force, plot, as_json)
     rows = topology.compare(radix)
-    if not no_png:
-        topology.plot_compare(png, radix=radix, radix_max=max(radix_max, radix + 1))
+    if plot is not None:
+        topology.plot_compare(plot, radix=radix, radix_max=max(radix_max, radix + 1))
     if as_json:
-        click.echo(json.dumps(rows))
-    else:
+        cliopts.write_out(as_json, json.dumps(rows) + "\n")
+    if as_json != "-":
         click.echo(
             f"{'family':20} {'instance':26} {'endpoints':>10} {'routers':>8} {'radix':>6} "
             f"{'D':>2} {'ports/N':>8} {'links/N':>8}"
@@ -235,24 +287,22 @@ def compare_cmd(radix: int, png: str, no_png: bool, radix_max: int, as_json: boo
                 f"{r['router_radix']:>6} {r['diameter']:>2} {r['ports_per_endpoint']:>8.3f} "
                 f"{r['links_per_endpoint']:>8.3f}"
             )
-    if not no_png:
-        click.echo(f"wrote {png}", err=True)
+    if plot is not None:
+        click.echo(f"wrote {plot}", err=True)
 
 
 @topo.command("preset")
 @click.argument("name", type=click.Choice(["fig1", "fig5a", "fig5b", "fig5c"]))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="File (default stdout).")
-def preset(name: str, output: str | None) -> None:
+@click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
+@cliopts.force_option("an existing -o file")
+def preset(name: str, output: str | None, force: bool) -> None:
     """Print the JSON description of an Ethernet tree preset (a template for tree:FILE)."""
     from hypercuboid import topology
 
+    cliopts.outputs_free(force, output)
     text = topology.tree_preset(name)
     if output is None:
         click.echo(text, nl=False)
         return
-    try:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as err:
-        raise click.ClickException(f"cannot write '{output}': {err.strerror}") from None
+    cliopts.write_out(output, text)
     print(f"wrote {output}", file=sys.stderr)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from hypercuboid import _core
-from hypercuboid.cli.common import count_option, dtype_option, echo_json
+from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.common import count_option, dtype_option, echo_json, ranks_option
 
 
 @click.group()
@@ -26,7 +27,7 @@ def _elapsed(s: float) -> str:
 
 
 @tune.command("allreduce")
-@click.option("--ranks", "-n", "nranks", type=int, required=True, help="Number of ranks N.")
+@ranks_option(required=True, help="Number of ranks N.")
 @click.option(
     "--alpha-p",
     help="α_p: latency that overlaps with later sends (e.g. 1.34us; a bare number is ns).",
@@ -45,7 +46,7 @@ def _elapsed(s: float) -> str:
 @dtype_option
 @click.option(
     "--top",
-    type=int,
+    type=cliopts.Range(1),
     default=_core.DEFAULTS["tune"]["top"],
     show_default=True,
     help="Rows to print.",
@@ -57,21 +58,25 @@ def _elapsed(s: float) -> str:
 )
 @click.option(
     "--pool",
-    type=int,
+    type=cliopts.Range(0),
     default=_core.DEFAULTS["tune"]["pool"],
     show_default=True,
     help="How many schedules --simulate runs (the best by the closed form).",
 )
 @click.option(
     "--max-schedules",
-    type=int,
+    type=cliopts.Range(0),
     default=_core.DEFAULTS["tune"]["max_schedules"],
     show_default=True,
-    help="Enumerate at most this many schedules; beyond, only the dynamic program runs.",
+    help="Enumerate at most this many schedules (0: no cap); beyond, only the dynamic program "
+    "runs.",
 )
 @click.option("--no-split", is_flag=True, help="Leave out collapse/expand schedules.")
 @click.option("--no-merged", is_flag=True, help="Leave out merged schedules.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@cliopts.json_option()
+@cliopts.force_option("an existing --json file")
+@cliopts.quiet_option()
+@cliopts.progress_option()
 def allreduce(
     nranks,
     alpha_p,
@@ -89,6 +94,9 @@ def allreduce(
     no_split,
     no_merged,
     as_json,
+    force,
+    quiet,
+    progress,
 ):
     """Rank the recursive multiplying schedules of N ranks (recursive_multiplying:SCHEDULE)
     by the pipelined postal model's closed form Σ(α_p + b_i α_r + ...) and, with --simulate, by
@@ -96,14 +104,7 @@ def allreduce(
     schedule from a dynamic program over the divisors of N."""
     import hypercuboid.tune as t
 
-    if nranks < 1:
-        raise click.ClickException(f"--ranks {nranks}: the number of ranks must be >= 1")
-    if count < 0:
-        raise click.ClickException(f"--count {count}: the element count must be >= 0")
-    if top < 1:
-        raise click.ClickException(f"--top {top}: print at least one row")
-    if max_schedules < 0:
-        raise click.ClickException(f"--max-schedules {max_schedules}: must be >= 0 (0: no cap)")
+    cliopts.outputs_free(force, as_json)
     if model_file is not None:
         if alpha_p is not None or alpha_r is not None:
             raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
@@ -115,6 +116,8 @@ def allreduce(
                 "paper's Table 1 minimum), or --model-file"
             )
         model = t.pipelined_model(alpha_p, alpha_r, beta, gamma, delta)
+    say = cliopts.Progress(quiet, progress)
+    say(f"ranking the schedules of {nranks:,} ranks" + (" (and simulating)" if simulate else ""))
     res = t.tune_allreduce(
         nranks,
         model,
@@ -127,8 +130,10 @@ def allreduce(
         split=not no_split,
         merged=not no_merged,
     )
+    say(f"done: {res.method}")
     if as_json:
-        echo_json(res.to_dict())
+        echo_json(res.to_dict(), as_json)
+    if as_json == "-":
         return
     nbytes = count * t.DTYPE_SIZES.get(dtype, 0)
     click.echo(f"allreduce on {nranks:,} ranks, {count} x {dtype} ({nbytes} bytes)")

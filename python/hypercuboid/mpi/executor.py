@@ -11,7 +11,7 @@ import numpy as np
 
 from hypercuboid import _core
 from hypercuboid.errors import MPIError, ScheduleError
-from hypercuboid.mpi import engine, native, programs
+from hypercuboid.mpi import engine, launch, native, programs
 from hypercuboid.mpi.programs import check_dtype_op, plan_for
 
 #: The allreduce defaults of the core (element type, operator).
@@ -28,9 +28,11 @@ def _free_private(_comm: Any, _keyval: int, dup: Any) -> None:
         pass
 
 
-def private_comm(comm: Any) -> Any:
+def private_comm(comm: Any, timeout: float | None = None) -> Any:
     """A duplicate of ``comm`` cached on it as an MPI attribute (freed with it), so that the
-    schedule's tags cannot match user traffic on ``comm``. Collective on first use."""
+    schedule's tags cannot match user traffic on ``comm``. Collective on first use: the ranks
+    first meet in a non-blocking barrier, and past ``timeout`` seconds (a rank that never
+    calls) :class:`~hypercuboid.errors.MPIError` is raised instead of waiting in ``Dup``."""
     from mpi4py import MPI
 
     global _keyval
@@ -38,9 +40,31 @@ def private_comm(comm: Any) -> Any:
         _keyval = MPI.Comm.Create_keyval(delete_fn=_free_private)
     dup = comm.Get_attr(_keyval)
     if dup is None:
+        if timeout is not None:
+            try:
+                launch.wait(comm.Ibarrier(), timeout, "every rank to call (its first call)")
+            except MPIError as e:
+                raise MPIError(f"rank {comm.Get_rank()}: {e}") from None
         dup = comm.Dup()
         comm.Set_attr(_keyval, dup)
     return dup
+
+
+def _private(comm: Any, timeout: float | None, what: str, abort: bool) -> Any:
+    """:func:`private_comm`, a timeout reported as a failure of the call ``what``."""
+    try:
+        return private_comm(comm, timeout)
+    except MPIError as e:
+        _fail(comm, MPIError(f"{what} ({comm.Get_size()} ranks): {e}"), abort)
+
+
+def _check_comm(comm: Any) -> None:
+    from mpi4py import MPI
+
+    if not isinstance(comm, MPI.Comm):
+        raise TypeError(
+            f"comm must be an mpi4py communicator (MPI.Comm), not {type(comm).__name__}"
+        )
 
 
 def _as_vector(buf: Any, what: str) -> np.ndarray:
@@ -168,6 +192,8 @@ def allreduce(
     global _last
     last = _last
     key = (algorithm, op, verify, programs.generation, runner)
+    if timeout is not None:
+        timeout = launch.check_timeout(timeout)
     if last is not None and last.repeats(sendbuf, recvbuf, comm, key):
         # the same call as the last one (a benchmark loop): nothing to check or look up
         try:
@@ -177,6 +203,7 @@ def allreduce(
         return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
+    _check_comm(comm)
     if comm.Is_inter():
         raise ScheduleError("allreduce on an intercommunicator is not supported")
     inplace = sendbuf is MPI.IN_PLACE
@@ -215,7 +242,7 @@ def allreduce(
         )
     if inplace:
         bound.inbuf[...] = out
-    pcomm = private_comm(comm)
+    pcomm = _private(comm, timeout, f"allreduce '{algorithm}'", abort)
     if not inplace:
         key = (algorithm, op, verify, programs.generation, asked)
         _last = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
@@ -257,6 +284,8 @@ def alltoall(
     global _last_alltoall
     last = _last_alltoall
     key = (algorithm, None, verify, programs.generation, runner)
+    if timeout is not None:
+        timeout = launch.check_timeout(timeout)
     if last is not None and last.repeats(sendbuf, recvbuf, comm, key):
         # the same call as the last one (a benchmark loop): nothing to check or look up
         try:
@@ -266,6 +295,7 @@ def alltoall(
         return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
+    _check_comm(comm)
     if comm.Is_inter():
         raise ScheduleError("alltoall on an intercommunicator is not supported")
     inplace = sendbuf is MPI.IN_PLACE
@@ -321,7 +351,7 @@ def alltoall(
         )
     if inplace:
         bound.inbuf[...] = out
-    pcomm = private_comm(comm)
+    pcomm = _private(comm, timeout, f"alltoall '{algorithm}'", abort)
     if not inplace:
         key = (algorithm, None, verify, programs.generation, asked)
         _last_alltoall = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
@@ -351,6 +381,8 @@ def execute(
     moves zero-filled bytes and returns ``None``. Compute and sleep ops spin for their time.
     Verification, errors, ``timeout`` and ``runner`` as in :func:`allreduce`.
     """
+    _check_comm(comm)
+    timeout = launch.check_timeout(timeout)
     runner = native.check_runner(runner)
     size = comm.Get_size()
     rank = comm.Get_rank()
@@ -393,7 +425,7 @@ def execute(
         result = recvbuf
     program = schedule.program(rank)
     bound = _bound(program, inp, out, meta["op"], ufunc, runner)
-    pcomm = private_comm(comm)
+    pcomm = _private(comm, timeout, "execute", abort)
     try:
         bound.run(pcomm, timeout)
     except MPIError as e:
@@ -435,6 +467,8 @@ def run_program(
     :class:`hypercuboid._core.Program` or a dict in its format, checked by the core) on
     ``comm``: the engine without a schedule, for hand-made programs and tests. Nothing is
     verified. ``runner`` as in :func:`allreduce`."""
+    _check_comm(comm)
+    timeout = launch.check_timeout(timeout)
     runner = native.check_runner(runner)
     inp = _as_vector(sendbuf, "sendbuf")
     out = _as_vector(recvbuf, "recvbuf")
@@ -449,7 +483,7 @@ def run_program(
         )
     bound = _bound(program, inp, out, op, ufunc, runner)
     try:
-        bound.run(private_comm(comm), timeout)
+        bound.run(private_comm(comm, timeout), timeout)
     except MPIError as e:
         _fail(comm, e, abort)
     finally:

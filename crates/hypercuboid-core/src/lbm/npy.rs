@@ -81,6 +81,11 @@ fn header(file: &mut File, lattice: [usize; 3]) -> Result<u64, String> {
             ))
         }
     };
+    // the header's length comes from the file: no buffer larger than the file holds
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if (start + hlen) as u64 > len {
+        return Err("truncated .npy header".to_string());
+    }
     let mut h = vec![0u8; hlen];
     file.read_exact(&mut h)
         .map_err(|_| "truncated .npy header".to_string())?;
@@ -209,6 +214,15 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             format!("{p}: not a .npy file (too short)")
+        );
+        // a version 2 header that claims 4 GiB: refused from the file's length, before any
+        // buffer of that size (found by the fuzzer, fuzz/corpus/npy)
+        std::fs::write(&path, b"\x93NUMPY\x02\x00\xff\xff\xff\xff{'descr': '<f8'}").unwrap();
+        assert_eq!(
+            read_npy(p, &mut f, s, [0; 3], lattice)
+                .unwrap_err()
+                .to_string(),
+            format!("{p}: truncated .npy header")
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

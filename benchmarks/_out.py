@@ -1,0 +1,39 @@
+"""Where the benchmark scripts write: ``--out DIR`` (default ``out/`` in the current directory,
+git-ignored at the repository's root, or ``$HYPERCUBOID_BENCH_OUT``), not the repository's
+record ``benchmarks/results/``, which ``benchmarks/run.py`` (``make bench``) writes. An ``--out``
+that ends in ``.json`` names the script's JSON file itself (as the scripts' ``--out FILE`` did).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+#: The default directory: ``$HYPERCUBOID_BENCH_OUT`` or ``out/`` in the current directory.
+OUT = Path(os.environ.get("HYPERCUBOID_BENCH_OUT", "out"))
+
+
+def add(ap: argparse.ArgumentParser, name: str) -> None:
+    """Adds ``--out`` (the directory of the files, or the JSON file ``name`` itself)."""
+    ap.add_argument(
+        "--out",
+        default=str(OUT),
+        help=f"directory for the results ({name} there; default {OUT}/, or "
+        "$HYPERCUBOID_BENCH_OUT); a name ending in .json is the JSON file itself",
+    )
+
+
+def path(out: str | Path, name: str) -> Path:
+    """The file ``name`` of ``--out`` (or ``--out`` itself when it is a .json file), with its
+    directory created."""
+    p = Path(out) if str(out).endswith(".json") else Path(out) / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def directory(out: str | Path) -> Path:
+    """The directory of ``--out`` (created) for a script's further files."""
+    d = Path(out).parent if str(out).endswith(".json") else Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
