@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 EXT    := $(VENV)/.built
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml native/hc_runner.c native/hc_runner.h
 
-.PHONY: all demo native test test-rust test-python test-mpi test-mpich bench baseline lint fmt clean FORCE
+.PHONY: all demo native test test-long test-rust test-python test-mpi test-mpich bench baseline lint fmt clean FORCE
 
 all: $(EXT)
 
@@ -35,6 +35,11 @@ test-rust:
 test-python: $(EXT) native
 	HYPERCUBOID_NATIVE_DIR=$(abspath $(NATIVE)) $(MPICH_YIELD) $(PY) -m pytest -q
 
+# What `make test` leaves out for time: the Python tests marked long (pytest's addopts
+# deselects them), such as the demo's section under mpiexec (`make demo` runs it too).
+test-long: $(EXT) native
+	HYPERCUBOID_NATIVE_DIR=$(abspath $(NATIVE)) $(MPICH_YIELD) $(PY) -m pytest -q -m long
+
 # MPI tests: pytest -m mpi under mpiexec -n 1, 3 and 4 with the Open MPI of the venv (PyPI wheel).
 # Oversubscribed on purpose (this machine has 2 cores); root is allowed (containers, CI); shared
 # memory only (pml ob1, btl self,sm: no network probing, fast start-up). Rank 0 prints; a test
@@ -46,14 +51,17 @@ MPI_NPS ?= 1 3 4
 
 # $(call mpi_tests,LABEL,ENV,MPIEXEC,PYTHON): pytest -m mpi tests/mpi under each of $(MPI_NPS)
 # ranks and each runner (python: the mpi4py engine; auto: the compiled native runner wherever
-# it has a C type for the dtype, checked to load), bounded by `timeout`.
+# it has a C type for the dtype, checked to load), bounded by `timeout`. Tests marked
+# any_runner (they name their runners, or run none: the runner comparisons, the halo
+# exchanges) give the same result under every session runner, so they run under the first
+# runner only (the runner comparisons were half of each run's time).
 MPI_RUNNERS ?= python auto
 define mpi_tests
-	@for r in $(MPI_RUNNERS); do for n in $(MPI_NPS); do \
-	  echo "== $(1)mpiexec -n $$n pytest -m mpi tests/mpi (runner $$r)"; \
+	@sel="mpi"; for r in $(MPI_RUNNERS); do for n in $(MPI_NPS); do \
+	  echo "== $(1)mpiexec -n $$n pytest -m '$$sel' tests/mpi (runner $$r)"; \
 	  HYPERCUBOID_RUNNER=$$r $(2) timeout -k 10 300 $(3) -n $$n \
-	    $(4) -m pytest -m mpi -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
-	done; done
+	    $(4) -m pytest -m "$$sel" -q -s --color=no -p no:cacheprovider tests/mpi || exit 1; \
+	done; sel="mpi and not any_runner"; done
 endef
 
 test-mpi: $(EXT)
@@ -137,6 +145,7 @@ lint: $(EXT)
 	$(VENV)/bin/ruff check python tests benchmarks examples
 	$(VENV)/bin/ruff format --check python tests benchmarks examples
 	$(PY) -m mypy.stubtest hypercuboid._core --allowlist python/stubtest-allowlist.txt
+	$(PY) -m mypy python/hypercuboid
 
 fmt: $(STAMP)
 	cargo fmt --all

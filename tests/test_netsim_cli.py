@@ -158,9 +158,9 @@ def test_error_messages():
             "other than the source and destination routers, and only 2 routers have endpoints",
         ),
         (
-            ["run", "-t", "torus:dims=40x40", "-r", "ugal"],
-            "Error: routing ugal cannot run on torus:dims=40x40,p=1: the hop-index VC assignment "
-            "needs 80 virtual channels (diameter 40, twice for indirect paths) and at most 32 are "
+            ["run", "-t", "torus:dims=18x18", "-r", "ugal"],
+            "Error: routing ugal cannot run on torus:dims=18x18,p=1: the hop-index VC assignment "
+            "needs 36 virtual channels (diameter 18, twice for indirect paths) and at most 32 are "
             "supported",
         ),
         (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import hypercuboid as hc
 import numpy as np
@@ -378,21 +377,6 @@ def test_cli_show_and_help():
     assert "recv out[0:1] from 1 tag 1 reduce before with scratch0[0:1]" in r.output
     for verb in (["schedule", "verify"], ["simulate"], ["demo"], ["topo"], ["tune"], ["netsim"]):
         assert run(*verb, "--help").exit_code == 0
-
-
-def test_demo_writes_its_files(tmp_path):
-    r = run("demo", "--out", str(tmp_path), "--scale", "10")
-    assert r.exit_code == 0, r.output
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert all(row["sound"] for row in summary["verify"])
-    assert summary["scale"]["completion_ns"] == summary["scale"]["expected_ns"] == 10 * 6042.0
-    for f in ("rd7.png", "ring8.png", "rd7.trace.json", "rd7.goal", "rd7.hcs"):
-        assert (tmp_path / f).stat().st_size > 0
-    closed = [row for row in summary["simulate"] if row["postal_closed_form"] != "-"]
-    assert closed and all(
-        math.isclose(float(row["postal_closed_form"].replace(",", "")), row["postal"], abs_tol=0.05)
-        for row in closed
-    )
 
 
 def test_cli_model_file(tmp_path):

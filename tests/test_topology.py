@@ -211,8 +211,7 @@ def test_compare_table_and_png(tmp_path):
     assert result.exit_code == 0, result.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = {
-        r["label"]: r
-        for r in json.loads(run("compare", "--json").output.strip().splitlines()[0])
+        r["label"]: r for r in json.loads(run("compare", "--json").output.strip().splitlines()[0])
     }
     assert rows["OFT"]["endpoints"] == 63552
     assert rows["MLFM"]["endpoints"] == 33792

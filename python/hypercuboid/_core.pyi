@@ -269,7 +269,7 @@ def topology_from_parts(
     kinds: list[str],
     router_kinds: list[int],
     coord_names: list[str],
-    coords: list[list[int]],
+    coords: list[int],
     endpoint_routers: list[int],
     endpoint_links: list[tuple[float, int]],
     links: list[tuple[int, int, float, int]],

@@ -92,7 +92,7 @@ class Decomposition:
         dims = _triple("decomposition", decomp)
         per = tuple(bool(p) for p in periodic)
         self = cls.__new__(cls)
-        self._core = _core.HaloDecomposition.of_subdomain(sub, dims, per)
+        self._core = _core.HaloDecomposition.of_subdomain(sub, dims, per)  # type: ignore[arg-type]
         return self
 
     @classmethod

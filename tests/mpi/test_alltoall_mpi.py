@@ -74,6 +74,7 @@ def test_scheduled_matches_mpi_alltoall(comm, algorithm, count):
         assert y.tobytes() == _reference(comm, x).tobytes(), (algorithm, count, dtype)
 
 
+@pytest.mark.any_runner
 @pytest.mark.parametrize("runner", ["python", "native"])
 def test_both_runners_give_the_library_bits(comm, runner):
     from hypercuboid.mpi import alltoall

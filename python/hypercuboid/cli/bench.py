@@ -642,12 +642,12 @@ def bench_pingpong_cmd(
         return
     fit = hb.fit_postal(rows, f"{stat}_us")
     g, d = _reduction_cost(measure_reductions)
-    cliopts.shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
+    shown_rows = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
     echo = _echo(as_json, as_csv)
     echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
     echo(
         table(
-            cliopts.shown,
+            shown_rows,
             [
                 ("size", "size", ""),
                 ("min_us", "min us", ".3f"),

@@ -133,7 +133,7 @@ def schedule_verb(
     ``hypercuboid VERB allreduce --algorithm ... [verb options]`` both work; verb options may
     also be given before the subcommand.
     """
-    verb_names = set()
+    verb_names: set[str] = set()
 
     def group_callback(ctx: click.Context, goal: str | None, **verb_kwargs: Any) -> None:
         ctx.ensure_object(dict)

@@ -80,7 +80,7 @@ def _router_options(f: Callable) -> Callable:
             help="Local worker processes (default: CPU count; ignored under mpiexec).",
         ),
         cliopts.threads_option(
-            type=int,
+            type=int,  # type: ignore[arg-type]  # click takes a Python type too
             help="Engine threads per simulation (default: every core when points run one "
             "after the other on a network of 4096 ports or more, one when they run side by "
             "side). Results do not depend on it",
@@ -139,7 +139,7 @@ def _run_sweep(points: list, kw: dict[str, Any]) -> list[Report] | None:
             say(f"{done}/{total} {point.label()}")
 
         return ns.sweep(points, jobs=kw["jobs"], executor=kind, progress=line)
-    with click.progressbar(
+    with click.progressbar(  # type: ignore[var-annotated]
         length=len(points),
         label=f"{len(points)} simulations ({kind})",
         file=sys.stderr,

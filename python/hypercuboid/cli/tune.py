@@ -144,7 +144,7 @@ def allreduce(
             f"{res.b_opt + 1:.1f} ranks)"
         )
     if res.method == "exhaustive":
-        c = res.counts
+        c: dict = res.counts  # type: ignore[assignment]  # set by the exhaustive method
         click.echo(
             f"search     exhaustive: {c['total']:,} schedules ({c['factored']:,} factored, "
             f"{c['split']:,} split, {c['merged']:,} merged) ranked by the closed form in "

@@ -71,7 +71,8 @@ MEANINGS: list[Meaning] = [
     _m("--memory-limit", "Refuse a run whose memory estimate exceeds this size", "size"),
     _m(
         "--timeout",
-        "Abort an MPI job not finished in this many seconds (a rank waiting for a peer that never comes)",
+        "Abort an MPI job not finished in this many seconds "
+        "(a rank waiting for a peer that never comes)",
         "float",
     ),
     # what to write
@@ -163,6 +164,8 @@ MEANINGS: list[Meaning] = [
     _m("--no-merged", "Leave out merged schedules", "flag"),
     # demo
     _m("--scale", "log2 of the rank count of the scale run", "int"),
+    _m("--small", "Run the network and halo sections at small sizes", "flag"),
+    _m("--mpi --no-mpi", "Run the section under mpiexec (a note where there is none)", "flag"),
 ]
 
 

@@ -36,7 +36,7 @@ from hypercuboid import _core
 from hypercuboid.errors import LbmError
 
 #: The 19 velocities ``(cx, cy, cz)`` in the order of the last axis of a distribution array.
-VELOCITIES: list[tuple[int, int, int]] = [tuple(c) for c in _core.LBM_VELOCITIES]
+VELOCITIES: list[tuple[int, int, int]] = [(c[0], c[1], c[2]) for c in _core.LBM_VELOCITIES]
 #: Their lattice weights (1/3, 1/18, 1/36).
 WEIGHTS: list[float] = list(_core.LBM_WEIGHTS)
 #: Bytes a lattice update moves at least: 19 values read and 19 written, 8 bytes each.

@@ -129,7 +129,7 @@ def configure(
         path = init.split(":", 1)[1]
         with open(path, "rb"):
             pass  # an unreadable file is reported here, once; its contents by the core
-    cfg = Config(tuple(lattice), tuple(d.dims), ranks, steps, halo, overlap, tau, init, layout)
+    cfg = Config(tuple(lattice), tuple(d.dims), ranks, steps, halo, overlap, tau, init, layout)  # type: ignore[arg-type]
     return cfg, d, s
 
 

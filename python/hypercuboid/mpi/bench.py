@@ -232,13 +232,13 @@ def bench_allreduce(
 
                 else:
 
-                    def fn(alg=alg, x=x, y=y) -> None:
+                    def fn(alg=alg, x=x, y=y) -> None:  # type: ignore[misc]
                         allreduce(comm, x, y, alg, op=op, verify=verify, runner="python")
 
                 samples = time_calls(comm, fn, iters, warm, block)
             allsamples = _gather_samples(comm, samples)
             if rank == 0:
-                st = summarize(allsamples)
+                st = summarize(allsamples)  # type: ignore[arg-type]
                 alg_bw, bus_bw = bus_bandwidth(nbytes, st["avg_us"] * 1e-6, size)
                 row = {
                     "algorithm": alg,
@@ -362,7 +362,7 @@ def bench_alltoall(
 
                 else:
 
-                    def fn(alg=alg, x=x, y=y) -> None:
+                    def fn(alg=alg, x=x, y=y) -> None:  # type: ignore[misc]
                         alltoall(comm, x, y, alg, verify=verify, runner="python")
 
                 samples = time_calls(comm, fn, iters, warm)
@@ -383,7 +383,7 @@ def bench_alltoall(
                         "avg_us": float(m.mean()),
                         "min_us": float(m.min()),
                         "max_us": float(m.max()),
-                        "median_us": float(np.median(allsamples)),
+                        "median_us": float(np.median(allsamples)),  # type: ignore[arg-type]
                         "valid": valid,
                     }
                 )

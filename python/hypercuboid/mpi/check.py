@@ -148,7 +148,7 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 
 def fingerprint(a: np.ndarray) -> int:
     """A 64-bit digest of the bits of ``a``'s values (to compare results across ranks)."""
-    h = hashlib.blake2b(np.ascontiguousarray(value_bytes(a)), digest_size=8)
+    h = hashlib.blake2b(np.ascontiguousarray(value_bytes(a)), digest_size=8)  # type: ignore[arg-type]
     return int.from_bytes(h.digest(), "little")
 
 
@@ -245,7 +245,7 @@ def check_allreduce(
     nat: np.ndarray | None = np.zeros_like(x)
     native_error = None
     try:
-        native_allreduce(comm, x, nat, op)
+        native_allreduce(comm, x, nat, op)  # type: ignore[arg-type]
     except Exception as e:  # noqa: BLE001 - an MPI without this type/op combination
         native_error = f"{type(e).__name__}: {e}"
         nat = None

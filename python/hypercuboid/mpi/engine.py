@@ -228,7 +228,7 @@ def _one_element(ufunc: np.ufunc, a: np.ndarray, b: np.ndarray, out: np.ndarray)
     this a fifth), with the same bits: IEEE ``+`` and ``*`` of NumPy float scalars, integer
     arithmetic wrapped to the dtype's width like the ufunc's, ``max``/``min`` of integers.
     ``None`` where no such shortcut is exact (max/min of floats, complex, extended precision)."""
-    name = _OP_NAMES.get(ufunc)
+    name = _OP_NAMES.get(ufunc)  # type: ignore[call-overload]
     dt = out.dtype
     if dt.kind == "f" and dt.itemsize in (2, 4, 8) and name in ("sum", "prod"):
         if name == "sum":
@@ -480,9 +480,10 @@ def run(comm: Any, bound: Bound, timeout: float | None = None) -> None:
                 if deadline is None:
                     j = MPI.Request.Waitany(reqs)
                 else:
-                    j = _test_until(MPI.Request.Testany, reqs, deadline)
-                    if j is None:
+                    found = _test_until(MPI.Request.Testany, reqs, deadline)
+                    if found is None:
                         raise _timeout(plan, rops, timeout)
+                    j = found
             else:
                 stuck = [j for j in range(plan.n) if pending[j]]
                 raise MPIError(

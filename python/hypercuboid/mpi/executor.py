@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -200,7 +200,7 @@ def allreduce(
             last.bound.run(last.pcomm, timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"allreduce '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
-        return recvbuf
+        return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
     _check_comm(comm)
@@ -292,7 +292,7 @@ def alltoall(
             last.bound.run(last.pcomm, timeout)
         except MPIError as e:
             _fail(comm, MPIError(f"alltoall '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
-        return recvbuf
+        return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
     _check_comm(comm)

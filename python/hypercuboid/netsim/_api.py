@@ -212,7 +212,7 @@ def exchange(
         _topology(topology),
         routing,
         pattern,
-        dims=list(dims) if dims is not None else None,
+        dims=list(dims) if dims is not None else None,  # type: ignore[arg-type]
         message_bytes=parse_size(message) if message is not None else None,
         interleave=order == "interleaved",
         **_engine_kwargs(o),
@@ -314,4 +314,4 @@ def run_point(point: Point) -> Report:
     if point.exchange is not None:
         ex = {k: opts.pop(k) for k in ("dims", "message", "order") if k in opts}
         return exchange(point.topology, point.routing, point.exchange, **ex, **opts)
-    return run(point.topology, point.routing, point.traffic, float(point.load), **opts)
+    return run(point.topology, point.routing, point.traffic, float(point.load), **opts)  # type: ignore[arg-type]

@@ -62,7 +62,7 @@ def _collect(
             out[i] = f.result()  # re-raises a worker's error (the first to finish)
             done_count += 1
             if progress is not None:
-                progress(done_count, len(points), points[i], out[i])
+                progress(done_count, len(points), points[i], out[i])  # type: ignore[arg-type]
     return out  # type: ignore[return-value]
 
 
@@ -109,7 +109,7 @@ def sweep(
         with MPICommExecutor(comm, root=0) as ex:
             if ex is None:
                 return None
-            return _collect(ex, points, progress)
+            return _collect(ex, points, progress)  # type: ignore[arg-type]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 

@@ -169,6 +169,7 @@ def bisection(topology: Topology | str, *, seeds: int = 8, method: str = "metis"
                 seed=seed,
             )
             best = refined
+    assert best is not None  # seeds >= 1
     best.update(method="metis", seeds=seeds)
     return best
 

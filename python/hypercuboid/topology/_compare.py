@@ -70,7 +70,7 @@ def plot_compare(
     ax.legend(fontsize=8, loc="upper left")
     table = fig.add_axes((0.56, 0.12, 0.43, 0.8))
     table.axis("off")
-    rows = compare(radix)
+    rows = compare(radix)  # type: ignore[assignment]  # a new table, reusing the name
     cells = [
         [
             row["label"],

@@ -73,7 +73,7 @@ def _from_graph(graph, *, name: str, family: str, endpoints_per_router: int):
             coords.extend(int(v) for v in values)
         except ValueError:
             raise TopologyError(f"{name}: router {n} has coords '{text}'") from None
-    links = []
+    links: list = []
     ep_router: list[int | None] = [None] * len(endpoints)
     ep_link: list[tuple[float, int]] = [(_DEFAULT_BW, _DEFAULT_LAT_PS)] * len(endpoints)
     for u, v, d in graph.edges(data=True):
@@ -107,7 +107,7 @@ def _from_graph(graph, *, name: str, family: str, endpoints_per_router: int):
         endpoint_routers = [r for r in range(len(routers)) for _ in range(endpoints_per_router)]
         ep_link = [(_DEFAULT_BW, _DEFAULT_LAT_PS)] * len(endpoint_routers)
     params_text = str(gattr.get("params", ""))
-    params = [tuple(kv.split("=", 1)) for kv in params_text.split(",") if "=" in kv]
+    params: list[Any] = [tuple(kv.split("=", 1)) for kv in params_text.split(",") if "=" in kv]
     if not params and not endpoints:
         params = [("p", str(endpoints_per_router))]
 
