@@ -490,3 +490,14 @@ def lbm_layout(f: Any) -> str:
 def lbm_parse_layout(name: str) -> str: ...
 
 LBM_TRIAD_BYTES_PER_ELEMENT: int
+
+# -- the binding's boundaries (tests only) ------------------------------------------------------
+
+def _panic_for_test(message: str) -> None:
+    """Panics with ``message`` inside the panic boundary: raises ``ScheduleError``
+    ("_panic_for_test: internal error: <message>; please report")."""
+
+def _wait_for_test(seconds: float) -> int:
+    """Polls the core's stop flag every millisecond for ``seconds`` with the GIL released and
+    Ctrl-C wired to it, as a long call does; returns the polls made, or raises
+    ``KeyboardInterrupt`` when interrupted."""

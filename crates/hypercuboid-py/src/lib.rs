@@ -2,8 +2,10 @@
 
 use pyo3::prelude::*;
 
+mod args;
 mod defaults;
 mod errors;
+mod guard;
 mod halo;
 mod lbm;
 mod network;
@@ -32,5 +34,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     units::register(m)?;
     lbm::register(m)?;
     resources::register(m)?;
+    guard::register(m)?;
     Ok(())
 }

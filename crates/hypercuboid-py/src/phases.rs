@@ -1,12 +1,13 @@
 //! Bindings of hypercuboid_core::collectives::alltoall::phases: contention-free AAPC phases.
 //! Convert, call (GIL released), convert.
 
-use crate::errors::{raise, PyResultExt, ToPyErr};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use crate::topology::{wrap, PyTopology};
 use hypercuboid_core::collectives::alltoall;
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
-    Method, PhaseError, Routing, METHODS, ROUTINGS,
+    Method, Routing, METHODS, ROUTINGS,
 };
 use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
 use hypercuboid_core::collectives::alltoall::scheduled;
@@ -19,22 +20,6 @@ use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-impl ToPyErr for PhaseError {
-    /// A topology that cannot be built is a `TopologyError`; every other phase error a
-    /// `ScheduleError` (both `ValueError`s), with `accepted` where it names the accepted values.
-    fn to_pyerr(self) -> PyErr {
-        match self {
-            PhaseError::Topology(e) => e.to_pyerr(),
-            other => {
-                let accepted = other.accepted();
-                raise("ScheduleError", other.to_string(), |_, d| {
-                    d.set_item("accepted", accepted)
-                })
-            }
-        }
-    }
-}
 
 /// Contention-free phases of the all-to-all exchange on a topology, with the lower bound and
 /// the three checks (complete, contention-free, optimal).
@@ -178,19 +163,20 @@ impl PyAlltoallPhases {
     /// Phase × link occupancy: `links` (directed link names, `from->to`, of the links some
     /// message uses) and `counts` (uint16, links × phases: messages of the phase on the link).
     fn occupancy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
-        let occ = py
-            .detach(|| {
+        call(Class::Schedule, "AlltoallPhases.occupancy", || {
+            let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
+            let occ = guard::detach(py, || {
                 let routes = LinkRoutes::new(topo, routing)?;
                 occupancy(topo, &routes, table)
             })
             .py()?;
-        let rows = occ.links.len();
-        let counts = Array2::from_shape_vec((rows, occ.phases), occ.counts).expect("shape");
-        let d = PyDict::new(py);
-        d.set_item("links", occ.names)?;
-        d.set_item("counts", counts.into_pyarray(py))?;
-        Ok(d)
+            let rows = occ.links.len();
+            let counts = Array2::from_shape_vec((rows, occ.phases), occ.counts).expect("shape");
+            let d = PyDict::new(py);
+            d.set_item("links", occ.names)?;
+            d.set_item("counts", counts.into_pyarray(py))?;
+            Ok(d)
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -217,15 +203,15 @@ fn alltoall_phases(
     method: &str,
     routing: &str,
 ) -> PyResult<PyAlltoallPhases> {
-    let method = Method::parse(method).py()?;
-    let routing = Routing::parse(routing).py()?;
-    let topo = topology.topology();
-    let inner = py
-        .detach(|| core_phases::phases(topo, method, routing))
-        .py()?;
-    Ok(PyAlltoallPhases {
-        inner,
-        topology: topo.clone(),
+    call(Class::Schedule, "alltoall_phases", || {
+        let method = Method::parse(method).py()?;
+        let routing = Routing::parse(routing).py()?;
+        let topo = topology.topology();
+        let inner = guard::detach(py, || core_phases::phases(topo, method, routing)).py()?;
+        Ok(PyAlltoallPhases {
+            inner,
+            topology: topo.clone(),
+        })
     })
 }
 
@@ -255,24 +241,19 @@ fn random_description(
         .map(|s| s.name().to_string())
         .collect();
     let Some(s) = random::SHAPES.iter().copied().find(|s| s.name() == shape) else {
-        return Err(raise(
-            "TopologyError",
+        return Err(Class::Topology.with_accepted(
             format!(
                 "unknown random tree shape '{shape}'; accepted: {}",
                 accepted.join(", ")
             ),
-            |_, d| d.set_item("accepted", accepted.clone()),
+            accepted.clone(),
         ));
     };
     if machines == 0 || switches == 0 || machines > MAX_RANDOM || switches > MAX_RANDOM {
-        return Err(raise(
-            "TopologyError",
-            format!(
-                "a random tree has 1 to {MAX_RANDOM} machines and 1 to {MAX_RANDOM} switches, \
-                 got machines={machines}, switches={switches}"
-            ),
-            |_, _| Ok(()),
-        ));
+        return Err(Class::Topology.err(format!(
+            "a random tree has 1 to {MAX_RANDOM} machines and 1 to {MAX_RANDOM} switches, \
+             got machines={machines}, switches={switches}"
+        )));
     }
     Ok(random::random_tree(machines, switches, s, seed))
 }
@@ -287,8 +268,10 @@ fn alltoall_random_tree(
     shape: &str,
     seed: u64,
 ) -> PyResult<PyTopology> {
-    let desc = random_description(machines, switches, shape, seed)?;
-    Ok(wrap(desc.build().py()?))
+    call(Class::Topology, "alltoall_random_tree", || {
+        let desc = random_description(machines, switches, shape, seed)?;
+        Ok(wrap(desc.build().py()?))
+    })
 }
 
 /// The JSON description (`tree:FILE` reads it) of [`alltoall_random_tree`]'s tree.
@@ -300,7 +283,9 @@ fn alltoall_random_tree_json(
     shape: &str,
     seed: u64,
 ) -> PyResult<String> {
-    Ok(random_description(machines, switches, shape, seed)?.to_json())
+    call(Class::Topology, "alltoall_random_tree_json", || {
+        Ok(random_description(machines, switches, shape, seed)?.to_json())
+    })
 }
 
 /// The machine of every rank: from a mapping file, or linear over every machine.
@@ -318,10 +303,9 @@ fn sync_of(name: &str) -> PyResult<Sync> {
         .map(|(_, s)| *s)
         .ok_or_else(|| {
             let accepted: Vec<String> = SYNCS.iter().map(|(n, _)| n.to_string()).collect();
-            raise(
-                "ScheduleError",
+            Class::Schedule.with_accepted(
                 format!("unknown sync '{name}'; accepted: {}", accepted.join(", ")),
-                |_, d| d.set_item("accepted", accepted.clone()),
+                accepted.clone(),
             )
         })
 }
@@ -340,10 +324,10 @@ fn alltoall_sync_counts<'py>(
     mapping: Option<&str>,
     check: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let topo = topology.topology();
-    let machine_of = machines_of(topo, mapping)?;
-    let (counts, checks) = py
-        .detach(|| -> Result<_, ScheduleError> {
+    call(Class::Schedule, "alltoall_sync_counts", || {
+        let topo = topology.topology();
+        let machine_of = machines_of(topo, mapping)?;
+        let (counts, checks) = guard::detach(py, || -> Result<_, ScheduleError> {
             let c = scheduled::sync_counts(topo, &machine_of)?;
             let mut checks = Vec::new();
             if check {
@@ -375,19 +359,20 @@ fn alltoall_sync_counts<'py>(
             Ok((c, checks))
         })
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("ranks", machine_of.len())?;
-    d.set_item("messages", counts.messages)?;
-    d.set_item("phases", counts.phases)?;
-    d.set_item("pairwise", counts.pairwise)?;
-    d.set_item("pairwise_reduced", counts.reduced)?;
-    d.set_item("barrier", counts.barrier)?;
-    let c = PyDict::new(py);
-    for (name, pairs, violated, v) in checks {
-        c.set_item(name, (pairs, violated, v))?;
-    }
-    d.set_item("checks", c)?;
-    Ok(d)
+        let d = PyDict::new(py);
+        d.set_item("ranks", machine_of.len())?;
+        d.set_item("messages", counts.messages)?;
+        d.set_item("phases", counts.phases)?;
+        d.set_item("pairwise", counts.pairwise)?;
+        d.set_item("pairwise_reduced", counts.reduced)?;
+        d.set_item("barrier", counts.barrier)?;
+        let c = PyDict::new(py);
+        for (name, pairs, violated, v) in checks {
+            c.set_item(name, (pairs, violated, v))?;
+        }
+        d.set_item("checks", c)?;
+        Ok(d)
+    })
 }
 
 /// The C file of the `MPI_Alltoall` routine of `topology` (ranks on the machines of the
@@ -407,27 +392,28 @@ fn alltoall_routine<'py>(
     name: &str,
     provenance: &str,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let topo = topology.topology();
-    let machine_of = machines_of(topo, mapping)?;
-    let sync = sync_of(sync)?;
-    let opts = RoutineOptions {
-        name: name.to_string(),
-        min_size,
-        pmpi,
-        provenance: provenance.to_string(),
-    };
-    let (text, plan) = py
-        .detach(|| -> Result<_, ScheduleError> {
+    call(Class::Schedule, "alltoall_routine", || {
+        let topo = topology.topology();
+        let machine_of = machines_of(topo, mapping)?;
+        let sync = sync_of(sync)?;
+        let opts = RoutineOptions {
+            name: name.to_string(),
+            min_size,
+            pmpi,
+            provenance: provenance.to_string(),
+        };
+        let (text, plan) = guard::detach(py, || -> Result<_, ScheduleError> {
             let plan = scheduled::plan(topo, &machine_of, sync, machine_of.len() as u32)?;
             Ok((routine(&plan, &opts)?, plan))
         })
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("ranks", machine_of.len())?;
-    d.set_item("phases", plan.active_phases.len())?;
-    d.set_item("messages", plan.messages.len())?;
-    d.set_item("syncs", plan.syncs.len())?;
-    Ok((text, d))
+        let d = PyDict::new(py);
+        d.set_item("ranks", machine_of.len())?;
+        d.set_item("phases", plan.active_phases.len())?;
+        d.set_item("messages", plan.messages.len())?;
+        d.set_item("syncs", plan.syncs.len())?;
+        Ok((text, d))
+    })
 }
 
 /// Most machines (and switches) of a random tree.

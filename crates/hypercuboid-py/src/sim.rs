@@ -1,7 +1,7 @@
 //! Bindings of hypercuboid_core::sim and ::model: simulate a schedule on a cost model.
 
 use hypercuboid_core::model::{
-    parse_model, parse_noise, Level, LogGopsModel, Mapping, ModelSpec, MAPPINGS, MODELS, NOISES,
+    parse_model, parse_noise, Level, Mapping, ModelSpec, MAPPINGS, MODELS, NOISES,
 };
 use hypercuboid_core::network::{NetParams, Network, NicOrder, RoutingSpec};
 use hypercuboid_core::sim::{self, CounterTrack, NetworkSetup, SimOptions, SimResult};
@@ -9,7 +9,8 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{error, PyResultExt};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use crate::schedule::PySchedule;
 use crate::topology::PyTopology;
 
@@ -41,9 +42,8 @@ pub(crate) fn simulate<'py>(
     };
     let s = this.inner.clone();
     let spec2 = spec.clone();
-    let (res, used) = py
-        .detach(move || sim::simulate_on_threads(&s, &spec2, &opts))
-        .py()?;
+    let (res, used) =
+        guard::detach(py, move || sim::simulate_on_threads(&s, &spec2, &opts)).py()?;
     let d = result_dict(py, spec.to_string(), res, trace, chrome_trace, &[])?;
     d.set_item("threads", used)?;
     Ok(d)
@@ -62,11 +62,11 @@ fn result_dict<'py>(
         let t = t.clone();
         let p = path.clone();
         let c = counters.to_vec();
-        py.detach(move || -> std::io::Result<()> {
+        guard::detach(py, move || -> std::io::Result<()> {
             let mut f = std::fs::File::create(&p)?;
             sim::write_chrome_trace_with(&t, &c, &mut f)
         })
-        .map_err(|e| error("SimulationError", format!("{}: {e}", path)))?;
+        .map_err(|e| Class::Simulation.err(format!("{}: {e}", path)))?;
     }
     let d = PyDict::new(py);
     d.set_item("model", model)?;
@@ -129,36 +129,12 @@ pub(crate) fn simulate_network<'py>(
     noise: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let noise = noise.map(parse_noise).transpose().py()?;
-    let host = match model {
-        None => LogGopsModel::default(),
-        Some(text) => match parse_model(text).py()? {
-            ModelSpec::LogGops(m) => m,
-            other => {
-                return Err(error(
-                    "ModelError",
-                    format!(
-                        "invalid host model '{other}': a network needs a host model with CPU \
-                         and NIC costs, loggops:o=...,O=...,g=...,S=... (its L and G apply \
-                         only between ranks of one endpoint); postal and pipelined have none"
-                    ),
-                ))
-            }
-        },
-    };
+    let host = sim::network_host(model.map(parse_model).transpose().py()?.as_ref()).py()?;
     let level = Level::parse(level).py()?;
     let nic = NicOrder::parse(nic).py()?;
-    let mapping = match (mapping_endpoints, mapping.strip_prefix("file:")) {
-        (Some(v), _) => Mapping::Explicit(v),
-        (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                error(
-                    "NetworkError",
-                    format!("invalid mapping file {path}: {e}; it lists one endpoint per rank"),
-                )
-            })?;
-            Mapping::from_lines(&text, path).py()?
-        }
-        (None, None) => Mapping::parse(mapping).py()?,
+    let mapping = match mapping_endpoints {
+        Some(v) => Mapping::Explicit(v),
+        None => Mapping::from_spec(mapping).py()?,
     };
     let routing = RoutingSpec::parse(routing).py()?;
     let topo = topology.topology();
@@ -181,34 +157,16 @@ pub(crate) fn simulate_network<'py>(
         threads: 1,
     };
     let s = this.inner.clone();
-    let run = py
-        .detach(|| -> Result<_, hypercuboid_core::sim::SimError> {
-            let net = Network::new(topo, &routing, params)
-                .map_err(|e| hypercuboid_core::sim::SimError::Network(Box::new(e)))?;
-            let routing = net.routes().spec().to_string();
-            sim::simulate_on_network(&s, &net, &setup, &opts).map(|r| (r, routing))
-        })
-        .py()?;
+    let run = guard::detach(py, || -> Result<_, hypercuboid_core::sim::SimError> {
+        let net = Network::new(topo, &routing, params)
+            .map_err(|e| hypercuboid_core::sim::SimError::Network(Box::new(e)))?;
+        let routing = net.routes().spec().to_string();
+        sim::simulate_on_network(&s, &net, &setup, &opts).map(|r| (r, routing))
+    })
+    .py()?;
     let (run, routing) = run;
     let host_spec = ModelSpec::LogGops(host).to_string();
-    let counters: Vec<CounterTrack> = run
-        .timeline
-        .as_ref()
-        .map(|tl| {
-            tl.links
-                .iter()
-                .map(|(i, u)| {
-                    let l = &run.links[*i];
-                    let mut starts = vec![0];
-                    starts.extend_from_slice(&tl.times[..tl.times.len().saturating_sub(1)]);
-                    CounterTrack {
-                        name: format!("{} -> {}", l.a, l.b),
-                        points: starts.into_iter().zip(u.iter().copied()).collect(),
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let counters = run.counter_tracks();
     let d = result_dict(py, host_spec, run.result, trace, chrome_trace, &counters)?;
     let n = PyDict::new(py);
     n.set_item("level", level.name())?;
@@ -299,25 +257,33 @@ fn network_mappings() -> &'static str {
 /// Validates a cost-model spec; returns it in canonical form.
 #[pyfunction(name = "parse_model")]
 fn parse_model_py(spec: &str) -> PyResult<String> {
-    Ok(parse_model(spec).py()?.to_string())
+    call(Class::Model, "parse_model", || {
+        Ok(parse_model(spec).py()?.to_string())
+    })
 }
 
 /// Validates a noise spec; returns it in canonical form.
 #[pyfunction(name = "parse_noise")]
 fn parse_noise_py(spec: &str) -> PyResult<String> {
-    Ok(parse_noise(spec).py()?.to_string())
+    call(Class::Model, "parse_noise", || {
+        Ok(parse_noise(spec).py()?.to_string())
+    })
 }
 
 /// The cost models a spec may name (see `spec::forms` for the dicts).
 #[pyfunction]
 fn model_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    crate::spec::forms(py, MODELS, |e| &e.form)
+    call(Class::Model, "model_forms", || {
+        crate::spec::forms(py, MODELS, |e| &e.form)
+    })
 }
 
 /// The noise distributions a spec may name (see `spec::forms` for the dicts).
 #[pyfunction]
 fn noise_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    crate::spec::forms(py, NOISES, |e| &e.form)
+    call(Class::Model, "noise_forms", || {
+        crate::spec::forms(py, NOISES, |e| &e.form)
+    })
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.

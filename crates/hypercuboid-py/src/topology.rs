@@ -1,6 +1,8 @@
 //! Bindings of hypercuboid_core::topology: convert, call, convert.
 
-use crate::errors::{error, PyResultExt};
+use crate::args::{SpecParam, Text};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use hypercuboid_core::topology::{
     self as topo,
     analysis::Analysis,
@@ -225,10 +227,10 @@ impl PyTopology {
     /// Endpoints attached to router `r`.
     fn router_endpoints(&self, r: usize) -> PyResult<Vec<u32>> {
         if r >= self.inner.num_routers() {
-            return Err(error(
-                "TopologyError",
-                format!("router {r} out of range (0..{})", self.inner.num_routers()),
-            ));
+            return Err(Class::Topology.err(format!(
+                "router {r} out of range (0..{})",
+                self.inner.num_routers()
+            )));
         }
         Ok(self.inner.router_endpoints(r).to_vec())
     }
@@ -245,16 +247,20 @@ impl PyTopology {
 
     /// Graph analysis (everything but the bisection) as a dict.
     fn analyze<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let a = py.detach(|| topo::analyze(&self.inner));
-        analysis_dict(py, &a)
+        call(Class::Topology, "Topology.analyze", || {
+            let a = guard::detach(py, || topo::analyze(&self.inner));
+            analysis_dict(py, &a)
+        })
     }
 
     /// All-pairs router distances as little-endian u16 bytes (R×R, row-major; 65535 =
     /// unreachable).
     fn distances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let m = py.detach(|| topo::router_distances(&self.inner)).py()?;
-        let bytes: Vec<u8> = m.as_slice().iter().flat_map(|d| d.to_le_bytes()).collect();
-        Ok(PyBytes::new(py, &bytes))
+        call(Class::Topology, "Topology.distances", || {
+            let m = guard::detach(py, || topo::router_distances(&self.inner)).py()?;
+            let bytes: Vec<u8> = m.as_slice().iter().flat_map(|d| d.to_le_bytes()).collect();
+            Ok(PyBytes::new(py, &bytes))
+        })
     }
 
     /// Repairs and refines a router partition (list of bools, one per router) into an exact
@@ -264,39 +270,49 @@ impl PyTopology {
         py: Python<'py>,
         sides: Vec<bool>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let b = py
-            .detach(|| topo::refine_bisection(&self.inner, &sides))
-            .py()?;
-        bisection_dict(py, &b)
+        call(Class::Topology, "Topology.refine_bisection", || {
+            let b = guard::detach(py, || topo::refine_bisection(&self.inner, &sides)).py()?;
+            bisection_dict(py, &b)
+        })
     }
 
     /// Bisection from `starts` breadth-first-grown partitions (no METIS), seeded by `seed`.
     #[pyo3(signature = (starts=8, seed=0))]
     fn bisect<'py>(&self, py: Python<'py>, starts: u32, seed: u64) -> PyResult<Bound<'py, PyDict>> {
-        let b = py.detach(|| topo::bisect(&self.inner, starts, seed)).py()?;
-        bisection_dict(py, &b)
+        call(Class::Topology, "Topology.bisect", || {
+            let b = guard::detach(py, || topo::bisect(&self.inner, starts, seed)).py()?;
+            bisection_dict(py, &b)
+        })
     }
 
     /// Our JSON schema.
-    fn to_json(&self) -> String {
-        export::to_json(&self.inner)
+    fn to_json(&self) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_json", || {
+            Ok(export::to_json(&self.inner))
+        })
     }
 
     /// GraphML.
-    fn to_graphml(&self) -> String {
-        export::to_graphml(&self.inner)
+    fn to_graphml(&self) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_graphml", || {
+            Ok(export::to_graphml(&self.inner))
+        })
     }
 
     /// BookSim2 anynet; with `cycle_ps`, link latencies in cycles.
     #[pyo3(signature = (cycle_ps=None))]
     fn to_anynet(&self, cycle_ps: Option<u64>) -> PyResult<String> {
-        export::to_anynet(&self.inner, cycle_ps).py()
+        call(Class::Topology, "Topology.to_anynet", || {
+            export::to_anynet(&self.inner, cycle_ps).py()
+        })
     }
 
     /// Graphviz dot, with endpoints if `endpoints`.
     #[pyo3(signature = (endpoints=true))]
-    fn to_dot(&self, endpoints: bool) -> String {
-        export::to_dot(&self.inner, endpoints)
+    fn to_dot(&self, endpoints: bool) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_dot", || {
+            Ok(export::to_dot(&self.inner, endpoints))
+        })
     }
 
     fn __eq__(&self, other: &Self) -> bool {
@@ -316,16 +332,20 @@ impl PyTopology {
 
 /// Builds the topology a spec string names (`slimfly:q=13,p=9`, `oft:k=12`, `tree:fig1`, ...).
 #[pyfunction]
-fn topology_generate(py: Python<'_>, spec: &str) -> PyResult<PyTopology> {
-    let spec = spec.to_string();
-    py.detach(|| topo::generate(&spec)).py().map(wrap)
+fn topology_generate(py: Python<'_>, spec: Text<SpecParam>) -> PyResult<PyTopology> {
+    call(Class::Topology, "topology_generate", || {
+        let spec = spec.0;
+        guard::detach(py, || topo::generate(&spec)).py().map(wrap)
+    })
 }
 
 /// Reads our JSON schema; `what` names the source in errors.
 #[pyfunction]
 #[pyo3(signature = (text, what="<json>"))]
 fn topology_from_json(text: &str, what: &str) -> PyResult<PyTopology> {
-    export::from_json(text, what).py().map(wrap)
+    call(Class::Topology, "topology_from_json", || {
+        export::from_json(text, what).py().map(wrap)
+    })
 }
 
 /// Builds a topology from its pieces (the GraphML and networkx readers use this).
@@ -346,36 +366,38 @@ fn topology_from_parts(
     router_names: Option<Vec<String>>,
     endpoint_names: Option<Vec<String>>,
 ) -> PyResult<PyTopology> {
-    let parts = TopologyParts {
-        name,
-        family,
-        params,
-        kinds,
-        router_kind: router_kinds,
-        coord_names,
-        coords,
-        router_names,
-        endpoint_names,
-        endpoint_router: endpoint_routers,
-        endpoint_links: endpoint_links
-            .into_iter()
-            .map(|(b, l)| LinkParams {
-                bandwidth_gbps: b,
-                latency: l,
-            })
-            .collect(),
-        links: links
-            .into_iter()
-            .map(|(a, b, bw, lat)| Link {
-                a,
-                b,
-                bandwidth_gbps: bw,
-                latency: lat,
-            })
-            .collect(),
-        switch: Default::default(),
-    };
-    Topology::from_parts(parts).py().map(wrap)
+    call(Class::Topology, "topology_from_parts", || {
+        let parts = TopologyParts {
+            name,
+            family,
+            params,
+            kinds,
+            router_kind: router_kinds,
+            coord_names,
+            coords,
+            router_names,
+            endpoint_names,
+            endpoint_router: endpoint_routers,
+            endpoint_links: endpoint_links
+                .into_iter()
+                .map(|(b, l)| LinkParams {
+                    bandwidth_gbps: b,
+                    latency: l,
+                })
+                .collect(),
+            links: links
+                .into_iter()
+                .map(|(a, b, bw, lat)| Link {
+                    a,
+                    b,
+                    bandwidth_gbps: bw,
+                    latency: lat,
+                })
+                .collect(),
+            switch: Default::default(),
+        };
+        Topology::from_parts(parts).py().map(wrap)
+    })
 }
 
 /// Families the spec parser accepts: list of dicts (name, summary, keys as (name, help) pairs,
@@ -400,40 +422,46 @@ fn topology_families<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 /// None for a spec of another family; a spec that does not parse raises `TopologyError`.
 #[pyfunction]
 fn topology_graphml_source(spec: &str) -> PyResult<Option<(String, u32)>> {
-    topo::graphml_source(spec).py()
+    call(Class::Topology, "topology_graphml_source", || {
+        topo::graphml_source(spec).py()
+    })
 }
 
 /// The largest instance of each family within router radix `radix` (the seed's Figure 3).
 #[pyfunction]
 fn topology_compare<'py>(py: Python<'py>, radix: u32) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for row in compare::largest_within_radix(radix) {
-        let d = PyDict::new(py);
-        d.set_item("label", row.label)?;
-        d.set_item("spec", &row.spec)?;
-        d.set_item("endpoints", row.size.endpoints)?;
-        d.set_item("routers", row.size.routers)?;
-        d.set_item("network_links", row.size.links)?;
-        d.set_item("router_radix", row.size.router_radix)?;
-        d.set_item("network_radix", row.size.network_radix)?;
-        d.set_item("diameter", row.diameter)?;
-        d.set_item("ports_per_endpoint", row.size.ports_per_endpoint())?;
-        d.set_item("links_per_endpoint", row.size.links_per_endpoint())?;
-        out.append(d)?;
-    }
-    Ok(out)
+    call(Class::Topology, "topology_compare", || {
+        let out = PyList::empty(py);
+        for row in compare::largest_within_radix(radix) {
+            let d = PyDict::new(py);
+            d.set_item("label", row.label)?;
+            d.set_item("spec", &row.spec)?;
+            d.set_item("endpoints", row.size.endpoints)?;
+            d.set_item("routers", row.size.routers)?;
+            d.set_item("network_links", row.size.links)?;
+            d.set_item("router_radix", row.size.router_radix)?;
+            d.set_item("network_radix", row.size.network_radix)?;
+            d.set_item("diameter", row.diameter)?;
+            d.set_item("ports_per_endpoint", row.size.ports_per_endpoint())?;
+            d.set_item("links_per_endpoint", row.size.links_per_endpoint())?;
+            out.append(d)?;
+        }
+        Ok(out)
+    })
 }
 
 /// The JSON description of an Ethernet tree preset (fig1, fig5a, fig5b, fig5c).
 #[pyfunction]
 fn topology_tree_preset(name: &str) -> PyResult<String> {
-    TreeDescription::preset(name).py().map(|d| d.to_json())
+    call(Class::Topology, "topology_tree_preset", || {
+        TreeDescription::preset(name).py().map(|d| d.to_json())
+    })
 }
 
 /// The tabular k-ML3B of the OFT (R_L rows of k L1 routers).
 #[pyfunction]
 fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
-    oft::ml3b(k).py()
+    call(Class::Topology, "topology_ml3b", || oft::ml3b(k).py())
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
