@@ -206,6 +206,58 @@ class VerifyReport:
         }
 
 
+def _network_result(n: _core.NetworkRunResult) -> NetworkResult:
+    m, w, rec, tl = n.messages, n.worst, n.records, n.timeline
+    links = [
+        LinkLoad(a=x.a, b=x.b, kind=x.kind, bytes=x.bytes, utilisation=x.utilisation, link=x.link)
+        for x in n.links
+    ]
+    return NetworkResult(
+        level=n.level,
+        routing=n.routing,
+        topology=n.topology,
+        links=links,
+        mean_network_utilisation=n.mean_network_utilisation,
+        messages=m.network,
+        control=m.control,
+        local=m.local,
+        bytes=m.bytes,
+        transfer_ps=m.transfer_ps,
+        queued_ps=m.queued_ps,
+        worst=None
+        if w is None
+        else {
+            "src": w.src,
+            "dst": w.dst,
+            "bytes": w.bytes,
+            "injected_ps": w.injected_ps,
+            "delivered_ps": w.delivered_ps,
+            "transfer_ps": w.transfer_ps,
+            "queued_ps": w.queued_ps,
+        },
+        placement=n.placement,
+        wire_units=n.wire_units,
+        wire_events=n.wire_events,
+        records=None
+        if rec is None
+        else {
+            "src": rec.src,
+            "dst": rec.dst,
+            "bytes": rec.bytes,
+            "injected_ps": rec.injected_ps,
+            "delivered_ps": rec.delivered_ps,
+            "transfer_ps": rec.transfer_ps,
+            "queued_ps": rec.queued_ps,
+        },
+        timeline=None
+        if tl is None
+        else {
+            "times_ps": tl.times_ps,
+            "links": [{"link": links[x.index], "utilisation": x.utilisation} for x in tl.links],
+        },
+    )
+
+
 class Schedule:
     """A per-rank communication schedule (programs of send / recv / reduce / copy / compute /
     sleep ops with GOAL dependencies)."""
@@ -273,13 +325,26 @@ class Schedule:
         if threads < 0:
             raise ValueError(f"threads={threads}: must be >= 0 (0: every core for large schedules)")
         r = self._core.verify(eager_limit, semantics, max_problems, threads)
+        st, sem = r.stats, r.semantics
         return VerifyReport(
-            sound=r["sound"],
-            problems=list(r["problems"]),
-            truncated=r["truncated"],
-            semantics=r["semantics"],
-            stats=r["stats"],
-            text=r["text"],
+            sound=r.sound,
+            problems=list(r.problems),
+            truncated=r.truncated,
+            semantics=None
+            if sem is None
+            else {
+                "reduces": sem.reduces,
+                "correct": sem.correct,
+                "same_order_commutative": sem.same_order_commutative,
+                "same_order_noncommutative": sem.same_order_noncommutative,
+                "canonical_order": sem.canonical_order,
+                "exact": sem.exact,
+                "noncommutative_difference": sem.noncommutative_difference,
+                "commutative_difference": sem.commutative_difference,
+                "noncanonical": sem.noncanonical,
+            },
+            stats={"ranks": st.ranks, "ops": st.ops, "messages": st.messages, "bytes": st.bytes},
+            text=r.text,
         )
 
     def simulate(
@@ -387,52 +452,35 @@ class Schedule:
         )
         return self._result(r, trace)
 
-    def _result(self, r: dict, trace: bool) -> SimResult:
+    def _result(self, r: _core.SimulationResult, trace: bool) -> SimResult:
         t = None
-        if trace and r["trace"] is not None:
-            t = Trace(nranks=self.nranks, **r["trace"])
-        net = None
-        n = r.get("network")
-        if n is not None:
-            m = n["messages"]
-            links = [LinkLoad(**x) for x in n["links"]]
-            tl = n.get("timeline")
-            if tl is not None:
-                tl = {
-                    "times_ps": tl["times_ps"],
-                    "links": [
-                        {"link": links[x["index"]], "utilisation": x["utilisation"]}
-                        for x in tl["links"]
-                    ],
-                }
-            net = NetworkResult(
-                level=n["level"],
-                routing=n["routing"],
-                topology=n["topology"],
-                links=links,
-                mean_network_utilisation=n["mean_network_utilisation"],
-                messages=m["network"],
-                control=m["control"],
-                local=m["local"],
-                bytes=m["bytes"],
-                transfer_ps=m["transfer_ps"],
-                queued_ps=m["queued_ps"],
-                worst=n["worst"],
-                placement=n["placement"],
-                wire_units=n["wire_units"],
-                wire_events=n["wire_events"],
-                records=n["records"],
-                timeline=tl,
+        c = r.trace
+        if trace and c is not None:
+            t = Trace(
+                nranks=self.nranks,
+                op_rank=c.op_rank,
+                op_index=c.op_index,
+                op_kind=c.op_kind,
+                op_start=c.op_start,
+                op_end=c.op_end,
+                msg_src=c.msg_src,
+                msg_dst=c.msg_dst,
+                msg_src_op=c.msg_src_op,
+                msg_dst_op=c.msg_dst_op,
+                msg_depart=c.msg_depart,
+                msg_arrival=c.msg_arrival,
+                msg_bytes=c.msg_bytes,
             )
+        n = r.network
         return SimResult(
-            model=r["model"],
-            completion_time_ps=r["completion_ps"],
-            rank_finish_ps=r["rank_finish_ps"],
-            ops=r["ops"],
-            messages=r["messages"],
+            model=r.model,
+            completion_time_ps=r.completion_ps,
+            rank_finish_ps=r.rank_finish_ps,
+            ops=r.ops,
+            messages=r.messages,
             trace=t,
-            network=net,
-            threads=r.get("threads"),
+            network=None if n is None else _network_result(n),
+            threads=r.threads,
         )
 
     def _simulate_network(self, network: Any, model: str | None, **o: Any) -> SimResult:

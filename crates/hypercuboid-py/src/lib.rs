@@ -14,10 +14,12 @@ mod program;
 mod resources;
 mod schedule;
 mod sim;
+mod sim_result;
 mod spec;
 mod topology;
 mod tuning;
 mod units;
+mod verify;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -27,6 +29,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     halo::register(m)?;
     program::register(m)?;
     sim::register(m)?;
+    sim_result::register(m)?;
+    verify::register(m)?;
     topology::register(m)?;
     network::register(m)?;
     phases::register(m)?;

@@ -164,22 +164,22 @@ impl PySchedule {
         })
     }
 
-    /// Verifies the schedule: a dict with `sound`, `problems` (lines), `truncated`,
-    /// `semantics` (None or a dict of flags and differences), `stats`, `notes` and `text`.
+    /// Verifies the schedule: a `VerifyReport` (`sound`, `problems` (lines), `truncated`,
+    /// `semantics` (None or the flags and differences), `stats`, `notes` and `text`).
     #[pyo3(signature = (
         eager_limit = VerifyOptions::default().eager_limit,
         semantics = VerifyOptions::default().semantics,
         max_problems = VerifyOptions::default().max_problems,
         threads = VerifyOptions::default().threads,
     ))]
-    fn verify<'py>(
+    fn verify(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         eager_limit: u64,
         semantics: bool,
         max_problems: usize,
         threads: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<crate::verify::PyVerifyReport> {
         let opts = VerifyOptions {
             semantics,
             eager_limit,
@@ -189,22 +189,22 @@ impl PySchedule {
         call(Class::Schedule, "Schedule.verify", || {
             let s = self.inner.clone();
             let rep = guard::detach(py, move || verify::verify(&s, &opts));
-            report_dict(py, &rep)
+            crate::verify::report(py, &rep)
         })
     }
 
-    /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
-    /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
-    /// (None, or a dict of NumPy columns); with `chrome_trace` a path, the trace is also written
-    /// there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
+    /// Simulates the schedule on `model` (a spec string). Returns a `SimulationResult`:
+    /// `model` (canonical spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`,
+    /// `messages`, `threads` and `trace` (None, or NumPy columns); with `chrome_trace` a path,
+    /// the trace is also written there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
     /// (no barrier between runs). `threads`: threads to simulate on (0: every core for
     /// schedules of 2^19 ops or more, else one); the results are the same for any number. The
     /// GIL is released while simulating.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1, threads = 0))]
-    fn simulate<'py>(
+    fn simulate(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         model: &str,
         trace: bool,
         noise: Option<&str>,
@@ -212,7 +212,7 @@ impl PySchedule {
         chrome_trace: Option<String>,
         calls: u32,
         threads: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<crate::sim_result::PySimulationResult> {
         call(Class::Simulation, "Schedule.simulate", || {
             crate::sim::simulate(
                 self,
@@ -252,9 +252,9 @@ impl PySchedule {
         calls = 1,
         noise = None,
     ))]
-    fn simulate_network<'py>(
+    fn simulate_network(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         topology: &crate::topology::PyTopology,
         model: Option<&str>,
         routing: &str,
@@ -275,7 +275,7 @@ impl PySchedule {
         sample_links: bool,
         calls: u32,
         noise: Option<&str>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<crate::sim_result::PySimulationResult> {
         call(Class::Simulation, "Schedule.simulate_network", || {
             let params = crate::network::params(
                 seed,
@@ -419,57 +419,6 @@ fn write_file(
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     f(&mut w).map_err(io)?;
     std::io::Write::flush(&mut w).map_err(io)
-}
-
-fn report_dict<'py>(py: Python<'py>, rep: &verify::Report) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("sound", rep.is_sound())?;
-    let problems: Vec<String> = rep.problems.iter().map(|p| p.to_string()).collect();
-    d.set_item("problems", problems)?;
-    let kinds: Vec<&str> = rep.problems.iter().map(|p| p.kind()).collect();
-    d.set_item("problem_kinds", kinds)?;
-    d.set_item("truncated", rep.truncated)?;
-    d.set_item("notes", rep.notes.clone())?;
-    let st = PyDict::new(py);
-    st.set_item("ranks", rep.stats.ranks)?;
-    st.set_item("ops", rep.stats.ops)?;
-    st.set_item("messages", rep.stats.messages)?;
-    st.set_item("bytes", rep.stats.bytes)?;
-    d.set_item("stats", st)?;
-    match &rep.semantics {
-        None => d.set_item("semantics", py.None())?,
-        Some(sem) => {
-            let m = PyDict::new(py);
-            m.set_item("reduces", sem.reduces)?;
-            m.set_item("correct", sem.correct)?;
-            m.set_item("same_order_commutative", sem.same_order_commutative)?;
-            m.set_item("same_order_noncommutative", sem.same_order_noncommutative)?;
-            m.set_item("canonical_order", sem.canonical_order)?;
-            m.set_item("exact", sem.exact)?;
-            let diff = |x: &Option<verify::Difference>| {
-                x.as_ref().map(|x| {
-                    format!(
-                        "rank {} element {}: {}  vs  rank {} element {}: {}",
-                        x.a.rank, x.a.element, x.a.expr, x.b.rank, x.b.element, x.b.expr
-                    )
-                })
-            };
-            m.set_item(
-                "noncommutative_difference",
-                diff(&sem.noncommutative_difference),
-            )?;
-            m.set_item("commutative_difference", diff(&sem.commutative_difference))?;
-            m.set_item(
-                "noncanonical",
-                sem.noncanonical
-                    .as_ref()
-                    .map(|x| format!("rank {} element {}: {}", x.rank, x.element, x.expr)),
-            )?;
-            d.set_item("semantics", m)?;
-        }
-    }
-    d.set_item("text", rep.to_string())?;
-    Ok(d)
 }
 
 /// Rank `rank` of `nranks`, or the error naming the range.
