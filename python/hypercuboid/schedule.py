@@ -585,9 +585,20 @@ def model_forms() -> list[dict[str, Any]]:
     """The cost models a spec may name, as the core's table has them: one dict per model
     (``name``, ``aliases``, ``summary``, ``keys`` as (name, help) pairs, ``usage``,
     ``example``)."""
-    return _core.model_forms()
+    return [_form(f) for f in _core.model_forms()]
+
+
+def _form(f: _core.SpecForm) -> dict[str, Any]:
+    return {
+        "name": f.name,
+        "aliases": list(f.aliases),
+        "summary": f.summary,
+        "keys": list(f.keys),
+        "usage": f.usage,
+        "example": f.example,
+    }
 
 
 def noise_forms() -> list[dict[str, Any]]:
     """The noise distributions a ``noise`` spec may name (dicts as :func:`model_forms`)."""
-    return _core.noise_forms()
+    return [_form(f) for f in _core.noise_forms()]

@@ -36,6 +36,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     phases::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
+    spec::register(m)?;
     lbm::register(m)?;
     resources::register(m)?;
     guard::register(m)?;

@@ -113,6 +113,23 @@ fn report_dict<'py>(
     Ok(d)
 }
 
+/// The channel dependency graph of a routing on a topology: its VC scheme and VCs, channels
+/// and dependencies, whether it is acyclic and a cycle ((from, to, vc) channels) if not, the
+/// routing's diameter and UGAL cost mode.
+#[pyclass(name = "ChannelGraph", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyChannelGraph {
+    topology: String,
+    routing: String,
+    vc_scheme: &'static str,
+    vcs: usize,
+    channels: usize,
+    dependencies: usize,
+    acyclic: bool,
+    cycle: Option<Vec<(u32, u32, u8)>>,
+    diameter: u16,
+    ugal_cost: &'static str,
+}
+
 /// Runs synthetic traffic at each load; returns one report dict per load.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -274,11 +291,11 @@ fn netsim_exchange<'py>(
 /// The channel dependency graph of a routing on a topology: VC scheme, VCs, size, and a cycle
 /// if there is one.
 #[pyfunction]
-fn netsim_cdg<'py>(
-    py: Python<'py>,
+fn netsim_cdg(
+    py: Python<'_>,
     topology: &PyTopology,
     routing: Text<RoutingParam>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<PyChannelGraph> {
     call(Class::Network, "netsim_cdg", || {
         let topo = topology.topology();
         let spec = RoutingSpec::parse(routing.as_str()).py()?;
@@ -289,26 +306,18 @@ fn netsim_cdg<'py>(
             Ok((routes, g, cycle))
         })
         .py()?;
-        let d = PyDict::new(py);
-        d.set_item("topology", topo.name())?;
-        d.set_item("routing", spec.to_string())?;
-        d.set_item("vc_scheme", routes.scheme().name())?;
-        d.set_item("vcs", routes.num_vcs())?;
-        d.set_item("channels", g.used_channels())?;
-        d.set_item("dependencies", g.edges().len())?;
-        d.set_item("acyclic", cycle.is_none())?;
-        match cycle {
-            Some(c) => d.set_item(
-                "cycle",
-                c.iter()
-                    .map(|ch| (ch.from, ch.to, ch.vc))
-                    .collect::<Vec<_>>(),
-            )?,
-            None => d.set_item("cycle", py.None())?,
-        }
-        d.set_item("diameter", routes.diameter())?;
-        d.set_item("ugal_cost", routes.ugal_cost_mode())?;
-        Ok(d)
+        Ok(PyChannelGraph {
+            topology: topo.name().to_string(),
+            routing: spec.to_string(),
+            vc_scheme: routes.scheme().name(),
+            vcs: routes.num_vcs(),
+            channels: g.used_channels(),
+            dependencies: g.edges().len(),
+            acyclic: cycle.is_none(),
+            cycle: cycle.map(|c| c.iter().map(|ch| (ch.from, ch.to, ch.vc)).collect()),
+            diameter: routes.diameter(),
+            ugal_cost: routes.ugal_cost_mode(),
+        })
     })
 }
 
@@ -402,6 +411,7 @@ fn netsim_zero_load_latency(
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyChannelGraph>()?;
     m.add_function(wrap_pyfunction!(netsim_run, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_exchange, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_cdg, m)?)?;

@@ -21,6 +21,37 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// The happens-before check of one `sync` variant's schedule: contending pairs examined, those
+/// not ordered, and the first of those (None: every pair is enforced).
+#[pyclass(name = "SyncCheck", module = "hypercuboid._core", frozen, get_all)]
+pub struct PySyncCheck {
+    sync: &'static str,
+    pairs: u64,
+    violated: u64,
+    violation: Option<String>,
+}
+
+/// Synchronisation messages of every variant of `scheduled`, and the checks when asked for.
+#[pyclass(name = "SyncCounts", module = "hypercuboid._core", frozen, get_all)]
+pub struct PySyncCounts {
+    ranks: usize,
+    messages: u64,
+    phases: u64,
+    pairwise: u64,
+    pairwise_reduced: u64,
+    barrier: u64,
+    checks: Vec<Py<PySyncCheck>>,
+}
+
+/// What a generated `MPI_Alltoall` routine runs.
+#[pyclass(name = "RoutineCounts", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyRoutineCounts {
+    ranks: usize,
+    phases: usize,
+    messages: usize,
+    syncs: usize,
+}
+
 /// Contention-free phases of the all-to-all exchange on a topology, with the lower bound and
 /// the three checks (complete, contention-free, optimal).
 #[pyclass(name = "AlltoallPhases", module = "hypercuboid._core", frozen)]
@@ -318,12 +349,12 @@ fn sync_of(name: &str) -> PyResult<Sync> {
 /// is released.
 #[pyfunction]
 #[pyo3(signature = (topology, mapping = None, check = false))]
-fn alltoall_sync_counts<'py>(
-    py: Python<'py>,
+fn alltoall_sync_counts(
+    py: Python<'_>,
     topology: &PyTopology,
     mapping: Option<&str>,
     check: bool,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<PySyncCounts> {
     call(Class::Schedule, "alltoall_sync_counts", || {
         let topo = topology.topology();
         let machine_of = machines_of(topo, mapping)?;
@@ -353,25 +384,29 @@ fn alltoall_sync_counts<'py>(
                             a.src, a.dst, a.phase, b.src, b.dst, b.phase
                         )
                     });
-                    checks.push((name, e.pairs, e.violated, v));
+                    checks.push(PySyncCheck {
+                        sync: name,
+                        pairs: e.pairs,
+                        violated: e.violated,
+                        violation: v,
+                    });
                 }
             }
             Ok((c, checks))
         })
         .py()?;
-        let d = PyDict::new(py);
-        d.set_item("ranks", machine_of.len())?;
-        d.set_item("messages", counts.messages)?;
-        d.set_item("phases", counts.phases)?;
-        d.set_item("pairwise", counts.pairwise)?;
-        d.set_item("pairwise_reduced", counts.reduced)?;
-        d.set_item("barrier", counts.barrier)?;
-        let c = PyDict::new(py);
-        for (name, pairs, violated, v) in checks {
-            c.set_item(name, (pairs, violated, v))?;
-        }
-        d.set_item("checks", c)?;
-        Ok(d)
+        Ok(PySyncCounts {
+            ranks: machine_of.len(),
+            messages: counts.messages,
+            phases: counts.phases,
+            pairwise: counts.pairwise,
+            pairwise_reduced: counts.reduced,
+            barrier: counts.barrier,
+            checks: checks
+                .into_iter()
+                .map(|c| Py::new(py, c))
+                .collect::<PyResult<Vec<_>>>()?,
+        })
     })
 }
 
@@ -382,8 +417,8 @@ fn alltoall_sync_counts<'py>(
 #[pyfunction]
 #[pyo3(signature = (topology, mapping = None, sync = "pairwise-reduced", min_size = 0, pmpi = false, name = "hc_alltoall", provenance = ""))]
 #[allow(clippy::too_many_arguments)]
-fn alltoall_routine<'py>(
-    py: Python<'py>,
+fn alltoall_routine(
+    py: Python<'_>,
     topology: &PyTopology,
     mapping: Option<&str>,
     sync: &str,
@@ -391,7 +426,7 @@ fn alltoall_routine<'py>(
     pmpi: bool,
     name: &str,
     provenance: &str,
-) -> PyResult<(String, Bound<'py, PyDict>)> {
+) -> PyResult<(String, PyRoutineCounts)> {
     call(Class::Schedule, "alltoall_routine", || {
         let topo = topology.topology();
         let machine_of = machines_of(topo, mapping)?;
@@ -407,12 +442,15 @@ fn alltoall_routine<'py>(
             Ok((routine(&plan, &opts)?, plan))
         })
         .py()?;
-        let d = PyDict::new(py);
-        d.set_item("ranks", machine_of.len())?;
-        d.set_item("phases", plan.active_phases.len())?;
-        d.set_item("messages", plan.messages.len())?;
-        d.set_item("syncs", plan.syncs.len())?;
-        Ok((text, d))
+        Ok((
+            text,
+            PyRoutineCounts {
+                ranks: machine_of.len(),
+                phases: plan.active_phases.len(),
+                messages: plan.messages.len(),
+                syncs: plan.syncs.len(),
+            },
+        ))
     })
 }
 
@@ -421,6 +459,9 @@ const MAX_RANDOM: usize = 1 << 16;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAlltoallPhases>()?;
+    m.add_class::<PySyncCheck>()?;
+    m.add_class::<PySyncCounts>()?;
+    m.add_class::<PyRoutineCounts>()?;
     m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;

@@ -14,12 +14,13 @@ use hypercuboid_core::schedule::{
 };
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 
 use crate::args::{AlgorithmParam, Count, DtypeArg, NRanks, OpArg, RankArg, Text};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::program::PyProgram;
+use crate::spec::PyForm;
 
 /// A schedule held in Rust memory. Python's `hypercuboid.Schedule` wraps it.
 #[pyclass(name = "Schedule", module = "hypercuboid._core", frozen)]
@@ -552,48 +553,56 @@ fn allreduce_algorithms() -> Vec<&'static str> {
     allreduce::ALGORITHMS.iter().map(|e| e.form.name).collect()
 }
 
-/// Every collective and its algorithms, from the registry: a list of
-/// `{name, summary, algorithms}`, each algorithm `{name, aliases, summary, keys: [(key,
-/// help)], positional (None or what it is), example, needs_topology, cost (None or the
-/// formula), guarantees: {property: when}}`.
+/// One algorithm of the registry: its spec form, whether it needs a topology, its closed-form
+/// cost (None where none is exact) and its guarantees ((property, when) pairs).
+#[pyclass(name = "AlgorithmInfo", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyAlgorithmInfo {
+    form: Py<PyForm>,
+    needs_topology: bool,
+    cost: Option<&'static str>,
+    guarantees: Vec<(&'static str, &'static str)>,
+}
+
+/// A collective and its algorithms.
+#[pyclass(name = "CollectiveInfo", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyCollectiveInfo {
+    name: &'static str,
+    summary: &'static str,
+    algorithms: Vec<Py<PyAlgorithmInfo>>,
+}
+
+/// Every collective and its algorithms, from the registry.
 #[pyfunction]
-fn collectives<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+fn collectives(py: Python<'_>) -> PyResult<Vec<PyCollectiveInfo>> {
     call(Class::Schedule, "collectives", || {
-        let out = PyList::empty(py);
-        for c in registry::COLLECTIVES {
-            let d = PyDict::new(py);
-            d.set_item("name", c.name)?;
-            d.set_item("summary", c.summary)?;
-            let algs = PyList::empty(py);
-            for a in (c.algorithms)() {
-                let x = PyDict::new(py);
-                x.set_item("name", a.form.name)?;
-                x.set_item("aliases", a.form.aliases.to_vec())?;
-                x.set_item("summary", a.form.summary)?;
-                x.set_item(
-                    "keys",
-                    a.form
-                        .keys
-                        .iter()
-                        .map(|k| (k.name, k.help))
-                        .collect::<Vec<_>>(),
-                )?;
-                x.set_item("positional", a.form.positional_name())?;
-                x.set_item("usage", a.form.usage())?;
-                x.set_item("example", a.form.example)?;
-                x.set_item("needs_topology", a.needs == Needs::Topology)?;
-                x.set_item("cost", a.cost)?;
-                let g = PyDict::new(py);
-                for (p, when) in &a.guarantees {
-                    g.set_item(p.name(), *when)?;
-                }
-                x.set_item("guarantees", g)?;
-                algs.append(x)?;
-            }
-            d.set_item("algorithms", algs)?;
-            out.append(d)?;
-        }
-        Ok(out)
+        registry::COLLECTIVES
+            .iter()
+            .map(|c| {
+                let algorithms = (c.algorithms)()
+                    .iter()
+                    .map(|a| {
+                        Py::new(
+                            py,
+                            PyAlgorithmInfo {
+                                form: Py::new(py, PyForm::of(a.form))?,
+                                needs_topology: a.needs == Needs::Topology,
+                                cost: a.cost,
+                                guarantees: a
+                                    .guarantees
+                                    .iter()
+                                    .map(|(p, w)| (p.name(), *w))
+                                    .collect(),
+                            },
+                        )
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(PyCollectiveInfo {
+                    name: c.name,
+                    summary: c.summary,
+                    algorithms,
+                })
+            })
+            .collect()
     })
 }
 
@@ -654,6 +663,8 @@ fn allreduce_cost(
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySchedule>()?;
+    m.add_class::<PyAlgorithmInfo>()?;
+    m.add_class::<PyCollectiveInfo>()?;
     m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_algorithms, m)?)?;

@@ -6,12 +6,12 @@ use hypercuboid_core::model::{
 use hypercuboid_core::network::{NetParams, Network, NicOrder, RoutingSpec};
 use hypercuboid_core::sim::{self, CounterTrack, NetworkSetup, SimOptions, SimResult};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
 
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::schedule::PySchedule;
 use crate::sim_result::{network_result, simulation_result, PySimulationResult};
+use crate::spec::{form_list, PyForm};
 use crate::topology::PyTopology;
 
 /// Simulates the schedule on `model` (a spec string): a `SimulationResult` whose `threads` is
@@ -171,19 +171,19 @@ fn parse_noise_py(spec: &str) -> PyResult<String> {
     })
 }
 
-/// The cost models a spec may name (see `spec::forms` for the dicts).
+/// The cost models a spec may name.
 #[pyfunction]
-fn model_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+fn model_forms() -> PyResult<Vec<PyForm>> {
     call(Class::Model, "model_forms", || {
-        crate::spec::forms(py, MODELS, |e| &e.form)
+        Ok(form_list(MODELS, |e| &e.form))
     })
 }
 
-/// The noise distributions a spec may name (see `spec::forms` for the dicts).
+/// The noise distributions a spec may name.
 #[pyfunction]
-fn noise_forms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+fn noise_forms() -> PyResult<Vec<PyForm>> {
     call(Class::Model, "noise_forms", || {
-        crate::spec::forms(py, NOISES, |e| &e.form)
+        Ok(form_list(NOISES, |e| &e.form))
     })
 }
 

@@ -3,6 +3,7 @@
 use crate::args::{SpecParam, Text};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
+use crate::spec::PyForm;
 use hypercuboid_core::topology::{
     self as topo,
     analysis::Analysis,
@@ -119,17 +120,49 @@ fn analysis_dict<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
-fn bisection_dict<'py>(py: Python<'py>, b: &Bisection) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("router_side", &b.router_side)?;
-    d.set_item("endpoint_side", &b.endpoint_side)?;
-    d.set_item("endpoints", b.endpoints)?;
-    d.set_item("routers", b.routers)?;
-    d.set_item("cut_links", b.cut_links)?;
-    d.set_item("cut_endpoint_links", b.cut_endpoint_links)?;
-    d.set_item("cut_bandwidth_gbps", b.cut_bandwidth_gbps)?;
-    d.set_item("per_endpoint", b.per_endpoint)?;
-    Ok(d)
+/// An exact endpoint bisection: each router's and endpoint's side, the endpoints and routers
+/// per side, the cut (links, endpoint links, bandwidth) and the cut bandwidth per endpoint.
+#[pyclass(name = "Bisection", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyBisection {
+    router_side: Vec<bool>,
+    endpoint_side: Vec<bool>,
+    endpoints: [usize; 2],
+    routers: [usize; 2],
+    cut_links: usize,
+    cut_endpoint_links: usize,
+    cut_bandwidth_gbps: f64,
+    per_endpoint: f64,
+}
+
+impl PyBisection {
+    fn of(b: Bisection) -> PyBisection {
+        PyBisection {
+            router_side: b.router_side,
+            endpoint_side: b.endpoint_side,
+            endpoints: b.endpoints,
+            routers: b.routers,
+            cut_links: b.cut_links,
+            cut_endpoint_links: b.cut_endpoint_links,
+            cut_bandwidth_gbps: b.cut_bandwidth_gbps,
+            per_endpoint: b.per_endpoint,
+        }
+    }
+}
+
+/// The largest instance of a family within a router radix, with its sizes and the closed forms
+/// of its cost per endpoint.
+#[pyclass(name = "CompareRow", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyCompareRow {
+    label: &'static str,
+    spec: String,
+    endpoints: u64,
+    routers: u64,
+    network_links: u64,
+    router_radix: u32,
+    network_radix: u32,
+    diameter: u32,
+    ports_per_endpoint: f64,
+    links_per_endpoint: f64,
 }
 
 #[pymethods]
@@ -265,23 +298,19 @@ impl PyTopology {
 
     /// Repairs and refines a router partition (list of bools, one per router) into an exact
     /// endpoint bisection.
-    fn refine_bisection<'py>(
-        &self,
-        py: Python<'py>,
-        sides: Vec<bool>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    fn refine_bisection(&self, py: Python<'_>, sides: Vec<bool>) -> PyResult<PyBisection> {
         call(Class::Topology, "Topology.refine_bisection", || {
             let b = guard::detach(py, || topo::refine_bisection(&self.inner, &sides)).py()?;
-            bisection_dict(py, &b)
+            Ok(PyBisection::of(b))
         })
     }
 
     /// Bisection from `starts` breadth-first-grown partitions (no METIS), seeded by `seed`.
     #[pyo3(signature = (starts=8, seed=0))]
-    fn bisect<'py>(&self, py: Python<'py>, starts: u32, seed: u64) -> PyResult<Bound<'py, PyDict>> {
+    fn bisect(&self, py: Python<'_>, starts: u32, seed: u64) -> PyResult<PyBisection> {
         call(Class::Topology, "Topology.bisect", || {
             let b = guard::detach(py, || topo::bisect(&self.inner, starts, seed)).py()?;
-            bisection_dict(py, &b)
+            Ok(PyBisection::of(b))
         })
     }
 
@@ -400,22 +429,14 @@ fn topology_from_parts(
     })
 }
 
-/// Families the spec parser accepts: list of dicts (name, summary, keys as (name, help) pairs,
-/// positional: what the positional argument is or None, example).
+/// Families the spec parser accepts (their forms; `positional` is what the positional argument
+/// is, or None).
 #[pyfunction]
-fn topology_families<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for f in spec::FAMILIES {
-        let d = PyDict::new(py);
-        d.set_item("name", f.form.name)?;
-        d.set_item("summary", f.form.summary)?;
-        let keys: Vec<(&str, &str)> = f.form.keys.iter().map(|k| (k.name, k.help)).collect();
-        d.set_item("keys", keys)?;
-        d.set_item("positional", f.arg)?;
-        d.set_item("example", f.form.example)?;
-        out.append(d)?;
-    }
-    Ok(out)
+fn topology_families() -> Vec<PyForm> {
+    spec::FAMILIES
+        .iter()
+        .map(|f| PyForm::with_positional(&f.form, f.arg))
+        .collect()
 }
 
 /// `(file, endpoints per router)` of a `graphml:FILE[,p=P]` spec (read by the Python package),
@@ -429,24 +450,23 @@ fn topology_graphml_source(spec: &str) -> PyResult<Option<(String, u32)>> {
 
 /// The largest instance of each family within router radix `radix` (the seed's Figure 3).
 #[pyfunction]
-fn topology_compare<'py>(py: Python<'py>, radix: u32) -> PyResult<Bound<'py, PyList>> {
+fn topology_compare(radix: u32) -> PyResult<Vec<PyCompareRow>> {
     call(Class::Topology, "topology_compare", || {
-        let out = PyList::empty(py);
-        for row in compare::largest_within_radix(radix) {
-            let d = PyDict::new(py);
-            d.set_item("label", row.label)?;
-            d.set_item("spec", &row.spec)?;
-            d.set_item("endpoints", row.size.endpoints)?;
-            d.set_item("routers", row.size.routers)?;
-            d.set_item("network_links", row.size.links)?;
-            d.set_item("router_radix", row.size.router_radix)?;
-            d.set_item("network_radix", row.size.network_radix)?;
-            d.set_item("diameter", row.diameter)?;
-            d.set_item("ports_per_endpoint", row.size.ports_per_endpoint())?;
-            d.set_item("links_per_endpoint", row.size.links_per_endpoint())?;
-            out.append(d)?;
-        }
-        Ok(out)
+        Ok(compare::largest_within_radix(radix)
+            .into_iter()
+            .map(|row| PyCompareRow {
+                label: row.label,
+                endpoints: row.size.endpoints,
+                routers: row.size.routers,
+                network_links: row.size.links,
+                router_radix: row.size.router_radix,
+                network_radix: row.size.network_radix,
+                diameter: row.diameter,
+                ports_per_endpoint: row.size.ports_per_endpoint(),
+                links_per_endpoint: row.size.links_per_endpoint(),
+                spec: row.spec,
+            })
+            .collect())
     })
 }
 
@@ -467,6 +487,8 @@ fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTopology>()?;
+    m.add_class::<PyBisection>()?;
+    m.add_class::<PyCompareRow>()?;
     m.add_function(wrap_pyfunction!(topology_generate, m)?)?;
     m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_from_parts, m)?)?;
