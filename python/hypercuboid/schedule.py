@@ -206,6 +206,26 @@ class VerifyReport:
         }
 
 
+#: A network message's fields (``worst``, and the columns of ``records``).
+_MESSAGE_FIELDS = ("src", "dst", "bytes", "injected_ps", "delivered_ps", "transfer_ps", "queued_ps")
+_SEMANTICS_FIELDS = (
+    "reduces",
+    "correct",
+    "same_order_commutative",
+    "same_order_noncommutative",
+    "canonical_order",
+    "exact",
+    "noncommutative_difference",
+    "commutative_difference",
+    "noncanonical",
+)
+
+
+def _fields(x: Any, names: tuple[str, ...]) -> dict:
+    """The attributes ``names`` of a result of the core, as a dict in that order."""
+    return {name: getattr(x, name) for name in names}
+
+
 def _network_result(n: _core.NetworkRunResult) -> NetworkResult:
     m, w, rec, tl = n.messages, n.worst, n.records, n.timeline
     links = [
@@ -224,31 +244,11 @@ def _network_result(n: _core.NetworkRunResult) -> NetworkResult:
         bytes=m.bytes,
         transfer_ps=m.transfer_ps,
         queued_ps=m.queued_ps,
-        worst=None
-        if w is None
-        else {
-            "src": w.src,
-            "dst": w.dst,
-            "bytes": w.bytes,
-            "injected_ps": w.injected_ps,
-            "delivered_ps": w.delivered_ps,
-            "transfer_ps": w.transfer_ps,
-            "queued_ps": w.queued_ps,
-        },
+        worst=None if w is None else _fields(w, _MESSAGE_FIELDS),
         placement=n.placement,
         wire_units=n.wire_units,
         wire_events=n.wire_events,
-        records=None
-        if rec is None
-        else {
-            "src": rec.src,
-            "dst": rec.dst,
-            "bytes": rec.bytes,
-            "injected_ps": rec.injected_ps,
-            "delivered_ps": rec.delivered_ps,
-            "transfer_ps": rec.transfer_ps,
-            "queued_ps": rec.queued_ps,
-        },
+        records=None if rec is None else _fields(rec, _MESSAGE_FIELDS),
         timeline=None
         if tl is None
         else {
@@ -292,7 +292,16 @@ class Schedule:
         """What the schedule computes: collective, count (elements of each buffer), dtype, op
         (None unless it reduces), name; an alltoall's also has block (its elements per pair
         of ranks)."""
-        return self._core.meta
+        m = self._core.meta
+        d: dict = {"collective": m.collective, "count": m.count, "dtype": m.dtype, "op": m.op}
+        if m.block is not None:
+            d["block"] = m.block
+        h = m.halo
+        if h is not None:
+            d["halo"] = _fields(h, ("lattice", "dims", "periodic", "values", "stencil"))
+        d["name"] = m.name
+        d["elem_size"] = m.elem_size
+        return d
 
     @property
     def memory_bytes(self) -> int:
@@ -330,20 +339,8 @@ class Schedule:
             sound=r.sound,
             problems=list(r.problems),
             truncated=r.truncated,
-            semantics=None
-            if sem is None
-            else {
-                "reduces": sem.reduces,
-                "correct": sem.correct,
-                "same_order_commutative": sem.same_order_commutative,
-                "same_order_noncommutative": sem.same_order_noncommutative,
-                "canonical_order": sem.canonical_order,
-                "exact": sem.exact,
-                "noncommutative_difference": sem.noncommutative_difference,
-                "commutative_difference": sem.commutative_difference,
-                "noncanonical": sem.noncanonical,
-            },
-            stats={"ranks": st.ranks, "ops": st.ops, "messages": st.messages, "bytes": st.bytes},
+            semantics=None if sem is None else _fields(sem, _SEMANTICS_FIELDS),
+            stats=_fields(st, ("ranks", "ops", "messages", "bytes")),
             text=r.text,
         )
 
@@ -589,14 +586,7 @@ def model_forms() -> list[dict[str, Any]]:
 
 
 def _form(f: _core.SpecForm) -> dict[str, Any]:
-    return {
-        "name": f.name,
-        "aliases": list(f.aliases),
-        "summary": f.summary,
-        "keys": list(f.keys),
-        "usage": f.usage,
-        "example": f.example,
-    }
+    return _fields(f, ("name", "aliases", "summary", "keys", "usage", "example"))
 
 
 def noise_forms() -> list[dict[str, Any]]:

@@ -166,33 +166,32 @@ impl<'a, 'py> FromPyObject<'a, 'py> for RankArg {
     }
 }
 
-/// `dtype`: a dtype name the core accepts.
-#[derive(Debug, Clone, Copy)]
-pub struct DtypeArg(pub Dtype);
+/// A name the core parses: the newtype `$ty` of `$core` read from a str argument `$name`.
+macro_rules! parsed {
+    ($(#[$doc:meta])* $ty:ident($core:ty) = $param:ident $name:literal, $parse:path) => {
+        params! { $param = $name }
 
-impl<'a, 'py> FromPyObject<'a, 'py> for DtypeArg {
-    type Error = PyErr;
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $ty(pub $core);
 
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let t = Text::<DtypeName>::extract(obj)?;
-        Ok(DtypeArg(Dtype::parse(t.as_str()).py()?))
-    }
+        impl<'a, 'py> FromPyObject<'a, 'py> for $ty {
+            type Error = PyErr;
+
+            fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+                let t = Text::<$param>::extract(obj)?;
+                Ok($ty($parse(t.as_str()).py()?))
+            }
+        }
+    };
 }
 
-/// `op`: a reduction op name the core accepts.
-#[derive(Debug, Clone, Copy)]
-pub struct OpArg(pub ReduceOp);
-
-impl<'a, 'py> FromPyObject<'a, 'py> for OpArg {
-    type Error = PyErr;
-
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let t = Text::<OpName>::extract(obj)?;
-        Ok(OpArg(ReduceOp::parse(t.as_str()).py()?))
-    }
+parsed! {
+    /// `dtype`: a dtype name the core accepts.
+    DtypeArg(Dtype) = DtypeName "dtype", Dtype::parse
 }
 
-params! {
-    DtypeName = "dtype",
-    OpName = "op",
+parsed! {
+    /// `op`: a reduction op name the core accepts.
+    OpArg(ReduceOp) = OpName "op", ReduceOp::parse
 }

@@ -14,13 +14,38 @@ use hypercuboid_core::schedule::{
 };
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use crate::args::{AlgorithmParam, Count, DtypeArg, NRanks, OpArg, RankArg, Text};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::program::PyProgram;
 use crate::spec::PyForm;
+
+/// What a schedule computes: `collective`, `count`, `dtype`, `op` (None for a collective that
+/// does not reduce), for an alltoall `block` (the elements per pair of ranks), for a halo
+/// exchange `halo`, its `name` and `elem_size`.
+#[pyclass(name = "ScheduleMeta", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyScheduleMeta {
+    collective: &'static str,
+    count: u64,
+    dtype: &'static str,
+    op: Option<&'static str>,
+    block: Option<u64>,
+    halo: Option<Py<PyHaloMeta>>,
+    name: String,
+    elem_size: u32,
+}
+
+/// A halo exchange's decomposition (`lattice`, `dims`, `periodic`), values per site and
+/// stencil.
+#[pyclass(name = "HaloMeta", module = "hypercuboid._core", frozen, get_all)]
+pub struct PyHaloMeta {
+    lattice: (u32, u32, u32),
+    dims: (u32, u32, u32),
+    periodic: (bool, bool, bool),
+    values: u32,
+    stencil: &'static str,
+}
 
 /// A schedule held in Rust memory. Python's `hypercuboid.Schedule` wraps it.
 #[pyclass(name = "Schedule", module = "hypercuboid._core", frozen)]
@@ -94,34 +119,37 @@ impl PySchedule {
         self.inner.memory_bytes()
     }
 
-    /// `{collective, count, dtype, op, name, elem_size}` (`op` None for a collective that
-    /// does not reduce), for an alltoall `block`, the elements per pair of ranks, and for a
-    /// halo exchange `halo`: `{lattice, dims, periodic, values, stencil}`.
+    /// What the schedule computes (a `ScheduleMeta`).
     #[getter]
-    fn meta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn meta(&self, py: Python<'_>) -> PyResult<PyScheduleMeta> {
         call(Class::Schedule, "Schedule.meta", || {
             let m = self.inner.meta();
-            let d = PyDict::new(py);
-            d.set_item("collective", m.collective.name())?;
-            d.set_item("count", m.count)?;
-            d.set_item("dtype", m.dtype.name())?;
-            d.set_item("op", m.op().map(|o| o.name()))?;
-            if let Some(block) = m.collective.block() {
-                d.set_item("block", block)?;
-            }
-            if let Some(h) = m.collective.halo() {
-                let x = PyDict::new(py);
-                let dc = h.decomp;
-                x.set_item("lattice", (dc.lattice[0], dc.lattice[1], dc.lattice[2]))?;
-                x.set_item("dims", (dc.dims[0], dc.dims[1], dc.dims[2]))?;
-                x.set_item("periodic", (dc.periodic[0], dc.periodic[1], dc.periodic[2]))?;
-                x.set_item("values", h.values)?;
-                x.set_item("stencil", h.stencil.name())?;
-                d.set_item("halo", x)?;
-            }
-            d.set_item("name", &m.name)?;
-            d.set_item("elem_size", m.elem_size())?;
-            Ok(d)
+            let halo = match m.collective.halo() {
+                None => None,
+                Some(h) => {
+                    let dc = h.decomp;
+                    Some(Py::new(
+                        py,
+                        PyHaloMeta {
+                            lattice: (dc.lattice[0], dc.lattice[1], dc.lattice[2]),
+                            dims: (dc.dims[0], dc.dims[1], dc.dims[2]),
+                            periodic: (dc.periodic[0], dc.periodic[1], dc.periodic[2]),
+                            values: h.values,
+                            stencil: h.stencil.name(),
+                        },
+                    )?)
+                }
+            };
+            Ok(PyScheduleMeta {
+                collective: m.collective.name(),
+                count: m.count,
+                dtype: m.dtype.name(),
+                op: m.op().map(|o| o.name()),
+                block: m.collective.block(),
+                halo,
+                name: m.name.clone(),
+                elem_size: m.elem_size(),
+            })
         })
     }
 
@@ -422,6 +450,16 @@ fn write_file(
     std::io::Write::flush(&mut w).map_err(io)
 }
 
+/// The allreduce of the converted arguments.
+fn allreduce_spec(nranks: NRanks, count: Count, dtype: DtypeArg, op: OpArg) -> AllreduceSpec {
+    AllreduceSpec {
+        nranks: nranks.0,
+        count: count.0,
+        dtype: dtype.0,
+        op: op.0,
+    }
+}
+
 /// Rank `rank` of `nranks`, or the error naming the range.
 fn rank_of(rank: RankArg, nranks: u32) -> PyResult<u32> {
     if rank.0 < 0 || rank.0 >= nranks as i128 {
@@ -449,12 +487,7 @@ fn allreduce_schedule(
 ) -> PyResult<PySchedule> {
     call(Class::Schedule, "allreduce", || {
         let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = AllreduceSpec {
-            nranks: nranks.0,
-            count: count.0,
-            dtype: dtype.0,
-            op: op.0,
-        };
+        let sp = allreduce_spec(nranks, count, dtype, op);
         let s = guard::detach(py, move || allreduce::generate(&alg, &sp)).py()?;
         Ok(PySchedule::new(s))
     })
@@ -481,12 +514,7 @@ fn allreduce_program(
 ) -> PyResult<PyProgram> {
     call(Class::Schedule, "allreduce_program", || {
         let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = AllreduceSpec {
-            nranks: nranks.0,
-            count: count.0,
-            dtype: dtype.0,
-            op: op.0,
-        };
+        let sp = allreduce_spec(nranks, count, dtype, op);
         let rank = rank_of(rank, sp.nranks)?;
         let mut p = Program::new();
         allreduce::program(&alg, &sp, rank, &mut p).py()?;
@@ -648,12 +676,7 @@ fn allreduce_cost(
 ) -> PyResult<u64> {
     call(Class::Schedule, "allreduce_cost", || {
         let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = AllreduceSpec {
-            nranks: nranks.0,
-            count: count.0,
-            dtype: dtype.0,
-            op: ReduceOp::Sum,
-        };
+        let sp = allreduce_spec(nranks, count, dtype, OpArg(ReduceOp::Sum));
         let m = PostalModel::postal(alpha_ps, beta_ps_per_byte, gamma_ps_per_byte, 0);
         m.validate().py()?;
         cost::allreduce(&alg, &sp, &m).py()
@@ -664,6 +687,8 @@ fn allreduce_cost(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySchedule>()?;
     m.add_class::<PyAlgorithmInfo>()?;
+    m.add_class::<PyScheduleMeta>()?;
+    m.add_class::<PyHaloMeta>()?;
     m.add_class::<PyCollectiveInfo>()?;
     m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;
