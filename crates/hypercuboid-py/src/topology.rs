@@ -315,32 +315,32 @@ impl PyTopology {
     }
 
     /// Our JSON schema.
-    fn to_json(&self) -> PyResult<String> {
+    fn to_json(&self, py: Python<'_>) -> PyResult<String> {
         call(Class::Topology, "Topology.to_json", || {
-            Ok(export::to_json(&self.inner))
+            Ok(guard::detach(py, || export::to_json(&self.inner)))
         })
     }
 
     /// GraphML.
-    fn to_graphml(&self) -> PyResult<String> {
+    fn to_graphml(&self, py: Python<'_>) -> PyResult<String> {
         call(Class::Topology, "Topology.to_graphml", || {
-            Ok(export::to_graphml(&self.inner))
+            Ok(guard::detach(py, || export::to_graphml(&self.inner)))
         })
     }
 
     /// BookSim2 anynet; with `cycle_ps`, link latencies in cycles.
     #[pyo3(signature = (cycle_ps=None))]
-    fn to_anynet(&self, cycle_ps: Option<u64>) -> PyResult<String> {
+    fn to_anynet(&self, py: Python<'_>, cycle_ps: Option<u64>) -> PyResult<String> {
         call(Class::Topology, "Topology.to_anynet", || {
-            export::to_anynet(&self.inner, cycle_ps).py()
+            guard::detach(py, || export::to_anynet(&self.inner, cycle_ps)).py()
         })
     }
 
     /// Graphviz dot, with endpoints if `endpoints`.
     #[pyo3(signature = (endpoints=true))]
-    fn to_dot(&self, endpoints: bool) -> PyResult<String> {
+    fn to_dot(&self, py: Python<'_>, endpoints: bool) -> PyResult<String> {
         call(Class::Topology, "Topology.to_dot", || {
-            Ok(export::to_dot(&self.inner, endpoints))
+            Ok(guard::detach(py, || export::to_dot(&self.inner, endpoints)))
         })
     }
 
@@ -371,9 +371,11 @@ fn topology_generate(py: Python<'_>, spec: Text<SpecParam>) -> PyResult<PyTopolo
 /// Reads our JSON schema; `what` names the source in errors.
 #[pyfunction]
 #[pyo3(signature = (text, what="<json>"))]
-fn topology_from_json(text: &str, what: &str) -> PyResult<PyTopology> {
+fn topology_from_json(py: Python<'_>, text: &str, what: &str) -> PyResult<PyTopology> {
     call(Class::Topology, "topology_from_json", || {
-        export::from_json(text, what).py().map(wrap)
+        guard::detach(py, || export::from_json(text, what))
+            .py()
+            .map(wrap)
     })
 }
 
@@ -450,9 +452,9 @@ fn topology_graphml_source(spec: &str) -> PyResult<Option<(String, u32)>> {
 
 /// The largest instance of each family within router radix `radix` (the seed's Figure 3).
 #[pyfunction]
-fn topology_compare(radix: u32) -> PyResult<Vec<PyCompareRow>> {
+fn topology_compare(py: Python<'_>, radix: u32) -> PyResult<Vec<PyCompareRow>> {
     call(Class::Topology, "topology_compare", || {
-        Ok(compare::largest_within_radix(radix)
+        Ok(guard::detach(py, || compare::largest_within_radix(radix))
             .into_iter()
             .map(|row| PyCompareRow {
                 label: row.label,
