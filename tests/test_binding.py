@@ -16,7 +16,7 @@ import hypercuboid as hc
 import numpy as np
 import pytest
 from hypercuboid import _core
-from hypercuboid.errors import ScheduleError, SimulationError
+from hypercuboid.errors import NetworkError, ScheduleError, SimulationError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,6 +29,13 @@ def test_a_panic_becomes_the_error_of_its_call():
     assert str(e.value) == "_panic_for_test: internal error: boom; please report"
     # A ValueError like every ScheduleError, not pyo3's PanicException (a BaseException).
     assert isinstance(e.value, ValueError)
+
+
+def test_a_panic_in_a_worker_thread_is_the_error_of_its_call_and_prints_nothing(capfd):
+    with pytest.raises(ScheduleError) as e:
+        _core._panic_for_test("boom in a worker", worker=True)
+    assert str(e.value) == "_panic_for_test: internal error: boom in a worker; please report"
+    assert capfd.readouterr() == ("", "")
 
 
 def test_a_panic_with_the_gil_released_becomes_the_error_of_its_call():
@@ -198,3 +205,10 @@ def test_a_negative_count_is_refused():
     with pytest.raises(ScheduleError) as e:
         hc.schedules.alltoall("linear", 4, -1)
     assert str(e.value) == "invalid count -1: must be >= 0"
+
+
+def test_torus_dimensions_are_refused_for_an_all_to_all_exchange():
+    topo = hc.topology.generate("fullmesh:n=3")
+    with pytest.raises(NetworkError) as e:
+        _core.netsim_exchange(topo, "min", "a2a", dims=[2, 3, 4])
+    assert str(e.value) == "invalid torus dimensions 2x3x4: they apply to the nn exchange, not a2a"

@@ -959,9 +959,10 @@ LBM_TRIAD_BYTES_PER_ELEMENT: int
 
 # -- the binding's boundaries (tests only) ------------------------------------------------------
 
-def _panic_for_test(message: str) -> None:
-    """Panics with ``message`` inside the panic boundary: raises ``ScheduleError``
-    ("_panic_for_test: internal error: <message>; please report")."""
+def _panic_for_test(message: str, worker: bool = ...) -> None:
+    """Panics with ``message`` inside the panic boundary (with ``worker``, in a thread the call
+    starts): raises ``ScheduleError`` ("_panic_for_test: internal error: <message>; please
+    report")."""
 
 def _wait_for_test(seconds: float) -> int:
     """Polls the core's stop flag every millisecond for ``seconds`` with the GIL released and

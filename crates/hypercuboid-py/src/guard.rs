@@ -13,7 +13,8 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
 
 use hypercuboid_core::cancel;
 use pyo3::marker::Ungil;
@@ -30,14 +31,25 @@ thread_local! {
 
 static HOOK: Once = Once::new();
 
-/// Installs (once) a panic hook that prints nothing for a panic inside [`call`] on this thread
-/// (its message becomes the Python error) and defers to the previous hook elsewhere.
+/// Entries of [`call`] running in the process (on any thread).
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// The first panic of a thread the core started (a worker) during a [`call`]: the worker's
+/// message, which the call's own panic ("a scoped thread panicked") would otherwise hide.
+static WORKER_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Installs (once) a panic hook that prints nothing while a [`call`] runs: a panic on the
+/// call's thread becomes its Python error, one on a worker thread is kept for it
+/// ([`WORKER_PANIC`]). With no call running it defers to the previous hook.
 fn install_hook() {
     HOOK.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            if GUARDED.with(Cell::get) == 0 {
+            if CALLS.load(Ordering::SeqCst) == 0 {
                 previous(info);
+            } else if GUARDED.with(Cell::get) == 0 {
+                let mut w = WORKER_PANIC.lock().unwrap_or_else(|e| e.into_inner());
+                w.get_or_insert_with(|| panic_message(info.payload()));
             }
         }));
     });
@@ -58,18 +70,29 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// `class` whose message names `what` ("`what`: internal error: <message>; please report").
 pub fn call<T>(class: Class, what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     install_hook();
+    let worker = || {
+        WORKER_PANIC
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    };
+    if GUARDED.with(Cell::get) == 0 {
+        worker();
+    }
+    CALLS.fetch_add(1, Ordering::SeqCst);
     GUARDED.with(|g| g.set(g.get() + 1));
     let outer = SIGINT_SEEN.with(|s| s.replace(false));
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     GUARDED.with(|g| g.set(g.get() - 1));
+    CALLS.fetch_sub(1, Ordering::SeqCst);
     let seen = SIGINT_SEEN.with(|s| s.replace(outer));
     match result {
         Ok(Ok(_)) if seen => Err(interrupted()),
         Ok(r) => r,
-        Err(payload) => Err(class.err(format!(
-            "{what}: internal error: {}; please report",
-            panic_message(payload.as_ref())
-        ))),
+        Err(payload) => {
+            let message = worker().unwrap_or_else(|| panic_message(payload.as_ref()));
+            Err(class.err(format!("{what}: internal error: {message}; please report")))
+        }
     }
 }
 
@@ -145,10 +168,17 @@ fn is_main_thread(py: Python<'_>) -> bool {
     .unwrap_or(false)
 }
 
-/// Raises a Rust panic with `message` inside [`call`] (what the tests inject).
+/// Raises a Rust panic with `message` inside [`call`] (what the tests inject); with `worker`,
+/// in a thread the call starts, as the core's parallel engines do.
 #[pyfunction(name = "_panic_for_test")]
-fn panic_for_test(message: &str) -> PyResult<()> {
+#[pyo3(signature = (message, worker = false))]
+fn panic_for_test(message: &str, worker: bool) -> PyResult<()> {
     call(Class::Schedule, "_panic_for_test", || {
+        if worker {
+            std::thread::scope(|s| {
+                s.spawn(|| panic!("{message}"));
+            });
+        }
         panic!("{message}");
     })
 }

@@ -247,31 +247,9 @@ fn netsim_exchange<'py>(
     call(Class::Network, "netsim_exchange", || {
         let topo = topology.topology();
         let spec = RoutingSpec::parse(routing.as_str()).py()?;
-        let mut x = ExchangeSpec::parse(pattern).py()?;
-        match &mut x {
-            ExchangeSpec::AllToAll {
-                bytes,
-                interleave: il,
-            } => {
-                if dims.is_some() {
-                    return Err(
-                        Class::Network.err("torus dimensions apply to the nn exchange, not a2a")
-                    );
-                }
-                if let Some(b) = message_bytes {
-                    *bytes = b;
-                }
-                *il = interleave;
-            }
-            ExchangeSpec::NearestNeighbor { dims: d, bytes } => {
-                if dims.is_some() {
-                    *d = dims;
-                }
-                if let Some(b) = message_bytes {
-                    *bytes = b;
-                }
-            }
-        }
+        let x = ExchangeSpec::parse(pattern)
+            .and_then(|x| x.with_options(dims, message_bytes, interleave))
+            .py()?;
         let p = params(
             seed,
             packet_bytes,

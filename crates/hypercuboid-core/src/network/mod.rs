@@ -34,6 +34,7 @@
 
 pub mod cdg;
 pub(crate) mod error;
+mod exchange;
 pub mod flow;
 pub mod packet;
 pub mod rng;
