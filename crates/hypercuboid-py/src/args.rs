@@ -27,12 +27,19 @@ fn type_error(name: &str, what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
         .repr()
         .map(|r| r.to_string())
         .unwrap_or_else(|_| "?".into());
-    let repr = if repr.chars().count() > QUOTE {
-        format!("{}...", repr.chars().take(QUOTE).collect::<String>())
+    PyTypeError::new_err(format!(
+        "{name}: expected {what}, got {ty} {}",
+        bounded(repr)
+    ))
+}
+
+/// `text` cut to a bounded prefix (`...` marks the cut), as a message quotes a value.
+fn bounded(text: String) -> String {
+    if text.chars().count() > QUOTE {
+        format!("{}...", text.chars().take(QUOTE).collect::<String>())
     } else {
-        repr
-    };
-    PyTypeError::new_err(format!("{name}: expected {what}, got {ty} {repr}"))
+        text
+    }
 }
 
 /// An int argument (an `int` or an integer with `__index__`, such as NumPy's; not a bool,
@@ -117,11 +124,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for NRanks {
             Some(n) => Err(Class::Schedule.err(format!("invalid number of ranks {n}: {reason}"))),
             None => Err(Class::Schedule.err(format!(
                 "invalid number of ranks {}: {reason}",
-                obj.str()?
-                    .to_string()
-                    .chars()
-                    .take(QUOTE)
-                    .collect::<String>()
+                bounded(obj.str()?.to_string())
             ))),
         }
     }
@@ -143,11 +146,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Count {
             }
             _ => Err(Class::Schedule.err(format!(
                 "invalid count {}: at most 2^64 - 1",
-                obj.str()?
-                    .to_string()
-                    .chars()
-                    .take(QUOTE)
-                    .collect::<String>()
+                bounded(obj.str()?.to_string())
             ))),
         }
     }
