@@ -212,3 +212,13 @@ def test_torus_dimensions_are_refused_for_an_all_to_all_exchange():
     with pytest.raises(NetworkError) as e:
         _core.netsim_exchange(topo, "min", "a2a", dims=[2, 3, 4])
     assert str(e.value) == "invalid torus dimensions 2x3x4: they apply to the nn exchange, not a2a"
+
+
+def test_a_spec_of_the_wrong_type_names_its_parameter():
+    s = hc.schedules.allreduce("ring", nranks=4, count=8)
+    with pytest.raises(TypeError) as e:
+        s.simulate(123)
+    assert str(e.value) == "model: expected a str, got int 123"
+    with pytest.raises(TypeError) as e:
+        s.simulate(network="fullmesh:n=4", routing=None)
+    assert str(e.value) == "routing: expected a str, got NoneType None"

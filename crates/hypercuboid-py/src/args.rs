@@ -76,7 +76,11 @@ macro_rules! params {
 params! {
     AlgorithmParam = "algorithm",
     ModelParam = "model",
+    NoiseParam = "noise",
     RoutingParam = "routing",
+    LevelParam = "level",
+    MappingParam = "mapping",
+    NicParam = "nic",
     TrafficParam = "traffic",
     SpecParam = "spec",
 }
@@ -86,6 +90,11 @@ params! {
 pub struct Text<P: Param>(pub String, PhantomData<P>);
 
 impl<P: Param> Text<P> {
+    /// The argument `text` (a signature's default).
+    pub fn of(text: &str) -> Self {
+        Text(text.to_string(), PhantomData)
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         &self.0

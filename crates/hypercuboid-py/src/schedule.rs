@@ -15,7 +15,10 @@ use hypercuboid_core::schedule::{
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
 
-use crate::args::{AlgorithmParam, Count, DtypeArg, NRanks, OpArg, RankArg, Text};
+use crate::args::{
+    AlgorithmParam, Count, DtypeArg, LevelParam, MappingParam, ModelParam, NRanks, NicParam,
+    NoiseParam, OpArg, RankArg, RoutingParam, Text,
+};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::program::PyProgram;
@@ -225,8 +228,8 @@ impl PySchedule {
     /// Simulates the schedule on `model` (a spec string). Returns a `SimulationResult`:
     /// `model` (canonical spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`,
     /// `messages`, `threads` and `trace` (None, or NumPy columns); with `chrome_trace` a path,
-    /// the trace is also written there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
-    /// (no barrier between runs). `threads`: threads to simulate on (0: every core for
+    /// the trace is also written there as Chrome / Perfetto JSON. `calls` runs the schedule that
+    /// many times back to back (no barrier between runs). `threads`: threads to simulate on (0: every core for
     /// schedules of 2^19 ops or more, else one); the results are the same for any number. The
     /// GIL is released while simulating.
     #[allow(clippy::too_many_arguments)]
@@ -234,9 +237,9 @@ impl PySchedule {
     fn simulate(
         &self,
         py: Python<'_>,
-        model: &str,
+        model: Text<ModelParam>,
         trace: bool,
-        noise: Option<&str>,
+        noise: Option<Text<NoiseParam>>,
         seed: u64,
         chrome_trace: Option<String>,
         calls: u32,
@@ -246,9 +249,9 @@ impl PySchedule {
             crate::sim::simulate(
                 self,
                 py,
-                model,
+                model.as_str(),
                 trace,
-                noise,
+                noise.as_ref().map(Text::as_str),
                 seed,
                 chrome_trace,
                 calls,
@@ -262,12 +265,12 @@ impl PySchedule {
     #[pyo3(signature = (
         topology,
         model = None,
-        routing = "min",
-        level = "packet",
-        mapping = "linear",
+        routing = Text::of("min"),
+        level = Text::of("packet"),
+        mapping = Text::of("linear"),
         mapping_endpoints = None,
         ranks_per_endpoint = 1,
-        nic = "fifo",
+        nic = Text::of("fifo"),
         seed = NetParams::default().seed,
         packet_bytes = NetParams::default().packet_bytes,
         buffer_bytes = NetParams::default().buffer_bytes,
@@ -285,13 +288,13 @@ impl PySchedule {
         &self,
         py: Python<'_>,
         topology: &crate::topology::PyTopology,
-        model: Option<&str>,
-        routing: &str,
-        level: &str,
-        mapping: &str,
+        model: Option<Text<ModelParam>>,
+        routing: Text<RoutingParam>,
+        level: Text<LevelParam>,
+        mapping: Text<MappingParam>,
         mapping_endpoints: Option<Vec<u32>>,
         ranks_per_endpoint: u32,
-        nic: &str,
+        nic: Text<NicParam>,
         seed: u64,
         packet_bytes: u32,
         buffer_bytes: u64,
@@ -303,7 +306,7 @@ impl PySchedule {
         records: bool,
         sample_links: bool,
         calls: u32,
-        noise: Option<&str>,
+        noise: Option<Text<NoiseParam>>,
     ) -> PyResult<crate::sim_result::PySimulationResult> {
         call(Class::Simulation, "Schedule.simulate_network", || {
             let params = crate::network::params(
@@ -318,20 +321,20 @@ impl PySchedule {
                 self,
                 py,
                 topology,
-                model,
-                routing,
-                level,
-                mapping,
+                model.as_ref().map(Text::as_str),
+                routing.as_str(),
+                level.as_str(),
+                mapping.as_str(),
                 mapping_endpoints,
                 ranks_per_endpoint,
-                nic,
+                nic.as_str(),
                 params,
                 trace,
                 chrome_trace,
                 records,
                 sample_links,
                 calls,
-                noise,
+                noise.as_ref().map(Text::as_str),
             )
         })
     }
