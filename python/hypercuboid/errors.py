@@ -18,6 +18,10 @@ every :class:`HypercuboidError`  ``accepted``: the names or keys a bad name woul
                                full and waiting for the next), ``time_ps``, ``in_flight``
 =============================  =========================================================
 
+A bug in the core (a Rust panic) never aborts the interpreter: it raises the class of the call
+that hit it, with the message ``<call>: internal error: <what went wrong>; please report``. A
+long call stopped by Ctrl-C raises :class:`KeyboardInterrupt`.
+
 ::
 
     HypercuboidError

@@ -195,8 +195,16 @@ def sync_counts(
     happens-before check run (``none`` is expected to fail it wherever phases share links)."""
     topo = generate(topology) if isinstance(topology, str) else topology
     d = _core.alltoall_sync_counts(topo, None if mapping is None else str(mapping), check)
-    checks = {k: SyncCheck(*c) for k, c in d.pop("checks").items()}
-    return SyncCounts(topology=topo.name, checks=checks, **d)
+    return SyncCounts(
+        topology=topo.name,
+        ranks=d.ranks,
+        messages=d.messages,
+        phases=d.phases,
+        pairwise=d.pairwise,
+        pairwise_reduced=d.pairwise_reduced,
+        barrier=d.barrier,
+        checks={c.sync: SyncCheck(c.pairs, c.violated, c.violation) for c in d.checks},
+    )
 
 
 @dataclass(frozen=True)
@@ -229,7 +237,7 @@ def alltoall_routine(
     text, d = _core.alltoall_routine(
         topo, None if mapping is None else str(mapping), sync, min_size, pmpi, name, provenance
     )
-    return Routine(text=text, **d)
+    return Routine(text=text, ranks=d.ranks, phases=d.phases, messages=d.messages, syncs=d.syncs)
 
 
 __all__ = [

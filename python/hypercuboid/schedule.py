@@ -206,6 +206,58 @@ class VerifyReport:
         }
 
 
+#: A network message's fields (``worst``, and the columns of ``records``).
+_MESSAGE_FIELDS = ("src", "dst", "bytes", "injected_ps", "delivered_ps", "transfer_ps", "queued_ps")
+_SEMANTICS_FIELDS = (
+    "reduces",
+    "correct",
+    "same_order_commutative",
+    "same_order_noncommutative",
+    "canonical_order",
+    "exact",
+    "noncommutative_difference",
+    "commutative_difference",
+    "noncanonical",
+)
+
+
+def _fields(x: Any, names: tuple[str, ...]) -> dict:
+    """The attributes ``names`` of a result of the core, as a dict in that order."""
+    return {name: getattr(x, name) for name in names}
+
+
+def _network_result(n: _core.NetworkRunResult) -> NetworkResult:
+    m, w, rec, tl = n.messages, n.worst, n.records, n.timeline
+    links = [
+        LinkLoad(a=x.a, b=x.b, kind=x.kind, bytes=x.bytes, utilisation=x.utilisation, link=x.link)
+        for x in n.links
+    ]
+    return NetworkResult(
+        level=n.level,
+        routing=n.routing,
+        topology=n.topology,
+        links=links,
+        mean_network_utilisation=n.mean_network_utilisation,
+        messages=m.network,
+        control=m.control,
+        local=m.local,
+        bytes=m.bytes,
+        transfer_ps=m.transfer_ps,
+        queued_ps=m.queued_ps,
+        worst=None if w is None else _fields(w, _MESSAGE_FIELDS),
+        placement=n.placement,
+        wire_units=n.wire_units,
+        wire_events=n.wire_events,
+        records=None if rec is None else _fields(rec, _MESSAGE_FIELDS),
+        timeline=None
+        if tl is None
+        else {
+            "times_ps": tl.times_ps,
+            "links": [{"link": links[x.index], "utilisation": x.utilisation} for x in tl.links],
+        },
+    )
+
+
 class Schedule:
     """A per-rank communication schedule (programs of send / recv / reduce / copy / compute /
     sleep ops with GOAL dependencies)."""
@@ -240,7 +292,16 @@ class Schedule:
         """What the schedule computes: collective, count (elements of each buffer), dtype, op
         (None unless it reduces), name; an alltoall's also has block (its elements per pair
         of ranks)."""
-        return self._core.meta
+        m = self._core.meta
+        d: dict = {"collective": m.collective, "count": m.count, "dtype": m.dtype, "op": m.op}
+        if m.block is not None:
+            d["block"] = m.block
+        h = m.halo
+        if h is not None:
+            d["halo"] = _fields(h, ("lattice", "dims", "periodic", "values", "stencil"))
+        d["name"] = m.name
+        d["elem_size"] = m.elem_size
+        return d
 
     @property
     def memory_bytes(self) -> int:
@@ -273,13 +334,14 @@ class Schedule:
         if threads < 0:
             raise ValueError(f"threads={threads}: must be >= 0 (0: every core for large schedules)")
         r = self._core.verify(eager_limit, semantics, max_problems, threads)
+        st, sem = r.stats, r.semantics
         return VerifyReport(
-            sound=r["sound"],
-            problems=list(r["problems"]),
-            truncated=r["truncated"],
-            semantics=r["semantics"],
-            stats=r["stats"],
-            text=r["text"],
+            sound=r.sound,
+            problems=list(r.problems),
+            truncated=r.truncated,
+            semantics=None if sem is None else _fields(sem, _SEMANTICS_FIELDS),
+            stats=_fields(st, ("ranks", "ops", "messages", "bytes")),
+            text=r.text,
         )
 
     def simulate(
@@ -387,52 +449,35 @@ class Schedule:
         )
         return self._result(r, trace)
 
-    def _result(self, r: dict, trace: bool) -> SimResult:
+    def _result(self, r: _core.SimulationResult, trace: bool) -> SimResult:
         t = None
-        if trace and r["trace"] is not None:
-            t = Trace(nranks=self.nranks, **r["trace"])
-        net = None
-        n = r.get("network")
-        if n is not None:
-            m = n["messages"]
-            links = [LinkLoad(**x) for x in n["links"]]
-            tl = n.get("timeline")
-            if tl is not None:
-                tl = {
-                    "times_ps": tl["times_ps"],
-                    "links": [
-                        {"link": links[x["index"]], "utilisation": x["utilisation"]}
-                        for x in tl["links"]
-                    ],
-                }
-            net = NetworkResult(
-                level=n["level"],
-                routing=n["routing"],
-                topology=n["topology"],
-                links=links,
-                mean_network_utilisation=n["mean_network_utilisation"],
-                messages=m["network"],
-                control=m["control"],
-                local=m["local"],
-                bytes=m["bytes"],
-                transfer_ps=m["transfer_ps"],
-                queued_ps=m["queued_ps"],
-                worst=n["worst"],
-                placement=n["placement"],
-                wire_units=n["wire_units"],
-                wire_events=n["wire_events"],
-                records=n["records"],
-                timeline=tl,
+        c = r.trace
+        if trace and c is not None:
+            t = Trace(
+                nranks=self.nranks,
+                op_rank=c.op_rank,
+                op_index=c.op_index,
+                op_kind=c.op_kind,
+                op_start=c.op_start,
+                op_end=c.op_end,
+                msg_src=c.msg_src,
+                msg_dst=c.msg_dst,
+                msg_src_op=c.msg_src_op,
+                msg_dst_op=c.msg_dst_op,
+                msg_depart=c.msg_depart,
+                msg_arrival=c.msg_arrival,
+                msg_bytes=c.msg_bytes,
             )
+        n = r.network
         return SimResult(
-            model=r["model"],
-            completion_time_ps=r["completion_ps"],
-            rank_finish_ps=r["rank_finish_ps"],
-            ops=r["ops"],
-            messages=r["messages"],
+            model=r.model,
+            completion_time_ps=r.completion_ps,
+            rank_finish_ps=r.rank_finish_ps,
+            ops=r.ops,
+            messages=r.messages,
             trace=t,
-            network=net,
-            threads=r.get("threads"),
+            network=None if n is None else _network_result(n),
+            threads=r.threads,
         )
 
     def _simulate_network(self, network: Any, model: str | None, **o: Any) -> SimResult:
@@ -537,9 +582,13 @@ def model_forms() -> list[dict[str, Any]]:
     """The cost models a spec may name, as the core's table has them: one dict per model
     (``name``, ``aliases``, ``summary``, ``keys`` as (name, help) pairs, ``usage``,
     ``example``)."""
-    return _core.model_forms()
+    return [_form(f) for f in _core.model_forms()]
+
+
+def _form(f: _core.SpecForm) -> dict[str, Any]:
+    return _fields(f, ("name", "aliases", "summary", "keys", "usage", "example"))
 
 
 def noise_forms() -> list[dict[str, Any]]:
     """The noise distributions a ``noise`` spec may name (dicts as :func:`model_forms`)."""
-    return _core.noise_forms()
+    return [_form(f) for f in _core.noise_forms()]

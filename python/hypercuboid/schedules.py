@@ -57,20 +57,20 @@ def collectives() -> list[CollectiveInfo]:
     for c in _core.collectives():
         algs = tuple(
             AlgorithmInfo(
-                name=a["name"],
-                aliases=tuple(a["aliases"]),
-                summary=a["summary"],
-                keys=dict(a["keys"]),
-                positional=a["positional"],
-                usage=a["usage"],
-                example=a["example"],
-                needs_topology=a["needs_topology"],
-                cost=a["cost"],
-                guarantees=dict(a["guarantees"]),
+                name=a.form.name,
+                aliases=tuple(a.form.aliases),
+                summary=a.form.summary,
+                keys=dict(a.form.keys),
+                positional=a.form.positional,
+                usage=a.form.usage,
+                example=a.form.example,
+                needs_topology=a.needs_topology,
+                cost=a.cost,
+                guarantees=dict(a.guarantees),
             )
-            for a in c["algorithms"]
+            for a in c.algorithms
         )
-        out.append(CollectiveInfo(name=c["name"], summary=c["summary"], algorithms=algs))
+        out.append(CollectiveInfo(name=c.name, summary=c.summary, algorithms=algs))
     return out
 
 

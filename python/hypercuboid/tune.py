@@ -99,9 +99,13 @@ def parse_schedule_string(schedule: str) -> dict:
     """``{text, stages, factored, nranks}``: the canonical text, the stages as tuples
     (``('a', B, 0, 0)``, ``('c', T, B, 0)``, ``('e', T, B, 0)``, ``('m', R, G, B)``,
     ``('n', R, G, B)``), whether only ``a`` stages, and the number of ranks it fits."""
-    d = _core.rm_parse(schedule)
-    d["stages"] = [tuple(s) for s in d["stages"]]
-    return d
+    s = _core.rm_parse(schedule)
+    return {
+        "text": s.text,
+        "stages": [tuple(x) for x in s.stages],
+        "factored": s.factored,
+        "nranks": s.nranks,
+    }
 
 
 def suggest(nranks: int) -> list[str]:
@@ -127,7 +131,11 @@ def count_schedules(
     nranks: int, *, factored: bool = True, split: bool = True, merged: bool = True
 ) -> dict:
     """``{factored, split, merged, total}``: how many schedules each family has."""
-    return dict(_core.rm_count(nranks, factored, split, merged))
+    return _counts(_core.rm_count(nranks, factored, split, merged))
+
+
+def _counts(c: _core.ScheduleCounts) -> dict:
+    return {"factored": c.factored, "split": c.split, "merged": c.merged, "total": c.total}
 
 
 def estimate(
@@ -143,8 +151,8 @@ def optimal_schedule(
 ) -> tuple[str, float]:
     """The factored schedule with the least closed-form time and that time in nanoseconds,
     by dynamic programming over the divisors of ``nranks`` (fast at any N)."""
-    d = _core.rm_optimal(nranks, model, _bytes(count, dtype))
-    return d["schedule"], d["time_ps"] / 1e3
+    o = _core.rm_optimal(nranks, model, _bytes(count, dtype))
+    return o.schedule, o.time_ps / 1e3
 
 
 @dataclass(frozen=True)
@@ -212,7 +220,7 @@ def tune_allreduce(
     if top < 1:
         raise ValueError(f"invalid top {top}: at least one row")
     t0 = time.perf_counter()
-    d = _core.tune_allreduce(
+    r = _core.tune_allreduce(
         nranks,
         model,
         count,
@@ -229,24 +237,24 @@ def tune_allreduce(
     rows = [
         TuneRow(
             rank=i + 1,
-            schedule=r["schedule"],
-            stages=r["stages"],
-            predicted_ns=r["predicted_ps"] / 1e3,
-            simulated_ns=None if r["simulated_ps"] is None else r["simulated_ps"] / 1e3,
+            schedule=x.schedule,
+            stages=x.stages,
+            predicted_ns=x.predicted_ps / 1e3,
+            simulated_ns=None if x.simulated_ps is None else x.simulated_ps / 1e3,
         )
-        for i, r in enumerate(d["rows"])
+        for i, x in enumerate(r.rows)
     ]
     return TuneResult(
-        nranks=d["nranks"],
-        model=d["model"],
+        nranks=r.nranks,
+        model=r.model,
         count=count,
         dtype=dtype,
-        b_opt=d["b_opt"],
-        method=d["method"],
-        reason=d["reason"],
-        counts=None if d["counts"] is None else dict(d["counts"]),
-        divisors=d["divisors"],
-        simulated=d["simulated"],
+        b_opt=r.b_opt,
+        method=r.method,
+        reason=r.reason,
+        counts=None if r.counts is None else _counts(r.counts),
+        divisors=r.divisors,
+        simulated=r.simulated,
         rows=rows,
         elapsed_s=elapsed,
     )

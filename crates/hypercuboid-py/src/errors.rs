@@ -16,6 +16,8 @@
 //! | `SimError::Deadlock` | `DeadlockError` (a `SimulationError`) | `stuck`, `unfinished_ops`, `stuck_ranks` |
 //! | `UnitError` | `UnitError` (a `ValueError`) | `accepted` (the units) |
 //! | `TuningError` | the class of what it wraps, else `ScheduleError` | |
+//! | `PhaseError` | `TopologyError` for a topology, else `ScheduleError` | `accepted` |
+//! | `LbmError` | `LbmError` (a `ValueError`) | `accepted` |
 //! | `*::Memory` (`resources::TooLarge`) | `ResourceError` (a `MemoryError`) | `estimate`, `limit` |
 //! | `*::Interrupted` | `KeyboardInterrupt` | |
 //!
@@ -24,6 +26,8 @@
 
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::TuningError;
 use hypercuboid_core::collectives::allreduce::ScheduleStringError;
+use hypercuboid_core::collectives::alltoall::phases::PhaseError;
+use hypercuboid_core::lbm::LbmError;
 use hypercuboid_core::model::ModelError;
 use hypercuboid_core::network::NetworkError;
 use hypercuboid_core::resources::TooLarge;
@@ -44,34 +48,84 @@ fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
         .map(|m| m.bind(py))
 }
 
-/// An exception of class `class` (of `hypercuboid.errors`) with `message` and attributes.
-pub(crate) fn raise(
-    class: &str,
-    message: impl Into<String>,
-    attrs: impl FnOnce(Python<'_>, &Bound<'_, PyDict>) -> PyResult<()>,
-) -> PyErr {
-    let message = message.into();
-    Python::attach(|py| {
-        let made = (|| -> PyResult<PyErr> {
-            let cls = errors_module(py)?
-                .getattr(class)?
-                .cast_into::<PyType>()
-                .map_err(PyErr::from)?;
-            let exc = cls.call1((message.clone(),))?;
-            let d = PyDict::new(py);
-            attrs(py, &d)?;
-            for (k, v) in d.iter() {
-                exc.setattr(k.extract::<&str>()?, v)?;
-            }
-            Ok(PyErr::from_value(exc))
-        })();
-        made.unwrap_or_else(|_| PyRuntimeError::new_err(message))
-    })
+/// The exception classes of `hypercuboid.errors` that the binding raises: the one place a
+/// class is named. Bad arguments the binding itself refuses use [`Class::err`]; core errors
+/// reach Python through [`ToPyErr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// `ScheduleError` (a `ValueError`).
+    Schedule,
+    /// `ModelError` (a `ValueError`).
+    Model,
+    /// `SimulationError`.
+    Simulation,
+    /// `DeadlockError` (a `SimulationError`).
+    Deadlock,
+    /// `NetworkDeadlockError` (a `DeadlockError`).
+    NetworkDeadlock,
+    /// `TopologyError` (a `ValueError`).
+    Topology,
+    /// `NetworkError` (a `ValueError`).
+    Network,
+    /// `UnitError` (a `ValueError`).
+    Unit,
+    /// `LbmError` (a `ValueError`).
+    Lbm,
+    /// `ResourceError` (a `MemoryError`).
+    Resource,
 }
 
-/// An exception of class `class` with `message` and no attributes beyond the class's defaults.
-pub(crate) fn error(class: &str, message: impl Into<String>) -> PyErr {
-    raise(class, message, |_, _| Ok(()))
+impl Class {
+    /// The class's name in `hypercuboid.errors`.
+    fn name(self) -> &'static str {
+        match self {
+            Class::Schedule => "ScheduleError",
+            Class::Model => "ModelError",
+            Class::Simulation => "SimulationError",
+            Class::Deadlock => "DeadlockError",
+            Class::NetworkDeadlock => "NetworkDeadlockError",
+            Class::Topology => "TopologyError",
+            Class::Network => "NetworkError",
+            Class::Unit => "UnitError",
+            Class::Lbm => "LbmError",
+            Class::Resource => "ResourceError",
+        }
+    }
+
+    /// An exception of this class with `message` and no attributes beyond the class's defaults.
+    pub(crate) fn err(self, message: impl Into<String>) -> PyErr {
+        self.raise(message, |_, _| Ok(()))
+    }
+
+    /// An exception of this class whose `accepted` lists the values a bad one could have been.
+    pub(crate) fn with_accepted(self, message: impl Into<String>, accepted: Vec<String>) -> PyErr {
+        self.raise(message, |_, d| d.set_item("accepted", accepted))
+    }
+
+    /// An exception of this class with `message` and the attributes `attrs` sets.
+    fn raise(
+        self,
+        message: impl Into<String>,
+        attrs: impl FnOnce(Python<'_>, &Bound<'_, PyDict>) -> PyResult<()>,
+    ) -> PyErr {
+        let message = message.into();
+        Python::attach(|py| {
+            let made = (|| -> PyResult<PyErr> {
+                let cls = errors_module(py)?
+                    .getattr(self.name())?
+                    .cast_into::<PyType>()
+                    .map_err(PyErr::from)?;
+                let exc = cls.call1((message.clone(),))?;
+                let d = PyDict::new(py);
+                attrs(py, &d)?;
+                for (k, v) in d.iter() {
+                    exc.setattr(k.extract::<&str>()?, v)?;
+                }
+                Ok(PyErr::from_value(exc))
+            })();
+            made.unwrap_or_else(|_| PyRuntimeError::new_err(message))
+        })
+    }
 }
 
 /// A core error converted to its one Python exception.
@@ -92,14 +146,10 @@ impl<T, E: ToPyErr> PyResultExt<T> for Result<T, E> {
     }
 }
 
-fn with_accepted(class: &str, message: String, accepted: Vec<String>) -> PyErr {
-    raise(class, message, |_, d| d.set_item("accepted", accepted))
-}
-
 impl ToPyErr for TooLarge {
     fn to_pyerr(self) -> PyErr {
         let (estimate, limit) = (self.estimate, self.limit);
-        raise("ResourceError", self.to_string(), |_, d| {
+        Class::Resource.raise(self.to_string(), |_, d| {
             d.set_item("estimate", estimate)?;
             d.set_item("limit", limit)
         })
@@ -107,7 +157,7 @@ impl ToPyErr for TooLarge {
 }
 
 /// The exception of a run stopped on request (Ctrl-C).
-fn interrupted() -> PyErr {
+pub(crate) fn interrupted() -> PyErr {
     PyKeyboardInterrupt::new_err("interrupted")
 }
 
@@ -118,7 +168,7 @@ impl ToPyErr for ScheduleError {
             ScheduleError::Interrupted => return interrupted(),
             _ => {}
         }
-        with_accepted("ScheduleError", self.to_string(), self.accepted())
+        Class::Schedule.with_accepted(self.to_string(), self.accepted())
     }
 }
 
@@ -129,7 +179,7 @@ impl ToPyErr for ScheduleStringError {
             ScheduleStringError::DoesNotFit { suggestions, .. } => suggestions.clone(),
             _ => Vec::new(),
         };
-        with_accepted("ScheduleError", self.to_string(), accepted)
+        Class::Schedule.with_accepted(self.to_string(), accepted)
     }
 }
 
@@ -139,7 +189,7 @@ impl ToPyErr for ModelError {
             ModelError::Spec(e) => e.accepted(),
             _ => Vec::new(),
         };
-        with_accepted("ModelError", self.to_string(), accepted)
+        Class::Model.with_accepted(self.to_string(), accepted)
     }
 }
 
@@ -149,7 +199,7 @@ impl ToPyErr for TopologyError {
             TopologyError::Spec(e) => e.accepted(),
             _ => Vec::new(),
         };
-        with_accepted("TopologyError", self.to_string(), accepted)
+        Class::Topology.with_accepted(self.to_string(), accepted)
     }
 }
 
@@ -164,17 +214,17 @@ impl ToPyErr for NetworkError {
                 let cycle: Vec<(u32, u32, u8)> =
                     cycle.iter().map(|c| (c.from, c.to, c.vc)).collect();
                 let (time, in_flight) = (*time, *in_flight);
-                raise("NetworkDeadlockError", self.to_string(), |_, d| {
+                Class::NetworkDeadlock.raise(self.to_string(), |_, d| {
                     d.set_item("cycle", cycle)?;
                     d.set_item("time_ps", time)?;
                     d.set_item("in_flight", in_flight)
                 })
             }
-            NetworkError::Spec(e) => with_accepted("NetworkError", self.to_string(), e.accepted()),
+            NetworkError::Spec(e) => Class::Network.with_accepted(self.to_string(), e.accepted()),
             NetworkError::Topology(e) => e.clone().to_pyerr(),
             NetworkError::Memory(e) => e.clone().to_pyerr(),
             NetworkError::Interrupted => interrupted(),
-            _ => with_accepted("NetworkError", self.to_string(), Vec::new()),
+            _ => Class::Network.err(self.to_string()),
         }
     }
 }
@@ -192,7 +242,7 @@ impl ToPyErr for SimError {
                     .iter()
                     .map(|s| (s.rank, s.op, s.text.clone(), s.waits_for()))
                     .collect();
-                raise("DeadlockError", self.to_string(), |py, d| {
+                Class::Deadlock.raise(self.to_string(), |py, d| {
                     let cls = errors_module(py)?.getattr("StuckOp")?;
                     let ops = stuck
                         .into_iter()
@@ -206,14 +256,14 @@ impl ToPyErr for SimError {
             SimError::Network(e) => (**e).clone().to_pyerr(),
             SimError::Memory(e) => e.clone().to_pyerr(),
             SimError::Interrupted => interrupted(),
-            _ => error("SimulationError", self.to_string()),
+            _ => Class::Simulation.err(self.to_string()),
         }
     }
 }
 
 impl ToPyErr for UnitError {
     fn to_pyerr(self) -> PyErr {
-        error("UnitError", self.to_string())
+        Class::Unit.err(self.to_string())
     }
 }
 
@@ -224,9 +274,30 @@ impl ToPyErr for TuningError {
             TuningError::Model(e) => e.to_pyerr(),
             TuningError::Simulation(e) => e.to_pyerr(),
             TuningError::BadParameter { ref name, .. } if name == "model" => {
-                error("ModelError", self.to_string())
+                Class::Model.err(self.to_string())
             }
-            e => error("ScheduleError", e.to_string()),
+            e => Class::Schedule.err(e.to_string()),
         }
+    }
+}
+
+impl ToPyErr for PhaseError {
+    /// A topology that cannot be built is a `TopologyError`; every other phase error a
+    /// `ScheduleError` (both `ValueError`s), with `accepted` where it names the accepted values.
+    fn to_pyerr(self) -> PyErr {
+        match self {
+            PhaseError::Topology(e) => e.to_pyerr(),
+            other => {
+                let accepted = other.accepted();
+                Class::Schedule.with_accepted(other.to_string(), accepted)
+            }
+        }
+    }
+}
+
+impl ToPyErr for LbmError {
+    fn to_pyerr(self) -> PyErr {
+        let accepted = self.accepted();
+        Class::Lbm.with_accepted(self.to_string(), accepted)
     }
 }

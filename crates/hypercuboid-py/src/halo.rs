@@ -4,12 +4,14 @@
 use hypercuboid_core::collectives::halo::{
     self, reduced, Algorithm, Decomposition, HaloProblem, DIRECTIONS,
 };
-use hypercuboid_core::schedule::{Columns, Program, Rank};
+use hypercuboid_core::schedule::{Columns, Program, Rank, MAX_RANKS};
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::errors::{error, PyResultExt};
+use crate::args::{AlgorithmParam, RankArg, Text};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use crate::program::PyProgram;
 use crate::schedule::PySchedule;
 
@@ -22,16 +24,14 @@ pub struct PyDecomposition {
 }
 
 impl PyDecomposition {
-    fn rank(&self, rank: i64) -> PyResult<Rank> {
+    fn rank(&self, rank: RankArg) -> PyResult<Rank> {
         let n = self.inner.nranks();
-        if rank < 0 || rank >= n as i64 {
-            return Err(error(
-                "ScheduleError",
-                format!(
-                    "invalid rank {rank}: the decomposition has ranks 0..{}",
-                    n - 1
-                ),
-            ));
+        let rank = rank.0;
+        if rank < 0 || rank >= n as i128 {
+            return Err(Class::Schedule.err(format!(
+                "invalid rank {rank}: the decomposition has ranks 0..{}",
+                n - 1
+            )));
         }
         Ok(rank as Rank)
     }
@@ -40,13 +40,10 @@ impl PyDecomposition {
 fn triple(name: &str, v: (i64, i64, i64)) -> PyResult<[u32; 3]> {
     let t = [v.0, v.1, v.2];
     if t.iter().any(|&x| x <= 0 || x > u32::MAX as i64) {
-        return Err(error(
-            "ScheduleError",
-            format!(
-                "invalid {name} '{}x{}x{}': every dimension is a positive integer below 2^32",
-                v.0, v.1, v.2
-            ),
-        ));
+        return Err(Class::Schedule.err(format!(
+            "invalid {name} '{}x{}x{}': every dimension is a positive integer below 2^32",
+            v.0, v.1, v.2
+        )));
     }
     Ok(t.map(|x| x as u32))
 }
@@ -63,22 +60,23 @@ impl PyDecomposition {
         dims: Option<(i64, i64, i64)>,
         periodic: (bool, bool, bool),
     ) -> PyResult<PyDecomposition> {
-        let lattice = triple("lattice", lattice)?;
-        if ranks <= 0 || ranks > u32::MAX as i64 - 1 {
-            return Err(error(
-                "ScheduleError",
-                format!("invalid number of ranks {ranks}: a halo exchange has 1 to 4294967294"),
-            ));
-        }
-        let dims = dims.map(|d| triple("decomposition", d)).transpose()?;
-        let inner = Decomposition::with_ranks(
-            lattice,
-            ranks as u32,
-            dims,
-            [periodic.0, periodic.1, periodic.2],
-        )
-        .py()?;
-        Ok(PyDecomposition { inner })
+        call(Class::Schedule, "HaloDecomposition", || {
+            let lattice = triple("lattice", lattice)?;
+            if ranks <= 0 || ranks > MAX_RANKS as i64 {
+                return Err(Class::Schedule.err(format!(
+                    "invalid number of ranks {ranks}: a halo exchange has 1 to {MAX_RANKS}"
+                )));
+            }
+            let dims = dims.map(|d| triple("decomposition", d)).transpose()?;
+            let inner = Decomposition::with_ranks(
+                lattice,
+                ranks as u32,
+                dims,
+                [periodic.0, periodic.1, periodic.2],
+            )
+            .py()?;
+            Ok(PyDecomposition { inner })
+        })
     }
 
     /// The decomposition whose every rank has a `subdomain` of sites, on `dims` ranks.
@@ -89,11 +87,14 @@ impl PyDecomposition {
         dims: (i64, i64, i64),
         periodic: (bool, bool, bool),
     ) -> PyResult<PyDecomposition> {
-        let sub = triple("subdomain", subdomain)?;
-        let dims = triple("decomposition", dims)?;
-        let inner =
-            Decomposition::with_subdomain(sub, dims, [periodic.0, periodic.1, periodic.2]).py()?;
-        Ok(PyDecomposition { inner })
+        call(Class::Schedule, "HaloDecomposition.of_subdomain", || {
+            let sub = triple("subdomain", subdomain)?;
+            let dims = triple("decomposition", dims)?;
+            let inner =
+                Decomposition::with_subdomain(sub, dims, [periodic.0, periodic.1, periodic.2])
+                    .py()?;
+            Ok(PyDecomposition { inner })
+        })
     }
 
     /// Sites of the global lattice along x, y, z.
@@ -124,36 +125,33 @@ impl PyDecomposition {
     }
 
     /// The coordinates of `rank` in the rank grid.
-    fn coords(&self, rank: i64) -> PyResult<(u32, u32, u32)> {
+    fn coords(&self, rank: RankArg) -> PyResult<(u32, u32, u32)> {
         let c = self.inner.coords(self.rank(rank)?);
         Ok((c[0], c[1], c[2]))
     }
 
     /// The sites of `rank`'s subdomain along x, y, z.
-    fn subdomain(&self, rank: i64) -> PyResult<(u32, u32, u32)> {
+    fn subdomain(&self, rank: RankArg) -> PyResult<(u32, u32, u32)> {
         let n = self.inner.subdomain(self.rank(rank)?);
         Ok((n[0], n[1], n[2]))
     }
 
     /// The global coordinates of `rank`'s first site.
-    fn offset(&self, rank: i64) -> PyResult<(u32, u32, u32)> {
+    fn offset(&self, rank: RankArg) -> PyResult<(u32, u32, u32)> {
         let o = self.inner.offset(self.rank(rank)?);
         Ok((o[0], o[1], o[2]))
     }
 
     /// The neighbour of `rank` in direction `d` (components -1, 0, 1), None across a
     /// non-periodic boundary.
-    fn neighbour(&self, rank: i64, d: (i64, i64, i64)) -> PyResult<Option<u32>> {
+    fn neighbour(&self, rank: RankArg, d: (i64, i64, i64)) -> PyResult<Option<u32>> {
         let r = self.rank(rank)?;
         let t = [d.0, d.1, d.2];
         if t.iter().any(|x| !(-1..=1).contains(x)) {
-            return Err(error(
-                "ScheduleError",
-                format!(
-                    "invalid direction ({}, {}, {}): components are -1, 0 or 1",
-                    d.0, d.1, d.2
-                ),
-            ));
+            return Err(Class::Schedule.err(format!(
+                "invalid direction ({}, {}, {}): components are -1, 0 or 1",
+                d.0, d.1, d.2
+            )));
         }
         Ok(self.inner.neighbour(r, t.map(|x| x as i8)))
     }
@@ -163,13 +161,10 @@ impl PyDecomposition {
         let t = [c.0, c.1, c.2];
         for (x, p) in t.iter().zip(self.inner.dims) {
             if *x < 0 || *x >= p as i64 {
-                return Err(error(
-                    "ScheduleError",
-                    format!(
-                        "invalid coordinates ({}, {}, {}): the grid is {}x{}x{}",
-                        c.0, c.1, c.2, self.inner.dims[0], self.inner.dims[1], self.inner.dims[2]
-                    ),
-                ));
+                return Err(Class::Schedule.err(format!(
+                    "invalid coordinates ({}, {}, {}): the grid is {}x{}x{}",
+                    c.0, c.1, c.2, self.inner.dims[0], self.inner.dims[1], self.inner.dims[2]
+                )));
             }
         }
         Ok(self.inner.rank_at(t.map(|x| x as u32)))
@@ -187,18 +182,14 @@ fn problem(
     kernel_ps: i64,
 ) -> PyResult<HaloProblem> {
     if values <= 0 || values > u32::MAX as i64 {
-        return Err(error(
-            "ScheduleError",
-            format!(
-                "invalid values '{values}': values per site are 1 to 4294967295 (19 for D3Q19)"
-            ),
-        ));
+        return Err(Class::Schedule.err(format!(
+            "invalid values '{values}': values per site are 1 to 4294967295 (19 for D3Q19)"
+        )));
     }
     if kernel_ps < 0 {
-        return Err(error(
-            "ScheduleError",
-            format!("invalid kernel '{kernel_ps}' ps: a time per site is >= 0"),
-        ));
+        return Err(Class::Schedule.err(format!(
+            "invalid kernel '{kernel_ps}' ps: a time per site is >= 0"
+        )));
     }
     let dtype = HaloProblem::dtype_of_bytes(bytes.max(0) as u64).py()?;
     Ok(HaloProblem {
@@ -217,16 +208,18 @@ fn problem(
 #[pyo3(signature = (algorithm, decomp, values = 19, bytes = 8, kernel_ps = 0))]
 fn halo_schedule(
     py: Python<'_>,
-    algorithm: &str,
+    algorithm: Text<AlgorithmParam>,
     decomp: &PyDecomposition,
     values: i64,
     bytes: i64,
     kernel_ps: i64,
 ) -> PyResult<PySchedule> {
-    let alg = Algorithm::parse(algorithm).py()?;
-    let p = problem(decomp, values, bytes, kernel_ps)?;
-    let s = py.detach(move || halo::generate(&alg, &p)).py()?;
-    Ok(PySchedule::new(s))
+    call(Class::Schedule, "halo", || {
+        let alg = Algorithm::parse(algorithm.as_str()).py()?;
+        let p = problem(decomp, values, bytes, kernel_ps)?;
+        let s = guard::detach(py, move || halo::generate(&alg, &p)).py()?;
+        Ok(PySchedule::new(s))
+    })
 }
 
 /// The program of one rank of a halo exchange, built alone, as a `Program` checked against
@@ -234,31 +227,35 @@ fn halo_schedule(
 #[pyfunction]
 #[pyo3(signature = (algorithm, decomp, rank, values = 19, bytes = 8, kernel_ps = 0))]
 fn halo_program(
-    algorithm: &str,
+    algorithm: Text<AlgorithmParam>,
     decomp: &PyDecomposition,
-    rank: i64,
+    rank: RankArg,
     values: i64,
     bytes: i64,
     kernel_ps: i64,
 ) -> PyResult<PyProgram> {
-    let alg = Algorithm::parse(algorithm).py()?;
-    let p = problem(decomp, values, bytes, kernel_ps)?;
-    let r = decomp.rank(rank)?;
-    let mut prog = Program::new();
-    halo::program(&alg, &p, r, &mut prog).py()?;
-    let spec = p.spec(&alg).py()?;
-    let cols = Columns::of_program(&prog, p.dtype.size());
-    PyProgram::checked(cols, r, decomp.inner.nranks(), (0, spec.local_len(r)))
+    call(Class::Schedule, "halo_program", || {
+        let alg = Algorithm::parse(algorithm.as_str()).py()?;
+        let p = problem(decomp, values, bytes, kernel_ps)?;
+        let r = decomp.rank(rank)?;
+        let mut prog = Program::new();
+        halo::program(&alg, &p, r, &mut prog).py()?;
+        let spec = p.spec(&alg).py()?;
+        let cols = Columns::of_program(&prog, p.dtype.size());
+        PyProgram::checked(cols, r, decomp.inner.nranks(), (0, spec.local_len(r)))
+    })
 }
 
 /// Values rank `rank` sends per exchange, `(full, reduced)`: the 26-direction exchange of all
 /// 19 values against the D3Q19-reduced one.
 #[pyfunction]
-fn halo_saving(decomp: &PyDecomposition, rank: i64) -> PyResult<(u64, u64)> {
-    let r = decomp.rank(rank)?;
-    let p = HaloProblem::new(decomp.inner);
-    let spec = p.spec(&Algorithm::Reduced { overlap: false }).py()?;
-    Ok(reduced::saving(&spec, r))
+fn halo_saving(decomp: &PyDecomposition, rank: RankArg) -> PyResult<(u64, u64)> {
+    call(Class::Schedule, "halo_saving", || {
+        let r = decomp.rank(rank)?;
+        let p = HaloProblem::new(decomp.inner);
+        let spec = p.spec(&Algorithm::Reduced { overlap: false }).py()?;
+        Ok(reduced::saving(&spec, r))
+    })
 }
 
 /// Adds the decomposition class, the halo functions and `HALO_DIRECTIONS` (the 26

@@ -2,8 +2,10 @@
 
 use pyo3::prelude::*;
 
+mod args;
 mod defaults;
 mod errors;
+mod guard;
 mod halo;
 mod lbm;
 mod network;
@@ -12,10 +14,12 @@ mod program;
 mod resources;
 mod schedule;
 mod sim;
+mod sim_result;
 mod spec;
 mod topology;
 mod tuning;
 mod units;
+mod verify;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -25,12 +29,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     halo::register(m)?;
     program::register(m)?;
     sim::register(m)?;
+    sim_result::register(m)?;
+    verify::register(m)?;
     topology::register(m)?;
     network::register(m)?;
     phases::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
+    spec::register(m)?;
     lbm::register(m)?;
     resources::register(m)?;
+    guard::register(m)?;
     Ok(())
 }

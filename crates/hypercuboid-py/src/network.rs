@@ -1,6 +1,8 @@
 //! Bindings of hypercuboid_core::network: convert, call (GIL released), convert.
 
-use crate::errors::{error, PyResultExt};
+use crate::args::{RoutingParam, Text, TrafficParam};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use crate::spec::forms;
 use crate::topology::PyTopology;
 use hypercuboid_core::network::packet::{DEFAULT_DURATION, DEFAULT_TOP_LINKS, DEFAULT_WARMUP};
@@ -111,6 +113,23 @@ fn report_dict<'py>(
     Ok(d)
 }
 
+/// The channel dependency graph of a routing on a topology: its VC scheme and VCs, channels
+/// and dependencies, whether it is acyclic and a cycle ((from, to, vc) channels) if not, the
+/// routing's diameter and UGAL cost mode.
+#[pyclass(name = "ChannelGraph", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyChannelGraph {
+    topology: String,
+    routing: String,
+    vc_scheme: &'static str,
+    vcs: usize,
+    channels: usize,
+    dependencies: usize,
+    acyclic: bool,
+    cycle: Option<Vec<(u32, u32, u8)>>,
+    diameter: u16,
+    ugal_cost: &'static str,
+}
+
 /// Runs synthetic traffic at each load; returns one report dict per load.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -135,8 +154,8 @@ fn report_dict<'py>(
 fn netsim_run<'py>(
     py: Python<'py>,
     topology: &PyTopology,
-    routing: &str,
-    traffic: &str,
+    routing: Text<RoutingParam>,
+    traffic: Text<TrafficParam>,
     loads: Vec<f64>,
     seed: u64,
     warmup_ps: Time,
@@ -150,44 +169,42 @@ fn netsim_run<'py>(
     links: bool,
     threads: usize,
 ) -> PyResult<Bound<'py, PyList>> {
-    let topo = topology.topology();
-    let spec = RoutingSpec::parse(routing).py()?;
-    let tspec = TrafficSpec::parse(traffic).py()?;
-    let p = params(
-        seed,
-        packet_bytes,
-        buffer_bytes,
-        switch_latency_ps,
-        watchdog_ps,
-        threads,
-    );
-    let out = PyList::empty(py);
-    let network = py.detach(|| Network::new(topo, &spec, p)).py()?;
-    let pattern = py
-        .detach(|| tspec.resolve(topo, network.routes(), seed))
-        .py()?;
-    let name = tspec.to_string();
-    for load in loads {
-        let s = Synthetic {
-            pattern: pattern.clone(),
-            load,
-            warmup: warmup_ps,
-            duration: duration_ps,
-            drain,
-        };
-        let rep = py
-            .detach(|| network.run(&Workload::Synthetic(s), &name))
-            .py()?;
-        out.append(report_dict(
-            py,
-            topo.name(),
-            network.routes(),
-            &rep,
-            top_links,
-            links,
-        )?)?;
-    }
-    Ok(out)
+    call(Class::Network, "netsim_run", || {
+        let topo = topology.topology();
+        let spec = RoutingSpec::parse(routing.as_str()).py()?;
+        let tspec = TrafficSpec::parse(traffic.as_str()).py()?;
+        let p = params(
+            seed,
+            packet_bytes,
+            buffer_bytes,
+            switch_latency_ps,
+            watchdog_ps,
+            threads,
+        );
+        let out = PyList::empty(py);
+        let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
+        let pattern = guard::detach(py, || tspec.resolve(topo, network.routes(), seed)).py()?;
+        let name = tspec.to_string();
+        for load in loads {
+            let s = Synthetic {
+                pattern: pattern.clone(),
+                load,
+                warmup: warmup_ps,
+                duration: duration_ps,
+                drain,
+            };
+            let rep = guard::detach(py, || network.run(&Workload::Synthetic(s), &name)).py()?;
+            out.append(report_dict(
+                py,
+                topo.name(),
+                network.routes(),
+                &rep,
+                top_links,
+                links,
+            )?)?;
+        }
+        Ok(out)
+    })
 }
 
 /// Runs an exchange (`a2a` or `nn`) to completion; returns its report dict.
@@ -213,7 +230,7 @@ fn netsim_run<'py>(
 fn netsim_exchange<'py>(
     py: Python<'py>,
     topology: &PyTopology,
-    routing: &str,
+    routing: Text<RoutingParam>,
     pattern: &str,
     dims: Option<[u32; 3]>,
     message_bytes: Option<u64>,
@@ -227,89 +244,59 @@ fn netsim_exchange<'py>(
     links: bool,
     threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let topo = topology.topology();
-    let spec = RoutingSpec::parse(routing).py()?;
-    let mut x = ExchangeSpec::parse(pattern).py()?;
-    match &mut x {
-        ExchangeSpec::AllToAll {
-            bytes,
-            interleave: il,
-        } => {
-            if dims.is_some() {
-                return Err(error(
-                    "NetworkError",
-                    "torus dimensions apply to the nn exchange, not a2a",
-                ));
-            }
-            if let Some(b) = message_bytes {
-                *bytes = b;
-            }
-            *il = interleave;
-        }
-        ExchangeSpec::NearestNeighbor { dims: d, bytes } => {
-            if dims.is_some() {
-                *d = dims;
-            }
-            if let Some(b) = message_bytes {
-                *bytes = b;
-            }
-        }
-    }
-    let p = params(
-        seed,
-        packet_bytes,
-        buffer_bytes,
-        switch_latency_ps,
-        watchdog_ps,
-        threads,
-    );
-    let network = py.detach(|| Network::new(topo, &spec, p)).py()?;
-    let plan = py.detach(|| x.plan(topo, packet_bytes, seed)).py()?;
-    let name = x.name();
-    let rep = py
-        .detach(|| network.run(&Workload::Exchange(plan), name))
-        .py()?;
-    report_dict(py, topo.name(), network.routes(), &rep, top_links, links)
+    call(Class::Network, "netsim_exchange", || {
+        let topo = topology.topology();
+        let spec = RoutingSpec::parse(routing.as_str()).py()?;
+        let x = ExchangeSpec::parse(pattern)
+            .and_then(|x| x.with_options(dims, message_bytes, interleave))
+            .py()?;
+        let p = params(
+            seed,
+            packet_bytes,
+            buffer_bytes,
+            switch_latency_ps,
+            watchdog_ps,
+            threads,
+        );
+        let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
+        let plan = guard::detach(py, || x.plan(topo, packet_bytes, seed)).py()?;
+        let name = x.name();
+        let rep = guard::detach(py, || network.run(&Workload::Exchange(plan), name)).py()?;
+        report_dict(py, topo.name(), network.routes(), &rep, top_links, links)
+    })
 }
 
 /// The channel dependency graph of a routing on a topology: VC scheme, VCs, size, and a cycle
 /// if there is one.
 #[pyfunction]
-fn netsim_cdg<'py>(
-    py: Python<'py>,
+fn netsim_cdg(
+    py: Python<'_>,
     topology: &PyTopology,
-    routing: &str,
-) -> PyResult<Bound<'py, PyDict>> {
-    let topo = topology.topology();
-    let spec = RoutingSpec::parse(routing).py()?;
-    let (routes, g, cycle) = py
-        .detach(|| -> Result<_, net::NetworkError> {
+    routing: Text<RoutingParam>,
+) -> PyResult<PyChannelGraph> {
+    call(Class::Network, "netsim_cdg", || {
+        let topo = topology.topology();
+        let spec = RoutingSpec::parse(routing.as_str()).py()?;
+        let (routes, g, cycle) = guard::detach(py, || -> Result<_, net::NetworkError> {
             let routes = Routes::new(topo, &spec)?;
             let g = cdg::build(&routes, spec.algorithm);
             let cycle = g.find_cycle();
             Ok((routes, g, cycle))
         })
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("topology", topo.name())?;
-    d.set_item("routing", spec.to_string())?;
-    d.set_item("vc_scheme", routes.scheme().name())?;
-    d.set_item("vcs", routes.num_vcs())?;
-    d.set_item("channels", g.used_channels())?;
-    d.set_item("dependencies", g.edges().len())?;
-    d.set_item("acyclic", cycle.is_none())?;
-    match cycle {
-        Some(c) => d.set_item(
-            "cycle",
-            c.iter()
-                .map(|ch| (ch.from, ch.to, ch.vc))
-                .collect::<Vec<_>>(),
-        )?,
-        None => d.set_item("cycle", py.None())?,
-    }
-    d.set_item("diameter", routes.diameter())?;
-    d.set_item("ugal_cost", routes.ugal_cost_mode())?;
-    Ok(d)
+        Ok(PyChannelGraph {
+            topology: topo.name().to_string(),
+            routing: spec.to_string(),
+            vc_scheme: routes.scheme().name(),
+            vcs: routes.num_vcs(),
+            channels: g.used_channels(),
+            dependencies: g.edges().len(),
+            acyclic: cycle.is_none(),
+            cycle: cycle.map(|c| c.iter().map(|ch| (ch.from, ch.to, ch.vc)).collect()),
+            diameter: routes.diameter(),
+            ugal_cost: routes.ugal_cost_mode(),
+        })
+    })
 }
 
 /// The destination of every endpoint under a synthetic pattern (-1 for uniform traffic,
@@ -322,50 +309,57 @@ fn netsim_pattern(
     traffic: &str,
     seed: u64,
 ) -> PyResult<Option<Vec<u32>>> {
-    let topo = topology.topology();
-    let t = TrafficSpec::parse(traffic).py()?;
-    let pat = py
-        .detach(|| -> Result<_, net::NetworkError> {
+    call(Class::Network, "netsim_pattern", || {
+        let topo = topology.topology();
+        let t = TrafficSpec::parse(traffic).py()?;
+        let pat = guard::detach(py, || -> Result<_, net::NetworkError> {
             let routes = Routes::new(topo, &RoutingSpec::new(net::Algorithm::Min))?;
             t.resolve(topo, &routes, seed)
         })
         .py()?;
-    Ok(match pat {
-        net::Pattern::Uniform => None,
-        net::Pattern::Map(m) => Some(m),
+        Ok(match pat {
+            net::Pattern::Uniform => None,
+            net::Pattern::Map(m) => Some(m),
+        })
     })
 }
 
 /// Checks a routing spec and returns its canonical form.
 #[pyfunction]
 fn netsim_routing(spec: &str) -> PyResult<String> {
-    RoutingSpec::parse(spec).py().map(|s| s.to_string())
+    call(Class::Network, "netsim_routing", || {
+        RoutingSpec::parse(spec).py().map(|s| s.to_string())
+    })
 }
 
 /// Checks a traffic spec and returns its canonical form.
 #[pyfunction]
 fn netsim_traffic(spec: &str) -> PyResult<String> {
-    TrafficSpec::parse(spec).py().map(|s| s.to_string())
+    call(Class::Network, "netsim_traffic", || {
+        TrafficSpec::parse(spec).py().map(|s| s.to_string())
+    })
 }
 
 /// The routings, traffic patterns and exchanges a spec may name: `{"routings": [...],
 /// "traffics": [...], "exchanges": [...]}`, one dict per entry (see `spec::forms`).
 #[pyfunction]
 fn netsim_forms<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("routings", forms(py, net::routing::ROUTINGS, |r| &r.form)?)?;
-    d.set_item("traffics", forms(py, net::traffic::TRAFFICS, |t| &t.form)?)?;
-    d.set_item(
-        "exchanges",
-        forms(py, net::traffic::EXCHANGES, |x| &x.form)?,
-    )?;
-    Ok(d)
+    call(Class::Network, "netsim_forms", || {
+        let d = PyDict::new(py);
+        d.set_item("routings", forms(py, net::routing::ROUTINGS, |r| &r.form)?)?;
+        d.set_item("traffics", forms(py, net::traffic::TRAFFICS, |t| &t.form)?)?;
+        d.set_item(
+            "exchanges",
+            forms(py, net::traffic::EXCHANGES, |x| &x.form)?,
+        )?;
+        Ok(d)
+    })
 }
 
 /// The largest 3-D torus of at most `n` processes (the seed's rule; see the core docs).
 #[pyfunction]
-fn netsim_fit_torus(n: u64) -> Option<[u32; 3]> {
-    net::fit_torus(n)
+fn netsim_fit_torus(n: u64) -> PyResult<Option<[u32; 3]>> {
+    call(Class::Network, "netsim_fit_torus", || Ok(net::fit_torus(n)))
 }
 
 /// Zero-load latency (ps) of a path of `hops` router hops with the links of endpoint 0.
@@ -383,16 +377,19 @@ fn netsim_zero_load_latency(
     packet_bytes: u32,
     switch_latency_ps: Time,
 ) -> PyResult<u64> {
-    let p = NetParams {
-        packet_bytes,
-        switch_latency: switch_latency_ps,
-        ..NetParams::default()
-    };
-    p.zero_load_latency(topology.topology(), hops).py()
+    call(Class::Network, "netsim_zero_load_latency", || {
+        let p = NetParams {
+            packet_bytes,
+            switch_latency: switch_latency_ps,
+            ..NetParams::default()
+        };
+        p.zero_load_latency(topology.topology(), hops).py()
+    })
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyChannelGraph>()?;
     m.add_function(wrap_pyfunction!(netsim_run, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_exchange, m)?)?;
     m.add_function(wrap_pyfunction!(netsim_cdg, m)?)?;

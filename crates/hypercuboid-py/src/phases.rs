@@ -1,12 +1,13 @@
 //! Bindings of hypercuboid_core::collectives::alltoall::phases: contention-free AAPC phases.
 //! Convert, call (GIL released), convert.
 
-use crate::errors::{raise, PyResultExt, ToPyErr};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use crate::topology::{wrap, PyTopology};
 use hypercuboid_core::collectives::alltoall;
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
-    Method, PhaseError, Routing, METHODS, ROUTINGS,
+    Method, Routing, METHODS, ROUTINGS,
 };
 use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
 use hypercuboid_core::collectives::alltoall::scheduled;
@@ -20,20 +21,35 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-impl ToPyErr for PhaseError {
-    /// A topology that cannot be built is a `TopologyError`; every other phase error a
-    /// `ScheduleError` (both `ValueError`s), with `accepted` where it names the accepted values.
-    fn to_pyerr(self) -> PyErr {
-        match self {
-            PhaseError::Topology(e) => e.to_pyerr(),
-            other => {
-                let accepted = other.accepted();
-                raise("ScheduleError", other.to_string(), |_, d| {
-                    d.set_item("accepted", accepted)
-                })
-            }
-        }
-    }
+/// The happens-before check of one `sync` variant's schedule: contending pairs examined, those
+/// not ordered, and the first of those (None: every pair is enforced).
+#[pyclass(name = "SyncCheck", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PySyncCheck {
+    sync: &'static str,
+    pairs: u64,
+    violated: u64,
+    violation: Option<String>,
+}
+
+/// Synchronisation messages of every variant of `scheduled`, and the checks when asked for.
+#[pyclass(name = "SyncCounts", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PySyncCounts {
+    ranks: usize,
+    messages: u64,
+    phases: u64,
+    pairwise: u64,
+    pairwise_reduced: u64,
+    barrier: u64,
+    checks: Vec<Py<PySyncCheck>>,
+}
+
+/// What a generated `MPI_Alltoall` routine runs.
+#[pyclass(name = "RoutineCounts", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyRoutineCounts {
+    ranks: usize,
+    phases: usize,
+    messages: usize,
+    syncs: usize,
 }
 
 /// Contention-free phases of the all-to-all exchange on a topology, with the lower bound and
@@ -179,19 +195,20 @@ impl PyAlltoallPhases {
     /// Phase × link occupancy: `links` (directed link names, `from->to`, of the links some
     /// message uses) and `counts` (uint16, links × phases: messages of the phase on the link).
     fn occupancy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
-        let occ = py
-            .detach(|| {
+        call(Class::Schedule, "AlltoallPhases.occupancy", || {
+            let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
+            let occ = guard::detach(py, || {
                 let routes = LinkRoutes::new(topo, routing)?;
                 occupancy(topo, &routes, table)
             })
             .py()?;
-        let rows = occ.links.len();
-        let counts = Array2::from_shape_vec((rows, occ.phases), occ.counts).expect("shape");
-        let d = PyDict::new(py);
-        d.set_item("links", occ.names)?;
-        d.set_item("counts", counts.into_pyarray(py))?;
-        Ok(d)
+            let rows = occ.links.len();
+            let counts = Array2::from_shape_vec((rows, occ.phases), occ.counts).expect("shape");
+            let d = PyDict::new(py);
+            d.set_item("links", occ.names)?;
+            d.set_item("counts", counts.into_pyarray(py))?;
+            Ok(d)
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -218,15 +235,15 @@ fn alltoall_phases(
     method: &str,
     routing: &str,
 ) -> PyResult<PyAlltoallPhases> {
-    let method = Method::parse(method).py()?;
-    let routing = Routing::parse(routing).py()?;
-    let topo = topology.topology();
-    let inner = py
-        .detach(|| core_phases::phases(topo, method, routing))
-        .py()?;
-    Ok(PyAlltoallPhases {
-        inner,
-        topology: topo.clone(),
+    call(Class::Schedule, "alltoall_phases", || {
+        let method = Method::parse(method).py()?;
+        let routing = Routing::parse(routing).py()?;
+        let topo = topology.topology();
+        let inner = guard::detach(py, || core_phases::phases(topo, method, routing)).py()?;
+        Ok(PyAlltoallPhases {
+            inner,
+            topology: topo.clone(),
+        })
     })
 }
 
@@ -256,24 +273,19 @@ fn random_description(
         .map(|s| s.name().to_string())
         .collect();
     let Some(s) = random::SHAPES.iter().copied().find(|s| s.name() == shape) else {
-        return Err(raise(
-            "TopologyError",
+        return Err(Class::Topology.with_accepted(
             format!(
                 "unknown random tree shape '{shape}'; accepted: {}",
                 accepted.join(", ")
             ),
-            |_, d| d.set_item("accepted", accepted.clone()),
+            accepted.clone(),
         ));
     };
     if machines == 0 || switches == 0 || machines > MAX_RANDOM || switches > MAX_RANDOM {
-        return Err(raise(
-            "TopologyError",
-            format!(
-                "a random tree has 1 to {MAX_RANDOM} machines and 1 to {MAX_RANDOM} switches, \
-                 got machines={machines}, switches={switches}"
-            ),
-            |_, _| Ok(()),
-        ));
+        return Err(Class::Topology.err(format!(
+            "a random tree has 1 to {MAX_RANDOM} machines and 1 to {MAX_RANDOM} switches, \
+             got machines={machines}, switches={switches}"
+        )));
     }
     Ok(random::random_tree(machines, switches, s, seed))
 }
@@ -288,8 +300,10 @@ fn alltoall_random_tree(
     shape: &str,
     seed: u64,
 ) -> PyResult<PyTopology> {
-    let desc = random_description(machines, switches, shape, seed)?;
-    Ok(wrap(desc.build().py()?))
+    call(Class::Topology, "alltoall_random_tree", || {
+        let desc = random_description(machines, switches, shape, seed)?;
+        Ok(wrap(desc.build().py()?))
+    })
 }
 
 /// The JSON description (`tree:FILE` reads it) of [`alltoall_random_tree`]'s tree.
@@ -301,7 +315,9 @@ fn alltoall_random_tree_json(
     shape: &str,
     seed: u64,
 ) -> PyResult<String> {
-    Ok(random_description(machines, switches, shape, seed)?.to_json())
+    call(Class::Topology, "alltoall_random_tree_json", || {
+        Ok(random_description(machines, switches, shape, seed)?.to_json())
+    })
 }
 
 /// The machine of every rank: from a mapping file, or linear over every machine.
@@ -319,10 +335,9 @@ fn sync_of(name: &str) -> PyResult<Sync> {
         .map(|(_, s)| *s)
         .ok_or_else(|| {
             let accepted: Vec<String> = SYNCS.iter().map(|(n, _)| n.to_string()).collect();
-            raise(
-                "ScheduleError",
+            Class::Schedule.with_accepted(
                 format!("unknown sync '{name}'; accepted: {}", accepted.join(", ")),
-                |_, d| d.set_item("accepted", accepted.clone()),
+                accepted.clone(),
             )
         })
 }
@@ -335,16 +350,16 @@ fn sync_of(name: &str) -> PyResult<Sync> {
 /// is released.
 #[pyfunction]
 #[pyo3(signature = (topology, mapping = None, check = false))]
-fn alltoall_sync_counts<'py>(
-    py: Python<'py>,
+fn alltoall_sync_counts(
+    py: Python<'_>,
     topology: &PyTopology,
     mapping: Option<&str>,
     check: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    let topo = topology.topology();
-    let machine_of = machines_of(topo, mapping)?;
-    let (counts, checks) = py
-        .detach(|| -> Result<_, ScheduleError> {
+) -> PyResult<PySyncCounts> {
+    call(Class::Schedule, "alltoall_sync_counts", || {
+        let topo = topology.topology();
+        let machine_of = machines_of(topo, mapping)?;
+        let (counts, checks) = guard::detach(py, || -> Result<_, ScheduleError> {
             let c = scheduled::sync_counts(topo, &machine_of)?;
             let mut checks = Vec::new();
             if check {
@@ -370,25 +385,30 @@ fn alltoall_sync_counts<'py>(
                             a.src, a.dst, a.phase, b.src, b.dst, b.phase
                         )
                     });
-                    checks.push((name, e.pairs, e.violated, v));
+                    checks.push(PySyncCheck {
+                        sync: name,
+                        pairs: e.pairs,
+                        violated: e.violated,
+                        violation: v,
+                    });
                 }
             }
             Ok((c, checks))
         })
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("ranks", machine_of.len())?;
-    d.set_item("messages", counts.messages)?;
-    d.set_item("phases", counts.phases)?;
-    d.set_item("pairwise", counts.pairwise)?;
-    d.set_item("pairwise_reduced", counts.reduced)?;
-    d.set_item("barrier", counts.barrier)?;
-    let c = PyDict::new(py);
-    for (name, pairs, violated, v) in checks {
-        c.set_item(name, (pairs, violated, v))?;
-    }
-    d.set_item("checks", c)?;
-    Ok(d)
+        Ok(PySyncCounts {
+            ranks: machine_of.len(),
+            messages: counts.messages,
+            phases: counts.phases,
+            pairwise: counts.pairwise,
+            pairwise_reduced: counts.reduced,
+            barrier: counts.barrier,
+            checks: checks
+                .into_iter()
+                .map(|c| Py::new(py, c))
+                .collect::<PyResult<Vec<_>>>()?,
+        })
+    })
 }
 
 /// The C file of the `MPI_Alltoall` routine of `topology` (ranks on the machines of the
@@ -398,8 +418,8 @@ fn alltoall_sync_counts<'py>(
 #[pyfunction]
 #[pyo3(signature = (topology, mapping = None, sync = "pairwise-reduced", min_size = 0, pmpi = false, name = "hc_alltoall", provenance = ""))]
 #[allow(clippy::too_many_arguments)]
-fn alltoall_routine<'py>(
-    py: Python<'py>,
+fn alltoall_routine(
+    py: Python<'_>,
     topology: &PyTopology,
     mapping: Option<&str>,
     sync: &str,
@@ -407,28 +427,32 @@ fn alltoall_routine<'py>(
     pmpi: bool,
     name: &str,
     provenance: &str,
-) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let topo = topology.topology();
-    let machine_of = machines_of(topo, mapping)?;
-    let sync = sync_of(sync)?;
-    let opts = RoutineOptions {
-        name: name.to_string(),
-        min_size,
-        pmpi,
-        provenance: provenance.to_string(),
-    };
-    let (text, plan) = py
-        .detach(|| -> Result<_, ScheduleError> {
+) -> PyResult<(String, PyRoutineCounts)> {
+    call(Class::Schedule, "alltoall_routine", || {
+        let topo = topology.topology();
+        let machine_of = machines_of(topo, mapping)?;
+        let sync = sync_of(sync)?;
+        let opts = RoutineOptions {
+            name: name.to_string(),
+            min_size,
+            pmpi,
+            provenance: provenance.to_string(),
+        };
+        let (text, plan) = guard::detach(py, || -> Result<_, ScheduleError> {
             let plan = scheduled::plan(topo, &machine_of, sync, machine_of.len() as u32)?;
             Ok((routine(&plan, &opts)?, plan))
         })
         .py()?;
-    let d = PyDict::new(py);
-    d.set_item("ranks", machine_of.len())?;
-    d.set_item("phases", plan.active_phases.len())?;
-    d.set_item("messages", plan.messages.len())?;
-    d.set_item("syncs", plan.syncs.len())?;
-    Ok((text, d))
+        Ok((
+            text,
+            PyRoutineCounts {
+                ranks: machine_of.len(),
+                phases: plan.active_phases.len(),
+                messages: plan.messages.len(),
+                syncs: plan.syncs.len(),
+            },
+        ))
+    })
 }
 
 /// Most machines (and switches) of a random tree.
@@ -436,6 +460,9 @@ const MAX_RANDOM: usize = 1 << 16;
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAlltoallPhases>()?;
+    m.add_class::<PySyncCheck>()?;
+    m.add_class::<PySyncCounts>()?;
+    m.add_class::<PyRoutineCounts>()?;
     m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;

@@ -8,7 +8,8 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::errors::{error, PyResultExt};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::call;
 
 /// One rank's program as columns, checked by the core: valid for `nranks` ranks, every slice
 /// inside its buffer (`input_len`, `output_len`, the scratch sizes). Read it like the dict of
@@ -94,32 +95,27 @@ fn get<T: TryFrom<i128>>(
         Err(_) => {
             let mut expected = keys();
             expected.retain(|k| !matches!(*k, "cpu" | "nic" | "region" | "regions"));
-            return Err(error(
-                "ScheduleError",
-                format!(
-                    "program has no '{name}' column; expected {}",
-                    expected.join(", ")
-                ),
-            ));
+            return Err(Class::Schedule.err(format!(
+                "program has no '{name}' column; expected {}",
+                expected.join(", ")
+            )));
         }
     };
     let values: Vec<i128> = col
         .try_iter()
         .and_then(|it| it.map(|x| x?.extract::<i128>()).collect())
         .map_err(|_| {
-            error(
-                "ScheduleError",
-                format!("program column '{name}' is not a sequence of integers"),
-            )
+            Class::Schedule.err(format!(
+                "program column '{name}' is not a sequence of integers"
+            ))
         })?;
     values
         .into_iter()
         .map(|v| {
             T::try_from(v).map_err(|_| {
-                error(
-                    "ScheduleError",
-                    format!("program column '{name}' holds {v}, out of its range"),
-                )
+                Class::Schedule.err(format!(
+                    "program column '{name}' holds {v}, out of its range"
+                ))
             })
         })
         .collect()
@@ -148,52 +144,53 @@ impl PyProgram {
         input_len: u64,
         output_len: u64,
     ) -> PyResult<PyProgram> {
-        let kind: Vec<u8> = get(columns, "kind", None, false)?;
-        let n = Some(kind.len());
-        let deps: Vec<(u32, u32, u8)> = match columns.get_item("deps") {
-            Err(_) => return Err(get::<u8>(columns, "deps", n, false).unwrap_err()),
-            Ok(d) => d
-                .try_iter()
-                .and_then(|it| it.map(|x| x?.extract::<(u32, u32, u8)>()).collect())
-                .map_err(|_| {
-                    error(
-                        "ScheduleError",
-                        "program column 'deps' is not a list of (op, on, kind) with op and on \
+        call(Class::Schedule, "Program.from_columns", || {
+            let kind: Vec<u8> = get(columns, "kind", None, false)?;
+            let n = Some(kind.len());
+            let deps: Vec<(u32, u32, u8)> = match columns.get_item("deps") {
+                Err(_) => return Err(get::<u8>(columns, "deps", n, false).unwrap_err()),
+                Ok(d) => d
+                    .try_iter()
+                    .and_then(|it| it.map(|x| x?.extract::<(u32, u32, u8)>()).collect())
+                    .map_err(|_| {
+                        Class::Schedule.err(
+                            "program column 'deps' is not a list of (op, on, kind) with op and on \
                          >= 0 and kind 0 (requires) or 1 (irequires)",
-                    )
-                })?,
-        };
-        let mut deps = deps;
-        deps.sort_unstable();
-        let cols = Columns {
-            peer: get(columns, "peer", n, false)?,
-            tag: get(columns, "tag", n, false)?,
-            bytes: get(columns, "bytes", n, false)?,
-            combine: get(columns, "combine", n, false)?,
-            cpu: get(columns, "cpu", n, true)?,
-            nic: get(columns, "nic", n, true)?,
-            time_ps: get(columns, "time_ps", n, false)?,
-            buf_slot: get(columns, "buf_slot", n, false)?,
-            buf_offset: get(columns, "buf_offset", n, false)?,
-            buf_len: get(columns, "buf_len", n, false)?,
-            src_slot: get(columns, "src_slot", n, false)?,
-            src_offset: get(columns, "src_offset", n, false)?,
-            src_len: get(columns, "src_len", n, false)?,
-            dep_op: deps.iter().map(|d| d.0).collect(),
-            dep_on: deps.iter().map(|d| d.1).collect(),
-            dep_kind: deps.iter().map(|d| d.2).collect(),
-            scratch: get(columns, "scratch", None, false)?,
-            region: match columns.get_item("region") {
-                Ok(_) => get(columns, "region", n, false)?,
-                Err(_) => vec![-1; kind.len()],
-            },
-            regions: match columns.get_item("regions") {
-                Ok(_) => get(columns, "regions", None, false)?,
-                Err(_) => Vec::new(),
-            },
-            kind,
-        };
-        PyProgram::checked(cols, rank, nranks, (input_len, output_len))
+                        )
+                    })?,
+            };
+            let mut deps = deps;
+            deps.sort_unstable();
+            let cols = Columns {
+                peer: get(columns, "peer", n, false)?,
+                tag: get(columns, "tag", n, false)?,
+                bytes: get(columns, "bytes", n, false)?,
+                combine: get(columns, "combine", n, false)?,
+                cpu: get(columns, "cpu", n, true)?,
+                nic: get(columns, "nic", n, true)?,
+                time_ps: get(columns, "time_ps", n, false)?,
+                buf_slot: get(columns, "buf_slot", n, false)?,
+                buf_offset: get(columns, "buf_offset", n, false)?,
+                buf_len: get(columns, "buf_len", n, false)?,
+                src_slot: get(columns, "src_slot", n, false)?,
+                src_offset: get(columns, "src_offset", n, false)?,
+                src_len: get(columns, "src_len", n, false)?,
+                dep_op: deps.iter().map(|d| d.0).collect(),
+                dep_on: deps.iter().map(|d| d.1).collect(),
+                dep_kind: deps.iter().map(|d| d.2).collect(),
+                scratch: get(columns, "scratch", None, false)?,
+                region: match columns.get_item("region") {
+                    Ok(_) => get(columns, "region", n, false)?,
+                    Err(_) => vec![-1; kind.len()],
+                },
+                regions: match columns.get_item("regions") {
+                    Ok(_) => get(columns, "regions", None, false)?,
+                    Err(_) => Vec::new(),
+                },
+                kind,
+            };
+            PyProgram::checked(cols, rank, nranks, (input_len, output_len))
+        })
     }
 
     /// The rank the program was checked as.
@@ -242,11 +239,13 @@ impl PyProgram {
 
     /// Column `key` (a NumPy array; `deps` a list of `(op, on, kind)`, `scratch` a list).
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        column(py, &self.cols, key)?.ok_or_else(|| {
-            pyo3::exceptions::PyKeyError::new_err(format!(
-                "'{key}': a program has columns {}",
-                keys().join(", ")
-            ))
+        call(Class::Schedule, "Program[]", || {
+            column(py, &self.cols, key)?.ok_or_else(|| {
+                pyo3::exceptions::PyKeyError::new_err(format!(
+                    "'{key}': a program has columns {}",
+                    keys().join(", ")
+                ))
+            })
         })
     }
 
@@ -265,11 +264,13 @@ impl PyProgram {
 
     /// The columns as a dict.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for k in keys() {
-            d.set_item(k, column(py, &self.cols, k)?)?;
-        }
-        Ok(d)
+        call(Class::Schedule, "Program.to_dict", || {
+            let d = PyDict::new(py);
+            for k in keys() {
+                d.set_item(k, column(py, &self.cols, k)?)?;
+            }
+            Ok(d)
+        })
     }
 
     fn __repr__(&self) -> String {

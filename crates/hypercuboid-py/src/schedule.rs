@@ -10,15 +10,45 @@ use hypercuboid_core::network::NetParams;
 use hypercuboid_core::schedule::goal::{self, GoalExportOptions};
 use hypercuboid_core::schedule::verify::{self, VerifyOptions};
 use hypercuboid_core::schedule::{
-    self, CExport, CExportOptions, Columns, DepKind, Dtype, Program, ReduceOp, Schedule,
-    ScheduleError,
+    self, CExport, CExportOptions, Columns, DepKind, Program, ReduceOp, Schedule, ScheduleError,
 };
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
 
-use crate::errors::{error, PyResultExt};
+use crate::args::{
+    AlgorithmParam, Count, DtypeArg, LevelParam, MappingParam, ModelParam, NRanks, NicParam,
+    NoiseParam, OpArg, RankArg, RoutingParam, Text,
+};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
 use crate::program::PyProgram;
+use crate::spec::PyForm;
+
+/// What a schedule computes: `collective`, `count`, `dtype`, `op` (None for a collective that
+/// does not reduce), for an alltoall `block` (the elements per pair of ranks), for a halo
+/// exchange `halo`, its `name` and `elem_size`.
+#[pyclass(name = "ScheduleMeta", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyScheduleMeta {
+    collective: &'static str,
+    count: u64,
+    dtype: &'static str,
+    op: Option<&'static str>,
+    block: Option<u64>,
+    halo: Option<Py<PyHaloMeta>>,
+    name: String,
+    elem_size: u32,
+}
+
+/// A halo exchange's decomposition (`lattice`, `dims`, `periodic`), values per site and
+/// stencil.
+#[pyclass(name = "HaloMeta", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyHaloMeta {
+    lattice: (u32, u32, u32),
+    dims: (u32, u32, u32),
+    periodic: (bool, bool, bool),
+    values: u32,
+    stencil: &'static str,
+}
 
 /// A schedule held in Rust memory. Python's `hypercuboid.Schedule` wraps it.
 #[derive(Debug)]
@@ -32,13 +62,14 @@ impl PySchedule {
         PySchedule { inner: Arc::new(s) }
     }
 
-    fn check_rank(&self, rank: i64) -> PyResult<u32> {
+    fn check_rank(&self, rank: RankArg) -> PyResult<u32> {
         let n = self.inner.nranks();
-        if rank < 0 || rank >= n as i64 {
-            return Err(error(
-                "ScheduleError",
-                format!("rank {rank} is not in the schedule (ranks 0..{})", n - 1),
-            ));
+        let rank = rank.0;
+        if rank < 0 || rank >= n as i128 {
+            return Err(Class::Schedule.err(format!(
+                "rank {rank} is not in the schedule (ranks 0..{})",
+                n - 1
+            )));
         }
         Ok(rank as u32)
     }
@@ -65,23 +96,25 @@ impl PySchedule {
     }
 
     /// Sends of each rank's program (a uint32 per rank).
-    fn sends_per_rank<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<u32>> {
+    fn sends_per_rank<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, numpy::PyArray1<u32>>> {
         use numpy::IntoPyArray;
-        let s = &self.inner;
-        let per_shape: Vec<u32> = s
-            .shapes()
-            .iter()
-            .map(|sh| {
-                sh.ops
-                    .iter()
-                    .filter(|o| matches!(o.kind, schedule::OpKind::Send { .. }))
-                    .count() as u32
-            })
-            .collect();
-        (0..s.nranks())
-            .map(|r| per_shape[s.shape_index(r)])
-            .collect::<Vec<u32>>()
-            .into_pyarray(py)
+        call(Class::Schedule, "Schedule.sends_per_rank", || {
+            let s = &self.inner;
+            let per_shape: Vec<u32> = s
+                .shapes()
+                .iter()
+                .map(|sh| {
+                    sh.ops
+                        .iter()
+                        .filter(|o| matches!(o.kind, schedule::OpKind::Send { .. }))
+                        .count() as u32
+                })
+                .collect();
+            Ok((0..s.nranks())
+                .map(|r| per_shape[s.shape_index(r)])
+                .collect::<Vec<u32>>()
+                .into_pyarray(py))
+        })
     }
 
     /// Approximate heap bytes of the schedule.
@@ -90,129 +123,142 @@ impl PySchedule {
         self.inner.memory_bytes()
     }
 
-    /// `{collective, count, dtype, op, name, elem_size}` (`op` None for a collective that
-    /// does not reduce), for an alltoall `block`, the elements per pair of ranks, and for a
-    /// halo exchange `halo`: `{lattice, dims, periodic, values, stencil}`.
+    /// What the schedule computes (a `ScheduleMeta`).
     #[getter]
-    fn meta<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let m = self.inner.meta();
-        let d = PyDict::new(py);
-        d.set_item("collective", m.collective.name())?;
-        d.set_item("count", m.count)?;
-        d.set_item("dtype", m.dtype.name())?;
-        d.set_item("op", m.op().map(|o| o.name()))?;
-        if let Some(block) = m.collective.block() {
-            d.set_item("block", block)?;
-        }
-        if let Some(h) = m.collective.halo() {
-            let x = PyDict::new(py);
-            let dc = h.decomp;
-            x.set_item("lattice", (dc.lattice[0], dc.lattice[1], dc.lattice[2]))?;
-            x.set_item("dims", (dc.dims[0], dc.dims[1], dc.dims[2]))?;
-            x.set_item("periodic", (dc.periodic[0], dc.periodic[1], dc.periodic[2]))?;
-            x.set_item("values", h.values)?;
-            x.set_item("stencil", h.stencil.name())?;
-            d.set_item("halo", x)?;
-        }
-        d.set_item("name", &m.name)?;
-        d.set_item("elem_size", m.elem_size())?;
-        Ok(d)
+    fn meta(&self, py: Python<'_>) -> PyResult<PyScheduleMeta> {
+        call(Class::Schedule, "Schedule.meta", || {
+            let m = self.inner.meta();
+            let halo = match m.collective.halo() {
+                None => None,
+                Some(h) => {
+                    let dc = h.decomp;
+                    Some(Py::new(
+                        py,
+                        PyHaloMeta {
+                            lattice: (dc.lattice[0], dc.lattice[1], dc.lattice[2]),
+                            dims: (dc.dims[0], dc.dims[1], dc.dims[2]),
+                            periodic: (dc.periodic[0], dc.periodic[1], dc.periodic[2]),
+                            values: h.values,
+                            stencil: h.stencil.name(),
+                        },
+                    )?)
+                }
+            };
+            Ok(PyScheduleMeta {
+                collective: m.collective.name(),
+                count: m.count,
+                dtype: m.dtype.name(),
+                op: m.op().map(|o| o.name()),
+                block: m.collective.block(),
+                halo,
+                name: m.name.clone(),
+                elem_size: m.elem_size(),
+            })
+        })
     }
 
     /// Rank `rank`'s ops in readable form, one line each, with their dependencies.
-    fn program_text(&self, rank: i64) -> PyResult<Vec<String>> {
-        let r = self.check_rank(rank)?;
-        let v = self.inner.rank(r);
-        let mut lines = Vec::with_capacity(v.len());
-        for i in 0..v.len() {
-            let mut line = format!("{i:>4}: {}", v.op(i));
-            let deps = v.deps(i);
-            if !deps.is_empty() {
-                let list: Vec<String> = deps
-                    .iter()
-                    .map(|d| match d.kind {
-                        DepKind::Requires => d.on.to_string(),
-                        DepKind::IRequires => format!("{}(start)", d.on),
-                    })
-                    .collect();
-                line.push_str(&format!("   after {}", list.join(", ")));
+    fn program_text(&self, rank: RankArg) -> PyResult<Vec<String>> {
+        call(Class::Schedule, "Schedule.program_text", || {
+            let r = self.check_rank(rank)?;
+            let v = self.inner.rank(r);
+            let mut lines = Vec::with_capacity(v.len());
+            for i in 0..v.len() {
+                let mut line = format!("{i:>4}: {}", v.op(i));
+                let deps = v.deps(i);
+                if !deps.is_empty() {
+                    let list: Vec<String> = deps
+                        .iter()
+                        .map(|d| match d.kind {
+                            DepKind::Requires => d.on.to_string(),
+                            DepKind::IRequires => format!("{}(start)", d.on),
+                        })
+                        .collect();
+                    line.push_str(&format!("   after {}", list.join(", ")));
+                }
+                lines.push(line);
             }
-            lines.push(line);
-        }
-        Ok(lines)
+            Ok(lines)
+        })
     }
 
     /// Rank `rank`'s program as columns, for the MPI back end, checked against the schedule's
     /// buffers.
-    fn program(&self, rank: i64) -> PyResult<PyProgram> {
-        let r = self.check_rank(rank)?;
-        let cols = Columns::of_rank(&self.inner.rank(r), self.inner.elem_size());
-        PyProgram::checked(
-            cols,
-            r,
-            self.inner.nranks(),
-            self.inner.meta().rank_buffer_lens(r),
-        )
+    fn program(&self, rank: RankArg) -> PyResult<PyProgram> {
+        call(Class::Schedule, "Schedule.program", || {
+            let r = self.check_rank(rank)?;
+            let cols = Columns::of_rank(&self.inner.rank(r), self.inner.elem_size());
+            PyProgram::checked(
+                cols,
+                r,
+                self.inner.nranks(),
+                self.inner.meta().rank_buffer_lens(r),
+            )
+        })
     }
 
-    /// Verifies the schedule: a dict with `sound`, `problems` (lines), `truncated`,
-    /// `semantics` (None or a dict of flags and differences), `stats`, `notes` and `text`.
+    /// Verifies the schedule: a `VerifyReport` (`sound`, `problems` (lines), `truncated`,
+    /// `semantics` (None or the flags and differences), `stats`, `notes` and `text`).
     #[pyo3(signature = (
         eager_limit = VerifyOptions::default().eager_limit,
         semantics = VerifyOptions::default().semantics,
         max_problems = VerifyOptions::default().max_problems,
         threads = VerifyOptions::default().threads,
     ))]
-    fn verify<'py>(
+    fn verify(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         eager_limit: u64,
         semantics: bool,
         max_problems: usize,
         threads: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
+    ) -> PyResult<crate::verify::PyVerifyReport> {
         let opts = VerifyOptions {
             semantics,
             eager_limit,
             max_problems,
             threads,
         };
-        let s = self.inner.clone();
-        let rep = py.detach(move || verify::verify(&s, &opts));
-        report_dict(py, &rep)
+        call(Class::Schedule, "Schedule.verify", || {
+            let s = self.inner.clone();
+            let rep = guard::detach(py, move || verify::verify(&s, &opts));
+            crate::verify::report(py, &rep)
+        })
     }
 
-    /// Simulates the schedule on `model` (a spec string). Returns a dict: `model` (canonical
-    /// spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`, `messages`, and `trace`
-    /// (None, or a dict of NumPy columns); with `chrome_trace` a path, the trace is also written
-    /// there as Chrome / Perfetto JSON. `calls` runs the schedule that many times back to back
-    /// (no barrier between runs). `threads`: threads to simulate on (0: every core for
+    /// Simulates the schedule on `model` (a spec string). Returns a `SimulationResult`:
+    /// `model` (canonical spec), `completion_ps`, `rank_finish_ps` (uint64 array), `ops`,
+    /// `messages`, `threads` and `trace` (None, or NumPy columns); with `chrome_trace` a path,
+    /// the trace is also written there as Chrome / Perfetto JSON. `calls` runs the schedule that
+    /// many times back to back (no barrier between runs). `threads`: threads to simulate on (0: every core for
     /// schedules of 2^19 ops or more, else one); the results are the same for any number. The
     /// GIL is released while simulating.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1, threads = 0))]
-    fn simulate<'py>(
+    fn simulate(
         &self,
-        py: Python<'py>,
-        model: &str,
+        py: Python<'_>,
+        model: Text<ModelParam>,
         trace: bool,
-        noise: Option<&str>,
+        noise: Option<Text<NoiseParam>>,
         seed: u64,
         chrome_trace: Option<String>,
         calls: u32,
         threads: usize,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        crate::sim::simulate(
-            self,
-            py,
-            model,
-            trace,
-            noise,
-            seed,
-            chrome_trace,
-            calls,
-            threads,
-        )
+    ) -> PyResult<crate::sim_result::PySimulationResult> {
+        call(Class::Simulation, "Schedule.simulate", || {
+            crate::sim::simulate(
+                self,
+                py,
+                model.as_str(),
+                trace,
+                noise.as_ref().map(Text::as_str),
+                seed,
+                chrome_trace,
+                calls,
+                threads,
+            )
+        })
     }
 
     /// Simulates the schedule on a network (see `sim::simulate_network`).
@@ -220,12 +266,12 @@ impl PySchedule {
     #[pyo3(signature = (
         topology,
         model = None,
-        routing = "min",
-        level = "packet",
-        mapping = "linear",
+        routing = Text::of("min"),
+        level = Text::of("packet"),
+        mapping = Text::of("linear"),
         mapping_endpoints = None,
         ranks_per_endpoint = 1,
-        nic = "fifo",
+        nic = Text::of("fifo"),
         seed = NetParams::default().seed,
         packet_bytes = NetParams::default().packet_bytes,
         buffer_bytes = NetParams::default().buffer_bytes,
@@ -239,17 +285,17 @@ impl PySchedule {
         calls = 1,
         noise = None,
     ))]
-    fn simulate_network<'py>(
+    fn simulate_network(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         topology: &crate::topology::PyTopology,
-        model: Option<&str>,
-        routing: &str,
-        level: &str,
-        mapping: &str,
+        model: Option<Text<ModelParam>>,
+        routing: Text<RoutingParam>,
+        level: Text<LevelParam>,
+        mapping: Text<MappingParam>,
         mapping_endpoints: Option<Vec<u32>>,
         ranks_per_endpoint: u32,
-        nic: &str,
+        nic: Text<NicParam>,
         seed: u64,
         packet_bytes: u32,
         buffer_bytes: u64,
@@ -261,102 +307,117 @@ impl PySchedule {
         records: bool,
         sample_links: bool,
         calls: u32,
-        noise: Option<&str>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let params = crate::network::params(
-            seed,
-            packet_bytes,
-            buffer_bytes,
-            switch_latency_ps,
-            watchdog_ps,
-            threads,
-        );
-        crate::sim::simulate_network(
-            self,
-            py,
-            topology,
-            model,
-            routing,
-            level,
-            mapping,
-            mapping_endpoints,
-            ranks_per_endpoint,
-            nic,
-            params,
-            trace,
-            chrome_trace,
-            records,
-            sample_links,
-            calls,
-            noise,
-        )
+        noise: Option<Text<NoiseParam>>,
+    ) -> PyResult<crate::sim_result::PySimulationResult> {
+        call(Class::Simulation, "Schedule.simulate_network", || {
+            let params = crate::network::params(
+                seed,
+                packet_bytes,
+                buffer_bytes,
+                switch_latency_ps,
+                watchdog_ps,
+                threads,
+            );
+            crate::sim::simulate_network(
+                self,
+                py,
+                topology,
+                model.as_ref().map(Text::as_str),
+                routing.as_str(),
+                level.as_str(),
+                mapping.as_str(),
+                mapping_endpoints,
+                ranks_per_endpoint,
+                nic.as_str(),
+                params,
+                trace,
+                chrome_trace,
+                records,
+                sample_links,
+                calls,
+                noise.as_ref().map(Text::as_str),
+            )
+        })
     }
 
     /// GOAL text (LogGOPSim txt2bin input).
     #[pyo3(signature = (reduce_ns_per_byte = 0.0))]
     fn to_goal(&self, py: Python<'_>, reduce_ns_per_byte: f64) -> PyResult<String> {
-        let s = self.inner.clone();
-        let out = py.detach(move || {
-            let mut out = Vec::new();
-            goal::write_goal(&s, &GoalExportOptions { reduce_ns_per_byte }, &mut out).map(|_| out)
-        });
-        bytes_to_string(out.map_err(|e| error("ScheduleError", e.to_string()))?)
+        call(Class::Schedule, "Schedule.to_goal", || {
+            let s = self.inner.clone();
+            let out = guard::detach(py, move || {
+                let mut out = Vec::new();
+                goal::write_goal(&s, &GoalExportOptions { reduce_ns_per_byte }, &mut out)
+                    .map(|_| out)
+            });
+            bytes_to_string(out.map_err(|e| Class::Schedule.err(e.to_string()))?)
+        })
     }
 
     /// The lossless text form.
     fn to_text(&self, py: Python<'_>) -> PyResult<String> {
-        let s = self.inner.clone();
-        let out = py.detach(move || {
-            let mut out = Vec::new();
-            goal::write_text(&s, &mut out).map(|_| out)
-        });
-        bytes_to_string(out.map_err(|e| error("ScheduleError", e.to_string()))?)
+        call(Class::Schedule, "Schedule.to_text", || {
+            let s = self.inner.clone();
+            let out = guard::detach(py, move || {
+                let mut out = Vec::new();
+                goal::write_text(&s, &mut out).map(|_| out)
+            });
+            bytes_to_string(out.map_err(|e| Class::Schedule.err(e.to_string()))?)
+        })
     }
 
     /// Writes GOAL text to `path`.
     #[pyo3(signature = (path, reduce_ns_per_byte = 0.0))]
     fn write_goal(&self, py: Python<'_>, path: String, reduce_ns_per_byte: f64) -> PyResult<()> {
-        let s = self.inner.clone();
-        py.detach(move || {
-            write_file(&path, |w| {
-                goal::write_goal(&s, &GoalExportOptions { reduce_ns_per_byte }, w)
+        call(Class::Schedule, "Schedule.write_goal", || {
+            let s = self.inner.clone();
+            guard::detach(py, move || {
+                write_file(&path, |w| {
+                    goal::write_goal(&s, &GoalExportOptions { reduce_ns_per_byte }, w)
+                })
             })
         })
     }
 
     /// Writes the lossless text form to `path`.
     fn write_text(&self, py: Python<'_>, path: String) -> PyResult<()> {
-        let s = self.inner.clone();
-        py.detach(move || write_file(&path, |w| goal::write_text(&s, w)))
+        call(Class::Schedule, "Schedule.write_text", || {
+            let s = self.inner.clone();
+            guard::detach(py, move || write_file(&path, |w| goal::write_text(&s, w)))
+        })
     }
 
     /// The schedule as one self-contained C file: an MPI routine named `name` (default
     /// `hc_<collective>`) that runs it (docs/native.md, section 2).
     #[pyo3(signature = (name = None))]
     fn to_c(&self, py: Python<'_>, name: Option<&str>) -> PyResult<String> {
-        let s = self.inner.clone();
-        let opts = c_options(&s, name);
-        let out = py.detach(move || {
-            let e = CExport::new(&s, &opts)?;
-            let mut out = Vec::new();
-            e.write(&mut out).map_err(|e| ScheduleError::Io {
-                path: "<memory>".into(),
-                message: e.to_string(),
-            })?;
-            Ok::<_, ScheduleError>(out)
-        });
-        bytes_to_string(out.py()?)
+        call(Class::Schedule, "Schedule.to_c", || {
+            let s = self.inner.clone();
+            let opts = c_options(&s, name);
+            let out = guard::detach(py, move || {
+                let e = CExport::new(&s, &opts)?;
+                let mut out = Vec::new();
+                e.write(&mut out).map_err(|e| ScheduleError::Io {
+                    path: "<memory>".into(),
+                    message: e.to_string(),
+                })?;
+                Ok::<_, ScheduleError>(out)
+            });
+            bytes_to_string(out.py()?)
+        })
     }
 
     /// Writes the C file of `to_c(name)` to `path`; what cannot be exported is refused
     /// before the file is created.
     #[pyo3(signature = (path, name = None))]
     fn write_c(&self, py: Python<'_>, path: String, name: Option<&str>) -> PyResult<()> {
-        let s = self.inner.clone();
-        let opts = c_options(&s, name);
-        py.detach(move || {
-            let e = CExport::new(&s, &opts).py()?;
-            write_file(&path, |w| e.write(w))
+        call(Class::Schedule, "Schedule.write_c", || {
+            let s = self.inner.clone();
+            let opts = c_options(&s, name);
+            guard::detach(py, move || {
+                let e = CExport::new(&s, &opts).py()?;
+                write_file(&path, |w| e.write(w))
+            })
         })
     }
 
@@ -379,99 +440,36 @@ fn c_options(s: &Schedule, name: Option<&str>) -> CExportOptions {
 }
 
 fn bytes_to_string(b: Vec<u8>) -> PyResult<String> {
-    String::from_utf8(b).map_err(|e| error("ScheduleError", e.to_string()))
+    String::from_utf8(b).map_err(|e| Class::Schedule.err(e.to_string()))
 }
 
 fn write_file(
     path: &str,
     f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> PyResult<()> {
-    let io = |e: std::io::Error| error("ScheduleError", format!("{path}: {e}"));
+    let io = |e: std::io::Error| Class::Schedule.err(format!("{path}: {e}"));
     let file = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     f(&mut w).map_err(io)?;
     std::io::Write::flush(&mut w).map_err(io)
 }
 
-fn report_dict<'py>(py: Python<'py>, rep: &verify::Report) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("sound", rep.is_sound())?;
-    let problems: Vec<String> = rep.problems.iter().map(|p| p.to_string()).collect();
-    d.set_item("problems", problems)?;
-    let kinds: Vec<&str> = rep.problems.iter().map(|p| p.kind()).collect();
-    d.set_item("problem_kinds", kinds)?;
-    d.set_item("truncated", rep.truncated)?;
-    d.set_item("notes", rep.notes.clone())?;
-    let st = PyDict::new(py);
-    st.set_item("ranks", rep.stats.ranks)?;
-    st.set_item("ops", rep.stats.ops)?;
-    st.set_item("messages", rep.stats.messages)?;
-    st.set_item("bytes", rep.stats.bytes)?;
-    d.set_item("stats", st)?;
-    match &rep.semantics {
-        None => d.set_item("semantics", py.None())?,
-        Some(sem) => {
-            let m = PyDict::new(py);
-            m.set_item("reduces", sem.reduces)?;
-            m.set_item("correct", sem.correct)?;
-            m.set_item("same_order_commutative", sem.same_order_commutative)?;
-            m.set_item("same_order_noncommutative", sem.same_order_noncommutative)?;
-            m.set_item("canonical_order", sem.canonical_order)?;
-            m.set_item("exact", sem.exact)?;
-            let diff = |x: &Option<verify::Difference>| {
-                x.as_ref().map(|x| {
-                    format!(
-                        "rank {} element {}: {}  vs  rank {} element {}: {}",
-                        x.a.rank, x.a.element, x.a.expr, x.b.rank, x.b.element, x.b.expr
-                    )
-                })
-            };
-            m.set_item(
-                "noncommutative_difference",
-                diff(&sem.noncommutative_difference),
-            )?;
-            m.set_item("commutative_difference", diff(&sem.commutative_difference))?;
-            m.set_item(
-                "noncanonical",
-                sem.noncanonical
-                    .as_ref()
-                    .map(|x| format!("rank {} element {}: {}", x.rank, x.element, x.expr)),
-            )?;
-            d.set_item("semantics", m)?;
-        }
+/// The allreduce of the converted arguments.
+fn allreduce_spec(nranks: NRanks, count: Count, dtype: DtypeArg, op: OpArg) -> AllreduceSpec {
+    AllreduceSpec {
+        nranks: nranks.0,
+        count: count.0,
+        dtype: dtype.0,
+        op: op.0,
     }
-    d.set_item("text", rep.to_string())?;
-    Ok(d)
 }
 
-fn spec(nranks: i64, count: i64, dtype: &str, op: &str) -> PyResult<AllreduceSpec> {
-    if nranks < 1 {
-        return Err(error(
-            "ScheduleError",
-            format!("invalid number of ranks {nranks}: must be >= 1"),
-        ));
+/// Rank `rank` of `nranks`, or the error naming the range.
+fn rank_of(rank: RankArg, nranks: u32) -> PyResult<u32> {
+    if rank.0 < 0 || rank.0 >= nranks as i128 {
+        return Err(Class::Schedule.err(format!("rank {} is not in 0..{}", rank.0, nranks - 1)));
     }
-    if count < 0 {
-        return Err(error(
-            "ScheduleError",
-            format!("invalid count {count}: must be >= 0"),
-        ));
-    }
-    if nranks > u32::MAX as i64 {
-        return Err(error(
-            "ScheduleError",
-            format!(
-                "invalid number of ranks {nranks}: at most {}",
-                schedule::MAX_RANKS
-            ),
-        ));
-    }
-    Ok(AllreduceSpec {
-        nranks: nranks as u32,
-        count: count as u64,
-        dtype: Dtype::parse(dtype).py()?,
-        op: ReduceOp::parse(op).py()?,
-    })
+    Ok(rank.0 as u32)
 }
 
 /// The allreduce schedule of `algorithm` on `nranks` ranks (GIL released while generating).
@@ -479,22 +477,24 @@ fn spec(nranks: i64, count: i64, dtype: &str, op: &str) -> PyResult<AllreduceSpe
 #[pyo3(signature = (
     algorithm,
     nranks,
-    count = allreduce::DEFAULT_COUNT as i64,
-    dtype = allreduce::DEFAULT_DTYPE.name(),
-    op = allreduce::DEFAULT_OP.name(),
+    count = Count(allreduce::DEFAULT_COUNT),
+    dtype = DtypeArg(allreduce::DEFAULT_DTYPE),
+    op = OpArg(allreduce::DEFAULT_OP),
 ))]
 fn allreduce_schedule(
     py: Python<'_>,
-    algorithm: &str,
-    nranks: i64,
-    count: i64,
-    dtype: &str,
-    op: &str,
+    algorithm: Text<AlgorithmParam>,
+    nranks: NRanks,
+    count: Count,
+    dtype: DtypeArg,
+    op: OpArg,
 ) -> PyResult<PySchedule> {
-    let alg = Algorithm::parse(algorithm).py()?;
-    let sp = spec(nranks, count, dtype, op)?;
-    let s = py.detach(move || allreduce::generate(&alg, &sp)).py()?;
-    Ok(PySchedule::new(s))
+    call(Class::Schedule, "allreduce", || {
+        let alg = Algorithm::parse(algorithm.as_str()).py()?;
+        let sp = allreduce_spec(nranks, count, dtype, op);
+        let s = guard::detach(py, move || allreduce::generate(&alg, &sp)).py()?;
+        Ok(PySchedule::new(s))
+    })
 }
 
 /// The program of one rank of an allreduce, built alone (O(its own ops)), as a `Program`
@@ -504,61 +504,27 @@ fn allreduce_schedule(
     algorithm,
     nranks,
     rank,
-    count = allreduce::DEFAULT_COUNT as i64,
-    dtype = allreduce::DEFAULT_DTYPE.name(),
-    op = allreduce::DEFAULT_OP.name(),
+    count = Count(allreduce::DEFAULT_COUNT),
+    dtype = DtypeArg(allreduce::DEFAULT_DTYPE),
+    op = OpArg(allreduce::DEFAULT_OP),
 ))]
 fn allreduce_program(
-    algorithm: &str,
-    nranks: i64,
-    rank: i64,
-    count: i64,
-    dtype: &str,
-    op: &str,
+    algorithm: Text<AlgorithmParam>,
+    nranks: NRanks,
+    rank: RankArg,
+    count: Count,
+    dtype: DtypeArg,
+    op: OpArg,
 ) -> PyResult<PyProgram> {
-    let alg = Algorithm::parse(algorithm).py()?;
-    let sp = spec(nranks, count, dtype, op)?;
-    if rank < 0 || rank >= nranks {
-        return Err(error(
-            "ScheduleError",
-            format!("rank {rank} is not in 0..{}", nranks - 1),
-        ));
-    }
-    let mut p = Program::new();
-    allreduce::program(&alg, &sp, rank as u32, &mut p).py()?;
-    let cols = Columns::of_program(&p, sp.dtype.size());
-    PyProgram::checked(cols, rank as u32, sp.nranks, (sp.count, sp.count))
-}
-
-/// Checks the rank count and element count of a binding call.
-fn sizes(nranks: i64, count: i64) -> PyResult<(u32, u64)> {
-    if nranks < 1 {
-        return Err(error(
-            "ScheduleError",
-            format!("invalid number of ranks {nranks}: must be >= 1"),
-        ));
-    }
-    if count < 0 {
-        return Err(error(
-            "ScheduleError",
-            format!("invalid count {count}: must be >= 0"),
-        ));
-    }
-    if nranks > schedule::MAX_RANKS as i64 {
-        return Err(error(
-            "ScheduleError",
-            format!(
-                "invalid number of ranks {nranks}: at most {}",
-                schedule::MAX_RANKS
-            ),
-        ));
-    }
-    Ok((nranks as u32, count as u64))
-}
-
-fn alltoall_spec(nranks: i64, count: i64, dtype: &str) -> PyResult<AlltoallSpec> {
-    let (n, c) = sizes(nranks, count)?;
-    Ok(AlltoallSpec::new(n, c, Dtype::parse(dtype).py()?))
+    call(Class::Schedule, "allreduce_program", || {
+        let alg = Algorithm::parse(algorithm.as_str()).py()?;
+        let sp = allreduce_spec(nranks, count, dtype, op);
+        let rank = rank_of(rank, sp.nranks)?;
+        let mut p = Program::new();
+        allreduce::program(&alg, &sp, rank, &mut p).py()?;
+        let cols = Columns::of_program(&p, sp.dtype.size());
+        PyProgram::checked(cols, rank, sp.nranks, (sp.count, sp.count))
+    })
 }
 
 /// The alltoall schedule of `algorithm` on `nranks` ranks, `count` elements per rank pair
@@ -567,20 +533,22 @@ fn alltoall_spec(nranks: i64, count: i64, dtype: &str) -> PyResult<AlltoallSpec>
 #[pyo3(signature = (
     algorithm,
     nranks,
-    count = alltoall::DEFAULT_COUNT as i64,
-    dtype = alltoall::DEFAULT_DTYPE.name(),
+    count = Count(alltoall::DEFAULT_COUNT),
+    dtype = DtypeArg(alltoall::DEFAULT_DTYPE),
 ))]
 fn alltoall_schedule(
     py: Python<'_>,
-    algorithm: &str,
-    nranks: i64,
-    count: i64,
-    dtype: &str,
+    algorithm: Text<AlgorithmParam>,
+    nranks: NRanks,
+    count: Count,
+    dtype: DtypeArg,
 ) -> PyResult<PySchedule> {
-    let alg = alltoall::Algorithm::parse(algorithm).py()?;
-    let sp = alltoall_spec(nranks, count, dtype)?;
-    let s = py.detach(move || alltoall::generate(&alg, &sp)).py()?;
-    Ok(PySchedule::new(s))
+    call(Class::Schedule, "alltoall", || {
+        let alg = alltoall::Algorithm::parse(algorithm.as_str()).py()?;
+        let sp = AlltoallSpec::new(nranks.0, count.0, dtype.0);
+        let s = guard::detach(py, move || alltoall::generate(&alg, &sp)).py()?;
+        Ok(PySchedule::new(s))
+    })
 }
 
 /// The program of one rank of an alltoall, built alone (O(its own ops)), as a `Program`.
@@ -589,29 +557,26 @@ fn alltoall_schedule(
     algorithm,
     nranks,
     rank,
-    count = alltoall::DEFAULT_COUNT as i64,
-    dtype = alltoall::DEFAULT_DTYPE.name(),
+    count = Count(alltoall::DEFAULT_COUNT),
+    dtype = DtypeArg(alltoall::DEFAULT_DTYPE),
 ))]
 fn alltoall_program(
-    algorithm: &str,
-    nranks: i64,
-    rank: i64,
-    count: i64,
-    dtype: &str,
+    algorithm: Text<AlgorithmParam>,
+    nranks: NRanks,
+    rank: RankArg,
+    count: Count,
+    dtype: DtypeArg,
 ) -> PyResult<PyProgram> {
-    let alg = alltoall::Algorithm::parse(algorithm).py()?;
-    let sp = alltoall_spec(nranks, count, dtype)?;
-    if rank < 0 || rank >= nranks {
-        return Err(error(
-            "ScheduleError",
-            format!("rank {rank} is not in 0..{}", nranks - 1),
-        ));
-    }
-    let mut p = Program::new();
-    alltoall::program(&alg, &sp, rank as u32, &mut p).py()?;
-    let cols = Columns::of_program(&p, sp.dtype.size());
-    let len = sp.buffer_len().expect("validated by program");
-    PyProgram::checked(cols, rank as u32, sp.nranks, (len, len))
+    call(Class::Schedule, "alltoall_program", || {
+        let alg = alltoall::Algorithm::parse(algorithm.as_str()).py()?;
+        let sp = AlltoallSpec::new(nranks.0, count.0, dtype.0);
+        let rank = rank_of(rank, sp.nranks)?;
+        let mut p = Program::new();
+        alltoall::program(&alg, &sp, rank, &mut p).py()?;
+        let cols = Columns::of_program(&p, sp.dtype.size());
+        let len = sp.buffer_len().expect("validated by program");
+        PyProgram::checked(cols, rank, sp.nranks, (len, len))
+    })
 }
 
 /// Names of the allreduce algorithms.
@@ -620,63 +585,75 @@ fn allreduce_algorithms() -> Vec<&'static str> {
     allreduce::ALGORITHMS.iter().map(|e| e.form.name).collect()
 }
 
-/// Every collective and its algorithms, from the registry: a list of
-/// `{name, summary, algorithms}`, each algorithm `{name, aliases, summary, keys: [(key,
-/// help)], positional (None or what it is), example, needs_topology, cost (None or the
-/// formula), guarantees: {property: when}}`.
+/// One algorithm of the registry: its spec form, whether it needs a topology, its closed-form
+/// cost (None where none is exact) and its guarantees ((property, when) pairs).
+#[pyclass(name = "AlgorithmInfo", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyAlgorithmInfo {
+    form: Py<PyForm>,
+    needs_topology: bool,
+    cost: Option<&'static str>,
+    guarantees: Vec<(&'static str, &'static str)>,
+}
+
+/// A collective and its algorithms.
+#[pyclass(name = "CollectiveInfo", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyCollectiveInfo {
+    name: &'static str,
+    summary: &'static str,
+    algorithms: Vec<Py<PyAlgorithmInfo>>,
+}
+
+/// Every collective and its algorithms, from the registry.
 #[pyfunction]
-fn collectives<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for c in registry::COLLECTIVES {
-        let d = PyDict::new(py);
-        d.set_item("name", c.name)?;
-        d.set_item("summary", c.summary)?;
-        let algs = PyList::empty(py);
-        for a in (c.algorithms)() {
-            let x = PyDict::new(py);
-            x.set_item("name", a.form.name)?;
-            x.set_item("aliases", a.form.aliases.to_vec())?;
-            x.set_item("summary", a.form.summary)?;
-            x.set_item(
-                "keys",
-                a.form
-                    .keys
+fn collectives(py: Python<'_>) -> PyResult<Vec<PyCollectiveInfo>> {
+    call(Class::Schedule, "collectives", || {
+        registry::COLLECTIVES
+            .iter()
+            .map(|c| {
+                let algorithms = (c.algorithms)()
                     .iter()
-                    .map(|k| (k.name, k.help))
-                    .collect::<Vec<_>>(),
-            )?;
-            x.set_item("positional", a.form.positional_name())?;
-            x.set_item("usage", a.form.usage())?;
-            x.set_item("example", a.form.example)?;
-            x.set_item("needs_topology", a.needs == Needs::Topology)?;
-            x.set_item("cost", a.cost)?;
-            let g = PyDict::new(py);
-            for (p, when) in &a.guarantees {
-                g.set_item(p.name(), *when)?;
-            }
-            x.set_item("guarantees", g)?;
-            algs.append(x)?;
-        }
-        d.set_item("algorithms", algs)?;
-        out.append(d)?;
-    }
-    Ok(out)
+                    .map(|a| {
+                        Py::new(
+                            py,
+                            PyAlgorithmInfo {
+                                form: Py::new(py, PyForm::of(a.form))?,
+                                needs_topology: a.needs == Needs::Topology,
+                                cost: a.cost,
+                                guarantees: a
+                                    .guarantees
+                                    .iter()
+                                    .map(|(p, w)| (p.name(), *w))
+                                    .collect(),
+                            },
+                        )
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(PyCollectiveInfo {
+                    name: c.name,
+                    summary: c.summary,
+                    algorithms,
+                })
+            })
+            .collect()
+    })
 }
 
 /// Reads GOAL text or the lossless text form.
 #[pyfunction]
 #[pyo3(signature = (text, name = "<text>"))]
 fn parse_schedule(py: Python<'_>, text: String, name: &str) -> PyResult<PySchedule> {
-    let name = name.to_string();
-    let s = py.detach(move || goal::parse(&text, &name)).py()?;
-    Ok(PySchedule::new(s))
+    call(Class::Schedule, "parse_schedule", || {
+        let name = name.to_string();
+        let s = guard::detach(py, move || goal::parse(&text, &name)).py()?;
+        Ok(PySchedule::new(s))
+    })
 }
 
 /// Reads a GOAL file or a file in the lossless text form (streaming).
 #[pyfunction]
 fn read_schedule(py: Python<'_>, path: String) -> PyResult<PySchedule> {
-    let s = py
-        .detach(move || {
+    call(Class::Schedule, "read_schedule", || {
+        let s = guard::detach(py, move || {
             let f = std::fs::File::open(&path).map_err(|e| ScheduleError::Io {
                 path: path.clone(),
                 message: e.to_string(),
@@ -684,7 +661,8 @@ fn read_schedule(py: Python<'_>, path: String) -> PyResult<PySchedule> {
             goal::parse_reader(std::io::BufReader::with_capacity(1 << 20, f), &path)
         })
         .py()?;
-    Ok(PySchedule::new(s))
+        Ok(PySchedule::new(s))
+    })
 }
 
 /// Closed-form time (picoseconds) of an allreduce in the postal model (`alpha` ps, `beta` and
@@ -692,24 +670,30 @@ fn read_schedule(py: Python<'_>, path: String) -> PyResult<PySchedule> {
 #[pyfunction]
 #[pyo3(signature = (algorithm, nranks, count, dtype, alpha_ps, beta_ps_per_byte, gamma_ps_per_byte = 0.0))]
 fn allreduce_cost(
-    algorithm: &str,
-    nranks: i64,
-    count: i64,
-    dtype: &str,
+    algorithm: Text<AlgorithmParam>,
+    nranks: NRanks,
+    count: Count,
+    dtype: DtypeArg,
     alpha_ps: u64,
     beta_ps_per_byte: f64,
     gamma_ps_per_byte: f64,
 ) -> PyResult<u64> {
-    let alg = Algorithm::parse(algorithm).py()?;
-    let sp = spec(nranks, count, dtype, "sum")?;
-    let m = PostalModel::postal(alpha_ps, beta_ps_per_byte, gamma_ps_per_byte, 0);
-    m.validate().py()?;
-    cost::allreduce(&alg, &sp, &m).py()
+    call(Class::Schedule, "allreduce_cost", || {
+        let alg = Algorithm::parse(algorithm.as_str()).py()?;
+        let sp = allreduce_spec(nranks, count, dtype, OpArg(ReduceOp::Sum));
+        let m = PostalModel::postal(alpha_ps, beta_ps_per_byte, gamma_ps_per_byte, 0);
+        m.validate().py()?;
+        cost::allreduce(&alg, &sp, &m).py()
+    })
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySchedule>()?;
+    m.add_class::<PyAlgorithmInfo>()?;
+    m.add_class::<PyScheduleMeta>()?;
+    m.add_class::<PyHaloMeta>()?;
+    m.add_class::<PyCollectiveInfo>()?;
     m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;
     m.add_function(wrap_pyfunction!(allreduce_algorithms, m)?)?;

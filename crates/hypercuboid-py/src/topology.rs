@@ -1,6 +1,9 @@
 //! Bindings of hypercuboid_core::topology: convert, call, convert.
 
-use crate::errors::{error, PyResultExt};
+use crate::args::{SpecParam, Text};
+use crate::errors::{Class, PyResultExt};
+use crate::guard::{self, call};
+use crate::spec::PyForm;
 use hypercuboid_core::topology::{
     self as topo,
     analysis::Analysis,
@@ -118,17 +121,49 @@ fn analysis_dict<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
-fn bisection_dict<'py>(py: Python<'py>, b: &Bisection) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("router_side", &b.router_side)?;
-    d.set_item("endpoint_side", &b.endpoint_side)?;
-    d.set_item("endpoints", b.endpoints)?;
-    d.set_item("routers", b.routers)?;
-    d.set_item("cut_links", b.cut_links)?;
-    d.set_item("cut_endpoint_links", b.cut_endpoint_links)?;
-    d.set_item("cut_bandwidth_gbps", b.cut_bandwidth_gbps)?;
-    d.set_item("per_endpoint", b.per_endpoint)?;
-    Ok(d)
+/// An exact endpoint bisection: each router's and endpoint's side, the endpoints and routers
+/// per side, the cut (links, endpoint links, bandwidth) and the cut bandwidth per endpoint.
+#[pyclass(name = "Bisection", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyBisection {
+    router_side: Vec<bool>,
+    endpoint_side: Vec<bool>,
+    endpoints: [usize; 2],
+    routers: [usize; 2],
+    cut_links: usize,
+    cut_endpoint_links: usize,
+    cut_bandwidth_gbps: f64,
+    per_endpoint: f64,
+}
+
+impl PyBisection {
+    fn of(b: Bisection) -> PyBisection {
+        PyBisection {
+            router_side: b.router_side,
+            endpoint_side: b.endpoint_side,
+            endpoints: b.endpoints,
+            routers: b.routers,
+            cut_links: b.cut_links,
+            cut_endpoint_links: b.cut_endpoint_links,
+            cut_bandwidth_gbps: b.cut_bandwidth_gbps,
+            per_endpoint: b.per_endpoint,
+        }
+    }
+}
+
+/// The largest instance of a family within a router radix, with its sizes and the closed forms
+/// of its cost per endpoint.
+#[pyclass(name = "CompareRow", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyCompareRow {
+    label: &'static str,
+    spec: String,
+    endpoints: u64,
+    routers: u64,
+    network_links: u64,
+    router_radix: u32,
+    network_radix: u32,
+    diameter: u32,
+    ports_per_endpoint: f64,
+    links_per_endpoint: f64,
 }
 
 #[pymethods]
@@ -226,10 +261,10 @@ impl PyTopology {
     /// Endpoints attached to router `r`.
     fn router_endpoints(&self, r: usize) -> PyResult<Vec<u32>> {
         if r >= self.inner.num_routers() {
-            return Err(error(
-                "TopologyError",
-                format!("router {r} out of range (0..{})", self.inner.num_routers()),
-            ));
+            return Err(Class::Topology.err(format!(
+                "router {r} out of range (0..{})",
+                self.inner.num_routers()
+            )));
         }
         Ok(self.inner.router_endpoints(r).to_vec())
     }
@@ -246,58 +281,68 @@ impl PyTopology {
 
     /// Graph analysis (everything but the bisection) as a dict.
     fn analyze<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let a = py.detach(|| topo::analyze(&self.inner));
-        analysis_dict(py, &a)
+        call(Class::Topology, "Topology.analyze", || {
+            let a = guard::detach(py, || topo::analyze(&self.inner));
+            analysis_dict(py, &a)
+        })
     }
 
     /// All-pairs router distances as little-endian u16 bytes (R×R, row-major; 65535 =
     /// unreachable).
     fn distances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let m = py.detach(|| topo::router_distances(&self.inner)).py()?;
-        let bytes: Vec<u8> = m.as_slice().iter().flat_map(|d| d.to_le_bytes()).collect();
-        Ok(PyBytes::new(py, &bytes))
+        call(Class::Topology, "Topology.distances", || {
+            let m = guard::detach(py, || topo::router_distances(&self.inner)).py()?;
+            let bytes: Vec<u8> = m.as_slice().iter().flat_map(|d| d.to_le_bytes()).collect();
+            Ok(PyBytes::new(py, &bytes))
+        })
     }
 
     /// Repairs and refines a router partition (list of bools, one per router) into an exact
     /// endpoint bisection.
-    fn refine_bisection<'py>(
-        &self,
-        py: Python<'py>,
-        sides: Vec<bool>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let b = py
-            .detach(|| topo::refine_bisection(&self.inner, &sides))
-            .py()?;
-        bisection_dict(py, &b)
+    fn refine_bisection(&self, py: Python<'_>, sides: Vec<bool>) -> PyResult<PyBisection> {
+        call(Class::Topology, "Topology.refine_bisection", || {
+            let b = guard::detach(py, || topo::refine_bisection(&self.inner, &sides)).py()?;
+            Ok(PyBisection::of(b))
+        })
     }
 
     /// Bisection from `starts` breadth-first-grown partitions (no METIS), seeded by `seed`.
     #[pyo3(signature = (starts=8, seed=0))]
-    fn bisect<'py>(&self, py: Python<'py>, starts: u32, seed: u64) -> PyResult<Bound<'py, PyDict>> {
-        let b = py.detach(|| topo::bisect(&self.inner, starts, seed)).py()?;
-        bisection_dict(py, &b)
+    fn bisect(&self, py: Python<'_>, starts: u32, seed: u64) -> PyResult<PyBisection> {
+        call(Class::Topology, "Topology.bisect", || {
+            let b = guard::detach(py, || topo::bisect(&self.inner, starts, seed)).py()?;
+            Ok(PyBisection::of(b))
+        })
     }
 
     /// Our JSON schema.
-    fn to_json(&self) -> String {
-        export::to_json(&self.inner)
+    fn to_json(&self, py: Python<'_>) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_json", || {
+            Ok(guard::detach(py, || export::to_json(&self.inner)))
+        })
     }
 
     /// GraphML.
-    fn to_graphml(&self) -> String {
-        export::to_graphml(&self.inner)
+    fn to_graphml(&self, py: Python<'_>) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_graphml", || {
+            Ok(guard::detach(py, || export::to_graphml(&self.inner)))
+        })
     }
 
     /// BookSim2 anynet; with `cycle_ps`, link latencies in cycles.
     #[pyo3(signature = (cycle_ps=None))]
-    fn to_anynet(&self, cycle_ps: Option<u64>) -> PyResult<String> {
-        export::to_anynet(&self.inner, cycle_ps).py()
+    fn to_anynet(&self, py: Python<'_>, cycle_ps: Option<u64>) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_anynet", || {
+            guard::detach(py, || export::to_anynet(&self.inner, cycle_ps)).py()
+        })
     }
 
     /// Graphviz dot, with endpoints if `endpoints`.
     #[pyo3(signature = (endpoints=true))]
-    fn to_dot(&self, endpoints: bool) -> String {
-        export::to_dot(&self.inner, endpoints)
+    fn to_dot(&self, py: Python<'_>, endpoints: bool) -> PyResult<String> {
+        call(Class::Topology, "Topology.to_dot", || {
+            Ok(guard::detach(py, || export::to_dot(&self.inner, endpoints)))
+        })
     }
 
     fn __eq__(&self, other: &Self) -> bool {
@@ -317,16 +362,22 @@ impl PyTopology {
 
 /// Builds the topology a spec string names (`slimfly:q=13,p=9`, `oft:k=12`, `tree:fig1`, ...).
 #[pyfunction]
-fn topology_generate(py: Python<'_>, spec: &str) -> PyResult<PyTopology> {
-    let spec = spec.to_string();
-    py.detach(|| topo::generate(&spec)).py().map(wrap)
+fn topology_generate(py: Python<'_>, spec: Text<SpecParam>) -> PyResult<PyTopology> {
+    call(Class::Topology, "topology_generate", || {
+        let spec = spec.0;
+        guard::detach(py, || topo::generate(&spec)).py().map(wrap)
+    })
 }
 
 /// Reads our JSON schema; `what` names the source in errors.
 #[pyfunction]
 #[pyo3(signature = (text, what="<json>"))]
-fn topology_from_json(text: &str, what: &str) -> PyResult<PyTopology> {
-    export::from_json(text, what).py().map(wrap)
+fn topology_from_json(py: Python<'_>, text: &str, what: &str) -> PyResult<PyTopology> {
+    call(Class::Topology, "topology_from_json", || {
+        guard::detach(py, || export::from_json(text, what))
+            .py()
+            .map(wrap)
+    })
 }
 
 /// Builds a topology from its pieces (the GraphML and networkx readers use this).
@@ -347,99 +398,100 @@ fn topology_from_parts(
     router_names: Option<Vec<String>>,
     endpoint_names: Option<Vec<String>>,
 ) -> PyResult<PyTopology> {
-    let parts = TopologyParts {
-        name,
-        family,
-        params,
-        kinds,
-        router_kind: router_kinds,
-        coord_names,
-        coords,
-        router_names,
-        endpoint_names,
-        endpoint_router: endpoint_routers,
-        endpoint_links: endpoint_links
-            .into_iter()
-            .map(|(b, l)| LinkParams {
-                bandwidth_gbps: b,
-                latency: l,
-            })
-            .collect(),
-        links: links
-            .into_iter()
-            .map(|(a, b, bw, lat)| Link {
-                a,
-                b,
-                bandwidth_gbps: bw,
-                latency: lat,
-            })
-            .collect(),
-        switch: Default::default(),
-    };
-    Topology::from_parts(parts).py().map(wrap)
+    call(Class::Topology, "topology_from_parts", || {
+        let parts = TopologyParts {
+            name,
+            family,
+            params,
+            kinds,
+            router_kind: router_kinds,
+            coord_names,
+            coords,
+            router_names,
+            endpoint_names,
+            endpoint_router: endpoint_routers,
+            endpoint_links: endpoint_links
+                .into_iter()
+                .map(|(b, l)| LinkParams {
+                    bandwidth_gbps: b,
+                    latency: l,
+                })
+                .collect(),
+            links: links
+                .into_iter()
+                .map(|(a, b, bw, lat)| Link {
+                    a,
+                    b,
+                    bandwidth_gbps: bw,
+                    latency: lat,
+                })
+                .collect(),
+            switch: Default::default(),
+        };
+        Topology::from_parts(parts).py().map(wrap)
+    })
 }
 
-/// Families the spec parser accepts: list of dicts (name, summary, keys as (name, help) pairs,
-/// positional: what the positional argument is or None, example).
+/// Families the spec parser accepts (their forms; `positional` is what the positional argument
+/// is, or None).
 #[pyfunction]
-fn topology_families<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for f in spec::FAMILIES {
-        let d = PyDict::new(py);
-        d.set_item("name", f.form.name)?;
-        d.set_item("summary", f.form.summary)?;
-        let keys: Vec<(&str, &str)> = f.form.keys.iter().map(|k| (k.name, k.help)).collect();
-        d.set_item("keys", keys)?;
-        d.set_item("positional", f.arg)?;
-        d.set_item("example", f.form.example)?;
-        out.append(d)?;
-    }
-    Ok(out)
+fn topology_families() -> Vec<PyForm> {
+    spec::FAMILIES
+        .iter()
+        .map(|f| PyForm::with_positional(&f.form, f.arg))
+        .collect()
 }
 
 /// `(file, endpoints per router)` of a `graphml:FILE[,p=P]` spec (read by the Python package),
 /// None for a spec of another family; a spec that does not parse raises `TopologyError`.
 #[pyfunction]
 fn topology_graphml_source(spec: &str) -> PyResult<Option<(String, u32)>> {
-    topo::graphml_source(spec).py()
+    call(Class::Topology, "topology_graphml_source", || {
+        topo::graphml_source(spec).py()
+    })
 }
 
 /// The largest instance of each family within router radix `radix` (the seed's Figure 3).
 #[pyfunction]
-fn topology_compare<'py>(py: Python<'py>, radix: u32) -> PyResult<Bound<'py, PyList>> {
-    let out = PyList::empty(py);
-    for row in compare::largest_within_radix(radix) {
-        let d = PyDict::new(py);
-        d.set_item("label", row.label)?;
-        d.set_item("spec", &row.spec)?;
-        d.set_item("endpoints", row.size.endpoints)?;
-        d.set_item("routers", row.size.routers)?;
-        d.set_item("network_links", row.size.links)?;
-        d.set_item("router_radix", row.size.router_radix)?;
-        d.set_item("network_radix", row.size.network_radix)?;
-        d.set_item("diameter", row.diameter)?;
-        d.set_item("ports_per_endpoint", row.size.ports_per_endpoint())?;
-        d.set_item("links_per_endpoint", row.size.links_per_endpoint())?;
-        out.append(d)?;
-    }
-    Ok(out)
+fn topology_compare(py: Python<'_>, radix: u32) -> PyResult<Vec<PyCompareRow>> {
+    call(Class::Topology, "topology_compare", || {
+        Ok(guard::detach(py, || compare::largest_within_radix(radix))
+            .into_iter()
+            .map(|row| PyCompareRow {
+                label: row.label,
+                endpoints: row.size.endpoints,
+                routers: row.size.routers,
+                network_links: row.size.links,
+                router_radix: row.size.router_radix,
+                network_radix: row.size.network_radix,
+                diameter: row.diameter,
+                ports_per_endpoint: row.size.ports_per_endpoint(),
+                links_per_endpoint: row.size.links_per_endpoint(),
+                spec: row.spec,
+            })
+            .collect())
+    })
 }
 
 /// The JSON description of an Ethernet tree preset (fig1, fig5a, fig5b, fig5c).
 #[pyfunction]
 fn topology_tree_preset(name: &str) -> PyResult<String> {
-    TreeDescription::preset(name).py().map(|d| d.to_json())
+    call(Class::Topology, "topology_tree_preset", || {
+        TreeDescription::preset(name).py().map(|d| d.to_json())
+    })
 }
 
 /// The tabular k-ML3B of the OFT (R_L rows of k L1 routers).
 #[pyfunction]
 fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
-    oft::ml3b(k).py()
+    call(Class::Topology, "topology_ml3b", || oft::ml3b(k).py())
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTopology>()?;
+    m.add_class::<PyBisection>()?;
+    m.add_class::<PyCompareRow>()?;
     m.add_function(wrap_pyfunction!(topology_generate, m)?)?;
     m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(topology_from_parts, m)?)?;

@@ -233,7 +233,19 @@ def _parse_dims(text: str) -> tuple[int, int, int]:
 def cdg(topology: Topology | str, routing: str) -> dict:
     """The channel dependency graph of ``routing`` on ``topology``: ``vc_scheme``, ``vcs``,
     ``channels``, ``dependencies``, ``acyclic`` and a ``cycle`` of (from, to, vc) if any."""
-    return _core.netsim_cdg(_topology(topology), routing)
+    g = _core.netsim_cdg(_topology(topology), routing)
+    return {
+        "topology": g.topology,
+        "routing": g.routing,
+        "vc_scheme": g.vc_scheme,
+        "vcs": g.vcs,
+        "channels": g.channels,
+        "dependencies": g.dependencies,
+        "acyclic": g.acyclic,
+        "cycle": None if g.cycle is None else list(g.cycle),
+        "diameter": g.diameter,
+        "ugal_cost": g.ugal_cost,
+    }
 
 
 def pattern(topology: Topology | str, traffic: str, *, seed: int = 1) -> list[int] | None:

@@ -18,7 +18,16 @@ EXPORT_FORMATS = ("json", "graphml", "anynet", "dot")
 
 def families() -> list[dict[str, Any]]:
     """The topology families a spec string may name, with their keys and an example."""
-    return _core.topology_families()
+    return [
+        {
+            "name": f.name,
+            "summary": f.summary,
+            "keys": list(f.keys),
+            "positional": f.positional,
+            "example": f.example,
+        }
+        for f in _core.topology_families()
+    ]
 
 
 def generate(spec: str) -> Topology:
@@ -136,7 +145,7 @@ def bisection(topology: Topology | str, *, seeds: int = 8, method: str = "metis"
     if seeds < 1:
         raise TopologyError(f"bisection: seeds={seeds}; at least 1 seed is needed")
     if method == "fm":
-        result = t.bisect(seeds, 0)
+        result = _bisection_dict(t.bisect(seeds, 0))
         result.update(method="fm", seeds=seeds)
         return result
     if method != "metis":
@@ -156,7 +165,7 @@ def bisection(topology: Topology | str, *, seeds: int = 8, method: str = "metis"
     for seed in range(seeds):
         part = _metis_partition(xadj, adjncy, vweights, eweights, seed)
         sides = [p == 1 for p in part]
-        refined = t.refine_bisection(sides)
+        refined = _bisection_dict(t.refine_bisection(sides))
         if best is None or refined["cut_bandwidth_gbps"] < best["cut_bandwidth_gbps"] - 1e-9:
             side = np.array(sides)
             raw_cut = int(sum(1 for a, b, _, _ in t.links() if side[a] != side[b]))
@@ -175,6 +184,19 @@ def bisection(topology: Topology | str, *, seeds: int = 8, method: str = "metis"
 
 
 _bisection = bisection
+
+
+def _bisection_dict(b: _core.Bisection) -> dict:
+    return {
+        "router_side": list(b.router_side),
+        "endpoint_side": list(b.endpoint_side),
+        "endpoints": list(b.endpoints),
+        "routers": list(b.routers),
+        "cut_links": b.cut_links,
+        "cut_endpoint_links": b.cut_endpoint_links,
+        "cut_bandwidth_gbps": b.cut_bandwidth_gbps,
+        "per_endpoint": b.per_endpoint,
+    }
 
 
 def analyze(

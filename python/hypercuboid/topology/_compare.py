@@ -29,7 +29,21 @@ def compare(radix: int = 64) -> list[dict]:
     check against the generated graphs)."""
     if radix < 2:
         raise TopologyError(f"compare: radix={radix}; must be >= 2")
-    return _core.topology_compare(radix)
+    return [
+        {
+            "label": r.label,
+            "spec": r.spec,
+            "endpoints": r.endpoints,
+            "routers": r.routers,
+            "network_links": r.network_links,
+            "router_radix": r.router_radix,
+            "network_radix": r.network_radix,
+            "diameter": r.diameter,
+            "ports_per_endpoint": r.ports_per_endpoint,
+            "links_per_endpoint": r.links_per_endpoint,
+        }
+        for r in _core.topology_compare(radix)
+    ]
 
 
 def plot_compare(
@@ -52,10 +66,10 @@ def plot_compare(
     radices = list(range(radix_min, radix_max + 1))
     series: dict[str, list[float]] = {label: [] for label in _STYLES}
     for r in radices:
-        rows = {row["label"]: row for row in _core.topology_compare(r)}
+        rows = {row.label: row for row in _core.topology_compare(r)}
         for label in _STYLES:
             row = rows.get(label)
-            series[label].append(row["endpoints"] if row else float("nan"))
+            series[label].append(row.endpoints if row else float("nan"))
     fig = Figure(figsize=(11, 5.2))
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.07, 0.12, 0.46, 0.8))

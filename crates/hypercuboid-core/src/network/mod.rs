@@ -33,6 +33,7 @@
 //! ```
 
 pub(crate) mod error;
+mod exchange;
 pub mod flow;
 pub mod packet;
 pub mod rng;

@@ -43,6 +43,7 @@
 mod cxxsort;
 mod engine;
 mod error;
+mod host;
 mod matching;
 mod network;
 mod queue;
@@ -50,6 +51,7 @@ mod trace;
 
 pub use engine::PARALLEL_OPS;
 pub use error::{SimError, StuckOp, Wait};
+pub use host::network_host;
 pub use network::{
     simulate_on_network, LinkLoad, LinkTimeline, NetworkRun, NetworkSetup, TIMELINE_LINKS,
 };
