@@ -13,6 +13,7 @@ mod resources;
 mod schedule;
 mod sim;
 mod spec;
+mod tables;
 mod topology;
 mod tuning;
 mod units;
@@ -32,5 +33,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     units::register(m)?;
     lbm::register(m)?;
     resources::register(m)?;
+    tables::register(m)?;
     Ok(())
 }

@@ -353,7 +353,10 @@ fn netsim_traffic(spec: &str) -> PyResult<String> {
 #[pyfunction]
 fn netsim_forms<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("routings", forms(py, net::routing::ROUTINGS, |r| &r.form)?)?;
+    d.set_item(
+        "routings",
+        forms(py, net::routing::ROUTINGS.entries, |r| &r.form)?,
+    )?;
     d.set_item("traffics", forms(py, net::traffic::TRAFFICS, |t| &t.form)?)?;
     d.set_item(
         "exchanges",

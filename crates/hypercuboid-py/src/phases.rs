@@ -6,13 +6,14 @@ use crate::topology::{wrap, PyTopology};
 use hypercuboid_core::collectives::alltoall;
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
-    Method, PhaseError, Routing, METHODS, ROUTINGS,
+    Method, PhaseError, Routing, METHODS, PHASE_ROUTINGS,
 };
 use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
 use hypercuboid_core::collectives::alltoall::scheduled;
 use hypercuboid_core::collectives::alltoall::sync::{Sync, SYNCS};
 use hypercuboid_core::collectives::registry::{self, Context};
 use hypercuboid_core::schedule::{Dtype, ScheduleError};
+use hypercuboid_core::spec;
 use hypercuboid_core::topology::tree::TreeDescription;
 use hypercuboid_core::topology::Topology;
 use numpy::ndarray::Array2;
@@ -232,15 +233,20 @@ fn alltoall_phases(
 /// The routings: (name, summary), the default first.
 #[pyfunction]
 fn alltoall_phase_routings() -> Vec<(&'static str, &'static str)> {
-    ROUTINGS.iter().map(|e| (e.name, e.summary)).collect()
+    PHASE_ROUTINGS
+        .entries
+        .iter()
+        .map(|e| (e.name, e.help))
+        .collect()
 }
 
 /// The methods: (name, aliases, summary).
 #[pyfunction]
 fn alltoall_phase_methods() -> Vec<(&'static str, Vec<&'static str>, &'static str)> {
     METHODS
+        .entries
         .iter()
-        .map(|e| (e.name, e.aliases.to_vec(), e.summary))
+        .map(|e| (e.name, e.aliases.to_vec(), e.help))
         .collect()
 }
 
@@ -312,18 +318,12 @@ fn machines_of(topo: &Topology, mapping: Option<&str>) -> PyResult<Vec<u32>> {
 }
 
 fn sync_of(name: &str) -> PyResult<Sync> {
-    SYNCS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
-        .ok_or_else(|| {
-            let accepted: Vec<String> = SYNCS.iter().map(|(n, _)| n.to_string()).collect();
-            raise(
-                "ScheduleError",
-                format!("unknown sync '{name}'; accepted: {}", accepted.join(", ")),
-                |_, d| d.set_item("accepted", accepted.clone()),
-            )
+    SYNCS.parse(name).map_err(|e| {
+        let accepted = e.accepted();
+        raise("ScheduleError", e.to_string(), |_, d| {
+            d.set_item("accepted", accepted)
         })
+    })
 }
 
 /// Synchronisation messages of every variant of `scheduled` on `topology` (ranks on the
@@ -348,7 +348,10 @@ fn alltoall_sync_counts<'py>(
             let mut checks = Vec::new();
             if check {
                 let n = machine_of.len() as u32;
-                for &(name, sync) in SYNCS {
+                for &spec::Choice {
+                    name, value: sync, ..
+                } in SYNCS.entries
+                {
                     let alg = alltoall::Algorithm::Scheduled {
                         topo: None,
                         sync,

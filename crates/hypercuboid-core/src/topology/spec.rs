@@ -435,12 +435,9 @@ fn arg(s: &Spec) -> &str {
         .expect("the spec grammar checks that a file or preset is given")
 }
 
-/// Reads `8x8`, `4x4x4` (for [`Spec::value`]).
+/// Reads `8x8`, `4x4x4` with [`spec::parse_dims`] (for [`Spec::value`]).
 fn dims(v: &str) -> Result<Vec<u32>, String> {
-    v.split(['x', 'X'])
-        .map(|s| s.trim().parse::<u32>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| "expected sizes joined by 'x', e.g. 8x8 or 4x4x4".to_string())
+    spec::parse_dims(v, None)
 }
 
 /// `p` of Slim Fly and PolarFly: `floor`, `ceil` (the default) or a count >= 1.

@@ -64,14 +64,14 @@ fn check<T: std::fmt::Debug>(
 
 #[test]
 fn routings() {
-    let forms: Vec<&Form> = ROUTINGS.iter().map(|r| &r.form).collect();
+    let forms: Vec<&Form> = ROUTINGS.entries.iter().map(|r| &r.form).collect();
     check(
         "routing",
         &forms,
         "min, inr, ugal, ugal-th",
         RoutingSpec::parse,
     );
-    for r in ROUTINGS {
+    for r in ROUTINGS.entries {
         assert_eq!(r.algorithm.name(), r.form.name);
         let s = RoutingSpec::parse(r.form.example).unwrap();
         assert_eq!(s.algorithm, r.algorithm);

@@ -46,7 +46,7 @@
 
 use super::cdg;
 use super::error::NetworkError;
-use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
+use crate::spec::{self, Form, FormTable, Key, Positional, Spec, SpecError};
 use crate::topology::{router_distances, Topology};
 use std::fmt;
 
@@ -124,25 +124,32 @@ const UGAL_TH: Form = Form {
     example: "ugal-th:t=20",
 };
 
-/// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them.
-pub const ROUTINGS: &[RoutingEntry] = &[
-    RoutingEntry {
-        form: MIN,
-        algorithm: Algorithm::Min,
-    },
-    RoutingEntry {
-        form: INR,
-        algorithm: Algorithm::Inr,
-    },
-    RoutingEntry {
-        form: UGAL,
-        algorithm: Algorithm::Ugal,
-    },
-    RoutingEntry {
-        form: UGAL_TH,
-        algorithm: Algorithm::UgalThreshold,
-    },
-];
+/// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them: the
+/// network simulator's routings of packets and flows, specs with keys (`ugal:n=8,c=1.5`). Not
+/// the alltoall phases' choice of minimal paths
+/// ([`crate::collectives::alltoall::phases::PHASE_ROUTINGS`], plain names).
+pub const ROUTINGS: FormTable<RoutingEntry> = FormTable {
+    what: "routing",
+    form: |r| &r.form,
+    entries: &[
+        RoutingEntry {
+            form: MIN,
+            algorithm: Algorithm::Min,
+        },
+        RoutingEntry {
+            form: INR,
+            algorithm: Algorithm::Inr,
+        },
+        RoutingEntry {
+            form: UGAL,
+            algorithm: Algorithm::Ugal,
+        },
+        RoutingEntry {
+            form: UGAL_TH,
+            algorithm: Algorithm::UgalThreshold,
+        },
+    ],
+};
 
 /// The values of `choice`, the first of each the canonical one.
 const CHOICES: &[(&str, MinChoice)] = &[
@@ -314,7 +321,7 @@ impl RoutingSpec {
     /// Parses `min`, `inr`, `ugal`, `ugal-th`, optionally followed by `:key=value,...` (the
     /// entries of [`ROUTINGS`]).
     pub fn parse(text: &str) -> Result<RoutingSpec, NetworkError> {
-        let (entry, s) = spec::parse("routing", ROUTINGS, |r| &r.form, text)?;
+        let (entry, s) = ROUTINGS.parse(text)?;
         Ok(RoutingSpec::read(entry.algorithm, &s)?)
     }
 
