@@ -6,7 +6,7 @@ use crate::topology::{wrap, PyTopology};
 use hypercuboid_core::collectives::alltoall;
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
-    Method, PhaseError, Routing, METHODS, PHASE_ROUTINGS,
+    Method, PhaseError, Routing,
 };
 use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
 use hypercuboid_core::collectives::alltoall::scheduled;
@@ -230,26 +230,6 @@ fn alltoall_phases(
     })
 }
 
-/// The routings: (name, summary), the default first.
-#[pyfunction]
-fn alltoall_phase_routings() -> Vec<(&'static str, &'static str)> {
-    PHASE_ROUTINGS
-        .entries
-        .iter()
-        .map(|e| (e.name, e.help))
-        .collect()
-}
-
-/// The methods: (name, aliases, summary).
-#[pyfunction]
-fn alltoall_phase_methods() -> Vec<(&'static str, Vec<&'static str>, &'static str)> {
-    METHODS
-        .entries
-        .iter()
-        .map(|e| (e.name, e.aliases.to_vec(), e.help))
-        .collect()
-}
-
 fn random_description(
     machines: usize,
     switches: usize,
@@ -439,8 +419,6 @@ const MAX_RANDOM: usize = 1 << 16;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAlltoallPhases>()?;
     m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_sync_counts, m)?)?;

@@ -6,6 +6,7 @@ use hypercuboid_core::collectives::alltoall::sync::SYNCS;
 use hypercuboid_core::model::{self, LEVELS, MAPPINGS};
 use hypercuboid_core::network::packet::NIC_ORDERS;
 use hypercuboid_core::network::routing::ROUTINGS;
+use hypercuboid_core::schedule::goal::FORMATS;
 use hypercuboid_core::spec::{self, Table};
 use hypercuboid_core::topology::export::EXPORT_FORMATS;
 use pyo3::exceptions::PyValueError;
@@ -23,6 +24,7 @@ static TABLES: &[&dyn Table] = &[
     &MAPPINGS,
     &ROUTINGS,
     &EXPORT_FORMATS,
+    &FORMATS,
 ];
 
 /// One value of an enumerated option: its name, the other names it answers to and one line of

@@ -8,6 +8,8 @@ import sys
 
 import click
 
+from hypercuboid import _core
+
 _EXTENSIONS = {".json": "json", ".graphml": "graphml", ".anynet": "anynet", ".dot": "dot"}
 
 
@@ -152,7 +154,7 @@ def show(spec: str, as_json: bool, bisection: bool, seeds: int, method: str) -> 
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "graphml", "anynet", "dot"]),
+    type=click.Choice([c.name for c in _core.choices("export format")], case_sensitive=False),
     help="Output format (default: from the extension of -o).",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="File (default stdout).")
