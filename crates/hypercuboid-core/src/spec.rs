@@ -781,23 +781,6 @@ pub fn number(v: &str) -> Result<f64, String> {
         .ok_or_else(|| "not a number".to_string())
 }
 
-/// Reads one of `choices` (`(text, value)` pairs; the error lists the texts).
-pub fn choice<T: Copy>(choices: &[(&str, T)], v: &str) -> Result<T, String> {
-    choices
-        .iter()
-        .find(|(t, _)| *t == v)
-        .map(|(_, x)| *x)
-        .ok_or_else(|| {
-            let mut names: Vec<&str> = Vec::new();
-            for (t, _) in choices {
-                if !names.contains(t) {
-                    names.push(t);
-                }
-            }
-            format!("accepted: {}", names.join(", "))
-        })
-}
-
 /// Reads sizes joined by `x` (`64x64x64`, `8x8`): whole numbers >= 1, `count` of them where
 /// the caller needs a fixed number (three for a lattice or a decomposition), any number >= 1
 /// otherwise. `X` is read as `x` and blanks around sizes are ignored. The one reader of "XxYxZ"
@@ -975,10 +958,6 @@ mod tests {
             "invalid topology spec 'slimfly:q=x': slimfly needs p, e.g. slimfly:q=5"
         );
         assert_eq!(s.value("p", whole::<u32>).unwrap(), None);
-        assert_eq!(
-            choice(&[("a", 1), ("b", 2), ("b", 3)], "c").unwrap_err(),
-            "accepted: a, b"
-        );
         assert_eq!(number("inf").unwrap_err(), "not a number");
     }
 

@@ -21,7 +21,7 @@ use super::mlfm::Mlfm;
 use super::oft::Oft;
 use super::polarfly::PolarFly;
 use super::slimfly::{Concentration, SlimFly};
-use super::switch::{Ethernet, SwitchModel, SWITCH_KEYS};
+use super::switch::{Ethernet, SwitchModel, SWITCHES, SWITCH_KEYS};
 use super::torus::Torus;
 use super::tree::{TreeDescription, PRESETS};
 use super::Topology;
@@ -456,9 +456,7 @@ fn concentration(s: &Spec) -> Result<Concentration, SpecError> {
 /// The `switch` key and the Ethernet keys (`buffer`, `mtu`, `delay`), which only
 /// `switch=ethernet` accepts.
 fn switch_model(s: &Spec) -> Result<SwitchModel, SpecError> {
-    let kind = s.value("switch", |v| {
-        spec::choice(&[("vct", false), ("ethernet", true)], v)
-    })?;
+    let kind = s.value("switch", |v| SWITCHES.read(v))?;
     if kind != Some(true) {
         for k in &SWITCH_KEYS[1..] {
             if let Some(v) = s.get(k) {

@@ -87,13 +87,11 @@ fn routings() {
     );
     assert_eq!(
         spec_err(RoutingSpec::parse("min:choice=best")).to_string(),
-        "invalid routing spec 'min:choice=best': choice=best: accepted: random, lowest, \
-         lowest-cost, cost"
+        "invalid routing spec 'min:choice=best': choice=best: accepted: random, lowest"
     );
     assert_eq!(
         spec_err(RoutingSpec::parse("ugal:cost=cheap")).to_string(),
-        "invalid routing spec 'ugal:cost=cheap': cost=cheap: accepted: auto, ratio, const, \
-         constant"
+        "invalid routing spec 'ugal:cost=cheap': cost=cheap: accepted: auto, ratio, const"
     );
     // Aliases of values print as the canonical value.
     assert_eq!(
