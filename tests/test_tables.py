@@ -24,6 +24,7 @@ def test_every_table_is_listed():
         "routing",
         "export format",
         "schedule format",
+        "layout",
     ]
     for what in _core.choice_tables():
         listed = _core.choices(what)
@@ -57,6 +58,7 @@ def test_a_choice_is_a_frozen_typed_result():
     assert _core.choices("routing")[2].aliases == ["ugal-l"]
     assert [c.name for c in _core.choices("nic")] == ["fifo", "interleave"]
     assert [c.name for c in _core.choices("alltoall phase routing")] == ["dmodk", "first"]
+    assert [c.name for c in _core.choices("layout")] == list(_core.LBM_LAYOUTS) == ["soa", "aos"]
 
 
 def test_an_unknown_table_or_name_says_what_is_accepted():
@@ -64,7 +66,7 @@ def test_an_unknown_table_or_name_says_what_is_accepted():
         _core.choices("colour")
     assert str(e.value) == (
         "unknown choice table 'colour'; accepted: sync, alltoall phase method, alltoall phase "
-        "routing, level, nic, mapping, routing, export format, schedule format"
+        "routing, level, nic, mapping, routing, export format, schedule format, layout"
     )
     assert _core.choice_name("export format", " DOT ") == "dot"
     assert _core.choice_name("alltoall phase method", "Tree") == "faraj-yuan"

@@ -3,6 +3,7 @@
 
 use hypercuboid_core::collectives::alltoall::phases::{METHODS, PHASE_ROUTINGS};
 use hypercuboid_core::collectives::alltoall::sync::SYNCS;
+use hypercuboid_core::lbm::LAYOUTS;
 use hypercuboid_core::model::{self, LEVELS, MAPPINGS};
 use hypercuboid_core::network::packet::NIC_ORDERS;
 use hypercuboid_core::network::routing::ROUTINGS;
@@ -25,6 +26,7 @@ static TABLES: &[&dyn Table] = &[
     &ROUTINGS,
     &EXPORT_FORMATS,
     &FORMATS,
+    &LAYOUTS,
 ];
 
 /// One value of an enumerated option: its name, the other names it answers to and one line of
