@@ -19,6 +19,13 @@
 //! taken or missing where one is needed, an empty item. What a value means is the entry's
 //! business: it reads values with [`Spec::get`], [`Spec::value`] and [`Spec::required`], which
 //! name the key and the spec in their errors ([`SpecError::BadValue`], [`SpecError::MissingKey`]).
+//!
+//! An enumerated option (a sync, a level, a NIC order, a key's value such as `vcs=hop`) is a
+//! [`Choices`] table of [`Choice`]s: a name, its aliases, its value and one line of help,
+//! declared once. [`Choices::parse`] reads a name, its [`ChoiceError`] names the accepted values,
+//! and the [`Table`] trait lists it (the binding's `_core.choices(what)`, the CLI's choices). A
+//! table of spec [`Form`]s is a [`FormTable`] and lists the same way. One case rule serves every
+//! name users type ([`answers_to`]). [`parse_dims`] is the one reader of `XxYxZ` sizes.
 
 use crate::units::{self, Time};
 use std::fmt;
