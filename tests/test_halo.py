@@ -276,7 +276,7 @@ def test_cli_verify_simulate_and_export(tmp_path):
         ],
     )
     assert r.exit_code == 1
-    assert "--decomp '2x1': expected AxBxC, e.g. 4x3x2" in r.output
+    assert "--decomp '2x1': accepted XxYxZ with three positive integers (64x64x64)" in r.output
     r = run(
         main,
         [

@@ -801,8 +801,6 @@ class AlltoallPhases:
 def alltoall_phases(
     topology: Topology, method: str = ..., routing: str = ...
 ) -> AlltoallPhases: ...
-def alltoall_phase_methods() -> list[tuple[str, list[str], str]]: ...
-def alltoall_phase_routings() -> list[tuple[str, str]]: ...
 def alltoall_random_tree(
     machines: int, switches: int, shape: str = ..., seed: int = ...
 ) -> Topology: ...
@@ -968,3 +966,38 @@ def _wait_for_test(seconds: float) -> int:
     """Polls the core's stop flag every millisecond for ``seconds`` with the GIL released and
     Ctrl-C wired to it, as a long call does; returns the polls made, or raises
     ``KeyboardInterrupt`` when interrupted."""
+
+# -- choice tables, "XxYxZ" sizes, model files (crates/hypercuboid-py/src/tables.rs) ----------
+
+@final
+class Choice:
+    """One value of an enumerated option of the core: its name, the other names it answers to
+    (matched without regard to case) and one line of help."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def aliases(self) -> list[str]: ...
+    @property
+    def help(self) -> str: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+def choices(what: str) -> list[Choice]:
+    """The values of the option ``what`` (a name of :func:`choice_tables`), the default first
+    where it has one."""
+
+def choice_name(what: str, text: str) -> str:
+    """The canonical name of the value of ``what`` that ``text`` names (names and aliases match
+    without regard to case); raises ``ValueError`` ``"unknown WHAT 'TEXT'; accepted: ..."``."""
+
+def choice_tables() -> list[str]:
+    """The options with a choice table: ``sync``, ``level``, ``nic``, ``routing``, ..."""
+
+def parse_dims(text: str, what: str, count: int | None = ...) -> list[int]:
+    """Sizes joined by ``x`` (``64x64x64``): ``count`` (default 3) whole numbers >= 1 (any
+    number if ``None``); a bad value raises ``ValueError`` ``"WHAT 'TEXT': accepted ..."``."""
+
+def read_model_file(path: str) -> str:
+    """The model spec of the model file at ``path``; raises ``ModelError`` starting with the
+    path."""

@@ -9,7 +9,8 @@ A model file is JSON::
      "date": "2025-01-01T12:00:00+00:00"}
 
 ``model`` is a cost-model spec string (times with units; β and γ per byte, δ per
-reduction), checked by the core's own model parser. No mpi4py is imported here: ``simulate``
+reduction), checked by the core's own model parser. Files are read by the core
+(``_core.read_model_file``); this module writes them. No mpi4py is imported here: ``simulate``
 and ``tune`` read model files on machines without MPI.
 """
 
@@ -36,31 +37,12 @@ def check_spec(spec: str) -> str:
 
 
 def load(path: str | Path) -> str:
-    """Reads a model file and returns its model spec, or raises
-    :class:`~hypercuboid.errors.ModelError` saying what is wrong with the file."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ModelError(f"{p}: not a model file (not UTF-8 text)") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ModelError(
-            f"{p}: not a model file (invalid JSON at line {e.lineno}, column {e.colno}: {e.msg})"
-        ) from None
-    if not isinstance(doc, dict):
-        raise ModelError(
-            f"{p}: not a model file (expected a JSON object, got {type(doc).__name__})"
-        )
-    if "model" not in doc:
-        raise ModelError(
-            f"{p}: not a model file (no 'model' key; keys: {', '.join(sorted(doc)) or 'none'})"
-        )
-    try:
-        return check_spec(doc["model"])
-    except ModelError as e:
-        raise ModelError(f"{p}: {e}") from None
+    """Reads a model file with the core's reader (the one the C API uses) and returns its model
+    spec, or raises :class:`~hypercuboid.errors.ModelError` starting with the path and saying
+    what is wrong with the file."""
+    from hypercuboid import _core
+
+    return _core.read_model_file(str(path))
 
 
 def fmt_time(seconds: float) -> str:

@@ -30,14 +30,14 @@ AlltoallPhases = _core.AlltoallPhases
 MAX_PLOT_CELLS = 4_000_000
 
 
-def methods() -> list[tuple[str, list[str], str]]:
-    """The methods ``alltoall_phases`` accepts: (name, aliases, summary)."""
-    return _core.alltoall_phase_methods()
+def methods() -> list[_core.Choice]:
+    """The methods ``alltoall_phases`` accepts (name, aliases, help), the core's table."""
+    return _core.choices("alltoall phase method")
 
 
-def routings() -> list[tuple[str, str]]:
-    """The routings off trees: (name, summary), the default first."""
-    return _core.alltoall_phase_routings()
+def routings() -> list[_core.Choice]:
+    """The routings off trees (name, aliases, help), the default first: the core's table."""
+    return _core.choices("alltoall phase routing")
 
 
 def alltoall_phases(
@@ -143,8 +143,9 @@ def plot_occupancy(r: AlltoallPhases, path: str | Path, *, title: str | None = N
     return out
 
 
-#: The synchronisation variants of ``scheduled`` (``sync=``), the default first.
-SYNCS = ("pairwise-reduced", "pairwise", "barrier", "none")
+#: The synchronisation variants of ``scheduled`` (``sync=``), the default first: the names of
+#: the core's table (``_core.choices("sync")``).
+SYNCS = tuple(c.name for c in _core.choices("sync"))
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ import numpy as np
 
 from hypercuboid import _core
 
-#: The formats :meth:`Schedule.save` writes: lossless text, GOAL, a C routine.
-FORMATS: tuple[str, ...] = ("text", "goal", "c")
+#: The formats :meth:`Schedule.save` writes: lossless text, GOAL, a C routine (the core's table,
+#: ``_core.choices("schedule format")``).
+FORMATS: tuple[str, ...] = tuple(c.name for c in _core.choices("schedule format"))
 
 #: Names of op kinds, indexed by the codes in :attr:`Trace.op_kind` (the core's).
 OP_KINDS: tuple[str, ...] = _core.OP_KINDS
@@ -543,17 +544,18 @@ class Schedule:
         routine of :meth:`to_c`, named ``name``). ``name`` applies to ``c`` only."""
         from hypercuboid.errors import ScheduleError
 
-        if name is not None and format != "c":
+        try:
+            fmt = _core.choice_name("schedule format", format)
+        except ValueError as e:
+            raise ScheduleError(str(e)) from None
+        if name is not None and fmt != "c":
             raise ScheduleError(f"name '{name}' applies to format 'c' only, not '{format}'")
-        if format == "text":
+        if fmt == "text":
             self._core.write_text(str(path))
-        elif format == "goal":
+        elif fmt == "goal":
             self._core.write_goal(str(path), reduce_ns_per_byte)
-        elif format == "c":
-            self._core.write_c(str(path), name)
         else:
-            accepted = ", ".join(FORMATS)
-            raise ScheduleError(f"unknown schedule format '{format}'; accepted: {accepted}")
+            self._core.write_c(str(path), name)
 
     def show(self, ranks: list[int] | None = None) -> str:
         """The programs of ``ranks`` (default: all, up to 16) in readable form."""

@@ -274,11 +274,15 @@ def test_model_file_round_trip(tmp_path):
     [
         (
             "{not json",
-            "not a model file (invalid JSON at line 1, column 2: Expecting property name",
+            "not a model file (invalid JSON at line 1, column 2: key must be a string",
         ),
-        ("[1, 2]", "not a model file (expected a JSON object, got list)"),
+        ("[1, 2]", "not a model file (expected a JSON object, got a list)"),
         ('{"source": "x"}', "not a model file (no 'model' key; keys: source)"),
-        ('{"model": 3}', "model spec must be a non-empty string, not 3"),
+        (
+            '{"model": 3}',
+            "its 'model' must be a model spec string such as "
+            "'pipelined:alpha_p=1.34us,alpha_r=0.34us', not a number",
+        ),
         (
             '{"model": "hockney:alpha=1us"}',
             "unknown model 'hockney'; accepted: postal, pipelined, loggops",

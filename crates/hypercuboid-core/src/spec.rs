@@ -19,6 +19,13 @@
 //! taken or missing where one is needed, an empty item. What a value means is the entry's
 //! business: it reads values with [`Spec::get`], [`Spec::value`] and [`Spec::required`], which
 //! name the key and the spec in their errors ([`SpecError::BadValue`], [`SpecError::MissingKey`]).
+//!
+//! An enumerated option (a sync, a level, a NIC order, a key's value such as `vcs=hop`) is a
+//! [`Choices`] table of [`Choice`]s: a name, its aliases, its value and one line of help,
+//! declared once. [`Choices::parse`] reads a name, its [`ChoiceError`] names the accepted values,
+//! and the [`Table`] trait lists it (the binding's `_core.choices(what)`, the CLI's choices). A
+//! table of spec [`Form`]s is a [`FormTable`] and lists the same way. One case rule serves every
+//! name users type ([`answers_to`]). [`parse_dims`] is the one reader of `XxYxZ` sizes.
 
 use crate::units::{self, Time};
 use std::fmt;
@@ -75,10 +82,19 @@ pub struct Form {
 }
 
 impl Form {
-    /// Whether `name` names this entry (its name or an alias, without regard to case).
+    /// Whether `name` names this entry (its name or an alias, by [`answers_to`]'s rule).
     pub fn answers_to(&self, name: &str) -> bool {
-        self.name.eq_ignore_ascii_case(name)
-            || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+        answers_to(self.name, self.aliases, name)
+    }
+
+    /// Its name, aliases and summary as a [`Choice`] (for listings).
+    pub const fn choice(&self) -> Choice<()> {
+        Choice {
+            name: self.name,
+            aliases: self.aliases,
+            value: (),
+            help: self.summary,
+        }
     }
 
     /// The names of the keys, in order.
@@ -106,6 +122,243 @@ impl Form {
             }
             Positional::Optional(w) => format!("{}[:{w}]", self.name),
         }
+    }
+}
+
+/// Whether `text` names an entry called `name` with `aliases`: the one case rule of every name
+/// users type (spec names, choices): blanks around `text` are ignored and letters match without
+/// regard to ASCII case (`Packet`, ` fifo `, `FARAJ-YUAN`).
+pub fn answers_to(name: &str, aliases: &[&str], text: &str) -> bool {
+    let t = text.trim();
+    name.eq_ignore_ascii_case(t) || aliases.iter().any(|a| a.eq_ignore_ascii_case(t))
+}
+
+/// One value of an enumerated option (a sync, a level, a NIC order, a phase method, ...): its
+/// name, the other names it answers to, its value and one line of help. A [`Choices`] table
+/// holds every value of one option; its parser, its error's accepted values and its listing
+/// all read the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice<T: 'static> {
+    /// The canonical name (what listings and errors show, and what [`Choices::name`] gives).
+    pub name: &'static str,
+    /// Other names accepted for it.
+    pub aliases: &'static [&'static str],
+    /// The value it stands for.
+    pub value: T,
+    /// One line of what it means.
+    pub help: &'static str,
+}
+
+impl<T> Choice<T> {
+    /// A choice without aliases.
+    pub const fn new(name: &'static str, value: T, help: &'static str) -> Choice<T> {
+        Choice {
+            name,
+            aliases: &[],
+            value,
+            help,
+        }
+    }
+
+    /// A choice with aliases.
+    pub const fn aka(
+        name: &'static str,
+        aliases: &'static [&'static str],
+        value: T,
+        help: &'static str,
+    ) -> Choice<T> {
+        Choice {
+            name,
+            aliases,
+            value,
+            help,
+        }
+    }
+
+    /// Whether `text` names it (its name or an alias, by [`answers_to`]'s rule).
+    pub fn answers_to(&self, text: &str) -> bool {
+        answers_to(self.name, self.aliases, text)
+    }
+
+    /// Its name, aliases and help without the value (for listings across tables).
+    pub const fn listed(&self) -> Choice<()> {
+        Choice {
+            name: self.name,
+            aliases: self.aliases,
+            value: (),
+            help: self.help,
+        }
+    }
+}
+
+/// Every value of one enumerated option, in the order listings and errors give them (the
+/// default first where the option has one).
+#[derive(Debug)]
+pub struct Choices<T: 'static> {
+    /// What is chosen, for errors and listings (`sync`, `level`, `nic`, ...).
+    pub what: &'static str,
+    /// The values.
+    pub entries: &'static [Choice<T>],
+}
+
+/// A name that no entry of a [`Choices`] table answers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChoiceError {
+    /// What is chosen (the table's [`Choices::what`]).
+    pub what: &'static str,
+    /// The name given.
+    pub value: String,
+    /// The table's canonical names, in order.
+    pub accepted: Vec<&'static str>,
+}
+
+impl ChoiceError {
+    /// `accepted: a, b, c` (the part of the message after the bad value).
+    pub fn reason(&self) -> String {
+        format!("accepted: {}", join(&self.accepted))
+    }
+
+    /// The accepted names as owned strings (for errors that carry them).
+    pub fn accepted(&self) -> Vec<String> {
+        self.accepted.iter().map(|s| s.to_string()).collect()
+    }
+}
+
+impl fmt::Display for ChoiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown {} '{}'; {}",
+            self.what,
+            self.value,
+            self.reason()
+        )
+    }
+}
+
+impl std::error::Error for ChoiceError {}
+
+impl<T: Copy + PartialEq> Choices<T> {
+    /// The table of `what`.
+    pub const fn new(what: &'static str, entries: &'static [Choice<T>]) -> Choices<T> {
+        Choices { what, entries }
+    }
+
+    /// The entry `text` names, if any.
+    pub fn find(&self, text: &str) -> Option<&'static Choice<T>> {
+        self.entries.iter().find(|e| e.answers_to(text))
+    }
+
+    /// The value `text` names (a name or an alias, by [`answers_to`]'s rule); the error names
+    /// `text` (trimmed) and the accepted names.
+    pub fn parse(&self, text: &str) -> Result<T, ChoiceError> {
+        self.find(text).map(|e| e.value).ok_or_else(|| ChoiceError {
+            what: self.what,
+            value: text.trim().to_string(),
+            accepted: self.names(),
+        })
+    }
+
+    /// [`Choices::parse`] for [`Spec::value`]: the error is the reason (`accepted: a, b`).
+    pub fn read(&self, text: &str) -> Result<T, String> {
+        self.parse(text).map_err(|e| e.reason())
+    }
+
+    /// The canonical names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.entries.iter().map(|e| e.name).collect()
+    }
+
+    /// The canonical name of `value`.
+    ///
+    /// # Panics
+    /// If `value` has no entry (a table that misses a value of its type: a bug the table's
+    /// tests catch).
+    pub fn name(&self, value: T) -> &'static str {
+        self.entries
+            .iter()
+            .find(|e| e.value == value)
+            .map(|e| e.name)
+            .unwrap_or_else(|| panic!("a {} without an entry in its table", self.what))
+    }
+
+    /// The first entry's value (the default of an option that has one).
+    pub fn first(&self) -> T {
+        self.entries[0].value
+    }
+}
+
+/// A [`Choices`] table (or a table of spec [`Form`]s) seen without its value type: what the
+/// binding and the CLI list.
+pub trait Table: Sync {
+    /// What is chosen.
+    fn what(&self) -> &'static str;
+    /// Name, aliases and help of every entry, in order.
+    fn listed(&self) -> Vec<Choice<()>>;
+
+    /// The canonical name of the entry `text` names (by [`answers_to`]'s rule); the error
+    /// names `text` and the accepted names.
+    fn canonical(&self, text: &str) -> Result<&'static str, ChoiceError> {
+        let listed = self.listed();
+        listed
+            .iter()
+            .find(|c| c.answers_to(text))
+            .map(|c| c.name)
+            .ok_or_else(|| ChoiceError {
+                what: self.what(),
+                value: text.trim().to_string(),
+                accepted: listed.iter().map(|c| c.name).collect(),
+            })
+    }
+
+    /// `name: help; name: help; ...` (for an option's help text).
+    fn listing(&self) -> String {
+        self.listed()
+            .iter()
+            .map(|c| format!("{}: {}", c.name, c.help))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+impl<T: Copy + PartialEq + Sync> Table for Choices<T> {
+    fn what(&self) -> &'static str {
+        self.what
+    }
+
+    fn listed(&self) -> Vec<Choice<()>> {
+        self.entries.iter().map(Choice::listed).collect()
+    }
+}
+
+/// A table of spec [`Form`]s (routings, models, ...) as a [`Table`]: `what` and its forms.
+#[derive(Debug)]
+pub struct FormTable<E: 'static> {
+    /// What is chosen.
+    pub what: &'static str,
+    /// The entries.
+    pub entries: &'static [E],
+    /// The form of an entry.
+    pub form: fn(&E) -> &Form,
+}
+
+impl<E> FormTable<E> {
+    /// Looks the name of `text` up and reads the rest against the entry's form ([`parse`]).
+    pub fn parse(&self, text: &str) -> Result<(&'static E, Spec), SpecError> {
+        parse(self.what, self.entries, self.form, text)
+    }
+}
+
+impl<E: Sync> Table for FormTable<E> {
+    fn what(&self) -> &'static str {
+        self.what
+    }
+
+    fn listed(&self) -> Vec<Choice<()>> {
+        self.entries
+            .iter()
+            .map(|e| (self.form)(e).choice())
+            .collect()
     }
 }
 
@@ -535,21 +788,34 @@ pub fn number(v: &str) -> Result<f64, String> {
         .ok_or_else(|| "not a number".to_string())
 }
 
-/// Reads one of `choices` (`(text, value)` pairs; the error lists the texts).
-pub fn choice<T: Copy>(choices: &[(&str, T)], v: &str) -> Result<T, String> {
-    choices
-        .iter()
-        .find(|(t, _)| *t == v)
-        .map(|(_, x)| *x)
-        .ok_or_else(|| {
-            let mut names: Vec<&str> = Vec::new();
-            for (t, _) in choices {
-                if !names.contains(t) {
-                    names.push(t);
-                }
+/// Reads sizes joined by `x` (`64x64x64`, `8x8`): whole numbers >= 1, `count` of them where
+/// the caller needs a fixed number (three for a lattice or a decomposition), any number >= 1
+/// otherwise. `X` is read as `x` and blanks around sizes are ignored. The one reader of "XxYxZ"
+/// (topologies, halos, the LBM proxy, network exchanges); the error is the reason, which names
+/// what is accepted (for [`Spec::value`], or prefixed with the option and the text).
+pub fn parse_dims(text: &str, count: Option<usize>) -> Result<Vec<u32>, String> {
+    let refuse = || match count {
+        Some(3) => "accepted XxYxZ with three positive integers (64x64x64)".to_string(),
+        Some(2) => "accepted XxY with two positive integers (8x8)".to_string(),
+        Some(n) => format!("accepted {n} positive integers joined by 'x'"),
+        None => "accepted positive integers joined by 'x' (8x8 or 4x4x4)".to_string(),
+    };
+    let sizes = text
+        .split(['x', 'X'])
+        .map(|s| {
+            let s = s.trim();
+            // Digits only: no sign, no blank inside, no underscore.
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
             }
-            format!("accepted: {}", names.join(", "))
+            s.parse::<u32>().ok().filter(|&v| v >= 1)
         })
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(refuse)?;
+    if count.is_some_and(|n| sizes.len() != n) {
+        return Err(refuse());
+    }
+    Ok(sizes)
 }
 
 /// Reads a duration into whole picoseconds with [`units::parse_time`] (for [`Spec::value`]).
@@ -699,10 +965,6 @@ mod tests {
             "invalid topology spec 'slimfly:q=x': slimfly needs p, e.g. slimfly:q=5"
         );
         assert_eq!(s.value("p", whole::<u32>).unwrap(), None);
-        assert_eq!(
-            choice(&[("a", 1), ("b", 2), ("b", 3)], "c").unwrap_err(),
-            "accepted: a, b"
-        );
         assert_eq!(number("inf").unwrap_err(), "not a number");
     }
 
@@ -769,5 +1031,111 @@ mod tests {
         let err = p("slimfly:x=1").unwrap_err();
         assert_eq!(err.accepted(), vec!["q", "p"]);
         assert_eq!(name_of(" ugal : n=2"), "ugal");
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Colour {
+        Red,
+        Green,
+        Blue,
+    }
+
+    const COLOURS: Choices<Colour> = Choices::new(
+        "colour",
+        &[
+            Choice::new("red", Colour::Red, "the default"),
+            Choice::aka("green", &["verde", "GRN"], Colour::Green, "grass"),
+            Choice::new("blue", Colour::Blue, "sky"),
+        ],
+    );
+
+    #[test]
+    fn a_choice_parses_by_name_and_alias_without_regard_to_case() {
+        assert_eq!(COLOURS.parse("red"), Ok(Colour::Red));
+        assert_eq!(COLOURS.parse(" Blue "), Ok(Colour::Blue));
+        assert_eq!(COLOURS.parse("verde"), Ok(Colour::Green));
+        assert_eq!(COLOURS.parse("grn"), Ok(Colour::Green));
+        assert_eq!(COLOURS.parse("GREEN"), Ok(Colour::Green));
+        assert_eq!(COLOURS.name(Colour::Green), "green");
+        assert_eq!(COLOURS.first(), Colour::Red);
+        assert_eq!(COLOURS.names(), vec!["red", "green", "blue"]);
+        assert!(answers_to("fifo", &[], " FIFO"));
+        assert!(!answers_to("fifo", &[], "fif o"));
+    }
+
+    #[test]
+    fn a_bad_choice_names_itself_and_what_is_accepted() {
+        let err = COLOURS.parse(" mauve ").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown colour 'mauve'; accepted: red, green, blue"
+        );
+        assert_eq!(err.reason(), "accepted: red, green, blue");
+        assert_eq!(err.accepted(), vec!["red", "green", "blue"]);
+        assert_eq!(
+            COLOURS.read("teal").unwrap_err(),
+            "accepted: red, green, blue"
+        );
+        assert_eq!(
+            COLOURS.parse("").unwrap_err().to_string(),
+            "unknown colour ''; accepted: red, green, blue"
+        );
+    }
+
+    #[test]
+    fn a_table_lists_its_choices() {
+        let t: &dyn Table = &COLOURS;
+        assert_eq!(t.what(), "colour");
+        assert_eq!(
+            t.listed(),
+            vec![
+                Choice::new("red", (), "the default"),
+                Choice::aka("green", &["verde", "GRN"], (), "grass"),
+                Choice::new("blue", (), "sky"),
+            ]
+        );
+        assert_eq!(t.listing(), "red: the default; green: grass; blue: sky");
+        assert_eq!(t.canonical(" VERDE"), Ok("green"));
+        assert_eq!(
+            t.canonical("mauve").unwrap_err().to_string(),
+            "unknown colour 'mauve'; accepted: red, green, blue"
+        );
+        let forms = FormTable {
+            what: "topology",
+            entries: FORMS,
+            form: |f| f,
+        };
+        assert_eq!(
+            forms.listed()[0],
+            Choice::aka("slimfly", &["sf"], (), "Slim Fly")
+        );
+        assert_eq!(forms.listed().len(), 4);
+    }
+
+    #[test]
+    fn dims_are_positive_sizes_joined_by_x() {
+        assert_eq!(parse_dims("64x64x64", Some(3)), Ok(vec![64, 64, 64]));
+        assert_eq!(parse_dims(" 4 X 3x 2 ", Some(3)), Ok(vec![4, 3, 2]));
+        assert_eq!(parse_dims("8x8", None), Ok(vec![8, 8]));
+        assert_eq!(parse_dims("7", None), Ok(vec![7]));
+        assert_eq!(parse_dims("4294967295x1", None), Ok(vec![u32::MAX, 1]));
+        let three = "accepted XxYxZ with three positive integers (64x64x64)";
+        for bad in [
+            "8x8", "8x8x8x8", "0x1x1", "1x-1x1", "1x+1x1", "axbxc", "", "1xx1", "1x1x1.5",
+        ] {
+            assert_eq!(parse_dims(bad, Some(3)).unwrap_err(), three, "{bad}");
+        }
+        assert_eq!(
+            parse_dims("4294967296x1", None).unwrap_err(),
+            "accepted positive integers joined by 'x' (8x8 or 4x4x4)"
+        );
+        assert_eq!(
+            parse_dims("8", Some(2)).unwrap_err(),
+            "accepted XxY with two positive integers (8x8)"
+        );
+        assert_eq!(
+            parse_dims("1x2", Some(4)).unwrap_err(),
+            "accepted 4 positive integers joined by 'x'"
+        );
     }
 }

@@ -247,7 +247,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lbm_triad, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_layout, m)?)?;
     m.add_function(wrap_pyfunction!(lbm_parse_layout, m)?)?;
-    m.add("LBM_LAYOUTS", Layout::NAMES.to_vec())?;
+    m.add("LBM_LAYOUTS", lbm::LAYOUTS.names())?;
     m.add(
         "LBM_TRIAD_BYTES_PER_ELEMENT",
         lbm::stream::TRIAD_BYTES_PER_ELEMENT,

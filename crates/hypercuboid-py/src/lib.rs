@@ -16,6 +16,7 @@ mod schedule;
 mod sim;
 mod sim_result;
 mod spec;
+mod tables;
 mod topology;
 mod tuning;
 mod units;
@@ -40,5 +41,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lbm::register(m)?;
     resources::register(m)?;
     guard::register(m)?;
+    tables::register(m)?;
     Ok(())
 }

@@ -346,7 +346,10 @@ fn netsim_traffic(spec: &str) -> PyResult<String> {
 fn netsim_forms<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     call(Class::Network, "netsim_forms", || {
         let d = PyDict::new(py);
-        d.set_item("routings", forms(py, net::routing::ROUTINGS, |r| &r.form)?)?;
+        d.set_item(
+            "routings",
+            forms(py, net::routing::ROUTINGS.entries, |r| &r.form)?,
+        )?;
         d.set_item("traffics", forms(py, net::traffic::TRAFFICS, |t| &t.form)?)?;
         d.set_item(
             "exchanges",

@@ -7,13 +7,14 @@ use crate::topology::{wrap, PyTopology};
 use hypercuboid_core::collectives::alltoall;
 use hypercuboid_core::collectives::alltoall::phases::{
     self as core_phases, occupancy::occupancy, random, AlltoallPhases, CheckResult, LinkRoutes,
-    Method, Routing, METHODS, ROUTINGS,
+    Method, Routing,
 };
 use hypercuboid_core::collectives::alltoall::routine::{routine, RoutineOptions};
 use hypercuboid_core::collectives::alltoall::scheduled;
 use hypercuboid_core::collectives::alltoall::sync::{Sync, SYNCS};
 use hypercuboid_core::collectives::registry::{self, Context};
 use hypercuboid_core::schedule::{Dtype, ScheduleError};
+use hypercuboid_core::spec;
 use hypercuboid_core::topology::tree::TreeDescription;
 use hypercuboid_core::topology::Topology;
 use numpy::ndarray::Array2;
@@ -247,21 +248,6 @@ fn alltoall_phases(
     })
 }
 
-/// The routings: (name, summary), the default first.
-#[pyfunction]
-fn alltoall_phase_routings() -> Vec<(&'static str, &'static str)> {
-    ROUTINGS.iter().map(|e| (e.name, e.summary)).collect()
-}
-
-/// The methods: (name, aliases, summary).
-#[pyfunction]
-fn alltoall_phase_methods() -> Vec<(&'static str, Vec<&'static str>, &'static str)> {
-    METHODS
-        .iter()
-        .map(|e| (e.name, e.aliases.to_vec(), e.summary))
-        .collect()
-}
-
 fn random_description(
     machines: usize,
     switches: usize,
@@ -329,17 +315,10 @@ fn machines_of(topo: &Topology, mapping: Option<&str>) -> PyResult<Vec<u32>> {
 }
 
 fn sync_of(name: &str) -> PyResult<Sync> {
-    SYNCS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
-        .ok_or_else(|| {
-            let accepted: Vec<String> = SYNCS.iter().map(|(n, _)| n.to_string()).collect();
-            Class::Schedule.with_accepted(
-                format!("unknown sync '{name}'; accepted: {}", accepted.join(", ")),
-                accepted.clone(),
-            )
-        })
+    SYNCS.parse(name).map_err(|e| {
+        let accepted = e.accepted();
+        Class::Schedule.with_accepted(e.to_string(), accepted)
+    })
 }
 
 /// Synchronisation messages of every variant of `scheduled` on `topology` (ranks on the
@@ -364,7 +343,10 @@ fn alltoall_sync_counts(
             let mut checks = Vec::new();
             if check {
                 let n = machine_of.len() as u32;
-                for &(name, sync) in SYNCS {
+                for &spec::Choice {
+                    name, value: sync, ..
+                } in SYNCS.entries
+                {
                     let alg = alltoall::Algorithm::Scheduled {
                         topo: None,
                         sync,
@@ -464,8 +446,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySyncCounts>()?;
     m.add_class::<PyRoutineCounts>()?;
     m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_phase_methods, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_phase_routings, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
     m.add_function(wrap_pyfunction!(alltoall_sync_counts, m)?)?;

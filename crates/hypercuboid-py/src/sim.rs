@@ -1,7 +1,7 @@
 //! Bindings of hypercuboid_core::sim and ::model: simulate a schedule on a cost model.
 
 use hypercuboid_core::model::{
-    parse_model, parse_noise, Level, Mapping, ModelSpec, MAPPINGS, MODELS, NOISES,
+    parse_model, parse_noise, Level, Mapping, ModelSpec, MODELS, NOISES,
 };
 use hypercuboid_core::network::{NetParams, Network, NicOrder, RoutingSpec};
 use hypercuboid_core::sim::{self, CounterTrack, NetworkSetup, SimOptions, SimResult};
@@ -151,8 +151,8 @@ pub(crate) fn simulate_network(
 
 /// The accepted rank mappings, for messages.
 #[pyfunction]
-fn network_mappings() -> &'static str {
-    MAPPINGS
+fn network_mappings() -> String {
+    Mapping::accepted()
 }
 
 /// Validates a cost-model spec; returns it in canonical form.

@@ -18,11 +18,11 @@ def alltoall() -> None:
 
 
 def _method_help() -> str:
-    return "; ".join(f"{name}: {summary}" for name, _, summary in _core.alltoall_phase_methods())
+    return "; ".join(f"{c.name}: {c.help}" for c in _core.choices("alltoall phase method"))
 
 
 def _routing_help() -> str:
-    return "; ".join(f"{name}: {summary}" for name, summary in _core.alltoall_phase_routings())
+    return "; ".join(f"{c.name}: {c.help}" for c in _core.choices("alltoall phase routing"))
 
 
 @alltoall.command("phases")
@@ -40,7 +40,7 @@ def _routing_help() -> str:
 @click.option(
     "--routing",
     "-r",
-    default=_core.alltoall_phase_routings()[0][0],
+    default=_core.choices("alltoall phase routing")[0].name,
     show_default=True,
     help=f"Deterministic minimal routing off trees. {_routing_help()}.",
 )
@@ -204,7 +204,7 @@ def sync_cmd(
 @_mapping_option
 @click.option(
     "--sync",
-    type=click.Choice(["pairwise-reduced", "pairwise", "barrier", "none"]),
+    type=click.Choice([c.name for c in _core.choices("sync")], case_sensitive=False),
     default="pairwise-reduced",
     show_default=True,
     help="How the phases are kept apart.",

@@ -279,10 +279,10 @@ def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: st
 def _triple_option(text: str | None, option: str) -> tuple[int, int, int] | None:
     if text is None:
         return None
-    parts = text.lower().split("x")
-    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
-        raise click.ClickException(f"{option} '{text}': expected AxBxC, e.g. 4x3x2")
-    a, b, c = (int(p) for p in parts)
+    try:
+        a, b, c = _core.parse_dims(text, option)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
     return (a, b, c)
 
 

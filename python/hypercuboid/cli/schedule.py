@@ -27,7 +27,7 @@ def _out_options() -> list:
         click.option(
             "--format",
             "fmt",
-            type=click.Choice(list(FORMATS)),
+            type=click.Choice(list(FORMATS), case_sensitive=False),
             default="text",
             show_default=True,
             help="text: lossless (GOAL plus buffer slices); goal: LogGOPSim txt2bin input; c: a "

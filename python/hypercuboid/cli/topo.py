@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 
 _EXTENSIONS = {".json": "json", ".graphml": "graphml", ".anynet": "anynet", ".dot": "dot"}
@@ -184,7 +185,7 @@ def show(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "graphml", "anynet", "dot"]),
+    type=click.Choice([c.name for c in _core.choices("export format")], case_sensitive=False),
     help="Output format (default: from the extension of -o).",
 )
 @click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hypercuboid import lbm
+from hypercuboid import _core, lbm
 from hypercuboid.errors import LbmError
 
 
@@ -88,11 +88,13 @@ class RunResult:
 
 
 def parse_dims(text: str, what: str) -> tuple[int, int, int]:
-    """``XxYxZ`` as three positive integers."""
-    parts = text.lower().split("x")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise LbmError(f"{what} '{text}': accepted XxYxZ with three positive integers (64x64x64)")
-    return (int(parts[0]), int(parts[1]), int(parts[2]))
+    """``XxYxZ`` as three positive integers (the core's reader); a bad value raises
+    :class:`~hypercuboid.errors.LbmError` naming ``what``."""
+    try:
+        x, y, z = _core.parse_dims(text, what)
+    except ValueError as e:
+        raise LbmError(str(e)) from None
+    return (x, y, z)
 
 
 def configure(

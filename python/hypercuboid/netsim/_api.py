@@ -222,12 +222,10 @@ def exchange(
 
 def _parse_dims(text: str) -> tuple[int, int, int]:
     try:
-        d = tuple(int(x) for x in text.lower().split("x"))
-    except ValueError:
-        d = ()
-    if len(d) != 3 or min(d) < 1:
-        raise NetworkError(f"invalid torus '{text}': expected XxYxZ with sizes >= 1, e.g. 12x14x19")
-    return d  # type: ignore[return-value]
+        x, y, z = _core.parse_dims(text, "invalid torus")
+    except ValueError as e:
+        raise NetworkError(str(e)) from None
+    return (x, y, z)
 
 
 def cdg(topology: Topology | str, routing: str) -> dict:

@@ -13,7 +13,7 @@ from hypercuboid.errors import TopologyError
 Topology = _core.Topology
 
 #: Formats accepted by :func:`export`.
-EXPORT_FORMATS = ("json", "graphml", "anynet", "dot")
+EXPORT_FORMATS = tuple(c.name for c in _core.choices("export format"))
 
 
 def families() -> list[dict[str, Any]]:
@@ -232,6 +232,10 @@ def export(
     """Writes the topology as ``json`` (our schema), ``graphml``, ``anynet`` (BookSim2; link
     latencies in cycles of ``cycle_ps`` if given) or ``dot`` (with endpoints unless
     ``endpoints=False``); returns the text and writes it to ``path`` if given."""
+    try:
+        fmt = _core.choice_name("export format", fmt)
+    except ValueError as e:
+        raise TopologyError(str(e)) from None
     t = _topology(topology)
     if fmt == "json":
         text = t.to_json()
@@ -239,10 +243,8 @@ def export(
         text = t.to_graphml()
     elif fmt == "anynet":
         text = t.to_anynet(cycle_ps)
-    elif fmt == "dot":
-        text = t.to_dot(endpoints)
     else:
-        raise TopologyError(f"unknown export format '{fmt}'; accepted: {', '.join(EXPORT_FORMATS)}")
+        text = t.to_dot(endpoints)
     if path is not None:
         path = os.fspath(path)
         try:

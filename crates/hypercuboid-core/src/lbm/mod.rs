@@ -36,6 +36,7 @@ pub use fields::{initialise, periodic_halo, totals, Init, Totals};
 pub use kernel::{collide_stream, Region};
 pub use npy::read_npy;
 
+use crate::spec::{Choice, Choices};
 use std::fmt;
 
 /// How the logical `(x, y, z, q)` lattice of a subdomain with its halo lies in memory.
@@ -48,27 +49,34 @@ pub enum Layout {
     Soa,
 }
 
-impl Layout {
-    /// The names the command line and the binding accept.
-    pub const NAMES: [&'static str; 2] = ["soa", "aos"];
+/// The layouts the command line and the binding accept, the default first.
+pub const LAYOUTS: Choices<Layout> = Choices::new(
+    "layout",
+    &[
+        Choice::new(
+            "soa",
+            Layout::Soa,
+            "structure of arrays: the z-rows of one velocity contiguous",
+        ),
+        Choice::new(
+            "aos",
+            Layout::Aos,
+            "array of structures: the 19 values of a site contiguous",
+        ),
+    ],
+);
 
-    /// The layout called `name` (`soa`, `aos`).
+impl Layout {
+    /// The layout called `name` (a name of [`LAYOUTS`]).
     pub fn parse(name: &str) -> Result<Layout, LbmError> {
-        match name {
-            "soa" => Ok(Layout::Soa),
-            "aos" => Ok(Layout::Aos),
-            _ => Err(LbmError::BadLayout {
-                name: name.to_string(),
-            }),
-        }
+        LAYOUTS
+            .parse(name)
+            .map_err(|e| LbmError::BadLayout { name: e.value })
     }
 
     /// Its name (`soa`, `aos`).
     pub fn name(self) -> &'static str {
-        match self {
-            Layout::Soa => "soa",
-            Layout::Aos => "aos",
-        }
+        LAYOUTS.name(self)
     }
 }
 
@@ -293,7 +301,7 @@ impl fmt::Display for LbmError {
             LbmError::BadLayout { name } => write!(
                 f,
                 "unknown layout '{name}'; accepted: {}",
-                Layout::NAMES.join(", ")
+                LAYOUTS.names().join(", ")
             ),
             LbmError::BadInit { text, reason } => {
                 write!(
@@ -328,7 +336,7 @@ impl LbmError {
         match self {
             LbmError::BadRegion { .. } => Region::NAMES.iter().map(|s| s.to_string()).collect(),
             LbmError::BadInit { .. } => Init::FORMS.iter().map(|s| s.to_string()).collect(),
-            LbmError::BadLayout { .. } => Layout::NAMES.iter().map(|s| s.to_string()).collect(),
+            LbmError::BadLayout { .. } => LAYOUTS.names().iter().map(|s| s.to_string()).collect(),
             _ => Vec::new(),
         }
     }
@@ -356,8 +364,10 @@ mod tests {
         );
         assert_eq!(Layout::parse("soa").unwrap(), Layout::Soa);
         assert_eq!(Layout::parse("aos").unwrap().name(), "aos");
-        let e = Layout::parse("AoS").unwrap_err();
-        assert_eq!(e.to_string(), "unknown layout 'AoS'; accepted: soa, aos");
+        // Names match without regard to case (spec::answers_to).
+        assert_eq!(Layout::parse(" AoS").unwrap(), Layout::Aos);
+        let e = Layout::parse("aosoa").unwrap_err();
+        assert_eq!(e.to_string(), "unknown layout 'aosoa'; accepted: soa, aos");
         assert_eq!(e.accepted(), ["soa", "aos"]);
         assert_eq!(s.to_string(), "4x3x2");
         assert_eq!(

@@ -31,9 +31,12 @@ mod postal;
 mod spec;
 
 pub use error::ModelError;
-pub use file::parse_model_file;
+pub use file::{parse_model_file, read_model_file};
 pub use loggops::{LogGopsModel, LogGopsState};
-pub use network::{Level, Mapping, MessageRecord, MessageTotals, NetState, NetworkModel, MAPPINGS};
+pub use network::{
+    Level, Mapping, MappingForm, MessageRecord, MessageTotals, NetState, NetworkModel, LEVELS,
+    MAPPINGS,
+};
 pub use noise::{parse_noise, NoiseEntry, NoiseSpec, NOISES};
 pub use postal::{PostalModel, PostalState};
 pub use spec::{parse_model, ModelEntry, ModelSpec, MODELS};

@@ -36,10 +36,11 @@ use super::{
     Attempt, CostModel, LocalRun, LogGopsModel, LogGopsState, Message, Notice, OpSite,
     SendCompletion, SendIssue,
 };
-use crate::network::error::param;
+use crate::network::error::{param, refused};
 use crate::network::rng::SplitMix64;
 use crate::network::{Delivery, Engine, FlowEngine, Injection, Network, NetworkError, NicOrder};
 use crate::schedule::Rank;
+use crate::spec::{Choice, Choices};
 use crate::units::{per_byte, Time};
 
 /// Which engine carries the messages.
@@ -52,26 +53,32 @@ pub enum Level {
     Flow,
 }
 
+/// The engines a network simulation runs on (`--level`), the default first.
+pub const LEVELS: Choices<Level> = Choices::new(
+    "level",
+    &[
+        Choice::new(
+            "packet",
+            Level::Packet,
+            "packets, buffers, credits, virtual channels, adaptive routing",
+        ),
+        Choice::new(
+            "flow",
+            Level::Flow,
+            "max-min fair sharing of link bandwidth",
+        ),
+    ],
+);
+
 impl Level {
     /// Its name (`packet`, `flow`).
     pub fn name(self) -> &'static str {
-        match self {
-            Level::Packet => "packet",
-            Level::Flow => "flow",
-        }
+        LEVELS.name(self)
     }
 
-    /// Parses `packet` or `flow`.
+    /// Parses a name of [`LEVELS`].
     pub fn parse(text: &str) -> Result<Level, NetworkError> {
-        match text.trim() {
-            "packet" => Ok(Level::Packet),
-            "flow" => Ok(Level::Flow),
-            other => Err(param(
-                "level",
-                format!("'{other}'"),
-                "accepted: packet, flow",
-            )),
-        }
+        LEVELS.parse(text).map_err(refused)
     }
 }
 
@@ -94,42 +101,106 @@ pub enum Mapping {
     Explicit(Vec<u32>),
 }
 
-/// The accepted mapping forms, for messages.
-pub const MAPPINGS: &str = "linear, round_robin, random[:seed=K], file:PATH";
+/// The kinds of [`Mapping`] a user names, before their arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MappingForm {
+    /// [`Mapping::Linear`].
+    Linear,
+    /// [`Mapping::RoundRobin`].
+    RoundRobin,
+    /// [`Mapping::Random`], `random[:seed=K]`.
+    Random,
+    /// [`Mapping::Explicit`] read from a file, `file:PATH`.
+    File,
+}
+
+impl MappingForm {
+    /// What follows the name where the form takes an argument.
+    pub fn argument(self) -> &'static str {
+        match self {
+            MappingForm::Linear | MappingForm::RoundRobin => "",
+            MappingForm::Random => "[:seed=K]",
+            MappingForm::File => ":PATH",
+        }
+    }
+}
+
+/// The mappings (`--mapping`), the default first.
+pub const MAPPINGS: Choices<MappingForm> = Choices::new(
+    "mapping",
+    &[
+        Choice::new(
+            "linear",
+            MappingForm::Linear,
+            "rank r on endpoint floor(r / K), K ranks per endpoint",
+        ),
+        Choice::aka(
+            "round_robin",
+            &["round-robin"],
+            MappingForm::RoundRobin,
+            "rank r on endpoint r mod ceil(N / K)",
+        ),
+        Choice::new(
+            "random",
+            MappingForm::Random,
+            "random[:seed=K]: N of the E*K slots, a seeded shuffle (seed 1 unless given)",
+        ),
+        Choice::new(
+            "file",
+            MappingForm::File,
+            "file:PATH: one endpoint per rank, a line each (# comments)",
+        ),
+    ],
+);
 
 impl Mapping {
-    /// Parses `linear`, `round_robin`, `random[:seed=K]`; `file:PATH` is read by the caller
-    /// (see [`Mapping::from_lines`]).
+    /// The accepted mapping forms with their arguments, for messages:
+    /// `linear, round_robin, random[:seed=K], file:PATH`.
+    pub fn accepted() -> String {
+        MAPPINGS
+            .entries
+            .iter()
+            .map(|e| format!("{}{}", e.name, e.value.argument()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Parses `linear`, `round_robin`, `random[:seed=K]` (names of [`MAPPINGS`]); `file:PATH`
+    /// is read by the caller (see [`Mapping::from_lines`]).
     pub fn parse(text: &str) -> Result<Mapping, NetworkError> {
         let t = text.trim();
-        match t {
-            "linear" => return Ok(Mapping::Linear),
-            "round_robin" | "round-robin" => return Ok(Mapping::RoundRobin),
-            "random" => return Ok(Mapping::Random { seed: 1 }),
-            _ => {}
-        }
-        if let Some(rest) = t.strip_prefix("random:") {
-            if let Some(v) = rest.strip_prefix("seed=") {
-                if let Ok(seed) = v.trim().parse::<u64>() {
-                    return Ok(Mapping::Random { seed });
-                }
-                return Err(param(
-                    "mapping seed",
-                    format!("'{v}'"),
-                    "a non-negative integer (random:seed=7)",
-                ));
-            }
-            return Err(param(
+        let (name, rest) = match t.split_once(':') {
+            Some((n, r)) => (n, Some(r)),
+            None => (t, None),
+        };
+        match (MAPPINGS.find(name).map(|e| e.value), rest) {
+            (Some(MappingForm::Linear), None) => Ok(Mapping::Linear),
+            (Some(MappingForm::RoundRobin), None) => Ok(Mapping::RoundRobin),
+            (Some(MappingForm::Random), None) => Ok(Mapping::Random { seed: 1 }),
+            (Some(MappingForm::Random), Some(rest)) => match rest.strip_prefix("seed=") {
+                Some(v) => v
+                    .trim()
+                    .parse::<u64>()
+                    .map(|seed| Mapping::Random { seed })
+                    .map_err(|_| {
+                        param(
+                            "mapping seed",
+                            format!("'{v}'"),
+                            "a non-negative integer (random:seed=7)",
+                        )
+                    }),
+                None => Err(param(
+                    "mapping",
+                    format!("'{t}'"),
+                    "random takes one key, seed (random:seed=7)",
+                )),
+            },
+            _ => Err(param(
                 "mapping",
                 format!("'{t}'"),
-                "random takes one key, seed (random:seed=7)",
-            ));
+                format!("accepted: {}", Mapping::accepted()),
+            )),
         }
-        Err(param(
-            "mapping",
-            format!("'{t}'"),
-            format!("accepted: {MAPPINGS}"),
-        ))
     }
 
     /// A mapping file's text: one endpoint index per line (blank lines and `#` comments

@@ -132,3 +132,9 @@ pub(crate) fn param(
         reason: reason.into(),
     }
 }
+
+/// A name no entry of a choice table answers to, as a [`NetworkError::Parameter`]
+/// (`invalid level 'fluid': accepted: packet, flow`).
+pub(crate) fn refused(e: crate::spec::ChoiceError) -> NetworkError {
+    param(e.what, format!("'{}'", e.value), e.reason())
+}

@@ -30,6 +30,7 @@
 
 use super::error::TopologyError;
 use super::graph::{Link, LinkParams, Topology, TopologyParts};
+use crate::spec::{Choice, Choices};
 use crate::units::Time;
 use serde_json::Value;
 use std::fmt::Write;
@@ -48,6 +49,38 @@ fn num(x: f64) -> String {
 fn jstr(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
+
+/// A format a topology is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// [`to_json`].
+    Json,
+    /// [`to_graphml`].
+    GraphMl,
+    /// [`to_anynet`].
+    Anynet,
+    /// [`to_dot`].
+    Dot,
+}
+
+/// The formats a topology is written in (`topo export --format`), in the order listed.
+pub const EXPORT_FORMATS: Choices<ExportFormat> = Choices::new(
+    "export format",
+    &[
+        Choice::new(
+            "json",
+            ExportFormat::Json,
+            "our JSON schema (reads back exactly)",
+        ),
+        Choice::new("graphml", ExportFormat::GraphMl, "GraphML"),
+        Choice::new(
+            "anynet",
+            ExportFormat::Anynet,
+            "a BookSim2 anynet network file",
+        ),
+        Choice::new("dot", ExportFormat::Dot, "Graphviz dot"),
+    ],
+);
 
 /// Our JSON, documented in the module.
 pub fn to_json(topo: &Topology) -> String {

@@ -21,7 +21,7 @@ use super::mlfm::Mlfm;
 use super::oft::Oft;
 use super::polarfly::PolarFly;
 use super::slimfly::{Concentration, SlimFly};
-use super::switch::{Ethernet, SwitchModel, SWITCH_KEYS};
+use super::switch::{Ethernet, SwitchModel, SWITCHES, SWITCH_KEYS};
 use super::torus::Torus;
 use super::tree::{TreeDescription, PRESETS};
 use super::Topology;
@@ -435,12 +435,9 @@ fn arg(s: &Spec) -> &str {
         .expect("the spec grammar checks that a file or preset is given")
 }
 
-/// Reads `8x8`, `4x4x4` (for [`Spec::value`]).
+/// Reads `8x8`, `4x4x4` with [`spec::parse_dims`] (for [`Spec::value`]).
 fn dims(v: &str) -> Result<Vec<u32>, String> {
-    v.split(['x', 'X'])
-        .map(|s| s.trim().parse::<u32>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| "expected sizes joined by 'x', e.g. 8x8 or 4x4x4".to_string())
+    spec::parse_dims(v, None)
 }
 
 /// `p` of Slim Fly and PolarFly: `floor`, `ceil` (the default) or a count >= 1.
@@ -459,9 +456,7 @@ fn concentration(s: &Spec) -> Result<Concentration, SpecError> {
 /// The `switch` key and the Ethernet keys (`buffer`, `mtu`, `delay`), which only
 /// `switch=ethernet` accepts.
 fn switch_model(s: &Spec) -> Result<SwitchModel, SpecError> {
-    let kind = s.value("switch", |v| {
-        spec::choice(&[("vct", false), ("ethernet", true)], v)
-    })?;
+    let kind = s.value("switch", |v| SWITCHES.read(v))?;
     if kind != Some(true) {
         for k in &SWITCH_KEYS[1..] {
             if let Some(v) = s.get(k) {

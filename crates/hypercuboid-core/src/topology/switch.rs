@@ -10,6 +10,7 @@
 //!   port has a small buffer; a full buffer stops its upstream with IEEE 802.3x PAUSE. See
 //!   [`Ethernet`] for the parameters and their sources, and for what is not modelled.
 
+use crate::spec::{Choice, Choices};
 use crate::units::{self, Time};
 
 /// The behaviour of a topology's routers.
@@ -23,8 +24,23 @@ pub enum SwitchModel {
     Ethernet(Ethernet),
 }
 
-/// Names of the switch models, as the `switch` key of a topology spec accepts them.
-pub const SWITCH_MODELS: [&str; 2] = ["vct", "ethernet"];
+/// The switch models, as the `switch` key of a topology spec accepts them (the value: whether
+/// it is Ethernet), the default first.
+pub const SWITCHES: Choices<bool> = Choices::new(
+    "switch",
+    &[
+        Choice::new(
+            "vct",
+            false,
+            "virtual cut-through with credits (the default)",
+        ),
+        Choice::new(
+            "ethernet",
+            true,
+            "store-and-forward Ethernet with PAUSE back-pressure (keys buffer, mtu, delay)",
+        ),
+    ],
+);
 
 /// The topology spec keys of a switch model: its name and the Ethernet parameters.
 pub const SWITCH_KEYS: [&str; 4] = ["switch", "buffer", "mtu", "delay"];
@@ -32,10 +48,7 @@ pub const SWITCH_KEYS: [&str; 4] = ["switch", "buffer", "mtu", "delay"];
 impl SwitchModel {
     /// Its name (`vct`, `ethernet`).
     pub fn name(&self) -> &'static str {
-        match self {
-            SwitchModel::Vct => SWITCH_MODELS[0],
-            SwitchModel::Ethernet(_) => SWITCH_MODELS[1],
-        }
+        SWITCHES.name(matches!(self, SwitchModel::Ethernet(_)))
     }
 }
 

@@ -286,7 +286,7 @@ fn spec_errors_name_the_accepted_values() {
     );
     assert_eq!(
         r("inr:vcs=7"),
-        "invalid routing spec 'inr:vcs=7': vcs=7: accepted: auto, hop, phase, none, 1, single"
+        "invalid routing spec 'inr:vcs=7': vcs=7: accepted: auto, hop, phase, none"
     );
     // Round trip of the canonical form.
     for s in [

@@ -64,14 +64,14 @@ fn check<T: std::fmt::Debug>(
 
 #[test]
 fn routings() {
-    let forms: Vec<&Form> = ROUTINGS.iter().map(|r| &r.form).collect();
+    let forms: Vec<&Form> = ROUTINGS.entries.iter().map(|r| &r.form).collect();
     check(
         "routing",
         &forms,
         "min, inr, ugal, ugal-th",
         RoutingSpec::parse,
     );
-    for r in ROUTINGS {
+    for r in ROUTINGS.entries {
         assert_eq!(r.algorithm.name(), r.form.name);
         let s = RoutingSpec::parse(r.form.example).unwrap();
         assert_eq!(s.algorithm, r.algorithm);
@@ -87,13 +87,11 @@ fn routings() {
     );
     assert_eq!(
         spec_err(RoutingSpec::parse("min:choice=best")).to_string(),
-        "invalid routing spec 'min:choice=best': choice=best: accepted: random, lowest, \
-         lowest-cost, cost"
+        "invalid routing spec 'min:choice=best': choice=best: accepted: random, lowest"
     );
     assert_eq!(
         spec_err(RoutingSpec::parse("ugal:cost=cheap")).to_string(),
-        "invalid routing spec 'ugal:cost=cheap': cost=cheap: accepted: auto, ratio, const, \
-         constant"
+        "invalid routing spec 'ugal:cost=cheap': cost=cheap: accepted: auto, ratio, const"
     );
     // Aliases of values print as the canonical value.
     assert_eq!(

@@ -80,8 +80,8 @@ fn other_family_parameters() {
     );
     assert_eq!(
         err("hyperx:s=8xa"),
-        "invalid topology spec 'hyperx:s=8xa': s=8xa: expected sizes joined by 'x', e.g. 8x8 or \
-         4x4x4"
+        "invalid topology spec 'hyperx:s=8xa': s=8xa: accepted positive integers joined by 'x' \
+         (8x8 or 4x4x4)"
     );
     assert_eq!(
         err("fattree:k=7"),
@@ -105,7 +105,8 @@ fn other_family_parameters() {
     );
     assert_eq!(
         err("torus:dims=0x4"),
-        "torus: invalid dims=0x4: every dimension needs size >= 1, e.g. dims=4x4x4"
+        "invalid topology spec 'torus:dims=0x4': dims=0x4: accepted positive integers joined by \
+         'x' (8x8 or 4x4x4)"
     );
     assert_eq!(
         err("fullmesh:n=1"),

@@ -62,68 +62,75 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Allreduce;
 
-/// Every allreduce algorithm, in the order lists and errors give them.
-pub static ALGORITHMS: &[&Entry<Allreduce>] = &[
-    &ring_rotate::ENTRY,
-    &ring::ENTRY,
-    &tree::ENTRY,
-    &recursive_doubling::ENTRY,
-    &rabenseifner::ENTRY,
-    &elimination::ENTRY,
-    &recursive_multiplying::ENTRY,
-    &mpich_recursive_multiplying::ENTRY,
-];
+/// Declares the algorithms from one list: each line is an algorithm's module (its file here,
+/// which holds its `ENTRY`) and its variant of [`Algorithm`] with the variant's doc. The enum,
+/// [`ALGORITHMS`] (in the list's order) and [`Algorithm::entry`] all come from the list, so an
+/// algorithm is added by its file, its `pub mod` line and one line of the list.
+macro_rules! algorithms {
+    ($(
+        $(#[$doc:meta])*
+        $module:ident => $variant:ident
+            $(($($tuple:ty),*))?
+            $({$($(#[$fdoc:meta])* $field:ident: $fty:ty),* $(,)?})?
+    ),* $(,)?) => {
+        /// Every allreduce algorithm, in the order lists and errors give them.
+        pub static ALGORITHMS: &[&Entry<Allreduce>] = &[$(&$module::ENTRY),*];
 
-/// An allreduce algorithm with its parameters. [`Algorithm::parse`] reads the specs users
-/// type (through the entries of [`ALGORITHMS`]) and [`Algorithm::name`] prints them back.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Algorithm {
+        /// An allreduce algorithm with its parameters. [`Algorithm::parse`] reads the specs
+        /// users type (through the entries of [`ALGORITHMS`]) and [`Algorithm::name`] prints
+        /// them back.
+        #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Algorithm {
+            $(
+                $(#[$doc])*
+                $variant $(($($tuple),*))? $({$($(#[$fdoc])* $field: $fty),*})?,
+            )*
+        }
+
+        impl Algorithm {
+            /// The algorithm's entry in [`ALGORITHMS`].
+            pub fn entry(&self) -> &'static Entry<Allreduce> {
+                match self {
+                    $(Algorithm::$variant { .. } => &$module::ENTRY,)*
+                }
+            }
+        }
+    };
+}
+
+algorithms! {
     /// `ring_rotate`: the coursework's ring (its Alg. 1): P − 1 rounds, each passing the whole
     /// running vector to the next rank, which reduces its own input into it.
-    RingRotate,
+    ring_rotate => RingRotate,
     /// `ring`: reduce-scatter then allgather around the ring, in chunks of count / P (the
     /// bandwidth-optimal ring of MPICH and NCCL).
-    Ring,
+    ring => Ring,
     /// `tree`: binomial-tree reduce to rank 0, then binomial broadcast (the coursework's Alg. 2,
     /// for any P).
-    Tree,
+    tree => Tree,
     /// `recursive_doubling`: pairwise exchange with MPICH's collapse/expand fix for a
     /// non-power-of-two P (Ruefenacht et al., Algorithm 1).
-    RecursiveDoubling,
+    recursive_doubling => RecursiveDoubling,
+    /// `rabenseifner`: reduce-scatter by recursive halving, allgather by recursive doubling,
+    /// MPICH's fold for a non-power of two; see [`rabenseifner`].
+    rabenseifner => Rabenseifner,
+    /// `elimination`: recursive doubling reached by Rabenseifner–Träff 3-2 and 2-1 eliminations;
+    /// see [`elimination`].
+    elimination => Elimination,
     /// `recursive_multiplying:SCHEDULE` (or the bare schedule, e.g. `a8,a3,a4`): the mixed-radix
     /// recursive multiplying of Ruefenacht et al. with collapse/expand and merge stages; see
     /// [`recursive_multiplying`].
-    RecursiveMultiplying(ScheduleString),
-    /// `rabenseifner`: reduce-scatter by recursive halving, allgather by recursive doubling,
-    /// MPICH's fold for a non-power of two; see [`rabenseifner`].
-    Rabenseifner,
-    /// `elimination`: recursive doubling reached by Rabenseifner–Träff 3-2 and 2-1 eliminations;
-    /// see [`elimination`].
-    Elimination,
+    recursive_multiplying => RecursiveMultiplying(ScheduleString),
     /// `mpich_recursive_multiplying:k=K` (default `k = 2`): MPICH's single-radix recursive
     /// multiplying; see [`mpich_recursive_multiplying`].
-    MpichRecursiveMultiplying {
+    mpich_recursive_multiplying => MpichRecursiveMultiplying {
         /// The radix, 2 ..= 65536.
         k: u32,
     },
 }
 
 impl Algorithm {
-    /// The algorithm's entry in [`ALGORITHMS`].
-    pub fn entry(&self) -> &'static Entry<Allreduce> {
-        match self {
-            Algorithm::RingRotate => &ring_rotate::ENTRY,
-            Algorithm::Ring => &ring::ENTRY,
-            Algorithm::Tree => &tree::ENTRY,
-            Algorithm::RecursiveDoubling => &recursive_doubling::ENTRY,
-            Algorithm::RecursiveMultiplying(_) => &recursive_multiplying::ENTRY,
-            Algorithm::Rabenseifner => &rabenseifner::ENTRY,
-            Algorithm::Elimination => &elimination::ENTRY,
-            Algorithm::MpichRecursiveMultiplying { .. } => &mpich_recursive_multiplying::ENTRY,
-        }
-    }
-
     /// The spec users type, which [`Algorithm::parse`] reads back to the same algorithm: the
     /// entry's name with the parameters (`mpich_recursive_multiplying:k=2`,
     /// `recursive_multiplying:a8,a3,a4`).

@@ -61,8 +61,8 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     },
     parse: |spec| {
         let sync = spec
-            .value("sync", |v| crate::spec::choice(SYNCS, v))?
-            .unwrap_or(Sync::PairwiseReduced);
+            .value("sync", |v| SYNCS.read(v))?
+            .unwrap_or(SYNCS.first());
         Ok(Algorithm::Scheduled {
             topo: spec.get("topo").map(|t| t.replace(';', ",")),
             sync,

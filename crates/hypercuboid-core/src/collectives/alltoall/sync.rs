@@ -29,6 +29,7 @@
 
 use super::phases::{LinkRoutes, PhaseTable};
 use crate::schedule::{DepKind, OpKind, Rank, Schedule};
+use crate::spec::{Choice, Choices};
 use std::collections::HashMap;
 
 /// How the phases are kept apart.
@@ -44,22 +45,39 @@ pub enum Sync {
     None,
 }
 
-/// The names of [`Sync`], the default first.
-pub const SYNCS: &[(&str, Sync)] = &[
-    ("pairwise-reduced", Sync::PairwiseReduced),
-    ("pairwise", Sync::Pairwise),
-    ("barrier", Sync::Barrier),
-    ("none", Sync::None),
-];
+/// The names of [`Sync`] (the `sync` key of `scheduled`), the default first.
+pub const SYNCS: Choices<Sync> = Choices::new(
+    "sync",
+    &[
+        Choice::new(
+            "pairwise-reduced",
+            Sync::PairwiseReduced,
+            "pairwise without the redundant synchronisations (a transitive reduction; the \
+             seed's implementation)",
+        ),
+        Choice::new(
+            "pairwise",
+            Sync::Pairwise,
+            "a zero-byte message a -> c after a -> b for every two messages of different \
+             senders that share a link (seed, section 5)",
+        ),
+        Choice::new(
+            "barrier",
+            Sync::Barrier,
+            "a dissemination barrier between consecutive phases",
+        ),
+        Choice::new(
+            "none",
+            Sync::None,
+            "each rank runs its phases in order; nothing more",
+        ),
+    ],
+);
 
 impl Sync {
     /// The name users type.
     pub fn name(self) -> &'static str {
-        SYNCS
-            .iter()
-            .find(|(_, s)| *s == self)
-            .map(|(n, _)| *n)
-            .expect("every sync has a name")
+        SYNCS.name(self)
     }
 }
 

@@ -42,7 +42,7 @@ use super::registry::{self, Context, Entry, Family};
 use crate::schedule::{
     Dtype, Meta, OpId, Program, Rank, Region, Schedule, ScheduleError, Slice, Slot,
 };
-use crate::spec::{self, Key, Spec};
+use crate::spec::{Choice, Choices, Key, Spec};
 use crate::units::Time;
 use std::fmt;
 
@@ -66,6 +66,36 @@ pub enum Unpack {
     /// Each buffer as soon as its receive completes (the seed's "further study").
     OnArrival,
 }
+
+/// The values of the key `unpack`, the default first.
+pub const UNPACKS: Choices<Unpack> = Choices::new(
+    "unpack",
+    &[
+        Choice::new(
+            "at_end",
+            Unpack::AtEnd,
+            "after one wait for every message (the seed's version)",
+        ),
+        Choice::new(
+            "on_arrival",
+            Unpack::OnArrival,
+            "each buffer as soon as its receive completes",
+        ),
+    ],
+);
+
+/// The values of the key `overlap` (`off` is the default; listed as the messages always have).
+const OVERLAPS: Choices<bool> = Choices::new(
+    "overlap",
+    &[
+        Choice::new(
+            "on",
+            true,
+            "compute the interior sites while the messages are in flight",
+        ),
+        Choice::new("off", false, "compute every site after the exchange"),
+    ],
+);
 
 /// A halo algorithm with its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -167,9 +197,7 @@ pub(crate) const OVERLAP_KEY: Key = Key::new(
 
 pub(crate) fn overlap_key(spec: &Spec) -> Result<bool, ScheduleError> {
     Ok(spec
-        .value("overlap", |v| {
-            spec::choice(&[("on", true), ("off", false)], v)
-        })?
+        .value("overlap", |v| OVERLAPS.read(v))?
         .unwrap_or(false))
 }
 

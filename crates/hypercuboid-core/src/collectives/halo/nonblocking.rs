@@ -11,10 +11,10 @@
 //! each next one after the one before (`unpack=at_end`), or each after its own receive
 //! (`unpack=on_arrival`). Directions without a neighbour (non-periodic boundaries) have no ops.
 
-use super::{build_posted, prepare, Algorithm, Halo, Unpack, OVERLAP_KEY};
+use super::{build_posted, prepare, Algorithm, Halo, Unpack, OVERLAP_KEY, UNPACKS};
 use crate::collectives::registry::{Entry, Needs};
 use crate::schedule::Region;
-use crate::spec::{self, Form, Key, Positional};
+use crate::spec::{Form, Key, Positional};
 
 /// The `halo_nonblocking` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Halo> = Entry {
@@ -36,12 +36,7 @@ pub static ENTRY: Entry<Halo> = Entry {
     },
     parse: |spec| {
         let unpack = spec
-            .value("unpack", |v| {
-                spec::choice(
-                    &[("at_end", Unpack::AtEnd), ("on_arrival", Unpack::OnArrival)],
-                    v,
-                )
-            })?
+            .value("unpack", |v| UNPACKS.read(v))?
             .unwrap_or(Unpack::AtEnd);
         Ok(Algorithm::Nonblocking {
             unpack,

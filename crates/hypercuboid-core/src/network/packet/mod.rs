@@ -63,10 +63,11 @@ mod watchdog;
 
 pub use engine::{Delivery, Engine, Injection};
 
-use super::error::{param, NetworkError};
+use super::error::{param, refused, NetworkError};
 use super::routing::{Routes, RoutingSpec, NONE};
 use super::stats::Report;
 use super::traffic::{ExchangePlan, Pattern};
+use crate::spec::{Choice, Choices};
 use crate::topology::{Link, LinkParams, SwitchModel, Topology};
 use crate::units::{self, Time};
 use source::{ExchangeSource, ExternalSource, SyntheticSource};
@@ -305,25 +306,32 @@ pub enum NicOrder {
     Interleave,
 }
 
-impl NicOrder {
-    /// Every order, in the order error messages list them.
-    pub const ALL: [NicOrder; 2] = [NicOrder::Fifo, NicOrder::Interleave];
+/// The orders an endpoint's NIC sends in (`--nic`), the default first.
+pub const NIC_ORDERS: Choices<NicOrder> = Choices::new(
+    "nic",
+    &[
+        Choice::new(
+            "fifo",
+            NicOrder::Fifo,
+            "a NIC sends whole messages in the order they were started",
+        ),
+        Choice::new(
+            "interleave",
+            NicOrder::Interleave,
+            "a NIC shares its link among its messages, one packet of each in turn",
+        ),
+    ],
+);
 
+impl NicOrder {
     /// Its name (`fifo`, `interleave`).
     pub fn name(self) -> &'static str {
-        match self {
-            NicOrder::Interleave => "interleave",
-            NicOrder::Fifo => "fifo",
-        }
+        NIC_ORDERS.name(self)
     }
 
-    /// Parses `fifo` or `interleave`.
+    /// Parses a name of [`NIC_ORDERS`].
     pub fn parse(text: &str) -> Result<NicOrder, NetworkError> {
-        let t = text.trim();
-        NicOrder::ALL
-            .into_iter()
-            .find(|o| o.name() == t)
-            .ok_or_else(|| param("nic", format!("'{t}'"), "accepted: fifo, interleave"))
+        NIC_ORDERS.parse(text).map_err(refused)
     }
 }
 

@@ -45,7 +45,7 @@
 //! virtual channel of a link (`channel.rs`).
 
 use super::error::NetworkError;
-use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
+use crate::spec::{self, Choice, Choices, Form, FormTable, Key, Positional, Spec, SpecError};
 use crate::topology::{router_distances, Topology};
 use std::fmt;
 
@@ -124,60 +124,93 @@ const UGAL_TH: Form = Form {
     example: "ugal-th:t=20",
 };
 
-/// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them.
-pub const ROUTINGS: &[RoutingEntry] = &[
-    RoutingEntry {
-        form: MIN,
-        algorithm: Algorithm::Min,
-    },
-    RoutingEntry {
-        form: INR,
-        algorithm: Algorithm::Inr,
-    },
-    RoutingEntry {
-        form: UGAL,
-        algorithm: Algorithm::Ugal,
-    },
-    RoutingEntry {
-        form: UGAL_TH,
-        algorithm: Algorithm::UgalThreshold,
-    },
-];
+/// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them: the
+/// network simulator's routings of packets and flows, specs with keys (`ugal:n=8,c=1.5`). Not
+/// the alltoall phases' choice of minimal paths
+/// ([`crate::collectives::alltoall::phases::PHASE_ROUTINGS`], plain names).
+pub const ROUTINGS: FormTable<RoutingEntry> = FormTable {
+    what: "routing",
+    form: |r| &r.form,
+    entries: &[
+        RoutingEntry {
+            form: MIN,
+            algorithm: Algorithm::Min,
+        },
+        RoutingEntry {
+            form: INR,
+            algorithm: Algorithm::Inr,
+        },
+        RoutingEntry {
+            form: UGAL,
+            algorithm: Algorithm::Ugal,
+        },
+        RoutingEntry {
+            form: UGAL_TH,
+            algorithm: Algorithm::UgalThreshold,
+        },
+    ],
+};
 
-/// The values of `choice`, the first of each the canonical one.
-const CHOICES: &[(&str, MinChoice)] = &[
-    ("random", MinChoice::Random),
-    ("lowest", MinChoice::LowestCost),
-    ("lowest-cost", MinChoice::LowestCost),
-    ("cost", MinChoice::LowestCost),
-];
+/// The values of the key `choice`, the default first.
+const CHOICES: Choices<MinChoice> = Choices::new(
+    "choice",
+    &[
+        Choice::new("random", MinChoice::Random, "a minimal next hop at random"),
+        Choice::aka(
+            "lowest",
+            &["lowest-cost", "cost"],
+            MinChoice::LowestCost,
+            "the minimal next hop with the fewest packets in its output buffer",
+        ),
+    ],
+);
 
-/// The values of `vcs`, the first of each the canonical one.
-const VC_POLICIES: &[(&str, VcPolicy)] = &[
-    ("auto", VcPolicy::Auto),
-    ("hop", VcPolicy::Hop),
-    ("phase", VcPolicy::Phase),
-    ("none", VcPolicy::Single),
-    ("1", VcPolicy::Single),
-    ("single", VcPolicy::Single),
-];
+/// The values of the key `vcs`, the default first.
+const VC_POLICIES: Choices<VcPolicy> = Choices::new(
+    "vcs",
+    &[
+        Choice::new(
+            "auto",
+            VcPolicy::Auto,
+            "phase where it is deadlock-free, hop otherwise",
+        ),
+        Choice::new("hop", VcPolicy::Hop, "virtual channel = hops taken"),
+        Choice::new(
+            "phase",
+            VcPolicy::Phase,
+            "virtual channel 0 before the intermediate router, 1 after",
+        ),
+        Choice::aka(
+            "none",
+            &["1", "single"],
+            VcPolicy::Single,
+            "one virtual channel for everything (unsafe, for demonstrations)",
+        ),
+    ],
+);
 
-/// The values of `cost`, the first of each the canonical one.
-const UGAL_COSTS: &[(&str, UgalCost)] = &[
-    ("auto", UgalCost::Auto),
-    ("ratio", UgalCost::Ratio),
-    ("const", UgalCost::Constant),
-    ("constant", UgalCost::Constant),
-];
-
-/// The canonical text of `value` in a table of `(text, value)` pairs.
-fn text_of<T: PartialEq>(choices: &[(&'static str, T)], value: T) -> &'static str {
-    choices
-        .iter()
-        .find(|(_, v)| *v == value)
-        .map(|(t, _)| *t)
-        .expect("every value has a text")
-}
+/// The values of the key `cost`, the default first.
+const UGAL_COSTS: Choices<UgalCost> = Choices::new(
+    "cost",
+    &[
+        Choice::new(
+            "auto",
+            UgalCost::Auto,
+            "ratio with the hop VC scheme, const with the phase scheme",
+        ),
+        Choice::new(
+            "ratio",
+            UgalCost::Ratio,
+            "c times the ratio of indirect to minimal path length (SF-A, Singh's UGAL)",
+        ),
+        Choice::aka(
+            "const",
+            &["constant"],
+            UgalCost::Constant,
+            "a constant penalty c (MLFM-A, OFT-A)",
+        ),
+    ],
+);
 
 /// Most virtual channels a routing may need.
 pub const MAX_VCS: usize = 32;
@@ -314,7 +347,7 @@ impl RoutingSpec {
     /// Parses `min`, `inr`, `ugal`, `ugal-th`, optionally followed by `:key=value,...` (the
     /// entries of [`ROUTINGS`]).
     pub fn parse(text: &str) -> Result<RoutingSpec, NetworkError> {
-        let (entry, s) = spec::parse("routing", ROUTINGS, |r| &r.form, text)?;
+        let (entry, s) = ROUTINGS.parse(text)?;
         Ok(RoutingSpec::read(entry.algorithm, &s)?)
     }
 
@@ -339,9 +372,7 @@ impl RoutingSpec {
         }
         Ok(RoutingSpec {
             algorithm,
-            choice: s
-                .value("choice", |v| spec::choice(CHOICES, v))?
-                .unwrap_or(d.choice),
+            choice: s.value("choice", |v| CHOICES.read(v))?.unwrap_or(d.choice),
             candidates: s
                 .value("n", |v| {
                     v.parse::<u32>()
@@ -351,13 +382,9 @@ impl RoutingSpec {
                 })?
                 .unwrap_or(d.candidates),
             c,
-            cost: s
-                .value("cost", |v| spec::choice(UGAL_COSTS, v))?
-                .unwrap_or(d.cost),
+            cost: s.value("cost", |v| UGAL_COSTS.read(v))?.unwrap_or(d.cost),
             threshold,
-            vcs: s
-                .value("vcs", |v| spec::choice(VC_POLICIES, v))?
-                .unwrap_or(d.vcs),
+            vcs: s.value("vcs", |v| VC_POLICIES.read(v))?.unwrap_or(d.vcs),
         })
     }
 }
@@ -368,10 +395,10 @@ impl fmt::Display for RoutingSpec {
         let d = RoutingSpec::new(self.algorithm);
         let mut kv: Vec<String> = Vec::new();
         if self.choice != d.choice {
-            kv.push(format!("choice={}", text_of(CHOICES, self.choice)));
+            kv.push(format!("choice={}", CHOICES.name(self.choice)));
         }
         if self.vcs != d.vcs {
-            kv.push(format!("vcs={}", text_of(VC_POLICIES, self.vcs)));
+            kv.push(format!("vcs={}", VC_POLICIES.name(self.vcs)));
         }
         if matches!(self.algorithm, Algorithm::Ugal | Algorithm::UgalThreshold) {
             if self.candidates != d.candidates {
@@ -381,7 +408,7 @@ impl fmt::Display for RoutingSpec {
                 kv.push(format!("c={c}"));
             }
             if self.cost != d.cost {
-                kv.push(format!("cost={}", text_of(UGAL_COSTS, self.cost)));
+                kv.push(format!("cost={}", UGAL_COSTS.name(self.cost)));
             }
             if self.algorithm == Algorithm::UgalThreshold && self.threshold != d.threshold {
                 kv.push(format!("t={}", self.threshold));

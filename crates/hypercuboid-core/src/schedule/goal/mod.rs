@@ -113,7 +113,38 @@ pub use write::{write_goal, write_text, GoalExportOptions};
 #[allow(unused_imports)] // named by the docs above
 use super::{Combine, Meta, Op, OpKind, Payload, Slice, ANY_SOURCE, ANY_TAG};
 use super::{Schedule, ScheduleError};
+use crate::spec::{Choice, Choices};
 use std::io::BufRead;
+
+/// A format a schedule is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// [`write_text`]: lossless (GOAL plus buffer slices), read back exactly.
+    Text,
+    /// [`write_goal`]: GOAL, LogGOPSim's `txt2bin` input.
+    Goal,
+    /// A self-contained C routine ([`crate::schedule::export_c`]).
+    C,
+}
+
+/// The formats a schedule is written in (`schedule export --format`, `Schedule.save`), the
+/// default first.
+pub const FORMATS: Choices<Format> = Choices::new(
+    "schedule format",
+    &[
+        Choice::new(
+            "text",
+            Format::Text,
+            "lossless (GOAL plus buffer slices), read back exactly",
+        ),
+        Choice::new("goal", Format::Goal, "GOAL, LogGOPSim's txt2bin input"),
+        Choice::new(
+            "c",
+            Format::C,
+            "a self-contained C routine that runs the schedule",
+        ),
+    ],
+);
 
 /// Parses GOAL text or the lossless form into a schedule named `name` (a `name` header line of
 /// the lossless form takes precedence). Errors are [`ScheduleError::Parse`] with the 1-based

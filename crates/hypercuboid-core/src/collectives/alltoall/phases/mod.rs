@@ -23,12 +23,13 @@ pub mod random;
 pub mod route;
 pub mod tree;
 
+use crate::spec::{Choice, Choices};
 use crate::topology::{Topology, TopologyError};
 use std::fmt;
 
 pub use check::{CheckResult, Checks, Violation};
 pub use occupancy::Occupancy;
-pub use route::{DirectedLink, LinkRoutes, Routing, ROUTINGS};
+pub use route::{DirectedLink, LinkRoutes, Routing, PHASE_ROUTINGS};
 
 /// Most machines a phase table is built for (|M|·(|M| − 1) messages: 16,773,120 at 4096).
 pub const MAX_MACHINES: usize = 4096;
@@ -175,62 +176,44 @@ pub enum Method {
     Greedy,
 }
 
-/// One method a user may name.
-#[derive(Clone, Copy, Debug)]
-pub struct MethodEntry {
-    /// Its name.
-    pub name: &'static str,
-    /// Other names accepted.
-    pub aliases: &'static [&'static str],
-    /// One line of what it does.
-    pub summary: &'static str,
-    /// The method.
-    pub method: Method,
-}
-
 /// Every method [`Method::parse`] accepts, in the order errors and help list them.
-pub const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        name: "auto",
-        aliases: &[],
-        summary: "faraj-yuan on a tree, greedy elsewhere",
-        method: Method::Auto,
-    },
-    MethodEntry {
-        name: "faraj-yuan",
-        aliases: &["tree", "faraj_yuan"],
-        summary: "the optimal phases of a switched tree (Faraj and Yuan, section 4)",
-        method: Method::FarajYuan,
-    },
-    MethodEntry {
-        name: "greedy",
-        aliases: &["first-fit"],
-        summary: "first fit, most constrained first, improved by iterated greedy and tabu search \
-                  (any topology)",
-        method: Method::Greedy,
-    },
-];
+pub const METHODS: Choices<Method> = Choices::new(
+    "alltoall phase method",
+    &[
+        Choice::new(
+            "auto",
+            Method::Auto,
+            "faraj-yuan on a tree, greedy elsewhere",
+        ),
+        Choice::aka(
+            "faraj-yuan",
+            &["tree", "faraj_yuan"],
+            Method::FarajYuan,
+            "the optimal phases of a switched tree (Faraj and Yuan, section 4)",
+        ),
+        Choice::aka(
+            "greedy",
+            &["first-fit"],
+            Method::Greedy,
+            "first fit, most constrained first, improved by iterated greedy and tabu search \
+             (any topology)",
+        ),
+    ],
+);
 
 impl Method {
-    /// The method named `text` (a name or alias of [`METHODS`]).
+    /// The method named `text` (a name or alias of [`METHODS`], by the case rule of
+    /// [`crate::spec::answers_to`]).
     pub fn parse(text: &str) -> Result<Method, PhaseError> {
-        METHODS
-            .iter()
-            .find(|e| e.name == text || e.aliases.contains(&text))
-            .map(|e| e.method)
-            .ok_or_else(|| PhaseError::Method {
-                value: text.to_string(),
-                accepted: METHODS.iter().map(|e| e.name.to_string()).collect(),
-            })
+        METHODS.parse(text).map_err(|e| PhaseError::Method {
+            accepted: e.accepted(),
+            value: e.value,
+        })
     }
 
     /// The canonical name.
     pub fn name(self) -> &'static str {
-        METHODS
-            .iter()
-            .find(|e| e.method == self)
-            .map(|e| e.name)
-            .expect("every method has an entry")
+        METHODS.name(self)
     }
 }
 

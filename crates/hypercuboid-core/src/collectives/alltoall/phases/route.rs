@@ -22,6 +22,7 @@
 //!   same way every time).
 
 use super::PhaseError;
+use crate::spec::{Choice, Choices};
 use crate::topology::{router_distances, Topology};
 
 /// How a minimal path is chosen where there are several (see the module).
@@ -34,51 +35,37 @@ pub enum Routing {
     First,
 }
 
-/// One routing a user may name.
-#[derive(Clone, Copy, Debug)]
-pub struct RoutingEntry {
-    /// Its name.
-    pub name: &'static str,
-    /// One line of what it does.
-    pub summary: &'static str,
-    /// The routing.
-    pub routing: Routing,
-}
-
-/// Every routing [`Routing::parse`] accepts, the default first.
-pub const ROUTINGS: &[RoutingEntry] = &[
-    RoutingEntry {
-        name: "dmodk",
-        summary: "minimal, the destination's digits pick among the minimal next hops (D-mod-k)",
-        routing: Routing::DestinationDigits,
-    },
-    RoutingEntry {
-        name: "first",
-        summary: "minimal, always the first minimal next hop in adjacency order",
-        routing: Routing::First,
-    },
-];
+/// Every routing [`Routing::parse`] accepts, the default first: how the phases choose among
+/// minimal paths. Not the network simulator's routings ([`crate::network::routing::ROUTINGS`]:
+/// specs with keys, `min`, `ugal:n=4`, ...), which route packets, not phases.
+pub const PHASE_ROUTINGS: Choices<Routing> = Choices::new(
+    "alltoall phase routing",
+    &[
+        Choice::new(
+            "dmodk",
+            Routing::DestinationDigits,
+            "minimal, the destination's digits pick among the minimal next hops (D-mod-k)",
+        ),
+        Choice::new(
+            "first",
+            Routing::First,
+            "minimal, always the first minimal next hop in adjacency order",
+        ),
+    ],
+);
 
 impl Routing {
-    /// The routing named `text` (a name of [`ROUTINGS`]).
+    /// The routing named `text` (a name of [`PHASE_ROUTINGS`]).
     pub fn parse(text: &str) -> Result<Routing, PhaseError> {
-        ROUTINGS
-            .iter()
-            .find(|e| e.name == text)
-            .map(|e| e.routing)
-            .ok_or_else(|| PhaseError::Routing {
-                value: text.to_string(),
-                accepted: ROUTINGS.iter().map(|e| e.name.to_string()).collect(),
-            })
+        PHASE_ROUTINGS.parse(text).map_err(|e| PhaseError::Routing {
+            accepted: e.accepted(),
+            value: e.value,
+        })
     }
 
     /// The canonical name.
     pub fn name(self) -> &'static str {
-        ROUTINGS
-            .iter()
-            .find(|e| e.routing == self)
-            .map(|e| e.name)
-            .expect("every routing has an entry")
+        PHASE_ROUTINGS.name(self)
     }
 }
 

@@ -1,0 +1,127 @@
+//! Bindings of the core's choice tables (every enumerated option: its names, aliases and help),
+//! its one reader of "XxYxZ" sizes and its one reader of model files. Convert, call, convert.
+
+use hypercuboid_core::collectives::alltoall::phases::{METHODS, PHASE_ROUTINGS};
+use hypercuboid_core::collectives::alltoall::sync::SYNCS;
+use hypercuboid_core::lbm::LAYOUTS;
+use hypercuboid_core::model::{self, LEVELS, MAPPINGS};
+use hypercuboid_core::network::packet::NIC_ORDERS;
+use hypercuboid_core::network::routing::ROUTINGS;
+use hypercuboid_core::schedule::goal::FORMATS;
+use hypercuboid_core::spec::{self, Table};
+use hypercuboid_core::topology::export::EXPORT_FORMATS;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::errors::PyResultExt;
+
+/// Every table Python can list, by what it chooses.
+static TABLES: &[&dyn Table] = &[
+    &SYNCS,
+    &METHODS,
+    &PHASE_ROUTINGS,
+    &LEVELS,
+    &NIC_ORDERS,
+    &MAPPINGS,
+    &ROUTINGS,
+    &EXPORT_FORMATS,
+    &FORMATS,
+    &LAYOUTS,
+];
+
+/// One value of an enumerated option: its name, the other names it answers to and one line of
+/// help.
+#[pyclass(name = "Choice", module = "hypercuboid._core", frozen, eq, hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct PyChoice {
+    /// The canonical name.
+    #[pyo3(get)]
+    name: &'static str,
+    /// Other names accepted for it.
+    #[pyo3(get)]
+    aliases: Vec<&'static str>,
+    /// One line of what it means.
+    #[pyo3(get)]
+    help: &'static str,
+}
+
+#[pymethods]
+impl PyChoice {
+    fn __repr__(&self) -> String {
+        format!(
+            "Choice(name={:?}, aliases={:?}, help={:?})",
+            self.name, self.aliases, self.help
+        )
+    }
+}
+
+fn table(what: &str) -> PyResult<&'static dyn Table> {
+    TABLES
+        .iter()
+        .copied()
+        .find(|t| t.what() == what)
+        .ok_or_else(|| {
+            let names: Vec<&str> = TABLES.iter().map(|t| t.what()).collect();
+            PyValueError::new_err(format!(
+                "unknown choice table '{what}'; accepted: {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// The values of the option `what` (a name of `choice_tables()`), in order, the default first
+/// where it has one.
+#[pyfunction]
+fn choices(what: &str) -> PyResult<Vec<PyChoice>> {
+    Ok(table(what)?
+        .listed()
+        .into_iter()
+        .map(|c| PyChoice {
+            name: c.name,
+            aliases: c.aliases.to_vec(),
+            help: c.help,
+        })
+        .collect())
+}
+
+/// The canonical name of the value of `what` that `text` names (names and aliases match
+/// without regard to case); raises `ValueError` "unknown WHAT 'TEXT'; accepted: ...".
+#[pyfunction]
+fn choice_name(what: &str, text: &str) -> PyResult<&'static str> {
+    table(what)?
+        .canonical(text)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The options that have a choice table.
+#[pyfunction]
+fn choice_tables() -> Vec<&'static str> {
+    TABLES.iter().map(|t| t.what()).collect()
+}
+
+/// Sizes joined by `x` (`64x64x64`): `count` whole numbers >= 1 (any number if None). A bad
+/// value raises `ValueError` "WHAT 'TEXT': accepted ...".
+#[pyfunction]
+#[pyo3(signature = (text, what, count = Some(3)))]
+fn parse_dims(text: &str, what: &str, count: Option<usize>) -> PyResult<Vec<u32>> {
+    spec::parse_dims(text, count)
+        .map_err(|reason| PyValueError::new_err(format!("{what} '{text}': {reason}")))
+}
+
+/// The model spec string of the model file at `path`, checked; raises `ModelError` starting
+/// with the path.
+#[pyfunction]
+fn read_model_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String> {
+    py.detach(|| model::read_model_file(&path)).py()
+}
+
+/// Adds this module's class and functions to `hypercuboid._core`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyChoice>()?;
+    m.add_function(wrap_pyfunction!(choices, m)?)?;
+    m.add_function(wrap_pyfunction!(choice_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(choice_name, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_dims, m)?)?;
+    m.add_function(wrap_pyfunction!(read_model_file, m)?)?;
+    Ok(())
+}
