@@ -4,6 +4,7 @@ mod lanes;
 mod ops;
 mod release;
 mod report;
+mod wait;
 
 pub(crate) use lanes::MIN_WINDOW_EVENTS;
 pub use lanes::PARALLEL_OPS;
@@ -251,6 +252,8 @@ struct Engine<'a, M: CostModel, const P: bool> {
     defer: bool,
     /// Events handled.
     events: u64,
+    /// Local ops waiting for a busy CPU, by rank and CPU ([`wait`]).
+    waits: FxHashMap<u64, wait::Waiters>,
 }
 
 pub(crate) fn run<M: CostModel>(
@@ -273,6 +276,7 @@ pub(crate) fn run_with<M: CostModel>(
     defer: bool,
     events: &mut u64,
 ) -> Result<(SimResult, M::State), SimError> {
+    check_memory(s, opts)?;
     let (info, ncpus, nnics) = shape_infos(s, model)?;
     let calls = opts.calls.max(1);
     if calls > 1 && opts.trace {
@@ -289,6 +293,38 @@ pub(crate) fn run_with<M: CostModel>(
         return Err(err);
     }
     e.finish()
+}
+
+/// Bytes the engine allocates per rank: its record, its clocks in the model, its root events.
+pub const SIM_BYTES_PER_RANK: u64 = 96;
+/// Bytes the engine allocates per op: its state.
+pub const SIM_BYTES_PER_OP: u64 = 1;
+/// Bytes the engine allocates per op of each distinct program shape ([`OpInfo`], its
+/// dependents).
+pub const SIM_BYTES_PER_SHAPE_OP: u64 = 56;
+/// Bytes a trace holds per op (start, end, message row, and the op's columns).
+pub const SIM_TRACE_BYTES_PER_OP: u64 = 32;
+
+/// Refuses a run of `s` whose memory estimate exceeds the limit ([`crate::resources::check`]).
+fn check_memory(s: &Schedule, opts: &SimOptions) -> Result<(), SimError> {
+    let ops = s.total_ops();
+    let shape_ops: u64 = s.shapes().iter().map(|sh| sh.len() as u64).sum();
+    let per_op = SIM_BYTES_PER_OP
+        + if opts.trace {
+            SIM_TRACE_BYTES_PER_OP
+        } else {
+            0
+        };
+    let estimate = (s.nranks() as u64)
+        .saturating_mul(SIM_BYTES_PER_RANK)
+        .saturating_add(ops.saturating_mul(per_op))
+        .saturating_add(shape_ops.saturating_mul(SIM_BYTES_PER_SHAPE_OP));
+    crate::resources::check(
+        || format!("simulating {ops} ops on {} ranks", s.nranks()),
+        estimate,
+        "simulate fewer ranks",
+    )?;
+    Ok(())
 }
 
 /// What the engine reads of each shape's ops, and the CPUs and NICs a rank needs.
@@ -419,6 +455,7 @@ impl<'a, M: CostModel, const P: bool> Engine<'a, M, P> {
             },
             defer,
             events: 0,
+            waits: FxHashMap::default(),
         }
     }
 }
@@ -550,6 +587,10 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
                 continue;
             }
             self.events += 1;
+            if self.events % crate::cancel::EVERY == 0 && crate::cancel::requested() {
+                self.stop(SimError::Interrupted);
+                break;
+            }
             self.prefetch_ahead();
             match e.what >> OP_BITS {
                 EXEC => self.exec(e),
@@ -614,6 +655,13 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
         self.m.prefetch(&self.st, self.local(rank));
     }
 
+    /// Ends the run with `err`: every event is dropped.
+    #[cold]
+    fn stop(&mut self, err: SimError) {
+        self.failed = Some(err);
+        while self.q.pop().is_some() {}
+    }
+
     /// Asks the model what happened up to `until` and queues it; true when it queued
     /// something. A model error ends the run.
     fn take_notices(&mut self, until: Option<Time>) -> bool {
@@ -621,10 +669,11 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
             return false;
         }
         if let Err(err) = self.m.advance(&mut self.st, until, &mut self.notices) {
-            self.failed = Some(SimError::Network(Box::new(err)));
+            self.stop(match err {
+                crate::network::NetworkError::Interrupted => SimError::Interrupted,
+                err => SimError::Network(Box::new(err)),
+            });
             self.notices.clear();
-            // Drop every event so that the run stops here.
-            while self.q.pop().is_some() {}
             return false;
         }
         if self.notices.is_empty() {

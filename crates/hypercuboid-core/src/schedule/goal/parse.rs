@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 
+/// The longest line a GOAL reader takes (1 MiB): a longer one is no schedule.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
 /// How many label names an "unknown label" error lists.
 const LABELS_SHOWN: usize = 4;
 
@@ -156,8 +159,24 @@ impl Parser {
     }
 
     /// Feeds one line, without its `\n` (a trailing `\r` is dropped).
+    /// The error for a line longer than [`MAX_LINE`] (a file that is no GOAL text, or
+    /// `/dev/zero`), before it is read whole.
+    pub(crate) fn line_too_long(&self) -> ScheduleError {
+        Pos {
+            line: self.line_no + 1,
+            col: 1,
+        }
+        .err(format!(
+            "line longer than {} bytes: not a GOAL schedule",
+            MAX_LINE
+        ))
+    }
+
     pub(crate) fn line(&mut self, raw: &[u8]) -> Result<()> {
         self.line_no += 1;
+        if self.line_no as u64 % crate::cancel::EVERY == 0 {
+            crate::cancel::check()?;
+        }
         let s = raw.strip_suffix(b"\r").unwrap_or(raw);
         self.last_len = s.len();
         let mut c = Cur { s, p: 0 };
@@ -339,6 +358,12 @@ impl Parser {
             )),
             Some(_) => Ok(()),
             None => {
+                // (Refused before the builder allocates its ranks.)
+                crate::resources::check(
+                    || format!("a GOAL schedule of {n} ranks"),
+                    (n as u64).saturating_mul(crate::resources::SCHEDULE_BYTES_PER_RANK),
+                    "read a schedule of fewer ranks",
+                )?;
                 self.nranks = Some((n, self.pos(c.s, at)));
                 Ok(())
             }

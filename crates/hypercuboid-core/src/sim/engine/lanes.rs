@@ -450,6 +450,8 @@ where
     if threads < 2 || M::ANNOUNCES || opts.trace || opts.calls > 1 || (nranks as usize) < threads {
         return Err(Unsplittable);
     }
+    // (A run refused for its memory is refused by one thread, with the error.)
+    super::check_memory(s, opts).map_err(|_| Unsplittable)?;
     let (info, ncpus, nnics) = shape_infos(s, model).map_err(|_| Unsplittable)?;
     // The lookahead: the least of every send's.
     let mut lookahead = Time::MAX;
@@ -733,6 +735,12 @@ impl<M: CostModel> Engine<'_, M, true> {
                     self.lane.open = self.lane.free;
                 }
                 self.events += 1;
+                if self.events % crate::cancel::EVERY == 0 && crate::cancel::requested() {
+                    // Every lane sees the flag: they stop together, and the run with them.
+                    self.lane.abort = true;
+                    self.q.push(e);
+                    break;
+                }
                 self.prefetch_ahead();
                 match e.what >> OP_BITS {
                     EXEC => self.exec(e),

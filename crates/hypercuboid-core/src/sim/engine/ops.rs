@@ -114,8 +114,9 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
                     nic: o.nic,
                 };
                 match self.m.local(&mut self.st, t, site, o.cost) {
-                    Attempt::Retry(t2) => self.requeue(e, t2),
+                    Attempt::Retry(t2) => self.wait_cpu(e, o.cpu, t2),
                     Attempt::Go(run) => {
+                        self.went_cpu(&e, o.cpu, run.busy_until);
                         self.start(rank, i, t, run.busy_until);
                         if run.done <= t {
                             self.complete(rank, i, t);
@@ -244,8 +245,9 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
             nic: o.nic,
         };
         match self.m.local(&mut self.st, t, site, o.cost) {
-            Attempt::Retry(t2) => self.requeue(e, t2),
+            Attempt::Retry(t2) => self.wait_cpu(e, o.cpu, t2),
             Attempt::Go(run) => {
+                self.went_cpu(&e, o.cpu, run.busy_until);
                 if let Some(tr) = &mut self.trace {
                     let f = self.s.op_offset(rank) as usize + i as usize;
                     tr.end[f] = tr.end[f].max(run.busy_until);

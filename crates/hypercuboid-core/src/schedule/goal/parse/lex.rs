@@ -50,8 +50,10 @@ pub(super) fn found(s: &[u8], mut at: usize) -> String {
     }
 }
 
+/// `b` as an error message quotes it ([`crate::units::bounded`]: a megabyte number is cut
+/// short).
 pub(super) fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    crate::units::bounded(&String::from_utf8_lossy(b)).into_owned()
 }
 
 pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
