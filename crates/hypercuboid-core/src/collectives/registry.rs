@@ -365,7 +365,7 @@ pub fn generate<F: Family>(
                 WAY_OUT,
             )?;
         }
-        if rank as u64 % crate::cancel::EVERY == 0 {
+        if (rank as u64).is_multiple_of(crate::cancel::EVERY) {
             crate::cancel::check()?;
         }
         builder.push(&mut p)?;

@@ -645,7 +645,7 @@ impl<'n> FlowEngine<'n> {
         let mut changes = 0u64;
         loop {
             changes += 1;
-            if changes % crate::cancel::EVERY == 0 {
+            if changes.is_multiple_of(crate::cancel::EVERY) {
                 crate::cancel::check()?;
             }
             let d = self.deliveries.peek().map_or(NEVER, |r| r.0 .0);

@@ -587,7 +587,7 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
                 continue;
             }
             self.events += 1;
-            if self.events % crate::cancel::EVERY == 0 && crate::cancel::requested() {
+            if self.events.is_multiple_of(crate::cancel::EVERY) && crate::cancel::requested() {
                 self.stop(SimError::Interrupted);
                 break;
             }

@@ -320,7 +320,7 @@ impl<const V: usize, S: Source> Runner<'_, V, S> {
         let mut events = 0u64;
         let r = p.run_until_first(limit, first, |p, t| {
             events += 1;
-            if events % crate::cancel::EVERY == 0 {
+            if events.is_multiple_of(crate::cancel::EVERY) {
                 crate::cancel::check()?;
             }
             if t >= nc {

@@ -174,7 +174,7 @@ impl Parser {
 
     pub(crate) fn line(&mut self, raw: &[u8]) -> Result<()> {
         self.line_no += 1;
-        if self.line_no as u64 % crate::cancel::EVERY == 0 {
+        if (self.line_no as u64).is_multiple_of(crate::cancel::EVERY) {
             crate::cancel::check()?;
         }
         let s = raw.strip_suffix(b"\r").unwrap_or(raw);

@@ -254,7 +254,7 @@ impl<'a> Engine<'a> {
         let mut steps = 0u64;
         let mut stop = || {
             steps += 1;
-            steps % crate::cancel::EVERY == 0 && crate::cancel::requested()
+            steps.is_multiple_of(crate::cancel::EVERY) && crate::cancel::requested()
         };
         if fifo {
             let mut fq: VecDeque<Node> = q.drain(..).collect();

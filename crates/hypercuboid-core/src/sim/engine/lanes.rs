@@ -735,7 +735,7 @@ impl<M: CostModel> Engine<'_, M, true> {
                     self.lane.open = self.lane.free;
                 }
                 self.events += 1;
-                if self.events % crate::cancel::EVERY == 0 && crate::cancel::requested() {
+                if self.events.is_multiple_of(crate::cancel::EVERY) && crate::cancel::requested() {
                     // Every lane sees the flag: they stop together, and the run with them.
                     self.lane.abort = true;
                     self.q.push(e);
