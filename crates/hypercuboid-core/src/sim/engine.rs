@@ -17,7 +17,8 @@ use super::queue::{Event, EventQueue};
 use super::trace::{Trace, TraceKind};
 use super::{SimOptions, SimResult};
 use crate::model::{
-    Activity, Attempt, CostModel, Message, NoiseSpec, Notice, OpSite, SendCompletion, TieOrder,
+    Activity, Attempt, CostModel, LocalRun, Message, NoiseSpec, Notice, OpSite, SendCompletion,
+    TieOrder,
 };
 use crate::schedule::{Combine, DepKind, Op, OpKind, PeerRule, Rank, Schedule};
 use crate::units::Time;

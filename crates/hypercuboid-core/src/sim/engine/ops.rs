@@ -107,34 +107,16 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
                 }
             }
             K_LOCAL => {
-                let site = OpSite {
-                    rank: self.local(rank),
-                    activity: Activity::Local,
-                    cpu: o.cpu,
-                    nic: o.nic,
-                };
-                match self.m.local(&mut self.st, t, site, o.cost) {
-                    Attempt::Retry(t2) => self.wait_cpu(e, o.cpu, t2),
-                    Attempt::Go(run) => {
-                        self.went_cpu(&e, o.cpu, run.busy_until);
-                        self.start(rank, i, t, run.busy_until);
-                        if run.done <= t {
-                            self.complete(rank, i, t);
-                        } else {
-                            self.push_new(run.done, rank, i, FINISH);
-                        }
-                    }
+                if let Some(run) = self.try_local(e, &o) {
+                    self.start(rank, i, t, run.busy_until);
+                    self.done_at(rank, i, t, run.done);
                 }
             }
             _ => {
                 debug_assert_eq!(o.kind, K_SLEEP);
                 let d = t.saturating_add(o.cost);
                 self.start(rank, i, t, d);
-                if d == t {
-                    self.complete(rank, i, t);
-                } else {
-                    self.push_new(d, rank, i, FINISH);
-                }
+                self.done_at(rank, i, t, d);
             }
         }
     }
@@ -238,26 +220,44 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
     pub(super) fn tail(&mut self, e: Event) {
         let (rank, i, t) = (e.rank, e.what & OP_MASK, e.time);
         let o = *self.info(rank, i);
+        if let Some(run) = self.try_local(e, &o) {
+            if let Some(tr) = &mut self.trace {
+                let f = self.s.op_offset(rank) as usize + i as usize;
+                tr.end[f] = tr.end[f].max(run.busy_until);
+            }
+            self.done_at(rank, i, t, run.done);
+        }
+    }
+
+    /// Tries the local work `o` of event `e` on its CPU: what ran, or `None` when the CPU is
+    /// busy and the event waits for it ([`super::wait`]).
+    #[inline]
+    fn try_local(&mut self, e: Event, o: &OpInfo) -> Option<LocalRun> {
         let site = OpSite {
-            rank: self.local(rank),
+            rank: self.local(e.rank),
             activity: Activity::Local,
             cpu: o.cpu,
             nic: o.nic,
         };
-        match self.m.local(&mut self.st, t, site, o.cost) {
-            Attempt::Retry(t2) => self.wait_cpu(e, o.cpu, t2),
+        match self.m.local(&mut self.st, e.time, site, o.cost) {
+            Attempt::Retry(t2) => {
+                self.wait_cpu(e, o.cpu, t2);
+                None
+            }
             Attempt::Go(run) => {
                 self.went_cpu(&e, o.cpu, run.busy_until);
-                if let Some(tr) = &mut self.trace {
-                    let f = self.s.op_offset(rank) as usize + i as usize;
-                    tr.end[f] = tr.end[f].max(run.busy_until);
-                }
-                if run.done <= t {
-                    self.complete(rank, i, t);
-                } else {
-                    self.push_new(run.done, rank, i, FINISH);
-                }
+                Some(run)
             }
+        }
+    }
+
+    /// Op `i` of `rank`, started at `t`, completes at `done`: now, or by a FINISH event.
+    #[inline]
+    fn done_at(&mut self, rank: Rank, i: u32, t: Time, done: Time) {
+        if done <= t {
+            self.complete(rank, i, t);
+        } else {
+            self.push_new(done, rank, i, FINISH);
         }
     }
 }

@@ -105,19 +105,40 @@ fn recursive_doubling_takes_two_events_a_step_and_rank() {
     );
 }
 
+/// A xorshift generator from `seed`: `rnd(k)` is in `0..k`.
+pub(super) fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move |k: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % k
+    }
+}
+
+/// The options the random schedules run under: with a trace, and with noise over 2 calls.
+pub(super) fn traced_and_noisy(seed: u64) -> [SimOptions; 2] {
+    [
+        SimOptions {
+            trace: true,
+            ..SimOptions::default()
+        },
+        SimOptions {
+            noise: Some(parse_noise("uniform:min=0,max=2us").unwrap()),
+            seed,
+            calls: 2,
+            ..SimOptions::default()
+        },
+    ]
+}
+
 /// Random programs on `n` ranks: messages (a send and its receive, with a wildcard now
 /// and then, tags repeated, sizes on both sides of an eager limit), local work and sleeps,
 /// on two CPUs, each op with `requires` and `irequires` dependencies on earlier ops of its
 /// rank. Ops are made in one global order and depend only on earlier ones, so most
 /// schedules complete; wildcards make some deadlock or leave messages unreceived.
 pub(super) fn random_schedule(seed: u64, n: u32) -> Schedule {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut rnd = move |k: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % k
-    };
+    let mut rnd = xorshift(seed);
     let mut programs: Vec<Program> = (0..n).map(|_| Program::new()).collect();
     let add = |p: &mut Program, mut op: Op, cpu: u16, rnd: &mut dyn FnMut(u64) -> u64| {
         op.cpu = cpu;
@@ -188,18 +209,7 @@ fn deferred_receives_change_nothing_in_random_schedules() {
     for seed in 0..300 {
         let s = random_schedule(seed, 2 + seed as u32 % 7);
         for model in MODELS.map(|m| parse_model(m).unwrap()) {
-            for opts in [
-                SimOptions {
-                    trace: true,
-                    ..SimOptions::default()
-                },
-                SimOptions {
-                    noise: Some(parse_noise("uniform:min=0,max=2us").unwrap()),
-                    seed,
-                    calls: 2,
-                    ..SimOptions::default()
-                },
-            ] {
+            for opts in traced_and_noisy(seed) {
                 let (ea, eb) = both(&s, &model, &opts, &format!("seed {seed}"));
                 saved += ea - eb;
                 match simulate_with_model(&s, &model, &opts) {

@@ -128,9 +128,9 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{random_schedule, MODELS};
+    use super::super::tests::{random_schedule, traced_and_noisy, xorshift, MODELS};
     use super::*;
-    use crate::model::{parse_model, parse_noise};
+    use crate::model::parse_model;
     use crate::schedule::{Meta, Op, OpKind, Program, ScheduleBuilder};
 
     fn simulate(
@@ -148,13 +148,7 @@ mod tests {
     /// Programs of mostly local work on `n` ranks and two CPUs: computes of 0 to 3 us (many
     /// ready at once), some with dependencies on earlier ops, and a few messages.
     fn busy_schedule(seed: u64, n: u32) -> Schedule {
-        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut rnd = move |k: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % k
-        };
+        let mut rnd = xorshift(seed);
         let mut programs: Vec<Program> = (0..n).map(|_| Program::new()).collect();
         for k in 0..40 * n {
             let r = rnd(n as u64) as usize;
@@ -204,18 +198,7 @@ mod tests {
                 random_schedule(seed, 2 + seed as u32 % 5),
             ] {
                 for model in MODELS {
-                    for opts in [
-                        SimOptions {
-                            trace: true,
-                            ..SimOptions::default()
-                        },
-                        SimOptions {
-                            noise: Some(parse_noise("uniform:min=0,max=2us").unwrap()),
-                            seed,
-                            calls: 2,
-                            ..SimOptions::default()
-                        },
-                    ] {
+                    for opts in traced_and_noisy(seed) {
                         let a = simulate(&s, model, &opts, false);
                         let b = simulate(&s, model, &opts, true);
                         assert_eq!(a, b, "seed {seed}, {model}");
