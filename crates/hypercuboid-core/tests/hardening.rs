@@ -96,3 +96,35 @@ fn a_million_threads_are_refused() {
         }
     );
 }
+
+#[test]
+fn the_sync_count_of_a_large_star_is_refused() {
+    use hypercuboid_core::collectives::alltoall::scheduled::sync_counts;
+    // 1001 machines on one switch: each of the 2002 links carries 1000 messages, so counting
+    // the pairwise synchronisations visits 2002 · 1000² pairs (the count grew as P³: 45 s at
+    // 2000 machines).
+    let p = 1001;
+    let machines: Vec<String> = (0..p).map(|i| format!("\"n{i}\"")).collect();
+    let links: Vec<String> = (0..p).map(|i| format!("[\"n{i}\", \"s0\"]")).collect();
+    let json = format!(
+        "{{\"name\": \"star\", \"switches\": [\"s0\"], \"machines\": [{}], \"links\": [{}]}}",
+        machines.join(","),
+        links.join(",")
+    );
+    let path = std::env::temp_dir().join(format!("hardening-star-{}.json", std::process::id()));
+    std::fs::write(&path, json).unwrap();
+    let t = generate(&format!("tree:{}", path.display())).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let machine_of: Vec<u32> = (0..p).collect();
+    assert_eq!(
+        sync_counts(&t, &machine_of).unwrap_err(),
+        ScheduleError::BadParameter {
+            name: "topo".into(),
+            value: t.name().into(),
+            reason: "counting the pairwise synchronisations of 1001 ranks visits 2002000000 \
+                     pairs of messages on shared links, more than 2000000000: use fewer \
+                     machines"
+                .into()
+        }
+    );
+}
