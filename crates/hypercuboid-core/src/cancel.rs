@@ -12,6 +12,10 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Units of work (events, ops, lines) a loop handles between two polls: a few hundred
+/// microseconds of work at most.
+pub const EVERY: u64 = 4096;
+
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
 /// Ask every long run in this process to stop at its next check.

@@ -10,6 +10,17 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Bytes a schedule holds per rank whatever its programs (where its ops start, its shape,
+/// where its peers start): what a generator or reader checks before it allocates its ranks.
+pub const SCHEDULE_BYTES_PER_RANK: u64 = 16;
+/// Bytes a schedule holds per op of a program of its own (the op, its dependency and its
+/// dependent, its peer).
+pub const SCHEDULE_BYTES_PER_OP: u64 = 56;
+
+/// The most threads a run may be given: a thread count above it is a mistake (each thread
+/// has its stack and its share of the work), refused with a clear error.
+pub const MAX_THREADS: usize = 1024;
+
 /// `u64::MAX`: no limit was set; the machine's available memory applies.
 static LIMIT: AtomicU64 = AtomicU64::new(u64::MAX);
 

@@ -394,6 +394,21 @@ pub fn format_time(t: Time) -> String {
     }
 }
 
+/// Characters of a value an error message quotes before it cuts it short ([`bounded`]).
+pub const QUOTED_CHARS: usize = 60;
+
+/// `text` as an error message quotes it: whole when it has at most [`QUOTED_CHARS`]
+/// characters, else its first [`QUOTED_CHARS`] then `... (N bytes)`, so that a megabyte of
+/// digits or a 200 KB name makes a one-line error.
+pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(QUOTED_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => {
+            std::borrow::Cow::Owned(format!("{}... ({} bytes)", &text[..cut], text.len()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -599,5 +614,20 @@ mod tests {
     fn formats() {
         assert_eq!(format_time(640_000), "640 ns");
         assert_eq!(format_time(1_500_000), "1.500 us");
+    }
+
+    #[test]
+    fn bounded_quotes_a_prefix_of_a_long_value() {
+        assert_eq!(super::bounded("ring"), "ring");
+        let sixty = "9".repeat(60);
+        assert_eq!(super::bounded(&sixty), sixty);
+        let long = "9".repeat(1_000_000);
+        assert_eq!(super::bounded(&long), format!("{sixty}... (1000000 bytes)"));
+        // Cut at a character, not a byte.
+        let wide = "é".repeat(61);
+        assert_eq!(
+            super::bounded(&wide),
+            format!("{}... (122 bytes)", "é".repeat(60))
+        );
     }
 }

@@ -336,6 +336,12 @@ pub fn generate<F: Family>(
     let prepared = prepare::<F>(alg, problem, ctx)?;
     let n = F::nranks(problem);
     let build = F::entry(alg).build;
+    let what = || format!("the {} {} on {n} ranks", F::NAME, F::entry(alg).form.name);
+    crate::resources::check(
+        what,
+        (n as u64).saturating_mul(crate::resources::SCHEDULE_BYTES_PER_RANK),
+        WAY_OUT,
+    )?;
     let mut builder = ScheduleBuilder::new(n as u64, F::meta(alg, problem))?;
     if let Some(rc) = F::rank_classes(alg, &prepared, problem) {
         if let Some((templates, index)) =
@@ -365,10 +371,27 @@ pub fn generate<F: Family>(
     for rank in 0..n {
         p.clear();
         build(&prepared, problem, rank, &mut p);
+        if rank == 0 {
+            // Every rank has a program of its own: about as many ops as rank 0's each.
+            let per_rank = (p.len() as u64).saturating_mul(crate::resources::SCHEDULE_BYTES_PER_OP);
+            crate::resources::check(
+                what,
+                (n as u64).saturating_mul(
+                    per_rank.saturating_add(crate::resources::SCHEDULE_BYTES_PER_RANK),
+                ),
+                WAY_OUT,
+            )?;
+        }
+        if (rank as u64).is_multiple_of(crate::cancel::EVERY) {
+            crate::cancel::check()?;
+        }
         builder.push(&mut p)?;
     }
     builder.finish()
 }
+
+/// What a user can do about a schedule too large for the memory.
+const WAY_OUT: &str = "generate fewer ranks";
 
 /// The class of rank `r` in `rc`.
 fn class_of(rc: &RankClasses, r: Rank) -> usize {

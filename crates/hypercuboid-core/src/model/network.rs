@@ -915,7 +915,7 @@ impl<'n> CostModel for NetworkModel<'n> {
             got.clear();
             match &mut st.wire {
                 Wire::Packet(e) => got.extend_from_slice(e.advance_to_delivery(until)?.1),
-                Wire::Flow(e) => got.extend_from_slice(e.advance_to_delivery(until).1),
+                Wire::Flow(e) => got.extend_from_slice(e.advance_to_delivery(until)?.1),
             }
             if got.is_empty() {
                 return Ok(());

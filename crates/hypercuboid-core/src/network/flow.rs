@@ -635,10 +635,19 @@ impl<'n> FlowEngine<'n> {
     /// Advances to the first delivery at or before `t` (or to `t`; `None`: to the first
     /// delivery wherever it is) and returns the time reached and the messages delivered then
     /// (see [`super::Engine::advance_to_delivery`]).
-    pub fn advance_to_delivery(&mut self, t: Option<Time>) -> (Time, &[Delivery]) {
+    /// Stops with [`NetworkError::Interrupted`] on a request to stop ([`crate::cancel`]).
+    pub fn advance_to_delivery(
+        &mut self,
+        t: Option<Time>,
+    ) -> Result<(Time, &[Delivery]), NetworkError> {
         self.ready.clear();
         let limit = t.unwrap_or(NEVER);
+        let mut changes = 0u64;
         loop {
+            changes += 1;
+            if changes.is_multiple_of(crate::cancel::EVERY) {
+                crate::cancel::check()?;
+            }
             let d = self.deliveries.peek().map_or(NEVER, |r| r.0 .0);
             let c = self.next_change();
             if d <= c && d <= limit && d != NEVER {
@@ -666,14 +675,14 @@ impl<'n> FlowEngine<'n> {
                     }
                     self.free.push(f);
                 }
-                return (d, &self.ready);
+                return Ok((d, &self.ready));
             }
             if c == NEVER || c > limit {
                 if limit != NEVER {
                     self.drain_to(limit);
                     self.now = self.now.max(limit);
                 }
-                return (self.now, &self.ready);
+                return Ok((self.now, &self.ready));
             }
             self.now = c;
             self.change_at(c);
@@ -710,7 +719,7 @@ mod tests {
         let l = topo.endpoint_link(0);
         let lat = 4 * l.latency + 3 * NetParams::default().switch_latency;
         let transfer = ((1u64 << 20) as f64 / (l.bandwidth_gbps / 8000.0)).ceil() as Time;
-        let (t, d) = e.advance_to_delivery(None);
+        let (t, d) = e.advance_to_delivery(None).unwrap();
         assert_eq!(
             d,
             [Delivery {
@@ -742,7 +751,7 @@ mod tests {
         // Each at bw/2 until the first has sent 1000 B (2000 B of the link's time), then the
         // second alone sends its last 2000 B.
         let t1 = (1000.0 / (bw / 2.0)).ceil() as Time;
-        let (_, d) = e.advance_to_delivery(None);
+        let (_, d) = e.advance_to_delivery(None).unwrap();
         assert_eq!(
             d,
             [Delivery {
@@ -750,7 +759,7 @@ mod tests {
                 token: 1
             }]
         );
-        let (_, d) = e.advance_to_delivery(None);
+        let (_, d) = e.advance_to_delivery(None).unwrap();
         let t2 = t1 + (2000.0 / bw).ceil() as Time;
         assert_eq!(d.len(), 1);
         assert!((d[0].time as i64 - (t2 + lat) as i64).abs() <= 1, "{d:?}");
@@ -800,7 +809,7 @@ mod tests {
         let t = |b: f64| (b / bw).ceil() as Time;
         let mut got = Vec::new();
         for _ in 0..3 {
-            let (_, d) = e.advance_to_delivery(None);
+            let (_, d) = e.advance_to_delivery(None).unwrap();
             got.extend_from_slice(d);
         }
         assert_eq!(

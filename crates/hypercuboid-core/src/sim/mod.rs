@@ -49,7 +49,10 @@ mod network;
 mod queue;
 mod trace;
 
-pub use engine::PARALLEL_OPS;
+pub use engine::{
+    PARALLEL_OPS, SIM_BYTES_PER_OP, SIM_BYTES_PER_RANK, SIM_BYTES_PER_SHAPE_OP,
+    SIM_TRACE_BYTES_PER_OP,
+};
 pub use error::{SimError, StuckOp, Wait};
 pub use host::network_host;
 pub use network::{
@@ -149,6 +152,12 @@ where
     M: CostModel + Sync,
     M::State: Send,
 {
+    if opts.threads > crate::resources::MAX_THREADS {
+        return Err(SimError::TooLarge {
+            what: format!("{} threads", opts.threads),
+            limit: crate::resources::MAX_THREADS as u64,
+        });
+    }
     let threads = threads_for(s, opts.threads);
     if let Ok(r) = engine::lanes_run(
         s,
@@ -160,6 +169,8 @@ where
     ) {
         return Ok((r, threads));
     }
+    // (Lanes stopped by a request to stop: the run stops too.)
+    crate::cancel::check()?;
     engine::run(s, model, opts).map(|(r, _)| (r, 1))
 }
 

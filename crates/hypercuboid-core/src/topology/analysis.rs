@@ -217,6 +217,9 @@ fn for_each_source<A: Send>(
         let mut queue = Vec::with_capacity(r);
         let mut s = w;
         while s < r {
+            if crate::cancel::requested() {
+                break;
+            }
             bfs(topo, s, &mut dist, &mut sigma, &mut queue);
             f(&mut acc, s, &dist, &sigma);
             s += workers;
@@ -278,6 +281,29 @@ struct Acc {
     hop_weight: u128,
     path_hist: HashMap<u64, u64>,
     by_dist: Vec<(u64, f64, u64)>, // pairs, sum of paths, max paths
+}
+
+/// The most routers [`try_analyze`] takes: the analysis runs a search from every router
+/// (some 10^9 router visits at this size).
+pub const MAX_ANALYSIS_ROUTERS: usize = 1 << 15;
+
+/// [`analyze`], refused above [`MAX_ANALYSIS_ROUTERS`] routers, and stopped with
+/// [`TopologyError::Interrupted`] on a request to stop ([`crate::cancel`]).
+pub fn try_analyze(topo: &Topology) -> Result<Analysis, TopologyError> {
+    let r = topo.num_routers();
+    if r > MAX_ANALYSIS_ROUTERS {
+        return Err(TopologyError::Analysis {
+            reason: format!(
+                "{r} routers: the path analysis searches from every router and takes at most \
+                 {MAX_ANALYSIS_ROUTERS}; analyse a smaller instance"
+            ),
+        });
+    }
+    crate::cancel::check()?;
+    let a = analyze(topo);
+    // (A request to stop ends the searches early: what they left is no analysis.)
+    crate::cancel::check()?;
+    Ok(a)
 }
 
 /// Analyses `topo` (everything but the bisection, see [`super::bisection`]).

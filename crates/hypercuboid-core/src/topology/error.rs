@@ -42,6 +42,8 @@ pub enum TopologyError {
     /// An analysis that does not apply to this topology (for example a bisection of a
     /// topology with fewer than two endpoints).
     Analysis { reason: String },
+    /// A run stopped on a request to stop ([`crate::cancel`]).
+    Interrupted,
 }
 
 impl fmt::Display for TopologyError {
@@ -67,6 +69,7 @@ impl fmt::Display for TopologyError {
                 write!(f, "cannot export to {format}: {reason}")
             }
             TopologyError::Analysis { reason } => write!(f, "cannot analyse: {reason}"),
+            TopologyError::Interrupted => write!(f, "interrupted"),
         }
     }
 }
@@ -104,5 +107,11 @@ pub(crate) fn io_err(path: &str, e: &std::io::Error) -> TopologyError {
     TopologyError::Io {
         path: path.to_string(),
         reason,
+    }
+}
+
+impl From<crate::cancel::Interrupted> for TopologyError {
+    fn from(_: crate::cancel::Interrupted) -> Self {
+        TopologyError::Interrupted
     }
 }

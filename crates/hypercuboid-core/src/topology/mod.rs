@@ -34,7 +34,9 @@ pub mod switch;
 pub mod torus;
 pub mod tree;
 
-pub use analysis::{analyze, router_distances, Analysis, DistanceMatrix};
+pub use analysis::{
+    analyze, router_distances, try_analyze, Analysis, DistanceMatrix, MAX_ANALYSIS_ROUTERS,
+};
 pub use bisection::{bisect, refine_bisection, Bisection};
 pub use error::TopologyError;
 pub use graph::{Link, LinkParams, Topology, TopologyParts, MAX_ELEMENTS};

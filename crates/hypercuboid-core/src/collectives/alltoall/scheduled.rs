@@ -465,6 +465,18 @@ pub fn sync_counts(topo: &Topology, machine_of: &[u32]) -> Result<SyncCounts, Sc
     } else {
         0
     } as u64;
+    let work = sync::pairwise_work(&p.messages, &routes);
+    if work > sync::MAX_PAIRWISE_WORK {
+        return Err(bad(
+            "topo",
+            topo.name(),
+            format!(
+                "counting the pairwise synchronisations of {n} ranks visits {work} pairs of \
+                 messages on shared links, more than {}: use fewer machines",
+                sync::MAX_PAIRWISE_WORK
+            ),
+        ));
+    }
     Ok(SyncCounts {
         messages: p.messages.len() as u64,
         phases: p.active_phases.len() as u64,

@@ -218,6 +218,27 @@ pub fn pairwise_edges(
     Some(out)
 }
 
+/// The most pairs of messages on a shared link [`pairwise_count`] may visit (some seconds of
+/// work): a star of 2,000 machines needs 1.6·10^10.
+pub const MAX_PAIRWISE_WORK: u64 = 2_000_000_000;
+
+/// The pairs of messages on a shared link [`pairwise_count`] visits: each message's links,
+/// each with every message routed over it.
+pub fn pairwise_work(msgs: &[Message], routes: &LinkRoutes) -> u64 {
+    let mut per_link = vec![0u64; routes.num_directed_links()];
+    let mut path = Vec::new();
+    for m in msgs {
+        routes.route_into(m.src, m.dst, &mut path);
+        for &l in &path {
+            per_link[l as usize] += 1;
+        }
+    }
+    per_link
+        .iter()
+        .map(|&k| k.saturating_mul(k))
+        .fold(0, u64::saturating_add)
+}
+
 /// The number of [`Sync::Pairwise`] synchronisations (pairs of contending messages with
 /// different senders), counted without listing them.
 pub fn pairwise_count(msgs: &[Message], routes: &LinkRoutes) -> u64 {

@@ -317,7 +317,12 @@ impl<const V: usize, S: Source> Runner<'_, V, S> {
         let p = &mut self.parts[0];
         let watchdog = p.net.params.watchdog;
         let mut nc = self.next_check;
+        let mut events = 0u64;
         let r = p.run_until_first(limit, first, |p, t| {
+            events += 1;
+            if events.is_multiple_of(crate::cancel::EVERY) {
+                crate::cancel::check()?;
+            }
             if t >= nc {
                 nc = t + period(watchdog);
                 if stalled(watchdog, t, p.stats.in_flight, p.stats.last_delivery) {

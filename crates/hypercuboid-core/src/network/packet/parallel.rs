@@ -33,7 +33,7 @@ use crate::barrier::{Barrier, PoisonOnPanic, Waiter};
 use crate::network::NetworkError;
 use crate::units::Time;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::Mutex;
 
 /// What a thread of a parallel run found when it stopped.
@@ -45,6 +45,8 @@ enum Outcome {
     Stopped,
     /// Nothing was delivered for a watchdog period at this time: look for a deadlock.
     Check(Time),
+    /// A part saw a request to stop ([`crate::cancel`]).
+    Interrupted,
 }
 
 /// Messages from one part to another, handed over after each slice of the sender's events
@@ -79,6 +81,8 @@ struct Shared<T> {
     next: Vec<AtomicU64>,
     in_flight: Vec<AtomicI64>,
     last_delivery: Vec<AtomicU64>,
+    /// Per part, between the same two barriers: whether it saw a request to stop.
+    stop: Vec<AtomicBool>,
     /// Where parts wait for another part's progress.
     moved: Waiter,
     barrier: Barrier,
@@ -101,6 +105,7 @@ impl<T> Shared<T> {
             next: (0..parts).map(|_| AtomicU64::new(NEVER)).collect(),
             in_flight: (0..parts).map(|_| AtomicI64::new(0)).collect(),
             last_delivery: (0..parts).map(|_| AtomicU64::new(0)).collect(),
+            stop: (0..parts).map(|_| AtomicBool::new(false)).collect(),
             moved: Waiter::new(),
             barrier: Barrier::new(parts),
         }
@@ -253,7 +258,11 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
             sh.next[me].store(self.wheel.peek_time().unwrap_or(NEVER), Relaxed);
             sh.in_flight[me].store(self.stats.in_flight, Relaxed);
             sh.last_delivery[me].store(self.stats.last_delivery, Relaxed);
+            sh.stop[me].store(crate::cancel::requested(), Relaxed);
             sh.barrier.wait();
+            if sh.stop.iter().any(|x| x.load(Relaxed)) {
+                return (Outcome::Interrupted, next_check);
+            }
             let t = sh
                 .next
                 .iter()
@@ -347,6 +356,7 @@ pub(super) fn advance_parts<const V: usize, S: Source>(
                 }
                 return Ok(());
             }
+            Outcome::Interrupted => return Err(NetworkError::Interrupted),
             Outcome::Check(t) => {
                 for s in parts.iter_mut() {
                     s.now = t;

@@ -191,6 +191,9 @@ pub fn parse_reader(mut r: impl BufRead, name: &str) -> Result<Schedule, Schedul
             }
             start = end + 1;
         }
+        if carry.len() + (buf.len() - start) > parse::MAX_LINE {
+            return Err(p.line_too_long());
+        }
         carry.extend_from_slice(&buf[start..]);
         let n = buf.len();
         r.consume(n);

@@ -250,14 +250,26 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        // (Stopped early on a request to stop: [`super::try_verify`] reports it.)
+        let mut steps = 0u64;
+        let mut stop = || {
+            steps += 1;
+            steps.is_multiple_of(crate::cancel::EVERY) && crate::cancel::requested()
+        };
         if fifo {
             let mut fq: VecDeque<Node> = q.drain(..).collect();
             while let Some(k) = fq.pop_front() {
+                if stop() {
+                    return;
+                }
                 self.step(k, exec, dynamic, equal_len, col, &mut q);
                 fq.extend(q.drain(..));
             }
         } else {
             while let Some(k) = q.pop() {
+                if stop() {
+                    return;
+                }
                 self.step(k, exec, dynamic, equal_len, col, &mut q);
             }
         }

@@ -54,7 +54,7 @@ mod symbolic;
 pub use halo::MAX_ELEMENTS as HALO_MAX_ELEMENTS;
 pub use problem::{CycleStep, Problem, Wait};
 
-use crate::schedule::{Rank, Schedule};
+use crate::schedule::{Rank, Schedule, ScheduleError};
 use graph::{Engine, NoExec, Protocol};
 use std::fmt;
 
@@ -295,6 +295,47 @@ impl Collector {
         }
         (out, truncated)
     }
+}
+
+/// Bytes the verifier allocates per op for matching and deadlock: the op's partner and
+/// pending word, and while matching a send's place (see the module documentation).
+pub const VERIFY_BYTES_PER_OP: u64 = 16;
+/// Bytes the verifier allocates per rank and thread while matching.
+pub const VERIFY_BYTES_PER_RANK: u64 = 8;
+
+/// [`verify`], refused before it allocates when its memory estimate exceeds the limit
+/// ([`crate::resources::check`]), and stopped with [`ScheduleError::Interrupted`] on a request
+/// to stop ([`crate::cancel`]).
+pub fn try_verify(s: &Schedule, opts: &VerifyOptions) -> Result<Report, ScheduleError> {
+    if opts.threads > crate::resources::MAX_THREADS {
+        return Err(ScheduleError::BadParameter {
+            name: "threads".into(),
+            value: opts.threads.to_string(),
+            reason: format!(
+                "0 (every core) or 1 to {} threads",
+                crate::resources::MAX_THREADS
+            ),
+        });
+    }
+    let threads = crate::barrier::threads(opts.threads, s.total_ops() >= PARALLEL_OPS) as u64;
+    let estimate = s
+        .total_ops()
+        .saturating_mul(VERIFY_BYTES_PER_OP)
+        .saturating_add(
+            (s.nranks() as u64)
+                .saturating_mul(VERIFY_BYTES_PER_RANK)
+                .saturating_mul(threads),
+        );
+    crate::resources::check(
+        || format!("verifying {} ops on {} ranks", s.total_ops(), s.nranks()),
+        estimate,
+        "verify fewer ranks",
+    )?;
+    crate::cancel::check()?;
+    let report = verify(s, opts);
+    // (A request to stop ends the verifier's loops early: what they left is no report.)
+    crate::cancel::check()?;
+    Ok(report)
 }
 
 /// Verifies a schedule. Never panics on a schedule the builder accepted; the work is linear in

@@ -105,7 +105,8 @@ struct Peel<'a> {
     mail: Vec<Mutex<Vec<Vec<Node>>>>,
     /// See the module documentation.
     tokens: AtomicUsize,
-    /// A thread panicked: the others stop instead of waiting for its events.
+    /// A thread panicked, or saw a request to stop: the others stop instead of waiting for
+    /// its events.
     failed: AtomicBool,
 }
 
@@ -220,6 +221,11 @@ impl Peel<'_> {
         let mut near: VecDeque<Node> = VecDeque::new();
         let mut events: Vec<Node> = Vec::new();
         loop {
+            if crate::cancel::requested() {
+                // Every thread stops (see [`Peel::failed`]); [`super::try_verify`] reports it.
+                self.failed.store(true, Ordering::SeqCst);
+                return;
+            }
             let got = self.take_mail(me);
             if !got.is_empty() {
                 self.tokens.fetch_sub(got.len(), Ordering::AcqRel);
