@@ -84,7 +84,6 @@ def plot_compare(
     ax.legend(fontsize=8, loc="upper left")
     table = fig.add_axes((0.56, 0.12, 0.43, 0.8))
     table.axis("off")
-    rows = compare(radix)  # type: ignore[assignment]  # a new table, reusing the name
     cells = [
         [
             row["label"],
@@ -94,7 +93,7 @@ def plot_compare(
             f"{row['ports_per_endpoint']:.2f}",
             f"{row['links_per_endpoint']:.2f}",
         ]
-        for row in rows
+        for row in compare(radix)
     ]
     t = table.table(
         cellText=cells,
