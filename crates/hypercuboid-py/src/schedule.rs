@@ -221,7 +221,7 @@ impl PySchedule {
         };
         call(Class::Schedule, "Schedule.verify", || {
             let s = self.inner.clone();
-            let rep = guard::detach(py, move || verify::verify(&s, &opts));
+            let rep = guard::detach(py, move || verify::try_verify(&s, &opts)).py()?;
             crate::verify::report(py, &rep)
         })
     }

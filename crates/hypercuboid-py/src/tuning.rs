@@ -296,13 +296,7 @@ fn tune_allreduce(
     call(Class::Schedule, "tune_allreduce", || {
         let (n, count, dt) = (nranks.0, count.0, dtype.0);
         let spec = parse_model(model.as_str()).py()?;
-        let bytes = count.checked_mul(dt.size() as u64).ok_or_else(|| {
-            Class::Schedule.err(format!(
-                "invalid count {count}: {count} elements of {} exceed 2^64 - 1 bytes",
-                dt.name()
-            ))
-        })?;
-        let p = Params::from_model(&spec, bytes).py()?;
+        let p = Params::from_model_count(&spec, count, dt).py()?;
         let opts = RankOptions {
             top,
             enumerate: options(factored, split, merged, max_schedules),
