@@ -103,12 +103,12 @@ def test_python_api_and_arrays():
     assert off.dtype == np.uint32 and msgs.shape == (30, 2)
     assert off.tolist() == [0, 4, 8, 11, 14, 18, 21, 23, 27, 30]
     assert msgs[:4].tolist() == TABLE_4[0]
-    occ = r.occupancy()
-    assert occ["counts"].shape == (len(occ["links"]), 9)
-    assert occ["counts"].max() == 1
+    links, counts = r.occupancy()
+    assert counts.dtype == np.uint16 and counts.shape == (len(links), 9)
+    assert counts.max() == 1
     # s0->s1 (the bottleneck) is busy in every phase.
-    row = occ["links"].index("s0->s1")
-    assert occ["counts"][row].tolist() == [1] * 9
+    row = links.index("s0->s1")
+    assert counts[row].tolist() == [1] * 9
     assert phases.to_dict(r, schedule=False).keys() >= {"phases", "load", "root"}
 
 

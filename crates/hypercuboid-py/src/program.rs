@@ -289,14 +289,13 @@ fn c_codes_header() -> String {
     hypercuboid_core::schedule::columns::c_codes_header()
 }
 
-/// The native runner's C sources, `{name: text}` (`hc_codes.h`, `hc_runner.h`, `hc_runner.c`).
+/// The native runner's C sources as `(name, text)` pairs (`hc_codes.h`, `hc_runner.h`,
+/// `hc_runner.c`).
 #[pyfunction]
-fn native_sources(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let d = PyDict::new(py);
-    for (name, text) in hypercuboid_core::native::sources() {
-        d.set_item(name, text)?;
-    }
-    Ok(d)
+fn native_sources() -> PyResult<Vec<(&'static str, String)>> {
+    call(Class::Schedule, "native_sources", || {
+        Ok(hypercuboid_core::native::sources())
+    })
 }
 
 /// Adds the `Program` class and the codes of the encoding: `OP_KINDS` (names by code),
