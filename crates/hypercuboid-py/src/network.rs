@@ -403,16 +403,20 @@ fn netsim_zero_load_latency(
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyChannelGraph>()?;
-    m.add_class::<PyNetReport>()?;
-    m.add_function(wrap_pyfunction!(netsim_run, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_exchange, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_cdg, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_pattern, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_routing, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_traffic, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_forms, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_fit_torus, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_zero_load_latency, m)?)?;
+    add!(
+        m,
+        [PyChannelGraph, PyNetReport],
+        [
+            netsim_run,
+            netsim_exchange,
+            netsim_cdg,
+            netsim_pattern,
+            netsim_routing,
+            netsim_traffic,
+            netsim_forms,
+            netsim_fit_torus,
+            netsim_zero_load_latency
+        ]
+    );
     Ok(())
 }

@@ -411,14 +411,16 @@ fn alltoall_routine(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyAlltoallPhases>()?;
-    m.add_class::<PySyncCheck>()?;
-    m.add_class::<PySyncCounts>()?;
-    m.add_class::<PyRoutineCounts>()?;
-    m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_sync_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_routine, m)?)?;
+    add!(
+        m,
+        [PyAlltoallPhases, PySyncCheck, PySyncCounts, PyRoutineCounts],
+        [
+            alltoall_phases,
+            alltoall_random_tree,
+            alltoall_random_tree_json,
+            alltoall_sync_counts,
+            alltoall_routine
+        ]
+    );
     Ok(())
 }

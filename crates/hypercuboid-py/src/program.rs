@@ -303,9 +303,7 @@ fn native_sources() -> PyResult<Vec<(&'static str, String)>> {
 /// `SLOT_SCRATCH + k`), `SLOT_NONE`, `PROGRAM_COLUMNS`, `DTYPES` (name to bytes per element)
 /// `DTYPE_CODES` (every dtype's code, `byte` included) and `REDUCE_OPS` (names by code).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyProgram>()?;
-    m.add_function(wrap_pyfunction!(c_codes_header, m)?)?;
-    m.add_function(wrap_pyfunction!(native_sources, m)?)?;
+    add!(m, [PyProgram], [c_codes_header, native_sources]);
     let py = m.py();
     m.add("OP_KINDS", PyTuple::new(py, OpCode::ALL.map(|k| k.name()))?)?;
     m.add(

@@ -128,11 +128,16 @@ fn read_model_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String>
 
 /// Adds this module's class and functions to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyChoice>()?;
-    m.add_function(wrap_pyfunction!(choices, m)?)?;
-    m.add_function(wrap_pyfunction!(choice_tables, m)?)?;
-    m.add_function(wrap_pyfunction!(choice_name, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_dims, m)?)?;
-    m.add_function(wrap_pyfunction!(read_model_file, m)?)?;
+    add!(
+        m,
+        [PyChoice],
+        [
+            choices,
+            choice_tables,
+            choice_name,
+            parse_dims,
+            read_model_file
+        ]
+    );
     Ok(())
 }

@@ -34,6 +34,9 @@ impl PyTopology {
     }
 }
 
+/// Routers of one kind: `(name, count, network_degree, endpoints)`, the last two (min, max).
+type KindRow = (String, usize, (usize, usize), (usize, usize));
+
 /// A topology's graph analysis (everything but the bisection): the counts, radixes, ports and
 /// links, distances, `kinds` as `(name, count, network_degree, endpoints)` (min, max pairs),
 /// the path diversity (`path_histogram` `(paths, pairs)`, `path_mean`, `path_max`,
@@ -52,7 +55,7 @@ pub(crate) struct PyAnalysis {
     network_links: usize,
     router_radix: usize,
     network_radix: usize,
-    kinds: Vec<(String, usize, (usize, usize), (usize, usize))>,
+    kinds: Vec<KindRow>,
     total_ports: u64,
     ports_per_endpoint: f64,
     total_links: u64,
@@ -527,18 +530,25 @@ fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyTopology>()?;
-    m.add_class::<PyBisection>()?;
-    m.add_class::<PyAnalysis>()?;
-    m.add_class::<PyTreeAnalysis>()?;
-    m.add_class::<PyCompareRow>()?;
-    m.add_function(wrap_pyfunction!(topology_generate, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_from_parts, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_families, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_graphml_source, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_compare, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_tree_preset, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_ml3b, m)?)?;
+    add!(
+        m,
+        [
+            PyTopology,
+            PyBisection,
+            PyAnalysis,
+            PyTreeAnalysis,
+            PyCompareRow
+        ],
+        [
+            topology_generate,
+            topology_from_json,
+            topology_from_parts,
+            topology_families,
+            topology_graphml_source,
+            topology_compare,
+            topology_tree_preset,
+            topology_ml3b
+        ]
+    );
     Ok(())
 }

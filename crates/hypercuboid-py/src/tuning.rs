@@ -361,21 +361,28 @@ fn tune_allreduce(
 
 /// Adds this module's functions to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyScheduleString>()?;
-    m.add_class::<PyScheduleCounts>()?;
-    m.add_class::<PyOptimalSchedule>()?;
-    m.add_class::<PyTuneParams>()?;
-    m.add_class::<PyTuneRow>()?;
-    m.add_class::<PyTuneReport>()?;
-    m.add_function(wrap_pyfunction!(rm_parse, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_fit, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_suggest, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_enumerate, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_count, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_estimate, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_optimal, m)?)?;
-    m.add_function(wrap_pyfunction!(b_opt, m)?)?;
-    m.add_function(wrap_pyfunction!(b_opt_integer, m)?)?;
-    m.add_function(wrap_pyfunction!(tune_allreduce, m)?)?;
+    add!(
+        m,
+        [
+            PyScheduleString,
+            PyScheduleCounts,
+            PyOptimalSchedule,
+            PyTuneParams,
+            PyTuneRow,
+            PyTuneReport
+        ],
+        [
+            rm_parse,
+            rm_fit,
+            rm_suggest,
+            rm_enumerate,
+            rm_count,
+            rm_estimate,
+            rm_optimal,
+            b_opt,
+            b_opt_integer,
+            tune_allreduce
+        ]
+    );
     Ok(())
 }
