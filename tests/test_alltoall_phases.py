@@ -170,8 +170,14 @@ def test_bad_input(tmp_path: Path):
     with pytest.raises(ScheduleError) as e:
         phases.alltoall_phases("tree:fig1", "ring")
     assert e.value.accepted == ["auto", "faraj-yuan", "greedy"]
-    with pytest.raises(TopologyError, match="unknown random tree shape 'ring'"):
+    with pytest.raises(TopologyError, match="unknown random tree shape 'ring'") as e:
         phases.random_tree(4, 2, "ring")
+    assert e.value.accepted == ["random", "chain", "star", "deep", "sparse"]
+    for machines, switches, bad in ((0, 2, "machines=0"), (4, 65537, "switches=65537")):
+        with pytest.raises(TopologyError) as e:
+            phases.random_tree(machines, switches)
+        name = bad.split("=")[0]
+        assert str(e.value) == f"random tree: invalid {bad}: a random tree has 1 to 65536 {name}"
 
 
 def test_plot_refuses_unreadable_sizes(tmp_path: Path):
