@@ -34,3 +34,24 @@ REPORT_KEYS = [
     "link_utilisation",
     "top_links",
 ]
+
+
+def core_report_dict(c) -> dict:
+    """The JSON form of the core's report ``c`` (a ``_core.NetReport``), built key by key from
+    its attributes as the binding's report dict was: the keys above in order, then ``links``,
+    ``completion_ns``, ``effective_throughput`` and ``dims`` where the run has them."""
+    link = ("from", "to", "link", "packets", "utilisation")
+    d = {k: getattr(c, k) for k in REPORT_KEYS}
+    d["hop_histogram"] = list(c.hop_histogram)
+    d["window_ns"] = list(c.window_ns)
+    util = ("mean", "max", "endpoint_mean")
+    d["link_utilisation"] = dict(zip(util, c.link_utilisation, strict=True))
+    d["top_links"] = [dict(zip(link, x, strict=True)) for x in c.top_links]
+    if c.links is not None:
+        d["links"] = [dict(zip(link, x, strict=True)) for x in c.links]
+    if c.completion_ns is not None:
+        d["completion_ns"] = c.completion_ns
+        d["effective_throughput"] = c.effective_throughput
+    if c.dims is not None:
+        d["dims"] = list(c.dims)
+    return d

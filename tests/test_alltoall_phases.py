@@ -103,12 +103,12 @@ def test_python_api_and_arrays():
     assert off.dtype == np.uint32 and msgs.shape == (30, 2)
     assert off.tolist() == [0, 4, 8, 11, 14, 18, 21, 23, 27, 30]
     assert msgs[:4].tolist() == TABLE_4[0]
-    occ = r.occupancy()
-    assert occ["counts"].shape == (len(occ["links"]), 9)
-    assert occ["counts"].max() == 1
+    links, counts = r.occupancy()
+    assert counts.dtype == np.uint16 and counts.shape == (len(links), 9)
+    assert counts.max() == 1
     # s0->s1 (the bottleneck) is busy in every phase.
-    row = occ["links"].index("s0->s1")
-    assert occ["counts"][row].tolist() == [1] * 9
+    row = links.index("s0->s1")
+    assert counts[row].tolist() == [1] * 9
     assert phases.to_dict(r, schedule=False).keys() >= {"phases", "load", "root"}
 
 
@@ -170,8 +170,14 @@ def test_bad_input(tmp_path: Path):
     with pytest.raises(ScheduleError) as e:
         phases.alltoall_phases("tree:fig1", "ring")
     assert e.value.accepted == ["auto", "faraj-yuan", "greedy"]
-    with pytest.raises(TopologyError, match="unknown random tree shape 'ring'"):
+    with pytest.raises(TopologyError, match="unknown random tree shape 'ring'") as e:
         phases.random_tree(4, 2, "ring")
+    assert e.value.accepted == ["random", "chain", "star", "deep", "sparse"]
+    for machines, switches, bad in ((0, 2, "machines=0"), (4, 65537, "switches=65537")):
+        with pytest.raises(TopologyError) as e:
+            phases.random_tree(machines, switches)
+        name = bad.split("=")[0]
+        assert str(e.value) == f"random tree: invalid {bad}: a random tree has 1 to 65536 {name}"
 
 
 def test_plot_refuses_unreadable_sizes(tmp_path: Path):

@@ -7,7 +7,7 @@ their values are the core's (``DEFAULTS``), not typed again here. ``make lint`` 
 stubs against the module (mypy's stubtest).
 """
 
-from typing import Any, final
+from typing import Any, Final, final
 
 __version__: str
 
@@ -24,16 +24,11 @@ threads)."""
 class Schedule:
     """A schedule held in Rust memory."""
 
-    @property
-    def nranks(self) -> int: ...
-    @property
-    def total_ops(self) -> int: ...
-    @property
-    def num_shapes(self) -> int: ...
-    @property
-    def memory_bytes(self) -> int: ...
-    @property
-    def meta(self) -> ScheduleMeta: ...
+    nranks: Final[int]
+    total_ops: Final[int]
+    num_shapes: Final[int]
+    memory_bytes: Final[int]
+    meta: Final[ScheduleMeta]
     def sends_per_rank(self) -> Any:
         """Sends of each rank's program (uint32 NumPy array)."""
     def program_text(self, rank: int) -> list[str]: ...
@@ -89,248 +84,152 @@ class Schedule:
 
 @final
 class HaloMeta:
-    @property
-    def lattice(self) -> tuple[int, int, int]: ...
-    @property
-    def dims(self) -> tuple[int, int, int]: ...
-    @property
-    def periodic(self) -> tuple[bool, bool, bool]: ...
-    @property
-    def values(self) -> int: ...
-    @property
-    def stencil(self) -> str: ...
+    lattice: Final[tuple[int, int, int]]
+    dims: Final[tuple[int, int, int]]
+    periodic: Final[tuple[bool, bool, bool]]
+    values: Final[int]
+    stencil: Final[str]
 
 @final
 class ScheduleMeta:
     """What a schedule computes (``op`` None without a reduction; ``block`` for an alltoall;
     ``halo`` for a halo exchange)."""
 
-    @property
-    def collective(self) -> str: ...
-    @property
-    def count(self) -> int: ...
-    @property
-    def dtype(self) -> str: ...
-    @property
-    def op(self) -> str | None: ...
-    @property
-    def block(self) -> int | None: ...
-    @property
-    def halo(self) -> HaloMeta | None: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def elem_size(self) -> int: ...
+    collective: Final[str]
+    count: Final[int]
+    dtype: Final[str]
+    op: Final[str | None]
+    block: Final[int | None]
+    halo: Final[HaloMeta | None]
+    name: Final[str]
+    elem_size: Final[int]
 
 @final
 class VerifyStats:
-    @property
-    def ranks(self) -> int: ...
-    @property
-    def ops(self) -> int: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def bytes(self) -> int: ...
+    ranks: Final[int]
+    ops: Final[int]
+    messages: Final[int]
+    bytes: Final[int]
 
 @final
 class VerifySemantics:
-    @property
-    def reduces(self) -> bool: ...
-    @property
-    def correct(self) -> bool: ...
-    @property
-    def same_order_commutative(self) -> bool: ...
-    @property
-    def same_order_noncommutative(self) -> bool: ...
-    @property
-    def canonical_order(self) -> bool: ...
-    @property
-    def exact(self) -> bool: ...
-    @property
-    def noncommutative_difference(self) -> str | None: ...
-    @property
-    def commutative_difference(self) -> str | None: ...
-    @property
-    def noncanonical(self) -> str | None: ...
+    reduces: Final[bool]
+    correct: Final[bool]
+    same_order_commutative: Final[bool]
+    same_order_noncommutative: Final[bool]
+    canonical_order: Final[bool]
+    exact: Final[bool]
+    noncommutative_difference: Final[str | None]
+    commutative_difference: Final[str | None]
+    noncanonical: Final[str | None]
 
 @final
 class VerifyReport:
     """The verifier's findings (``text``: the report as the CLI prints it)."""
 
-    @property
-    def sound(self) -> bool: ...
-    @property
-    def problems(self) -> list[str]: ...
-    @property
-    def problem_kinds(self) -> list[str]: ...
-    @property
-    def truncated(self) -> int: ...
-    @property
-    def notes(self) -> list[str]: ...
-    @property
-    def stats(self) -> VerifyStats: ...
-    @property
-    def semantics(self) -> VerifySemantics | None: ...
-    @property
-    def text(self) -> str: ...
+    sound: Final[bool]
+    problems: Final[list[str]]
+    problem_kinds: Final[list[str]]
+    truncated: Final[int]
+    notes: Final[list[str]]
+    stats: Final[VerifyStats]
+    semantics: Final[VerifySemantics | None]
+    text: Final[str]
 
 @final
 class TraceColumns:
     """Per-op and per-message timings (NumPy arrays, times in ps)."""
 
-    @property
-    def op_rank(self) -> Any: ...
-    @property
-    def op_index(self) -> Any: ...
-    @property
-    def op_kind(self) -> Any: ...
-    @property
-    def op_start(self) -> Any: ...
-    @property
-    def op_end(self) -> Any: ...
-    @property
-    def msg_src(self) -> Any: ...
-    @property
-    def msg_dst(self) -> Any: ...
-    @property
-    def msg_src_op(self) -> Any: ...
-    @property
-    def msg_dst_op(self) -> Any: ...
-    @property
-    def msg_depart(self) -> Any: ...
-    @property
-    def msg_arrival(self) -> Any: ...
-    @property
-    def msg_bytes(self) -> Any: ...
+    op_rank: Final[Any]
+    op_index: Final[Any]
+    op_kind: Final[Any]
+    op_start: Final[Any]
+    op_end: Final[Any]
+    msg_src: Final[Any]
+    msg_dst: Final[Any]
+    msg_src_op: Final[Any]
+    msg_dst_op: Final[Any]
+    msg_depart: Final[Any]
+    msg_arrival: Final[Any]
+    msg_bytes: Final[Any]
 
 @final
 class LinkLoad:
-    @property
-    def a(self) -> str: ...
-    @property
-    def b(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def bytes(self) -> int: ...
-    @property
-    def utilisation(self) -> float: ...
-    @property
-    def link(self) -> int: ...
+    a: Final[str]
+    b: Final[str]
+    kind: Final[str]
+    bytes: Final[int]
+    utilisation: Final[float]
+    link: Final[int]
 
 @final
 class MessageTotals:
-    @property
-    def network(self) -> int: ...
-    @property
-    def control(self) -> int: ...
-    @property
-    def local(self) -> int: ...
-    @property
-    def bytes(self) -> int: ...
-    @property
-    def transfer_ps(self) -> int: ...
-    @property
-    def queued_ps(self) -> int: ...
+    network: Final[int]
+    control: Final[int]
+    local: Final[int]
+    bytes: Final[int]
+    transfer_ps: Final[int]
+    queued_ps: Final[int]
 
 @final
 class MessageRecord:
-    @property
-    def src(self) -> int: ...
-    @property
-    def dst(self) -> int: ...
-    @property
-    def bytes(self) -> int: ...
-    @property
-    def injected_ps(self) -> int: ...
-    @property
-    def delivered_ps(self) -> int: ...
-    @property
-    def transfer_ps(self) -> int: ...
-    @property
-    def queued_ps(self) -> int: ...
+    src: Final[int]
+    dst: Final[int]
+    bytes: Final[int]
+    injected_ps: Final[int]
+    delivered_ps: Final[int]
+    transfer_ps: Final[int]
+    queued_ps: Final[int]
 
 @final
 class MessageRecords:
     """One row per network message (uint64 NumPy columns)."""
 
-    @property
-    def src(self) -> Any: ...
-    @property
-    def dst(self) -> Any: ...
-    @property
-    def bytes(self) -> Any: ...
-    @property
-    def injected_ps(self) -> Any: ...
-    @property
-    def delivered_ps(self) -> Any: ...
-    @property
-    def transfer_ps(self) -> Any: ...
-    @property
-    def queued_ps(self) -> Any: ...
+    src: Final[Any]
+    dst: Final[Any]
+    bytes: Final[Any]
+    injected_ps: Final[Any]
+    delivered_ps: Final[Any]
+    transfer_ps: Final[Any]
+    queued_ps: Final[Any]
 
 @final
 class TimelineLink:
-    @property
-    def index(self) -> int: ...
-    @property
-    def utilisation(self) -> Any: ...
+    index: Final[int]
+    utilisation: Final[Any]
 
 @final
 class LinkTimeline:
-    @property
-    def times_ps(self) -> Any: ...
-    @property
-    def links(self) -> list[TimelineLink]: ...
+    times_ps: Final[Any]
+    links: Final[list[TimelineLink]]
 
 @final
 class NetworkRunResult:
-    @property
-    def level(self) -> str: ...
-    @property
-    def routing(self) -> str: ...
-    @property
-    def topology(self) -> str: ...
-    @property
-    def links(self) -> list[LinkLoad]: ...
-    @property
-    def mean_network_utilisation(self) -> float: ...
-    @property
-    def messages(self) -> MessageTotals: ...
-    @property
-    def worst(self) -> MessageRecord | None: ...
-    @property
-    def records(self) -> MessageRecords | None: ...
-    @property
-    def placement(self) -> Any: ...
-    @property
-    def wire_units(self) -> int: ...
-    @property
-    def wire_events(self) -> int: ...
-    @property
-    def timeline(self) -> LinkTimeline | None: ...
+    level: Final[str]
+    routing: Final[str]
+    topology: Final[str]
+    links: Final[list[LinkLoad]]
+    mean_network_utilisation: Final[float]
+    messages: Final[MessageTotals]
+    worst: Final[MessageRecord | None]
+    records: Final[MessageRecords | None]
+    placement: Final[Any]
+    wire_units: Final[int]
+    wire_events: Final[int]
+    timeline: Final[LinkTimeline | None]
 
 @final
 class SimulationResult:
     """A simulation's result (``network`` when it ran on a network, ``threads`` on a model)."""
 
-    @property
-    def model(self) -> str: ...
-    @property
-    def completion_ps(self) -> int: ...
-    @property
-    def rank_finish_ps(self) -> Any: ...
-    @property
-    def ops(self) -> int: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def threads(self) -> int | None: ...
-    @property
-    def trace(self) -> TraceColumns | None: ...
-    @property
-    def network(self) -> NetworkRunResult | None: ...
+    model: Final[str]
+    completion_ps: Final[int]
+    rank_finish_ps: Final[Any]
+    ops: Final[int]
+    messages: Final[int]
+    threads: Final[int | None]
+    trace: Final[TraceColumns | None]
+    network: Final[NetworkRunResult | None]
 
 def allreduce(
     algorithm: str, nranks: int, count: int = ..., dtype: str = ..., op: str = ...
@@ -369,16 +268,11 @@ class Program:
     def from_columns(
         columns: Any, *, rank: int, nranks: int, input_len: int, output_len: int
     ) -> Program: ...
-    @property
-    def rank(self) -> int: ...
-    @property
-    def nranks(self) -> int: ...
-    @property
-    def input_len(self) -> int: ...
-    @property
-    def output_len(self) -> int: ...
-    @property
-    def num_ops(self) -> int: ...
+    rank: Final[int]
+    nranks: Final[int]
+    input_len: Final[int]
+    output_len: Final[int]
+    num_ops: Final[int]
     @property
     def dep_columns(self) -> tuple[Any, Any, Any]:
         """``(dep_op, dep_on, dep_kind)`` NumPy arrays, sorted by op."""
@@ -403,8 +297,8 @@ REDUCE_OPS: tuple[str, ...]
 def c_codes_header() -> str:
     """The codes of the program encoding as a C header (``hc_codes.h``)."""
 
-def native_sources() -> dict[str, str]:
-    """The native runner's C sources: ``hc_codes.h``, ``hc_runner.h``, ``hc_runner.c``."""
+def native_sources() -> list[tuple[str, str]]:
+    """The native runner's C sources as (name, text): ``hc_codes.h``, ``hc_runner.*``."""
 
 def allreduce_algorithms() -> list[str]: ...
 
@@ -412,40 +306,26 @@ def allreduce_algorithms() -> list[str]: ...
 class SpecForm:
     """One entry of a table of spec forms."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def aliases(self) -> list[str]: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def keys(self) -> list[tuple[str, str]]: ...
-    @property
-    def positional(self) -> str | None: ...
-    @property
-    def usage(self) -> str: ...
-    @property
-    def example(self) -> str: ...
+    name: Final[str]
+    aliases: Final[list[str]]
+    summary: Final[str]
+    keys: Final[list[tuple[str, str]]]
+    positional: Final[str | None]
+    usage: Final[str]
+    example: Final[str]
 
 @final
 class AlgorithmInfo:
-    @property
-    def form(self) -> SpecForm: ...
-    @property
-    def needs_topology(self) -> bool: ...
-    @property
-    def cost(self) -> str | None: ...
-    @property
-    def guarantees(self) -> list[tuple[str, str]]: ...
+    form: Final[SpecForm]
+    needs_topology: Final[bool]
+    cost: Final[str | None]
+    guarantees: Final[list[tuple[str, str]]]
 
 @final
 class CollectiveInfo:
-    @property
-    def name(self) -> str: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def algorithms(self) -> list[AlgorithmInfo]: ...
+    name: Final[str]
+    summary: Final[str]
+    algorithms: Final[list[AlgorithmInfo]]
 
 def collectives() -> list[CollectiveInfo]:
     """The registry: every collective and its algorithms."""
@@ -471,83 +351,52 @@ def network_mappings() -> str: ...
 
 @final
 class ScheduleString:
-    @property
-    def text(self) -> str: ...
-    @property
-    def stages(self) -> list[tuple[str, int, int, int]]: ...
-    @property
-    def factored(self) -> bool: ...
-    @property
-    def nranks(self) -> int | None: ...
+    text: Final[str]
+    stages: Final[list[tuple[str, int, int, int]]]
+    factored: Final[bool]
+    nranks: Final[int | None]
 
 @final
 class ScheduleCounts:
-    @property
-    def factored(self) -> int: ...
-    @property
-    def split(self) -> int: ...
-    @property
-    def merged(self) -> int: ...
-    @property
-    def total(self) -> int: ...
+    factored: Final[int]
+    split: Final[int]
+    merged: Final[int]
+    total: Final[int]
 
 @final
 class OptimalSchedule:
-    @property
-    def schedule(self) -> str: ...
-    @property
-    def time_ps(self) -> int: ...
-    @property
-    def divisors(self) -> int: ...
+    schedule: Final[str]
+    time_ps: Final[int]
+    divisors: Final[int]
 
 @final
 class TuneParams:
-    @property
-    def alpha_p_ps(self) -> int: ...
-    @property
-    def alpha_r_ps(self) -> int: ...
-    @property
-    def beta_ps_per_byte(self) -> float: ...
-    @property
-    def gamma_ps_per_byte(self) -> float: ...
-    @property
-    def delta_ps(self) -> int: ...
-    @property
-    def bytes(self) -> int: ...
+    alpha_p_ps: Final[int]
+    alpha_r_ps: Final[int]
+    beta_ps_per_byte: Final[float]
+    gamma_ps_per_byte: Final[float]
+    delta_ps: Final[int]
+    bytes: Final[int]
 
 @final
 class TuneRow:
-    @property
-    def schedule(self) -> str: ...
-    @property
-    def stages(self) -> int: ...
-    @property
-    def predicted_ps(self) -> int: ...
-    @property
-    def simulated_ps(self) -> int | None: ...
+    schedule: Final[str]
+    stages: Final[int]
+    predicted_ps: Final[int]
+    simulated_ps: Final[int | None]
 
 @final
 class TuneReport:
-    @property
-    def nranks(self) -> int: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def params(self) -> TuneParams: ...
-    @property
-    def b_opt(self) -> float | None: ...
-    @property
-    def method(self) -> str: ...
-    @property
-    def reason(self) -> str | None: ...
-    @property
-    def divisors(self) -> int | None: ...
-    @property
-    def counts(self) -> ScheduleCounts | None: ...
-    @property
-    def simulated(self) -> int: ...
-    @property
-    def rows(self) -> list[TuneRow]: ...
+    nranks: Final[int]
+    model: Final[str]
+    params: Final[TuneParams]
+    b_opt: Final[float | None]
+    method: Final[str]
+    reason: Final[str | None]
+    divisors: Final[int | None]
+    counts: Final[ScheduleCounts | None]
+    simulated: Final[int]
+    rows: Final[list[TuneRow]]
 
 def rm_parse(text: str) -> ScheduleString: ...
 def rm_fit(text: str, nranks: int) -> None: ...
@@ -586,22 +435,14 @@ def tune_allreduce(
 class Topology:
     """A topology held in Rust memory."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def family(self) -> str: ...
-    @property
-    def params(self) -> list[tuple[str, str]]: ...
-    @property
-    def num_routers(self) -> int: ...
-    @property
-    def num_endpoints(self) -> int: ...
-    @property
-    def num_links(self) -> int: ...
-    @property
-    def kinds(self) -> list[str]: ...
-    @property
-    def coord_names(self) -> list[str]: ...
+    name: Final[str]
+    family: Final[str]
+    params: Final[list[tuple[str, str]]]
+    num_routers: Final[int]
+    num_endpoints: Final[int]
+    num_links: Final[int]
+    kinds: Final[list[str]]
+    coord_names: Final[list[str]]
     def router_kinds(self) -> list[int]: ...
     def coords(self) -> list[list[int]]: ...
     def endpoint_routers(self) -> list[int]: ...
@@ -611,7 +452,7 @@ class Topology:
     def router_endpoints(self, r: int) -> list[int]: ...
     def router_names(self) -> list[str] | None: ...
     def endpoint_names(self) -> list[str] | None: ...
-    def analyze(self) -> dict[str, Any]: ...
+    def analyze(self) -> TopologyAnalysis: ...
     def distances(self) -> bytes: ...
     def refine_bisection(self, sides: list[bool]) -> Bisection: ...
     def bisect(self, starts: int = ..., seed: int = ...) -> Bisection: ...
@@ -638,46 +479,77 @@ def topology_from_parts(
 ) -> Topology: ...
 
 @final
+class TopologyAnalysis:
+    """A topology's graph analysis (``hypercuboid.topology.analyze`` gives it as a dict):
+    ``kinds`` as (name, count, network_degree, endpoints), ``path_histogram`` as (paths,
+    pairs), ``paths_by_distance`` as (distance, pairs, mean_paths, max_paths),
+    ``moore_bound`` as (degree, diameter, bound, fraction)."""
+
+    endpoints: Final[int]
+    routers: Final[int]
+    endpoint_routers: Final[int]
+    network_links: Final[int]
+    router_radix: Final[int]
+    network_radix: Final[int]
+    kinds: Final[list[tuple[str, int, tuple[int, int], tuple[int, int]]]]
+    total_ports: Final[int]
+    ports_per_endpoint: Final[float]
+    total_links: Final[int]
+    links_per_endpoint: Final[float]
+    connected: Final[bool]
+    diameter: Final[int | None]
+    router_diameter: Final[int | None]
+    avg_hops: Final[float]
+    avg_router_distance: Final[float]
+    distance_histogram: Final[list[int]]
+    path_histogram: Final[list[tuple[int, int]]]
+    path_mean: Final[float]
+    path_max: Final[int]
+    paths_by_distance: Final[list[tuple[int, int, float, int]]]
+    moore_bound: Final[tuple[int, int, int, float] | None]
+    tree: Final[TreeAnalysis | None]
+
+@final
+class TreeAnalysis:
+    """The all-to-all analysis of a tree; ``subtrees`` as (top, machines)."""
+
+    bottleneck: Final[str]
+    bottleneck_link: Final[int | None]
+    bottleneck_endpoint: Final[int | None]
+    m_u: Final[int]
+    m_v: Final[int]
+    load: Final[int]
+    endpoint_load: Final[int]
+    bottleneck_bandwidth_gbps: Final[float]
+    peak_throughput_gbps: Final[float]
+    root: Final[int]
+    root_name: Final[str]
+    subtrees: Final[list[tuple[str, int]]]
+    link_loads: Final[list[int]]
+
+@final
 class Bisection:
-    @property
-    def router_side(self) -> list[bool]: ...
-    @property
-    def endpoint_side(self) -> list[bool]: ...
-    @property
-    def endpoints(self) -> list[int]: ...
-    @property
-    def routers(self) -> list[int]: ...
-    @property
-    def cut_links(self) -> int: ...
-    @property
-    def cut_endpoint_links(self) -> int: ...
-    @property
-    def cut_bandwidth_gbps(self) -> float: ...
-    @property
-    def per_endpoint(self) -> float: ...
+    router_side: Final[list[bool]]
+    endpoint_side: Final[list[bool]]
+    endpoints: Final[list[int]]
+    routers: Final[list[int]]
+    cut_links: Final[int]
+    cut_endpoint_links: Final[int]
+    cut_bandwidth_gbps: Final[float]
+    per_endpoint: Final[float]
 
 @final
 class CompareRow:
-    @property
-    def label(self) -> str: ...
-    @property
-    def spec(self) -> str: ...
-    @property
-    def endpoints(self) -> int: ...
-    @property
-    def routers(self) -> int: ...
-    @property
-    def network_links(self) -> int: ...
-    @property
-    def router_radix(self) -> int: ...
-    @property
-    def network_radix(self) -> int: ...
-    @property
-    def diameter(self) -> int: ...
-    @property
-    def ports_per_endpoint(self) -> float: ...
-    @property
-    def links_per_endpoint(self) -> float: ...
+    label: Final[str]
+    spec: Final[str]
+    endpoints: Final[int]
+    routers: Final[int]
+    network_links: Final[int]
+    router_radix: Final[int]
+    network_radix: Final[int]
+    diameter: Final[int]
+    ports_per_endpoint: Final[float]
+    links_per_endpoint: Final[float]
 
 def topology_families() -> list[SpecForm]: ...
 def topology_graphml_source(spec: str) -> tuple[str, int] | None: ...
@@ -688,26 +560,57 @@ def topology_ml3b(k: int) -> list[list[int]]: ...
 # -- network simulator (hypercuboid.netsim) --------------------------------------------------
 @final
 class ChannelGraph:
-    @property
-    def topology(self) -> str: ...
-    @property
-    def routing(self) -> str: ...
-    @property
-    def vc_scheme(self) -> str: ...
-    @property
-    def vcs(self) -> int: ...
-    @property
-    def channels(self) -> int: ...
-    @property
-    def dependencies(self) -> int: ...
-    @property
-    def acyclic(self) -> bool: ...
-    @property
-    def cycle(self) -> list[tuple[int, int, int]] | None: ...
-    @property
-    def diameter(self) -> int: ...
-    @property
-    def ugal_cost(self) -> str: ...
+    topology: Final[str]
+    routing: Final[str]
+    vc_scheme: Final[str]
+    vcs: Final[int]
+    channels: Final[int]
+    dependencies: Final[int]
+    acyclic: Final[bool]
+    cycle: Final[list[tuple[int, int, int]] | None]
+    diameter: Final[int]
+    ugal_cost: Final[str]
+
+@final
+class NetReport:
+    """One netsim run's report: the fields of ``hypercuboid.netsim.Report`` (which is built
+    from it), ``link_utilisation`` as (mean, max, endpoint_mean), links as (from, to, link,
+    packets, utilisation) rows."""
+
+    topology: Final[str]
+    routing: Final[str]
+    vc_scheme: Final[str]
+    vcs: Final[int]
+    traffic: Final[str]
+    offered: Final[float]
+    generated: Final[float]
+    accepted: Final[float]
+    latency_avg_ns: Final[float]
+    latency_p50_ns: Final[float]
+    latency_p99_ns: Final[float]
+    latency_min_ns: Final[float]
+    latency_max_ns: Final[float]
+    hops_avg: Final[float]
+    hop_histogram: Final[list[int]]
+    indirect_fraction: Final[float]
+    delivered: Final[int]
+    generated_packets: Final[int]
+    injected_total: Final[int]
+    delivered_total: Final[int]
+    in_flight: Final[int]
+    source_queued: Final[int]
+    window_ns: Final[tuple[float, float]]
+    end_ns: Final[float]
+    events: Final[int]
+    wall_seconds: Final[float]
+    threads: Final[int]
+    packets_per_second: Final[float]
+    link_utilisation: Final[tuple[float, float, float]]
+    top_links: Final[list[tuple[int, int, int, int, float]]]
+    links: Final[list[tuple[int, int, int, int, float]] | None]
+    completion_ns: Final[float | None]
+    effective_throughput: Final[float | None]
+    dims: Final[tuple[int, int, int] | None]
 
 def netsim_run(
     topology: Topology,
@@ -726,7 +629,7 @@ def netsim_run(
     top_links: int = ...,
     links: bool = ...,
     threads: int = ...,
-) -> list[dict[str, Any]]: ...
+) -> list[NetReport]: ...
 def netsim_exchange(
     topology: Topology,
     routing: str,
@@ -743,12 +646,12 @@ def netsim_exchange(
     top_links: int = ...,
     links: bool = ...,
     threads: int = ...,
-) -> dict[str, Any]: ...
+) -> NetReport: ...
 def netsim_cdg(topology: Topology, routing: str) -> ChannelGraph: ...
 def netsim_pattern(topology: Topology, traffic: str, *, seed: int = ...) -> list[int] | None: ...
 def netsim_routing(spec: str) -> str: ...
 def netsim_traffic(spec: str) -> str: ...
-def netsim_forms() -> dict[str, list[dict[str, Any]]]: ...
+def netsim_forms() -> tuple[list[SpecForm], list[SpecForm], list[SpecForm]]: ...
 def netsim_fit_torus(n: int) -> tuple[int, int, int] | None: ...
 def netsim_zero_load_latency(
     topology: Topology, hops: int, *, packet_bytes: int = ..., switch_latency_ps: int = ...
@@ -760,43 +663,26 @@ def netsim_zero_load_latency(
 class AlltoallPhases:
     """Contention-free phases of the all-to-all exchange with the lower bound and the checks."""
 
-    @property
-    def topology(self) -> str: ...
-    @property
-    def method(self) -> str: ...
-    @property
-    def routing(self) -> str: ...
-    @property
-    def machines(self) -> int: ...
-    @property
-    def phases(self) -> int: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def load(self) -> int: ...
-    @property
-    def lower_bound(self) -> int: ...
-    @property
-    def gap(self) -> int: ...
-    @property
-    def ratio(self) -> float: ...
-    @property
-    def root(self) -> str | None: ...
-    @property
-    def root_router(self) -> int | None: ...
-    @property
-    def subtrees(self) -> list[list[int]]: ...
-    @property
-    def complete(self) -> bool: ...
-    @property
-    def contention_free(self) -> bool: ...
-    @property
-    def optimal(self) -> bool: ...
-    @property
-    def violations(self) -> tuple[str | None, str | None, str | None]: ...
+    topology: Final[str]
+    method: Final[str]
+    routing: Final[str]
+    machines: Final[int]
+    phases: Final[int]
+    messages: Final[int]
+    load: Final[int]
+    lower_bound: Final[int]
+    gap: Final[int]
+    ratio: Final[float]
+    root: Final[str | None]
+    root_router: Final[int | None]
+    subtrees: Final[list[list[int]]]
+    complete: Final[bool]
+    contention_free: Final[bool]
+    optimal: Final[bool]
+    violations: Final[tuple[str | None, str | None, str | None]]
     def schedule(self) -> list[list[tuple[int, int]]]: ...
     def arrays(self) -> tuple[Any, Any]: ...
-    def occupancy(self) -> dict[str, Any]: ...
+    def occupancy(self) -> tuple[list[str], Any]: ...
 
 def alltoall_phases(
     topology: Topology, method: str = ..., routing: str = ...
@@ -810,42 +696,27 @@ def alltoall_random_tree_json(
 
 @final
 class SyncCheck:
-    @property
-    def sync(self) -> str: ...
-    @property
-    def pairs(self) -> int: ...
-    @property
-    def violated(self) -> int: ...
-    @property
-    def violation(self) -> str | None: ...
+    sync: Final[str]
+    pairs: Final[int]
+    violated: Final[int]
+    violation: Final[str | None]
 
 @final
 class SyncCounts:
-    @property
-    def ranks(self) -> int: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def phases(self) -> int: ...
-    @property
-    def pairwise(self) -> int: ...
-    @property
-    def pairwise_reduced(self) -> int: ...
-    @property
-    def barrier(self) -> int: ...
-    @property
-    def checks(self) -> list[SyncCheck]: ...
+    ranks: Final[int]
+    messages: Final[int]
+    phases: Final[int]
+    pairwise: Final[int]
+    pairwise_reduced: Final[int]
+    barrier: Final[int]
+    checks: Final[list[SyncCheck]]
 
 @final
 class RoutineCounts:
-    @property
-    def ranks(self) -> int: ...
-    @property
-    def phases(self) -> int: ...
-    @property
-    def messages(self) -> int: ...
-    @property
-    def syncs(self) -> int: ...
+    ranks: Final[int]
+    phases: Final[int]
+    messages: Final[int]
+    syncs: Final[int]
 
 def alltoall_sync_counts(
     topology: Topology, mapping: str | None = ..., check: bool = ...
@@ -888,14 +759,10 @@ class HaloDecomposition:
         dims: tuple[int, int, int],
         periodic: tuple[bool, bool, bool] = ...,
     ) -> HaloDecomposition: ...
-    @property
-    def lattice(self) -> tuple[int, int, int]: ...
-    @property
-    def dims(self) -> tuple[int, int, int]: ...
-    @property
-    def periodic(self) -> tuple[bool, bool, bool]: ...
-    @property
-    def nranks(self) -> int: ...
+    lattice: Final[tuple[int, int, int]]
+    dims: Final[tuple[int, int, int]]
+    periodic: Final[tuple[bool, bool, bool]]
+    nranks: Final[int]
     def coords(self, rank: int) -> tuple[int, int, int]: ...
     def subdomain(self, rank: int) -> tuple[int, int, int]: ...
     def offset(self, rank: int) -> tuple[int, int, int]: ...
@@ -974,12 +841,9 @@ class Choice:
     """One value of an enumerated option of the core: its name, the other names it answers to
     (matched without regard to case) and one line of help."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def aliases(self) -> list[str]: ...
-    @property
-    def help(self) -> str: ...
+    name: Final[str]
+    aliases: Final[list[str]]
+    help: Final[str]
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 

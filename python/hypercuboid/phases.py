@@ -101,9 +101,7 @@ def plot_occupancy(r: AlltoallPhases, path: str | Path, *, title: str | None = N
 
     from hypercuboid.plot import _pyplot
 
-    occ = r.occupancy()
-    counts = occ["counts"]
-    links: list[str] = occ["links"]
+    links, counts = r.occupancy()
     if counts.size > MAX_PLOT_CELLS:
         from hypercuboid.errors import ScheduleError
 

@@ -333,7 +333,11 @@ class Schedule:
         the deadlock check (0: every core for a schedule of 2^20 ops or more, else 1); the
         report does not depend on it."""
         if threads < 0:
-            raise ValueError(f"threads={threads}: must be >= 0 (0: every core for large schedules)")
+            from hypercuboid.errors import ScheduleError
+
+            raise ScheduleError(
+                f"threads={threads}: must be >= 0 (0: every core for large schedules)"
+            )
         r = self._core.verify(eager_limit, semantics, max_problems, threads)
         st, sem = r.stats, r.semantics
         return VerifyReport(
@@ -398,7 +402,9 @@ class Schedule:
         number (``docs/simulate.md``, "On several threads"), and the result's ``threads`` says
         how many it ran on."""
         if threads is not None and threads < 0:
-            raise ValueError(
+            from hypercuboid.errors import ScheduleError
+
+            raise ScheduleError(
                 f"threads={threads}: must be >= 0 (0: every core for 2^19 ops or more, else 1)"
             )
         if calls < 1:

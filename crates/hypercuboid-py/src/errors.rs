@@ -195,6 +195,9 @@ impl ToPyErr for ModelError {
 
 impl ToPyErr for TopologyError {
     fn to_pyerr(self) -> PyErr {
+        if let TopologyError::Interrupted = self {
+            return interrupted();
+        }
         let accepted = match &self {
             TopologyError::Spec(e) => e.accepted(),
             _ => Vec::new(),

@@ -204,7 +204,6 @@ fn wait_for_test(py: Python<'_>, seconds: f64) -> PyResult<u64> {
 
 /// Adds the hidden test entries.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(panic_for_test, m)?)?;
-    m.add_function(wrap_pyfunction!(wait_for_test, m)?)?;
+    add!(m, [], [panic_for_test, wait_for_test]);
     Ok(())
 }

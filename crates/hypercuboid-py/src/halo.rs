@@ -261,10 +261,11 @@ fn halo_saving(decomp: &PyDecomposition, rank: RankArg) -> PyResult<(u64, u64)> 
 /// Adds the decomposition class, the halo functions and `HALO_DIRECTIONS` (the 26
 /// directions in tag order).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyDecomposition>()?;
-    m.add_function(wrap_pyfunction!(halo_schedule, m)?)?;
-    m.add_function(wrap_pyfunction!(halo_program, m)?)?;
-    m.add_function(wrap_pyfunction!(halo_saving, m)?)?;
+    add!(
+        m,
+        [PyDecomposition],
+        [halo_schedule, halo_program, halo_saving]
+    );
     let py = m.py();
     let dirs: Vec<(i8, i8, i8)> = DIRECTIONS.iter().map(|d| (d[0], d[1], d[2])).collect();
     m.add("HALO_DIRECTIONS", PyTuple::new(py, dirs)?)?;

@@ -236,17 +236,23 @@ fn lbm_region_sites(subdomain: [usize; 3], region: &str) -> PyResult<usize> {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(lbm_step, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_initialise, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_parse_init, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_viscosity, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_totals, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_macroscopic, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_region_sites, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_periodic_halo, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_triad, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_layout, m)?)?;
-    m.add_function(wrap_pyfunction!(lbm_parse_layout, m)?)?;
+    add!(
+        m,
+        [],
+        [
+            lbm_step,
+            lbm_initialise,
+            lbm_parse_init,
+            lbm_viscosity,
+            lbm_totals,
+            lbm_macroscopic,
+            lbm_region_sites,
+            lbm_periodic_halo,
+            lbm_triad,
+            lbm_layout,
+            lbm_parse_layout
+        ]
+    );
     m.add("LBM_LAYOUTS", lbm::LAYOUTS.names())?;
     m.add(
         "LBM_TRIAD_BYTES_PER_ELEMENT",

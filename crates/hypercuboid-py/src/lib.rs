@@ -2,6 +2,15 @@
 
 use pyo3::prelude::*;
 
+/// Adds pyclasses and pyfunctions to the module `m`, in a function that returns `PyResult`:
+/// `add!(m, [PyClass, ...], [function, ...]);`.
+macro_rules! add {
+    ($m:ident, [$($class:ty),* $(,)?], [$($function:ident),* $(,)?]) => {
+        $($m.add_class::<$class>()?;)*
+        $($m.add_function(pyo3::wrap_pyfunction!($function, $m)?)?;)*
+    };
+}
+
 mod args;
 mod defaults;
 mod errors;

@@ -3,7 +3,7 @@
 use crate::args::{RoutingParam, Text, TrafficParam};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
-use crate::spec::forms;
+use crate::spec::{form_list, PyForm};
 use crate::topology::PyTopology;
 use hypercuboid_core::network::packet::{DEFAULT_DURATION, DEFAULT_TOP_LINKS, DEFAULT_WARMUP};
 use hypercuboid_core::network::{
@@ -12,7 +12,6 @@ use hypercuboid_core::network::{
 };
 use hypercuboid_core::units::{self, Time};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
 
 fn ns(t: Time) -> f64 {
     units::to_ns(t)
@@ -37,80 +36,93 @@ pub(crate) fn params(
     }
 }
 
-/// The report of one run as a dict (see `hypercuboid.netsim` for the fields).
-fn report_dict<'py>(
-    py: Python<'py>,
-    topo: &str,
-    routes: &Routes,
-    r: &Report,
-    top_links: usize,
-    links: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("topology", topo)?;
-    d.set_item("routing", &r.routing)?;
-    d.set_item("vc_scheme", r.vc_scheme)?;
-    d.set_item("vcs", r.vcs)?;
-    d.set_item("traffic", &r.traffic)?;
-    d.set_item("offered", r.offered)?;
-    d.set_item("generated", r.generated)?;
-    d.set_item("accepted", r.accepted)?;
-    d.set_item("latency_avg_ns", r.latency.mean() / 1e3)?;
-    d.set_item("latency_p50_ns", ns(r.latency.quantile(0.5)))?;
-    d.set_item("latency_p99_ns", ns(r.latency.quantile(0.99)))?;
-    d.set_item("latency_min_ns", ns(r.latency.min()))?;
-    d.set_item("latency_max_ns", ns(r.latency.max()))?;
-    d.set_item("hops_avg", r.hops_avg())?;
-    d.set_item("hop_histogram", r.hops.clone())?;
-    d.set_item("indirect_fraction", r.indirect_fraction())?;
-    d.set_item("delivered", r.delivered)?;
-    d.set_item("generated_packets", r.generated_packets)?;
-    d.set_item("injected_total", r.injected_total)?;
-    d.set_item("delivered_total", r.delivered_total)?;
-    d.set_item("in_flight", r.in_flight)?;
-    d.set_item("source_queued", r.source_queued)?;
-    d.set_item("window_ns", [ns(r.window.0), ns(r.window.1)])?;
-    d.set_item("end_ns", ns(r.end_time))?;
-    d.set_item("events", r.events)?;
-    d.set_item("wall_seconds", r.wall_seconds)?;
-    d.set_item("threads", r.threads)?;
-    d.set_item("packets_per_second", r.packets_per_second())?;
-    let uses = r.link_uses(routes);
-    let util = r.utilisation(routes);
-    let lu = PyDict::new(py);
-    lu.set_item("mean", util.mean)?;
-    lu.set_item("max", util.max)?;
-    lu.set_item("endpoint_mean", util.endpoint_mean)?;
-    d.set_item("link_utilisation", lu)?;
-    let link_item = |u: &net::LinkUse| -> PyResult<Bound<'py, PyDict>> {
-        let x = PyDict::new(py);
-        x.set_item("from", u.from)?;
-        x.set_item("to", u.to)?;
-        x.set_item("link", u.link)?;
-        x.set_item("packets", u.packets)?;
-        x.set_item("utilisation", u.utilisation)?;
-        Ok(x)
-    };
-    let top = PyList::empty(py);
-    for u in r.top_links(routes, top_links) {
-        top.append(link_item(&u)?)?;
-    }
-    d.set_item("top_links", top)?;
-    if links {
-        let all = PyList::empty(py);
-        for u in &uses {
-            all.append(link_item(u)?)?;
+/// One directed router link: `(from, to, link, packets, utilisation)`.
+type LinkRow = (u32, u32, u32, u64, f64);
+
+/// The report of one netsim run, its fields those of `hypercuboid.netsim.Report` (times in
+/// ns): `link_utilisation` as `(mean, max, endpoint_mean)`, `top_links` and `links` as
+/// `(from, to, link, packets, utilisation)` rows.
+#[pyclass(name = "NetReport", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyNetReport {
+    topology: String,
+    routing: String,
+    vc_scheme: &'static str,
+    vcs: usize,
+    traffic: String,
+    offered: f64,
+    generated: f64,
+    accepted: f64,
+    latency_avg_ns: f64,
+    latency_p50_ns: f64,
+    latency_p99_ns: f64,
+    latency_min_ns: f64,
+    latency_max_ns: f64,
+    hops_avg: f64,
+    hop_histogram: Vec<u64>,
+    indirect_fraction: f64,
+    delivered: u64,
+    generated_packets: u64,
+    injected_total: u64,
+    delivered_total: u64,
+    in_flight: u64,
+    source_queued: u64,
+    window_ns: (f64, f64),
+    end_ns: f64,
+    events: u64,
+    wall_seconds: f64,
+    threads: usize,
+    packets_per_second: f64,
+    link_utilisation: (f64, f64, f64),
+    top_links: Vec<LinkRow>,
+    links: Option<Vec<LinkRow>>,
+    completion_ns: Option<f64>,
+    effective_throughput: Option<f64>,
+    dims: Option<(u32, u32, u32)>,
+}
+
+impl PyNetReport {
+    /// The report of one run on `topo` (its name), with its `top_links` busiest links and,
+    /// with `links`, every link.
+    fn of(topo: &str, routes: &Routes, r: Report, top_links: usize, links: bool) -> Self {
+        let row = |u: &net::LinkUse| (u.from, u.to, u.link, u.packets, u.utilisation);
+        let util = r.utilisation(routes);
+        PyNetReport {
+            topology: topo.to_string(),
+            vc_scheme: r.vc_scheme,
+            vcs: r.vcs,
+            offered: r.offered,
+            generated: r.generated,
+            accepted: r.accepted,
+            latency_avg_ns: r.latency.mean() / 1e3,
+            latency_p50_ns: ns(r.latency.quantile(0.5)),
+            latency_p99_ns: ns(r.latency.quantile(0.99)),
+            latency_min_ns: ns(r.latency.min()),
+            latency_max_ns: ns(r.latency.max()),
+            hops_avg: r.hops_avg(),
+            indirect_fraction: r.indirect_fraction(),
+            delivered: r.delivered,
+            generated_packets: r.generated_packets,
+            injected_total: r.injected_total,
+            delivered_total: r.delivered_total,
+            in_flight: r.in_flight,
+            source_queued: r.source_queued,
+            window_ns: (ns(r.window.0), ns(r.window.1)),
+            end_ns: ns(r.end_time),
+            events: r.events,
+            wall_seconds: r.wall_seconds,
+            threads: r.threads,
+            packets_per_second: r.packets_per_second(),
+            link_utilisation: (util.mean, util.max, util.endpoint_mean),
+            top_links: r.top_links(routes, top_links).iter().map(row).collect(),
+            links: links.then(|| r.link_uses(routes).iter().map(row).collect()),
+            completion_ns: r.effective_throughput.and(r.completion.map(ns)),
+            effective_throughput: r.completion.and(r.effective_throughput),
+            dims: r.dims.map(|[x, y, z]| (x, y, z)),
+            hop_histogram: r.hops,
+            routing: r.routing,
+            traffic: r.traffic,
         }
-        d.set_item("links", all)?;
     }
-    if let (Some(c), Some(e)) = (r.completion, r.effective_throughput) {
-        d.set_item("completion_ns", ns(c))?;
-        d.set_item("effective_throughput", e)?;
-    }
-    if let Some(dims) = r.dims {
-        d.set_item("dims", dims.to_vec())?;
-    }
-    Ok(d)
 }
 
 /// The channel dependency graph of a routing on a topology: its VC scheme and VCs, channels
@@ -130,7 +142,7 @@ pub(crate) struct PyChannelGraph {
     ugal_cost: &'static str,
 }
 
-/// Runs synthetic traffic at each load; returns one report dict per load.
+/// Runs synthetic traffic at each load; returns one `NetReport` per load.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (
@@ -151,8 +163,8 @@ pub(crate) struct PyChannelGraph {
     links = false,
     threads = NetParams::default().threads,
 ))]
-fn netsim_run<'py>(
-    py: Python<'py>,
+fn netsim_run(
+    py: Python<'_>,
     topology: &PyTopology,
     routing: Text<RoutingParam>,
     traffic: Text<TrafficParam>,
@@ -168,7 +180,7 @@ fn netsim_run<'py>(
     top_links: usize,
     links: bool,
     threads: usize,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Vec<PyNetReport>> {
     call(Class::Network, "netsim_run", || {
         let topo = topology.topology();
         let spec = RoutingSpec::parse(routing.as_str()).py()?;
@@ -181,7 +193,7 @@ fn netsim_run<'py>(
             watchdog_ps,
             threads,
         );
-        let out = PyList::empty(py);
+        let mut out = Vec::with_capacity(loads.len());
         let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
         let pattern = guard::detach(py, || tspec.resolve(topo, network.routes(), seed)).py()?;
         let name = tspec.to_string();
@@ -194,20 +206,19 @@ fn netsim_run<'py>(
                 drain,
             };
             let rep = guard::detach(py, || network.run(&Workload::Synthetic(s), &name)).py()?;
-            out.append(report_dict(
-                py,
+            out.push(PyNetReport::of(
                 topo.name(),
                 network.routes(),
-                &rep,
+                rep,
                 top_links,
                 links,
-            )?)?;
+            ));
         }
         Ok(out)
     })
 }
 
-/// Runs an exchange (`a2a` or `nn`) to completion; returns its report dict.
+/// Runs an exchange (`a2a` or `nn`) to completion; returns its `NetReport`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (
@@ -227,8 +238,8 @@ fn netsim_run<'py>(
     links = false,
     threads = NetParams::default().threads,
 ))]
-fn netsim_exchange<'py>(
-    py: Python<'py>,
+fn netsim_exchange(
+    py: Python<'_>,
     topology: &PyTopology,
     routing: Text<RoutingParam>,
     pattern: &str,
@@ -243,7 +254,7 @@ fn netsim_exchange<'py>(
     top_links: usize,
     links: bool,
     threads: usize,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<PyNetReport> {
     call(Class::Network, "netsim_exchange", || {
         let topo = topology.topology();
         let spec = RoutingSpec::parse(routing.as_str()).py()?;
@@ -262,7 +273,13 @@ fn netsim_exchange<'py>(
         let plan = guard::detach(py, || x.plan(topo, packet_bytes, seed)).py()?;
         let name = x.name();
         let rep = guard::detach(py, || network.run(&Workload::Exchange(plan), name)).py()?;
-        report_dict(py, topo.name(), network.routes(), &rep, top_links, links)
+        Ok(PyNetReport::of(
+            topo.name(),
+            network.routes(),
+            rep,
+            top_links,
+            links,
+        ))
     })
 }
 
@@ -340,22 +357,16 @@ fn netsim_traffic(spec: &str) -> PyResult<String> {
     })
 }
 
-/// The routings, traffic patterns and exchanges a spec may name: `{"routings": [...],
-/// "traffics": [...], "exchanges": [...]}`, one dict per entry (see `spec::forms`).
+/// The routings, traffic patterns and exchanges a spec may name, as `(routings, traffics,
+/// exchanges)`: one `SpecForm` per entry of each table.
 #[pyfunction]
-fn netsim_forms<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+fn netsim_forms() -> PyResult<(Vec<PyForm>, Vec<PyForm>, Vec<PyForm>)> {
     call(Class::Network, "netsim_forms", || {
-        let d = PyDict::new(py);
-        d.set_item(
-            "routings",
-            forms(py, net::routing::ROUTINGS.entries, |r| &r.form)?,
-        )?;
-        d.set_item("traffics", forms(py, net::traffic::TRAFFICS, |t| &t.form)?)?;
-        d.set_item(
-            "exchanges",
-            forms(py, net::traffic::EXCHANGES, |x| &x.form)?,
-        )?;
-        Ok(d)
+        Ok((
+            form_list(net::routing::ROUTINGS.entries, |r| &r.form),
+            form_list(net::traffic::TRAFFICS, |t| &t.form),
+            form_list(net::traffic::EXCHANGES, |x| &x.form),
+        ))
     })
 }
 
@@ -392,15 +403,20 @@ fn netsim_zero_load_latency(
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyChannelGraph>()?;
-    m.add_function(wrap_pyfunction!(netsim_run, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_exchange, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_cdg, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_pattern, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_routing, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_traffic, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_forms, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_fit_torus, m)?)?;
-    m.add_function(wrap_pyfunction!(netsim_zero_load_latency, m)?)?;
+    add!(
+        m,
+        [PyChannelGraph, PyNetReport],
+        [
+            netsim_run,
+            netsim_exchange,
+            netsim_cdg,
+            netsim_pattern,
+            netsim_routing,
+            netsim_traffic,
+            netsim_forms,
+            netsim_fit_torus,
+            netsim_zero_load_latency
+        ]
+    );
     Ok(())
 }

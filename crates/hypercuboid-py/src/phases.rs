@@ -15,12 +15,10 @@ use hypercuboid_core::collectives::alltoall::sync::{Sync, SYNCS};
 use hypercuboid_core::collectives::registry::{self, Context};
 use hypercuboid_core::schedule::{Dtype, ScheduleError};
 use hypercuboid_core::spec;
-use hypercuboid_core::topology::tree::TreeDescription;
 use hypercuboid_core::topology::Topology;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 /// The happens-before check of one `sync` variant's schedule: contending pairs examined, those
 /// not ordered, and the first of those (None: every pair is enforced).
@@ -193,9 +191,13 @@ impl PyAlltoallPhases {
         (off.to_vec().into_pyarray(py), m.into_pyarray(py))
     }
 
-    /// Phase × link occupancy: `links` (directed link names, `from->to`, of the links some
-    /// message uses) and `counts` (uint16, links × phases: messages of the phase on the link).
-    fn occupancy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// Phase × link occupancy as `(links, counts)`: the directed link names (`from->to`) of
+    /// the links some message uses, and a uint16 array, links × phases, of the messages of
+    /// each phase on each link.
+    fn occupancy<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Vec<String>, Bound<'py, PyArray2<u16>>)> {
         call(Class::Schedule, "AlltoallPhases.occupancy", || {
             let (topo, table, routing) = (&self.topology, &self.inner.table, self.inner.routing);
             let occ = guard::detach(py, || {
@@ -205,10 +207,7 @@ impl PyAlltoallPhases {
             .py()?;
             let rows = occ.links.len();
             let counts = Array2::from_shape_vec((rows, occ.phases), occ.counts).expect("shape");
-            let d = PyDict::new(py);
-            d.set_item("links", occ.names)?;
-            d.set_item("counts", counts.into_pyarray(py))?;
-            Ok(d)
+            Ok((occ.names, counts.into_pyarray(py)))
         })
     }
 
@@ -248,34 +247,6 @@ fn alltoall_phases(
     })
 }
 
-fn random_description(
-    machines: usize,
-    switches: usize,
-    shape: &str,
-    seed: u64,
-) -> PyResult<TreeDescription> {
-    let accepted: Vec<String> = random::SHAPES
-        .iter()
-        .map(|s| s.name().to_string())
-        .collect();
-    let Some(s) = random::SHAPES.iter().copied().find(|s| s.name() == shape) else {
-        return Err(Class::Topology.with_accepted(
-            format!(
-                "unknown random tree shape '{shape}'; accepted: {}",
-                accepted.join(", ")
-            ),
-            accepted.clone(),
-        ));
-    };
-    if machines == 0 || switches == 0 || machines > MAX_RANDOM || switches > MAX_RANDOM {
-        return Err(Class::Topology.err(format!(
-            "a random tree has 1 to {MAX_RANDOM} machines and 1 to {MAX_RANDOM} switches, \
-             got machines={machines}, switches={switches}"
-        )));
-    }
-    Ok(random::random_tree(machines, switches, s, seed))
-}
-
 /// A random switched tree: `machines` machines on `switches` switches of `shape` (random,
 /// chain, star, deep, sparse), the same for the same `seed`.
 #[pyfunction]
@@ -287,7 +258,7 @@ fn alltoall_random_tree(
     seed: u64,
 ) -> PyResult<PyTopology> {
     call(Class::Topology, "alltoall_random_tree", || {
-        let desc = random_description(machines, switches, shape, seed)?;
+        let desc = random::try_random_tree(machines, switches, shape, seed).py()?;
         Ok(wrap(desc.build().py()?))
     })
 }
@@ -302,7 +273,9 @@ fn alltoall_random_tree_json(
     seed: u64,
 ) -> PyResult<String> {
     call(Class::Topology, "alltoall_random_tree_json", || {
-        Ok(random_description(machines, switches, shape, seed)?.to_json())
+        Ok(random::try_random_tree(machines, switches, shape, seed)
+            .py()?
+            .to_json())
     })
 }
 
@@ -437,18 +410,17 @@ fn alltoall_routine(
     })
 }
 
-/// Most machines (and switches) of a random tree.
-const MAX_RANDOM: usize = 1 << 16;
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyAlltoallPhases>()?;
-    m.add_class::<PySyncCheck>()?;
-    m.add_class::<PySyncCounts>()?;
-    m.add_class::<PyRoutineCounts>()?;
-    m.add_function(wrap_pyfunction!(alltoall_phases, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_random_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_random_tree_json, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_sync_counts, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_routine, m)?)?;
+    add!(
+        m,
+        [PyAlltoallPhases, PySyncCheck, PySyncCounts, PyRoutineCounts],
+        [
+            alltoall_phases,
+            alltoall_random_tree,
+            alltoall_random_tree_json,
+            alltoall_sync_counts,
+            alltoall_routine
+        ]
+    );
     Ok(())
 }

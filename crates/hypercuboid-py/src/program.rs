@@ -289,14 +289,13 @@ fn c_codes_header() -> String {
     hypercuboid_core::schedule::columns::c_codes_header()
 }
 
-/// The native runner's C sources, `{name: text}` (`hc_codes.h`, `hc_runner.h`, `hc_runner.c`).
+/// The native runner's C sources as `(name, text)` pairs (`hc_codes.h`, `hc_runner.h`,
+/// `hc_runner.c`).
 #[pyfunction]
-fn native_sources(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let d = PyDict::new(py);
-    for (name, text) in hypercuboid_core::native::sources() {
-        d.set_item(name, text)?;
-    }
-    Ok(d)
+fn native_sources() -> PyResult<Vec<(&'static str, String)>> {
+    call(Class::Schedule, "native_sources", || {
+        Ok(hypercuboid_core::native::sources())
+    })
 }
 
 /// Adds the `Program` class and the codes of the encoding: `OP_KINDS` (names by code),
@@ -304,9 +303,7 @@ fn native_sources(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// `SLOT_SCRATCH + k`), `SLOT_NONE`, `PROGRAM_COLUMNS`, `DTYPES` (name to bytes per element)
 /// `DTYPE_CODES` (every dtype's code, `byte` included) and `REDUCE_OPS` (names by code).
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyProgram>()?;
-    m.add_function(wrap_pyfunction!(c_codes_header, m)?)?;
-    m.add_function(wrap_pyfunction!(native_sources, m)?)?;
+    add!(m, [PyProgram], [c_codes_header, native_sources]);
     let py = m.py();
     m.add("OP_KINDS", PyTuple::new(py, OpCode::ALL.map(|k| k.name()))?)?;
     m.add(

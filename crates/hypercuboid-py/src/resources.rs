@@ -25,8 +25,6 @@ fn available_memory() -> Option<u64> {
 
 /// Adds this module's functions to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
-    m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
-    m.add_function(wrap_pyfunction!(available_memory, m)?)?;
+    add!(m, [], [set_memory_limit, memory_limit, available_memory]);
     Ok(())
 }

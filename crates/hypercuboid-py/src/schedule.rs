@@ -221,7 +221,7 @@ impl PySchedule {
         };
         call(Class::Schedule, "Schedule.verify", || {
             let s = self.inner.clone();
-            let rep = guard::detach(py, move || verify::verify(&s, &opts));
+            let rep = guard::detach(py, move || verify::try_verify(&s, &opts)).py()?;
             crate::verify::report(py, &rep)
         })
     }
@@ -689,19 +689,26 @@ fn allreduce_cost(
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PySchedule>()?;
-    m.add_class::<PyAlgorithmInfo>()?;
-    m.add_class::<PyScheduleMeta>()?;
-    m.add_class::<PyHaloMeta>()?;
-    m.add_class::<PyCollectiveInfo>()?;
-    m.add_function(wrap_pyfunction!(allreduce_schedule, m)?)?;
-    m.add_function(wrap_pyfunction!(allreduce_program, m)?)?;
-    m.add_function(wrap_pyfunction!(allreduce_algorithms, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_schedule, m)?)?;
-    m.add_function(wrap_pyfunction!(alltoall_program, m)?)?;
-    m.add_function(wrap_pyfunction!(collectives, m)?)?;
-    m.add_function(wrap_pyfunction!(allreduce_cost, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_schedule, m)?)?;
-    m.add_function(wrap_pyfunction!(read_schedule, m)?)?;
+    add!(
+        m,
+        [
+            PySchedule,
+            PyAlgorithmInfo,
+            PyScheduleMeta,
+            PyHaloMeta,
+            PyCollectiveInfo
+        ],
+        [
+            allreduce_schedule,
+            allreduce_program,
+            allreduce_algorithms,
+            alltoall_schedule,
+            alltoall_program,
+            collectives,
+            allreduce_cost,
+            parse_schedule,
+            read_schedule
+        ]
+    );
     Ok(())
 }

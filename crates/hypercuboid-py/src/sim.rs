@@ -189,10 +189,16 @@ fn noise_forms() -> PyResult<Vec<PyForm>> {
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(parse_model_py, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_noise_py, m)?)?;
-    m.add_function(wrap_pyfunction!(model_forms, m)?)?;
-    m.add_function(wrap_pyfunction!(noise_forms, m)?)?;
-    m.add_function(wrap_pyfunction!(network_mappings, m)?)?;
+    add!(
+        m,
+        [],
+        [
+            parse_model_py,
+            parse_noise_py,
+            model_forms,
+            noise_forms,
+            network_mappings
+        ]
+    );
     Ok(())
 }

@@ -281,14 +281,20 @@ pub(crate) fn network_result(
 
 /// Adds the result's classes.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PySimulationResult>()?;
-    m.add_class::<PyTraceColumns>()?;
-    m.add_class::<PyNetworkRunResult>()?;
-    m.add_class::<PyLinkLoad>()?;
-    m.add_class::<PyMessageTotals>()?;
-    m.add_class::<PyMessageRecord>()?;
-    m.add_class::<PyMessageRecords>()?;
-    m.add_class::<PyLinkTimeline>()?;
-    m.add_class::<PyTimelineLink>()?;
+    add!(
+        m,
+        [
+            PySimulationResult,
+            PyTraceColumns,
+            PyNetworkRunResult,
+            PyLinkLoad,
+            PyMessageTotals,
+            PyMessageRecord,
+            PyMessageRecords,
+            PyLinkTimeline,
+            PyTimelineLink
+        ],
+        []
+    );
     Ok(())
 }

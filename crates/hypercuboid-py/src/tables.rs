@@ -10,10 +10,10 @@ use hypercuboid_core::network::routing::ROUTINGS;
 use hypercuboid_core::schedule::goal::FORMATS;
 use hypercuboid_core::spec::{self, Table};
 use hypercuboid_core::topology::export::EXPORT_FORMATS;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::errors::PyResultExt;
+use crate::errors::{Class, PyResultExt};
+use crate::guard::call;
 
 /// Every table Python can list, by what it chooses.
 static TABLES: &[&dyn Table] = &[
@@ -62,7 +62,7 @@ fn table(what: &str) -> PyResult<&'static dyn Table> {
         .find(|t| t.what() == what)
         .ok_or_else(|| {
             let names: Vec<&str> = TABLES.iter().map(|t| t.what()).collect();
-            PyValueError::new_err(format!(
+            Class::Schedule.err(format!(
                 "unknown choice table '{what}'; accepted: {}",
                 names.join(", ")
             ))
@@ -73,55 +73,71 @@ fn table(what: &str) -> PyResult<&'static dyn Table> {
 /// where it has one.
 #[pyfunction]
 fn choices(what: &str) -> PyResult<Vec<PyChoice>> {
-    Ok(table(what)?
-        .listed()
-        .into_iter()
-        .map(|c| PyChoice {
-            name: c.name,
-            aliases: c.aliases.to_vec(),
-            help: c.help,
-        })
-        .collect())
+    call(Class::Schedule, "choices", || {
+        Ok(table(what)?
+            .listed()
+            .into_iter()
+            .map(|c| PyChoice {
+                name: c.name,
+                aliases: c.aliases.to_vec(),
+                help: c.help,
+            })
+            .collect())
+    })
 }
 
 /// The canonical name of the value of `what` that `text` names (names and aliases match
-/// without regard to case); raises `ValueError` "unknown WHAT 'TEXT'; accepted: ...".
+/// without regard to case); raises a `ValueError` (a `ScheduleError`) "unknown WHAT 'TEXT';
+/// accepted: ...".
 #[pyfunction]
 fn choice_name(what: &str, text: &str) -> PyResult<&'static str> {
-    table(what)?
-        .canonical(text)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    call(Class::Schedule, "choice_name", || {
+        table(what)?
+            .canonical(text)
+            .map_err(|e| Class::Schedule.with_accepted(e.to_string(), e.accepted()))
+    })
 }
 
 /// The options that have a choice table.
 #[pyfunction]
-fn choice_tables() -> Vec<&'static str> {
-    TABLES.iter().map(|t| t.what()).collect()
+fn choice_tables() -> PyResult<Vec<&'static str>> {
+    call(Class::Schedule, "choice_tables", || {
+        Ok(TABLES.iter().map(|t| t.what()).collect())
+    })
 }
 
 /// Sizes joined by `x` (`64x64x64`): `count` whole numbers >= 1 (any number if None). A bad
-/// value raises `ValueError` "WHAT 'TEXT': accepted ...".
+/// value raises a `ValueError` (a `ScheduleError`) "WHAT 'TEXT': accepted ...".
 #[pyfunction]
 #[pyo3(signature = (text, what, count = Some(3)))]
 fn parse_dims(text: &str, what: &str, count: Option<usize>) -> PyResult<Vec<u32>> {
-    spec::parse_dims(text, count)
-        .map_err(|reason| PyValueError::new_err(format!("{what} '{text}': {reason}")))
+    call(Class::Schedule, "parse_dims", || {
+        spec::parse_dims(text, count)
+            .map_err(|reason| Class::Schedule.err(format!("{what} '{text}': {reason}")))
+    })
 }
 
 /// The model spec string of the model file at `path`, checked; raises `ModelError` starting
 /// with the path.
 #[pyfunction]
 fn read_model_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String> {
-    py.detach(|| model::read_model_file(&path)).py()
+    call(Class::Model, "read_model_file", || {
+        py.detach(|| model::read_model_file(&path)).py()
+    })
 }
 
 /// Adds this module's class and functions to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyChoice>()?;
-    m.add_function(wrap_pyfunction!(choices, m)?)?;
-    m.add_function(wrap_pyfunction!(choice_tables, m)?)?;
-    m.add_function(wrap_pyfunction!(choice_name, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_dims, m)?)?;
-    m.add_function(wrap_pyfunction!(read_model_file, m)?)?;
+    add!(
+        m,
+        [PyChoice],
+        [
+            choices,
+            choice_tables,
+            choice_name,
+            parse_dims,
+            read_model_file
+        ]
+    );
     Ok(())
 }

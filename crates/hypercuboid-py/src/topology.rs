@@ -13,7 +13,7 @@ use hypercuboid_core::topology::{
     Link, LinkParams, Topology, TopologyParts,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::PyBytes;
 
 /// A network topology: routers, endpoints attached to routers, links with bandwidth (Gb/s) and
 /// latency (ps). Build one with `generate(spec)`.
@@ -34,91 +34,132 @@ impl PyTopology {
     }
 }
 
-fn analysis_dict<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("endpoints", a.endpoints)?;
-    d.set_item("routers", a.routers)?;
-    d.set_item("endpoint_routers", a.endpoint_routers)?;
-    d.set_item("network_links", a.network_links)?;
-    d.set_item("router_radix", a.router_radix)?;
-    d.set_item("network_radix", a.network_radix)?;
-    let kinds = PyList::empty(py);
-    for k in &a.kinds {
-        let kd = PyDict::new(py);
-        kd.set_item("name", &k.name)?;
-        kd.set_item("count", k.count)?;
-        kd.set_item("network_degree", [k.network_degree.0, k.network_degree.1])?;
-        kd.set_item("endpoints", [k.endpoints.0, k.endpoints.1])?;
-        kinds.append(kd)?;
-    }
-    d.set_item("kinds", kinds)?;
-    d.set_item("total_ports", a.total_ports)?;
-    d.set_item("ports_per_endpoint", a.ports_per_endpoint)?;
-    d.set_item("total_links", a.total_links)?;
-    d.set_item("links_per_endpoint", a.links_per_endpoint)?;
-    d.set_item("connected", a.connected)?;
-    d.set_item("diameter", a.diameter)?;
-    d.set_item("router_diameter", a.router_diameter)?;
-    d.set_item("avg_hops", a.avg_hops)?;
-    d.set_item("avg_router_distance", a.avg_router_distance)?;
-    d.set_item("distance_histogram", &a.distance_histogram)?;
-    let pd = PyDict::new(py);
-    let hist: Vec<[u64; 2]> = a.paths.histogram.iter().map(|&(p, c)| [p, c]).collect();
-    pd.set_item("histogram", hist)?;
-    pd.set_item("mean", a.paths.mean)?;
-    pd.set_item("max", a.paths.max)?;
-    let by = PyList::empty(py);
-    for b in &a.paths.by_distance {
-        let bd = PyDict::new(py);
-        bd.set_item("distance", b.distance)?;
-        bd.set_item("pairs", b.pairs)?;
-        bd.set_item("mean_paths", b.mean_paths)?;
-        bd.set_item("max_paths", b.max_paths)?;
-        by.append(bd)?;
-    }
-    pd.set_item("by_distance", by)?;
-    d.set_item("path_diversity", pd)?;
-    match &a.moore {
-        Some(m) => {
-            let md = PyDict::new(py);
-            md.set_item("degree", m.degree)?;
-            md.set_item("diameter", m.diameter)?;
-            md.set_item("bound", m.bound)?;
-            md.set_item("fraction", m.fraction)?;
-            d.set_item("moore_bound", md)?;
-        }
-        None => d.set_item("moore_bound", py.None())?,
-    }
-    match &a.tree {
-        Some(t) => {
-            let td = PyDict::new(py);
-            td.set_item("bottleneck", &t.bottleneck_name)?;
-            match t.bottleneck {
-                TreeEdge::Link(i) => td.set_item("bottleneck_link", i)?,
-                TreeEdge::Endpoint(e) => td.set_item("bottleneck_endpoint", e)?,
+/// Routers of one kind: `(name, count, network_degree, endpoints)`, the last two (min, max).
+type KindRow = (String, usize, (usize, usize), (usize, usize));
+
+/// A topology's graph analysis (everything but the bisection): the counts, radixes, ports and
+/// links, distances, `kinds` as `(name, count, network_degree, endpoints)` (min, max pairs),
+/// the path diversity (`path_histogram` `(paths, pairs)`, `path_mean`, `path_max`,
+/// `paths_by_distance` `(distance, pairs, mean_paths, max_paths)`), `moore_bound` `(degree,
+/// diameter, bound, fraction)` or None, and `tree` (a `TreeAnalysis`) or None.
+#[pyclass(
+    name = "TopologyAnalysis",
+    module = "hypercuboid._core",
+    frozen,
+    get_all
+)]
+pub(crate) struct PyAnalysis {
+    endpoints: usize,
+    routers: usize,
+    endpoint_routers: usize,
+    network_links: usize,
+    router_radix: usize,
+    network_radix: usize,
+    kinds: Vec<KindRow>,
+    total_ports: u64,
+    ports_per_endpoint: f64,
+    total_links: u64,
+    links_per_endpoint: f64,
+    connected: bool,
+    diameter: Option<u32>,
+    router_diameter: Option<u32>,
+    avg_hops: f64,
+    avg_router_distance: f64,
+    distance_histogram: Vec<u64>,
+    path_histogram: Vec<(u64, u64)>,
+    path_mean: f64,
+    path_max: u64,
+    paths_by_distance: Vec<(u32, u64, f64, u64)>,
+    moore_bound: Option<(u64, u32, u64, f64)>,
+    tree: Option<Py<PyTreeAnalysis>>,
+}
+
+/// The all-to-all analysis of a tree: its bottleneck (`bottleneck` its name, and
+/// `bottleneck_link` or `bottleneck_endpoint` its index), `m_u`, `m_v`, `load`,
+/// `endpoint_load`, the bandwidths, the root, `subtrees` as `(top, machines)` and `link_loads`.
+#[pyclass(name = "TreeAnalysis", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyTreeAnalysis {
+    bottleneck: String,
+    bottleneck_link: Option<usize>,
+    bottleneck_endpoint: Option<usize>,
+    m_u: usize,
+    m_v: usize,
+    load: u64,
+    endpoint_load: u64,
+    bottleneck_bandwidth_gbps: f64,
+    peak_throughput_gbps: f64,
+    root: usize,
+    root_name: String,
+    subtrees: Vec<(String, usize)>,
+    link_loads: Vec<u64>,
+}
+
+impl PyAnalysis {
+    fn of(py: Python<'_>, a: Analysis) -> PyResult<PyAnalysis> {
+        let tree = match a.tree {
+            None => None,
+            Some(t) => {
+                let (link, endpoint) = match t.bottleneck {
+                    TreeEdge::Link(i) => (Some(i), None),
+                    TreeEdge::Endpoint(e) => (None, Some(e)),
+                };
+                let tree = PyTreeAnalysis {
+                    bottleneck: t.bottleneck_name,
+                    bottleneck_link: link,
+                    bottleneck_endpoint: endpoint,
+                    m_u: t.m_u,
+                    m_v: t.m_v,
+                    load: t.load,
+                    endpoint_load: t.endpoint_load,
+                    bottleneck_bandwidth_gbps: t.bottleneck_bandwidth_gbps,
+                    peak_throughput_gbps: t.peak_throughput_gbps,
+                    root: t.root,
+                    root_name: t.root_name,
+                    subtrees: t
+                        .subtrees
+                        .into_iter()
+                        .map(|s| (s.top, s.machines))
+                        .collect(),
+                    link_loads: t.link_loads,
+                };
+                Some(Py::new(py, tree)?)
             }
-            td.set_item("m_u", t.m_u)?;
-            td.set_item("m_v", t.m_v)?;
-            td.set_item("load", t.load)?;
-            td.set_item("endpoint_load", t.endpoint_load)?;
-            td.set_item("bottleneck_bandwidth_gbps", t.bottleneck_bandwidth_gbps)?;
-            td.set_item("peak_throughput_gbps", t.peak_throughput_gbps)?;
-            td.set_item("root", t.root)?;
-            td.set_item("root_name", &t.root_name)?;
-            let subs = PyList::empty(py);
-            for s in &t.subtrees {
-                let sd = PyDict::new(py);
-                sd.set_item("top", &s.top)?;
-                sd.set_item("machines", s.machines)?;
-                subs.append(sd)?;
-            }
-            td.set_item("subtrees", subs)?;
-            td.set_item("link_loads", &t.link_loads)?;
-            d.set_item("tree", td)?;
-        }
-        None => d.set_item("tree", py.None())?,
+        };
+        Ok(PyAnalysis {
+            endpoints: a.endpoints,
+            routers: a.routers,
+            endpoint_routers: a.endpoint_routers,
+            network_links: a.network_links,
+            router_radix: a.router_radix,
+            network_radix: a.network_radix,
+            kinds: a
+                .kinds
+                .into_iter()
+                .map(|k| (k.name, k.count, k.network_degree, k.endpoints))
+                .collect(),
+            total_ports: a.total_ports,
+            ports_per_endpoint: a.ports_per_endpoint,
+            total_links: a.total_links,
+            links_per_endpoint: a.links_per_endpoint,
+            connected: a.connected,
+            diameter: a.diameter,
+            router_diameter: a.router_diameter,
+            avg_hops: a.avg_hops,
+            avg_router_distance: a.avg_router_distance,
+            distance_histogram: a.distance_histogram,
+            path_histogram: a.paths.histogram,
+            path_mean: a.paths.mean,
+            path_max: a.paths.max,
+            paths_by_distance: a
+                .paths
+                .by_distance
+                .into_iter()
+                .map(|b| (b.distance, b.pairs, b.mean_paths, b.max_paths))
+                .collect(),
+            moore_bound: a.moore.map(|m| (m.degree, m.diameter, m.bound, m.fraction)),
+            tree,
+        })
     }
-    Ok(d)
 }
 
 /// An exact endpoint bisection: each router's and endpoint's side, the endpoints and routers
@@ -279,11 +320,11 @@ impl PyTopology {
         self.inner.parts().endpoint_names.clone()
     }
 
-    /// Graph analysis (everything but the bisection) as a dict.
-    fn analyze<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// Graph analysis (everything but the bisection): a `TopologyAnalysis`.
+    fn analyze(&self, py: Python<'_>) -> PyResult<PyAnalysis> {
         call(Class::Topology, "Topology.analyze", || {
-            let a = guard::detach(py, || topo::analyze(&self.inner));
-            analysis_dict(py, &a)
+            let a = guard::detach(py, || topo::try_analyze(&self.inner)).py()?;
+            PyAnalysis::of(py, a)
         })
     }
 
@@ -489,16 +530,25 @@ fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyTopology>()?;
-    m.add_class::<PyBisection>()?;
-    m.add_class::<PyCompareRow>()?;
-    m.add_function(wrap_pyfunction!(topology_generate, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_from_json, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_from_parts, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_families, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_graphml_source, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_compare, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_tree_preset, m)?)?;
-    m.add_function(wrap_pyfunction!(topology_ml3b, m)?)?;
+    add!(
+        m,
+        [
+            PyTopology,
+            PyBisection,
+            PyAnalysis,
+            PyTreeAnalysis,
+            PyCompareRow
+        ],
+        [
+            topology_generate,
+            topology_from_json,
+            topology_from_parts,
+            topology_families,
+            topology_graphml_source,
+            topology_compare,
+            topology_tree_preset,
+            topology_ml3b
+        ]
+    );
     Ok(())
 }

@@ -296,13 +296,7 @@ fn tune_allreduce(
     call(Class::Schedule, "tune_allreduce", || {
         let (n, count, dt) = (nranks.0, count.0, dtype.0);
         let spec = parse_model(model.as_str()).py()?;
-        let bytes = count.checked_mul(dt.size() as u64).ok_or_else(|| {
-            Class::Schedule.err(format!(
-                "invalid count {count}: {count} elements of {} exceed 2^64 - 1 bytes",
-                dt.name()
-            ))
-        })?;
-        let p = Params::from_model(&spec, bytes).py()?;
+        let p = Params::from_model_count(&spec, count, dt).py()?;
         let opts = RankOptions {
             top,
             enumerate: options(factored, split, merged, max_schedules),
@@ -367,21 +361,28 @@ fn tune_allreduce(
 
 /// Adds this module's functions to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyScheduleString>()?;
-    m.add_class::<PyScheduleCounts>()?;
-    m.add_class::<PyOptimalSchedule>()?;
-    m.add_class::<PyTuneParams>()?;
-    m.add_class::<PyTuneRow>()?;
-    m.add_class::<PyTuneReport>()?;
-    m.add_function(wrap_pyfunction!(rm_parse, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_fit, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_suggest, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_enumerate, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_count, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_estimate, m)?)?;
-    m.add_function(wrap_pyfunction!(rm_optimal, m)?)?;
-    m.add_function(wrap_pyfunction!(b_opt, m)?)?;
-    m.add_function(wrap_pyfunction!(b_opt_integer, m)?)?;
-    m.add_function(wrap_pyfunction!(tune_allreduce, m)?)?;
+    add!(
+        m,
+        [
+            PyScheduleString,
+            PyScheduleCounts,
+            PyOptimalSchedule,
+            PyTuneParams,
+            PyTuneRow,
+            PyTuneReport
+        ],
+        [
+            rm_parse,
+            rm_fit,
+            rm_suggest,
+            rm_enumerate,
+            rm_count,
+            rm_estimate,
+            rm_optimal,
+            b_opt,
+            b_opt_integer,
+            tune_allreduce
+        ]
+    );
     Ok(())
 }

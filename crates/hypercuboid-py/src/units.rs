@@ -50,11 +50,17 @@ fn format_size(bytes: u64) -> String {
 
 /// Adds this module's functions to `hypercuboid._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_time_f64, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_bandwidth, m)?)?;
-    m.add_function(wrap_pyfunction!(format_size, m)?)?;
-    m.add_function(wrap_pyfunction!(format_time_exact, m)?)?;
+    add!(
+        m,
+        [],
+        [
+            parse_time,
+            parse_time_f64,
+            parse_size,
+            parse_bandwidth,
+            format_size,
+            format_time_exact
+        ]
+    );
     Ok(())
 }

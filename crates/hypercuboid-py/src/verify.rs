@@ -105,8 +105,6 @@ pub(crate) fn report(py: Python<'_>, rep: &verify::Report) -> PyResult<PyVerifyR
 
 /// Adds the report's classes.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyVerifyReport>()?;
-    m.add_class::<PyVerifyStats>()?;
-    m.add_class::<PyVerifySemantics>()?;
+    add!(m, [PyVerifyReport, PyVerifyStats, PyVerifySemantics], []);
     Ok(())
 }

@@ -14,13 +14,14 @@ import click
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 from hypercuboid.netsim._api import DEFAULTS
+from hypercuboid.netsim._api import forms as netsim_forms
 
 if TYPE_CHECKING:
     from hypercuboid.netsim import Report
 
 #: The core's tables of routings, traffic patterns and exchanges, which the options' help and
 #: choices read.
-_FORMS = _core.netsim_forms()
+_FORMS = netsim_forms()
 
 
 def _names(kind: str) -> str:

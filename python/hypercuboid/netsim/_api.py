@@ -10,6 +10,7 @@ from typing import Any
 from hypercuboid import _core, units
 from hypercuboid.errors import NetworkError, UnitError
 from hypercuboid.netsim._report import Report
+from hypercuboid.schedule import _form
 from hypercuboid.topology import Topology, generate
 
 _CORE = _core.DEFAULTS["netsim"]
@@ -184,7 +185,7 @@ def run_loads(
         drain=o["_drain"],
         **_engine_kwargs(o),
     )
-    return [Report.from_dict(r) for r in reps]
+    return [Report._of_core(r) for r in reps]
 
 
 def exchange(
@@ -217,7 +218,7 @@ def exchange(
         interleave=order == "interleaved",
         **_engine_kwargs(o),
     )
-    return Report.from_dict(rep)
+    return Report._of_core(rep)
 
 
 def _parse_dims(text: str) -> tuple[int, int, int]:
@@ -256,7 +257,12 @@ def forms() -> dict[str, list[dict[str, Any]]]:
     them: ``{"routings": [...], "traffics": [...], "exchanges": [...]}``, one dict per entry
     (``name``, ``aliases``, ``summary``, ``keys`` as (name, help) pairs, ``usage``,
     ``example``)."""
-    return _core.netsim_forms()
+    routings, traffics, exchanges = _core.netsim_forms()
+    return {
+        "routings": [_form(f) for f in routings],
+        "traffics": [_form(f) for f in traffics],
+        "exchanges": [_form(f) for f in exchanges],
+    }
 
 
 def names() -> dict[str, list[str]]:

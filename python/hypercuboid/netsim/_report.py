@@ -5,9 +5,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypercuboid.errors import NetworkError
+
+if TYPE_CHECKING:
+    from hypercuboid import _core
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ class Report:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Report:
-        """From the JSON form (the binding's dict, or a line of ``--json`` output read back):
+        """From the JSON form (a line of ``--json`` output read back):
         the inverse of :meth:`to_dict`. Raises :class:`NetworkError` on a missing or unknown
         key."""
         _check_keys("report", d, _REQUIRED, _OPTIONAL)
@@ -180,6 +183,17 @@ class Report:
             kw["links"] = tuple(LinkUse.from_dict(x) for x in d["links"])
         if "dims" in d:
             kw["dims"] = tuple(d["dims"])
+        return cls(**kw)
+
+    @classmethod
+    def _of_core(cls, c: _core.NetReport) -> Report:
+        """From the core's report (its fields by name; links as rows)."""
+        kw: dict[str, Any] = {f: getattr(c, f) for f in _FIELDS}
+        kw["hop_histogram"] = tuple(c.hop_histogram)
+        kw["link_utilisation"] = LinkUtilisation(*c.link_utilisation)
+        kw["top_links"] = tuple(LinkUse(*x) for x in c.top_links)
+        if c.links is not None:
+            kw["links"] = tuple(LinkUse(*x) for x in c.links)
         return cls(**kw)
 
     # -- the dict a report used to be ----------------------------------------------------------

@@ -199,6 +199,76 @@ def _bisection_dict(b: _core.Bisection) -> dict:
     }
 
 
+def _analysis_dict(a: _core.TopologyAnalysis) -> dict[str, Any]:
+    """The keys of docs/topologies.md, in order, from the core's analysis."""
+    d: dict[str, Any] = {k: getattr(a, k) for k in _ANALYSIS_HEAD}
+    d["kinds"] = [
+        {"name": n, "count": c, "network_degree": list(deg), "endpoints": list(eps)}
+        for n, c, deg, eps in a.kinds
+    ]
+    d.update((k, getattr(a, k)) for k in _ANALYSIS_BODY)
+    d["path_diversity"] = {
+        "histogram": [list(h) for h in a.path_histogram],
+        "mean": a.path_mean,
+        "max": a.path_max,
+        "by_distance": [
+            dict(zip(("distance", "pairs", "mean_paths", "max_paths"), b, strict=True))
+            for b in a.paths_by_distance
+        ],
+    }
+    m = a.moore_bound
+    d["moore_bound"] = None if m is None else dict(zip(_MOORE_KEYS, m, strict=True))
+    d["tree"] = None if a.tree is None else _tree_dict(a.tree)
+    return d
+
+
+_MOORE_KEYS = ("degree", "diameter", "bound", "fraction")
+_ANALYSIS_HEAD = (
+    "endpoints",
+    "routers",
+    "endpoint_routers",
+    "network_links",
+    "router_radix",
+    "network_radix",
+)
+_ANALYSIS_BODY = (
+    "total_ports",
+    "ports_per_endpoint",
+    "total_links",
+    "links_per_endpoint",
+    "connected",
+    "diameter",
+    "router_diameter",
+    "avg_hops",
+    "avg_router_distance",
+    "distance_histogram",
+)
+
+
+_TREE_BODY = (
+    "m_u",
+    "m_v",
+    "load",
+    "endpoint_load",
+    "bottleneck_bandwidth_gbps",
+    "peak_throughput_gbps",
+    "root",
+    "root_name",
+)
+
+
+def _tree_dict(t: _core.TreeAnalysis) -> dict[str, Any]:
+    d: dict[str, Any] = {"bottleneck": t.bottleneck}
+    if t.bottleneck_link is not None:
+        d["bottleneck_link"] = t.bottleneck_link
+    else:
+        d["bottleneck_endpoint"] = t.bottleneck_endpoint
+    d.update((k, getattr(t, k)) for k in _TREE_BODY)
+    d["subtrees"] = [{"top": top, "machines": m} for top, m in t.subtrees]
+    d["link_loads"] = list(t.link_loads)
+    return d
+
+
 def analyze(
     topology: Topology | str,
     *,
@@ -212,7 +282,7 @@ def analyze(
     ``bisection=True`` a ``bisection`` entry (without the per-router sides)."""
     t = _topology(topology)
     info = {"name": t.name, "family": t.family, "params": dict(t.params)}
-    info.update(t.analyze())
+    info.update(_analysis_dict(t.analyze()))
     if bisection:
         b = _bisection(t, seeds=seeds, method=method)
         b.pop("router_side", None)

@@ -1,8 +1,9 @@
 //! Random switched trees for tests and benchmarks: a shape, a number of machines and a seed
 //! give one [`TreeDescription`] (deterministic).
 
+use crate::spec::SpecError;
 use crate::topology::tree::TreeDescription;
-use crate::topology::LinkParams;
+use crate::topology::{LinkParams, TopologyError};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -41,6 +42,37 @@ impl Shape {
             Shape::Sparse => "sparse",
         }
     }
+}
+
+/// Most machines (and switches) of [`try_random_tree`].
+pub const MAX_RANDOM: usize = 1 << 16;
+
+/// [`random_tree`] of the shape named `shape`, refusing an unknown shape and a count of
+/// machines or switches outside 1 ..= [`MAX_RANDOM`].
+pub fn try_random_tree(
+    machines: usize,
+    switches: usize,
+    shape: &str,
+    seed: u64,
+) -> Result<TreeDescription, TopologyError> {
+    let Some(s) = SHAPES.iter().copied().find(|s| s.name() == shape) else {
+        return Err(TopologyError::Spec(SpecError::UnknownName {
+            what: "random tree shape",
+            name: shape.to_string(),
+            accepted: SHAPES.iter().map(|s| s.name().to_string()).collect(),
+        }));
+    };
+    for (name, value) in [("machines", machines), ("switches", switches)] {
+        if value == 0 || value > MAX_RANDOM {
+            return Err(TopologyError::Parameter {
+                family: "random tree",
+                name,
+                value: value.to_string(),
+                reason: format!("a random tree has 1 to {MAX_RANDOM} {name}"),
+            });
+        }
+    }
+    Ok(random_tree(machines, switches, s, seed))
 }
 
 /// A random tree of `machines` machines (≥ 1) on `switches` switches (≥ 1) of `shape`:

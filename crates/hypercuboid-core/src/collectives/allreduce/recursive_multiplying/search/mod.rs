@@ -208,6 +208,23 @@ impl Params {
         }
     }
 
+    /// [`Params::from_model`] for vectors of `count` elements of `dtype`; refuses a vector of
+    /// more than 2^64 - 1 bytes.
+    pub fn from_model_count(
+        model: &ModelSpec,
+        count: u64,
+        dtype: Dtype,
+    ) -> Result<Params, TuningError> {
+        let bytes = count.checked_mul(dtype.size() as u64).ok_or_else(|| {
+            bad(
+                "count",
+                count,
+                format!("{count} elements of {} exceed 2^64 - 1 bytes", dtype.name()),
+            )
+        })?;
+        Params::from_model(model, bytes)
+    }
+
     /// Checks the model ([`PostalModel::validate`]).
     pub fn validate(&self) -> Result<(), TuningError> {
         Ok(self.model.validate()?)
