@@ -3,9 +3,37 @@
 //! a minimal reader of GOAL text for the LogGOPSim golden files.
 #![allow(dead_code)]
 
+use hypercuboid_core::network::Injection;
 use hypercuboid_core::schedule::{
-    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder,
+    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder, Slice, Slot,
 };
+use hypercuboid_core::units::Time;
+
+/// A message injected into a network engine at `at`.
+pub(crate) fn msg(at: Time, src: u32, dst: u32, bytes: u64, token: u64) -> Injection {
+    Injection {
+        at,
+        src,
+        dst,
+        bytes,
+        token,
+    }
+}
+
+/// The first `count` bytes of the input buffer.
+pub(crate) fn input(count: u64) -> Slice {
+    Slice::new(Slot::Input, 0, count)
+}
+
+/// The first `count` bytes of the output buffer.
+pub(crate) fn out(count: u64) -> Slice {
+    Slice::new(Slot::Output, 0, count)
+}
+
+/// The first `count` bytes of scratch buffer 0.
+pub(crate) fn tmp(count: u64) -> Slice {
+    Slice::new(Slot::Scratch(0), 0, count)
+}
 
 /// A sizes-only send.
 pub(crate) fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
