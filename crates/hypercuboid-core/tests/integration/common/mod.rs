@@ -35,6 +35,25 @@ pub(crate) fn tmp(count: u64) -> Slice {
     Slice::new(Slot::Scratch(0), 0, count)
 }
 
+/// Two ranks that each post a receive of 8 B from the other and a send of 8 B to it that
+/// depends on the receive: `irequires` (the send starts with the receive; schedule
+/// "irequires") or `requires` (it waits for the receive to complete: a deadlock; schedule
+/// "requires").
+pub(crate) fn send_after_recv(irequires: bool) -> Schedule {
+    let mut progs = vec![Program::new(); 2];
+    for r in 0..2u32 {
+        let p = &mut progs[r as usize];
+        let rv = recv(p, 1 - r, 0, 8, false);
+        let sd = send(p, 1 - r, 0, 8);
+        if irequires {
+            p.irequires(sd, rv);
+        } else {
+            p.requires(sd, rv);
+        }
+    }
+    schedule(if irequires { "irequires" } else { "requires" }, progs)
+}
+
 /// A sizes-only send.
 pub(crate) fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
     p.push(Op::new(OpKind::Send {
