@@ -113,11 +113,7 @@ impl PolarFly {
             &["x0", "x1", "x2"],
             self.link,
         );
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for x in &points {
             let kind = u8::from(dot(x, x) == 0);
             let r = b.router(kind, x);

@@ -206,11 +206,7 @@ impl SlimFly {
             }
         }
         let mut b = Builder::new(FAMILY, &["router"], &["subgraph", "x", "y"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         let idx = |s: u32, x: u32, y: u32| s * q * q + x * q + y;
         for s in 0..2 {
             for xx in 0..q {
