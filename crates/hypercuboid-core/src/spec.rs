@@ -27,7 +27,7 @@
 //! table of spec [`Form`]s is a [`FormTable`] and lists the same way. One case rule serves every
 //! name users type ([`answers_to`]). [`parse_dims`] is the one reader of `XxYxZ` sizes.
 
-use crate::units::{self, Time};
+use crate::units::{self, bounded, Time};
 use std::fmt;
 
 /// A parameter an entry accepts.
@@ -230,7 +230,7 @@ impl fmt::Display for ChoiceError {
             f,
             "unknown {} '{}'; {}",
             self.what,
-            self.value,
+            bounded(&self.value),
             self.reason()
         )
     }
@@ -488,16 +488,23 @@ fn join<S: AsRef<str>>(items: &[S]) -> String {
 }
 
 impl fmt::Display for SpecError {
+    /// Specs, names, keys and values are quoted through [`bounded`]: a 200 KB spec is not
+    /// echoed whole.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpecError::Malformed { what, spec, reason } => {
-                write!(f, "invalid {what} spec '{spec}': {reason}")
+                write!(f, "invalid {what} spec '{}': {reason}", bounded(spec))
             }
             SpecError::UnknownName {
                 what,
                 name,
                 accepted,
-            } => write!(f, "unknown {what} '{name}'; accepted: {}", join(accepted)),
+            } => write!(
+                f,
+                "unknown {what} '{}'; accepted: {}",
+                bounded(name),
+                join(accepted)
+            ),
             SpecError::UnknownKey {
                 what,
                 spec,
@@ -506,12 +513,17 @@ impl fmt::Display for SpecError {
                 accepted,
             } => write!(
                 f,
-                "invalid {what} spec '{spec}': unknown key '{key}' for {name}; accepted: {}",
+                "invalid {what} spec '{}': unknown key '{}' for {name}; accepted: {}",
+                bounded(spec),
+                bounded(key),
                 join(accepted)
             ),
-            SpecError::RepeatedKey { what, spec, key } => {
-                write!(f, "invalid {what} spec '{spec}': key '{key}' given twice")
-            }
+            SpecError::RepeatedKey { what, spec, key } => write!(
+                f,
+                "invalid {what} spec '{}': key '{}' given twice",
+                bounded(spec),
+                bounded(key)
+            ),
             SpecError::MissingKey {
                 what,
                 spec,
@@ -520,21 +532,33 @@ impl fmt::Display for SpecError {
                 example,
             } => write!(
                 f,
-                "invalid {what} spec '{spec}': {name} needs {key}, e.g. {example}"
+                "invalid {what} spec '{}': {name} needs {key}, e.g. {example}",
+                bounded(spec)
             ),
             SpecError::Positional {
                 what,
                 spec,
                 item,
                 reason,
-            } => write!(f, "invalid {what} spec '{spec}': '{item}' {reason}"),
+            } => write!(
+                f,
+                "invalid {what} spec '{}': '{}' {reason}",
+                bounded(spec),
+                bounded(item)
+            ),
             SpecError::BadValue {
                 what,
                 spec,
                 key,
                 value,
                 reason,
-            } => write!(f, "invalid {what} spec '{spec}': {key}={value}: {reason}"),
+            } => write!(
+                f,
+                "invalid {what} spec '{}': {}={}: {reason}",
+                bounded(spec),
+                bounded(key),
+                bounded(value)
+            ),
         }
     }
 }

@@ -88,13 +88,41 @@ fn a_million_threads_are_refused() {
         ..SimOptions::default()
     };
     let m = parse_model("postal:alpha=1us").unwrap();
+    let e = simulate(&s, &m, &opts).unwrap_err();
     assert_eq!(
-        simulate(&s, &m, &opts).unwrap_err(),
-        SimError::TooLarge {
-            what: "1000000 threads".into(),
+        e,
+        SimError::Threads {
+            value: 1_000_000,
             limit: 1024
         }
     );
+    assert_eq!(
+        e.to_string(),
+        "invalid threads 1000000: accepted 0 (the engine's choice) to 1024"
+    );
+}
+
+#[test]
+fn a_spec_error_quotes_a_bounded_prefix_of_a_huge_spec() {
+    use hypercuboid_core::model::parse_model;
+    let sixty = "x".repeat(60);
+    let name = "x".repeat(200_000);
+    assert_eq!(
+        parse_model(&name).unwrap_err().to_string(),
+        parse_model("zz")
+            .unwrap_err()
+            .to_string()
+            .replace("'zz'", &format!("'{sixty}... (200000 bytes)'"))
+    );
+    let spec = format!("torus:dims={name}");
+    let e = generate(&spec).unwrap_err().to_string();
+    assert!(
+        e.starts_with("invalid topology spec 'torus:dims=xxxx"),
+        "{e}"
+    );
+    assert!(e.contains("... (200011 bytes)': dims=xxxx"), "{e}");
+    assert!(e.contains("... (200000 bytes): "), "{e}");
+    assert!(e.len() < 400, "{} bytes: {e}", e.len());
 }
 
 #[test]

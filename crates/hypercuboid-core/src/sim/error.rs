@@ -107,6 +107,13 @@ pub enum SimError {
         /// The limit.
         limit: u64,
     },
+    /// A thread count above the cap ([`SimOptions::threads`](super::SimOptions::threads)).
+    Threads {
+        /// The count given.
+        value: usize,
+        /// The largest accepted ([`crate::resources::MAX_THREADS`]).
+        limit: usize,
+    },
     /// Simulated time exceeded 2^64 picoseconds.
     TimeOverflow,
     /// The network of a network model was refused (a rank placement, a routing the level
@@ -173,6 +180,10 @@ impl fmt::Display for SimError {
             SimError::TooLarge { what, limit } => {
                 write!(f, "schedule too large to simulate: {what} (limit {limit})")
             }
+            SimError::Threads { value, limit } => write!(
+                f,
+                "invalid threads {value}: accepted 0 (the engine's choice) to {limit}"
+            ),
             SimError::TimeOverflow => {
                 write!(f, "simulated time overflowed 2^64 ps (213 days)")
             }

@@ -153,9 +153,9 @@ where
     M::State: Send,
 {
     if opts.threads > crate::resources::MAX_THREADS {
-        return Err(SimError::TooLarge {
-            what: format!("{} threads", opts.threads),
-            limit: crate::resources::MAX_THREADS as u64,
+        return Err(SimError::Threads {
+            value: opts.threads,
+            limit: crate::resources::MAX_THREADS,
         });
     }
     let threads = threads_for(s, opts.threads);

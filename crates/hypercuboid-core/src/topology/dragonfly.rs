@@ -91,11 +91,7 @@ impl Dragonfly {
         let size = self.size()?;
         let (a, h, g) = (self.a, self.h, self.g);
         let mut b = Builder::new(FAMILY, &["router"], &["group", "index"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for grp in 0..g {
             for i in 0..a {
                 let r = b.router(0, &[grp, i]);

@@ -115,11 +115,7 @@ impl FatTree {
         let kinds = kind_names(l);
         let kinds: Vec<&str> = kinds.iter().map(|s| s.as_str()).collect();
         let mut b = Builder::new("fattree", &kinds, &["level", "pod", "index"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for level in 0..l - 1 {
             for pod in 0..pods {
                 for w in 0..per_pod {
@@ -201,11 +197,7 @@ impl KaryNTree {
         let kinds = kind_names(n.max(1));
         let kinds: Vec<&str> = kinds.iter().map(|s| s.as_str()).collect();
         let mut b = Builder::new("karyntree", &kinds, &["level", "word"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for level in 0..n {
             for w in 0..per_level {
                 let r = b.router(level as u8, &[level, w]);

@@ -51,11 +51,7 @@ impl FullMesh {
     pub fn build(&self) -> Result<Topology, TopologyError> {
         let size = self.size()?;
         let mut b = Builder::new(FAMILY, &["router"], &["index"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for r in 0..self.n {
             b.router(0, &[r]);
             b.endpoints(r, self.p);

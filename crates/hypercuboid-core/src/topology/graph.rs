@@ -495,8 +495,10 @@ impl Builder {
         }
     }
 
-    /// Reserves room for `routers`, `endpoints` and `links`.
-    pub(super) fn reserve(&mut self, routers: usize, endpoints: usize, links: usize) {
+    /// Reserves room for the routers, endpoints and links of `size`.
+    pub(super) fn reserve(&mut self, size: &super::Size) {
+        let (routers, endpoints) = (size.routers as usize, size.endpoints as usize);
+        let links = size.links as usize;
         self.parts.router_kind.reserve(routers);
         self.parts
             .coords

@@ -112,11 +112,7 @@ pub(super) fn build_grid(
     let names: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
     let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
     let mut b = Builder::new(family, &["router"], &names, link);
-    b.reserve(
-        size.routers as usize,
-        size.endpoints as usize,
-        size.links as usize,
-    );
+    b.reserve(size);
     let mut stride = vec![1u32; n];
     for i in 1..n {
         stride[i] = stride[i - 1] * sizes[i - 1];

@@ -106,11 +106,7 @@ impl Mlfm {
             &["layer|a", "position|b"],
             self.link,
         );
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for layer in 0..l {
             for a in 0..n {
                 let r = b.router(LOCAL, &[layer, a]);

@@ -134,11 +134,7 @@ impl Oft {
         let table = ml3b(self.k)?;
         let rl = table.len() as u32;
         let mut b = Builder::new(FAMILY, &KINDS, &["level", "index"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for level in 0..3u32 {
             for i in 0..rl {
                 let r = b.router(level as u8, &[level, i]);

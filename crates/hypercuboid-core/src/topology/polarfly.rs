@@ -54,16 +54,7 @@ impl PolarFly {
                 ),
             ));
         }
-        let p = self.p.resolve(self.q + 1);
-        if p == 0 {
-            return Err(param_err(
-                FAMILY,
-                "p",
-                p,
-                "must be floor, ceil or a count >= 1",
-            ));
-        }
-        Ok(p)
+        self.p.endpoints(FAMILY, self.q + 1)
     }
 
     /// Closed-form size: R = q² + q + 1, links = q(q + 1)²/2, network radix q + 1.
@@ -122,11 +113,7 @@ impl PolarFly {
             &["x0", "x1", "x2"],
             self.link,
         );
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         for x in &points {
             let kind = u8::from(dot(x, x) == 0);
             let r = b.router(kind, x);

@@ -51,6 +51,20 @@ impl Concentration {
             Concentration::Count(p) => p,
         }
     }
+
+    /// [`Concentration::resolve`], refusing a count of 0 with an error naming `family`.
+    pub(crate) fn endpoints(self, family: &'static str, radix: u32) -> Result<u32, TopologyError> {
+        let p = self.resolve(radix);
+        if p == 0 {
+            return Err(param_err(
+                family,
+                "p",
+                p,
+                "must be floor, ceil or a count >= 1",
+            ));
+        }
+        Ok(p)
+    }
 }
 
 /// A Slim Fly of parameter q.
@@ -113,16 +127,7 @@ impl SlimFly {
 
     /// Endpoints per router p.
     pub fn endpoints_per_router(&self) -> Result<u32, TopologyError> {
-        let p = self.p.resolve(self.network_radix()?);
-        if p == 0 {
-            return Err(param_err(
-                FAMILY,
-                "p",
-                p,
-                "must be floor, ceil or a count >= 1",
-            ));
-        }
-        Ok(p)
+        self.p.endpoints(FAMILY, self.network_radix()?)
     }
 
     /// Closed-form size: R = 2q², N = pR, r = r′ + p, links = r′R/2.
@@ -201,11 +206,7 @@ impl SlimFly {
             }
         }
         let mut b = Builder::new(FAMILY, &["router"], &["subgraph", "x", "y"], self.link);
-        b.reserve(
-            size.routers as usize,
-            size.endpoints as usize,
-            size.links as usize,
-        );
+        b.reserve(&size);
         let idx = |s: u32, x: u32, y: u32| s * q * q + x * q + y;
         for s in 0..2 {
             for xx in 0..q {

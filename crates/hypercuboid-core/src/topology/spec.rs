@@ -62,6 +62,13 @@ const DELAY: Key = Key::new(
     "ethernet: forwarding delay with unit (default 4us)",
 );
 
+/// A family's own keys, then the link and switch keys every family with links accepts.
+macro_rules! link_keys {
+    ($($own:expr),* $(,)?) => {
+        &[$($own,)* BW, LAT, SWITCH, BUFFER, MTU, DELAY]
+    };
+}
+
 /// A family of generated topologies (keys, no positional argument).
 const fn generated(
     name: &'static str,
@@ -114,18 +121,12 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "slimfly",
         "Slim Fly (MMS graph), diameter 2",
-        &[
+        link_keys![
             Key::new("q", "prime power 4w+d, d in {-1,0,1} (required)"),
             Key::new(
                 "p",
                 "endpoints per router: floor, ceil or a count (default ceil = ceil(r'/2))",
             ),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "slimfly:q=13,p=9",
         |s| {
@@ -140,18 +141,12 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "polarfly",
         "PolarFly (Erdos-Renyi polarity graph ER_q), diameter 2",
-        &[
+        link_keys![
             Key::new("q", "prime power (required)"),
             Key::new(
                 "p",
                 "endpoints per router: floor, ceil or a count (default ceil((q+1)/2))",
             ),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "polarfly:q=7",
         |s| {
@@ -166,16 +161,10 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "mlfm",
         "Multi-Layer Full-Mesh (h, l, p), diameter 2",
-        &[
+        link_keys![
             Key::new("h", "network ports of a local router, >= 2 (required)"),
             Key::new("l", "layers (default h)"),
             Key::new("p", "endpoints per local router (default h)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "mlfm:h=15",
         |s| {
@@ -192,15 +181,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "oft",
         "two-level Orthogonal Fat-Tree, diameter 2",
-        &[
+        link_keys![
             Key::new("k", "k-1 a prime power (required); radix 2k"),
             Key::new("p", "endpoints per L0/L2 router (default k)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "oft:k=12",
         |s| {
@@ -216,15 +199,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "hyperx",
         "HyperX (n-D), diameter n",
-        &[
+        link_keys![
             Key::new("s", "dimension sizes, e.g. 8x8 (required)"),
             Key::new("p", "endpoints per router (default min(s)-1)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "hyperx:s=8x8,p=6",
         |s| {
@@ -239,15 +216,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "fattree",
         "full-bisection fat tree of radix-k routers",
-        &[
+        link_keys![
             Key::new("k", "router radix, even (required)"),
             Key::new("levels", "2, 3 or 4 (default 2)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "fattree:k=8,levels=3",
         |s| {
@@ -262,15 +233,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "karyntree",
         "k-ary n-tree (Petrini-Vanneschi)",
-        &[
+        link_keys![
             Key::new("k", "arity >= 2 (required)"),
             Key::new("n", "levels >= 1 (required)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "karyntree:k=4,n=3",
         |s| {
@@ -285,17 +250,11 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "dragonfly",
         "Dragonfly (a, p, h), balanced a=2p=2h by default",
-        &[
+        link_keys![
             Key::new("a", "routers per group (default 2p)"),
             Key::new("p", "endpoints per router (default h, or a/2)"),
             Key::new("h", "global links per router (default p, or a/2)"),
             Key::new("g", "groups, 2..a*h+1 (default a*h+1)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "dragonfly:p=4",
         dragonfly,
@@ -303,15 +262,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "torus",
         "torus (k-ary n-cube)",
-        &[
+        link_keys![
             Key::new("dims", "dimension sizes, e.g. 4x4x4 (required)"),
             Key::new("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "torus:dims=4x4x4",
         |s| torus(s, true),
@@ -319,15 +272,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "mesh",
         "mesh (no wrap-around)",
-        &[
+        link_keys![
             Key::new("dims", "dimension sizes, e.g. 8x8 (required)"),
             Key::new("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "mesh:dims=8x8",
         |s| torus(s, false),
@@ -335,15 +282,9 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "fullmesh",
         "full mesh of n routers, diameter 1",
-        &[
+        link_keys![
             Key::new("n", "routers >= 2 (required)"),
             Key::new("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
         ],
         "fullmesh:n=16,p=8",
         |s| {
@@ -387,15 +328,7 @@ pub const FAMILIES: &[Family] = &[
     read(
         "edgelist",
         "routers and links from an edge list ('a b [bandwidth_gbps [latency]]' lines)",
-        &[
-            Key::new("p", "endpoints per router (default 1)"),
-            BW,
-            LAT,
-            SWITCH,
-            BUFFER,
-            MTU,
-            DELAY,
-        ],
+        link_keys![Key::new("p", "endpoints per router (default 1)"),],
         ("file", "path of the edge list"),
         "edgelist:links.txt,p=2",
         |s| {

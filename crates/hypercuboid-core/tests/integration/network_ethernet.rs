@@ -39,16 +39,6 @@ fn network(t: &Topology, threads: usize) -> Network<'_> {
     Network::new(t, &RoutingSpec::parse("min").unwrap(), p).unwrap()
 }
 
-fn msg(at: Time, src: u32, dst: u32, bytes: u64, token: u64) -> Injection {
-    Injection {
-        at,
-        src,
-        dst,
-        bytes,
-        token,
-    }
-}
-
 /// Every delivery of `msgs` injected at once, run to the end.
 fn run(net: &Network<'_>, msgs: &[Injection]) -> Vec<Delivery> {
     let mut e = net.external();

@@ -2,6 +2,7 @@
 //! idle network, contention), stepping in small increments against one large step, thread
 //! counts, and reports that change nothing.
 
+use crate::common::msg;
 use hypercuboid_core::network::rng::SplitMix64;
 use hypercuboid_core::network::{
     Delivery, Engine, ExchangeSpec, Injection, NetParams, Network, NicOrder, Pattern, Report,
@@ -26,16 +27,6 @@ fn network<'t>(topo: &'t Topology, routing: &str, threads: usize) -> Network<'t>
         ..NetParams::default()
     };
     Network::new(topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap()
-}
-
-fn msg(at: Time, src: u32, dst: u32, bytes: u64, token: u64) -> Injection {
-    Injection {
-        at,
-        src,
-        dst,
-        bytes,
-        token,
-    }
 }
 
 /// A report without what measures the engine rather than the network.

@@ -222,14 +222,7 @@ fn zero_byte_messages_cost_no_negative_time() {
 #[test]
 fn irequires_lets_a_send_start_with_its_receive() {
     // Both ranks post a receive and a send that irequires it: the sends go at time 0.
-    let mut progs = vec![Program::new(); 2];
-    for r in 0..2u32 {
-        let p = &mut progs[r as usize];
-        let rv = recv(p, 1 - r, 0, 8, false);
-        let sd = send(p, 1 - r, 0, 8);
-        p.irequires(sd, rv);
-    }
-    let s = schedule("irequires", progs);
+    let s = send_after_recv(true);
     let r = simulate(
         &s,
         &loggops("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535"),

@@ -14,6 +14,20 @@ fn noise_err(spec: &str) -> String {
     parse_noise(spec).unwrap_err().to_string()
 }
 
+/// LogGOPSim's defaults (simulator.ggo): L=2500 o=1500 g=1000 G=6 O=0 S=65535.
+const LOGGOPSIM_DEFAULTS: LogGopsModel = LogGopsModel {
+    latency: ns(2500),
+    overhead: ns(1500),
+    gap: ns(1000),
+    gap_per_byte: 6000.0,
+    overhead_per_byte: 0.0,
+    eager_limit: 65535,
+    gamma: 0.0,
+    delta: 0,
+    copy: 0.0,
+    order: TieOrder::Stable,
+};
+
 #[test]
 fn parses_the_cli_examples() {
     assert_eq!(
@@ -38,17 +52,10 @@ fn parses_the_cli_examples() {
     );
     assert_eq!(
         parse_model("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535").unwrap(),
+        // LogGOPSim's defaults (checked in `defaults`) but L.
         ModelSpec::LogGops(LogGopsModel {
             latency: ns(3000),
-            overhead: ns(1500),
-            gap: ns(1000),
-            gap_per_byte: 6000.0,
-            overhead_per_byte: 0.0,
-            eager_limit: 65535,
-            gamma: 0.0,
-            delta: 0,
-            copy: 0.0,
-            order: TieOrder::Stable,
+            ..LOGGOPSIM_DEFAULTS
         })
     );
     // Spaces around items, units, and delta (the paper's "compute 10 ns" per reduction).
@@ -83,18 +90,7 @@ fn defaults() {
     );
     assert_eq!(
         ModelSpec::loggops_default(),
-        ModelSpec::LogGops(LogGopsModel {
-            latency: ns(2500),
-            overhead: ns(1500),
-            gap: ns(1000),
-            gap_per_byte: 6000.0,
-            overhead_per_byte: 0.0,
-            eager_limit: 65535,
-            gamma: 0.0,
-            delta: 0,
-            copy: 0.0,
-            order: TieOrder::Stable,
-        })
+        ModelSpec::LogGops(LOGGOPSIM_DEFAULTS)
     );
     assert_eq!(
         parse_model("loggops:L=1us").unwrap().to_string(),

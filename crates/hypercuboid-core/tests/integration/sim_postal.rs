@@ -230,24 +230,10 @@ fn sleep_delays_without_occupying() {
 fn irequires_starts_with_its_dependency() {
     // The send irequires the receive: it starts when the receive is posted (time 0), not when
     // it completes, so both ranks finish at α.
-    let mut progs = vec![Program::new(); 2];
-    for r in 0..2u32 {
-        let p = &mut progs[r as usize];
-        let rv = recv(p, 1 - r, 0, 8, false);
-        let sd = send(p, 1 - r, 0, 8);
-        p.irequires(sd, rv);
-    }
-    let s = schedule("irequires", progs);
+    let s = send_after_recv(true);
     assert_eq!(run(&s, "postal:alpha=1us"), us(1));
     // With requires instead, it deadlocks (both wait to receive first).
-    let mut progs = vec![Program::new(); 2];
-    for r in 0..2u32 {
-        let p = &mut progs[r as usize];
-        let rv = recv(p, 1 - r, 0, 8, false);
-        let sd = send(p, 1 - r, 0, 8);
-        p.requires(sd, rv);
-    }
-    let s = schedule("requires", progs);
+    let s = send_after_recv(false);
     assert!(simulate(
         &s,
         &parse_model("postal:alpha=1us").unwrap(),

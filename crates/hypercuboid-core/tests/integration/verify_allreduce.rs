@@ -8,6 +8,7 @@
 //! tree (reduce to rank 0 pairing `r` with `r + i/2`, then broadcast), a binomial tree pairing
 //! `r` with `r + mask`, and a 2-rank exchange.
 
+use crate::common::{input, out, tmp};
 use hypercuboid_core::schedule::verify::{verify, Problem, Report, Semantics, VerifyOptions};
 use hypercuboid_core::schedule::{
     Combine, Dtype, Meta, Op, OpKind, Payload, Program, ReduceOp, Schedule, Slice, Slot,
@@ -15,16 +16,6 @@ use hypercuboid_core::schedule::{
 };
 
 const C: u64 = 4;
-
-fn input() -> Slice {
-    Slice::new(Slot::Input, 0, C)
-}
-fn out() -> Slice {
-    Slice::new(Slot::Output, 0, C)
-}
-fn tmp() -> Slice {
-    Slice::new(Slot::Scratch(0), 0, C)
-}
 
 fn meta(name: &str) -> Meta {
     Meta::allreduce(C, Dtype::Float64, ReduceOp::Sum, name)
@@ -79,7 +70,7 @@ fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged>
     (0..n)
         .map(|r| {
             let mut st = Staged::new();
-            let c = st.p.copy(input(), out());
+            let c = st.p.copy(input(C), out(C));
             st.push(0, c);
             let mut prev = vec![c];
             let mut k = 0;
@@ -90,9 +81,9 @@ fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged>
                 } else {
                     dst
                 };
-                let s = st.p.send(to, k as i32, out());
+                let s = st.p.send(to, k as i32, out(C));
                 st.push(k + 1, s);
-                let rv = st.p.recv(dst, k as i32, tmp());
+                let rv = st.p.recv(dst, k as i32, tmp(C));
                 st.push(k + 1, rv);
                 st.p.requires_all(s, &prev);
                 st.p.requires_all(rv, &prev);
@@ -104,7 +95,7 @@ fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged>
                     } else {
                         Combine::After
                     };
-                    let red = st.p.reduce(tmp(), out(), combine);
+                    let red = st.p.reduce(tmp(C), out(C), combine);
                     st.push(k + 1, red);
                     st.p.requires(red, rv);
                     if fault != Fault::Race {
@@ -125,17 +116,17 @@ fn ring_rotate(n: u32) -> Vec<Staged> {
     (0..n)
         .map(|r| {
             let mut st = Staged::new();
-            let c = st.p.copy(input(), out());
+            let c = st.p.copy(input(C), out(C));
             st.push(0, c);
             let mut prev = c;
             for k in 0..n - 1 {
-                let s = st.p.send((r + 1) % n, k as i32, out());
+                let s = st.p.send((r + 1) % n, k as i32, out(C));
                 st.push(k + 1, s);
-                let rv = st.p.recv((r + n - 1) % n, k as i32, tmp());
+                let rv = st.p.recv((r + n - 1) % n, k as i32, tmp(C));
                 st.push(k + 1, rv);
-                let red = st.p.reduce(input(), tmp(), Combine::After);
+                let red = st.p.reduce(input(C), tmp(C), Combine::After);
                 st.push(k + 1, red);
-                let cp = st.p.copy(tmp(), out());
+                let cp = st.p.copy(tmp(C), out(C));
                 st.push(k + 1, cp);
                 st.p.requires(s, prev);
                 st.p.requires(rv, prev);
@@ -156,7 +147,7 @@ fn tree(n: u32, coursework: bool) -> Vec<Staged> {
     (0..n)
         .map(|r| {
             let mut st = Staged::new();
-            let c = st.p.copy(input(), out());
+            let c = st.p.copy(input(C), out(C));
             st.push(0, c);
             let mut prev = c;
             for l in 0..levels {
@@ -176,15 +167,15 @@ fn tree(n: u32, coursework: bool) -> Vec<Staged> {
                     r % (2 * half) == 0
                 };
                 if receiver {
-                    let rv = st.p.recv(r + half, 0, tmp());
+                    let rv = st.p.recv(r + half, 0, tmp(C));
                     st.push(l + 1, rv);
-                    let red = st.p.reduce(tmp(), out(), Combine::After);
+                    let red = st.p.reduce(tmp(C), out(C), Combine::After);
                     st.push(l + 1, red);
                     st.p.requires(rv, prev);
                     st.p.requires(red, rv);
                     prev = red;
                 } else {
-                    let s = st.p.send(r - half, 0, out());
+                    let s = st.p.send(r - half, 0, out(C));
                     st.push(l + 1, s);
                     st.p.requires(s, prev);
                     prev = s;
@@ -194,12 +185,12 @@ fn tree(n: u32, coursework: bool) -> Vec<Staged> {
             let mut l = levels + 1;
             while i < n {
                 if r < i {
-                    let s = st.p.send(r + i, 1, out());
+                    let s = st.p.send(r + i, 1, out(C));
                     st.push(l, s);
                     st.p.requires(s, prev);
                     prev = s;
                 } else if r < 2 * i {
-                    let rv = st.p.recv(r - i, 1, out());
+                    let rv = st.p.recv(r - i, 1, out(C));
                     st.push(l, rv);
                     st.p.requires(rv, prev);
                     prev = rv;
@@ -218,14 +209,14 @@ fn exchange(mpich: bool) -> Vec<Program> {
     (0..2)
         .map(|r| {
             let mut p = Program::new();
-            let c = p.copy(input(), out());
-            p.send(1 - r, 0, input());
+            let c = p.copy(input(C), out(C));
+            p.send(1 - r, 0, input(C));
             let combine = if mpich && r == 1 {
                 Combine::Before
             } else {
                 Combine::After
             };
-            let rv = p.recv_reduce(1 - r, 0, out(), combine);
+            let rv = p.recv_reduce(1 - r, 0, out(C), combine);
             p.requires(rv, c);
             p
         })
@@ -361,8 +352,8 @@ fn missing_receive() {
     // Rank 1 drops its receive (op 2).
     progs[1] = {
         let mut p = Program::new();
-        p.copy(input(), out());
-        p.send(0, 0, input());
+        p.copy(input(C), out(C));
+        p.send(0, 0, input(C));
         p
     };
     let rep = run(&sched("x", progs));
@@ -408,8 +399,8 @@ fn size_mismatch() {
     let mut progs = exchange(true);
     progs[1] = {
         let mut p = Program::new();
-        let c = p.copy(input(), out());
-        p.send(0, 0, input());
+        let c = p.copy(input(C), out(C));
+        p.send(0, 0, input(C));
         let rv = p.recv_reduce(0, 0, Slice::new(Slot::Output, 0, 2), Combine::Before);
         p.requires(rv, c);
         p
@@ -429,7 +420,7 @@ fn size_mismatch() {
         let mut a = Program::new();
         a.send(1, 0, Slice::new(Slot::Input, 0, 2));
         let mut b = Program::new();
-        b.recv(0, 0, out());
+        b.recv(0, 0, out(C));
         Schedule::from_programs(m, [a, b]).unwrap()
     };
     assert!(run(&build(Meta::sizes_only("sizes"))).is_sound());
@@ -449,12 +440,12 @@ fn pairwise(n: u32, recv_first: bool) -> Vec<Program> {
             let mut p = Program::new();
             let (to, from) = ((r + 1) % n, (r + n - 1) % n);
             if recv_first {
-                let a = p.recv(from, 0, out());
-                let b = p.send(to, 0, input());
+                let a = p.recv(from, 0, out(C));
+                let b = p.send(to, 0, input(C));
                 p.requires(b, a);
             } else {
-                let a = p.send(to, 0, input());
-                let b = p.recv(from, 0, out());
+                let a = p.send(to, 0, input(C));
+                let b = p.recv(from, 0, out(C));
                 p.requires(b, a);
             }
             p
@@ -545,9 +536,9 @@ fn send_send_exchange_relies_on_buffering() {
     let progs: Vec<Program> = (0..2)
         .map(|r| {
             let mut p = Program::new();
-            let c = p.copy(input(), out());
-            let s = p.send(1 - r, 0, input());
-            let rv = p.recv_reduce(1 - r, 0, out(), Combine::After);
+            let c = p.copy(input(C), out(C));
+            let s = p.send(1 - r, 0, input(C));
+            let rv = p.recv_reduce(1 - r, 0, out(C), Combine::After);
             p.requires_all(rv, &[c, s]);
             p
         })
@@ -562,7 +553,7 @@ fn send_send_exchange_relies_on_buffering() {
 fn double_counted_contribution() {
     let mut progs = exchange(true);
     // Rank 0 adds its input once more after the exchange.
-    let extra = progs[0].reduce(input(), out(), Combine::After);
+    let extra = progs[0].reduce(input(C), out(C), Combine::After);
     progs[0].requires(extra, 2);
     let rep = run(&sched("x", progs));
     assert_eq!(
@@ -598,8 +589,8 @@ fn uninitialized_read() {
     // Rank 0 forgets to copy its input into the output before reducing into it.
     progs[0] = {
         let mut p = Program::new();
-        p.send(1, 0, input());
-        p.recv_reduce(1, 0, out(), Combine::After);
+        p.send(1, 0, input(C));
+        p.recv_reduce(1, 0, out(C), Combine::After);
         p
     };
     let rep = run(&sched("x", progs));
@@ -675,13 +666,13 @@ fn consequences_of_a_deadlock_are_not_reported() {
     // Ranks 0 and 1 deadlock head to head; rank 2 waits for a message rank 0 sends after its
     // receive, and rank 0 would then wait for rank 2: only the root cycle is reported.
     let mut progs = pairwise(2, true);
-    let s2 = progs[0].send(2, 1, input());
+    let s2 = progs[0].send(2, 1, input(C));
     progs[0].requires(s2, 1);
-    let r2 = progs[0].recv(2, 1, out());
+    let r2 = progs[0].recv(2, 1, out(C));
     progs[0].requires(r2, s2);
     let mut p2 = Program::new();
-    let a = p2.recv(0, 1, out());
-    let b = p2.send(0, 1, input());
+    let a = p2.recv(0, 1, out(C));
+    let b = p2.send(0, 1, input(C));
     p2.requires(b, a);
     progs.push(p2);
     let s = Schedule::from_programs(Meta::sizes_only("h2h"), progs).unwrap();
@@ -813,7 +804,7 @@ fn problems_are_truncated() {
     let progs: Vec<Program> = (0..8)
         .map(|r| {
             let mut p = Program::new();
-            p.send((r + 1) % 8, 0, input());
+            p.send((r + 1) % 8, 0, input(C));
             p
         })
         .collect();

@@ -2,6 +2,7 @@
 //! debug); they assert results, never times, and print how long they took:
 //! `cargo test -p hypercuboid-core --release --test integration -- --ignored --nocapture verify_scale::`.
 
+use crate::common::{input, out, tmp};
 use hypercuboid_core::collectives::allreduce::{self, Algorithm, AllreduceSpec};
 use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
 use hypercuboid_core::schedule::{
@@ -11,27 +12,17 @@ use std::time::Instant;
 
 const C: u64 = 1 << 20;
 
-fn input() -> Slice {
-    Slice::new(Slot::Input, 0, C)
-}
-fn out() -> Slice {
-    Slice::new(Slot::Output, 0, C)
-}
-fn tmp() -> Slice {
-    Slice::new(Slot::Scratch(0), 0, C)
-}
-
 /// Recursive doubling as sendrecv pairs with fused receive-reduce: 2 ops a stage.
 fn rd_program(p: &mut Program, r: u32, n: u32, data: bool) {
     p.clear();
     let mut prev: Vec<u32> = Vec::new();
     if data {
-        prev.push(p.copy(input(), out()));
+        prev.push(p.copy(input(C), out(C)));
     }
     let mut mask = 1;
     while mask < n {
         let dst = r ^ mask;
-        let s = p.send(dst, 0, out());
+        let s = p.send(dst, 0, out(C));
         // MPICH's order for a non-commutative op makes every rank's program distinct (it
         // depends on the bits of the rank); without data, use the commutative order.
         let combine = if data && dst < r {
@@ -42,15 +33,15 @@ fn rd_program(p: &mut Program, r: u32, n: u32, data: bool) {
             Combine::Before
         };
         let rv = if data {
-            p.recv(dst, 0, tmp())
+            p.recv(dst, 0, tmp(C))
         } else {
-            p.recv_reduce(dst, 0, out(), combine)
+            p.recv_reduce(dst, 0, out(C), combine)
         };
         p.requires_all(s, &prev);
         p.requires_all(rv, &prev);
         prev = vec![s, rv];
         if data {
-            let red = p.reduce(tmp(), out(), combine);
+            let red = p.reduce(tmp(C), out(C), combine);
             p.requires_all(red, &[s, rv]);
             prev = vec![red];
         }
@@ -158,12 +149,12 @@ fn ring_rotate_semantics_1024() {
     let meta = Meta::allreduce(C, Dtype::Float64, ReduceOp::Sum, "ring_rotate 1024");
     let s = build(n, meta, |p, r| {
         p.clear();
-        let mut prev = p.copy(input(), out());
+        let mut prev = p.copy(input(C), out(C));
         for k in 0..n - 1 {
-            let s = p.send((r + 1) % n, k as i32, out());
-            let rv = p.recv((r + n - 1) % n, k as i32, tmp());
-            let red = p.reduce(input(), tmp(), Combine::After);
-            let cp = p.copy(tmp(), out());
+            let s = p.send((r + 1) % n, k as i32, out(C));
+            let rv = p.recv((r + n - 1) % n, k as i32, tmp(C));
+            let red = p.reduce(input(C), tmp(C), Combine::After);
+            let cp = p.copy(tmp(C), out(C));
             p.requires(s, prev);
             p.requires(rv, prev);
             p.requires(red, rv);

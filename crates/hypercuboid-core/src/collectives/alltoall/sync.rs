@@ -192,8 +192,25 @@ pub fn pairwise_edges(
     routes: &LinkRoutes,
     limit: u64,
 ) -> Option<Vec<(u32, u32)>> {
-    let lists = link_lists(msgs, routes);
     let mut out = Vec::new();
+    let all = for_each_pairwise(msgs, routes, |i, j| {
+        out.push((i, j));
+        out.len() as u64 <= limit
+    });
+    all.then(|| {
+        out.sort_unstable();
+        out
+    })
+}
+
+/// Calls `visit(m1, m2)` once for every pair of [`pairwise_edges`], in no particular order,
+/// until it returns false; true when every pair was visited.
+fn for_each_pairwise(
+    msgs: &[Message],
+    routes: &LinkRoutes,
+    mut visit: impl FnMut(u32, u32) -> bool,
+) -> bool {
+    let lists = link_lists(msgs, routes);
     let mut seen = vec![u32::MAX; msgs.len()];
     let mut path = Vec::new();
     for (j, m) in msgs.iter().enumerate() {
@@ -206,16 +223,14 @@ pub fn pairwise_edges(
                 }
                 if mi.src != m.src && seen[i as usize] != j as u32 {
                     seen[i as usize] = j as u32;
-                    out.push((i, j as u32));
-                    if out.len() as u64 > limit {
-                        return None;
+                    if !visit(i, j as u32) {
+                        return false;
                     }
                 }
             }
         }
     }
-    out.sort_unstable();
-    Some(out)
+    true
 }
 
 /// The most pairs of messages on a shared link [`pairwise_count`] may visit (some seconds of
@@ -242,25 +257,11 @@ pub fn pairwise_work(msgs: &[Message], routes: &LinkRoutes) -> u64 {
 /// The number of [`Sync::Pairwise`] synchronisations (pairs of contending messages with
 /// different senders), counted without listing them.
 pub fn pairwise_count(msgs: &[Message], routes: &LinkRoutes) -> u64 {
-    let lists = link_lists(msgs, routes);
-    let mut seen = vec![u32::MAX; msgs.len()];
-    let mut path = Vec::new();
     let mut count = 0u64;
-    for (j, m) in msgs.iter().enumerate() {
-        routes.route_into(m.src, m.dst, &mut path);
-        for &l in &path {
-            for &i in &lists[l as usize] {
-                let mi = msgs[i as usize];
-                if mi.phase >= m.phase {
-                    break;
-                }
-                if mi.src != m.src && seen[i as usize] != j as u32 {
-                    seen[i as usize] = j as u32;
-                    count += 1;
-                }
-            }
-        }
-    }
+    for_each_pairwise(msgs, routes, |_, _| {
+        count += 1;
+        true
+    });
     count
 }
 

@@ -232,18 +232,10 @@ pub(crate) fn collide_stream_on(
     let ahead = if large { SOA_AHEAD } else { 0 };
     match (shape.layout, path) {
         (Layout::Soa, Path::Scalar) => {
-            let mut lanes = Lanes {
-                fin: [[0.0; LANES]; Q],
-                fout: [[0.0; LANES]; Q],
-            };
+            let mut lanes = Lanes::new();
             rows.each(src, dst, |src, dst, line| {
-                let mut k = 0;
-                while k < line.n {
-                    let m = LANES.min(line.n - k);
-                    let base = line.base + k * line.step;
-                    let part = Line { base, n: m, ..line };
+                for part in line.parts() {
                     row_lanes_soa(src, dst, part, &pull, sq, bgk.omega, &mut lanes);
-                    k += m;
                 }
             });
         }
@@ -259,18 +251,10 @@ pub(crate) fn collide_stream_on(
         }),
         (Layout::Aos, Path::Scalar) => {
             // the structure-of-arrays buffers of a chunk, set up once per call (not per chunk)
-            let mut lanes = Lanes {
-                fin: [[0.0; LANES]; Q],
-                fout: [[0.0; LANES]; Q],
-            };
+            let mut lanes = Lanes::new();
             rows.each(src, dst, |src, dst, line| {
-                let mut k = 0;
-                while k < line.n {
-                    let m = LANES.min(line.n - k);
-                    let base = line.base + k * line.step;
-                    let part = Line { base, n: m, ..line };
+                for part in line.parts() {
                     row_lanes(src, dst, part, &shift, bgk.omega, &mut lanes);
-                    k += m;
                 }
             });
         }
@@ -297,6 +281,17 @@ struct Line {
     base: usize,
     n: usize,
     step: usize,
+}
+
+impl Line {
+    /// The line in parts of at most [`LANES`] sites, in order (the portable path's chunks).
+    fn parts(self) -> impl Iterator<Item = Line> {
+        (0..self.n).step_by(LANES).map(move |k| Line {
+            base: self.base + k * self.step,
+            n: LANES.min(self.n - k),
+            ..self
+        })
+    }
 }
 
 /// The lines of a region: its z-rows, in blocks of [`Y_BLOCK`] y-rows visited x by x, except in
@@ -424,6 +419,16 @@ fn prefetch(data: &[f64], start: usize, len: usize) {
 struct Lanes {
     fin: [[f64; LANES]; Q],
     fout: [[f64; LANES]; Q],
+}
+
+impl Lanes {
+    /// Zeroed lanes, set up once per call and reused by every chunk.
+    fn new() -> Lanes {
+        Lanes {
+            fin: [[0.0; LANES]; Q],
+            fout: [[0.0; LANES]; Q],
+        }
+    }
 }
 
 /// The `line.n ≤ LANES` sites of a line: gather, collide, write back (the portable path).

@@ -3,9 +3,56 @@
 //! a minimal reader of GOAL text for the LogGOPSim golden files.
 #![allow(dead_code)]
 
+use hypercuboid_core::network::Injection;
 use hypercuboid_core::schedule::{
-    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder,
+    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder, Slice, Slot,
 };
+use hypercuboid_core::units::Time;
+
+/// A message injected into a network engine at `at`.
+pub(crate) fn msg(at: Time, src: u32, dst: u32, bytes: u64, token: u64) -> Injection {
+    Injection {
+        at,
+        src,
+        dst,
+        bytes,
+        token,
+    }
+}
+
+/// The first `count` bytes of the input buffer.
+pub(crate) fn input(count: u64) -> Slice {
+    Slice::new(Slot::Input, 0, count)
+}
+
+/// The first `count` bytes of the output buffer.
+pub(crate) fn out(count: u64) -> Slice {
+    Slice::new(Slot::Output, 0, count)
+}
+
+/// The first `count` bytes of scratch buffer 0.
+pub(crate) fn tmp(count: u64) -> Slice {
+    Slice::new(Slot::Scratch(0), 0, count)
+}
+
+/// Two ranks that each post a receive of 8 B from the other and a send of 8 B to it that
+/// depends on the receive: `irequires` (the send starts with the receive; schedule
+/// "irequires") or `requires` (it waits for the receive to complete: a deadlock; schedule
+/// "requires").
+pub(crate) fn send_after_recv(irequires: bool) -> Schedule {
+    let mut progs = vec![Program::new(); 2];
+    for r in 0..2u32 {
+        let p = &mut progs[r as usize];
+        let rv = recv(p, 1 - r, 0, 8, false);
+        let sd = send(p, 1 - r, 0, 8);
+        if irequires {
+            p.irequires(sd, rv);
+        } else {
+            p.requires(sd, rv);
+        }
+    }
+    schedule(if irequires { "irequires" } else { "requires" }, progs)
+}
 
 /// A sizes-only send.
 pub(crate) fn send(p: &mut Program, peer: u32, tag: i32, bytes: u64) -> u32 {
