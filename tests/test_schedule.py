@@ -472,7 +472,7 @@ def test_program_columns_use_the_cores_codes_and_are_checked():
     assert (hc._core.SLOT_INPUT, hc._core.SLOT_OUTPUT, hc._core.SLOT_SCRATCH) == (0, 1, 2)
     assert hc._core.SLOT_NONE == -1
     assert hc._core.DTYPES["float64"] == 8 and "byte" not in hc._core.DTYPES
-    d = p.to_dict()
+    d = dict(p)
     q = hc._core.Program.from_columns(d, rank=1, nranks=4, input_len=3, output_len=3)
     assert q["deps"] == p["deps"] and (q["buf_len"] == p["buf_len"]).all()
     with pytest.raises(hc.ScheduleError) as e:

@@ -14,6 +14,7 @@
 //! | `NetworkError::Deadlock` | `NetworkDeadlockError` (a `DeadlockError`) | `cycle`, `time_ps`, `in_flight` |
 //! | `SimError` | `SimulationError` | |
 //! | `SimError::Deadlock` | `DeadlockError` (a `SimulationError`) | `stuck`, `unfinished_ops`, `stuck_ranks` |
+//! | `SimError::Threads` | `ScheduleError` (bad input: a thread count) | |
 //! | `UnitError` | `UnitError` (a `ValueError`) | `accepted` (the units) |
 //! | `TuningError` | the class of what it wraps, else `ScheduleError` | |
 //! | `PhaseError` | `TopologyError` for a topology, else `ScheduleError` | `accepted` |
@@ -258,6 +259,7 @@ impl ToPyErr for SimError {
             }
             SimError::Network(e) => (**e).clone().to_pyerr(),
             SimError::Memory(e) => e.clone().to_pyerr(),
+            SimError::Threads { .. } => Class::Schedule.err(self.to_string()),
             SimError::Interrupted => interrupted(),
             _ => Class::Simulation.err(self.to_string()),
         }

@@ -262,17 +262,6 @@ impl PyProgram {
         PyList::new(py, keys())?.try_iter().map(|i| i.into_any())
     }
 
-    /// The columns as a dict.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        call(Class::Schedule, "Program.to_dict", || {
-            let d = PyDict::new(py);
-            for k in keys() {
-                d.set_item(k, column(py, &self.cols, k)?)?;
-            }
-            Ok(d)
-        })
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "<_core.Program rank {} of {}: {} ops>",
