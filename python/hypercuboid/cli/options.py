@@ -35,6 +35,20 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN else text[:SHOWN] + f"... ({len(text)} characters)"
 
 
+def dims(text: str, option: str) -> tuple[int, int, int]:
+    """``XxYxZ`` as three positive integers (the core's reader), refused in one line that quotes
+    at most :data:`SHOWN` characters of ``text``."""
+    try:
+        x, y, z = _core.parse_dims(text, option)
+    except ValueError as e:
+        msg = str(e)
+        whole = f"'{text}'"
+        if len(text) > SHOWN and whole in msg:
+            msg = msg.replace(whole, f"'{shown(text)}'", 1)
+        raise click.ClickException(msg) from None
+    return (x, y, z)
+
+
 def _bad(param: Any, value: Any, msg: str) -> click.ClickException:
     """The one-line error of a bad option value: ``--NAME VALUE: what is accepted``."""
     name = param.opts[0] if param is not None and param.opts else "value"
