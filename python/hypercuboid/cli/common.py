@@ -33,10 +33,11 @@ def error_message(e: BaseException) -> click.ClickException | None:
     return None
 
 
-#: A quoted value in a message: '...' of more than :data:`options.SHOWN` characters.
-_LONG_QUOTE = re.compile(f"'([^'\\n]{{{cliopts.SHOWN + 1},}})'")
-#: An unquoted word of more than twice as many.
-_LONG_WORD = re.compile(f"[^\\s':,]{{{2 * cliopts.SHOWN + 1},}}")
+#: A message's quoted value or word longer than this is cut to its first
+#: :data:`options.SHOWN` characters (a file name of a few hundred characters is kept whole).
+LONG = 256
+_LONG_QUOTE = re.compile(f"'([^'\\n]{{{LONG + 1},}})'")
+_LONG_WORD = re.compile(f"[^\\s':,]{{{LONG + 1},}}")
 
 
 def one_line(msg: str) -> str:
