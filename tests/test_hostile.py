@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypercuboid import HypercuboidError, topology
 from hypercuboid.cli import cli
 from hypercuboid.schedule import OutputExistsError
 from hypercuboid.schedules import allreduce
-
-from hypercuboid import HypercuboidError, topology
 
 SIM = ["simulate", "allreduce", "-a", "ring", "-n", "4", "-c", "8", "-m", "postal:alpha=1us"]
 VER = ["schedule", "verify", "allreduce", "-a", "ring", "-n", "4"]
