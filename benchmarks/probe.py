@@ -52,6 +52,9 @@ BIG = "9" * 100_000  # an argument may not exceed 128 KiB (MAX_ARG_STRLEN)
 
 SIM = ["simulate", "allreduce", "-a", "ring", "-n", "4", "-c", "8", "-m", "postal:alpha=1us"]
 VER = ["schedule", "verify", "allreduce", "-a", "ring", "-n", "4"]
+#: The newcomer's case of issue 34 (after --network SPEC): a 1 Gb/s tree of Ethernet switches.
+NEWCOMER = "--model loggops:o=10us,g=10us,O=0,S=64KiB alltoall -a linear -n 8 -c 131072".split()
+NETRUN = ["netsim", "run", "-t", "slimfly:q=5", "--load", "0.1", "-j", "1"]
 TREE = ["simulate", "-t", "tree:fig5b", "-m", "loggops:o=1us,g=1us,S=64KiB"]
 
 
@@ -123,32 +126,8 @@ def cases(d: Path) -> list[dict]:
             "--switch-latency",
             v,
         )
-        cli(
-            f"netsim --time {v!r}",
-            "netsim",
-            "run",
-            "-t",
-            "slimfly:q=5",
-            "--load",
-            "0.1",
-            "--time",
-            v,
-            "-j",
-            "1",
-        )
-        cli(
-            f"netsim --warmup {v!r}",
-            "netsim",
-            "run",
-            "-t",
-            "slimfly:q=5",
-            "--load",
-            "0.1",
-            "-x",
-            v,
-            "-j",
-            "1",
-        )
+        cli(f"netsim --time {v!r}", *NETRUN, "--time", v)
+        cli(f"netsim --warmup {v!r}", *NETRUN, "-x", v)
         cli(f"model alpha={v!r}", *SIM[:8], "-m", f"postal:alpha={v}")
         cli(f"loggops o={v!r}", *SIM[:8], "-m", f"loggops:o={v},g=1us")
         cli(f"noise mean={v!r}", *SIM, "--noise", f"exp:mean={v}")
@@ -508,44 +487,23 @@ def cases(d: Path) -> list[dict]:
         ),
         (
             "ethernet tree 1G alltoall",
-            [
-                "simulate",
-                "--network",
-                "tree:gbe,switch=ethernet",
-                "--model",
-                "loggops:o=10us,g=10us,O=0,S=64KiB",
-                "alltoall",
-                "-a",
-                "linear",
-                "-n",
-                "8",
-                "-c",
-                "131072",
-                "--dtype",
-                "uint8",
-            ],
-        ),
-        (
-            "ethernet tree json 1Gbps",
-            [
-                "simulate",
-                "--network",
-                f"tree:{d / 'tree1g.json'},switch=ethernet",
-                "--model",
-                "loggops:o=10us,g=10us,O=0,S=64KiB",
-                "alltoall",
-                "-a",
-                "linear",
-                "-n",
-                "8",
-                "-c",
-                "131072",
-                "--dtype",
-                "uint8",
-            ],
+            ["simulate", "--network", "tree:gbe,switch=ethernet", *NEWCOMER, "--dtype", "uint8"],
         ),
     ]:
         cli(name, *argv)
+    for a in ("linear", "linear_shifted"):
+        for t in ("tree1g.json", "fig5a-1g.json"):
+            cli(
+                f"ethernet tree {t} {a}",
+                "simulate",
+                "--network",
+                f"tree:{d / t},switch=ethernet",
+                *NEWCOMER[:4],
+                a,
+                *NEWCOMER[5:],
+                "--dtype",
+                "uint8",
+            )
 
     # The Python API: wrong types and values.
     for name, code in [
@@ -634,9 +592,10 @@ def fixtures(d: Path) -> None:
     (d / "comment.map").write_text("# nothing but a comment\n\n")
     (d / "short.map").write_text("0\n1\n2\n")
     (d / "big.txt").write_text("x" * 200_000)
-    r = subprocess.run([*CLI, "topo", "preset", "fig5b"], capture_output=True, text=True)
-    tree = json.loads(r.stdout) if r.returncode == 0 else {}
-    (d / "tree1g.json").write_text(json.dumps(_gbps(tree)))
+    for preset, name in (("fig5b", "tree1g.json"), ("fig5a", "fig5a-1g.json")):
+        r = subprocess.run([*CLI, "topo", "preset", preset], capture_output=True, text=True)
+        tree = json.loads(r.stdout) if r.returncode == 0 else {}
+        (d / name).write_text(json.dumps(_gbps(tree)))
 
 
 def _gbps(x):
