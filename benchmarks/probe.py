@@ -85,7 +85,7 @@ def cases(d: Path) -> list[dict]:
         cli(f"verify --eager-limit {v!r}", *VER, "--eager-limit", v)
         cli(f"verify --threads {v!r}", *VER, "--threads", v)
         cli(f"tune --pool {v!r}", "tune", "allreduce", "-n", "8", "--pool", v)
-        cli(f"topo compare --radix {v!r}", "topo", "compare", "--radix", v, "--no-png")
+        cli(f"topo compare --radix {v!r}", "topo", "compare", "--radix", v)
         cli(f"netsim -j {v!r}", "netsim", "run", "-t", "slimfly:q=5", "--load", "0.1", "-j", v)
         cli(
             f"simulate --top-links {v!r}",
@@ -330,6 +330,7 @@ def cases(d: Path) -> list[dict]:
     keep = f["keep.txt"]
     kj = str(d / "keep.json")
     kp = str(d / "keep.png")
+    kv = str(d / "keep.csv")
     kc = str(d / "keep.c")
     for name, argv, k in [
         ("topo export -o existing", ["topo", "export", "slimfly:q=5", "-o", kj], kj),
@@ -360,8 +361,8 @@ def cases(d: Path) -> list[dict]:
         ("simulate --plot existing", [*SIM, "--plot", kp], kp),
         (
             "simulate --csv existing",
-            [*TREE, "--csv", keep, "allreduce", "-a", "ring", "-n", "4"],
-            keep,
+            [*TREE, "--csv", kv, "allreduce", "-a", "ring", "-n", "4"],
+            kv,
         ),
         (
             "simulate --plot-links existing",
@@ -449,7 +450,7 @@ def cases(d: Path) -> list[dict]:
         ("simulate no collective", ["simulate", "-m", "postal:alpha=1us"]),
         ("--packet-size without --network", [*SIM, "--packet-size", "1KiB"]),
         ("alltoall sync star", ["alltoall", "sync", "-t", "tree:fig1"]),
-        ("topo compare --radix 256", ["topo", "compare", "--radix", "256", "--no-png"]),
+        ("topo compare --radix 256", ["topo", "compare", "--radix", "256"]),
         ("topo preset nosuch", ["topo", "preset", "nosuch"]),
         ("lbm huge lattice", ["lbm", "run", "--lattice", "1500x1500x1500", "--steps", "1"]),
         ("lbm lattice 0", ["lbm", "run", "--lattice", "0x4x4", "--steps", "1"]),
@@ -607,8 +608,10 @@ def _gbps(x):
     return x
 
 
-def classify(rc: int | None, stderr: str, changed: bool) -> str:
-    """The class of one run (see the module's docstring)."""
+def classify(rc: int | None, stderr: str, changed: bool, verdict: bool = False) -> str:
+    """The class of one run (see the module's docstring); ``verdict``: the run printed a
+    verdict on stdout and nothing on stderr (``schedule verify`` exits 1 on an unsound
+    schedule), which is a valid run."""
     if changed:
         return "overwrite"
     if rc is None:
@@ -617,7 +620,7 @@ def classify(rc: int | None, stderr: str, changed: bool) -> str:
         return "panic"
     if "Traceback" in stderr:
         return "traceback"
-    if rc == 0:
+    if rc == 0 or (verdict and rc == 1 and not stderr.strip()):
         return "valid"
     if rc < 0:
         return "panic"  # killed by a signal: an abort
@@ -647,12 +650,13 @@ def run(case: dict, d: Path) -> dict:
             env=env,
             stdin=subprocess.DEVNULL,
         )
-        rc, err = p.returncode, p.stderr
+        rc, err, out = p.returncode, p.stderr, p.stdout
     except subprocess.TimeoutExpired as e:
-        rc = None
+        rc, out = None, ""
         err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else ""
     changed = bool(keep) and Path(keep).read_bytes() != KEEP
-    cls = classify(rc, err, changed)
+    verdict = case.get("argv", [])[:2] == ["schedule", "verify"] and bool(out.strip())
+    cls = classify(rc, err, changed, verdict)
     return {
         "name": case["name"],
         "argv": case.get("argv"),

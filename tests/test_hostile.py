@@ -148,6 +148,19 @@ def files(tmp_path: Path) -> Path:
             "-o '': give a file name (or leave the option out)",
         ),
         ([*SIM, "--trace", ""], "--trace '': give a file name (or leave the option out)"),
+        (
+            [*SIM[:8], "--model-file", "/dev/zero"],
+            "--model-file /dev/zero: not a regular file (a device or a pipe is not read)",
+        ),
+        (
+            [*SIM, "--calls", "99999999999999999999999"],
+            "--calls 99999999999999999999999: must be <= 9223372036854775807",
+        ),
+        (
+            [*SIM, "--calls", "9999999999999999"],
+            "--calls: a number too large for the core (out of range integral type conversion "
+            "attempted)",
+        ),
     ],
 )
 def test_bad_value_is_one_line(args: list[str], message: str) -> None:
@@ -162,6 +175,11 @@ def test_bad_value_is_one_line(args: list[str], message: str) -> None:
         (
             ["simulate", "--frob"],
             "No such option '--frob'. Did you mean '--force'? (see 'hypercuboid simulate --help')",
+        ),
+        (
+            ["simulate", "-m", "postal:alpha=1us"],
+            "give a schedule: --goal FILE, or a generator subcommand (allreduce, alltoall, halo) "
+            "(see 'hypercuboid simulate --help')",
         ),
         (
             ["topo", "preset"],

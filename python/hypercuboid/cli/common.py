@@ -26,6 +26,13 @@ def error_message(e: BaseException) -> click.ClickException | None:
         return e
     if isinstance(e, HypercuboidError):
         return click.ClickException(one_line(str(e)))
+    if isinstance(e, OverflowError):
+        # A whole number past what the core's integer holds (the binding names its argument).
+        notes = [n.split("'")[1] for n in getattr(e, "__notes__", []) if n.count("'") == 2]
+        where = f"--{notes[0].replace('_', '-')}: " if notes else ""
+        return click.ClickException(f"{where}a number too large for the core ({e})")
+    if isinstance(e, MemoryError):
+        return click.ClickException(one_line(f"not enough memory: {e}"))
     if isinstance(e, OSError):
         if e.filename is not None:
             return click.ClickException(one_line(f"{e.filename}: {e.strerror}"))

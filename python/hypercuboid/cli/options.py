@@ -55,6 +55,25 @@ def _bad(param: Any, value: Any, msg: str) -> click.ClickException:
     return click.ClickException(f"{name} {shown(value)}: {msg}")
 
 
+class InputFile(click.Path):
+    """A file to read: not a directory, and not a device or pipe such as /dev/zero, which would
+    be read without end (a missing file is left to the reader, which names it)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        path = super().convert(value, param, ctx)
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise _bad(param, value, "not a regular file (a device or a pipe is not read)")
+        return path
+
+
+#: The largest whole number an option takes when it names no bound of its own (the core's
+#: signed 64-bit integers).
+INT_MAX = 2**63 - 1
+
+
 class Range(click.ParamType):
     """A whole number in ``min..max`` (either open), refused in one line that names the option,
     the value and the bound (``--ranks 0: the number of ranks must be >= 1``)."""
@@ -64,7 +83,12 @@ class Range(click.ParamType):
     def __init__(
         self, min: int | None = None, max: int | None = None, *, what: str = "", note: str = ""
     ) -> None:
-        self.min, self.max, self.what, self.note = min, max, what, note
+        self.min, self.max, self.what, self.note = (
+            min,
+            max if max is not None else INT_MAX,
+            what,
+            note,
+        )
 
     def convert(self, value: Any, param: Any, ctx: Any) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
