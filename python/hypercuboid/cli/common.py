@@ -120,11 +120,11 @@ class HypercuboidGroup(click.Group):
 
 
 def usage_line(e: click.UsageError) -> click.UsageError:
-    """A usage error (an unknown option or command, a missing argument) as one line that names
-    the command's help, instead of click's usage, hint and error lines (exit status 2)."""
+    """A usage error (an unknown option or command, a missing argument) as its one error line,
+    without click's usage and hint lines (exit status 2)."""
     if e.ctx is None:
         return e
-    return click.UsageError(f"{one_line(e.format_message())} (see '{e.ctx.command_path} --help')")
+    return click.UsageError(one_line(e.format_message()))
 
 
 def echo_json(obj: Any, dest: str | None = "-") -> None:
