@@ -13,7 +13,9 @@ ap.add_argument("--out", default="out", help="directory for the files (default o
 out = Path(ap.parse_args().out)
 out.mkdir(parents=True, exist_ok=True)
 sf = topology.generate("slimfly:q=5,p=floor")
-topology.export(sf, "anynet", out / "sf5.anynet", cycle_ps=1000)  # latencies in 1 ns cycles
+topology.export(
+    sf, "anynet", out / "sf5.anynet", cycle_ps=1000, force=True
+)  # latencies in 1 ns cycles
 topology.export(sf, "dot", out / "sf5.dot", endpoints=False)
 topology.export(sf, "json", out / "sf5.json")
 assert topology.load(out / "sf5.json") == sf

@@ -242,7 +242,12 @@ def test_run_plot_and_cdg(tmp_path):
     assert r.exit_code == 0, r.output
     assert png.read_bytes()[:4] == b"\x89PNG"
     r = invoke("cdg", "-t", "mlfm:h=4", "-r", "min,inr,inr:vcs=none")
-    assert r.exit_code == 0, r.output
+    # A cyclic graph is reported on stdout and fails the command (issue 34).
+    assert r.exit_code == 1, r.output
+    assert r.stderr == (
+        "Error: mlfm:h=4: the channel dependency graph of inr:vcs=none has a cycle "
+        "(the routing can deadlock)\n"
+    )
     lines = r.stdout.splitlines()
     assert lines[0].startswith("mlfm:h=4,l=4,p=4 min: 1 VC(s), phase assignment,")
     assert lines[0].endswith("acyclic (deadlock-free)")

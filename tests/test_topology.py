@@ -178,7 +178,7 @@ def test_graphml_round_trip(tmp_path):
     for spec in ["tree:fig1", "oft:k=3", "torus:dims=3x3,bw=25"]:
         t = topology.generate(spec)
         out = tmp_path / "t.graphml"
-        topology.export(t, "graphml", out)
+        topology.export(t, "graphml", out, force=True)
         assert topology.read_graphml(out) == t
         assert topology.generate(f"graphml:{out}") == t
 

@@ -165,8 +165,8 @@ def run(
     res8 = ring8.simulate(MODELS["postal"], trace=True)
     assert res8.trace is not None
     res8.trace.plot(out / "ring8.png", title="ring (reduce-scatter + allgather), 8 ranks, 64 KiB")
-    rd7.save(out / "rd7.goal", format="goal")
-    rd7.save(out / "rd7.hcs", format="text")
+    rd7.save(out / "rd7.goal", format="goal", force=True)
+    rd7.save(out / "rd7.hcs", format="text", force=True)
     for f in ("rd7.png", "ring8.png", "rd7.trace.json", "rd7.goal", "rd7.hcs"):
         summary["files"].append(str(out / f))
     say(

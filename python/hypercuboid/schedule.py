@@ -6,6 +6,7 @@ schedule is never copied into Python). Results come back as plain values and Num
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,22 @@ from typing import Any
 import numpy as np
 
 from hypercuboid import _core
+from hypercuboid.errors import HypercuboidError
+
+
+class OutputExistsError(HypercuboidError, FileExistsError):
+    """A writer (:meth:`Schedule.save`, :func:`hypercuboid.topology.export`, ...) asked to write
+    a file that exists, without ``force=True``."""
+
+
+def refuse_existing(path: str | Path, force: bool) -> str:
+    """``path`` as a string, or :class:`OutputExistsError` when it exists and ``force`` is
+    false (a writer of the API refuses to overwrite a file, as the command line does)."""
+    text = str(path)
+    if not force and os.path.lexists(text):
+        raise OutputExistsError(f"'{text}' exists; pass force=True to overwrite it")
+    return text
+
 
 #: The formats :meth:`Schedule.save` writes: lossless text, GOAL, a C routine (the core's table,
 #: ``_core.choices("schedule format")``).
@@ -545,9 +562,11 @@ class Schedule:
         format: str = "text",
         reduce_ns_per_byte: float = 0.0,
         name: str | None = None,
+        force: bool = False,
     ):
         """Writes the schedule to ``path`` as ``text`` (lossless), ``goal``, or ``c`` (the C
-        routine of :meth:`to_c`, named ``name``). ``name`` applies to ``c`` only."""
+        routine of :meth:`to_c`, named ``name``). ``name`` applies to ``c`` only. An existing
+        ``path`` raises :class:`OutputExistsError` unless ``force=True``."""
         from hypercuboid.errors import ScheduleError
 
         try:
@@ -556,12 +575,13 @@ class Schedule:
             raise ScheduleError(str(e)) from None
         if name is not None and fmt != "c":
             raise ScheduleError(f"name '{name}' applies to format 'c' only, not '{format}'")
+        target = refuse_existing(path, force)
         if fmt == "text":
-            self._core.write_text(str(path))
+            self._core.write_text(target)
         elif fmt == "goal":
-            self._core.write_goal(str(path), reduce_ns_per_byte)
+            self._core.write_goal(target, reduce_ns_per_byte)
         else:
-            self._core.write_c(str(path), name)
+            self._core.write_c(target, name)
 
     def show(self, ranks: list[int] | None = None) -> str:
         """The programs of ``ranks`` (default: all, up to 16) in readable form."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from typing import Any
 import click
 
 from hypercuboid import _core
+from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.options import COUNT, RANKS, Range, Time
 from hypercuboid.errors import HypercuboidError
 
@@ -23,12 +25,34 @@ def error_message(e: BaseException) -> click.ClickException | None:
     if isinstance(e, click.ClickException):
         return e
     if isinstance(e, HypercuboidError):
-        return click.ClickException(str(e))
+        return click.ClickException(one_line(str(e)))
+    if isinstance(e, OverflowError):
+        # A whole number past what the core's integer holds (the binding names its argument).
+        notes = [n.split("'")[1] for n in getattr(e, "__notes__", []) if n.count("'") == 2]
+        where = f"--{notes[0].replace('_', '-')}: " if notes else ""
+        return click.ClickException(f"{where}a number too large for the core ({e})")
+    if isinstance(e, MemoryError):
+        return click.ClickException(one_line(f"not enough memory: {e}"))
     if isinstance(e, OSError):
         if e.filename is not None:
-            return click.ClickException(f"{e.filename}: {e.strerror}")
-        return click.ClickException(str(e))
+            return click.ClickException(one_line(f"{e.filename}: {e.strerror}"))
+        return click.ClickException(one_line(str(e)))
     return None
+
+
+#: A message's quoted value or word longer than this is cut to its first
+#: :data:`options.SHOWN` characters (a file name of a few hundred characters is kept whole).
+LONG = 256
+_LONG_QUOTE = re.compile(f"'([^'\\n]{{{LONG + 1},}})'")
+_LONG_WORD = re.compile(f"[^\\s':,]{{{LONG + 1},}}")
+
+
+def one_line(msg: str) -> str:
+    """``msg`` as one line, with every quoted value cut to a bounded prefix (a 200 KB spec is
+    not echoed back)."""
+    msg = _LONG_QUOTE.sub(lambda m: f"'{cliopts.shown(m.group(1))}'", msg)
+    msg = _LONG_WORD.sub(lambda m: cliopts.shown(m.group(0)), msg)
+    return " ".join(x.strip() for x in msg.splitlines() if x.strip())
 
 
 def _file_value(token: str, exts: tuple[str, ...]) -> bool:
@@ -75,16 +99,32 @@ class HypercuboidGroup(click.Group):
             args = sys.argv[1:]
         return super().main(optional_files(list(args)), *a, **kw)
 
+    def make_context(self, *a: Any, **kw: Any) -> click.Context:
+        try:
+            return super().make_context(*a, **kw)
+        except click.UsageError as e:
+            raise usage_line(e) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise interrupted() from None
+        except click.UsageError as e:
+            raise usage_line(e) from None
         except Exception as e:
             msg = error_message(e)
             if msg is None or msg is e:
                 raise
             raise msg from None
+
+
+def usage_line(e: click.UsageError) -> click.UsageError:
+    """A usage error (an unknown option or command, a missing argument) as its one error line,
+    without click's usage and hint lines (exit status 2)."""
+    if e.ctx is None:
+        return e
+    return click.UsageError(one_line(e.format_message()))
 
 
 def echo_json(obj: Any, dest: str | None = "-") -> None:
@@ -279,11 +319,7 @@ def _build_allreduce(algorithm: str, nranks: int, count: int, dtype: str, op: st
 def _triple_option(text: str | None, option: str) -> tuple[int, int, int] | None:
     if text is None:
         return None
-    try:
-        a, b, c = _core.parse_dims(text, option)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    return (a, b, c)
+    return cliopts.dims(text, option)
 
 
 def _periodic_axes(text: str) -> tuple[bool, bool, bool]:

@@ -100,8 +100,8 @@ def run_cmd(
 
     def check() -> None:
         cliopts.outputs_free(force, as_json)
-        dims = proxy.parse_dims(lattice, "--lattice")
-        parts = proxy.parse_dims(decomp, "--decomp") if decomp is not None else None
+        dims = cliopts.dims(lattice, "--lattice")
+        parts = cliopts.dims(decomp, "--decomp") if decomp is not None else None
         built["run"] = proxy.configure(
             comm.Get_size(), dims, parts, steps, halo_variant, overlap, tau, init, layout
         )

@@ -472,8 +472,11 @@ def cdg_cmd(topology, routings, as_json, force):
 
     cliopts.outputs_free(force, as_json)
     lines = []
+    cyclic = []
     for r in _split(routings):
         g = ns.cdg(topology, r)
+        if not g["acyclic"]:
+            cyclic.append(g["routing"])
         if as_json:
             lines.append(json.dumps(g, separators=(",", ":")) + "\n")
             continue
@@ -488,6 +491,12 @@ def cdg_cmd(topology, routings, as_json, force):
         )
     if as_json:
         cliopts.write_out(as_json, "".join(lines))
+    if cyclic:
+        # The report is printed; the exit status says that a routing can deadlock.
+        raise click.ClickException(
+            f"{topology}: the channel dependency graph of {', '.join(cyclic)} has a cycle "
+            "(the routing can deadlock)"
+        )
 
 
 @netsim.command("list")

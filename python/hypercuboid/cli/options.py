@@ -35,10 +35,43 @@ def shown(value: Any) -> str:
     return text if len(text) <= SHOWN else text[:SHOWN] + f"... ({len(text)} characters)"
 
 
+def dims(text: str, option: str) -> tuple[int, int, int]:
+    """``XxYxZ`` as three positive integers (the core's reader), refused in one line that quotes
+    at most :data:`SHOWN` characters of ``text``."""
+    try:
+        x, y, z = _core.parse_dims(text, option)
+    except ValueError as e:
+        msg = str(e)
+        whole = f"'{text}'"
+        if len(text) > SHOWN and whole in msg:
+            msg = msg.replace(whole, f"'{shown(text)}'", 1)
+        raise click.ClickException(msg) from None
+    return (x, y, z)
+
+
 def _bad(param: Any, value: Any, msg: str) -> click.ClickException:
     """The one-line error of a bad option value: ``--NAME VALUE: what is accepted``."""
     name = param.opts[0] if param is not None and param.opts else "value"
     return click.ClickException(f"{name} {shown(value)}: {msg}")
+
+
+class InputFile(click.Path):
+    """A file to read: not a directory, and not a device or pipe such as /dev/zero, which would
+    be read without end (a missing file is left to the reader, which names it)."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        path = super().convert(value, param, ctx)
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise _bad(param, value, "not a regular file (a device or a pipe is not read)")
+        return path
+
+
+#: The largest whole number an option takes when it names no bound of its own (the core's
+#: signed 64-bit integers).
+INT_MAX = 2**63 - 1
 
 
 class Range(click.ParamType):
@@ -50,7 +83,12 @@ class Range(click.ParamType):
     def __init__(
         self, min: int | None = None, max: int | None = None, *, what: str = "", note: str = ""
     ) -> None:
-        self.min, self.max, self.what, self.note = min, max, what, note
+        self.min, self.max, self.what, self.note = (
+            min,
+            max if max is not None else INT_MAX,
+            what,
+            note,
+        )
 
     def convert(self, value: Any, param: Any, ctx: Any) -> int:
         if isinstance(value, int) and not isinstance(value, bool):

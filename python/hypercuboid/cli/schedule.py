@@ -63,7 +63,7 @@ def _write(sched, output, fmt, name, reduce_ns_per_byte, force):
         click.echo(text, nl=False)
         return
     path = refuse_overwrite(output, force)
-    sched.save(path, format=fmt, reduce_ns_per_byte=reduce_ns_per_byte, name=name)
+    sched.save(path, format=fmt, reduce_ns_per_byte=reduce_ns_per_byte, name=name, force=force)
     click.echo(f"wrote {path} ({sched.nranks} ranks, {sched.total_ops} ops, {fmt})", err=True)
 
 

@@ -272,7 +272,7 @@ simulate = schedule_verb(
         click.option("--model", "-m", default=None, help=MODEL_HELP),
         click.option(
             "--model-file",
-            type=click.Path(dir_okay=False),
+            type=cliopts.InputFile(),
             default=None,
             help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
             "by 'hypercuboid bench pingpong' or 'bench multicast'.",

@@ -222,7 +222,9 @@ def export_cmd(
             )
         cycle_ps = _parse_ps(cycle)
     cliopts.outputs_free(force, output)
-    text = topology.export(spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints)
+    text = topology.export(
+        spec, fmt, output, cycle_ps=cycle_ps, endpoints=not no_endpoints, force=force
+    )
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -274,7 +276,7 @@ def compare_cmd(
     cliopts.outputs_free(force, plot, as_json)
     rows = topology.compare(radix)
     if plot is not None:
-        topology.plot_compare(plot, radix=radix, radix_max=max(radix_max, radix + 1))
+        topology.plot_compare(plot, radix=radix, radix_max=max(radix_max, radix + 1), force=force)
     if as_json:
         cliopts.write_out(as_json, json.dumps(rows) + "\n")
     if as_json != "-":

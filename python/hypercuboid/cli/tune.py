@@ -38,7 +38,7 @@ def _elapsed(s: float) -> str:
 @click.option("--delta", default="0", show_default=True, help="δ: time per reduction.")
 @click.option(
     "--model-file",
-    type=click.Path(dir_okay=False),
+    type=cliopts.InputFile(),
     help="Read the model from a model file (JSON with a 'model' spec, postal or pipelined) "
     "instead of --alpha-p/--alpha-r.",
 )

@@ -9,6 +9,7 @@ import numpy as np
 
 from hypercuboid import _core
 from hypercuboid.errors import TopologyError
+from hypercuboid.schedule import refuse_existing
 
 Topology = _core.Topology
 
@@ -298,14 +299,18 @@ def export(
     *,
     cycle_ps: int | None = None,
     endpoints: bool = True,
+    force: bool = False,
 ) -> str:
     """Writes the topology as ``json`` (our schema), ``graphml``, ``anynet`` (BookSim2; link
     latencies in cycles of ``cycle_ps`` if given) or ``dot`` (with endpoints unless
-    ``endpoints=False``); returns the text and writes it to ``path`` if given."""
+    ``endpoints=False``); returns the text and writes it to ``path`` if given (an existing
+    ``path`` raises :class:`~hypercuboid.schedule.OutputExistsError` unless ``force=True``)."""
     try:
         fmt = _core.choice_name("export format", fmt)
     except ValueError as e:
         raise TopologyError(str(e)) from None
+    if path is not None:
+        path = refuse_existing(os.fspath(path), force)
     t = _topology(topology)
     if fmt == "json":
         text = t.to_json()
@@ -316,7 +321,6 @@ def export(
     else:
         text = t.to_dot(endpoints)
     if path is not None:
-        path = os.fspath(path)
         try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -7,6 +7,7 @@ import os
 
 from hypercuboid import _core
 from hypercuboid.errors import TopologyError
+from hypercuboid.schedule import refuse_existing
 
 #: Families drawn by :func:`plot_compare` (labels of ``compare``), with line styles.
 _STYLES = {
@@ -52,14 +53,17 @@ def plot_compare(
     radix: int = 64,
     radix_min: int = 8,
     radix_max: int = 128,
+    force: bool = False,
 ) -> str:
     """Draws endpoints against router radix (log scale) for every family, with a table of the
     instances at ``radix`` and their cost per endpoint, as the seed's Figure 3; writes a PNG to
-    ``path`` and returns the path."""
+    ``path`` and returns the path (an existing ``path`` raises
+    :class:`~hypercuboid.schedule.OutputExistsError` unless ``force=True``)."""
     if not 2 <= radix_min < radix_max:
         raise TopologyError(
             f"plot_compare: radix range {radix_min}..{radix_max}; need 2 <= min < max"
         )
+    path = refuse_existing(os.fspath(path), force)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -105,7 +109,6 @@ def plot_compare(
     t.set_fontsize(7)
     t.auto_set_column_width(list(range(6)))
     table.set_title(f"largest instances at radix {radix} and cost per endpoint", fontsize=9)
-    path = os.fspath(path)
     try:
         fig.savefig(path, dpi=130)
     except OSError as err:
