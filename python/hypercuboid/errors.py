@@ -120,5 +120,10 @@ class ResourceError(HypercuboidError, MemoryError):
     limit: int = 0
 
 
+class OutputExistsError(HypercuboidError, FileExistsError):
+    """A writer (``Schedule.save``, :func:`hypercuboid.topology.export`, ...) asked to write a
+    file that exists, without ``force=True``."""
+
+
 class MPIError(HypercuboidError):
     """A failure of the MPI back end (the message names the rank and the op)."""

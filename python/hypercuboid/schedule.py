@@ -14,12 +14,7 @@ from typing import Any
 import numpy as np
 
 from hypercuboid import _core
-from hypercuboid.errors import HypercuboidError
-
-
-class OutputExistsError(HypercuboidError, FileExistsError):
-    """A writer (:meth:`Schedule.save`, :func:`hypercuboid.topology.export`, ...) asked to write
-    a file that exists, without ``force=True``."""
+from hypercuboid.errors import OutputExistsError
 
 
 def refuse_existing(path: str | Path, force: bool) -> str:

@@ -50,6 +50,30 @@ fn parse_meminfo(text: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// The most a text input file (a topology description, a mapping file) may hold: 256 MiB.
+pub const MAX_TEXT_FILE: u64 = 256 << 20;
+
+/// The text of the file at `path`, refused past [`MAX_TEXT_FILE`] bytes without reading
+/// further (`/dev/zero`, a pipe that never ends) and when it is not UTF-8.
+pub fn read_text(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_TEXT_FILE + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_TEXT_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "more than {} (a text file of this kind is smaller)",
+                format_bytes(MAX_TEXT_FILE)
+            ),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// Where the limit came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimitSource {
@@ -144,6 +168,23 @@ pub fn check(what: impl FnOnce() -> String, estimate: u64, way_out: &str) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_file_is_read_whole_and_an_endless_one_is_refused() {
+        let dir = std::env::temp_dir().join(format!("hc-read-text-{}", std::process::id()));
+        std::fs::write(&dir, "a b\n").unwrap();
+        assert_eq!(read_text(dir.to_str().unwrap()).unwrap(), "a b\n");
+        std::fs::write(&dir, [0xff, 0xfe]).unwrap();
+        assert_eq!(
+            read_text(dir.to_str().unwrap()).unwrap_err().to_string(),
+            "not UTF-8 text"
+        );
+        std::fs::remove_file(&dir).unwrap();
+        assert_eq!(
+            read_text("/dev/zero").unwrap_err().to_string(),
+            "more than 268 MB (a text file of this kind is smaller)"
+        );
+    }
 
     #[test]
     fn meminfo_gives_available_bytes() {

@@ -304,7 +304,7 @@ def export(
     """Writes the topology as ``json`` (our schema), ``graphml``, ``anynet`` (BookSim2; link
     latencies in cycles of ``cycle_ps`` if given) or ``dot`` (with endpoints unless
     ``endpoints=False``); returns the text and writes it to ``path`` if given (an existing
-    ``path`` raises :class:`~hypercuboid.schedule.OutputExistsError` unless ``force=True``)."""
+    ``path`` raises :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``)."""
     try:
         fmt = _core.choice_name("export format", fmt)
     except ValueError as e:

@@ -58,7 +58,7 @@ def plot_compare(
     """Draws endpoints against router radix (log scale) for every family, with a table of the
     instances at ``radix`` and their cost per endpoint, as the seed's Figure 3; writes a PNG to
     ``path`` and returns the path (an existing ``path`` raises
-    :class:`~hypercuboid.schedule.OutputExistsError` unless ``force=True``)."""
+    :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``)."""
     if not 2 <= radix_min < radix_max:
         raise TopologyError(
             f"plot_compare: radix range {radix_min}..{radix_max}; need 2 <= min < max"

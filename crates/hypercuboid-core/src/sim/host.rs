@@ -32,11 +32,12 @@ impl Mapping {
         match text.strip_prefix("file:") {
             None => Mapping::parse(text),
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| NetworkError::Parameter {
-                    name: "mapping file",
-                    value: path.to_string(),
-                    reason: format!("{e}; it lists one endpoint per rank"),
-                })?;
+                let text =
+                    crate::resources::read_text(path).map_err(|e| NetworkError::Parameter {
+                        name: "mapping file",
+                        value: path.to_string(),
+                        reason: format!("{e}; it lists one endpoint per rank"),
+                    })?;
                 Mapping::from_lines(&text, path)
             }
         }

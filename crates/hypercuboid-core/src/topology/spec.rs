@@ -460,7 +460,7 @@ fn torus(s: &Spec, wrap: bool) -> Result<Topology, TopologyError> {
 }
 
 fn read_file(path: &str) -> Result<String, TopologyError> {
-    std::fs::read_to_string(path).map_err(|e| io_err(path, &e))
+    crate::resources::read_text(path).map_err(|e| io_err(path, &e))
 }
 
 /// Looks the family of `text` up in [`FAMILIES`] and reads its keys and positional argument.

@@ -181,7 +181,7 @@ fn prepare(
 /// Reads a mapping file: one machine per line (an endpoint name of `topo`, or an index);
 /// blank lines and `#` comments are skipped.
 pub fn read_mapping(path: &str, topo: &Topology) -> Result<Vec<u32>, ScheduleError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::resources::read_text(path)
         .map_err(|e| bad("mapping", path, format!("cannot read it: {e}")))?;
     parse_mapping(&text, topo).map_err(|e| bad("mapping", path, e))
 }
