@@ -128,11 +128,6 @@ def test_calls_off_the_main_thread_run_and_convert_their_panics():
     assert results == [True, True]
 
 
-@pytest.mark.skipif(
-    os.environ.get("HYPERCUBOID_TEST_CANCEL") != "1",
-    reason="needs the core's cancel::check() polls in the simulator (the engine branch); "
-    "run with HYPERCUBOID_TEST_CANCEL=1 once they are merged",
-)
 def test_ctrl_c_stops_a_large_simulation():
     p = _python(
         """
