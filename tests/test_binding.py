@@ -217,3 +217,27 @@ def test_a_spec_of_the_wrong_type_names_its_parameter():
     with pytest.raises(TypeError) as e:
         s.simulate(network="fullmesh:n=4", routing=None)
     assert str(e.value) == "routing: expected a str, got NoneType None"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda s: s.simulate("postal:alpha=1us", noise="exp:mean=1us", seed=-1),
+            "invalid seed -1: accepted 0 to 2^64 - 1",
+        ),
+        (
+            lambda s: s.simulate("postal:alpha=1us", noise="exp:mean=1us", seed=2**80),
+            "invalid seed 1208925819614629174706176: accepted 0 to 2^64 - 1",
+        ),
+        (lambda s: s.verify(eager_limit=-1), "invalid eager_limit -1: accepted 0 to 2^64 - 1"),
+        (lambda s: s.verify(max_problems=-3), "invalid max_problems -3: accepted 0 to 2^64 - 1"),
+        (lambda s: hc._core.topology_ml3b(-1), "invalid k -1: accepted 0 to 2^32 - 1"),
+    ],
+)
+def test_an_unsigned_argument_out_of_range_names_it(call, message):
+    """Not a bare OverflowError: the parameter, the value and the accepted range."""
+    s = hc.schedules.allreduce("ring", nranks=4, count=8)
+    with pytest.raises(hc.ScheduleError) as e:
+        call(s)
+    assert str(e.value) == message

@@ -83,6 +83,62 @@ params! {
     NicParam = "nic",
     TrafficParam = "traffic",
     SpecParam = "spec",
+    SeedParam = "seed",
+    EagerLimitParam = "eager_limit",
+    MaxProblemsParam = "max_problems",
+    KParam = "k",
+}
+
+/// An unsigned integer type an argument converts to, with its largest value as a person reads
+/// it.
+pub(crate) trait Unsigned: TryFrom<i128> + Copy {
+    /// `2^64 - 1`.
+    const MAX_TEXT: &'static str;
+}
+
+impl Unsigned for u64 {
+    const MAX_TEXT: &'static str = "2^64 - 1";
+}
+
+impl Unsigned for usize {
+    const MAX_TEXT: &'static str = "2^64 - 1";
+}
+
+impl Unsigned for u32 {
+    const MAX_TEXT: &'static str = "2^32 - 1";
+}
+
+/// An unsigned int argument named by `P` (a seed, a limit): a negative or too large value is
+/// refused with the parameter's name and the accepted range (a `ScheduleError`, a
+/// `ValueError`), not a bare `OverflowError`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Whole<P, T>(pub(crate) T, PhantomData<P>);
+
+impl<P, T> Whole<P, T> {
+    /// The value as a signature's default.
+    pub(crate) const fn of(value: T) -> Self {
+        Whole(value, PhantomData)
+    }
+}
+
+impl<'a, 'py, P: Param, T: Unsigned> FromPyObject<'a, 'py> for Whole<P, T> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let obj = obj.to_owned();
+        let shown = match int(P::NAME, &obj)? {
+            Some(n) => match T::try_from(n) {
+                Ok(v) => return Ok(Whole::of(v)),
+                Err(_) => n.to_string(),
+            },
+            None => bounded(obj.str()?.to_string()),
+        };
+        Err(Class::Schedule.err(format!(
+            "invalid {} {shown}: accepted 0 to {}",
+            P::NAME,
+            T::MAX_TEXT
+        )))
+    }
 }
 
 /// A str argument (an algorithm, a model or another spec), parsed by the core in the body.

@@ -1,6 +1,6 @@
 //! Bindings of hypercuboid_core::network: convert, call (GIL released), convert.
 
-use crate::args::{RoutingParam, Text, TrafficParam};
+use crate::args::{RoutingParam, SeedParam, Text, TrafficParam, Whole};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::spec::{form_list, PyForm};
@@ -151,7 +151,7 @@ pub(crate) struct PyChannelGraph {
     traffic,
     loads,
     *,
-    seed = NetParams::default().seed,
+    seed = Whole::of(NetParams::default().seed),
     warmup_ps = DEFAULT_WARMUP,
     duration_ps = DEFAULT_DURATION,
     drain = false,
@@ -169,7 +169,7 @@ fn netsim_run(
     routing: Text<RoutingParam>,
     traffic: Text<TrafficParam>,
     loads: Vec<f64>,
-    seed: u64,
+    seed: Whole<SeedParam, u64>,
     warmup_ps: Time,
     duration_ps: Time,
     drain: bool,
@@ -186,7 +186,7 @@ fn netsim_run(
         let spec = RoutingSpec::parse(routing.as_str()).py()?;
         let tspec = TrafficSpec::parse(traffic.as_str()).py()?;
         let p = params(
-            seed,
+            seed.0,
             packet_bytes,
             buffer_bytes,
             switch_latency_ps,
@@ -195,7 +195,7 @@ fn netsim_run(
         );
         let mut out = Vec::with_capacity(loads.len());
         let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
-        let pattern = guard::detach(py, || tspec.resolve(topo, network.routes(), seed)).py()?;
+        let pattern = guard::detach(py, || tspec.resolve(topo, network.routes(), seed.0)).py()?;
         let name = tspec.to_string();
         for load in loads {
             let s = Synthetic {
@@ -229,7 +229,7 @@ fn netsim_run(
     dims = None,
     message_bytes = None,
     interleave = true,
-    seed = NetParams::default().seed,
+    seed = Whole::of(NetParams::default().seed),
     packet_bytes = NetParams::default().packet_bytes,
     buffer_bytes = NetParams::default().buffer_bytes,
     switch_latency_ps = NetParams::default().switch_latency,
@@ -246,7 +246,7 @@ fn netsim_exchange(
     dims: Option<[u32; 3]>,
     message_bytes: Option<u64>,
     interleave: bool,
-    seed: u64,
+    seed: Whole<SeedParam, u64>,
     packet_bytes: u32,
     buffer_bytes: u64,
     switch_latency_ps: Time,
@@ -262,7 +262,7 @@ fn netsim_exchange(
             .and_then(|x| x.with_options(dims, message_bytes, interleave))
             .py()?;
         let p = params(
-            seed,
+            seed.0,
             packet_bytes,
             buffer_bytes,
             switch_latency_ps,
@@ -270,7 +270,7 @@ fn netsim_exchange(
             threads,
         );
         let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
-        let plan = guard::detach(py, || x.plan(topo, packet_bytes, seed)).py()?;
+        let plan = guard::detach(py, || x.plan(topo, packet_bytes, seed.0)).py()?;
         let name = x.name();
         let rep = guard::detach(py, || network.run(&Workload::Exchange(plan), name)).py()?;
         Ok(PyNetReport::of(
@@ -319,19 +319,19 @@ fn netsim_cdg(
 /// The destination of every endpoint under a synthetic pattern (-1 for uniform traffic,
 /// which has none fixed).
 #[pyfunction]
-#[pyo3(signature = (topology, traffic, *, seed = NetParams::default().seed))]
+#[pyo3(signature = (topology, traffic, *, seed = Whole::of(NetParams::default().seed)))]
 fn netsim_pattern(
     py: Python<'_>,
     topology: &PyTopology,
     traffic: &str,
-    seed: u64,
+    seed: Whole<SeedParam, u64>,
 ) -> PyResult<Option<Vec<u32>>> {
     call(Class::Network, "netsim_pattern", || {
         let topo = topology.topology();
         let t = TrafficSpec::parse(traffic).py()?;
         let pat = guard::detach(py, || -> Result<_, net::NetworkError> {
             let routes = Routes::new(topo, &RoutingSpec::new(net::Algorithm::Min))?;
-            t.resolve(topo, &routes, seed)
+            t.resolve(topo, &routes, seed.0)
         })
         .py()?;
         Ok(match pat {

@@ -1,6 +1,7 @@
 //! Bindings of hypercuboid_core::collectives::alltoall::phases: contention-free AAPC phases.
 //! Convert, call (GIL released), convert.
 
+use crate::args::{SeedParam, Whole};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::topology::{wrap, PyTopology};
@@ -250,30 +251,30 @@ fn alltoall_phases(
 /// A random switched tree: `machines` machines on `switches` switches of `shape` (random,
 /// chain, star, deep, sparse), the same for the same `seed`.
 #[pyfunction]
-#[pyo3(signature = (machines, switches, shape = "random", seed = 0))]
+#[pyo3(signature = (machines, switches, shape = "random", seed = Whole::of(0)))]
 fn alltoall_random_tree(
     machines: usize,
     switches: usize,
     shape: &str,
-    seed: u64,
+    seed: Whole<SeedParam, u64>,
 ) -> PyResult<PyTopology> {
     call(Class::Topology, "alltoall_random_tree", || {
-        let desc = random::try_random_tree(machines, switches, shape, seed).py()?;
+        let desc = random::try_random_tree(machines, switches, shape, seed.0).py()?;
         Ok(wrap(desc.build().py()?))
     })
 }
 
 /// The JSON description (`tree:FILE` reads it) of [`alltoall_random_tree`]'s tree.
 #[pyfunction]
-#[pyo3(signature = (machines, switches, shape = "random", seed = 0))]
+#[pyo3(signature = (machines, switches, shape = "random", seed = Whole::of(0)))]
 fn alltoall_random_tree_json(
     machines: usize,
     switches: usize,
     shape: &str,
-    seed: u64,
+    seed: Whole<SeedParam, u64>,
 ) -> PyResult<String> {
     call(Class::Topology, "alltoall_random_tree_json", || {
-        Ok(random::try_random_tree(machines, switches, shape, seed)
+        Ok(random::try_random_tree(machines, switches, shape, seed.0)
             .py()?
             .to_json())
     })

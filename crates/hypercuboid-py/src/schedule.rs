@@ -16,8 +16,8 @@ use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
 
 use crate::args::{
-    AlgorithmParam, Count, DtypeArg, LevelParam, MappingParam, ModelParam, NRanks, NicParam,
-    NoiseParam, OpArg, RankArg, RoutingParam, Text,
+    AlgorithmParam, Count, DtypeArg, EagerLimitParam, LevelParam, MappingParam, MaxProblemsParam,
+    ModelParam, NRanks, NicParam, NoiseParam, OpArg, RankArg, RoutingParam, SeedParam, Text, Whole,
 };
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
@@ -200,23 +200,23 @@ impl PySchedule {
     /// Verifies the schedule: a `VerifyReport` (`sound`, `problems` (lines), `truncated`,
     /// `semantics` (None or the flags and differences), `stats`, `notes` and `text`).
     #[pyo3(signature = (
-        eager_limit = VerifyOptions::default().eager_limit,
+        eager_limit = Whole::of(VerifyOptions::default().eager_limit),
         semantics = VerifyOptions::default().semantics,
-        max_problems = VerifyOptions::default().max_problems,
+        max_problems = Whole::of(VerifyOptions::default().max_problems),
         threads = VerifyOptions::default().threads,
     ))]
     fn verify(
         &self,
         py: Python<'_>,
-        eager_limit: u64,
+        eager_limit: Whole<EagerLimitParam, u64>,
         semantics: bool,
-        max_problems: usize,
+        max_problems: Whole<MaxProblemsParam, usize>,
         threads: usize,
     ) -> PyResult<crate::verify::PyVerifyReport> {
         let opts = VerifyOptions {
             semantics,
-            eager_limit,
-            max_problems,
+            eager_limit: eager_limit.0,
+            max_problems: max_problems.0,
             threads,
         };
         call(Class::Schedule, "Schedule.verify", || {
@@ -234,14 +234,14 @@ impl PySchedule {
     /// schedules of 2^19 ops or more, else one); the results are the same for any number. The
     /// GIL is released while simulating.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (model, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1, threads = 0))]
+    #[pyo3(signature = (model, trace = false, noise = None, seed = Whole::of(0), chrome_trace = None, calls = 1, threads = 0))]
     fn simulate(
         &self,
         py: Python<'_>,
         model: Text<ModelParam>,
         trace: bool,
         noise: Option<Text<NoiseParam>>,
-        seed: u64,
+        seed: Whole<SeedParam, u64>,
         chrome_trace: Option<String>,
         calls: u32,
         threads: usize,
@@ -253,7 +253,7 @@ impl PySchedule {
                 model.as_str(),
                 trace,
                 noise.as_ref().map(Text::as_str),
-                seed,
+                seed.0,
                 chrome_trace,
                 calls,
                 threads,
@@ -272,7 +272,7 @@ impl PySchedule {
         mapping_endpoints = None,
         ranks_per_endpoint = 1,
         nic = Text::of("fifo"),
-        seed = NetParams::default().seed,
+        seed = Whole::of(NetParams::default().seed),
         packet_bytes = NetParams::default().packet_bytes,
         buffer_bytes = NetParams::default().buffer_bytes,
         switch_latency_ps = NetParams::default().switch_latency,
@@ -296,7 +296,7 @@ impl PySchedule {
         mapping_endpoints: Option<Vec<u32>>,
         ranks_per_endpoint: u32,
         nic: Text<NicParam>,
-        seed: u64,
+        seed: Whole<SeedParam, u64>,
         packet_bytes: u32,
         buffer_bytes: u64,
         switch_latency_ps: Time,
@@ -311,7 +311,7 @@ impl PySchedule {
     ) -> PyResult<crate::sim_result::PySimulationResult> {
         call(Class::Simulation, "Schedule.simulate_network", || {
             let params = crate::network::params(
-                seed,
+                seed.0,
                 packet_bytes,
                 buffer_bytes,
                 switch_latency_ps,

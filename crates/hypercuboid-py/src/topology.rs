@@ -1,6 +1,6 @@
 //! Bindings of hypercuboid_core::topology: convert, call, convert.
 
-use crate::args::{SpecParam, Text};
+use crate::args::{KParam, SpecParam, Text, Whole};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::spec::PyForm;
@@ -524,8 +524,8 @@ fn topology_tree_preset(name: &str) -> PyResult<String> {
 
 /// The tabular k-ML3B of the OFT (R_L rows of k L1 routers).
 #[pyfunction]
-fn topology_ml3b(k: u32) -> PyResult<Vec<Vec<u32>>> {
-    call(Class::Topology, "topology_ml3b", || oft::ml3b(k).py())
+fn topology_ml3b(k: Whole<KParam, u32>) -> PyResult<Vec<Vec<u32>>> {
+    call(Class::Topology, "topology_ml3b", || oft::ml3b(k.0).py())
 }
 
 /// Adds this module's functions and classes to `hypercuboid._core`.
