@@ -298,8 +298,9 @@ pub const FAMILIES: &[Family] = &[
     ),
     read(
         "tree",
-        "Ethernet switched tree: a preset (fig1, fig5a, fig5b, fig5c) or a JSON description",
-        &[SWITCH, BUFFER, MTU, DELAY],
+        "Ethernet switched tree: a preset (fig1, fig5a, fig5b, fig5c) or a JSON description; \
+         bw and lat, where given, replace every link's",
+        link_keys![],
         (
             "preset or file",
             "preset name or path of a JSON tree description",
@@ -307,13 +308,18 @@ pub const FAMILIES: &[Family] = &[
         "tree:fig1",
         |s| {
             let arg = arg(s);
-            let desc = if PRESETS.contains(&arg) {
+            let mut desc = if PRESETS.contains(&arg) {
                 TreeDescription::preset(arg)?
             } else if arg.ends_with(".json") || std::path::Path::new(arg).exists() {
                 TreeDescription::from_json(&read_file(arg)?, arg)?
             } else {
                 TreeDescription::preset(arg)?
             };
+            let (bw, lat) = (s.value("bw", spec::bandwidth)?, s.value("lat", spec::time)?);
+            for (_, _, p) in &mut desc.links {
+                p.bandwidth_gbps = bw.unwrap_or(p.bandwidth_gbps);
+                p.latency = lat.unwrap_or(p.latency);
+            }
             desc.build()
         },
     ),

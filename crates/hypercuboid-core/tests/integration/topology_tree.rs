@@ -64,6 +64,22 @@ fn figure_5() {
 }
 
 #[test]
+fn bw_and_lat_replace_every_link_of_a_tree() {
+    let t = generate("tree:fig5b,bw=1Gbps,lat=2us").unwrap();
+    assert!(t.num_links() > 0);
+    for l in t.links() {
+        assert_eq!((l.bandwidth_gbps, l.latency), (1.0, 2_000_000), "{l:?}");
+    }
+    for e in 0..t.num_endpoints() {
+        let p = t.endpoint_link(e);
+        assert_eq!((p.bandwidth_gbps, p.latency), (1.0, 2_000_000));
+    }
+    // Without them, the preset's own 100 Mb/s links.
+    let plain = generate("tree:fig5b").unwrap();
+    assert!(plain.links().iter().all(|l| l.bandwidth_gbps == 0.1));
+}
+
+#[test]
 fn non_trees_have_no_tree_analysis() {
     assert!(analyze(&generate("slimfly:q=3").unwrap()).tree.is_none());
     // A k-ary 1-tree is a single switch: a tree.
