@@ -113,7 +113,7 @@ fn bad_switch_keys_name_the_value_and_the_accepted_ones() {
     );
     assert_eq!(
         spec_err("tree:fig1,x=1"),
-        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: switch, \
+        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: bw, lat, switch, \
          buffer, mtu, delay"
     );
 }

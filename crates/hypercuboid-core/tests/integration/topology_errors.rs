@@ -193,7 +193,7 @@ fn malformed_specs() {
     );
     assert_eq!(
         err("tree:fig1,x=1"),
-        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: switch, \
+        "invalid topology spec 'tree:fig1,x=1': unknown key 'x' for tree; accepted: bw, lat, switch, \
          buffer, mtu, delay"
     );
     assert_eq!(
