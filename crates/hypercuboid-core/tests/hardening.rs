@@ -156,3 +156,24 @@ fn the_sync_count_of_a_large_star_is_refused() {
         }
     );
 }
+
+#[test]
+fn a_ring_with_fewer_elements_than_ranks_is_generated_in_time_linear_in_ranks() {
+    use hypercuboid_core::collectives::allreduce;
+    use hypercuboid_core::schedule::{Dtype, ReduceOp};
+    // count < P: only `count` chunks are non-empty, so a rank visits ≤ 2·count steps of each
+    // phase instead of P − 1 (2^18 ranks took P² ≈ 7·10^10 steps before). Every non-empty chunk
+    // travels P − 1 hops in each phase; ranks holding their own non-empty chunk copy the rest.
+    let a = allreduce::Algorithm::parse("ring").unwrap();
+    let p: u64 = 1 << 18;
+    for count in [1u64, 3] {
+        let spec = allreduce::AllreduceSpec::new(p as u32, count, Dtype::Float64, ReduceOp::Sum);
+        let s = allreduce::generate(&a, &spec).unwrap();
+        let messages = 2 * count * (p - 1);
+        // Each message is one send and one receive. Ranks count.. own an empty chunk and copy
+        // the whole input once; ranks 0..count copy what lies on each side of their chunk
+        // (2(count − 1) copies among them).
+        let copies = (p - count) + 2 * (count - 1);
+        assert_eq!(s.total_ops(), 2 * messages + copies, "count {count}");
+    }
+}

@@ -85,11 +85,33 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         )
     });
 
-    // Reduce-scatter. `rs_send[s]` is kept for the allgather's write-after-read dependencies.
+    // Reduce-scatter, then allgather, over the steps where a chunk moves: every step when
+    // `count ≥ P`, otherwise only the ≤ 2·count steps whose send or receive chunk is non-empty
+    // (a rank's work is then proportional to `count`, not `P`). A skipped step, like a visited
+    // one whose received chunk is empty, leaves no receive for the next send to wait on.
     let steps = p - 1;
-    let mut rs_send: Vec<Option<OpId>> = Vec::with_capacity(steps as usize);
+    let visit = |offsets: [i64; 2]| -> Vec<u64> {
+        if count >= p {
+            return (0..steps).collect();
+        }
+        // Step s moves chunk (r + d − s) mod p for each offset d; chunk c < count is non-empty.
+        let mut v: Vec<u64> = (0..count)
+            .flat_map(|c| offsets.map(|d| (r as i64 + d - c as i64).rem_euclid(p as i64) as u64))
+            .filter(|&s| s < steps)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    // `rs_send` (step, send) is kept for the allgather's write-after-read dependencies.
+    let mut rs_send: Vec<(u64, OpId)> = Vec::new();
     let mut prev_recv: Option<OpId> = None;
-    for s in 0..steps {
+    let mut next_step = 0;
+    for s in visit([0, -1]) {
+        if s != next_step {
+            prev_recv = None;
+        }
+        next_step = s + 1;
         let t = tag(s);
         let send_c = at(-(s as i64));
         let src = if s == 0 {
@@ -97,14 +119,13 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         } else {
             chunk(Slot::Output, send_c)
         };
-        let send = (src.len > 0).then(|| {
+        if src.len > 0 {
             let id = out.send(next, t, src);
             if let Some(d) = prev_recv {
                 out.requires(id, d);
             }
-            id
-        });
-        rs_send.push(send);
+            rs_send.push((s, id));
+        }
         let recv_c = at(-(s as i64) - 1);
         let dst = chunk(Slot::Output, recv_c);
         prev_recv = (dst.len > 0).then(|| {
@@ -116,9 +137,17 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
             id
         });
     }
+    if next_step != steps {
+        prev_recv = None;
+    }
 
     // Allgather.
-    for s in 0..steps {
+    let mut next_step = 0;
+    for s in visit([1, 0]) {
+        if s != next_step {
+            prev_recv = None;
+        }
+        next_step = s + 1;
         let t = tag(steps + s);
         let send_c = at(1 - s as i64);
         let src = chunk(Slot::Output, send_c);
@@ -135,8 +164,8 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
             // The reduce-scatter's step-s send read this chunk of the output (step 0 read the
             // input instead).
             if s > 0 {
-                if let Some(rs) = rs_send[s as usize] {
-                    out.requires(id, rs);
+                if let Ok(i) = rs_send.binary_search_by_key(&s, |&(step, _)| step) {
+                    out.requires(id, rs_send[i].1);
                 }
             }
             id
