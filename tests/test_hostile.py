@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 from hypercuboid import HypercuboidError, topology
 from hypercuboid.cli import cli
+from hypercuboid.errors import TopologyError
 from hypercuboid.schedule import OutputExistsError
 from hypercuboid.schedules import allreduce
 
@@ -126,6 +127,10 @@ def files(tmp_path: Path) -> Path:
         (
             ["netsim", "run", "-t", "slimfly:q=5", "--traffic", "shift:abc", "--load", "0.1"],
             "invalid traffic spec 'shift:abc': K=abc: not a whole number in range",
+        ),
+        (
+            ["netsim", "run", "-t", "slimfly:q=5", "--traffic", "uniform,uniform", "--load", "0.1"],
+            "--traffic uniform is given twice; list each one once",
         ),
         (
             ["netsim", "run", "-t", "slimfly:q=5", "--load", "2"],
@@ -265,6 +270,23 @@ def test_cdg_reports_the_cycle_and_fails() -> None:
     assert out[0].startswith("slimfly:q=5,p=4 min:vcs=none: 1 VC(s), none assignment, ")
     assert ": CYCLE: r" in out[0]
     assert out[1].endswith(": acyclic (deadlock-free)")
+
+
+def test_topology_api_refuses_a_binary_file_and_a_radix_that_is_not_a_number(
+    tmp_path: Path,
+) -> None:
+    f = tmp_path / "blob.json"
+    f.write_bytes(b"\x00\xd0\xff" * 10)
+    with pytest.raises(TopologyError) as e:
+        topology.load(f)
+    assert str(e.value) == (
+        f"{f}: not a topology file (not UTF-8 text; expected the JSON that "
+        "export(topology, 'json', path) writes)"
+    )
+    for radix in ("a", 1, True, 2.5):
+        with pytest.raises(TopologyError) as e:
+            topology.compare(radix=radix)  # type: ignore[arg-type]
+        assert str(e.value) == f"compare: radix={radix!r}; must be a whole number >= 2"
 
 
 def test_save_refuses_an_existing_file(tmp_path: Path) -> None:

@@ -56,7 +56,15 @@ def _split(values: tuple[str, ...], option: str = "--routing") -> list[str]:
                 out.append(cur)
                 cur = p
         out.append(cur)
-    return [x.strip() for x in out if x.strip()]
+    items = [x.strip() for x in out if x.strip()]
+    seen: set[str] = set()
+    for x in items:
+        if x.lower() in seen:
+            raise click.ClickException(
+                f"{option} {cliopts.shown(x)} is given twice; list each one once"
+            )
+        seen.add(x.lower())
+    return items
 
 
 def _router_options(f: Callable) -> Callable:

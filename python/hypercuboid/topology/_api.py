@@ -57,6 +57,11 @@ def load(path: str | os.PathLike[str]) -> Topology:
             text = f.read()
     except OSError as err:
         raise TopologyError(f"cannot access '{path}': {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise TopologyError(
+            f"{path}: not a topology file (not UTF-8 text; expected the JSON that "
+            "export(topology, 'json', path) writes)"
+        ) from None
     return _core.topology_from_json(text, path)
 
 

@@ -28,8 +28,8 @@ def compare(radix: int = 64) -> list[dict]:
     ``label``, ``spec``, ``endpoints``, ``routers``, ``router_radix``, ``network_radix``,
     ``diameter``, ``ports_per_endpoint``, ``links_per_endpoint`` (closed forms that the tests
     check against the generated graphs)."""
-    if radix < 2:
-        raise TopologyError(f"compare: radix={radix}; must be >= 2")
+    if isinstance(radix, bool) or not isinstance(radix, int) or radix < 2:
+        raise TopologyError(f"compare: radix={radix!r}; must be a whole number >= 2")
     return [
         {
             "label": r.label,
