@@ -288,6 +288,93 @@ def _with(options: list) -> Callable:
     return deco
 
 
+def _schedule_runs(native: str) -> list:
+    """The options of how the schedules of a collective sweep run: --no-verify, --seed of the
+    input data and --runner (`native` is the library's own call, timed beside them)."""
+    return [
+        click.option(
+            "--no-verify", is_flag=True, help="Run schedules without verifying them first."
+        ),
+        click.option(
+            "--seed",
+            type=cliopts.SEED,
+            default=None,
+            help="Seed of the input data (0..2^64-1; default: the benchmark's).",
+        ),
+        click.option(
+            "--runner",
+            type=click.Choice(["auto", "native", "python"]),
+            default=None,
+            help=f"native: schedules run by the compiled C runner, timed (with {native}) by a C "
+            "loop; python: the mpi4py engine and a Python loop; auto (default, or "
+            "$HYPERCUBOID_RUNNER): native where it loads.",
+        ),
+    ]
+
+
+def _collective_bench(
+    bench_fn: Callable[..., list],
+    algs: list[str],
+    size_list: list[int],
+    *,
+    names_known: Callable[[], None] | None = None,
+    plot: str | None = None,
+    no_verify: bool,
+    seed: int | None,
+    as_json: str | None,
+    as_csv: str | None,
+    force: bool,
+    quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
+    **kw: Any,
+) -> tuple[Any, list, bool] | None:
+    """Starts the job (every rank: same arguments, --timeout, outputs free, `names_known`
+    agreed) and runs `bench_fn` (``bench_allreduce`` or ``bench_alltoall``, with `kw`) over
+    the sweep one size at a time. Rank 0 gets (comm, rows, whether Ctrl-C stopped it) and
+    writes --json/--csv after its table; the other ranks get None, or KeyboardInterrupt once
+    the sweep was stopped."""
+    comm = _world()
+    _start(comm, timeout)
+    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
+    if names_known is not None:
+        _agree(comm, names_known)
+    rows, stopped = _run_collective(
+        comm,
+        lambda: _sweep(
+            lambda sizes: bench_fn(
+                comm,
+                algs,
+                sizes,
+                verify=not no_verify,
+                **_given(seed=seed),
+                progress=_progress(quiet, progress, comm),
+                **kw,
+            ),
+            size_list,
+        ),
+    )
+    if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
+        return None
+    return comm, rows, stopped
+
+
+def _failed(rows: list, stopped: bool, verdict: str) -> None:
+    """After the rows are out: KeyboardInterrupt if the sweep was stopped, else an error
+    counting the rows that failed --check (`verdict`), with the first one's check if it has
+    one."""
+    if stopped:
+        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
+    bad = [r for r in rows if r.get("valid") is False]
+    if bad:
+        raise click.ClickException(
+            f"{len(bad)} result(s) {verdict}, first {bad[0]['algorithm']} at "
+            f"{bad[0]['bytes']} B{': ' + bad[0]['check'] if 'check' in bad[0] else ''}"
+        )
+
+
 @bench.command("allreduce")
 @click.option(
     "--algorithm",
@@ -338,21 +425,7 @@ def _with(options: list) -> Callable:
     help="Compare every result with MPI_Allreduce and a fixed-order reference (exact, max "
     "ulp, identical bits on all ranks); fills the 'valid' column.",
 )
-@click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
-@click.option(
-    "--seed",
-    type=cliopts.SEED,
-    default=None,
-    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
-)
-@click.option(
-    "--runner",
-    type=click.Choice(["auto", "native", "python"]),
-    default=None,
-    help="native: schedules run by the compiled C runner, timed (with MPI_Allreduce) by a C "
-    "loop; python: the mpi4py engine and a Python loop; auto (default, or "
-    "$HYPERCUBOID_RUNNER): native where it loads.",
-)
+@_with(_schedule_runs("MPI_Allreduce"))
 @cliopts.plot_option("Draw median latency against size (log-log, one line per algorithm)")
 @_with([*_common, _old_sizes, _old_algorithms])
 def bench_allreduce_cmd(
@@ -360,20 +433,10 @@ def bench_allreduce_cmd(
     sizes: str,
     dtype: str,
     op: str,
-    iterations: int | None,
-    warmup: int | None,
     block: int,
     check: bool,
-    no_verify: bool,
-    seed: int,
-    runner: str | None,
     plot: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **opts: Any,
 ) -> None:
     """Time allreduce algorithms and MPI_Allreduce over a message-size sweep (OSU style).
 
@@ -386,52 +449,31 @@ def bench_allreduce_cmd(
     size_list = _sizes(sizes)
     dt = _check_dtype(dtype, check)
     algs = _algorithms(algorithms, _known_algorithms())
-    comm = _world()
-    _start(comm, timeout)
-    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
-    rows, stopped = _run_collective(
-        comm,
-        lambda: _sweep(
-            lambda sizes: hb.bench_allreduce(
-                comm,
-                algs,
-                sizes,
-                dtype=dt,
-                op=op,
-                iterations=iterations,
-                warmup=warmup,
-                block=block,
-                check=check,
-                verify=not no_verify,
-                **_given(seed=seed),
-                progress=_progress(quiet, progress, comm),
-                runner=runner,
-            ),
-            size_list,
-        ),
+    done = _collective_bench(
+        hb.bench_allreduce,
+        algs,
+        size_list,
+        plot=plot,
+        dtype=dt,
+        op=op,
+        block=block,
+        check=check,
+        **opts,
     )
-    if comm.Get_rank() != 0:
-        if stopped:
-            raise KeyboardInterrupt
+    if done is None:
         return
+    comm, rows, stopped = done
     n = comm.Get_size()
-    if _table(as_json, as_csv):
+    if _table(opts["as_json"], opts["as_csv"]):
         click.echo(
             f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; "
             f"{_library()}"
         )
         click.echo(allreduce_table(rows))
-    _write_outputs(rows, as_json, as_csv)
+    _write_outputs(rows, opts["as_json"], opts["as_csv"])
     if plot:
-        plot_latency(rows, plot, title=f"allreduce on {comm.Get_size()} ranks ({dt.name} {op})")
-    if stopped:
-        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
-    bad = [r for r in rows if r.get("valid") is False]
-    if bad:
-        raise click.ClickException(
-            f"{len(bad)} result(s) failed --check, first {bad[0]['algorithm']} at "
-            f"{bad[0]['bytes']} B: {bad[0]['check']}"
-        )
+        plot_latency(rows, plot, title=f"allreduce on {n} ranks ({dt.name} {op})")
+    _failed(rows, stopped, "failed --check")
 
 
 @bench.command("alltoall")
@@ -464,38 +506,14 @@ def bench_allreduce_cmd(
     help="Compare every algorithm's result bitwise with MPI_Alltoall on every rank first; "
     "fills the 'valid' column.",
 )
-@click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
-@click.option(
-    "--seed",
-    type=cliopts.SEED,
-    default=None,
-    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
-)
-@click.option(
-    "--runner",
-    type=click.Choice(["auto", "native", "python"]),
-    default=None,
-    help="native: schedules run by the compiled C runner, timed (with MPI_Alltoall) by a C "
-    "loop; python: the mpi4py engine and a Python loop; auto (default, or "
-    "$HYPERCUBOID_RUNNER): native where it loads.",
-)
+@_with(_schedule_runs("MPI_Alltoall"))
 @_with([*_common, _old_sizes, _old_algorithms])
 def bench_alltoall_cmd(
     algorithms: str,
     sizes: str,
     dtype: str,
-    iterations: int | None,
-    warmup: int | None,
     check: bool,
-    no_verify: bool,
-    seed: int,
-    runner: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **opts: Any,
 ) -> None:
     """Time alltoall algorithms and MPI_Alltoall over a message-size sweep with osu_alltoall's
     conventions: the size is per pair of ranks; avg / min / max are over the ranks of each
@@ -509,9 +527,6 @@ def bench_alltoall_cmd(
     known = [a.name for a in registry("alltoall")]
     known += [alias for a in registry("alltoall") for alias in a.aliases]
     algs = _algorithms(algorithms, known)
-    comm = _world()
-    _start(comm, timeout)
-    _agree(comm, _outputs_free(force, as_json, as_csv))
 
     def names_known() -> None:
         from hypercuboid.schedules import alltoall
@@ -520,43 +535,24 @@ def bench_alltoall_cmd(
             if a != "native":
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
-    _agree(comm, names_known)
-    rows, stopped = _run_collective(
-        comm,
-        lambda: _sweep(
-            lambda sizes: hb.bench_alltoall(
-                comm,
-                algs,
-                sizes,
-                dtype=dt,
-                iterations=iterations,
-                warmup=warmup,
-                check=check,
-                verify=not no_verify,
-                **_given(seed=seed),
-                progress=_progress(quiet, progress, comm),
-                runner=runner,
-            ),
-            size_list,
-        ),
+    done = _collective_bench(
+        hb.bench_alltoall, algs, size_list, names_known=names_known, dtype=dt, check=check, **opts
     )
-    if comm.Get_rank() != 0:
-        if stopped:
-            raise KeyboardInterrupt
+    if done is None:
         return
+    comm, rows, stopped = done
     n = comm.Get_size()
-    if _table(as_json, as_csv):
+    if _table(opts["as_json"], opts["as_csv"]):
         click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
         click.echo(alltoall_table(rows))
-    _write_outputs(rows, as_json, as_csv)
-    if stopped:
-        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
-    bad = [r for r in rows if r.get("valid") is False]
-    if bad:
-        raise click.ClickException(
-            f"{len(bad)} result(s) differ from MPI_Alltoall, first {bad[0]['algorithm']} at "
-            f"{bad[0]['bytes']} B"
-        )
+    _write_outputs(rows, opts["as_json"], opts["as_csv"])
+    _failed(rows, stopped, "differ from MPI_Alltoall")
+
+
+#: The latency statistics' columns of the pingpong and multicast tables.
+_LATENCY_COLUMNS = [
+    (f"{stat}_us", f"{stat} us", ".3f") for stat in ("min", "p25", "median", "p75", "max")
+]
 
 
 def _known_algorithms() -> list[str]:
@@ -650,11 +646,7 @@ def bench_pingpong_cmd(
             shown_rows,
             [
                 ("size", "size", ""),
-                ("min_us", "min us", ".3f"),
-                ("p25_us", "p25 us", ".3f"),
-                ("median_us", "median us", ".3f"),
-                ("p75_us", "p75 us", ".3f"),
-                ("max_us", "max us", ".3f"),
+                *_LATENCY_COLUMNS,
             ],
         )
     )
@@ -787,11 +779,7 @@ def bench_multicast_cmd(
             [
                 ("messages", "messages", ""),
                 ("peers", "peers", ""),
-                ("min_us", "min us", ".3f"),
-                ("p25_us", "p25 us", ".3f"),
-                ("median_us", "median us", ".3f"),
-                ("p75_us", "p75 us", ".3f"),
-                ("max_us", "max us", ".3f"),
+                *_LATENCY_COLUMNS,
             ],
         )
     )
