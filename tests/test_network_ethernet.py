@@ -79,18 +79,9 @@ def test_refusals_are_one_line():
     )
     res = CliRunner().invoke(
         cli,
-        [
-            "simulate",
-            "--network",
-            "tree:fig5b,switch=ethernet",
-            "--buffer",
-            "4KiB",
-            "alltoall",
-            "-a",
-            "linear",
-            "-n",
-            "8",
-        ],
+        (
+            "simulate --network tree:fig5b,switch=ethernet --buffer 4KiB alltoall -a linear -n 8"
+        ).split(),
     )
     assert res.exit_code == 1
     assert res.output.strip() == (

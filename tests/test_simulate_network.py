@@ -262,18 +262,7 @@ def test_bad_input_is_refused_in_one_line(tmp_path):
     assert res.output.strip() == "Error: --routing applies to --network runs only"
     res = CliRunner().invoke(
         cli,
-        [
-            "simulate",
-            "--network",
-            "tree:fig5b",
-            "--mapping",
-            "file:/nonexistent",
-            "allreduce",
-            "-a",
-            "ring",
-            "-n",
-            "4",
-        ],
+        "simulate --network tree:fig5b --mapping file:/nonexistent allreduce -a ring -n 4".split(),
     )
     assert res.exit_code == 1
     assert "invalid mapping file /nonexistent" in res.output
