@@ -7,7 +7,9 @@ that ends in ``.json`` names the script's JSON file itself (as the scripts' ``--
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
 from pathlib import Path
 
 #: The default directory: ``$HYPERCUBOID_BENCH_OUT`` or ``out/`` in the current directory.
@@ -37,3 +39,18 @@ def directory(out: str | Path) -> Path:
     d = Path(out).parent if str(out).endswith(".json") else Path(out)
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def write_json(out: str | Path, name: str, result: dict) -> Path:
+    """Writes ``result`` after a ``machine`` key (CPUs, Python, platform) to the file ``name``
+    of ``--out`` (indented by 2), says so, and returns its path."""
+    p = path(out, name)
+    machine = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    with open(p, "w", encoding="utf-8") as f:
+        json.dump({"machine": machine, **result}, f, indent=2)
+    print(f"wrote {p}")
+    return p

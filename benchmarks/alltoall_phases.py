@@ -11,9 +11,6 @@ Prints two tables and writes benchmarks/results/alltoall_phases.json.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import time
 
@@ -112,24 +109,16 @@ def main() -> None:
             f"{x['lower_bound']:>6} {x['gap']:>5} {x['ratio']:>6.3f} "
             f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms"
         )
-    out = _out.path(args.out, "alltoall_phases.json")
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(
-            {
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                },
-                "repeat": args.repeat,
-                "bar_seconds": BAR_S,
-                "trees": trees,
-                "general": general,
-            },
-            f,
-            indent=2,
-        )
-    print(f"wrote {out}")
+    _out.write_json(
+        args.out,
+        "alltoall_phases.json",
+        {
+            "repeat": args.repeat,
+            "bar_seconds": BAR_S,
+            "trees": trees,
+            "general": general,
+        },
+    )
 
 
 if __name__ == "__main__":

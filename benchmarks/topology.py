@@ -8,9 +8,6 @@ Prints a table and writes benchmarks/results/topology.json.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import time
 
@@ -76,23 +73,15 @@ def main() -> None:
             f"{r['total_without_bisection_s'] * 1e3:>10.1f}ms {r['bisection_s']:>9.2f}s "
             f"{r['total_with_bisection_s']:>9.2f}s {r['bisection_per_endpoint']:>7.3f}"
         )
-    out = _out.path(args.out, "topology.json")
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(
-            {
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                },
-                "repeat": args.repeat,
-                "seeds": args.seeds,
-                "rows": rows,
-            },
-            f,
-            indent=2,
-        )
-    print(f"wrote {out}")
+    _out.write_json(
+        args.out,
+        "topology.json",
+        {
+            "repeat": args.repeat,
+            "seeds": args.seeds,
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":
