@@ -10,7 +10,11 @@ import argparse
 import json
 import os
 import platform
+import statistics
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 #: The default directory: ``$HYPERCUBOID_BENCH_OUT`` or ``out/`` in the current directory.
 OUT = Path(os.environ.get("HYPERCUBOID_BENCH_OUT", "out"))
@@ -54,3 +58,13 @@ def write_json(out: str | Path, name: str, result: dict) -> Path:
         json.dump({"machine": machine, **result}, f, indent=2)
     print(f"wrote {p}")
     return p
+
+
+def timed(f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The median wall time of ``repeat`` calls of ``f`` (seconds) and its last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = f()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result

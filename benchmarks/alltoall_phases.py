@@ -11,8 +11,6 @@ Prints two tables and writes benchmarks/results/alltoall_phases.json.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import _out
 from hypercuboid import _core, phases, topology
@@ -33,15 +31,6 @@ GENERAL = [
     for routing in ("dmodk", "first")
     for spec in ("fattree:k=4,levels=3", "slimfly:q=5", "torus:dims=8x8")
 ]
-
-
-def timed(f, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
 
 
 def row(label: str, topo, seconds: float, r) -> dict:
@@ -74,12 +63,12 @@ def main() -> None:
     trees = []
     for label, machines, switches, shape, seed in TREES:
         t = phases.random_tree(machines, switches, shape, seed)
-        s, r = timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
+        s, r = _out.timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
         trees.append(row(label, t, s, r) | {"shape": shape, "switches": switches, "seed": seed})
     general = []
     for spec, routing in GENERAL:
         t = topology.generate(spec)
-        s, r = timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
+        s, r = _out.timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
         general.append(row(spec, t, s, r) | {"routing": routing})
 
     head = (

@@ -8,8 +8,6 @@ Prints a table and writes benchmarks/results/topology.json.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import _out
 from hypercuboid import topology
@@ -24,15 +22,6 @@ INSTANCES = [
 ]
 
 
-def timed(f, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3, help="median of this many runs")
@@ -41,9 +30,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for label, spec in INSTANCES:
-        gen, t = timed(lambda spec=spec: topology.generate(spec), args.repeat)
-        ana, info = timed(lambda t=t: t.analyze(), args.repeat)
-        bis, b = timed(lambda t=t: topology.bisection(t, seeds=args.seeds), 1)
+        gen, t = _out.timed(lambda spec=spec: topology.generate(spec), args.repeat)
+        ana, info = _out.timed(lambda t=t: t.analyze(), args.repeat)
+        bis, b = _out.timed(lambda t=t: topology.bisection(t, seeds=args.seeds), 1)
         rows.append(
             {
                 "label": label,
