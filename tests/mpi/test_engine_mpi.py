@@ -54,6 +54,16 @@ def test_handmade_ops(comm, op, ufunc):
     assert out.tobytes() == reference(xs, ufunc).tobytes()
 
 
+def _pair_program(comm) -> tuple:
+    """(this rank, an empty program with one 4-element scratch buffer, the partner among ranks
+    0 and 1); skips on one rank."""
+    if comm.size < 2:
+        pytest.skip("needs 2 ranks")
+    p = Program()
+    p.scratch = [4]
+    return comm.rank, p, 1 - comm.rank
+
+
 def _run_subtracting(comm, p, r: int) -> tuple:
     """Runs rank ``r``'s program ``p`` of ranks 0 and 1 (inputs [10, 20, 30, 40] x (rank + 1))
     with np.subtract as the combine: (its input, its partner's input, its output, the bound
@@ -72,14 +82,8 @@ def _run_subtracting(comm, p, r: int) -> tuple:
 def test_combine_operand_order_with_a_noncommutative_ufunc(comm):
     """combine 1 is ``dst = incoming ⊕ dst``, 2 is ``dst = dst ⊕ incoming`` (receives) and
     reduce combine 1 is ``dst = src ⊕ dst``, 2 ``dst = dst ⊕ src``: checked with subtraction."""
-
-    if comm.size < 2:
-        pytest.skip("needs 2 ranks")
-    r = comm.rank
-    p = Program()
-    p.scratch = [4]
+    r, p, other = _pair_program(comm)
     if r < 2:
-        other = 1 - r
         c = p.copy((IN, 0, 4), (OUT, 0, 4))
         s3 = p.send(other, (IN, 0, 2), tag=3)
         s4 = p.send(other, (IN, 2, 2), tag=4)
@@ -202,14 +206,8 @@ def test_receive_reduce_copy_operand_order_with_a_noncommutative_ufunc(comm):
     """A fused receive with an operand: combine 1 is ``dst = incoming ⊕ operand``, 2 is
     ``dst = operand ⊕ incoming``; an operand overlapping ``dst`` is read before the message
     overwrites anything."""
-
-    if comm.size < 2:
-        pytest.skip("needs 2 ranks")
-    r = comm.rank
-    p = Program()
-    p.scratch = [4]
+    r, p, other = _pair_program(comm)
     if r < 2:
-        other = 1 - r
         fill = p.copy((IN, 0, 4), (2, 0, 4))
         p.send(other, (IN, 0, 2), tag=1)
         p.send(other, (IN, 2, 2), tag=2)
