@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,36 @@ _common = [
     ),
 ]
 
+
+@dataclass(frozen=True)
+class _Common:
+    """The values of the options every bench verb takes (:data:`_common`)."""
+
+    as_json: str | None
+    as_csv: str | None
+    force: bool
+    quiet: bool
+    progress: bool | None
+    timeout: float | None
+
+    @classmethod
+    def take(cls, opts: dict[str, Any]) -> _Common:
+        """Its values, taken out of a verb's other options."""
+        return cls(**{f.name: opts.pop(f.name) for f in fields(cls)})
+
+    def outputs_free(self, *more: str | None) -> Callable[[], None]:
+        """The check that --json, --csv and `more` files may be written."""
+        return _outputs_free(self.force, self.as_json, self.as_csv, *more)
+
+    def progress_of(self, comm: Any) -> Callable[[str], None] | None:
+        """The progress callback (rank 0, unless quiet)."""
+        return _progress(self.quiet, self.progress, comm)
+
+    def table(self) -> bool:
+        """Whether the table is printed (:func:`_table`)."""
+        return _table(self.as_json, self.as_csv)
+
+
 #: The spellings of release 0.x: -m was --sizes here, but it is --model everywhere else.
 _old_sizes = cliopts.renamed("-m", target="sizes", new="--sizes")
 _old_algorithms = cliopts.renamed("--algorithms", target="algorithms", new="--algorithm")
@@ -319,14 +350,9 @@ def _collective_bench(
     *,
     names_known: Callable[[], None] | None = None,
     plot: str | None = None,
+    c: _Common,
     no_verify: bool,
     seed: int | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
     **kw: Any,
 ) -> tuple[Any, list, bool] | None:
     """Starts the job (every rank: same arguments, --timeout, outputs free, `names_known`
@@ -335,8 +361,8 @@ def _collective_bench(
     writes --json/--csv after its table; the other ranks get None, or KeyboardInterrupt once
     the sweep was stopped."""
     comm = _world()
-    _start(comm, timeout)
-    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
+    _start(comm, c.timeout)
+    _agree(comm, c.outputs_free(plot))
     if names_known is not None:
         _agree(comm, names_known)
     rows, stopped = _run_collective(
@@ -348,7 +374,7 @@ def _collective_bench(
                 sizes,
                 verify=not no_verify,
                 **_given(seed=seed),
-                progress=_progress(quiet, progress, comm),
+                progress=c.progress_of(comm),
                 **kw,
             ),
             size_list,
@@ -449,11 +475,13 @@ def bench_allreduce_cmd(
     size_list = _sizes(sizes)
     dt = _check_dtype(dtype, check)
     algs = _algorithms(algorithms, _known_algorithms())
+    c = _Common.take(opts)
     done = _collective_bench(
         hb.bench_allreduce,
         algs,
         size_list,
         plot=plot,
+        c=c,
         dtype=dt,
         op=op,
         block=block,
@@ -464,13 +492,13 @@ def bench_allreduce_cmd(
         return
     comm, rows, stopped = done
     n = comm.Get_size()
-    if _table(opts["as_json"], opts["as_csv"]):
+    if c.table():
         click.echo(
             f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; "
             f"{_library()}"
         )
         click.echo(allreduce_table(rows))
-    _write_outputs(rows, opts["as_json"], opts["as_csv"])
+    _write_outputs(rows, c.as_json, c.as_csv)
     if plot:
         plot_latency(rows, plot, title=f"allreduce on {n} ranks ({dt.name} {op})")
     _failed(rows, stopped, "failed --check")
@@ -535,17 +563,25 @@ def bench_alltoall_cmd(
             if a != "native":
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
+    c = _Common.take(opts)
     done = _collective_bench(
-        hb.bench_alltoall, algs, size_list, names_known=names_known, dtype=dt, check=check, **opts
+        hb.bench_alltoall,
+        algs,
+        size_list,
+        c=c,
+        names_known=names_known,
+        dtype=dt,
+        check=check,
+        **opts,
     )
     if done is None:
         return
     comm, rows, stopped = done
     n = comm.Get_size()
-    if _table(opts["as_json"], opts["as_csv"]):
+    if c.table():
         click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
         click.echo(alltoall_table(rows))
-    _write_outputs(rows, opts["as_json"], opts["as_csv"])
+    _write_outputs(rows, c.as_json, c.as_csv)
     _failed(rows, stopped, "differ from MPI_Alltoall")
 
 
@@ -603,12 +639,7 @@ def bench_pingpong_cmd(
     stat: str,
     measure_reductions: bool,
     model_file: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **common: Any,
 ) -> None:
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
@@ -619,11 +650,12 @@ def bench_pingpong_cmd(
     size_list = _sizes(sizes)
     if len(size_list) < 2:
         raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
+    c = _Common(**common)
     comm = _world()
-    _start(comm, timeout)
+    _start(comm, c.timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
-    _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
+    _agree(comm, c.outputs_free(model_file))
     rows = _run_collective(
         comm,
         lambda: hb.pingpong(
@@ -631,7 +663,7 @@ def bench_pingpong_cmd(
             size_list,
             iterations=iterations,
             warmup=warmup,
-            progress=_progress(quiet, progress, comm),
+            progress=c.progress_of(comm),
         ),
     )
     if comm.Get_rank() != 0:
@@ -639,7 +671,7 @@ def bench_pingpong_cmd(
     fit = hb.fit_postal(rows, f"{stat}_us")
     g, d = _reduction_cost(measure_reductions)
     shown_rows = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
-    echo = _echo(as_json, as_csv)
+    echo = _echo(c.as_json, c.as_csv)
     echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
     echo(
         table(
@@ -655,7 +687,7 @@ def bench_pingpong_cmd(
         f"{fit['beta_ns_per_byte']:.4g} ns/B ({1 / max(fit['beta_ns_per_byte'], 1e-12):.3g} "
         f"GB/s), R^2 = {fit['r2']:.4f}; reductions: gamma = {g:.4g} ns/B, delta = {d:.4g} ns"
     )
-    _write_outputs(rows, as_json, as_csv)
+    _write_outputs(rows, c.as_json, c.as_csv)
     if model_file:
         alpha = max(fit["alpha_us"], 0.0)
         beta = max(fit["beta_ns_per_byte"], 0.0)
@@ -728,12 +760,7 @@ def bench_multicast_cmd(
     beta: str | None,
     measure_reductions: bool,
     model_file: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **common: Any,
 ) -> None:
     """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
@@ -745,12 +772,13 @@ def bench_multicast_cmd(
     beta_s = None
     if beta is not None:
         beta_s = _parse_time(beta)
+    c = _Common(**common)
     comm = _world()
-    _start(comm, timeout)
+    _start(comm, c.timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
-    _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
-    prog = _progress(quiet, progress, comm)
+    _agree(comm, c.outputs_free(model_file))
+    prog = c.progress_of(comm)
 
     def body() -> tuple:
         rows = hb.multicast(
@@ -771,7 +799,7 @@ def bench_multicast_cmd(
     rows, lat, pp = _run_collective(comm, body)
     if comm.Get_rank() != 0:
         return
-    echo = _echo(as_json, as_csv)
+    echo = _echo(c.as_json, c.as_csv)
     echo(f"# multicast of {nbytes} B, mode {mode}, {comm.Get_size() - 1} peer(s); {_library()}")
     echo(
         table(
@@ -792,7 +820,7 @@ def bench_multicast_cmd(
             f"{fits[stat]['alpha_r_us']:.4g} us, R^2 = {fits[stat]['r2']:.4f}"
             + (f" (less one-way latency {latency:.3f} us)" if latency else "")
         )
-    _write_outputs(rows, as_json, as_csv)
+    _write_outputs(rows, c.as_json, c.as_csv)
     if model_file:
         if beta_s is None:
             pf = hb.fit_postal(pp, "median_us")
