@@ -179,15 +179,7 @@ def test_cli_verify_simulate_and_export(tmp_path):
     r = run(
         main,
         [
-            "simulate",
-            "halo",
-            "--variant",
-            "nonblocking",
-            "--decomp",
-            "2x2x2",
-            "--subdomain",
-            "8x8x8",
-            "--model",
+            *"simulate halo --variant nonblocking --decomp 2x2x2 --subdomain 8x8x8 --model".split(),
             MODEL,
             "--json",
             "--calls",

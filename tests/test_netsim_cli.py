@@ -103,15 +103,7 @@ def test_single_load_json_parses_as_one_document():
 
 def test_several_routings_and_traffics_text_and_csv():
     args = [
-        "run",
-        "-t",
-        "mlfm:h=4",
-        "-r",
-        "min,ugal:n=2,c=1",
-        "--traffic",
-        "worst",
-        "--load",
-        "0.1,0.4",
+        *"run -t mlfm:h=4 -r min,ugal:n=2,c=1 --traffic worst --load 0.1,0.4".split(),
         *FAST,
     ]
     r = invoke(*args)

@@ -232,13 +232,7 @@ def test_cli_simulate_json_contract(tmp_path):
             "goal",
             "-o",
             str(goal),
-            "allreduce",
-            "-a",
-            "recursive_doubling",
-            "-n",
-            "8",
-            "--dtype",
-            "int64",
+            *"allreduce -a recursive_doubling -n 8 --dtype int64".split(),
         ).exit_code
         == 0
     )
@@ -356,13 +350,7 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_cli_plot_trace_and_no_overwrite(tmp_path):
     png, trace = tmp_path / "t.png", tmp_path / "t.json"
     args = [
-        "simulate",
-        "allreduce",
-        "-a",
-        "tree",
-        "-n",
-        "6",
-        "--model",
+        *"simulate allreduce -a tree -n 6 --model".split(),
         LOGGOPS,
         "--plot",
         str(png),

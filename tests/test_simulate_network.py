@@ -179,10 +179,7 @@ def test_cli_json_contract(tmp_path):
 def test_cli_outputs_messages_csv_link_plot_and_trace_tracks(tmp_path):
     csv_path, png, trace = tmp_path / "m.csv", tmp_path / "links.png", tmp_path / "t.json"
     args = [
-        "simulate",
-        "--network",
-        "tree:fig5b",
-        "--model",
+        *"simulate --network tree:fig5b --model".split(),
         HOST,
         "--messages-csv",
         str(csv_path),
