@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 
+import goal_files
 import hypercuboid as hc
 import numpy as np
 import pytest
@@ -25,13 +26,7 @@ def run(*args: str):
 
 
 def one_message(tmp_path, nbytes: int) -> Schedule:
-    f = tmp_path / "one.goal"
-    f.write_text(
-        "num_ranks 5\n"
-        f"rank 0 {{\nl0: send {nbytes}b to 4 tag 3\n}}\n"
-        f"rank 4 {{\nl0: recv {nbytes}b from 0 tag 3\n}}\n"
-    )
-    return Schedule.read(f)
+    return goal_files.one_message(tmp_path, nbytes, 5, 0, 4, 3)
 
 
 @pytest.mark.parametrize("nbytes", [8, 1000, 65536])
