@@ -348,18 +348,23 @@ def _collective_bench(
     algs: list[str],
     size_list: list[int],
     *,
+    header: Callable[[int], str],
+    table: Callable[[list], str],
+    verdict: str,
     names_known: Callable[[], None] | None = None,
     plot: str | None = None,
+    draw: Callable[[list, int], None] | None = None,
     c: _Common,
     no_verify: bool,
     seed: int | None,
     **kw: Any,
-) -> tuple[Any, list, bool] | None:
+) -> None:
     """Starts the job (every rank: same arguments, --timeout, outputs free, `names_known`
     agreed) and runs `bench_fn` (``bench_allreduce`` or ``bench_alltoall``, with `kw`) over
-    the sweep one size at a time. Rank 0 gets (comm, rows, whether Ctrl-C stopped it) and
-    writes --json/--csv after its table; the other ranks get None, or KeyboardInterrupt once
-    the sweep was stopped."""
+    the sweep one size at a time. Rank 0 then prints `header(nranks)` and `table(rows)`
+    (unless stdout holds the JSON or CSV), writes --json/--csv, draws `plot` with `draw(rows,
+    nranks)`, and reports a Ctrl-C or the rows that failed --check (`verdict`). The other
+    ranks return, or raise KeyboardInterrupt once the sweep was stopped."""
     comm = _world()
     _start(comm, c.timeout)
     _agree(comm, c.outputs_free(plot))
@@ -383,8 +388,20 @@ def _collective_bench(
     if comm.Get_rank() != 0:
         if stopped:
             raise KeyboardInterrupt
-        return None
-    return comm, rows, stopped
+        return
+    n = comm.Get_size()
+    if c.table():
+        click.echo(f"{header(n)}; {_library()}")
+        click.echo(table(rows))
+    _write_outputs(rows, c.as_json, c.as_csv)
+    if plot and draw is not None:
+        draw(rows, n)
+    _failed(rows, stopped, verdict)
+
+
+def _ranks(n: int) -> str:
+    """``1 rank``, ``4 ranks``."""
+    return f"{n} rank{'s' if n != 1 else ''}"
 
 
 def _failed(rows: list, stopped: bool, verdict: str) -> None:
@@ -475,12 +492,18 @@ def bench_allreduce_cmd(
     size_list = _sizes(sizes)
     dt = _check_dtype(dtype, check)
     algs = _algorithms(algorithms, _known_algorithms())
-    c = _Common.take(opts)
-    done = _collective_bench(
+    c = _Common.take(opts)  # the rest of opts goes to the benchmark
+    _collective_bench(
         hb.bench_allreduce,
         algs,
         size_list,
+        header=lambda n: f"# allreduce, {_ranks(n)}, {dt.name} {op}, block {block}",
+        table=allreduce_table,
+        verdict="failed --check",
         plot=plot,
+        draw=lambda rows, n: plot_latency(
+            rows, plot, title=f"allreduce on {n} ranks ({dt.name} {op})"
+        ),
         c=c,
         dtype=dt,
         op=op,
@@ -488,20 +511,6 @@ def bench_allreduce_cmd(
         check=check,
         **opts,
     )
-    if done is None:
-        return
-    comm, rows, stopped = done
-    n = comm.Get_size()
-    if c.table():
-        click.echo(
-            f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; "
-            f"{_library()}"
-        )
-        click.echo(allreduce_table(rows))
-    _write_outputs(rows, c.as_json, c.as_csv)
-    if plot:
-        plot_latency(rows, plot, title=f"allreduce on {n} ranks ({dt.name} {op})")
-    _failed(rows, stopped, "failed --check")
 
 
 @bench.command("alltoall")
@@ -563,26 +572,20 @@ def bench_alltoall_cmd(
             if a != "native":
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
-    c = _Common.take(opts)
-    done = _collective_bench(
+    c = _Common.take(opts)  # the rest of opts goes to the benchmark
+    _collective_bench(
         hb.bench_alltoall,
         algs,
         size_list,
-        c=c,
+        header=lambda n: f"# alltoall, {_ranks(n)}, {dt.name}",
+        table=alltoall_table,
+        verdict="differ from MPI_Alltoall",
         names_known=names_known,
+        c=c,
         dtype=dt,
         check=check,
         **opts,
     )
-    if done is None:
-        return
-    comm, rows, stopped = done
-    n = comm.Get_size()
-    if c.table():
-        click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
-        click.echo(alltoall_table(rows))
-    _write_outputs(rows, c.as_json, c.as_csv)
-    _failed(rows, stopped, "differ from MPI_Alltoall")
 
 
 #: The latency statistics' columns of the pingpong and multicast tables.
