@@ -7,8 +7,14 @@ that ends in ``.json`` names the script's JSON file itself (as the scripts' ``--
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 #: The default directory: ``$HYPERCUBOID_BENCH_OUT`` or ``out/`` in the current directory.
 OUT = Path(os.environ.get("HYPERCUBOID_BENCH_OUT", "out"))
@@ -37,3 +43,28 @@ def directory(out: str | Path) -> Path:
     d = Path(out).parent if str(out).endswith(".json") else Path(out)
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def write_json(out: str | Path, name: str, result: dict) -> Path:
+    """Writes ``result`` after a ``machine`` key (CPUs, Python, platform) to the file ``name``
+    of ``--out`` (indented by 2), says so, and returns its path."""
+    p = path(out, name)
+    machine = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    with open(p, "w", encoding="utf-8") as f:
+        json.dump({"machine": machine, **result}, f, indent=2)
+    print(f"wrote {p}")
+    return p
+
+
+def timed(f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The median wall time of ``repeat`` calls of ``f`` (seconds) and its last result."""
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = f()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result

@@ -11,11 +11,6 @@ Prints two tables and writes benchmarks/results/alltoall_phases.json.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import statistics
-import time
 
 import _out
 from hypercuboid import _core, phases, topology
@@ -36,15 +31,6 @@ GENERAL = [
     for routing in ("dmodk", "first")
     for spec in ("fattree:k=4,levels=3", "slimfly:q=5", "torus:dims=8x8")
 ]
-
-
-def timed(f, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
 
 
 def row(label: str, topo, seconds: float, r) -> dict:
@@ -77,12 +63,12 @@ def main() -> None:
     trees = []
     for label, machines, switches, shape, seed in TREES:
         t = phases.random_tree(machines, switches, shape, seed)
-        s, r = timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
+        s, r = _out.timed(lambda t=t: _core.alltoall_phases(t, "auto"), args.repeat)
         trees.append(row(label, t, s, r) | {"shape": shape, "switches": switches, "seed": seed})
     general = []
     for spec, routing in GENERAL:
         t = topology.generate(spec)
-        s, r = timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
+        s, r = _out.timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
         general.append(row(spec, t, s, r) | {"routing": routing})
 
     head = (
@@ -112,24 +98,16 @@ def main() -> None:
             f"{x['lower_bound']:>6} {x['gap']:>5} {x['ratio']:>6.3f} "
             f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms"
         )
-    out = _out.path(args.out, "alltoall_phases.json")
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(
-            {
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                },
-                "repeat": args.repeat,
-                "bar_seconds": BAR_S,
-                "trees": trees,
-                "general": general,
-            },
-            f,
-            indent=2,
-        )
-    print(f"wrote {out}")
+    _out.write_json(
+        args.out,
+        "alltoall_phases.json",
+        {
+            "repeat": args.repeat,
+            "bar_seconds": BAR_S,
+            "trees": trees,
+            "general": general,
+        },
+    )
 
 
 if __name__ == "__main__":

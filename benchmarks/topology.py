@@ -8,11 +8,6 @@ Prints a table and writes benchmarks/results/topology.json.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import statistics
-import time
 
 import _out
 from hypercuboid import topology
@@ -27,15 +22,6 @@ INSTANCES = [
 ]
 
 
-def timed(f, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), result
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3, help="median of this many runs")
@@ -44,9 +30,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for label, spec in INSTANCES:
-        gen, t = timed(lambda spec=spec: topology.generate(spec), args.repeat)
-        ana, info = timed(lambda t=t: t.analyze(), args.repeat)
-        bis, b = timed(lambda t=t: topology.bisection(t, seeds=args.seeds), 1)
+        gen, t = _out.timed(lambda spec=spec: topology.generate(spec), args.repeat)
+        ana, info = _out.timed(lambda t=t: t.analyze(), args.repeat)
+        bis, b = _out.timed(lambda t=t: topology.bisection(t, seeds=args.seeds), 1)
         rows.append(
             {
                 "label": label,
@@ -76,23 +62,15 @@ def main() -> None:
             f"{r['total_without_bisection_s'] * 1e3:>10.1f}ms {r['bisection_s']:>9.2f}s "
             f"{r['total_with_bisection_s']:>9.2f}s {r['bisection_per_endpoint']:>7.3f}"
         )
-    out = _out.path(args.out, "topology.json")
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(
-            {
-                "machine": {
-                    "cpus": os.cpu_count(),
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                },
-                "repeat": args.repeat,
-                "seeds": args.seeds,
-                "rows": rows,
-            },
-            f,
-            indent=2,
-        )
-    print(f"wrote {out}")
+    _out.write_json(
+        args.out,
+        "topology.json",
+        {
+            "repeat": args.repeat,
+            "seeds": args.seeds,
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

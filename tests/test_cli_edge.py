@@ -57,18 +57,7 @@ def _run(*args):
             "--max-problems -1: must be >= 0",
         ),
         (
-            [
-                "tune",
-                "allreduce",
-                "-n",
-                "8",
-                "--alpha-p",
-                "1us",
-                "--alpha-r",
-                "1us",
-                "--pool",
-                "-1",
-            ],
+            "tune allreduce -n 8 --alpha-p 1us --alpha-r 1us --pool -1".split(),
             "--pool -1: must be >= 0",
         ),
         (
@@ -187,20 +176,14 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch):
 
 
 def test_optional_files_read_only_file_names():
-    assert optional_files(["simulate", "--json", "allreduce", "-a", "ring"]) == [
-        "simulate",
-        "--json=-",
-        "allreduce",
-        "-a",
-        "ring",
-    ]
-    assert optional_files(["x", "--json", "out.json", "--csv", "m.CSV"]) == [
-        "x",
-        "--json",
-        "out.json",
-        "--csv",
-        "m.CSV",
-    ]
+    assert (
+        optional_files(["simulate", "--json", "allreduce", "-a", "ring"])
+        == "simulate --json=- allreduce -a ring".split()
+    )
+    assert (
+        optional_files(["x", "--json", "out.json", "--csv", "m.CSV"])
+        == "x --json out.json --csv m.CSV".split()
+    )
     assert optional_files(["x", "--json", "-q"]) == ["x", "--json", "-q"]
     assert optional_files(["x", "--", "--json", "a"]) == ["x", "--", "--json", "a"]
 

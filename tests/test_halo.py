@@ -167,49 +167,19 @@ def test_cli_verify_simulate_and_export(tmp_path):
     run = CliRunner().invoke
     r = run(
         main,
-        [
-            "schedule",
-            "verify",
-            "halo",
-            "--variant",
-            "blocking",
-            "--decomp",
-            "4x3x2",
-            "--subdomain",
-            "4x4x4",
-        ],
+        "schedule verify halo --variant blocking --decomp 4x3x2 --subdomain 4x4x4".split(),
     )
     assert r.exit_code == 0, r.output
     assert "SOUND" in r.output
     r = run(
         main,
-        [
-            "schedule",
-            "verify",
-            "halo",
-            "--variant",
-            "reduced",
-            "--lattice",
-            "9x8x7",
-            "--ranks",
-            "8",
-            "--periodic",
-            "xz",
-        ],
+        "schedule verify halo --variant reduced --lattice 9x8x7 --ranks 8 --periodic xz".split(),
     )
     assert r.exit_code == 0, r.output
     r = run(
         main,
         [
-            "simulate",
-            "halo",
-            "--variant",
-            "nonblocking",
-            "--decomp",
-            "2x2x2",
-            "--subdomain",
-            "8x8x8",
-            "--model",
+            *"simulate halo --variant nonblocking --decomp 2x2x2 --subdomain 8x8x8 --model".split(),
             MODEL,
             "--json",
             "--calls",
@@ -224,37 +194,17 @@ def test_cli_verify_simulate_and_export(tmp_path):
     assert d["completion_time_ns"] > 0
     r = run(
         main,
-        [
-            "schedule",
-            "export",
-            "halo",
-            "--variant",
-            "blocking",
-            "--decomp",
-            "2x1x1",
-            "--subdomain",
-            "4x4x4",
-            "--format",
-            "goal",
-        ],
+        (
+            "schedule export halo --variant blocking --decomp 2x1x1 --subdomain 4x4x4 --format goal"
+        ).split(),
     )
     assert r.exit_code == 0, r.output
     assert r.output.startswith("num_ranks 2")
     r = run(
         main,
-        [
-            "schedule",
-            "export",
-            "halo",
-            "--variant",
-            "blocking",
-            "--decomp",
-            "2x1x1",
-            "--subdomain",
-            "4x4x4",
-            "--format",
-            "c",
-        ],
+        (
+            "schedule export halo --variant blocking --decomp 2x1x1 --subdomain 4x4x4 --format c"
+        ).split(),
     )
     assert r.exit_code == 1
     assert "invalid format 'c': the C export runs contiguous slices" in r.output
@@ -263,35 +213,13 @@ def test_cli_verify_simulate_and_export(tmp_path):
     assert "give the sites as --subdomain AxBxC or --lattice XxYxZ (one)" in r.output
     r = run(
         main,
-        [
-            "schedule",
-            "verify",
-            "halo",
-            "--variant",
-            "blocking",
-            "--decomp",
-            "2x1",
-            "--subdomain",
-            "4x4x4",
-        ],
+        "schedule verify halo --variant blocking --decomp 2x1 --subdomain 4x4x4".split(),
     )
     assert r.exit_code == 1
     assert "--decomp '2x1': accepted XxYxZ with three positive integers (64x64x64)" in r.output
     r = run(
         main,
-        [
-            "schedule",
-            "show",
-            "halo",
-            "--variant",
-            "reduced",
-            "--decomp",
-            "1x1x1",
-            "--subdomain",
-            "2x2x2",
-            "--rank",
-            "0",
-        ],
+        "schedule show halo --variant reduced --decomp 1x1x1 --subdomain 2x2x2 --rank 0".split(),
     )
     assert r.exit_code == 0, r.output
     assert "pack out<4x4x4x19>[" in r.output

@@ -41,7 +41,7 @@ def test_run_json_one_object_per_load_point():
         assert isinstance(o["accepted"], float) and 0 < o["accepted"] <= 1
         assert o["latency_avg_ns"] > 220.48  # above the zero-load latency of 0 hops
         assert (o["topology"], o["routing"], o["traffic"]) == ("oft:k=4,p=4", "ugal", "uniform")
-        assert len(o["top_links"]) == 5
+        assert len(o["top_links"]) == 10  # the core's default
         assert set(o["top_links"][0]) == {"from", "to", "link", "packets", "utilisation"}
 
 
@@ -65,7 +65,6 @@ def test_json_output_is_the_report_dict_byte_for_byte():
         [0.7],
         warmup_ps=5_000_000,
         duration_ps=20_000_000,
-        top_links=5,
         links=True,
     )[0]
     d = core_report_dict(c)
@@ -76,7 +75,7 @@ def test_json_output_is_the_report_dict_byte_for_byte():
         "--executor", "serial",
     )  # fmt: skip
     assert r.exit_code == 0, r.output
-    c = _core.netsim_exchange(generate("mlfm:h=3"), "min", "nn", message_bytes=8192, top_links=5)
+    c = _core.netsim_exchange(generate("mlfm:h=3"), "min", "nn", message_bytes=8192)
     d = core_report_dict(c)
     assert r.stdout == _old_json(d, json.loads(r.stdout)) + "\n"
     assert list(json.loads(r.stdout))[-3:] == ["completion_ns", "effective_throughput", "dims"]
@@ -104,15 +103,7 @@ def test_single_load_json_parses_as_one_document():
 
 def test_several_routings_and_traffics_text_and_csv():
     args = [
-        "run",
-        "-t",
-        "mlfm:h=4",
-        "-r",
-        "min,ugal:n=2,c=1",
-        "--traffic",
-        "worst",
-        "--load",
-        "0.1,0.4",
+        *"run -t mlfm:h=4 -r min,ugal:n=2,c=1 --traffic worst --load 0.1,0.4".split(),
         *FAST,
     ]
     r = invoke(*args)

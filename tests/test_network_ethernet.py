@@ -4,6 +4,7 @@ refusals (flow level, engine parameters the switch model sets)."""
 
 from __future__ import annotations
 
+import goal_files
 import hypercuboid as hc
 import pytest
 from click.testing import CliRunner
@@ -20,13 +21,7 @@ SWITCH_NS = 4_000.0
 
 
 def one_message(tmp_path, nbytes: int) -> Schedule:
-    f = tmp_path / "one.goal"
-    f.write_text(
-        "num_ranks 32\n"
-        f"rank 0 {{\nl0: send {nbytes}b to 31 tag 1\n}}\n"
-        f"rank 31 {{\nl0: recv {nbytes}b from 0 tag 1\n}}\n"
-    )
-    return Schedule.read(f)
+    return goal_files.one_message(tmp_path, nbytes, 32, 0, 31, 1)
 
 
 def frame_ns(payload: int) -> float:
@@ -79,18 +74,9 @@ def test_refusals_are_one_line():
     )
     res = CliRunner().invoke(
         cli,
-        [
-            "simulate",
-            "--network",
-            "tree:fig5b,switch=ethernet",
-            "--buffer",
-            "4KiB",
-            "alltoall",
-            "-a",
-            "linear",
-            "-n",
-            "8",
-        ],
+        (
+            "simulate --network tree:fig5b,switch=ethernet --buffer 4KiB alltoall -a linear -n 8"
+        ).split(),
     )
     assert res.exit_code == 1
     assert res.output.strip() == (

@@ -33,6 +33,19 @@ def run(*args: str):
 # -- API ----------------------------------------------------------------------------------------
 
 
+#: The allreduce algorithms, in the registry's order.
+ALLREDUCE_NAMES = [
+    "ring_rotate",
+    "ring",
+    "tree",
+    "recursive_doubling",
+    "rabenseifner",
+    "elimination",
+    "recursive_multiplying",
+    "mpich_recursive_multiplying",
+]
+
+
 def test_allreduce_generates_and_verifies_every_algorithm():
     for alg in ["ring_rotate", "ring", "tree", "recursive_doubling"]:
         s = hc.schedules.allreduce(alg, nranks=6, count=10)
@@ -173,15 +186,9 @@ def test_errors_are_value_errors_with_the_accepted_values():
     assert issubclass(hc.ModelError, hc.HypercuboidError)
     with pytest.raises(hc.ScheduleError) as e:
         hc.schedules.allreduce("butterfly", 4)
+    # the names, recursive_multiplying with its positional argument
     assert e.value.accepted == [
-        "ring_rotate",
-        "ring",
-        "tree",
-        "recursive_doubling",
-        "rabenseifner",
-        "elimination",
-        "recursive_multiplying:SCHEDULE",
-        "mpich_recursive_multiplying",
+        f"{n}:SCHEDULE" if n == "recursive_multiplying" else n for n in ALLREDUCE_NAMES
     ]
     with pytest.raises(hc.ModelError) as e:
         hc.parse_model("postal:alpha=1us,x=2")
@@ -225,13 +232,7 @@ def test_cli_simulate_json_contract(tmp_path):
             "goal",
             "-o",
             str(goal),
-            "allreduce",
-            "-a",
-            "recursive_doubling",
-            "-n",
-            "8",
-            "--dtype",
-            "int64",
+            *"allreduce -a recursive_doubling -n 8 --dtype int64".split(),
         ).exit_code
         == 0
     )
@@ -349,13 +350,7 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_cli_plot_trace_and_no_overwrite(tmp_path):
     png, trace = tmp_path / "t.png", tmp_path / "t.json"
     args = [
-        "simulate",
-        "allreduce",
-        "-a",
-        "tree",
-        "-n",
-        "6",
-        "--model",
+        *"simulate allreduce -a tree -n 6 --model".split(),
         LOGGOPS,
         "--plot",
         str(png),
@@ -429,16 +424,7 @@ def test_the_registry_names_every_algorithm_once_with_its_promises():
     ]
     names = [a.name for a in ar.algorithms]
     assert names == hc.allreduce_algorithms()
-    assert names == [
-        "ring_rotate",
-        "ring",
-        "tree",
-        "recursive_doubling",
-        "rabenseifner",
-        "elimination",
-        "recursive_multiplying",
-        "mpich_recursive_multiplying",
-    ]
+    assert names == ALLREDUCE_NAMES
     by = {a.name: a for a in ar.algorithms}
     assert by["recursive_multiplying"].usage == "recursive_multiplying:SCHEDULE"
     assert by["mpich_recursive_multiplying"].keys == {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 
+import goal_files
 import hypercuboid as hc
 import numpy as np
 import pytest
@@ -25,13 +26,7 @@ def run(*args: str):
 
 
 def one_message(tmp_path, nbytes: int) -> Schedule:
-    f = tmp_path / "one.goal"
-    f.write_text(
-        "num_ranks 5\n"
-        f"rank 0 {{\nl0: send {nbytes}b to 4 tag 3\n}}\n"
-        f"rank 4 {{\nl0: recv {nbytes}b from 0 tag 3\n}}\n"
-    )
-    return Schedule.read(f)
+    return goal_files.one_message(tmp_path, nbytes, 5, 0, 4, 3)
 
 
 @pytest.mark.parametrize("nbytes", [8, 1000, 65536])
@@ -179,10 +174,7 @@ def test_cli_json_contract(tmp_path):
 def test_cli_outputs_messages_csv_link_plot_and_trace_tracks(tmp_path):
     csv_path, png, trace = tmp_path / "m.csv", tmp_path / "links.png", tmp_path / "t.json"
     args = [
-        "simulate",
-        "--network",
-        "tree:fig5b",
-        "--model",
+        *"simulate --network tree:fig5b --model".split(),
         HOST,
         "--messages-csv",
         str(csv_path),
@@ -262,18 +254,7 @@ def test_bad_input_is_refused_in_one_line(tmp_path):
     assert res.output.strip() == "Error: --routing applies to --network runs only"
     res = CliRunner().invoke(
         cli,
-        [
-            "simulate",
-            "--network",
-            "tree:fig5b",
-            "--mapping",
-            "file:/nonexistent",
-            "allreduce",
-            "-a",
-            "ring",
-            "-n",
-            "4",
-        ],
+        "simulate --network tree:fig5b --mapping file:/nonexistent allreduce -a ring -n 4".split(),
     )
     assert res.exit_code == 1
     assert "invalid mapping file /nonexistent" in res.output

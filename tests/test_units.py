@@ -23,6 +23,13 @@ SIZE_UNITS = (
 TIME_UNITS = "accepted units are ps, ns, us, ms, s (a bare number is ns)"
 
 
+def _refused(parse, text: str) -> str:
+    """The message of the UnitError that ``parse(text)`` raises."""
+    with pytest.raises(UnitError) as e:
+        parse(text)
+    return str(e.value)
+
+
 def test_times():
     assert units.parse_time("500ns") == 500_000
     assert units.parse_time("1.5us") == 1_500_000
@@ -33,17 +40,17 @@ def test_times():
     assert units.parse_time("0") == 0
     assert units.parse_time_f64("0.4ps") == 0.4
     assert units.parse_time_f64("0.0004ns") == 0.4
-    with pytest.raises(UnitError) as e:
-        units.parse_time("5 parsecs")
-    assert str(e.value) == f"invalid time '5 parsecs': unknown unit 'parsecs'; {TIME_UNITS}"
-    with pytest.raises(UnitError) as e:
-        units.parse_time("0.0001ns")
-    assert str(e.value) == (
+    assert (
+        _refused(units.parse_time, "5 parsecs")
+        == f"invalid time '5 parsecs': unknown unit 'parsecs'; {TIME_UNITS}"
+    )
+    assert _refused(units.parse_time, "0.0001ns") == (
         "invalid time '0.0001ns': finer than one picosecond, the simulator's resolution"
     )
-    with pytest.raises(UnitError) as e:
-        units.parse_time_f64("-1ns")
-    assert str(e.value) == "invalid time '-1ns': negative; times must be >= 0"
+    assert (
+        _refused(units.parse_time_f64, "-1ns")
+        == "invalid time '-1ns': negative; times must be >= 0"
+    )
 
 
 def test_sizes():
@@ -56,15 +63,12 @@ def test_sizes():
     assert units.parse_size("2GB") == 2 << 30
     assert units.parse_size("1T") == 1 << 40
     assert units.parse_size("18446744073709551615") == 2**64 - 1
-    with pytest.raises(UnitError) as e:
-        units.parse_size("1.5B")
-    assert str(e.value) == "invalid size '1.5B': not a whole number of bytes"
-    with pytest.raises(UnitError) as e:
-        units.parse_size("3 parsecs")
-    assert str(e.value) == f"invalid size '3 parsecs': unknown unit 'parsecs'; {SIZE_UNITS}"
-    with pytest.raises(UnitError) as e:
-        units.parse_size("")
-    assert str(e.value) == (
+    assert _refused(units.parse_size, "1.5B") == "invalid size '1.5B': not a whole number of bytes"
+    assert (
+        _refused(units.parse_size, "3 parsecs")
+        == f"invalid size '3 parsecs': unknown unit 'parsecs'; {SIZE_UNITS}"
+    )
+    assert _refused(units.parse_size, "") == (
         "invalid size '': empty; expected a number with an optional unit (B, K/KB/KiB, "
         "M/MB/MiB, G/GB/GiB, T/TB/TiB)"
     )
@@ -82,12 +86,11 @@ def test_bandwidths():
     assert units.parse_bandwidth("400Mbps") == 0.4
     assert units.parse_bandwidth("1Tbps") == 1000.0
     assert units.parse_bandwidth("12.5GB/s") == 100.0
-    with pytest.raises(UnitError) as e:
-        units.parse_bandwidth("0")
-    assert str(e.value) == "invalid bandwidth '0': a bandwidth must be > 0"
-    with pytest.raises(UnitError) as e:
-        units.parse_bandwidth("-5")
-    assert str(e.value) == "invalid bandwidth '-5': negative; bandwidths must be > 0"
+    assert _refused(units.parse_bandwidth, "0") == "invalid bandwidth '0': a bandwidth must be > 0"
+    assert (
+        _refused(units.parse_bandwidth, "-5")
+        == "invalid bandwidth '-5': negative; bandwidths must be > 0"
+    )
 
 
 def test_unit_errors_are_value_errors():

@@ -107,19 +107,7 @@ def test_bench_multicast_writes_a_pipelined_model_file(comm, tmp_path):
     from hypercuboid import modelfile
 
     mf = tmp_path / "pipe.json"
-    args = [
-        "multicast",
-        "-b",
-        "3",
-        "-i",
-        "5",
-        "-x",
-        "1",
-        "--beta",
-        "0.4ns",
-        "--no-measure-reductions",
-        "-q",
-    ]
+    args = "multicast -b 3 -i 5 -x 1 --beta 0.4ns --no-measure-reductions -q".split()
     res = run([*args, "--model-file", str(mf), "--mode", "ack"])
     if comm.size < 2:
         assert res.exit_code == 1

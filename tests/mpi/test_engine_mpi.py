@@ -54,19 +54,36 @@ def test_handmade_ops(comm, op, ufunc):
     assert out.tobytes() == reference(xs, ufunc).tobytes()
 
 
-def test_combine_operand_order_with_a_noncommutative_ufunc(comm):
-    """combine 1 is ``dst = incoming ⊕ dst``, 2 is ``dst = dst ⊕ incoming`` (receives) and
-    reduce combine 1 is ``dst = src ⊕ dst``, 2 ``dst = dst ⊕ src``: checked with subtraction."""
+def _pair_program(comm) -> tuple:
+    """(this rank, an empty program with one 4-element scratch buffer, the partner among ranks
+    0 and 1); skips on one rank."""
+    if comm.size < 2:
+        pytest.skip("needs 2 ranks")
+    p = Program()
+    p.scratch = [4]
+    return comm.rank, p, 1 - comm.rank
+
+
+def _run_subtracting(comm, p, r: int) -> tuple:
+    """Runs rank ``r``'s program ``p`` of ranks 0 and 1 (inputs [10, 20, 30, 40] x (rank + 1))
+    with np.subtract as the combine: (its input, its partner's input, its output, the bound
+    program, the plan)."""
     from hypercuboid.mpi import engine
     from hypercuboid.mpi.executor import private_comm
 
-    if comm.size < 2:
-        pytest.skip("needs 2 ranks")
-    r = comm.rank
-    p = Program()
-    p.scratch = [4]
+    x = np.array([10.0, 20.0, 30.0, 40.0]) * (r + 1)
+    y = np.zeros(4)
+    plan = engine.compile_program(p.columns(), rank=r, nranks=comm.size, count=4)
+    b = engine.Bound(plan, x, y, np.subtract)
+    engine.run(private_comm(comm), b)
+    return x, np.array([10.0, 20.0, 30.0, 40.0]) * (2 - r), y, b, plan
+
+
+def test_combine_operand_order_with_a_noncommutative_ufunc(comm):
+    """combine 1 is ``dst = incoming ⊕ dst``, 2 is ``dst = dst ⊕ incoming`` (receives) and
+    reduce combine 1 is ``dst = src ⊕ dst``, 2 ``dst = dst ⊕ src``: checked with subtraction."""
+    r, p, other = _pair_program(comm)
     if r < 2:
-        other = 1 - r
         c = p.copy((IN, 0, 4), (OUT, 0, 4))
         s3 = p.send(other, (IN, 0, 2), tag=3)
         s4 = p.send(other, (IN, 2, 2), tag=4)
@@ -76,13 +93,8 @@ def test_combine_operand_order_with_a_noncommutative_ufunc(comm):
         # scratch = input, then scratch[0:2] = output[0:2] - scratch[0:2] (src ⊕ dst)
         k = p.copy((IN, 0, 4), (2, 0, 4))
         p.after(p.reduce((OUT, 0, 2), (2, 0, 2), combine=1), k, r3)
-    x = np.array([10.0, 20.0, 30.0, 40.0]) * (r + 1)
-    y = np.zeros(4)
-    plan = engine.compile_program(p.columns(), rank=r, nranks=comm.size, count=4)
-    b = engine.Bound(plan, x, y, np.subtract)
-    engine.run(private_comm(comm), b)
+    x, xo, y, b, plan = _run_subtracting(comm, p, r)
     if r < 2:
-        xo = np.array([10.0, 20.0, 30.0, 40.0]) * (2 - r)
         assert y.tolist() == [xo[0] - x[0], xo[1] - x[1], x[2] - xo[2], x[3] - xo[3]]
         # after the first reduce: scratch[0:2] = out[0:2] - x[0:2]
         assert b.bufs[2].tolist() == [y[0] - x[0], y[1] - x[1], x[2], x[3]]
@@ -194,16 +206,8 @@ def test_receive_reduce_copy_operand_order_with_a_noncommutative_ufunc(comm):
     """A fused receive with an operand: combine 1 is ``dst = incoming ⊕ operand``, 2 is
     ``dst = operand ⊕ incoming``; an operand overlapping ``dst`` is read before the message
     overwrites anything."""
-    from hypercuboid.mpi import engine
-    from hypercuboid.mpi.executor import private_comm
-
-    if comm.size < 2:
-        pytest.skip("needs 2 ranks")
-    r = comm.rank
-    p = Program()
-    p.scratch = [4]
+    r, p, other = _pair_program(comm)
     if r < 2:
-        other = 1 - r
         fill = p.copy((IN, 0, 4), (2, 0, 4))
         p.send(other, (IN, 0, 2), tag=1)
         p.send(other, (IN, 2, 2), tag=2)
@@ -212,13 +216,8 @@ def test_receive_reduce_copy_operand_order_with_a_noncommutative_ufunc(comm):
         p.recv(other, (OUT, 2, 2), tag=2, combine=2, operand=(IN, 2, 2))
         # scratch[1:3] = incoming - scratch[0:2], operand and destination overlap
         p.after(p.recv(other, (2, 1, 2), tag=3, combine=1, operand=(2, 0, 2)), fill)
-    x = np.array([10.0, 20.0, 30.0, 40.0]) * (r + 1)
-    y = np.zeros(4)
-    plan = engine.compile_program(p.columns(), rank=r, nranks=comm.size, count=4)
-    b = engine.Bound(plan, x, y, np.subtract)
-    engine.run(private_comm(comm), b)
+    x, xo, y, b, plan = _run_subtracting(comm, p, r)
     if r < 2:
-        xo = np.array([10.0, 20.0, 30.0, 40.0]) * (2 - r)
         assert y.tolist() == [xo[0] - x[0], xo[1] - x[1], x[2] - xo[2], x[3] - xo[3]]
         assert b.bufs[2].tolist() == [x[0], xo[0] - x[0], xo[1] - x[1], x[3]]
         assert plan.describe(4) == (

@@ -18,16 +18,13 @@ pytestmark = pytest.mark.skipif(not MPIEXEC.exists(), reason="no mpiexec next to
 
 
 def mpirun(n: int, args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.update(
-        OMPI_ALLOW_RUN_AS_ROOT="1",
-        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-        OMPI_MCA_pml="ob1",
-        OMPI_MCA_btl="self,sm",
-        OMPI_MCA_mpi_yield_when_idle="1",
-        PYTHONPATH=os.pathsep.join([str(HERE), str(HERE.parent.parent / "python")]),
-    )
-    cmd = [str(MPIEXEC), "--oversubscribe", "--bind-to", "none", "-n", str(n), *args]
+    from hypercuboid.demo import _mpiexec
+
+    launcher = _mpiexec()  # the demo's: a small shared-memory run, as `make test-mpi`
+    assert launcher is not None, "mpiexec or mpi4py is missing"
+    cmd, env = launcher
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), str(HERE.parent.parent / "python")])
+    cmd = [*cmd, "-n", str(n), *args]
     # the timeout only guards against a hang; it asserts nothing about speed
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 

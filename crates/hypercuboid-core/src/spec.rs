@@ -82,6 +82,19 @@ pub struct Form {
 }
 
 impl Form {
+    /// The form of an entry that takes no parameters: its name and one line of summary, no
+    /// aliases, keys or positional argument; its example is its name.
+    pub const fn named(name: &'static str, summary: &'static str) -> Form {
+        Form {
+            name,
+            aliases: &[],
+            summary,
+            keys: &[],
+            positional: Positional::None,
+            example: name,
+        }
+    }
+
     /// Whether `name` names this entry (its name or an alias, by [`answers_to`]'s rule).
     pub fn answers_to(&self, name: &str) -> bool {
         answers_to(self.name, self.aliases, name)

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,36 @@ _common = [
     ),
 ]
 
+
+@dataclass(frozen=True)
+class _Common:
+    """The values of the options every bench verb takes (:data:`_common`)."""
+
+    as_json: str | None
+    as_csv: str | None
+    force: bool
+    quiet: bool
+    progress: bool | None
+    timeout: float | None
+
+    @classmethod
+    def take(cls, opts: dict[str, Any]) -> _Common:
+        """Its values, taken out of a verb's other options."""
+        return cls(**{f.name: opts.pop(f.name) for f in fields(cls)})
+
+    def outputs_free(self, *more: str | None) -> Callable[[], None]:
+        """The check that --json, --csv and `more` files may be written."""
+        return _outputs_free(self.force, self.as_json, self.as_csv, *more)
+
+    def progress_of(self, comm: Any) -> Callable[[str], None] | None:
+        """The progress callback (rank 0, unless quiet)."""
+        return _progress(self.quiet, self.progress, comm)
+
+    def table(self) -> bool:
+        """Whether the table is printed (:func:`_table`)."""
+        return _table(self.as_json, self.as_csv)
+
+
 #: The spellings of release 0.x: -m was --sizes here, but it is --model everywhere else.
 _old_sizes = cliopts.renamed("-m", target="sizes", new="--sizes")
 _old_algorithms = cliopts.renamed("--algorithms", target="algorithms", new="--algorithm")
@@ -288,6 +319,105 @@ def _with(options: list) -> Callable:
     return deco
 
 
+def _schedule_runs(native: str) -> list:
+    """The options of how the schedules of a collective sweep run: --no-verify, --seed of the
+    input data and --runner (`native` is the library's own call, timed beside them)."""
+    return [
+        click.option(
+            "--no-verify", is_flag=True, help="Run schedules without verifying them first."
+        ),
+        click.option(
+            "--seed",
+            type=cliopts.SEED,
+            default=None,
+            help="Seed of the input data (0..2^64-1; default: the benchmark's).",
+        ),
+        click.option(
+            "--runner",
+            type=click.Choice(["auto", "native", "python"]),
+            default=None,
+            help=f"native: schedules run by the compiled C runner, timed (with {native}) by a C "
+            "loop; python: the mpi4py engine and a Python loop; auto (default, or "
+            "$HYPERCUBOID_RUNNER): native where it loads.",
+        ),
+    ]
+
+
+def _collective_bench(
+    bench_fn: Callable[..., list],
+    algs: list[str],
+    size_list: list[int],
+    *,
+    header: Callable[[int], str],
+    table: Callable[[list], str],
+    verdict: str,
+    names_known: Callable[[], None] | None = None,
+    plot: str | None = None,
+    draw: Callable[[list, int], None] | None = None,
+    c: _Common,
+    no_verify: bool,
+    seed: int | None,
+    **kw: Any,
+) -> None:
+    """Starts the job (every rank: same arguments, --timeout, outputs free, `names_known`
+    agreed) and runs `bench_fn` (``bench_allreduce`` or ``bench_alltoall``, with `kw`) over
+    the sweep one size at a time. Rank 0 then prints `header(nranks)` and `table(rows)`
+    (unless stdout holds the JSON or CSV), writes --json/--csv, draws `plot` with `draw(rows,
+    nranks)`, and reports a Ctrl-C or the rows that failed --check (`verdict`). The other
+    ranks return, or raise KeyboardInterrupt once the sweep was stopped."""
+    comm = _world()
+    _start(comm, c.timeout)
+    _agree(comm, c.outputs_free(plot))
+    if names_known is not None:
+        _agree(comm, names_known)
+    rows, stopped = _run_collective(
+        comm,
+        lambda: _sweep(
+            lambda sizes: bench_fn(
+                comm,
+                algs,
+                sizes,
+                verify=not no_verify,
+                **_given(seed=seed),
+                progress=c.progress_of(comm),
+                **kw,
+            ),
+            size_list,
+        ),
+    )
+    if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
+        return
+    n = comm.Get_size()
+    if c.table():
+        click.echo(f"{header(n)}; {_library()}")
+        click.echo(table(rows))
+    _write_outputs(rows, c.as_json, c.as_csv)
+    if plot and draw is not None:
+        draw(rows, n)
+    _failed(rows, stopped, verdict)
+
+
+def _ranks(n: int) -> str:
+    """``1 rank``, ``4 ranks``."""
+    return f"{n} rank{'s' if n != 1 else ''}"
+
+
+def _failed(rows: list, stopped: bool, verdict: str) -> None:
+    """After the rows are out: KeyboardInterrupt if the sweep was stopped, else an error
+    counting the rows that failed --check (`verdict`), with the first one's check if it has
+    one."""
+    if stopped:
+        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
+    bad = [r for r in rows if r.get("valid") is False]
+    if bad:
+        raise click.ClickException(
+            f"{len(bad)} result(s) {verdict}, first {bad[0]['algorithm']} at "
+            f"{bad[0]['bytes']} B{': ' + bad[0]['check'] if 'check' in bad[0] else ''}"
+        )
+
+
 @bench.command("allreduce")
 @click.option(
     "--algorithm",
@@ -338,21 +468,7 @@ def _with(options: list) -> Callable:
     help="Compare every result with MPI_Allreduce and a fixed-order reference (exact, max "
     "ulp, identical bits on all ranks); fills the 'valid' column.",
 )
-@click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
-@click.option(
-    "--seed",
-    type=cliopts.SEED,
-    default=None,
-    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
-)
-@click.option(
-    "--runner",
-    type=click.Choice(["auto", "native", "python"]),
-    default=None,
-    help="native: schedules run by the compiled C runner, timed (with MPI_Allreduce) by a C "
-    "loop; python: the mpi4py engine and a Python loop; auto (default, or "
-    "$HYPERCUBOID_RUNNER): native where it loads.",
-)
+@_with(_schedule_runs("MPI_Allreduce"))
 @cliopts.plot_option("Draw median latency against size (log-log, one line per algorithm)")
 @_with([*_common, _old_sizes, _old_algorithms])
 def bench_allreduce_cmd(
@@ -360,20 +476,10 @@ def bench_allreduce_cmd(
     sizes: str,
     dtype: str,
     op: str,
-    iterations: int | None,
-    warmup: int | None,
     block: int,
     check: bool,
-    no_verify: bool,
-    seed: int,
-    runner: str | None,
     plot: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **opts: Any,
 ) -> None:
     """Time allreduce algorithms and MPI_Allreduce over a message-size sweep (OSU style).
 
@@ -386,52 +492,25 @@ def bench_allreduce_cmd(
     size_list = _sizes(sizes)
     dt = _check_dtype(dtype, check)
     algs = _algorithms(algorithms, _known_algorithms())
-    comm = _world()
-    _start(comm, timeout)
-    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
-    rows, stopped = _run_collective(
-        comm,
-        lambda: _sweep(
-            lambda sizes: hb.bench_allreduce(
-                comm,
-                algs,
-                sizes,
-                dtype=dt,
-                op=op,
-                iterations=iterations,
-                warmup=warmup,
-                block=block,
-                check=check,
-                verify=not no_verify,
-                **_given(seed=seed),
-                progress=_progress(quiet, progress, comm),
-                runner=runner,
-            ),
-            size_list,
+    c = _Common.take(opts)  # the rest of opts goes to the benchmark
+    _collective_bench(
+        hb.bench_allreduce,
+        algs,
+        size_list,
+        header=lambda n: f"# allreduce, {_ranks(n)}, {dt.name} {op}, block {block}",
+        table=allreduce_table,
+        verdict="failed --check",
+        plot=plot,
+        draw=lambda rows, n: plot_latency(
+            rows, plot, title=f"allreduce on {n} ranks ({dt.name} {op})"
         ),
+        c=c,
+        dtype=dt,
+        op=op,
+        block=block,
+        check=check,
+        **opts,
     )
-    if comm.Get_rank() != 0:
-        if stopped:
-            raise KeyboardInterrupt
-        return
-    n = comm.Get_size()
-    if _table(as_json, as_csv):
-        click.echo(
-            f"# allreduce, {n} rank{'s' if n != 1 else ''}, {dt.name} {op}, block {block}; "
-            f"{_library()}"
-        )
-        click.echo(allreduce_table(rows))
-    _write_outputs(rows, as_json, as_csv)
-    if plot:
-        plot_latency(rows, plot, title=f"allreduce on {comm.Get_size()} ranks ({dt.name} {op})")
-    if stopped:
-        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
-    bad = [r for r in rows if r.get("valid") is False]
-    if bad:
-        raise click.ClickException(
-            f"{len(bad)} result(s) failed --check, first {bad[0]['algorithm']} at "
-            f"{bad[0]['bytes']} B: {bad[0]['check']}"
-        )
 
 
 @bench.command("alltoall")
@@ -464,38 +543,14 @@ def bench_allreduce_cmd(
     help="Compare every algorithm's result bitwise with MPI_Alltoall on every rank first; "
     "fills the 'valid' column.",
 )
-@click.option("--no-verify", is_flag=True, help="Run schedules without verifying them first.")
-@click.option(
-    "--seed",
-    type=cliopts.SEED,
-    default=None,
-    help="Seed of the input data (0..2^64-1; default: the benchmark's).",
-)
-@click.option(
-    "--runner",
-    type=click.Choice(["auto", "native", "python"]),
-    default=None,
-    help="native: schedules run by the compiled C runner, timed (with MPI_Alltoall) by a C "
-    "loop; python: the mpi4py engine and a Python loop; auto (default, or "
-    "$HYPERCUBOID_RUNNER): native where it loads.",
-)
+@_with(_schedule_runs("MPI_Alltoall"))
 @_with([*_common, _old_sizes, _old_algorithms])
 def bench_alltoall_cmd(
     algorithms: str,
     sizes: str,
     dtype: str,
-    iterations: int | None,
-    warmup: int | None,
     check: bool,
-    no_verify: bool,
-    seed: int,
-    runner: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **opts: Any,
 ) -> None:
     """Time alltoall algorithms and MPI_Alltoall over a message-size sweep with osu_alltoall's
     conventions: the size is per pair of ranks; avg / min / max are over the ranks of each
@@ -509,9 +564,6 @@ def bench_alltoall_cmd(
     known = [a.name for a in registry("alltoall")]
     known += [alias for a in registry("alltoall") for alias in a.aliases]
     algs = _algorithms(algorithms, known)
-    comm = _world()
-    _start(comm, timeout)
-    _agree(comm, _outputs_free(force, as_json, as_csv))
 
     def names_known() -> None:
         from hypercuboid.schedules import alltoall
@@ -520,43 +572,26 @@ def bench_alltoall_cmd(
             if a != "native":
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
-    _agree(comm, names_known)
-    rows, stopped = _run_collective(
-        comm,
-        lambda: _sweep(
-            lambda sizes: hb.bench_alltoall(
-                comm,
-                algs,
-                sizes,
-                dtype=dt,
-                iterations=iterations,
-                warmup=warmup,
-                check=check,
-                verify=not no_verify,
-                **_given(seed=seed),
-                progress=_progress(quiet, progress, comm),
-                runner=runner,
-            ),
-            size_list,
-        ),
+    c = _Common.take(opts)  # the rest of opts goes to the benchmark
+    _collective_bench(
+        hb.bench_alltoall,
+        algs,
+        size_list,
+        header=lambda n: f"# alltoall, {_ranks(n)}, {dt.name}",
+        table=alltoall_table,
+        verdict="differ from MPI_Alltoall",
+        names_known=names_known,
+        c=c,
+        dtype=dt,
+        check=check,
+        **opts,
     )
-    if comm.Get_rank() != 0:
-        if stopped:
-            raise KeyboardInterrupt
-        return
-    n = comm.Get_size()
-    if _table(as_json, as_csv):
-        click.echo(f"# alltoall, {n} rank{'s' if n != 1 else ''}, {dt.name}; {_library()}")
-        click.echo(alltoall_table(rows))
-    _write_outputs(rows, as_json, as_csv)
-    if stopped:
-        raise KeyboardInterrupt  # after the rows of the sizes that finished are out
-    bad = [r for r in rows if r.get("valid") is False]
-    if bad:
-        raise click.ClickException(
-            f"{len(bad)} result(s) differ from MPI_Alltoall, first {bad[0]['algorithm']} at "
-            f"{bad[0]['bytes']} B"
-        )
+
+
+#: The latency statistics' columns of the pingpong and multicast tables.
+_LATENCY_COLUMNS = [
+    (f"{stat}_us", f"{stat} us", ".3f") for stat in ("min", "p25", "median", "p75", "max")
+]
 
 
 def _known_algorithms() -> list[str]:
@@ -607,12 +642,7 @@ def bench_pingpong_cmd(
     stat: str,
     measure_reductions: bool,
     model_file: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **common: Any,
 ) -> None:
     """Half round trip between ranks 0 and 1, and the postal model α + β·n fitted by least
     squares (each size weighted by 1/time, so every decade counts)."""
@@ -623,11 +653,12 @@ def bench_pingpong_cmd(
     size_list = _sizes(sizes)
     if len(size_list) < 2:
         raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
+    c = _Common(**common)
     comm = _world()
-    _start(comm, timeout)
+    _start(comm, c.timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
-    _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
+    _agree(comm, c.outputs_free(model_file))
     rows = _run_collective(
         comm,
         lambda: hb.pingpong(
@@ -635,7 +666,7 @@ def bench_pingpong_cmd(
             size_list,
             iterations=iterations,
             warmup=warmup,
-            progress=_progress(quiet, progress, comm),
+            progress=c.progress_of(comm),
         ),
     )
     if comm.Get_rank() != 0:
@@ -643,18 +674,14 @@ def bench_pingpong_cmd(
     fit = hb.fit_postal(rows, f"{stat}_us")
     g, d = _reduction_cost(measure_reductions)
     shown_rows = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
-    echo = _echo(as_json, as_csv)
+    echo = _echo(c.as_json, c.as_csv)
     echo(f"# pingpong (half round trip), ranks 0 and 1; {_library()}")
     echo(
         table(
             shown_rows,
             [
                 ("size", "size", ""),
-                ("min_us", "min us", ".3f"),
-                ("p25_us", "p25 us", ".3f"),
-                ("median_us", "median us", ".3f"),
-                ("p75_us", "p75 us", ".3f"),
-                ("max_us", "max us", ".3f"),
+                *_LATENCY_COLUMNS,
             ],
         )
     )
@@ -663,7 +690,7 @@ def bench_pingpong_cmd(
         f"{fit['beta_ns_per_byte']:.4g} ns/B ({1 / max(fit['beta_ns_per_byte'], 1e-12):.3g} "
         f"GB/s), R^2 = {fit['r2']:.4f}; reductions: gamma = {g:.4g} ns/B, delta = {d:.4g} ns"
     )
-    _write_outputs(rows, as_json, as_csv)
+    _write_outputs(rows, c.as_json, c.as_csv)
     if model_file:
         alpha = max(fit["alpha_us"], 0.0)
         beta = max(fit["beta_ns_per_byte"], 0.0)
@@ -736,12 +763,7 @@ def bench_multicast_cmd(
     beta: str | None,
     measure_reductions: bool,
     model_file: str | None,
-    as_json: str | None,
-    as_csv: str | None,
-    force: bool,
-    quiet: bool,
-    progress: bool | None,
-    timeout: float | None,
+    **common: Any,
 ) -> None:
     """Rank 0 issues 1..b non-blocking sends of 8 B; the regression of time against b gives
     α_p (intercept) and α_r (slope) for min and median (the recursive-multiplying paper's
@@ -753,12 +775,13 @@ def bench_multicast_cmd(
     beta_s = None
     if beta is not None:
         beta_s = _parse_time(beta)
+    c = _Common(**common)
     comm = _world()
-    _start(comm, timeout)
+    _start(comm, c.timeout)
     if comm.Get_size() < 2:
         raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
-    _agree(comm, _outputs_free(force, as_json, as_csv, model_file))
-    prog = _progress(quiet, progress, comm)
+    _agree(comm, c.outputs_free(model_file))
+    prog = c.progress_of(comm)
 
     def body() -> tuple:
         rows = hb.multicast(
@@ -779,7 +802,7 @@ def bench_multicast_cmd(
     rows, lat, pp = _run_collective(comm, body)
     if comm.Get_rank() != 0:
         return
-    echo = _echo(as_json, as_csv)
+    echo = _echo(c.as_json, c.as_csv)
     echo(f"# multicast of {nbytes} B, mode {mode}, {comm.Get_size() - 1} peer(s); {_library()}")
     echo(
         table(
@@ -787,11 +810,7 @@ def bench_multicast_cmd(
             [
                 ("messages", "messages", ""),
                 ("peers", "peers", ""),
-                ("min_us", "min us", ".3f"),
-                ("p25_us", "p25 us", ".3f"),
-                ("median_us", "median us", ".3f"),
-                ("p75_us", "p75 us", ".3f"),
-                ("max_us", "max us", ".3f"),
+                *_LATENCY_COLUMNS,
             ],
         )
     )
@@ -804,7 +823,7 @@ def bench_multicast_cmd(
             f"{fits[stat]['alpha_r_us']:.4g} us, R^2 = {fits[stat]['r2']:.4f}"
             + (f" (less one-way latency {latency:.3f} us)" if latency else "")
         )
-    _write_outputs(rows, as_json, as_csv)
+    _write_outputs(rows, c.as_json, c.as_csv)
     if model_file:
         if beta_s is None:
             pf = hb.fit_postal(pp, "median_us")

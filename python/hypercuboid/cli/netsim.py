@@ -106,9 +106,8 @@ def _router_options(f: Callable) -> Callable:
         click.option(
             "--top-links",
             type=cliopts.Range(0),
-            default=5,
-            show_default=True,
-            help="Busiest links.",
+            default=None,
+            help=f"Busiest links [default: {_core.DEFAULTS['netsim']['top_links']}, the core's].",
         ),
         click.option("--links", is_flag=True, help="Every link's utilisation in the JSON."),
         cliopts.force_option("existing --plot, --json, --csv files"),

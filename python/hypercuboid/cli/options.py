@@ -287,29 +287,25 @@ def renamed(*decls: str, target: str | None, new: str, **kw: Any) -> Callable:
 def json_option(help: str = "Print one JSON object") -> Callable:
     """``--json [FILE]``: JSON on stdout, or in FILE (a name that ends in .json, or
     ``--json=FILE``)."""
-    return click.option(
-        "--json",
-        "as_json",
-        is_flag=False,
-        flag_value="-",
-        default=None,
-        type=OutFile(),
-        metavar="[FILE]",
-        help=f"{help} (on stdout, or in FILE: a name ending in .json, or --json=FILE).",
-    )
+    return _out_option("json", help)
 
 
 def csv_option(help: str = "Print CSV") -> Callable:
     """``--csv [FILE]``, as ``--json``."""
+    return _out_option("csv", help)
+
+
+def _out_option(kind: str, help: str) -> Callable:
+    """``--KIND [FILE]`` (parameter ``as_KIND``): on stdout, or in FILE."""
     return click.option(
-        "--csv",
-        "as_csv",
+        f"--{kind}",
+        f"as_{kind}",
         is_flag=False,
         flag_value="-",
         default=None,
         type=OutFile(),
         metavar="[FILE]",
-        help=f"{help} (on stdout, or in FILE: a name ending in .csv, or --csv=FILE).",
+        help=f"{help} (on stdout, or in FILE: a name ending in .{kind}, or --{kind}=FILE).",
     )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -149,6 +149,42 @@ def _gather_samples(comm: Any, samples: np.ndarray) -> np.ndarray | None:
     return np.concatenate(parts)
 
 
+def _points(
+    sizes: Sequence[int],
+    dt: np.dtype,
+    iterations: int | None,
+    warmup: int | None,
+    rank: int,
+    progress: Callable[[str], None] | None,
+) -> Iterator[tuple[int, int, int, int]]:
+    """(bytes, count, iterations, warm-up) of every size of the sweep that is a positive
+    multiple of ``dt`` (rank 0 reports the others skipped); OSU's counts where not given."""
+    for nbytes in sizes:
+        if nbytes % dt.itemsize or nbytes == 0:
+            if rank == 0 and progress:
+                progress(f"skipping {nbytes} B: not a positive multiple of {dt} ({dt.itemsize} B)")
+            continue
+        iters, warm = osu_counts(nbytes)
+        iters = iterations if iterations is not None else iters
+        warm = warmup if warmup is not None else warm
+        yield nbytes, nbytes // dt.itemsize, iters, warm
+
+
+def _time_native(
+    comm: Any, prog: Any, x: np.ndarray, y: np.ndarray, op: str | None, *loop: int
+) -> np.ndarray:
+    """The samples of ``prog`` run by the native runner on ``x`` → ``y`` and timed by its C
+    loop (``loop``: iterations, warm-up, calls per sample), on a private communicator."""
+    from hypercuboid.mpi import native
+    from hypercuboid.mpi.executor import private_comm
+
+    bound = native.NativeBound(prog, x, y, op)
+    try:
+        return bound.time(private_comm(comm), *loop)
+    finally:
+        bound.free()
+
+
 def bench_allreduce(
     comm: Any,
     algorithms: Sequence[str],
@@ -180,7 +216,7 @@ def bench_allreduce(
     """
     from hypercuboid.mpi import native, programs
     from hypercuboid.mpi.check import check_allreduce, make_input, mpi_datatype, mpi_op
-    from hypercuboid.mpi.executor import allreduce, private_comm
+    from hypercuboid.mpi.executor import allreduce
     from hypercuboid.mpi.programs import check_dtype_op
 
     dt = np.dtype(dtype)
@@ -195,15 +231,7 @@ def bench_allreduce(
     size = comm.Get_size()
     rank = comm.Get_rank()
     rows: list[dict] = []
-    for nbytes in sizes:
-        if nbytes % dt.itemsize or nbytes == 0:
-            if rank == 0 and progress:
-                progress(f"skipping {nbytes} B: not a positive multiple of {dt} ({dt.itemsize} B)")
-            continue
-        count = nbytes // dt.itemsize
-        iters, warm = osu_counts(nbytes)
-        iters = iterations if iterations is not None else iters
-        warm = warmup if warmup is not None else warm
+    for nbytes, count, iters, warm in _points(sizes, dt, iterations, warmup, rank, progress):
         x = make_input(rank, size, count, dt, op, seed)
         y = np.zeros_like(x)
         for alg in algorithms:
@@ -218,11 +246,7 @@ def bench_allreduce(
                 samples = native.time_library_allreduce(comm, x, y, op, iters, warm, block)
             elif in_c:
                 prog = programs.program_for(alg, size, rank, count, dt, op, verify)
-                bound = native.NativeBound(prog, x, y, op)
-                try:
-                    samples = bound.time(private_comm(comm), iters, warm, block)
-                finally:
-                    bound.free()
+                samples = _time_native(comm, prog, x, y, op, iters, warm, block)
             else:
                 if alg == "native":
                     sb, rb = [x, mdt], [y, mdt]
@@ -307,7 +331,7 @@ def bench_alltoall(
     from mpi4py import MPI
 
     from hypercuboid.mpi import native, programs
-    from hypercuboid.mpi.executor import alltoall, private_comm
+    from hypercuboid.mpi.executor import alltoall
 
     dt = np.dtype(dtype)
     if dt.kind not in "iufc" or dt.hasobject:
@@ -321,15 +345,7 @@ def bench_alltoall(
     size = comm.Get_size()
     rank = comm.Get_rank()
     rows: list[dict] = []
-    for nbytes in sizes:
-        if nbytes % dt.itemsize or nbytes == 0:
-            if rank == 0 and progress:
-                progress(f"skipping {nbytes} B: not a positive multiple of {dt} ({dt.itemsize} B)")
-            continue
-        count = nbytes // dt.itemsize
-        iters, warm = osu_counts(nbytes)
-        iters = iterations if iterations is not None else iters
-        warm = warmup if warmup is not None else warm
+    for nbytes, count, iters, warm in _points(sizes, dt, iterations, warmup, rank, progress):
         x = alltoall_input(rank, size, count, dt, seed)
         y = np.zeros_like(x)
         for alg in algorithms:
@@ -349,11 +365,7 @@ def bench_alltoall(
                 samples = native.time_library_alltoall(comm, x, y, iters, warm)
             elif in_c:
                 prog = programs.program_for(alg, size, rank, count, dt, None, verify, "alltoall")
-                bound = native.NativeBound(prog, x, y, None)
-                try:
-                    samples = bound.time(private_comm(comm), iters, warm, 1)
-                finally:
-                    bound.free()
+                samples = _time_native(comm, prog, x, y, None, iters, warm, 1)
             else:
                 if alg == "native":
 

@@ -119,9 +119,8 @@ class _LastCall:
         )
 
 
-#: The last call of :func:`allreduce` and of :func:`alltoall`.
-_last: _LastCall | None = None
-_last_alltoall: _LastCall | None = None
+#: The last call of :func:`allreduce` and of :func:`alltoall`, by collective.
+_last: dict[str, _LastCall] = {}
 
 
 def _bind(
@@ -151,10 +150,8 @@ def _bind(
 
 def clear_bindings() -> None:
     """Forgets the buffers cached by earlier calls (they keep the arrays alive)."""
-    global _last, _last_alltoall
     _bindings.clear()
-    _last = None
-    _last_alltoall = None
+    _last.clear()
 
 
 def allreduce(
@@ -189,68 +186,18 @@ def allreduce(
     Python), or None: ``$HYPERCUBOID_RUNNER`` when set, else ``auto``. Both runners run the
     same program in the same order and give the same bits.
     """
-    global _last
-    last = _last
-    key = (algorithm, op, verify, programs.generation, runner)
-    if timeout is not None:
-        timeout = launch.check_timeout(timeout)
-    if last is not None and last.repeats(sendbuf, recvbuf, comm, key):
-        # the same call as the last one (a benchmark loop): nothing to check or look up
-        try:
-            last.bound.run(last.pcomm, timeout)
-        except MPIError as e:
-            _fail(comm, MPIError(f"allreduce '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
-        return cast(np.ndarray, recvbuf)
-    from mpi4py import MPI
-
-    _check_comm(comm)
-    if comm.Is_inter():
-        raise ScheduleError("allreduce on an intercommunicator is not supported")
-    inplace = sendbuf is MPI.IN_PLACE
-    if recvbuf is None:
-        if inplace:
-            raise ScheduleError("MPI.IN_PLACE needs a recvbuf holding the input")
-        src = _as_vector(sendbuf, "sendbuf")
-        recvbuf = np.empty_like(src)
-    out = _as_vector(recvbuf, "recvbuf")
-    if inplace:
-        src = out
-    else:
-        src = _as_vector(sendbuf, "sendbuf")
-        if src.dtype != out.dtype or src.size != out.size:
-            raise ScheduleError(
-                f"sendbuf ({src.size} x {src.dtype}) and recvbuf ({out.size} x {out.dtype}) differ"
-            )
-        if np.may_share_memory(src, out):  # exact for contiguous buffers
-            raise ScheduleError("sendbuf and recvbuf overlap; use MPI.IN_PLACE")
-    if not recvbuf.flags.writeable:
-        raise ScheduleError("recvbuf is read only")
-    ufunc = check_dtype_op(out.dtype, op)
-    size = comm.Get_size()
-    rank = comm.Get_rank()
-    asked = runner
-    runner = native.check_runner(runner)
-    if native.use_native(runner, out.dtype):
-        program = programs.program_for(algorithm, size, rank, out.size, out.dtype, op, verify)
-        bound = _bind(
-            program, sendbuf, recvbuf, op, inplace, lambda p, i, o: native.NativeBound(p, i, o, op)
-        )
-    else:
-        plan = plan_for(algorithm, size, rank, out.size, out.dtype, op, verify)
-        bound = _bind(
-            plan, sendbuf, recvbuf, op, inplace, lambda p, i, o: engine.Bound(p, i, o, ufunc)
-        )
-    if inplace:
-        bound.inbuf[...] = out
-    pcomm = _private(comm, timeout, f"allreduce '{algorithm}'", abort)
-    if not inplace:
-        key = (algorithm, op, verify, programs.generation, asked)
-        _last = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
-    try:
-        bound.run(pcomm, timeout)
-    except MPIError as e:
-        _fail(comm, MPIError(f"allreduce '{algorithm}' ({size} ranks): {e}"), abort)
-    return recvbuf
+    return _collective(
+        "allreduce",
+        comm,
+        sendbuf,
+        recvbuf,
+        algorithm,
+        op,
+        verify=verify,
+        abort=abort,
+        timeout=timeout,
+        runner=runner,
+    )
 
 
 #: The alltoall defaults of the core.
@@ -281,9 +228,38 @@ def alltoall(
 
     Programs, verification, errors, ``timeout`` and ``runner`` as in :func:`allreduce`.
     """
-    global _last_alltoall
-    last = _last_alltoall
-    key = (algorithm, None, verify, programs.generation, runner)
+    return _collective(
+        "alltoall",
+        comm,
+        sendbuf,
+        recvbuf,
+        algorithm,
+        None,
+        verify=verify,
+        abort=abort,
+        timeout=timeout,
+        runner=runner,
+    )
+
+
+def _collective(
+    collective: str,
+    comm: Any,
+    sendbuf: Any,
+    recvbuf: np.ndarray | None,
+    algorithm: str,
+    op: str | None,
+    *,
+    verify: bool,
+    abort: bool,
+    timeout: float | None,
+    runner: str | None,
+) -> np.ndarray:
+    """What :func:`allreduce` (``op`` its reduction) and :func:`alltoall` (``op`` None) do:
+    repeat the last identical call at once, else check the buffers, bind this rank's program
+    (native or Python runner) to them and run it."""
+    last = _last.get(collective)
+    key = (algorithm, op, verify, programs.generation, runner)
     if timeout is not None:
         timeout = launch.check_timeout(timeout)
     if last is not None and last.repeats(sendbuf, recvbuf, comm, key):
@@ -291,19 +267,22 @@ def alltoall(
         try:
             last.bound.run(last.pcomm, timeout)
         except MPIError as e:
-            _fail(comm, MPIError(f"alltoall '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort)
+            _fail(
+                comm, MPIError(f"{collective} '{algorithm}' ({comm.Get_size()} ranks): {e}"), abort
+            )
         return cast(np.ndarray, recvbuf)
     from mpi4py import MPI
 
     _check_comm(comm)
     if comm.Is_inter():
-        raise ScheduleError("alltoall on an intercommunicator is not supported")
+        raise ScheduleError(f"{collective} on an intercommunicator is not supported")
     inplace = sendbuf is MPI.IN_PLACE
     if recvbuf is None:
         if inplace:
             raise ScheduleError("MPI.IN_PLACE needs a recvbuf holding the input")
-        _as_vector(sendbuf, "sendbuf")
-        recvbuf = np.empty_like(sendbuf)
+        src = _as_vector(sendbuf, "sendbuf")
+        # an alltoall's result has sendbuf's shape ((size, count) reads naturally)
+        recvbuf = np.empty_like(sendbuf if collective == "alltoall" else src)
     out = _as_vector(recvbuf, "recvbuf")
     if inplace:
         src = out
@@ -313,53 +292,66 @@ def alltoall(
             raise ScheduleError(
                 f"sendbuf ({src.size} x {src.dtype}) and recvbuf ({out.size} x {out.dtype}) differ"
             )
-        if np.may_share_memory(src, out):
+        if np.may_share_memory(src, out):  # exact for contiguous buffers
             raise ScheduleError("sendbuf and recvbuf overlap; use MPI.IN_PLACE")
     if not recvbuf.flags.writeable:
         raise ScheduleError("recvbuf is read only")
-    if out.dtype.kind not in "iufc" or out.dtype.hasobject:
-        raise ScheduleError(
-            f"dtype {out.dtype} cannot be exchanged: accepted are signed and unsigned integers, "
-            "floating-point and complex types"
-        )
     size = comm.Get_size()
     rank = comm.Get_rank()
-    if out.size % size != 0:
-        raise ScheduleError(
-            f"the buffers have {out.size} elements, not a multiple of the {size} ranks: an "
-            "alltoall sends the same count to every rank"
-        )
-    count = out.size // size
+    if op is None:
+        ufunc, count = None, _alltoall_count(out, size)
+    else:
+        ufunc, count = check_dtype_op(out.dtype, op), out.size
     asked = runner
     runner = native.check_runner(runner)
     if native.use_native(runner, out.dtype):
         program = programs.program_for(
-            algorithm, size, rank, count, out.dtype, None, verify, "alltoall"
+            algorithm, size, rank, count, out.dtype, op, verify, collective
         )
         bound = _bind(
             program,
             sendbuf,
             recvbuf,
-            "alltoall",
+            op or collective,
             inplace,
-            lambda p, i, o: native.NativeBound(p, i, o, None),
+            lambda p, i, o: native.NativeBound(p, i, o, op),
         )
     else:
-        plan = plan_for(algorithm, size, rank, count, out.dtype, None, verify, "alltoall")
+        plan = plan_for(algorithm, size, rank, count, out.dtype, op, verify, collective)
         bound = _bind(
-            plan, sendbuf, recvbuf, "alltoall", inplace, lambda p, i, o: engine.Bound(p, i, o, None)
+            plan,
+            sendbuf,
+            recvbuf,
+            op or collective,
+            inplace,
+            lambda p, i, o: engine.Bound(p, i, o, ufunc),
         )
     if inplace:
         bound.inbuf[...] = out
-    pcomm = _private(comm, timeout, f"alltoall '{algorithm}'", abort)
+    pcomm = _private(comm, timeout, f"{collective} '{algorithm}'", abort)
     if not inplace:
-        key = (algorithm, None, verify, programs.generation, asked)
-        _last_alltoall = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
+        key = (algorithm, op, verify, programs.generation, asked)
+        _last[collective] = _LastCall(sendbuf, recvbuf, comm, key, out.dtype, pcomm, bound)
     try:
         bound.run(pcomm, timeout)
     except MPIError as e:
-        _fail(comm, MPIError(f"alltoall '{algorithm}' ({size} ranks): {e}"), abort)
+        _fail(comm, MPIError(f"{collective} '{algorithm}' ({size} ranks): {e}"), abort)
     return recvbuf
+
+
+def _alltoall_count(out: np.ndarray, size: int) -> int:
+    """The elements per pair of ranks of an alltoall's buffer ``out``, or the error."""
+    if out.dtype.kind not in "iufc" or out.dtype.hasobject:
+        raise ScheduleError(
+            f"dtype {out.dtype} cannot be exchanged: accepted are signed and unsigned integers, "
+            "floating-point and complex types"
+        )
+    if out.size % size != 0:
+        raise ScheduleError(
+            f"the buffers have {out.size} elements, not a multiple of the {size} ranks: an "
+            "alltoall sends the same count to every rank"
+        )
+    return out.size // size
 
 
 def execute(

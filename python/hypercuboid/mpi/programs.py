@@ -160,24 +160,21 @@ def program_for(
 ) -> _core.Program:
     """The program of ``rank`` (checked by the core), from the cache or from the program
     source; what the native runner runs. ``count`` as in :class:`ProgramRequest`."""
-    key = (collective, algorithm, nranks, rank, count, dtype.str, op, verify)
-    program = _programs.get(key)
-    if program is not None:
-        _programs.move_to_end(key)
-        return program
-    req = ProgramRequest(
-        algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify, collective
-    )
-    program = _source(req)
-    if not isinstance(program, _core.Program):
+
+    def make() -> _core.Program:
+        req = ProgramRequest(
+            algorithm, nranks, rank, count, schedule_dtype(dtype), op, verify, collective
+        )
+        program = _source(req)
+        if isinstance(program, _core.Program):
+            return program
         n = buffer_len(collective, nranks, count)
-        program = _core.Program.from_columns(
+        return _core.Program.from_columns(
             program, rank=rank, nranks=nranks, input_len=n, output_len=n
         )
-    _programs[key] = program
-    if len(_programs) > _MAX_PLANS:
-        _programs.popitem(last=False)
-    return program
+
+    key = (collective, algorithm, nranks, rank, count, dtype.str, op, verify)
+    return _cached(_programs, key, make)
 
 
 def plan_for(
@@ -193,15 +190,26 @@ def plan_for(
     """The compiled plan of ``rank`` (what the Python engine runs), from the cache or from
     :func:`program_for`."""
     key = (collective, algorithm, nranks, rank, count, dtype.str, op, verify)
-    plan = _plans.get(key)
-    if plan is not None:
-        _plans.move_to_end(key)
-        return plan
-    program = program_for(algorithm, nranks, rank, count, dtype, op, verify, collective)
-    plan = compile_program(
-        program, rank=rank, nranks=nranks, count=buffer_len(collective, nranks, count)
+    return _cached(
+        _plans,
+        key,
+        lambda: compile_program(
+            program_for(algorithm, nranks, rank, count, dtype, op, verify, collective),
+            rank=rank,
+            nranks=nranks,
+            count=buffer_len(collective, nranks, count),
+        ),
     )
-    _plans[key] = plan
-    if len(_plans) > _MAX_PLANS:
-        _plans.popitem(last=False)
-    return plan
+
+
+def _cached(cache: OrderedDict, key: tuple, make: Callable[[], Any]) -> Any:
+    """``cache[key]``, or ``make()`` kept there; the least recently used of more than
+    :data:`_MAX_PLANS` entries is dropped."""
+    value = cache.get(key)
+    if value is not None:
+        cache.move_to_end(key)
+        return value
+    value = cache[key] = make()
+    if len(cache) > _MAX_PLANS:
+        cache.popitem(last=False)
+    return value

@@ -93,6 +93,35 @@ pub struct ClassDecl {
     pub rules: Vec<PeerRule>,
 }
 
+/// The [`Entry`] of an algorithm without parameters: its [`Form::named`] from its name and
+/// summary, parsed to `$algorithm`, needing nothing beyond the problem, prepared by the
+/// family's `plain` (in scope where it is used), built by `$build` behind the family's
+/// `$guard` (which handles the trivial problems), with the closed-form cost
+/// `$formula` computed by `$time`, its guarantees, and its name as its one example.
+macro_rules! keyless_entry {
+    (
+        $name:literal => $algorithm:expr, build: $guard:ident($build:expr),
+        summary: $summary:expr,
+        cost: $formula:expr => $time:expr,
+        guarantees: $guarantees:expr $(,)?
+    ) => {
+        $crate::collectives::registry::Entry {
+            form: $crate::spec::Form::named($name, $summary),
+            parse: |_| Ok($algorithm),
+            needs: $crate::collectives::registry::Needs::Nothing,
+            prepare: plain,
+            build: |_, spec, rank, out| $guard(spec, rank, out, $build),
+            cost: Some($crate::collectives::registry::Cost {
+                formula: $formula,
+                time: $time,
+            }),
+            guarantees: $guarantees,
+            examples: &[$name],
+        }
+    };
+}
+pub(crate) use keyless_entry;
+
 /// What an algorithm needs beyond its problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Needs {

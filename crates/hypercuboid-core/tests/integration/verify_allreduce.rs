@@ -223,6 +223,17 @@ fn exchange(mpich: bool) -> Vec<Program> {
         .collect()
 }
 
+/// Recursive doubling on 4 ranks (non-commutative order) with `fault`.
+fn faulty_rd(fault: Fault) -> Schedule {
+    sched("rd", programs(recursive_doubling(4, true, fault)))
+}
+
+/// Asserts that the report's text contains `text`.
+fn assert_shows(rep: &Report, text: &str) {
+    let shown = rep.to_string();
+    assert!(shown.contains(text), "{text:?} not in {shown:?}");
+}
+
 fn programs(v: Vec<Staged>) -> Vec<Program> {
     v.into_iter().map(|s| s.p).collect()
 }
@@ -370,17 +381,12 @@ fn missing_receive() {
         rep.notes,
         ["semantics not checked: the schedule does not run to completion with matched messages"]
     );
-    assert!(rep
-        .to_string()
-        .contains("NOT SOUND: 1 problem\n  - unmatched send"));
+    assert_shows(&rep, "NOT SOUND: 1 problem\n  - unmatched send");
 }
 
 #[test]
 fn send_to_wrong_peer() {
-    let s = sched(
-        "rd",
-        programs(recursive_doubling(4, true, Fault::WrongPeer)),
-    );
+    let s = faulty_rd(Fault::WrongPeer);
     let rep = run(&s);
     assert_eq!(
         messages(&rep),
@@ -567,10 +573,7 @@ fn double_counted_contribution() {
 
 #[test]
 fn missing_contribution() {
-    let s = sched(
-        "rd",
-        programs(recursive_doubling(4, true, Fault::SkipReduce)),
-    );
+    let s = faulty_rd(Fault::SkipReduce);
     let rep = run(&s);
     assert_eq!(
         messages(&rep),
@@ -751,17 +754,25 @@ fn bytes_op(kind: &str, peer: u32, tag: i32) -> Op {
     })
 }
 
+/// Rank 0 posts two ANY_SOURCE receives with the tags `recv_tags`, in order; ranks 1 and 2
+/// send it one message each, with the tags `send_tags`.
+fn wildcard_gather(recv_tags: [i32; 2], send_tags: [i32; 2]) -> Schedule {
+    let mut root = Program::new();
+    for t in recv_tags {
+        root.push(bytes_op("recv", ANY_SOURCE, t));
+    }
+    let senders = send_tags.map(|t| {
+        let mut p = Program::new();
+        p.push(bytes_op("send", 0, t));
+        p
+    });
+    let [a, b] = senders;
+    Schedule::from_programs(Meta::sizes_only("goal"), [root, a, b]).unwrap()
+}
+
 #[test]
 fn wildcard_receives_are_matched_canonically() {
-    let mut root = Program::new();
-    root.push(bytes_op("recv", ANY_SOURCE, 5));
-    root.push(bytes_op("recv", ANY_SOURCE, 5));
-    let mut a = Program::new();
-    a.push(bytes_op("send", 0, 5));
-    let mut b = Program::new();
-    b.push(bytes_op("send", 0, 5));
-    let s = Schedule::from_programs(Meta::sizes_only("goal"), [root, a, b]).unwrap();
-    let rep = run(&s);
+    let rep = run(&wildcard_gather([5, 5], [5, 5]));
     assert!(rep.is_sound(), "{rep}");
     assert_eq!(rep.stats.messages, 2);
     assert_eq!(
@@ -774,15 +785,7 @@ fn wildcard_receives_are_matched_canonically() {
     // An ANY_TAG receive posted first takes whichever message arrives first. In the canonical
     // order rank 1's tag-5 message does, and the tag-5 receive is left with rank 2's tag 7:
     // a timing that really happens, so the schedule is reported.
-    let mut root = Program::new();
-    root.push(bytes_op("recv", ANY_SOURCE, ANY_TAG));
-    root.push(bytes_op("recv", ANY_SOURCE, 5));
-    let mut a = Program::new();
-    a.push(bytes_op("send", 0, 5));
-    let mut b = Program::new();
-    b.push(bytes_op("send", 0, 7));
-    let s = Schedule::from_programs(Meta::sizes_only("goal"), [root, a, b]).unwrap();
-    let rep = run(&s);
+    let rep = run(&wildcard_gather([ANY_TAG, 5], [5, 7]));
     assert_eq!(
         messages(&rep),
         [
@@ -816,20 +819,16 @@ fn problems_are_truncated() {
     let rep = verify(&s, &opts);
     assert_eq!(rep.problems.len(), 3);
     assert_eq!(rep.truncated, 5);
-    assert!(rep
-        .to_string()
-        .contains("NOT SOUND: 8 problems\n  - unmatched send: rank 0 op 0"));
-    assert!(rep
-        .to_string()
-        .contains("  … and 5 more (raise max_problems to list them)\n"));
+    assert_shows(
+        &rep,
+        "NOT SOUND: 8 problems\n  - unmatched send: rank 0 op 0",
+    );
+    assert_shows(&rep, "  … and 5 more (raise max_problems to list them)\n");
 }
 
 #[test]
 fn semantics_can_be_disabled() {
-    let s = sched(
-        "rd",
-        programs(recursive_doubling(4, true, Fault::SkipReduce)),
-    );
+    let s = faulty_rd(Fault::SkipReduce);
     let opts = VerifyOptions {
         semantics: false,
         ..VerifyOptions::default()

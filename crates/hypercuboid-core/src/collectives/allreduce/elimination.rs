@@ -42,31 +42,17 @@ use super::{floor_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{Cost, Entry, Needs};
-use crate::spec::{Form, Positional};
+use crate::collectives::registry::{keyless_entry, Entry};
 
 /// The `elimination` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "elimination",
-        aliases: &[],
-        summary: "recursive doubling reached by Rabenseifner-Träff 3-2 and 2-1 eliminations",
-        keys: &[],
-        positional: Positional::None,
-        example: "elimination",
-    },
-    parse: |_| Ok(Algorithm::Elimination),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "recursive doubling's K(α + nβ + nγ) for N = 2^K; exact",
-        time: |_, spec, m| super::cost::elimination(spec, m),
-    }),
+pub static ENTRY: Entry<Allreduce> = keyless_entry! {
+    "elimination" => Algorithm::Elimination, build: unless_trivial(build),
+    summary: "recursive doubling reached by Rabenseifner-Träff 3-2 and 2-1 eliminations",
+    cost: "recursive doubling's K(α + nβ + nγ) for N = 2^K; exact"
+        => |_, spec, m| super::cost::elimination(spec, m),
     guarantees: &super::one_expression("N a power of two, or 3", |_, n| {
         n.is_power_of_two() || n == 3
     }),
-    examples: &["elimination"],
 };
 
 /// How the generator lays out the ranks of `N`: `p = 2^⌊log2 N⌋`, `triples` 3-2 and `pairs` 2-1

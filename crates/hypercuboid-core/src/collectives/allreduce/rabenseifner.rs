@@ -37,31 +37,15 @@ use super::{block, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{Cost, Entry, Needs};
-use crate::spec::{Form, Positional};
+use crate::collectives::registry::{keyless_entry, Entry};
 
 /// The `rabenseifner` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "rabenseifner",
-        aliases: &[],
-        summary:
-            "reduce-scatter by recursive halving, allgather by recursive doubling, MPICH's fold",
-        keys: &[],
-        positional: Positional::None,
-        example: "rabenseifner",
-    },
-    parse: |_| Ok(Algorithm::Rabenseifner),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
-    cost: Some(Cost {
-        formula:
-            "Σ_s [2(α + β·n/2^(s+1)) + γ·n/2^(s+1)] for N = 2^K and count divisible by N; exact",
-        time: |_, spec, m| super::cost::rabenseifner(spec, m),
-    }),
+pub static ENTRY: Entry<Allreduce> = keyless_entry! {
+    "rabenseifner" => Algorithm::Rabenseifner, build: unless_trivial(build),
+    summary: "reduce-scatter by recursive halving, allgather by recursive doubling, MPICH's fold",
+    cost: "Σ_s [2(α + β·n/2^(s+1)) + γ·n/2^(s+1)] for N = 2^K and count divisible by N; exact"
+        => |_, spec, m| super::cost::rabenseifner(spec, m),
     guarantees: &super::IN_RANK_ORDER,
-    examples: &["rabenseifner"],
 };
 
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).

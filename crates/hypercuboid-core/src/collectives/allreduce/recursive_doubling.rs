@@ -35,29 +35,15 @@ use super::{floor_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{Cost, Entry, Needs};
-use crate::spec::{Form, Positional};
+use crate::collectives::registry::{keyless_entry, Entry};
 
 /// The `recursive_doubling` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "recursive_doubling",
-        aliases: &[],
-        summary: "pairwise exchange with MPICH's collapse/expand fix for a non-power of two",
-        keys: &[],
-        positional: Positional::None,
-        example: "recursive_doubling",
-    },
-    parse: |_| Ok(Algorithm::RecursiveDoubling),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "K(α + nβ + nγ) for N = 2^K; (K + 2)(α + nβ) otherwise when γ = 0; exact",
-        time: |_, spec, m| super::cost::recursive_doubling(spec, m),
-    }),
+pub static ENTRY: Entry<Allreduce> = keyless_entry! {
+    "recursive_doubling" => Algorithm::RecursiveDoubling, build: unless_trivial(build),
+    summary: "pairwise exchange with MPICH's collapse/expand fix for a non-power of two",
+    cost: "K(α + nβ + nγ) for N = 2^K; (K + 2)(α + nβ) otherwise when γ = 0; exact"
+        => |_, spec, m| super::cost::recursive_doubling(spec, m),
     guarantees: &super::IN_RANK_ORDER,
-    examples: &["recursive_doubling"],
 };
 
 /// MPICH's folding of `nranks` ranks onto the largest power of two not above it.

@@ -30,29 +30,15 @@ use super::{block, tag, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slice, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{Cost, Entry, Needs};
-use crate::spec::{Form, Positional};
+use crate::collectives::registry::{keyless_entry, Entry};
 
 /// The `ring` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "ring",
-        aliases: &[],
-        summary: "reduce-scatter then allgather around the ring, in chunks of count / P (MPICH, NCCL)",
-        keys: &[],
-        positional: Positional::None,
-        example: "ring",
-    },
-    parse: |_| Ok(Algorithm::Ring),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "2(P - 1)(α + βm) + (P - 1)γm with chunks of m = n/P bytes (count divisible by P); exact",
-        time: |_, spec, m| super::cost::ring(spec, m),
-    }),
+pub static ENTRY: Entry<Allreduce> = keyless_entry! {
+    "ring" => Algorithm::Ring, build: unless_trivial(build),
+    summary: "reduce-scatter then allgather around the ring, in chunks of count / P (MPICH, NCCL)",
+    cost: "2(P - 1)(α + βm) + (P - 1)γm with chunks of m = n/P bytes (count divisible by P); exact"
+        => |_, spec, m| super::cost::ring(spec, m),
     guarantees: &super::one_expression("N = 1", |_, n| n == 1),
-    examples: &["ring"],
 };
 
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).

@@ -20,27 +20,13 @@ use super::{tag, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{Cost, Entry, Guarantee, Needs, Property};
-use crate::spec::{Form, Positional};
+use crate::collectives::registry::{keyless_entry, Entry, Guarantee, Property};
 
 /// The `ring_rotate` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "ring_rotate",
-        aliases: &[],
-        summary: "the coursework's ring: P - 1 rounds passing the whole running vector on",
-        keys: &[],
-        positional: Positional::None,
-        example: "ring_rotate",
-    },
-    parse: |_| Ok(Algorithm::RingRotate),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "(P - 1)(α + nβ + nγ); exact",
-        time: |_, spec, m| super::cost::ring_rotate(spec, m),
-    }),
+pub static ENTRY: Entry<Allreduce> = keyless_entry! {
+    "ring_rotate" => Algorithm::RingRotate, build: unless_trivial(build),
+    summary: "the coursework's ring: P - 1 rounds passing the whole running vector on",
+    cost: "(P - 1)(α + nβ + nγ); exact" => |_, spec, m| super::cost::ring_rotate(spec, m),
     guarantees: &[
         Guarantee {
             property: Property::SameBitsCommutative,
@@ -58,7 +44,6 @@ pub static ENTRY: Entry<Allreduce> = Entry {
             holds: |_, n| n == 1,
         },
     ],
-    examples: &["ring_rotate"],
 };
 
 /// Writes rank `rank`'s program (nranks ≥ 2, count ≥ 1).

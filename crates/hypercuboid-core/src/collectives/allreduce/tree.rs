@@ -31,29 +31,15 @@ use super::{ceil_log2, whole, AllreduceSpec};
 use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, Slot, ANY_SOURCE};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
-use crate::collectives::registry::{ClassDecl, Cost, Entry, Needs, RankClasses};
-use crate::spec::{Form, Positional};
+use crate::collectives::registry::{keyless_entry, ClassDecl, Entry, RankClasses};
 
 /// The `tree` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "tree",
-        aliases: &[],
-        summary: "binomial-tree reduce to rank 0, then binomial broadcast (the coursework's Alg. 2, any P)",
-        keys: &[],
-        positional: Positional::None,
-        example: "tree",
-    },
-    parse: |_| Ok(Algorithm::Tree),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| unless_trivial(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "k(α + nβ + nγ) + k(α + nβ) for P = 2^k; recurrences over the tree for any P; exact",
-        time: |_, spec, m| super::cost::tree(spec, m),
-    }),
+pub static ENTRY: Entry<Allreduce> = keyless_entry! {
+    "tree" => Algorithm::Tree, build: unless_trivial(build),
+    summary: "binomial-tree reduce to rank 0, then binomial broadcast (the coursework's Alg. 2, any P)",
+    cost: "k(α + nβ + nγ) + k(α + nβ) for P = 2^k; recurrences over the tree for any P; exact"
+        => |_, spec, m| super::cost::tree(spec, m),
     guarantees: &super::IN_RANK_ORDER,
-    examples: &["tree"],
 };
 
 /// The lowest set bit of `rank` as an exponent, `None` for rank 0 (the root has no parent).

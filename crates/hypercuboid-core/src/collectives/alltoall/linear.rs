@@ -10,30 +10,15 @@
 //! order, all without dependencies (tag 0: one message per pair of ranks).
 
 use super::{plain, with_own_copy, Algorithm, Alltoall, AlltoallSpec};
-use crate::collectives::registry::{Cost, Entry, Needs};
+use crate::collectives::registry::{keyless_entry, Entry};
 use crate::schedule::{Program, Rank, Slot};
-use crate::spec::{Form, Positional};
 
 /// The `linear` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "linear",
-        aliases: &[],
-        summary: "post every receive and send at once, wait for all (LAM/MPI)",
-        keys: &[],
-        positional: Positional::None,
-        example: "linear",
-    },
-    parse: |_| Ok(Algorithm::Linear),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| with_own_copy(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
-        time: super::cost::alltoall,
-    }),
+pub static ENTRY: Entry<Alltoall> = keyless_entry! {
+    "linear" => Algorithm::Linear, build: with_own_copy(build),
+    summary: "post every receive and send at once, wait for all (LAM/MPI)",
+    cost: "(N - 1)(α + βm) for blocks of m bytes; exact" => super::cost::alltoall,
     guarantees: &[],
-    examples: &["linear"],
 };
 
 /// Writes rank `rank`'s exchanges (nranks ≥ 2, count ≥ 1).

@@ -13,31 +13,16 @@
 //! of ranks), four dependencies a step.
 
 use super::{plain, shift, with_own_copy, Algorithm, Alltoall, AlltoallSpec};
-use crate::collectives::registry::{Cost, Entry, Needs};
+use crate::collectives::registry::{keyless_entry, Entry};
 use crate::schedule::{Program, Rank, Slot};
-use crate::spec::{Form, Positional};
 
 /// The `pairwise` entry of [`super::ALGORITHMS`].
-pub static ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "pairwise",
-        aliases: &[],
-        summary: "N - 1 exchange steps: partner rank ^ j for N a power of two, else send to \
-                  rank + j and receive from rank - j (MPICH's long-message algorithm)",
-        keys: &[],
-        positional: Positional::None,
-        example: "pairwise",
-    },
-    parse: |_| Ok(Algorithm::Pairwise),
-    needs: Needs::Nothing,
-    prepare: plain,
-    build: |_, spec, rank, out| with_own_copy(spec, rank, out, build),
-    cost: Some(Cost {
-        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
-        time: super::cost::alltoall,
-    }),
+pub static ENTRY: Entry<Alltoall> = keyless_entry! {
+    "pairwise" => Algorithm::Pairwise, build: with_own_copy(build),
+    summary: "N - 1 exchange steps: partner rank ^ j for N a power of two, else send to \
+             rank + j and receive from rank - j (MPICH's long-message algorithm)",
+    cost: "(N - 1)(α + βm) for blocks of m bytes; exact" => super::cost::alltoall,
     guarantees: &[],
-    examples: &["pairwise"],
 };
 
 /// The peers of `rank` at step `j` of `n` ranks: `(receive from, send to)`.

@@ -84,7 +84,12 @@ pub struct NetParams {
     pub buffer_bytes: u64,
     /// Switch traversal latency (100 ns).
     pub switch_latency: Time,
-    /// Seed of every random choice.
+    /// Seed of every random choice (routing ties and detours, traffic destinations and
+    /// injection times); default 1. The schedule simulator's noise seed
+    /// ([`crate::sim::SimOptions::seed`]) defaults to 0. They are kept apart on purpose: they
+    /// draw different things, and one default for both would change every recorded network
+    /// result (or every noisy schedule result), which results must not. `--seed` on the CLI
+    /// and `seed=` in Python take None as "this simulator's default".
     pub seed: u64,
     /// Simulated time without a delivery, with packets in flight, after which the watchdog
     /// looks for a deadlock (50 µs).

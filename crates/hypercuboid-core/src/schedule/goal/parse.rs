@@ -317,6 +317,32 @@ impl Parser {
         Ok(())
     }
 
+    /// Eats the word `word`, or the error `expected 'WORD' after AFTER, found ...`.
+    fn expect(&self, c: &mut Cur, word: &str, after: std::fmt::Arguments<'_>) -> Result<()> {
+        if c.eat(word.as_bytes()) {
+            return Ok(());
+        }
+        Err(self.err(
+            c,
+            c.p,
+            format!("expected '{word}' after {after}, found {}", found(c.s, c.p)),
+        ))
+    }
+
+    /// A file-level statement `what` that may stand once (`first`: where it stood before),
+    /// before the first rank block.
+    fn once_before_blocks(&self, c: &Cur, at: usize, what: &str, first: Option<Pos>) -> Result<()> {
+        self.before_blocks(c, at, what)?;
+        match first {
+            Some(p) => Err(self.err(
+                c,
+                at,
+                format!("'{what}' given twice (first on line {})", p.line),
+            )),
+            None => Ok(()),
+        }
+    }
+
     // ---- file-level statements -------------------------------------------------------------
 
     fn num_ranks(&mut self, c: &mut Cur, at: usize) -> Result<()> {
@@ -385,17 +411,7 @@ impl Parser {
             ));
         }
         c.ws();
-        if !c.eat(b"{") {
-            return Err(self.err(
-                c,
-                c.p,
-                format!(
-                    "expected '{{' after 'rank {}', found {}",
-                    text(d),
-                    found(c.s, c.p)
-                ),
-            ));
-        }
+        self.expect(c, "{", format_args!("'rank {}'", text(d)))?;
         if let Some(b) = &self.block {
             return Err(self.err(
                 c,
@@ -511,14 +527,7 @@ impl Parser {
     }
 
     fn collective(&mut self, c: &mut Cur, at: usize) -> Result<()> {
-        self.before_blocks(c, at, "collective")?;
-        if let Some(p) = self.collective_at {
-            return Err(self.err(
-                c,
-                at,
-                format!("'collective' given twice (first on line {})", p.line),
-            ));
-        }
+        self.once_before_blocks(c, at, "collective", self.collective_at)?;
         c.ws();
         let n_at = c.p;
         let name = c.ident();
@@ -632,14 +641,7 @@ impl Parser {
     }
 
     fn name(&mut self, c: &mut Cur, at: usize) -> Result<()> {
-        self.before_blocks(c, at, "name")?;
-        if let Some(p) = self.name_at {
-            return Err(self.err(
-                c,
-                at,
-                format!("'name' given twice (first on line {})", p.line),
-            ));
-        }
+        self.once_before_blocks(c, at, "name", self.name_at)?;
         c.ws();
         let v_at = c.p;
         let bytes = if c.eat(b"\"") {
@@ -816,16 +818,7 @@ impl Parser {
                 let size = self.size(c, word)?;
                 c.ws();
                 let dir = if recv { "from" } else { "to" };
-                if !c.eat(dir.as_bytes()) {
-                    return Err(self.err(
-                        c,
-                        c.p,
-                        format!(
-                            "expected '{dir}' after the {word} size, found {}",
-                            found(c.s, c.p)
-                        ),
-                    ));
-                }
+                self.expect(c, dir, format_args!("the {word} size"))?;
                 c.ws();
                 let peer = self.peer(c, recv)?;
                 let allowed: &[Clause] = if recv {
@@ -890,16 +883,7 @@ impl Parser {
                 let src = self.slice(c)?;
                 c.ws();
                 let joint = if kw == Kw::Reduce { "into" } else { "to" };
-                if !c.eat(joint.as_bytes()) {
-                    return Err(self.err(
-                        c,
-                        c.p,
-                        format!(
-                            "expected '{joint}' after the {word} source {src}, found {}",
-                            found(c.s, c.p)
-                        ),
-                    ));
-                }
+                self.expect(c, joint, format_args!("the {word} source {src}"))?;
                 c.ws();
                 let dst = self.slice(c)?;
                 let kind = if kw == Kw::Reduce {

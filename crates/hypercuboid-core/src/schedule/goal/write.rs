@@ -248,32 +248,27 @@ pub fn write_goal(s: &Schedule, opts: &GoalExportOptions, out: &mut impl Write) 
                     peer: p,
                     tag: t,
                     data,
-                } => {
-                    buf.extend_from_slice(b"send ");
-                    num(&mut buf, data.bytes(elem));
-                    buf.extend_from_slice(b"b to ");
-                    peer(&mut buf, p);
-                    buf.extend_from_slice(b" tag ");
-                    tag(&mut buf, t, r, i)?;
-                    cpu_clause(&mut buf, op.cpu);
-                    nic_clause(&mut buf, op.nic);
                 }
-                OpKind::Recv {
+                | OpKind::Recv {
                     peer: p,
                     tag: t,
                     data,
-                    combine,
                     ..
                 } => {
-                    buf.extend_from_slice(b"recv ");
+                    let (verb, to): (&[u8], &[u8]) = match op.kind {
+                        OpKind::Send { .. } => (b"send ", b"b to "),
+                        _ => (b"recv ", b"b from "),
+                    };
+                    buf.extend_from_slice(verb);
                     num(&mut buf, data.bytes(elem));
-                    buf.extend_from_slice(b"b from ");
+                    buf.extend_from_slice(to);
                     peer(&mut buf, p);
                     buf.extend_from_slice(b" tag ");
                     tag(&mut buf, t, r, i)?;
                     cpu_clause(&mut buf, op.cpu);
                     nic_clause(&mut buf, op.nic);
-                    if combine != Combine::Assign {
+                    if matches!(op.kind, OpKind::Recv { combine, .. } if combine != Combine::Assign)
+                    {
                         buf.push(b'\n');
                         label(&mut buf, o + 1);
                         buf.extend_from_slice(b": calc ");
