@@ -134,7 +134,7 @@ pub fn library_choice_for(
         .copied()
         .find(|c| c.eq_ignore_ascii_case(collective.trim()))
         .ok_or_else(|| ScheduleError::UnknownName {
-            what: "collective of the library selectors",
+            what: "collective",
             name: collective.to_string(),
             accepted: LIBRARY_COLLECTIVES.iter().map(|c| c.to_string()).collect(),
         })?;
