@@ -174,3 +174,34 @@ def test_bad_archives(tmp_path):
         ScheduleError, match=r"peer 5 is not a rank of communicator 'MPI_COMM_WORLD'"
     ):
         otf2_to_goal(_archive(tmp_path / "s", 2, stranger))
+
+
+def test_cli_writes_goal(tmp_path):
+    from click.testing import CliRunner
+    from hypercuboid.cli import cli
+
+    arch = _archive(tmp_path, 2, _pingpong)
+    out = tmp_path / "app.goal"
+    r = CliRunner().invoke(
+        cli, ["schedule", "import-otf2", str(arch), "-o", str(out), "--compute-scale", "2"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "l0: calc 2000" in out.read_text()
+    r = CliRunner().invoke(cli, ["schedule", "verify", "--goal", str(out)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["schedule", "import-otf2", str(tmp_path / "none.otf2")])
+    assert r.exit_code == 1
+    assert (
+        r.output == f"Error: cannot access '{tmp_path / 'none.otf2'}': No such file or directory\n"
+    )
+
+
+def test_receive_never_completed(tmp_path):
+    def cut(w, comm, region):
+        w[0].mpi_irecv_request(0, 9)
+
+    with pytest.raises(
+        ScheduleError,
+        match=r"^rank 0: the receive of request 9 never completes \(a trace cut short\?\)$",
+    ):
+        otf2_to_goal(_archive(tmp_path, 2, cut))

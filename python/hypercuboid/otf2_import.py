@@ -199,8 +199,8 @@ class _Converter:
             self.outside(rk, ev.time)
             rk.pending[ev.request_id] = self.op(rk, "", blocking=False)
         elif isinstance(ev, (o.MpiIrecv, o.MpiIsendComplete)):
-            i = rk.pending.pop(ev.request_id, None)
-            if i is None:
+            i = rk.pending.pop(ev.request_id, -1)
+            if i < 0:
                 raise self.fail(
                     rank, index, ev, f"request {ev.request_id} completes but was never posted"
                 )
