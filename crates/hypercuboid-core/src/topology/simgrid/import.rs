@@ -32,7 +32,8 @@ struct Route {
     dst: usize,
     /// Each link and the end it is entered by, if its direction says (`UP`: 0, `DOWN`: 1).
     links: Vec<(usize, Option<usize>)>,
-    line: u32,
+    /// Where its element starts in the text (its line is counted only for an error).
+    pos: usize,
 }
 
 /// Everything read from the platform, before the graph is built.
@@ -231,7 +232,7 @@ impl Platform {
             src,
             dst,
             links,
-            line: r.line(node),
+            pos: node.range().start,
         });
         Ok(())
     }
@@ -279,7 +280,7 @@ impl Platform {
                 src: self.by_name[&host],
                 dst: self.by_name[&router],
                 links: vec![(l, None)],
-                line: r.line(c),
+                pos: c.range().start,
             });
         }
         Ok(())
@@ -394,10 +395,19 @@ pub fn from_simgrid(text: &str, what: &str) -> Result<Topology, TopologyError> {
             ))
         }
     }
-    build(&p, what)
+    build(&p, what, text)
 }
 
-fn build(p: &Platform, what: &str) -> Result<Topology, TopologyError> {
+/// The 1-based line of byte `pos` of `text`.
+fn line_at(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn build(p: &Platform, what: &str, text: &str) -> Result<Topology, TopologyError> {
     let nl = p.links.len();
     let total = 2 * nl + p.netpoints.len();
     let mut ends = Ends {
@@ -405,13 +415,13 @@ fn build(p: &Platform, what: &str) -> Result<Topology, TopologyError> {
         netpoint: (0..total).map(|x| x.checked_sub(2 * nl)).collect(),
         bound: vec![false; 2 * nl],
     };
-    let fail = |line: u32, reason: String| TopologyError::Parse {
+    let fail = |pos: usize, reason: String| TopologyError::Parse {
         what: what.to_string(),
-        reason: format!("line {line}: {reason}"),
+        reason: format!("line {}: {reason}", line_at(text, pos)),
     };
     let joined = |route: &Route, (a, b): (usize, usize)| {
         fail(
-            route.line,
+            route.pos,
             format!(
                 "route {} -> {}: its links join netpoints '{}' and '{}' into one node (a link \
                  shared by several paths, such as a backbone, is not a graph edge)",
@@ -438,7 +448,7 @@ fn build(p: &Platform, what: &str) -> Result<Topology, TopologyError> {
                 None if !ends.bound[2 * l + 1] => 1,
                 None => {
                     return Err(fail(
-                        route.line,
+                        route.pos,
                         format!(
                             "route {} -> {}: link '{}' does not continue the path (both its \
                              ends are joined elsewhere: a link shared by several paths, such \
