@@ -864,3 +864,24 @@ def parse_dims(text: str, what: str, count: int | None = ...) -> list[int]:
 def read_model_file(path: str) -> str:
     """The model spec of the model file at ``path``; raises ``ModelError`` starting with the
     path."""
+
+# -- SimGrid platforms (topology::simgrid) ------------------------------------------------------
+
+def topology_to_simgrid(topology: Topology) -> str:
+    """The topology as a SimGrid platform (version 4.1, one Floyd zone)."""
+
+def topology_from_simgrid(text: str, what: str = ...) -> Topology:
+    """Reads a SimGrid platform; errors name ``what`` and the line."""
+
+# -- what the MPI library would run (collectives::library) --------------------------------------
+
+class LibraryChoice:
+    algorithm: Final[str]
+    native: Final[str]
+    note: Final[str]
+
+def library_choice(
+    library: str, collective: str, nranks: int, nbytes: int, dtype: str | None = ...
+) -> LibraryChoice: ...
+def library_names() -> list[tuple[str, list[str], str, str]]: ...
+def library_collectives() -> list[str]: ...

@@ -17,6 +17,7 @@ mod errors;
 mod guard;
 mod halo;
 mod lbm;
+mod library;
 mod network;
 mod phases;
 mod program;
@@ -24,6 +25,7 @@ mod resources;
 mod schedule;
 mod sim;
 mod sim_result;
+mod simgrid;
 mod spec;
 mod tables;
 mod topology;
@@ -51,5 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     resources::register(m)?;
     guard::register(m)?;
     tables::register(m)?;
+    library::register(m)?;
+    simgrid::register(m)?;
     Ok(())
 }
