@@ -86,7 +86,7 @@ def test_python_and_the_cli_read_the_tables():
     assert list(sync.type.choices) == SYNCS
     assert sync.type.case_sensitive is False
     (fmt,) = [p for p in topo.commands["export"].params if p.name == "fmt"]
-    assert list(fmt.type.choices) == ["json", "graphml", "anynet", "dot"]
+    assert list(fmt.type.choices) == ["json", "graphml", "anynet", "dot", "simgrid"]
 
 
 def test_schedule_formats_come_from_the_core(tmp_path):
@@ -111,11 +111,11 @@ def test_schedule_formats_come_from_the_core(tmp_path):
 def test_topology_export_formats_come_from_the_core():
     from hypercuboid import topology
 
-    assert topology.EXPORT_FORMATS == ("json", "graphml", "anynet", "dot")
+    assert topology.EXPORT_FORMATS == ("json", "graphml", "anynet", "dot", "simgrid")
     assert topology.export("tree:fig1", " JSON") == topology.export("tree:fig1", "json")
     with pytest.raises(TopologyError) as e:
         topology.export("tree:fig1", "png")
-    assert str(e.value) == "unknown export format 'png'; accepted: json, graphml, anynet, dot"
+    assert str(e.value) == "unknown export format 'png'; accepted: json, graphml, anynet, dot, simgrid"
 
 
 def test_parse_dims():

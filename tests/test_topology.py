@@ -285,7 +285,7 @@ def test_tree_file_that_is_not_a_tree(tmp_path):
 def test_export_usage_errors():
     result = run("export", "slimfly:q=3", "-o", "x.txt")
     assert result.exit_code == 2
-    assert "give --format (json, graphml, anynet, dot)" in result.output
+    assert "give --format (json, graphml, anynet, dot, simgrid)" in result.output
     result = run("export", "slimfly:q=3", "--format", "dot", "--cycle", "1ns")
     assert result.exit_code == 2
     parallel = nx.MultiGraph([(0, 1), (0, 1)])

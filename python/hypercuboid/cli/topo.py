@@ -192,7 +192,7 @@ def show(
     "--format",
     "fmt",
     type=click.Choice(
-        [c.name for c in _core.choices("export format")] + ["simgrid"], case_sensitive=False
+        [c.name for c in _core.choices("export format")], case_sensitive=False
     ),
     help="Output format (default: from the extension of -o).",
 )
@@ -219,7 +219,7 @@ def export_cmd(
         fmt = _EXTENSIONS.get(ext)
         if fmt is None:
             raise click.BadParameter(
-                "give --format (json, graphml, anynet, dot) or simgrid, or an -o file with one "
+                "give --format (json, graphml, anynet, dot, simgrid), or an -o file with one "
                 "of the extensions .json, .graphml, .anynet, .dot or .xml (simgrid)",
                 param_hint="--format",
             )

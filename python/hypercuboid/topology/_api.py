@@ -323,9 +323,8 @@ def export(
     4.1) or ``dot`` (with endpoints unless
     ``endpoints=False``); returns the text and writes it to ``path`` if given (an existing
     ``path`` raises :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``)."""
-    simgrid = isinstance(fmt, str) and fmt.strip().lower() == "simgrid"
     try:
-        fmt = "simgrid" if simgrid else _core.choice_name("export format", fmt)
+        fmt = _core.choice_name("export format", fmt)
     except ValueError as e:
         raise TopologyError(str(e)) from None
     if path is not None:

@@ -61,6 +61,8 @@ pub enum ExportFormat {
     Anynet,
     /// [`to_dot`].
     Dot,
+    /// [`super::simgrid::to_simgrid`].
+    SimGrid,
 }
 
 /// The formats a topology is written in (`topo export --format`), in the order listed.
@@ -79,6 +81,11 @@ pub const EXPORT_FORMATS: Choices<ExportFormat> = Choices::new(
             "a BookSim2 anynet network file",
         ),
         Choice::new("dot", ExportFormat::Dot, "Graphviz dot"),
+        Choice::new(
+            "simgrid",
+            ExportFormat::SimGrid,
+            "a SimGrid platform (version 4.1, one Floyd zone)",
+        ),
     ],
 );
 
