@@ -3,7 +3,6 @@
 #include "hc_runner.h"
 
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +33,10 @@
 #define HC_CLONES
 #endif
 
-/* A pack's or unpack's box: the loops over its four axes (x, y, z, values), outer first, each
- * with its offsets in the array (`at`, elements from the box's first site: the selected values
- * are not evenly spaced) and its stride in the contiguous slice (`g`). Loop order: axes of one
- * element outermost, then the array's memory order, except that the values go second-innermost
- * when they are not innermost, so that the slice's part a run of inner loops writes stays in
- * the L1 cache (a transpose in blocks of one row). */
+/* A pack's or unpack's box: loops over its axes (x, y, z, values), outer first, each with its
+ * offsets in the array (`at`: the selected values are not evenly spaced) and its stride in the
+ * slice (`g`). Order: one-element axes, then the array's memory order, but the values second-
+ * innermost when not innermost (a transpose in blocks of one row, in the L1 cache). */
 typedef struct {
     int64_t origin;   /* elements from the array's start to the box's first site */
     int64_t n[4];
@@ -61,8 +58,7 @@ struct hc_plan {
     void **into;      /* where a receive's message lands (dst, or a temporary) */
     uint64_t *len;    /* elements of a reduce, copy or reducing receive (0: no action) */
     uint64_t *spin_ns;
-    /* messages: started with MPI_Isend / MPI_Irecv (persistent requests cost more per start in
-     * Open MPI's ob1) */
+    /* messages: MPI_Isend / MPI_Irecv, or persistent (HC_PLAN_PERSISTENT) */
     void **msg;       /* what a send reads or a receive writes */
     void **temp;      /* a receive's own landing buffer (sizes only, or an in-place reduce) */
     int32_t *buf_slot, *src_slot;
@@ -153,16 +149,10 @@ static size_t dtype_size(int dtype)
             for (uint64_t i = 0; i < n; i++) o[i] = x[i] * y[i];                              \
             break;                                                                            \
         case HC_REDUCE_MAX:                                                                   \
-            for (uint64_t i = 0; i < n; i++) {                                                \
-                T p = x[i], q = y[i];                                                         \
-                o[i] = (p > q || p != p) ? p : q;                                             \
-            }                                                                                 \
+            for (uint64_t i = 0; i < n; i++) o[i] = (x[i] > y[i] || x[i] != x[i]) ? x[i] : y[i]; \
             break;                                                                            \
         default:                                                                              \
-            for (uint64_t i = 0; i < n; i++) {                                                \
-                T p = x[i], q = y[i];                                                         \
-                o[i] = (p < q || p != p) ? p : q;                                             \
-            }                                                                                 \
+            for (uint64_t i = 0; i < n; i++) o[i] = (x[i] < y[i] || x[i] != x[i]) ? x[i] : y[i]; \
             break;                                                                            \
         }                                                                                     \
     } while (0)
@@ -197,9 +187,8 @@ HC_API
 void hc_plan_free(hc_plan *p)
 {
     if (!p) return;
-    if (p->preq)
-        for (int64_t i = 0; i < p->n; i++)
-            if (p->preq[i] != MPI_REQUEST_NULL) MPI_Request_free(&p->preq[i]);
+    for (int64_t i = 0; p->preq && i < p->n; i++)
+        if (p->preq[i] != MPI_REQUEST_NULL) MPI_Request_free(&p->preq[i]);
     void *owned[] = {p->preq,   p->rid,      p->box,     p->blocks,  p->kind,   p->combine,
                      p->dst,    p->src,      p->into,    p->len,     p->spin_ns, p->msg,
                      p->temp,   p->buf_slot, p->src_slot, p->buf_off, p->src_off, p->scratch,
@@ -219,11 +208,8 @@ static int make_box(hc_plan *p, hc_box *b, const uint64_t *row, const hc_regions
     uint64_t mask = row[11]; /* all ones: every value */
     for (int a = 0; a < 4; a++)
         if ((int64_t)row[1 + a] != rg->dims[a]) {
-            fail(err, errlen, "region %lld is of a %llux%llux%llux%llu array, the array is "
-                 "%lldx%lldx%lldx%lld", (long long)r, (unsigned long long)row[1],
-                 (unsigned long long)row[2], (unsigned long long)row[3],
-                 (unsigned long long)row[4], (long long)rg->dims[0], (long long)rg->dims[1],
-                 (long long)rg->dims[2], (long long)rg->dims[3]);
+            fail(err, errlen, "region %lld is of an array of %llu along axis %d, the array has "
+                 "%lld", (long long)r, (unsigned long long)row[1 + a], a, (long long)rg->dims[a]);
             return HC_ERR_ARGUMENT;
         }
     for (int64_t v = 0; v < rg->dims[3]; v++)
@@ -242,22 +228,14 @@ static int make_box(hc_plan *p, hc_box *b, const uint64_t *row, const hc_regions
              (unsigned long long)count);
         return HC_ERR_ARGUMENT;
     }
-    int ord[4] = {0, 1, 2, 3}, key[4];
-    for (int a = 0; a < 4; a++) key[a] = ext[a] == 1 ? -1 : 0;
-    for (int i = 1; i < 4; i++) /* by stride, the largest outermost; one-element axes first */
-        for (int j = i; j > 0; j--) {
-            int x = ord[j], y = ord[j - 1];
-            if (!(key[x] < key[y] || (key[x] == key[y] && rg->stride[x] > rg->stride[y]))) break;
-            ord[j] = y;
-            ord[j - 1] = x;
-        }
-    if (ord[3] != 3 && ext[3] > 1) /* the values second-innermost */
-        for (int l = 0; l < 3; l++)
-            if (ord[l] == 3) {
-                for (int m = l; m < 2; m++) ord[m] = ord[m + 1];
-                ord[2] = 3;
-                break;
-            }
+    int ord[4] = {0, 1, 2, 3}, t;
+    int64_t key[4]; /* outer first: one-element axes, then by stride, the largest first */
+    for (int a = 0; a < 4; a++) key[a] = ext[a] == 1 ? INT64_MAX : rg->stride[a];
+    for (int i = 0; i < 4; i++)
+        for (int j = 3; j > i; j--)
+            if (key[ord[j]] > key[ord[j - 1]]) t = ord[j], ord[j] = ord[j - 1], ord[j - 1] = t;
+    for (int l = 0; l < 2 && ext[3] > 1; l++) /* the values second-innermost */
+        if (ord[l] == 3) ord[l] = ord[l + 1], ord[l + 1] = 3;
     int64_t *at = alloc_block(p, (size_t)(ext[0] + ext[1] + ext[2] + ext[3] + 1) * 8);
     if (!at) return HC_ERR_MEMORY;
     int64_t g[4] = {ext[1] * ext[2] * nv, ext[2] * nv, nv, 1};
@@ -288,16 +266,19 @@ static int wait_policy(char *err, size_t errlen)
         fail(err, errlen, "HYPERCUBOID_WAIT=%s: accepted block, yield or auto", w);
         return -1;
     }
-    /* the ranks on this node, as the launcher tells them (Open MPI, MPICH's Hydra, Slurm) */
-    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                       "SLURM_NTASKS_PER_NODE"};
+    /* this node's ranks as the launcher says (Open MPI, Hydra, Slurm); its load (Linux) */
+    const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
     long local = 0, cores = -1;
-    for (size_t k = 0; k < sizeof vars / sizeof *vars && local <= 0; k++)
+    double load = 0;
+    for (int k = 0; k < 3 && local <= 0; k++)
         if (getenv(vars[k])) local = strtol(getenv(vars[k]), NULL, 10);
 #ifdef _SC_NPROCESSORS_ONLN
     cores = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
-    return local > 0 && cores > 0 && local <= cores;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f && fscanf(f, "%lf", &load) != 1) load = 0;
+    if (f) fclose(f);
+    return local > 0 && cores > 0 && local <= cores && load <= (double)cores;
 }
 
 static int make_requests(hc_plan *p);
@@ -397,16 +378,15 @@ int hc_plan_create_ex(const hc_program *prog, const hc_regions *rg, int flags, i
         int32_t bs = prog->buf_slot[i], ss = prog->src_slot[i];
         int64_t r = rg && rg->region ? rg->region[i] : -1;
         p->rid[i] = r;
-        if (k == HC_OP_PACK || k == HC_OP_UNPACK) {
-            int32_t at = k == HC_OP_PACK ? ss : bs;
-            if (r < 0 || r >= nreg || (int32_t)rg->rows[r * HC_REGION_FIELDS] != at ||
-                (at != HC_SLOT_INPUT && at != HC_SLOT_OUTPUT)) {
-                fail(err, errlen, "op %lld (%s): %s", (long long)i, KIND_NAMES[k],
-                     rg ? "its region is not one of the input or output array's"
-                        : "a pack or unpack needs the array's regions (hc_plan_create_ex)");
-                rc = HC_ERR_ARGUMENT;
-                break;
-            }
+        int32_t at = k == HC_OP_PACK ? ss : bs; /* the slot of a pack's or unpack's region */
+        if ((k == HC_OP_PACK || k == HC_OP_UNPACK) &&
+            (r < 0 || r >= nreg || (int32_t)rg->rows[r * HC_REGION_FIELDS] != at ||
+             (at != HC_SLOT_INPUT && at != HC_SLOT_OUTPUT))) {
+            fail(err, errlen, "op %lld (%s): %s", (long long)i, KIND_NAMES[k],
+                 rg ? "its region is not one of the input or output array's"
+                    : "a pack or unpack needs the array's regions (hc_plan_create_ex)");
+            rc = HC_ERR_ARGUMENT;
+            break;
         }
         if (k > HC_OP_UNPACK || bs < HC_SLOT_NONE || ss < HC_SLOT_NONE ||
             (bs >= HC_SLOT_SCRATCH && bs - HC_SLOT_SCRATCH >= ns) ||
@@ -481,12 +461,7 @@ int hc_plan_create_ex(const hc_program *prog, const hc_regions *rg, int flags, i
         p->ac_ptr[i + 1] += p->ac_ptr[i];
         p->as_ptr[i + 1] += p->as_ptr[i];
     }
-    int64_t *fill_c = malloc(un * sizeof(int64_t)), *fill_s = malloc(un * sizeof(int64_t));
-    if (!fill_c || !fill_s) {
-        free(fill_c);
-        free(fill_s);
-        goto oom;
-    }
+    int64_t *fill_c = p->heap, *fill_s = p->act_op; /* run state, free until a run */
     memcpy(fill_c, p->ac_ptr, (size_t)n * sizeof(int64_t));
     memcpy(fill_s, p->as_ptr, (size_t)n * sizeof(int64_t));
     /* dep_op is sorted, so each op's dependents come out in program order */
@@ -497,8 +472,6 @@ int hc_plan_create_ex(const hc_program *prog, const hc_regions *rg, int flags, i
         else
             p->as_idx[fill_s[b]++] = a;
     }
-    free(fill_c);
-    free(fill_s);
     if (flags & HC_PLAN_PERSISTENT) {
         p->preq = malloc(un * sizeof(MPI_Request));
         if (!p->preq) goto oom;
@@ -624,12 +597,7 @@ static double now_s(void)
 
 static void spin(uint64_t ns)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t end = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec + ns;
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec >= end) return;
+    for (double end = now_s() + 1e-9 * (double)ns; now_s() < end;) {
     }
 }
 
@@ -714,12 +682,9 @@ static void release(hc_plan *p, const int64_t *ptr, const int64_t *idx, int64_t 
 
 static void cancel_receives(hc_plan *p)
 {
-    for (int64_t j = 0; j < p->nstart; j++) { /* the started ones */
-        if (p->kind[p->act_op[j]] == HC_OP_RECV) {
-            MPI_Cancel(&p->act[j]);
-            MPI_Wait(&p->act[j], MPI_STATUS_IGNORE);
-        }
-    }
+    for (int64_t j = 0; j < p->nstart; j++) /* the started ones */
+        if (p->kind[p->act_op[j]] == HC_OP_RECV)
+            MPI_Cancel(&p->act[j]), MPI_Wait(&p->act[j], MPI_STATUS_IGNORE);
     p->nact = p->nstart = 0;
 }
 
@@ -728,15 +693,16 @@ static void describe(const hc_plan *p, int64_t i, char *buf, size_t len)
     snprintf(buf, len, "op %lld (%s)", (long long)i, KIND_NAMES[p->kind[i]]);
 }
 
-/* An MPI call that failed on op i: names it, cancels the posted receives. */
-static int op_failed(hc_plan *p, int64_t i, int rc, int64_t *failed_op, char *err,
-                     size_t errlen)
+/* An MPI call that failed (rc, or HC_ERR_ARGUMENT: no request completed) on op i, `how`:
+ * names it, cancels the posted receives. */
+static int op_failed(hc_plan *p, int64_t i, int rc, const char *how, int64_t *failed_op,
+                     char *err, size_t errlen)
 {
-    char msg[MPI_MAX_ERROR_STRING], what[64];
+    char msg[MPI_MAX_ERROR_STRING] = "no request completed", what[64];
     int ml = 0;
-    MPI_Error_string(rc, msg, &ml);
+    if (rc != HC_ERR_ARGUMENT) MPI_Error_string(rc, msg, &ml);
     describe(p, i, what, sizeof what);
-    fail(err, errlen, "%s: %s", what, msg);
+    fail(err, errlen, "%s%s: %s", how, what, msg);
     if (failed_op) *failed_op = i;
     cancel_receives(p);
     return rc;
@@ -748,8 +714,9 @@ static int flush(hc_plan *p, int64_t *failed_op, char *err, size_t errlen)
     int64_t from = p->nstart;
     if (from == p->nact) return HC_OK;
     int rc = MPI_Startall((int)(p->nact - from), &p->act[from]);
-    if (rc == MPI_SUCCESS) p->nstart = p->nact;
-    return rc == MPI_SUCCESS ? HC_OK : op_failed(p, p->act_op[from], rc, failed_op, err, errlen);
+    p->nstart = rc == MPI_SUCCESS ? p->nact : from;
+    if (rc != MPI_SUCCESS) return op_failed(p, p->act_op[from], rc, "", failed_op, err, errlen);
+    return HC_OK;
 }
 
 /* Starts every op whose dependencies are met, in program order, until none is left. */
@@ -769,7 +736,7 @@ static int issue(hc_plan *p, int64_t *failed_op, char *err, size_t errlen)
             else
                 rc = (p->flags & HC_PLAN_SSEND ? MPI_Issend : MPI_Isend)(
                     p->msg[i], p->count[i], MPI_BYTE, p->peer[i], p->tag[i], p->comm, q);
-            if (rc != MPI_SUCCESS) return op_failed(p, i, rc, failed_op, err, errlen);
+            if (rc != MPI_SUCCESS) return op_failed(p, i, rc, "", failed_op, err, errlen);
             p->act_op[p->nact++] = i;
             if (!p->preq) p->nstart = p->nact;
         } else {
@@ -817,10 +784,7 @@ int hc_plan_finish(hc_plan *p, double timeout, int64_t *failed_op, char *err, si
         if (!p->nact) {
             int64_t first = -1, stuck = 0;
             for (int64_t i = 0; i < n; i++)
-                if (p->pending[i]) {
-                    if (first < 0) first = i;
-                    stuck++;
-                }
+                if (p->pending[i] && stuck++ == 0) first = i;
             describe(p, first, what, sizeof what);
             fail(err, errlen,
                  "the program cannot progress: %lld op(s) wait on ops that never run (a "
@@ -865,16 +829,9 @@ int hc_plan_finish(hc_plan *p, double timeout, int64_t *failed_op, char *err, si
             cancel_receives(p);
             return HC_ERR_TIMEOUT;
         }
-        if (rc != MPI_SUCCESS || j == MPI_UNDEFINED) {
-            char msg[MPI_MAX_ERROR_STRING] = "no request completed";
-            int ml = 0;
-            if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &ml);
-            describe(p, p->act_op[0], what, sizeof what);
-            fail(err, errlen, "waiting for %s: %s", what, msg);
-            if (failed_op) *failed_op = p->act_op[0];
-            cancel_receives(p);
-            return rc != MPI_SUCCESS ? rc : HC_ERR_ARGUMENT;
-        }
+        if (rc != MPI_SUCCESS || j == MPI_UNDEFINED)
+            return op_failed(p, p->act_op[0], rc != MPI_SUCCESS ? rc : HC_ERR_ARGUMENT,
+                             "waiting for ", failed_op, err, errlen);
         int64_t i = p->act_op[j];
         memmove(&p->act[j], &p->act[j + 1], (size_t)(p->nact - j - 1) * sizeof(MPI_Request));
         memmove(&p->act_op[j], &p->act_op[j + 1], (size_t)(p->nact - j - 1) * sizeof(int64_t));

@@ -18,11 +18,14 @@
  * combines, dependency kinds, dtypes, reduction operators) come from hc_codes.h, which the Rust
  * core generates.
  *
- * Waiting: when nothing can start, a rank whose node has a core for every rank blocks in
- * MPI_Waitany / MPI_Wait (the library's own wait, which spins on its progress engine); on an
- * oversubscribed node, or when the launcher does not say, it tests its requests and gives its
+ * Waiting: when nothing can start, a rank whose node has a core for every rank and is not busy
+ * (the launcher's count of the node's ranks and the 1-minute load average at most the online
+ * cores) blocks in MPI_Waitany / MPI_Wait (the library's own wait, which spins on its progress
+ * engine); otherwise, or when the launcher does not say, it tests its requests and gives its
  * core away (sched_yield) after every 64 tests, since MPICH's wait keeps the core from the rank
- * it waits for. HYPERCUBOID_WAIT=block|yield forces either (hc_plan_wait_policy). Reductions give the bits NumPy gives: integers wrap, IEEE + and * without
+ * it waits for. HYPERCUBOID_WAIT=block|yield forces either (hc_plan_wait_policy).
+ *
+ * Reductions give the bits NumPy gives: integers wrap, IEEE + and * without
  * contraction, max/min as numpy.maximum/minimum ((a > b || a is NaN) ? a : b).
  *
  * This file and hc_runner.c are plain C99 + MPI; they compile against any MPI (Open MPI,
