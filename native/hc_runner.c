@@ -266,19 +266,15 @@ static int wait_policy(char *err, size_t errlen)
         fail(err, errlen, "HYPERCUBOID_WAIT=%s: accepted block, yield or auto", w);
         return -1;
     }
-    /* this node's ranks as the launcher says (Open MPI, Hydra, Slurm); its load (Linux) */
+    /* this node's ranks as the launcher says (Open MPI, Hydra, Slurm) */
     const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
     long local = 0, cores = -1;
-    double load = 0;
     for (int k = 0; k < 3 && local <= 0; k++)
         if (getenv(vars[k])) local = strtol(getenv(vars[k]), NULL, 10);
 #ifdef _SC_NPROCESSORS_ONLN
     cores = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f && fscanf(f, "%lf", &load) != 1) load = 0;
-    if (f) fclose(f);
-    return local > 0 && cores > 0 && local <= cores && load <= (double)cores;
+    return local > 0 && cores > 0 && local <= cores;
 }
 
 static int make_requests(hc_plan *p);

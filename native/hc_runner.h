@@ -18,12 +18,14 @@
  * combines, dependency kinds, dtypes, reduction operators) come from hc_codes.h, which the Rust
  * core generates.
  *
- * Waiting: when nothing can start, a rank whose node has a core for every rank and is not busy
- * (the launcher's count of the node's ranks and the 1-minute load average at most the online
- * cores) blocks in MPI_Waitany / MPI_Wait (the library's own wait, which spins on its progress
- * engine); otherwise, or when the launcher does not say, it tests its requests and gives its
- * core away (sched_yield) after every 64 tests, since MPICH's wait keeps the core from the rank
- * it waits for. HYPERCUBOID_WAIT=block|yield forces either (hc_plan_wait_policy).
+ * Waiting: when nothing can start, a rank whose node has a core for every rank of the job (the
+ * launcher's count of the node's ranks at most its online cores) blocks in MPI_Waitany /
+ * MPI_Wait (the library's own wait, which spins on its progress engine, as the library's own
+ * collectives do; other jobs on the node do not change this: yielding would hand the core to
+ * them); when the job's ranks outnumber the cores, or the launcher does not say, it tests its
+ * requests and gives its core away (sched_yield) after every 64 tests, since MPICH's wait keeps
+ * the core from the rank it waits for. HYPERCUBOID_WAIT=block|yield forces either
+ * (hc_plan_wait_policy).
  *
  * Reductions give the bits NumPy gives: integers wrap, IEEE + and * without
  * contraction, max/min as numpy.maximum/minimum ((a > b || a is NaN) ? a : b).
