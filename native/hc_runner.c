@@ -199,6 +199,13 @@ void hc_plan_free(hc_plan *p)
     free(p);
 }
 
+static int linear(const int64_t *at, int64_t n, int64_t step)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (at[i] != i * step) return 0;
+    return 1;
+}
+
 /* The box of region row `row` (checked against the array's layout and `count` elements), its
  * offset tables in a block of the plan. */
 static int make_box(hc_plan *p, hc_box *b, const uint64_t *row, const hc_regions *rg,
@@ -250,9 +257,15 @@ static int make_box(hc_plan *p, hc_box *b, const uint64_t *row, const hc_regions
             for (int64_t v = 0; v < rg->dims[3]; v++)
                 if (mask == UINT64_MAX || (v < 64 && mask >> v & 1)) *at++ = v * rg->stride[3];
     }
-    b->s3 = rg->stride[ord[3]]; /* 0 when the inner values are not evenly spaced */
-    for (int64_t i = 0; i < b->n[3]; i++)
-        if (b->at[3][i] != i * b->s3) b->s3 = 0;
+    /* the inner loop's stride (0: the values are not evenly spaced); an outer loop that
+     * continues it on both sides joins it (an aos array's faces: rows of sites and values) */
+    b->s3 = linear(b->at[3], b->n[3], rg->stride[ord[3]]) ? rg->stride[ord[3]] : 0;
+    for (int l = 2; l >= 0 && b->s3 && b->n[l] > 1 && b->g[l] == b->n[3] * b->g[3] &&
+                    linear(b->at[l], b->n[l], b->n[3] * b->s3);
+         l--) {
+        b->n[3] *= b->n[l];
+        b->n[l] = 1;
+    }
     return HC_OK;
 }
 
