@@ -15,6 +15,10 @@
    ``--runners`` in turn (``native``: packing in C, persistent requests, the default of ``lbm
    run``; ``python``: the mpi4py engine with NumPy packing), side by side; each row records the
    halo time per step, its share of the step and the load average.
+3. The halo exchange alone on one rank (this process, a singleton MPI job: the periodic halo
+   copied onto itself through self-messages), each variant, layout and runner side by side:
+   CPU time per exchange (``time.process_time``, fastest of ``--repeat`` runs of 20), which the
+   machine's other jobs disturb much less than wall time.
 
 Wall time on a shared machine is disturbed by other jobs; the kernel rows also give the rate per
 CPU second of this process (``time.process_time``; the kernel runs in this thread).
@@ -134,6 +138,42 @@ def proxy(
     return r
 
 
+def halo_cpu(n: int, repeat: int, runners: list[str], layouts: list[str]) -> list[dict]:
+    """CPU time per halo exchange of an n³ subdomain on one rank, per variant, layout and runner
+    (alternated; fastest of ``repeat`` runs of 20 exchanges)."""
+    from hypercuboid import halo
+    from hypercuboid.mpi.halo import halo_exchange
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    d = halo.Decomposition(lattice=(n, n, n), ranks=1, periodic=(True,) * 3)
+    rows = []
+    for variant in VARIANTS:
+        s = halo.schedule(variant, d, values=19, bytes=8)
+        for layout in layouts:
+            f = lbm.allocate((n, n, n), layout)
+            best = {r: float("inf") for r in runners}
+            for _ in range(repeat):
+                for r in runners:
+                    halo_exchange(comm, s, f, r)
+                    c0 = time.process_time()
+                    for _ in range(20):
+                        halo_exchange(comm, s, f, r)
+                    best[r] = min(best[r], (time.process_time() - c0) / 20)
+            for r in runners:
+                rows.append(
+                    {
+                        "variant": variant,
+                        "layout": layout,
+                        "runner": r,
+                        "subdomain": n,
+                        "cpu_ms_per_exchange": best[r] * 1e3,
+                        "load_average": os.getloadavg()[0],
+                    }
+                )
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="16,64,128", help="kernel subdomain sides")
@@ -156,6 +196,7 @@ def main() -> None:
         "--runners", default="native,python", help="halo runners, side by side (native, python)"
     )
     ap.add_argument("--variants", default=",".join(VARIANTS), help="halo variants of the proxy")
+    ap.add_argument("--no-halo-cpu", action="store_true", help="skip the one-rank halo CPU times")
     _out.add(ap, "lbm.json")
     args = ap.parse_args()
     args.out = _out.path(args.out, "lbm.json")
@@ -211,6 +252,19 @@ def main() -> None:
                                 f"{r['load_average']:>5.2f}{flag}",
                                 flush=True,
                             )
+    halos = []
+    if not args.no_halo_cpu:
+        runners = args.runners.split(",")
+        print(f"\n# halo exchange on one rank, 64³: CPU ms per exchange ({', '.join(runners)})")
+        halos = halo_cpu(64, args.repeat, runners, layouts)
+        for i in range(0, len(halos), len(runners)):
+            row = halos[i : i + len(runners)]
+            times = "  ".join(f"{r['runner']} {r['cpu_ms_per_exchange']:.3f}" for r in row)
+            first = row[0]
+            print(
+                f"{first['variant']:>30} {first['layout']:>4}  {times}  "
+                f"load {first['load_average']:.2f}"
+            )
     out = {
         "machine": {
             "processor": platform.processor() or platform.machine(),
@@ -220,6 +274,7 @@ def main() -> None:
         "bar_roofline_fraction": BAR,
         "kernel": kernels,
         "proxy": proxies,
+        "halo_cpu": halos,
         "steps": args.steps,
     }
     if args.no_proxy and Path(args.out).exists():

@@ -289,5 +289,5 @@ def test_a_pack_needs_its_array_and_stays_inside_it(cache: Path) -> None:
     assert lines == [
         "-1 op 0 (pack): a pack or unpack needs the array's regions (hc_plan_create_ex)",
         "-1 region 0 leaves its 100-element array",
-        "-1 region 0 is of a 6x6x6x19 array, the array is 6x6x6x18",
+        "-1 region 0 is of an array of 19 along axis 3, the array has 18",
     ]
