@@ -5,9 +5,10 @@
 #   NP=16 OUT=/tmp/native16 bash benchmarks/native16.sh        # from the project root, after make
 #   NP=2 SIZES=64K,1M bash benchmarks/native16.sh               # the same at 2 ranks (a 2-core box)
 #
-# On the 16-core machine of ../shared/device/ (no Rust, no network), after its run.sh installed
-# the wheels into /tmp/hcp: HC=/tmp/hcp/hc/hypercuboid MPIEXEC=/tmp/hcp/bin/mpiexec
-# PYTHONPATH=... bash .dev/bench/native16.sh (prepare.sh copies benchmarks/ to .dev/bench).
+# On the 16-core machine of ../shared/device/ (no Rust, no network): prepare.sh copies
+# benchmarks/ to .dev/bench; there, `SECTIONS=none OUT=$OUT bash .dev/run.sh` installs the wheels
+# into /tmp/hcp (and prints the machine), then `OUT=$OUT bash .dev/bench/native16.sh` finds them
+# (HC, MPIEXEC and PYTHONPATH as run.sh sets them) and runs at NP=16 (about 5 minutes).
 #
 # Sections (SECTIONS, default "allreduce alltoall lbm"):
 #   allreduce  recursive doubling, ring and Rabenseifner (Open MPI's coll_tuned_allreduce_algorithm
@@ -23,6 +24,12 @@ NP=${NP:-16}
 O=${OUT:-/tmp/native16}; mkdir -p "$O"
 SIZES=${SIZES:-64K,1M,4M}; A2A_SIZES=${A2A_SIZES:-1K,64K}
 SECTIONS=${SECTIONS:-allreduce alltoall lbm}
+if [ -z "${HC:-}" ] && [ -x /tmp/hcp/hc/hypercuboid ]; then # installed by ../shared/device/run.sh
+  D=$(cd "$(dirname "$0")/.." && pwd)
+  export PYTHONPATH=$(ls -d /tmp/hcp/lib/python3*/site-packages):$D/pkg PATH=/tmp/hcp/bin:$PATH
+  export LD_LIBRARY_PATH=/tmp/hcp/lib HYPERCUBOID_CACHE=/tmp/hccache HYPERCUBOID_MPICC=/tmp/hcp/bin/mpicc
+  HC=/tmp/hcp/hc/hypercuboid MPIEXEC=/tmp/hcp/bin/mpiexec PYTHON=python3
+fi
 HC=${HC:-.venv/bin/hypercuboid}; MPIEXEC=${MPIEXEC:-.venv/bin/mpiexec}
 PY=${PYTHON:-$(dirname "$HC")/python}; [ -x "$PY" ] || PY=python3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,sm
