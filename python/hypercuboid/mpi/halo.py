@@ -164,11 +164,13 @@ class _NativePlan:
 
     def free(self) -> None:
         if self._plan:
+            import ctypes
+
             from mpi4py import MPI
 
             if not MPI.Is_finalized():
                 self.lib.hc_plan_free(self._plan)
-            self._plan = None
+            self._plan = ctypes.c_void_p()
 
 
 class _Plan:
@@ -293,7 +295,7 @@ class HaloRequest:
 
     def __init__(self, plan: _Plan | _NativePlan) -> None:
         self._plan: Any = plan
-        if plan.native:
+        if isinstance(plan, _NativePlan):
             self._done = plan.start()
             return
         self._pending = plan.ndeps.copy()

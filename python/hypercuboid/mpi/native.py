@@ -206,7 +206,7 @@ def load() -> Any:
             ctypes.c_int,
             *lib.hc_plan_create_at.argtypes[1:],
         ]
-        run_args = [
+        run_args: list[Any] = [
             ctypes.c_void_p,
             ctypes.c_double,
             ctypes.POINTER(ctypes.c_int64),
