@@ -23,9 +23,8 @@
 #pragma GCC optimize("fp-contract=off", "vect-cost-model=dynamic")
 #endif
 
-/* The reductions are also compiled for AVX2 and AVX-512, picked at load time (GCC's function
- * multiversioning, an ifunc): the library stays portable, and a wide machine reduces as NumPy
- * does there. The same IEEE operations element by element, so the same bits on every path. */
+/* The reductions also for AVX2 and AVX-512, picked at load time (an ifunc): portable, and the
+ * same IEEE operations element by element, so the same bits on every path. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__x86_64__) &&       \
     defined(__linux__) && !defined(HC_NO_CLONES)
 #define HC_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -563,10 +562,7 @@ int hc_plan_create_ex_at(const hc_program *prog, const hc_regions *regions, int 
 }
 
 HC_API
-int hc_plan_wait_policy(const hc_plan *p)
-{
-    return p->block;
-}
+int hc_plan_wait_policy(const hc_plan *p) { return p->block; }
 
 /* -- the run ---------------------------------------------------------------------------- */
 
@@ -620,14 +616,11 @@ static void spin(uint64_t ns)
                 for (int64_t i2 = 0; i2 < b->n[2]; i2++) {                                    \
                     T *a = A + t0[i0] + t1[i1] + t2[i2];                                      \
                     T *f = F + i0 * b->g[0] + i1 * b->g[1] + i2 * b->g[2];                    \
-                    if (s3 == 1 && g3 == 1 && pack)                                           \
-                        for (int64_t i3 = 0; i3 < n3; i3++) f[i3] = a[i3];                    \
-                    else if (s3 == 1 && g3 == 1)                                              \
-                        for (int64_t i3 = 0; i3 < n3; i3++) a[i3] = f[i3];                    \
-                    else if (s3 && pack)                                                      \
-                        for (int64_t i3 = 0; i3 < n3; i3++) f[i3 * g3] = a[i3 * s3];          \
+                    T *d = pack ? f : a, *q = pack ? a : f; /* to, from */                    \
+                    if (ds == 1 && ss == 1)                                                   \
+                        for (int64_t i3 = 0; i3 < n3; i3++) d[i3] = q[i3];                    \
                     else if (s3)                                                              \
-                        for (int64_t i3 = 0; i3 < n3; i3++) a[i3 * s3] = f[i3 * g3];          \
+                        for (int64_t i3 = 0; i3 < n3; i3++) d[i3 * ds] = q[i3 * ss];          \
                     else if (pack)                                                            \
                         for (int64_t i3 = 0; i3 < n3; i3++) f[i3 * g3] = a[t3[i3]];           \
                     else                                                                      \
@@ -637,7 +630,7 @@ static void spin(uint64_t ns)
 
 static void box_copy(const hc_box *b, size_t es, void *arr, void *flat, int pack)
 {
-    int64_t n3 = b->n[3], g3 = b->g[3], s3 = b->s3;
+    int64_t n3 = b->n[3], g3 = b->g[3], s3 = b->s3, ds = pack ? g3 : s3, ss = pack ? s3 : g3;
     switch (es) {
     case 1: HC_BOX_LOOP(uint8_t); break;
     case 2: HC_BOX_LOOP(uint16_t); break;
@@ -810,10 +803,7 @@ int hc_plan_finish(hc_plan *p, double timeout, int64_t *failed_op, char *err, si
                      : MPI_Waitany((int)p->nact, p->act, &j, MPI_STATUS_IGNORE);
             flag = 1;
         } else {
-            /* test; every HC_SPINS tests look at the clock and, unless every rank has its
-             * core, give the core away: MPICH's MPI_Wait keeps it from the rank it waits
-             * for when ranks outnumber cores (a 1 MiB ring on 4 ranks and 2 cores is 20x
-             * slower) */
+            /* test; every HC_SPINS tests look at the clock and yield (see hc_runner.h) */
             for (long spins = 1;; spins++) {
                 rc = one ? MPI_Test(&p->act[0], &flag, MPI_STATUS_IGNORE)
                          : MPI_Testany((int)p->nact, p->act, &j, &flag, MPI_STATUS_IGNORE);
