@@ -11,7 +11,14 @@
 2. The proxy (``mpiexec -n P hypercuboid lbm run``) for P = 1, 2, 4 with 64³ (and 128³) sites per
    rank: time per step split into kernel and halo, each halo variant, with and without overlap.
    This machine has 2 cores: P = 4 is oversubscribed (two ranks share a core, the times include
-   waiting for the other rank's time slices).
+   waiting for the other rank's time slices). Each point runs the halo exchange on each of
+   ``--runners`` in turn (``native``: packing in C, persistent requests, the default of ``lbm
+   run``; ``python``: the mpi4py engine with NumPy packing), side by side; each row records the
+   halo time per step, its share of the step and the load average.
+3. The halo exchange alone on one rank (this process, a singleton MPI job: the periodic halo
+   copied onto itself through self-messages), each variant, layout and runner side by side:
+   CPU time per exchange (``time.process_time``, fastest of ``--repeat`` runs of 20), which the
+   machine's other jobs disturb much less than wall time.
 
 Wall time on a shared machine is disturbed by other jobs; the kernel rows also give the rate per
 CPU second of this process (``time.process_time``; the kernel runs in this thread).
@@ -19,6 +26,7 @@ Writes ``benchmarks/results/lbm.json``.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/lbm.py [--sizes 16,64,128] [--layouts soa,aos]
         [--nps 1,2,4] [--proxy-sizes 64,128] [--steps 20] [--repeat 5] [--layout soa] [--no-proxy]
+        [--runners native,python] [--variants blocking,reduced]
 """
 
 from __future__ import annotations
@@ -104,14 +112,17 @@ def kernel(n: int, repeat: int, layouts: list[str]) -> list[dict]:
     return rows
 
 
-def proxy(np_: int, n: int, variant: str, overlap: bool, steps: int, layout: str) -> dict:
+def proxy(
+    np_: int, n: int, variant: str, overlap: bool, steps: int, layout: str, runner: str
+) -> dict:
     dims = DECOMPS[np_]
     lattice = "x".join(str(n * d) for d in dims)
     exe = str(Path(sys.executable).parent / "hypercuboid")
     mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or "mpiexec"
     cmd = [mpiexec, "--oversubscribe", "--bind-to", "none", "-n", str(np_), exe, "lbm", "run"]
     cmd += ["--lattice", lattice, "--decomp", "x".join(map(str, dims)), "--steps", str(steps)]
-    cmd += ["--halo", variant, "--layout", layout, "--json"] + (["--overlap"] if overlap else [])
+    cmd += ["--halo", variant, "--layout", layout, "--runner", runner, "--json"]
+    cmd += ["--overlap"] if overlap else []
     env = dict(os.environ, OMPI_MCA_pml="ob1", OMPI_MCA_btl="self,sm", OPENBLAS_NUM_THREADS="1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -121,8 +132,46 @@ def proxy(np_: int, n: int, variant: str, overlap: bool, steps: int, layout: str
     r["ms_per_step"] = r["elapsed_s"] / steps * 1e3
     r["kernel_ms_per_step"] = r["kernel_s"] / steps * 1e3
     r["halo_ms_per_step"] = r["halo_s"] / steps * 1e3
+    r["halo_share"] = r["halo_s"] / r["elapsed_s"]
     r["oversubscribed"] = np_ > (os.cpu_count() or 1)
+    r["load_average"] = os.getloadavg()[0]
     return r
+
+
+def halo_cpu(n: int, repeat: int, runners: list[str], layouts: list[str]) -> list[dict]:
+    """CPU time per halo exchange of an n³ subdomain on one rank, per variant, layout and runner
+    (alternated; fastest of ``repeat`` runs of 20 exchanges)."""
+    from hypercuboid import halo
+    from hypercuboid.mpi.halo import halo_exchange
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    d = halo.Decomposition(lattice=(n, n, n), ranks=1, periodic=(True,) * 3)
+    rows = []
+    for variant in VARIANTS:
+        s = halo.schedule(variant, d, values=19, bytes=8)
+        for layout in layouts:
+            f = lbm.allocate((n, n, n), layout)
+            best = {r: float("inf") for r in runners}
+            for _ in range(repeat):
+                for r in runners:
+                    halo_exchange(comm, s, f, r)
+                    c0 = time.process_time()
+                    for _ in range(20):
+                        halo_exchange(comm, s, f, r)
+                    best[r] = min(best[r], (time.process_time() - c0) / 20)
+            for r in runners:
+                rows.append(
+                    {
+                        "variant": variant,
+                        "layout": layout,
+                        "runner": r,
+                        "subdomain": n,
+                        "cpu_ms_per_exchange": best[r] * 1e3,
+                        "load_average": os.getloadavg()[0],
+                    }
+                )
+    return rows
 
 
 def main() -> None:
@@ -143,6 +192,11 @@ def main() -> None:
     )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--no-proxy", action="store_true")
+    ap.add_argument(
+        "--runners", default="native,python", help="halo runners, side by side (native, python)"
+    )
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="halo variants of the proxy")
+    ap.add_argument("--no-halo-cpu", action="store_true", help="skip the one-rank halo CPU times")
     _out.add(ap, "lbm.json")
     args = ap.parse_args()
     args.out = _out.path(args.out, "lbm.json")
@@ -175,25 +229,42 @@ def main() -> None:
     if not args.no_proxy:
         print("\n# proxy: ms per step (kernel + halo), per variant, without / with overlap")
         print(
-            f"{'np':>3} {'per rank':>9} {'variant':>30} {'overlap':>7} {'ms/step':>8} "
-            f"{'kernel':>8} {'halo':>8} {'MLUPS':>7} {'B_eff MB/s':>10} {'N /s':>9}"
+            f"{'np':>3} {'per rank':>9} {'variant':>30} {'overlap':>7} {'runner':>7} "
+            f"{'ms/step':>8} {'kernel':>8} {'halo':>8} {'halo %':>6} {'MLUPS':>7} "
+            f"{'B_eff MB/s':>10} {'N /s':>9} {'load':>5}"
         )
         for np_ in [int(x) for x in args.nps.split(",")]:
             for n in [int(x) for x in args.proxy_sizes.split(",")]:
                 if np_ * n**3 > args.max_proxy_sites:
                     continue
-                for variant in VARIANTS:
+                for variant in args.variants.split(","):
                     for overlap in (False, True):
-                        r = proxy(np_, n, variant, overlap, args.steps, args.layout)
-                        proxies.append(r)
-                        flag = " (oversubscribed)" if r["oversubscribed"] else ""
-                        print(
-                            f"{np_:>3} {str(n) + '³':>9} {variant:>30} {str(overlap):>7} "
-                            f"{r['ms_per_step']:>8.2f} {r['kernel_ms_per_step']:>8.2f} "
-                            f"{r['halo_ms_per_step']:>8.2f} {r['mlups']:>7.1f} "
-                            f"{r['b_eff'] / 1e6:>10.1f} {r['updates_per_core_s']:>9.3g}{flag}",
-                            flush=True,
-                        )
+                        for runner in args.runners.split(","):
+                            r = proxy(np_, n, variant, overlap, args.steps, args.layout, runner)
+                            proxies.append(r)
+                            flag = " (oversubscribed)" if r["oversubscribed"] else ""
+                            print(
+                                f"{np_:>3} {str(n) + '³':>9} {variant:>30} {str(overlap):>7} "
+                                f"{r['runner']:>7} {r['ms_per_step']:>8.2f} "
+                                f"{r['kernel_ms_per_step']:>8.2f} {r['halo_ms_per_step']:>8.2f} "
+                                f"{r['halo_share']:>6.1%} {r['mlups']:>7.1f} "
+                                f"{r['b_eff'] / 1e6:>10.1f} {r['updates_per_core_s']:>9.3g} "
+                                f"{r['load_average']:>5.2f}{flag}",
+                                flush=True,
+                            )
+    halos = []
+    if not args.no_halo_cpu:
+        runners = args.runners.split(",")
+        print(f"\n# halo exchange on one rank, 64³: CPU ms per exchange ({', '.join(runners)})")
+        halos = halo_cpu(64, args.repeat, runners, layouts)
+        for i in range(0, len(halos), len(runners)):
+            row = halos[i : i + len(runners)]
+            times = "  ".join(f"{r['runner']} {r['cpu_ms_per_exchange']:.3f}" for r in row)
+            first = row[0]
+            print(
+                f"{first['variant']:>30} {first['layout']:>4}  {times}  "
+                f"load {first['load_average']:.2f}"
+            )
     out = {
         "machine": {
             "processor": platform.processor() or platform.machine(),
@@ -203,6 +274,7 @@ def main() -> None:
         "bar_roofline_fraction": BAR,
         "kernel": kernels,
         "proxy": proxies,
+        "halo_cpu": halos,
         "steps": args.steps,
     }
     if args.no_proxy and Path(args.out).exists():

@@ -9,11 +9,25 @@
  *     receive-reduce then reduces, and the op's dependents are released.
  *
  * A plan binds a program to its buffers once (scratch, temporaries, the resolved arguments of
- * every message on a communicator); hc_plan_run then runs it as many times as asked. (It posts
- * plain requests rather than persistent ones: starting a persistent request costs Open MPI's
- * ob1 more than posting a new one.) The codes (op kinds, slots,
+ * every message on a communicator); hc_plan_run then runs it as many times as asked. A plan
+ * posts plain requests (starting a persistent request costs Open MPI's ob1 more than posting a
+ * new one), or, made with HC_PLAN_PERSISTENT, persistent ones started with MPI_Startall (the
+ * halo exchange's repeated messages). Pack and unpack ops (a 3-D box of an array, with a value
+ * mask, to or from a contiguous slice: the halo exchanges) run in C when the plan is given the
+ * array's regions (hc_plan_create_ex). The codes (op kinds, slots,
  * combines, dependency kinds, dtypes, reduction operators) come from hc_codes.h, which the Rust
- * core generates. Reductions give the bits NumPy gives: integers wrap, IEEE + and * without
+ * core generates.
+ *
+ * Waiting: when nothing can start, a rank whose node has a core for every rank of the job (the
+ * launcher's count of the node's ranks at most its online cores) blocks in MPI_Waitany /
+ * MPI_Wait (the library's own wait, which spins on its progress engine, as the library's own
+ * collectives do; other jobs on the node do not change this: yielding would hand the core to
+ * them); when the job's ranks outnumber the cores, or the launcher does not say, it tests its
+ * requests and gives its core away (sched_yield) after every 64 tests, since MPICH's wait keeps
+ * the core from the rank it waits for. HYPERCUBOID_WAIT=block|yield forces either
+ * (hc_plan_wait_policy).
+ *
+ * Reductions give the bits NumPy gives: integers wrap, IEEE + and * without
  * contraction, max/min as numpy.maximum/minimum ((a > b || a is NaN) ? a : b).
  *
  * This file and hc_runner.c are plain C99 + MPI; they compile against any MPI (Open MPI,
@@ -65,6 +79,28 @@ typedef struct hc_program {
 
 typedef struct hc_plan hc_plan;
 
+/* Entries of one region row (schedule::columns::REGION_FIELDS): slot code, the array's 4 dims
+ * (x, y, z, values), the box's origin (3) and extent (3), the value mask. */
+#ifndef HC_REGION_FIELDS
+#define HC_REGION_FIELDS 12
+#endif
+
+/* The regions of a program's pack and unpack ops (the `region` and `regions` columns) and the
+ * layout of the array they cut boxes from: its logical dims (x, y, z, values) and the distance
+ * in elements between neighbours along each (C order, or any other order of one block, such as
+ * the lattice-Boltzmann soa layout). Regions name the input or the output slot. */
+typedef struct hc_regions {
+    const int64_t *region;    /* per op: its row, -1 for ops without a region */
+    int64_t nregions;
+    const uint64_t *rows;     /* HC_REGION_FIELDS per region */
+    int64_t dims[4];
+    int64_t stride[4];
+} hc_regions;
+
+/* Flags of hc_plan_create_ex. */
+#define HC_PLAN_PERSISTENT 1  /* messages as persistent requests, started with MPI_Startall */
+#define HC_PLAN_SSEND 2       /* sends synchronous (MPI_Issend, MPI_Ssend_init) */
+
 /* Return codes besides MPI error codes (which are returned as they are). */
 #define HC_OK 0
 #define HC_ERR_ARGUMENT (-1)  /* a bad program, dtype, operator or buffer */
@@ -81,6 +117,19 @@ HC_API
 int hc_plan_create(const hc_program *prog, int dtype, int op, const void *sendbuf,
                    void *recvbuf, uint64_t count, MPI_Comm comm, hc_plan **plan, char *err,
                    size_t errlen);
+
+/* hc_plan_create with the regions of pack and unpack ops (NULL: none; a program with such ops
+ * is then refused) and HC_PLAN_* flags. */
+HC_API
+int hc_plan_create_ex(const hc_program *prog, const hc_regions *regions, int flags, int dtype,
+                      int op, const void *sendbuf, void *recvbuf, uint64_t count, MPI_Comm comm,
+                      hc_plan **plan, char *err, size_t errlen);
+
+/* hc_plan_create_ex with the communicator at `comm_handle` (as hc_plan_create_at). */
+HC_API
+int hc_plan_create_ex_at(const hc_program *prog, const hc_regions *regions, int flags,
+                         int dtype, int op, const void *sendbuf, void *recvbuf, uint64_t count,
+                         const void *comm_handle, hc_plan **plan, char *err, size_t errlen);
 
 /* Points the plan at other input and output buffers (of the same count and dtype): cheap, so
  * that a caller with new buffers on every call (MPI_Allreduce under PMPI) keeps its plan. */
@@ -100,6 +149,18 @@ int hc_plan_create_at(const hc_program *prog, int dtype, int op, const void *sen
  * still posted; *failed_op is the op that failed (or -1). */
 HC_API
 int hc_plan_run(hc_plan *plan, double timeout, int64_t *failed_op, char *err, size_t errlen);
+
+/* hc_plan_run in two halves: hc_plan_start runs every op that needs no wait (posts, packs) and
+ * returns; hc_plan_finish completes the run. Between them the caller may touch no buffer the
+ * program reads or writes. */
+HC_API
+int hc_plan_start(hc_plan *plan, int64_t *failed_op, char *err, size_t errlen);
+HC_API
+int hc_plan_finish(hc_plan *plan, double timeout, int64_t *failed_op, char *err, size_t errlen);
+
+/* The plan's way of waiting: 1 blocks in MPI_Waitany, 0 tests and yields (see above). */
+HC_API
+int hc_plan_wait_policy(const hc_plan *plan);
 
 /* Times the plan as OSU times a collective: `warmup` untimed rounds, then `iters` timed
  * rounds of `block` back-to-back runs, each round followed by a barrier outside the timing;

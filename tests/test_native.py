@@ -22,7 +22,7 @@ pytest.importorskip("mpi4py")
 PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"
 
 
-def _child(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _child(code: str, tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = dict(os.environ)
     full.pop("HYPERCUBOID_RUNNER", None)
     full.update(
@@ -37,7 +37,11 @@ def _child(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess
         }
     )
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=300,
     )
 
 
@@ -153,3 +157,137 @@ def test_cache_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "h"))
     assert native.cache_dir() == tmp_path / "h" / ".cache" / "hypercuboid"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One runner cache for the tests below (the runner is compiled once)."""
+    return tmp_path_factory.mktemp("runner")
+
+
+WAIT = """
+import numpy as np
+from mpi4py import MPI
+from hypercuboid import schedules
+from hypercuboid.errors import MPIError
+from hypercuboid.mpi import native
+x = np.arange(8.0)
+y = np.zeros(8)
+b = native.NativeBound(schedules.allreduce("ring", 1, 8).program(0), x, y, "sum")
+try:
+    b.run(MPI.COMM_WORLD)
+except MPIError as e:
+    print(e)
+else:
+    print("policy", b.lib.hc_plan_wait_policy(b._plan), bool((y == x).all()))
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "out"),
+    [
+        ({"HYPERCUBOID_WAIT": "block"}, "policy 1 True"),
+        ({"HYPERCUBOID_WAIT": "yield"}, "policy 0 True"),
+        ({"OMPI_COMM_WORLD_LOCAL_SIZE": "1"}, "policy 1 True"),  # a core per rank: block
+        ({"MPI_LOCALNRANKS": "1"}, "policy 1 True"),  # (MPICH's Hydra)
+        ({"OMPI_COMM_WORLD_LOCAL_SIZE": "100000"}, "policy 0 True"),  # oversubscribed: yield
+        ({"HYPERCUBOID_WAIT": "auto", "MPI_LOCALNRANKS": "100000"}, "policy 0 True"),
+        ({}, "policy 0 True"),  # the launcher does not say: yield
+        (
+            {"HYPERCUBOID_WAIT": "sometimes"},
+            "rank 0: HYPERCUBOID_WAIT=sometimes: accepted block, yield or auto",
+        ),
+    ],
+)
+def test_how_a_rank_waits(env: dict[str, str], out: str, cache: Path) -> None:
+    clean = {"OMPI_COMM_WORLD_LOCAL_SIZE": "", "MPI_LOCALNRANKS": "", "SLURM_NTASKS_PER_NODE": ""}
+    done = _child(WAIT, cache, **{**clean, **env})
+    assert done.stdout.strip() == out, done.stderr
+
+
+HALO = """
+import sys
+import numpy as np
+from mpi4py import MPI
+from hypercuboid import halo, lbm
+from hypercuboid.mpi.halo import halo_exchange, halo_start, runner_of
+comm = MPI.COMM_WORLD
+same = []
+for variant in ("blocking", "nonblocking", "nonblocking:unpack=on_arrival", "reduced"):
+    for layout in ("soa", "aos"):
+        d = halo.Decomposition(lattice=(7, 6, 5), ranks=comm.size, periodic=(True,) * 3)
+        s = halo.schedule(variant, d, values=19, bytes=8)
+        sub = tuple(d.subdomain(comm.rank))
+        ran = {}
+        for runner in ("python", "native"):
+            f = lbm.allocate(sub, layout)
+            rng = np.random.default_rng(comm.rank)
+            f[...] = rng.uniform(-1, 1, size=f.shape)
+            f[0, 0, 0, 0] = np.nan  # a halo cell the exchange overwrites
+            for _ in range(2):
+                halo_exchange(comm, s, f, runner)
+            h = halo_start(comm, s, f, runner)
+            h.end()
+            assert h.done and runner_of(comm, s, f, runner) == runner
+            ran[runner] = f.copy().view(np.uint64)
+        same.append(bool(np.array_equal(ran["python"], ran["native"])))
+ok = comm.allreduce(all(same) and len(same) == 8, op=MPI.LAND)
+if comm.rank == 0:
+    print("identical" if ok else f"differ {same}")
+"""
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_the_halo_exchange_on_the_native_runner_gives_the_pythons_bits(
+    ranks: int, cache: Path
+) -> None:
+    """Every halo variant on both layouts, random values: after three exchanges (the plans
+    reused, one through halo_start) the whole array, halo included, is bitwise the Python
+    runner's, on 1, 2 and 4 ranks (4 oversubscribed)."""
+    if ranks == 1:
+        done = _child(HALO, cache)
+    else:
+        mpiexec = Path(sys.executable).parent / "mpiexec"
+        if not mpiexec.exists():
+            pytest.skip("no mpiexec next to the Python executable")
+        code = cache / "halo_bits.py"
+        code.write_text(HALO)
+        launch = [str(mpiexec), "--oversubscribe", "--bind-to", "none", "-n", str(ranks)]
+        run = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+        done = _child(run, cache, *launch, sys.executable, str(code))
+    assert done.stdout.strip() == "identical", done.stderr[-2000:]
+
+
+REGIONS = """
+import numpy as np
+from mpi4py import MPI
+from hypercuboid import halo, lbm, schedules
+from hypercuboid.errors import MPIError
+from hypercuboid.mpi import native
+d = halo.Decomposition(lattice=(4, 4, 4), ranks=1, periodic=(True,) * 3)
+prog = halo.schedule("blocking", d, values=19, bytes=8).program(0)
+f = lbm.allocate((4, 4, 4), "aos")
+lib = native.load()
+import ctypes
+cprog, keep = native.program_struct(prog)
+err = ctypes.create_string_buffer(256)
+plan = ctypes.c_void_p()
+def create(regs, count):
+    rc = lib.hc_plan_create_ex_at(ctypes.byref(cprog), regs, 0, 9, 0, f.ctypes.data,
+        f.ctypes.data, count, MPI._addressof(MPI.COMM_WORLD), ctypes.byref(plan), err, 256)
+    print(rc, err.value.decode())
+create(None, f.size)
+regs, keep2 = native.regions_struct(prog, f)
+create(ctypes.byref(regs), 100)
+regs.dims[3] = 18
+create(ctypes.byref(regs), f.size)
+"""
+
+
+def test_a_pack_needs_its_array_and_stays_inside_it(cache: Path) -> None:
+    lines = _child(REGIONS, cache).stdout.splitlines()
+    assert lines == [
+        "-1 op 0 (pack): a pack or unpack needs the array's regions (hc_plan_create_ex)",
+        "-1 region 0 leaves its 100-element array",
+        "-1 region 0 is of an array of 19 along axis 3, the array has 18",
+    ]

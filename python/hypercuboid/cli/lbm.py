@@ -69,6 +69,14 @@ def lbm() -> None:
     help="Memory layout of the distributions: soa (19 arrays, one per velocity: the faster "
     "kernel) or aos (the 19 values of a site contiguous).",
 )
+@click.option(
+    "--runner",
+    type=click.Choice(["auto", "native", "python"]),
+    default=None,
+    help="Who runs the halo exchange: native (the compiled C runner: packing in C, persistent "
+    "requests), python (the mpi4py engine, NumPy packing) or auto (default, or "
+    "$HYPERCUBOID_RUNNER): native where it loads. Same bits either way.",
+)
 @cliopts.json_option("Print one JSON object (rank 0)")
 @cliopts.force_option("an existing --json file")
 @cliopts.quiet_option("No per-step lines.")
@@ -83,6 +91,7 @@ def run_cmd(
     tau: float,
     init: str,
     layout: str,
+    runner: str | None,
     as_json: str | None,
     force: bool,
     quiet: bool,
@@ -93,6 +102,7 @@ def run_cmd(
     total, the time in the halo exchange and in the kernel, MLUPS, the effective bandwidth
     B_eff (eq. 4.3 of the seed) and the updates per core per second N (eq. 4.4)."""
     from hypercuboid.lbm import proxy
+    from hypercuboid.mpi import native
 
     comm = _world()
     _start(comm, timeout, "hypercuboid lbm")
@@ -103,7 +113,16 @@ def run_cmd(
         dims = cliopts.dims(lattice, "--lattice")
         parts = cliopts.dims(decomp, "--decomp") if decomp is not None else None
         built["run"] = proxy.configure(
-            comm.Get_size(), dims, parts, steps, halo_variant, overlap, tau, init, layout
+            comm.Get_size(),
+            dims,
+            parts,
+            steps,
+            halo_variant,
+            overlap,
+            tau,
+            init,
+            layout,
+            native.check_runner(runner),
         )
 
     _agree(comm, check)
@@ -131,7 +150,7 @@ def _print(res: Any, quiet: bool) -> None:
         f"# lbm D3Q19 BGK, lattice {dims}, {res.ranks} rank{'s' if res.ranks != 1 else ''} "
         f"({'x'.join(map(str, res.decomp))}, subdomain {'x'.join(map(str, res.subdomain))}), "
         f"halo {res.halo}{' with overlap' if res.overlap else ''}, tau {res.tau} "
-        f"(nu {res.viscosity:.6g}), init {res.init}, layout {res.layout}"
+        f"(nu {res.viscosity:.6g}), init {res.init}, layout {res.layout}, runner {res.runner}"
     )
     if not quiet:
         click.echo(f"{'step':>6} {'halo ms':>10} {'kernel ms':>10}")

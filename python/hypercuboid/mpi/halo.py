@@ -4,14 +4,25 @@ C-order array, or any writeable view whose values fill one block of memory, such
 ``transpose(1, 2, 3, 0)`` of a ``(values, X, Y, Z)`` C-order array, the lattice-Boltzmann ``soa``
 layout).
 
-The program is compiled once per (communicator, schedule, array) into a plan: every pack and
-unpack becomes ONE strided NumPy assignment between a 3-D box of the array (a slice of the last
-axis, or an index array for the reduced exchange's distributions) and a contiguous view of a
-scratch buffer, every send a persistent synchronous send (``MPI_Ssend_init``: the seed's
-``MPI_Issend``) and every receive a persistent receive, both only started on each call. A call
-then walks the program's dependencies like :mod:`hypercuboid.mpi.engine`: every op whose
+The program is compiled once per (communicator, schedule, array) into a plan, run by one of
+two runners (``runner``, as :func:`hypercuboid.mpi.allreduce` takes it; ``auto``, the default,
+is the native runner where it loads):
+
+- **native**: the compiled C runner (:mod:`hypercuboid.mpi.native`) binds the program to the
+  array once (its boxes as loops in the array's memory order, its messages as persistent
+  requests, ``MPI_Ssend_init`` / ``MPI_Recv_init``, started with ``MPI_Startall``) and runs each
+  exchange in one call (two for :func:`halo_start` and :meth:`HaloRequest.end`), packing and
+  unpacking in C;
+- **python**: every pack and unpack becomes ONE strided NumPy assignment between a 3-D box of
+  the array (a slice of the last axis, or an index array for the reduced exchange's
+  distributions) and a contiguous view of a scratch buffer, every send a persistent
+  synchronous send (``MPI_Ssend_init``: the seed's ``MPI_Issend``) and every receive a
+  persistent receive, both only started on each call.
+
+Both walk the program's dependencies like :mod:`hypercuboid.mpi.engine`: every op whose
 dependencies are met starts in program order; when nothing can start, one request is completed
-(``Waitany``).
+(``Waitany``). Both move the same bytes into the same places: the array's bits after an
+exchange do not depend on the runner.
 
 :func:`halo_start` runs everything that can run without waiting (for the non-blocking
 exchanges: every pack, receive and send) and returns a :class:`HaloRequest`;
@@ -68,10 +79,106 @@ def _copies(f: np.ndarray, row: list[int], flat: np.ndarray, pack: bool) -> list
     return pairs
 
 
+def _check_array_ops(rank: int, kind: list[int], prog: Any, f: np.ndarray) -> None:
+    """Refuses a send, receive or copy of the array itself when the array is not C-contiguous
+    (a transposed array is reached through the views of its pack and unpack regions only)."""
+    if f.flags.c_contiguous:
+        return
+    buf, src = prog["buf_slot"].tolist(), prog["src_slot"].tolist()
+    for i, k in enumerate(kind):
+        if k in (SEND, RECV, COPY) and 1 in (buf[i], src[i]):
+            raise ScheduleError(
+                f"rank {rank}: op {i} is a {_KINDS[k]} of the array itself, which needs a "
+                "C-contiguous array; accepted for a transposed array: halo schedules that "
+                "reach it through pack and unpack ops only"
+            )
+
+
+class _NativePlan:
+    """One rank's halo program bound to its array by the C runner: boxes, scratch buffers and
+    persistent requests on the private duplicate of ``comm``."""
+
+    native = True
+
+    def __init__(self, comm: Any, schedule: Schedule, f: np.ndarray) -> None:
+        import ctypes
+
+        from mpi4py import MPI
+
+        from hypercuboid.mpi import native
+        from hypercuboid.mpi.executor import private_comm
+
+        rank = comm.Get_rank()
+        self.rank = rank
+        self.comm = private_comm(comm)
+        prog = schedule.program(rank)
+        _check_array_ops(rank, prog["kind"].tolist(), prog, f)
+        self.lib = native.load()
+        self.f = f
+        cprog, keep = native.program_struct(prog)
+        regs, keep_regions = native.regions_struct(prog, f)
+        self._err = ctypes.create_string_buffer(1024)
+        self._errlen = ctypes.c_size_t(len(self._err))
+        self._failed = ctypes.c_int64(-1)
+        self._failed_ref = ctypes.byref(self._failed)
+        self._plan = ctypes.c_void_p()
+        rc = self.lib.hc_plan_create_ex_at(
+            ctypes.byref(cprog),
+            ctypes.byref(regs),
+            native.PLAN_PERSISTENT | native.PLAN_SSEND,
+            _core.DTYPE_CODES[f.dtype.name],
+            0,
+            ctypes.c_void_p(f.ctypes.data),
+            ctypes.c_void_p(f.ctypes.data),
+            ctypes.c_uint64(f.size),
+            ctypes.c_void_p(MPI._addressof(self.comm)),
+            ctypes.byref(self._plan),
+            self._err,
+            self._errlen,
+        )
+        del keep, keep_regions
+        if rc != 0:
+            self._plan = ctypes.c_void_p()
+            raise MPIError(f"rank {rank}: halo exchange: {self._error()}")
+        self.active = False
+
+    def _error(self) -> str:
+        return self._err.value.decode(errors="replace")
+
+    def start(self) -> bool:
+        """Runs every op that needs no wait; whether the exchange is already complete."""
+        self.active = True
+        self._call(self.lib.hc_plan_start(self._plan, self._failed_ref, self._err, self._errlen))
+        return False
+
+    def finish(self) -> None:
+        """Completes the exchange."""
+        rc = self.lib.hc_plan_finish(self._plan, 0.0, self._failed_ref, self._err, self._errlen)
+        self._call(rc)
+        self.active = False
+
+    def _call(self, rc: int) -> None:
+        if rc != 0:
+            self.active = False
+            raise MPIError(f"rank {self.rank}: halo exchange, {self._error()}")
+
+    def free(self) -> None:
+        if self._plan:
+            import ctypes
+
+            from mpi4py import MPI
+
+            if not MPI.Is_finalized():
+                self.lib.hc_plan_free(self._plan)
+            self._plan = ctypes.c_void_p()
+
+
 class _Plan:
     """One rank's halo program bound to its array, scratch buffers and persistent requests
     (on the private duplicate of ``comm``, so that the schedule's tags never match the
-    application's messages)."""
+    application's messages), run by the Python engine."""
+
+    native = False
 
     def __init__(self, comm: Any, schedule: Schedule, f: np.ndarray) -> None:
         from mpi4py import MPI
@@ -83,6 +190,7 @@ class _Plan:
         prog = schedule.program(rank)
         self.rank = rank
         kind = prog["kind"].tolist()
+        _check_array_ops(rank, kind, prog, f)
         n = len(kind)
         self.n = n
         self.kind = kind
@@ -124,12 +232,6 @@ class _Plan:
                 )
                 act = (PACK, _copies(f, row, flat, k == PACK), None, None)
                 self.describe.append(f"op {i} ({_KINDS[k]} of {flat.size} values)")
-            elif k in (SEND, RECV, COPY) and 1 in (b[0], s[0]) and not f.flags.c_contiguous:
-                raise ScheduleError(
-                    f"rank {rank}: op {i} is a {_KINDS[k]} of the array itself, which needs a "
-                    "C-contiguous array; accepted for a transposed array: halo schedules that "
-                    "reach it through pack and unpack ops only"
-                )
             elif k in (SEND, RECV):
                 v = bufs[b[0]][b[1] : b[1] + b[2]].view(np.uint8)
                 if k == SEND:
@@ -191,8 +293,11 @@ def _run_act(a: Any) -> None:
 class HaloRequest:
     """An exchange in progress (:func:`halo_start`): :meth:`end` completes it."""
 
-    def __init__(self, plan: _Plan) -> None:
-        self._plan = plan
+    def __init__(self, plan: _Plan | _NativePlan) -> None:
+        self._plan: Any = plan
+        if isinstance(plan, _NativePlan):
+            self._done = plan.start()
+            return
         self._pending = plan.ndeps.copy()
         self._ready = plan.roots.copy()
         self._left = plan.n
@@ -263,7 +368,12 @@ class HaloRequest:
 
     def end(self) -> None:
         """Completes the exchange: every halo value the schedule fills is in the array."""
-        if not self._done:
+        if self._done:
+            return
+        if self._plan.native:
+            self._plan.finish()
+            self._done = True
+        else:
             self._progress(wait=True)
 
     @property
@@ -274,7 +384,7 @@ class HaloRequest:
 
 # The plans of the last calls, keyed by communicator, schedule and array (a proxy that swaps
 # two arrays keeps both); each holds its persistent requests.
-_PLANS: dict[tuple, tuple[Any, Schedule, np.ndarray, _Plan]] = {}
+_PLANS: dict[tuple, tuple[Any, Schedule, np.ndarray, _Plan | _NativePlan]] = {}
 _MAX_PLANS = 8
 _finalize_hook: Any = None
 
@@ -346,30 +456,38 @@ def _one_block(f: np.ndarray) -> bool:
     return True
 
 
-def _plan(comm: Any, schedule: Schedule, f: np.ndarray) -> _Plan:
-    key = (id(comm), id(schedule), f.__array_interface__["data"][0], f.shape, f.strides)
+def _plan(comm: Any, schedule: Schedule, f: np.ndarray, runner: str | None) -> Any:
+    from hypercuboid.mpi import native
+
+    runner = native.check_runner(runner)
+    key = (id(comm), id(schedule), f.__array_interface__["data"][0], f.shape, f.strides, runner)
     hit = _PLANS.get(key)
     if hit is not None and hit[0] is comm and hit[1] is schedule and hit[2] is f:
         return hit[3]
     _check(comm, schedule, f)
+    in_c = native.use_native(runner, f.dtype)
     _hook_finalize()
     if hit is not None:
         hit[3].free()
     if len(_PLANS) >= _MAX_PLANS:
         old = next(iter(_PLANS))
         _PLANS.pop(old)[3].free()
-    plan = _Plan(comm, schedule, f)
+    plan = (_NativePlan if in_c else _Plan)(comm, schedule, f)
     _PLANS[key] = (comm, schedule, f, plan)
     return plan
 
 
-def halo_start(comm: Any, schedule: Schedule, f: np.ndarray) -> HaloRequest:
+def halo_start(
+    comm: Any, schedule: Schedule, f: np.ndarray, runner: str | None = None
+) -> HaloRequest:
     """Starts the exchange of ``schedule`` (from :func:`hypercuboid.halo.schedule`) on this
     rank's array ``f``: runs every op that needs no wait (the non-blocking exchanges pack and
     post every message; the blocking one its first phase's) and returns the request whose
     :meth:`~HaloRequest.end` completes it. ``f`` must not be touched in between except for sites
-    that neither send nor receive halo data (the interior, one site from every face)."""
-    plan = _plan(comm, schedule, f)
+    that neither send nor receive halo data (the interior, one site from every face).
+    ``runner``: ``auto`` (default, or ``$HYPERCUBOID_RUNNER``), ``native`` or ``python``
+    (see the module documentation)."""
+    plan = _plan(comm, schedule, f, runner)
     if plan.active:
         raise MPIError(
             f"rank {plan.rank}: an exchange on this array is still in progress: call end() on "
@@ -378,10 +496,16 @@ def halo_start(comm: Any, schedule: Schedule, f: np.ndarray) -> HaloRequest:
     return HaloRequest(plan)
 
 
-def halo_exchange(comm: Any, schedule: Schedule, f: np.ndarray) -> None:
+def halo_exchange(comm: Any, schedule: Schedule, f: np.ndarray, runner: str | None = None) -> None:
     """Runs the halo exchange of ``schedule`` on this rank's array ``f`` in place (every rank of
-    ``comm`` calls it with its own array)."""
-    halo_start(comm, schedule, f).end()
+    ``comm`` calls it with its own array; ``runner`` as for :func:`halo_start`)."""
+    halo_start(comm, schedule, f, runner).end()
+
+
+def runner_of(comm: Any, schedule: Schedule, f: np.ndarray, runner: str | None = None) -> str:
+    """Which runner (``native``, ``python``) runs the exchange of ``schedule`` on ``f`` with
+    ``runner`` (the plan is made here when it is not yet)."""
+    return "native" if _plan(comm, schedule, f, runner).native else "python"
 
 
 def clear_plans() -> None:

@@ -70,6 +70,21 @@ class _Program(ctypes.Structure):
     ]
 
 
+class _Regions(ctypes.Structure):
+    _fields_ = [
+        ("region", ctypes.c_void_p),
+        ("nregions", ctypes.c_int64),
+        ("rows", ctypes.c_void_p),
+        ("dims", ctypes.c_int64 * 4),
+        ("stride", ctypes.c_int64 * 4),
+    ]
+
+
+#: Flags of ``hc_plan_create_ex`` (``native/hc_runner.h``): persistent requests started with
+#: ``MPI_Startall``; synchronous sends.
+PLAN_PERSISTENT, PLAN_SSEND = 1, 2
+
+
 def cache_dir() -> Path:
     """Where compiled runners are kept."""
     env = os.environ.get("HYPERCUBOID_CACHE")
@@ -184,14 +199,29 @@ def load() -> Any:
             ctypes.c_char_p,
             ctypes.c_size_t,
         ]
-        lib.hc_plan_run.restype = ctypes.c_int
-        lib.hc_plan_run.argtypes = [
+        lib.hc_plan_create_ex_at.restype = ctypes.c_int
+        lib.hc_plan_create_ex_at.argtypes = [
+            ctypes.POINTER(_Program),
+            ctypes.POINTER(_Regions),
+            ctypes.c_int,
+            *lib.hc_plan_create_at.argtypes[1:],
+        ]
+        run_args: list[Any] = [
             ctypes.c_void_p,
             ctypes.c_double,
             ctypes.POINTER(ctypes.c_int64),
             ctypes.c_char_p,
             ctypes.c_size_t,
         ]
+        for fn, args in (
+            (lib.hc_plan_run, run_args),
+            (lib.hc_plan_finish, run_args),
+            (lib.hc_plan_start, [run_args[0], *run_args[2:]]),
+        ):
+            fn.restype = ctypes.c_int
+            fn.argtypes = args
+        lib.hc_plan_wait_policy.restype = ctypes.c_int
+        lib.hc_plan_wait_policy.argtypes = [ctypes.c_void_p]
         lib.hc_plan_free.restype = None
         lib.hc_plan_free.argtypes = [ctypes.c_void_p]
         lib.hc_plan_time.restype = ctypes.c_int
@@ -303,6 +333,43 @@ _COLS = {
 }
 
 
+def program_struct(program: Any) -> tuple[_Program, list[np.ndarray]]:
+    """The ``hc_program`` of a program's columns, and the arrays it points into (keep them
+    alive while the struct is used)."""
+    cols = {k: np.ascontiguousarray(program[k], dtype=t) for k, t in _COLS.items()}
+    deps = [
+        np.ascontiguousarray(c, dtype=t)
+        for c, t in zip(program.dep_columns, (np.uint32, np.uint32, np.uint8), strict=True)
+    ]
+    scratch = np.ascontiguousarray(program["scratch"], dtype=np.uint64)
+    prog = _Program(
+        nops=len(cols["kind"]),
+        ndeps=len(deps[0]),
+        nscratch=len(scratch),
+        dep_op=deps[0].ctypes.data,
+        dep_on=deps[1].ctypes.data,
+        dep_kind=deps[2].ctypes.data,
+        scratch=scratch.ctypes.data,
+        **{k: v.ctypes.data for k, v in cols.items()},
+    )
+    return prog, [*cols.values(), *deps, scratch]
+
+
+def regions_struct(program: Any, f: np.ndarray) -> tuple[_Regions, list[np.ndarray]]:
+    """The ``hc_regions`` of a program's pack and unpack ops on the array ``f`` (its logical
+    dims and its strides in elements), and the arrays it points into."""
+    region = np.ascontiguousarray(program["region"], dtype=np.int64)
+    rows = np.ascontiguousarray(program["regions"], dtype=np.uint64)
+    regs = _Regions(
+        region=region.ctypes.data,
+        nregions=len(rows) // _core.REGION_FIELDS,
+        rows=rows.ctypes.data,
+        dims=(ctypes.c_int64 * 4)(*f.shape),
+        stride=(ctypes.c_int64 * 4)(*(s // f.itemsize for s in f.strides)),
+    )
+    return regs, [region, rows]
+
+
 class NativeBound:
     """A program bound to an input, an output and its reduction operator, run by the C runner:
     the plan (scratch buffers, temporaries, persistent requests) is made on first use with a
@@ -328,23 +395,7 @@ class NativeBound:
         from mpi4py import MPI
 
         self.free()
-        p = self.program
-        cols = {k: np.ascontiguousarray(p[k], dtype=t) for k, t in _COLS.items()}
-        dep_op, dep_on, dep_kind = (
-            np.ascontiguousarray(c, dtype=t)
-            for c, t in zip(p.dep_columns, (np.uint32, np.uint32, np.uint8), strict=True)
-        )
-        scratch = np.ascontiguousarray(p["scratch"], dtype=np.uint64)
-        prog = _Program(
-            nops=len(cols["kind"]),
-            ndeps=len(dep_op),
-            nscratch=len(scratch),
-            dep_op=dep_op.ctypes.data,
-            dep_on=dep_on.ctypes.data,
-            dep_kind=dep_kind.ctypes.data,
-            scratch=scratch.ctypes.data,
-            **{k: v.ctypes.data for k, v in cols.items()},
-        )
+        prog, _keep = program_struct(self.program)
         err = ctypes.create_string_buffer(1024)
         handle = ctypes.c_void_p(MPI._addressof(comm))
         rc = self.lib.hc_plan_create_at(
