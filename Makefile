@@ -53,8 +53,8 @@ MPI_NPS ?= 1 3 4
 # $(call mpi_tests,LABEL,ENV,MPIEXEC,PYTHON): pytest -m mpi tests/mpi under each of $(MPI_NPS)
 # ranks and each runner (python: the mpi4py engine; auto: the compiled native runner wherever
 # it has a C type for the dtype, checked to load), bounded by `timeout`. Tests marked
-# any_runner (they name their runners, or run none: the runner comparisons, the halo
-# exchanges) give the same result under every session runner, so they run under the first
+# any_runner (they name their runners, or run none: the runner comparisons)
+# give the same result under every session runner, so they run under the first
 # runner only (the runner comparisons were half of each run's time).
 MPI_RUNNERS ?= python auto
 define mpi_tests
