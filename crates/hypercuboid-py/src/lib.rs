@@ -17,6 +17,7 @@ mod errors;
 mod guard;
 mod halo;
 mod lbm;
+mod modelfile;
 mod network;
 mod phases;
 mod program;
@@ -51,5 +52,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     resources::register(m)?;
     guard::register(m)?;
     tables::register(m)?;
+    modelfile::register(m)?;
     Ok(())
 }

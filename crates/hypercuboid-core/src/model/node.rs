@@ -464,10 +464,6 @@ impl Flows {
 }
 
 impl NodeModel {
-    fn per_extra_byte(bytes: u64, rate: f64) -> Time {
-        per_byte(bytes.saturating_sub(1), rate)
-    }
-
     fn count(&self, st: &mut NodeState, m: &Message) {
         let t = &mut st.totals;
         if self.node[m.src as usize] == self.node[m.dst as usize] {
@@ -503,17 +499,11 @@ impl CostModel for NodeModel {
             st.totals.direct += 1;
             return self.host.send(&mut st.host, t, m);
         };
-        let (c, n) = (st.host.c(m.src, m.cpu), st.host.ns(m.src, m.nic));
-        let busy = st.host.clk[c].max(st.host.clk[n]);
-        if busy > t {
-            return Attempt::Retry(busy);
-        }
         let h = &self.host;
-        let cpu_end = t
-            .saturating_add(h.overhead)
-            .saturating_add(Self::per_extra_byte(m.bytes, h.overhead_per_byte));
-        st.host.clk[c] = cpu_end;
-        st.host.clk[n] = t.saturating_add(h.gap);
+        let cpu_end = match h.charge_send(&mut st.host, t, m) {
+            Attempt::Go(end) => end,
+            Attempt::Retry(busy) => return Attempt::Retry(busy),
+        };
         let at = t.saturating_add(h.overhead);
         if m.bytes <= h.eager_limit {
             self.count(st, m);
@@ -537,18 +527,9 @@ impl CostModel for NodeModel {
         if self.path(m.src, m.dst).is_none() {
             return self.host.deliver(&mut st.host, t, m);
         }
-        let (c, n) = (st.host.c(m.dst, m.cpu), st.host.nr(m.dst, m.nic));
-        let busy = st.host.clk[c].max(st.host.clk[n]);
-        if busy > t {
-            return Attempt::Retry(busy);
-        }
         let h = &self.host;
-        let cpu_end = t
-            .saturating_add(h.overhead)
-            .saturating_add(Self::per_extra_byte(m.bytes, h.overhead_per_byte));
-        st.host.clk[c] = cpu_end;
-        st.host.clk[n] = t.saturating_add(h.gap);
-        Attempt::Go(cpu_end)
+        let bytes = per_byte(m.bytes.saturating_sub(1), h.overhead_per_byte);
+        h.charge_arrival(&mut st.host, t, m, bytes, 0)
     }
 
     fn rendezvous_matched(
