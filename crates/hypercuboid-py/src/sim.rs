@@ -31,14 +31,7 @@ pub(crate) fn simulate(
     threads: usize,
 ) -> PyResult<PySimulationResult> {
     let spec = parse_model(model).py()?;
-    let noise = noise.map(parse_noise).transpose().py()?;
-    let opts = SimOptions {
-        trace: trace || chrome_trace.is_some(),
-        noise,
-        seed,
-        calls,
-        threads,
-    };
+    let opts = options(trace || chrome_trace.is_some(), noise, seed, calls, threads)?;
     let s = this.inner.clone();
     let spec2 = spec.clone();
     let (res, used) =
@@ -68,19 +61,29 @@ fn simulate_node(
     call(Class::Simulation, "simulate_node", || {
         let host = parse_model(model).py()?;
         let node = parse_node(node).py()?;
-        let noise = noise.map(parse_noise).transpose().py()?;
-        let opts = SimOptions {
-            trace: trace || chrome_trace.is_some(),
-            noise,
-            seed,
-            calls,
-            threads: 1,
-        };
+        let opts = options(trace || chrome_trace.is_some(), noise, seed, calls, 1)?;
         let s = schedule.inner.clone();
         let m = NodeModel::from_specs(&host, &node, s.nranks()).py()?;
         let res = guard::detach(py, move || sim::simulate_with(&s, &m, &opts)).py()?;
         write_chrome_trace(py, &res, chrome_trace, &[])?;
         simulation_result(py, format!("{host} + {node}"), res, trace, Some(1), None)
+    })
+}
+
+/// The options of a run: `noise` (a spec) read here.
+fn options(
+    trace: bool,
+    noise: Option<&str>,
+    seed: u64,
+    calls: u32,
+    threads: usize,
+) -> PyResult<SimOptions> {
+    Ok(SimOptions {
+        trace,
+        noise: noise.map(parse_noise).transpose().py()?,
+        seed,
+        calls,
+        threads,
     })
 }
 
