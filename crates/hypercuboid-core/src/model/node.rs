@@ -44,6 +44,7 @@ use super::{
     Attempt, CostModel, LocalRun, LogGopsModel, LogGopsState, Message, ModelError, ModelSpec,
     Notice, OpSite, SendCompletion, SendIssue, TieOrder,
 };
+use crate::network::flow::MaxMin;
 use crate::network::NetworkError;
 use crate::schedule::Rank;
 use crate::units::{per_byte, Time};
@@ -120,43 +121,47 @@ impl NodeModel {
             if self.mem.is_infinite() {
                 return None;
             }
-            p.push(a, self.mem);
+            p.push(a);
         } else {
             if self.nic.is_infinite() {
                 return None;
             }
-            p.push(n + a, self.nic);
-            p.push(2 * n + b, self.nic);
+            p.push(n + a);
+            p.push(2 * n + b);
         }
         if self.per_rank.is_finite() {
             let nr = self.node.len() as u32;
-            p.push(3 * n + src, self.per_rank);
-            p.push(3 * n + nr + dst, self.per_rank);
+            p.push(3 * n + src);
+            p.push(3 * n + nr + dst);
         }
         Some(p)
     }
 
-    fn resources(&self) -> usize {
-        3 * self.nodes as usize + 2 * self.node.len()
+    /// The capacity of every resource: each node's memory, NIC out and NIC in, then each
+    /// rank's own limit out and in.
+    fn capacities(&self) -> Vec<f64> {
+        let (n, r) = (self.nodes as usize, self.node.len());
+        let mut c = vec![self.mem; n];
+        c.resize(3 * n, self.nic);
+        c.resize(3 * n + 2 * r, self.per_rank);
+        c
     }
 }
 
-/// The resources of a flow and their capacities.
+/// The resources of a flow, each loaded with weight 1.
 #[derive(Clone, Copy, Debug, Default)]
 struct Path {
-    res: [u32; 4],
-    cap: [f64; 4],
+    res: [(u32, f64); 4],
     n: u8,
 }
 
 impl Path {
-    fn push(&mut self, r: u32, cap: f64) {
-        self.res[self.n as usize] = r;
-        self.cap[self.n as usize] = cap;
+    fn push(&mut self, r: u32) {
+        self.res[self.n as usize] = (r, 1.0);
         self.n += 1;
     }
 
-    fn res(&self) -> &[u32] {
+    fn res(&self) -> &[(u32, f64)] {
         &self.res[..self.n as usize]
     }
 }
@@ -216,12 +221,10 @@ struct Flows {
     last: Time,
     /// The earliest end of an active flow.
     next_end: Time,
-    // Scratch of the rate computation, per resource.
-    rem: Vec<f64>,
-    cnt: Vec<u32>,
-    by_res: Vec<Vec<u32>>,
-    touched: Vec<u32>,
-    fixed: Vec<bool>,
+    /// Each resource's capacity (bytes per ps).
+    capacity: Vec<f64>,
+    fill: MaxMin,
+    rates: Vec<f64>,
 }
 
 /// The whole picoseconds `left` bytes take at `rate`: rounded up, except that a quotient
@@ -244,7 +247,7 @@ fn transfer_time(left: f64, rate: f64) -> Time {
 }
 
 impl Flows {
-    fn new(resources: usize) -> Flows {
+    fn new(capacity: Vec<f64>) -> Flows {
         Flows {
             flows: Vec::new(),
             free: Vec::new(),
@@ -255,11 +258,9 @@ impl Flows {
             now: 0,
             last: 0,
             next_end: NEVER,
-            rem: vec![0.0; resources],
-            cnt: vec![0; resources],
-            by_res: vec![Vec::new(); resources],
-            touched: Vec::new(),
-            fixed: Vec::new(),
+            fill: MaxMin::new(capacity.len()),
+            capacity,
+            rates: Vec::new(),
         }
     }
 
@@ -344,68 +345,20 @@ impl Flows {
         }
     }
 
-    /// Max–min fair rates of the active flows by progressive filling, and their ends.
+    /// Max–min fair rates of the active flows ([`MaxMin`]), and their ends.
     fn recompute(&mut self) {
-        // (Active flows in start order, so that ties resolve the same way every run.)
+        // (Sorted, so that the rates do not depend on the order flows ended in.)
         self.active.sort_unstable();
-        for &r in &self.touched {
-            self.by_res[r as usize].clear();
-            self.cnt[r as usize] = 0;
-        }
-        self.touched.clear();
+        self.rates.clear();
+        self.rates.resize(self.active.len(), 0.0);
+        let (flows, active) = (&self.flows, &self.active);
+        self.fill.fill(
+            &self.capacity,
+            |i| flows[active[i] as usize].path.res(),
+            &mut self.rates,
+        );
         for (i, &k) in self.active.iter().enumerate() {
-            let p = self.flows[k as usize].path;
-            for (j, &r) in p.res().iter().enumerate() {
-                let r = r as usize;
-                if self.by_res[r].is_empty() {
-                    self.touched.push(r as u32);
-                    self.rem[r] = p.cap[j];
-                }
-                self.by_res[r].push(i as u32);
-                self.cnt[r] += 1;
-            }
-        }
-        self.fixed.clear();
-        self.fixed.resize(self.active.len(), false);
-        let share = |rem: f64, cnt: u32| rem / cnt as f64;
-        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = self
-            .touched
-            .iter()
-            .map(|&r| {
-                let s = share(self.rem[r as usize], self.cnt[r as usize]);
-                Reverse((s.to_bits(), r))
-            })
-            .collect();
-        let mut left = self.active.len();
-        while left > 0 {
-            let Some(Reverse((bits, r))) = heap.pop() else {
-                break;
-            };
-            let r = r as usize;
-            if self.cnt[r] == 0 || share(self.rem[r], self.cnt[r]).to_bits() != bits {
-                continue;
-            }
-            let s = share(self.rem[r], self.cnt[r]);
-            for idx in 0..self.by_res[r].len() {
-                let i = self.by_res[r][idx] as usize;
-                if self.fixed[i] {
-                    continue;
-                }
-                self.fixed[i] = true;
-                left -= 1;
-                let k = self.active[i] as usize;
-                self.flows[k].rate = s;
-                let p = self.flows[k].path;
-                for &m in p.res() {
-                    let m = m as usize;
-                    self.rem[m] = (self.rem[m] - s).max(0.0);
-                    self.cnt[m] -= 1;
-                    if m != r && self.cnt[m] > 0 {
-                        let sh = share(self.rem[m], self.cnt[m]);
-                        heap.push(Reverse((sh.to_bits(), m as u32)));
-                    }
-                }
-            }
+            self.flows[k as usize].rate = self.rates[i];
         }
         let now = self.last;
         self.next_end = NEVER;
@@ -484,7 +437,7 @@ impl CostModel for NodeModel {
     fn new_state(&self, nranks: u32, ncpus: u16, nnics: u16) -> NodeState {
         NodeState {
             host: self.host.new_state(nranks, ncpus, nnics),
-            flows: Flows::new(self.resources()),
+            flows: Flows::new(self.capacities()),
             totals: NodeTotals::default(),
         }
     }
