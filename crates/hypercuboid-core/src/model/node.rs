@@ -35,7 +35,9 @@
 //! Caches and NUMA domains (one bandwidth per node), the memory traffic of inter-node
 //! transfers (a NIC's DMA does not take from `bw`), a network between the nodes (a NIC
 //! bandwidth at each end, LogGOPS's `L` between them; for a topology use `--network`), and
-//! protocol switch points beyond LogGOPS's `S`. A transfer never starts before the time the
+//! protocol switch points beyond LogGOPS's `S`, and a rank's limit shared between its flows
+//! and the messages LogGOPS carries for it (those take LogGOPS's `G` on its NIC clocks, the
+//! flows 1/G of their own). A transfer never starts before the time the
 //! flows have reached (an op that LogGOPS dates in the past, on an idle second CPU, starts its
 //! flow at that time). The cost of a flow's start or end grows with the flows active at once.
 
