@@ -191,3 +191,27 @@ fn a_partial_last_node_holds_the_remaining_ranks() {
     let alone = O + N * 125 + L + O;
     assert_eq!(r.rank_finish, [O, O, O, alone, O + L + O, O + L + O]);
 }
+
+#[test]
+fn a_run_is_deterministic_traces_and_noise_included() {
+    // An alltoall on 3 nodes (4, 4 and 2 ranks of 10) sharing memory and NICs, with noise.
+    let a = alltoall::Algorithm::parse("linear").unwrap();
+    let s = alltoall::generate(&a, &alltoall::AlltoallSpec::new(10, 4096, Dtype::Float64)).unwrap();
+    let host = parse_model("loggops:L=1us,o=1us,g=200ns,G=0.1ns,S=16KiB").unwrap();
+    let node = parse_node("node:ranks=4,bw=10GB/s,nic=5GB/s").unwrap();
+    let m = NodeModel::from_specs(&host, &node, s.nranks()).unwrap();
+    assert_eq!(m.placement(), [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]);
+    let opts = SimOptions {
+        trace: true,
+        noise: Some(hypercuboid_core::model::parse_noise("exp:mean=300ns").unwrap()),
+        seed: 5,
+        ..SimOptions::default()
+    };
+    let first = simulate_with(&s, &m, &opts).unwrap();
+    let second = simulate_with(&s, &m, &opts).unwrap();
+    assert_eq!(first, second);
+    assert!(first.trace.is_some());
+    // Another seed, another run.
+    let other = simulate_with(&s, &m, &SimOptions { seed: 6, ..opts }).unwrap();
+    assert_ne!(other.completion, first.completion);
+}
