@@ -18,6 +18,7 @@ mod guard;
 mod halo;
 mod lbm;
 mod library;
+mod modelfile;
 mod network;
 mod phases;
 mod program;
@@ -55,5 +56,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tables::register(m)?;
     library::register(m)?;
     simgrid::register(m)?;
+    modelfile::register(m)?;
     Ok(())
 }

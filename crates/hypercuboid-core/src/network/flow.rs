@@ -102,12 +102,9 @@ pub struct FlowEngine<'n> {
     pub events: u64,
     pub recomputes: u64,
     // Scratch of the rate computation.
-    rem: Vec<f64>,
-    wsum: Vec<f64>,
-    fixed: Vec<bool>,
+    fill: MaxMin,
     old_rate: Vec<f64>,
-    by_link: Vec<Vec<u32>>,
-    touched: Vec<u32>,
+    new_rate: Vec<f64>,
     /// [`NicOrder::Fifo`]: per endpoint, the flow it is sending (`IDLE` when none) and the
     /// flows started behind it, in start order. Empty with [`NicOrder::Interleave`].
     sending: Vec<u32>,
@@ -116,6 +113,107 @@ pub struct FlowEngine<'n> {
 
 /// No flow (an endpoint's NIC is idle).
 const IDLE: u32 = u32::MAX;
+
+/// Max–min fair rates by progressive filling (Bertsekas and Gallager, *Data Networks*,
+/// section 6.5.2), with its scratch sized to the links: the link with the smallest fair share
+/// (its capacity left over the weights of its unfixed flows) fixes the rate of its flows, which
+/// leave the other links, until every flow has a rate. The flow engine's, and the node level's
+/// (`model/node.rs`).
+#[derive(Clone, Debug)]
+pub(crate) struct MaxMin {
+    rem: Vec<f64>,
+    wsum: Vec<f64>,
+    by_link: Vec<Vec<u32>>,
+    touched: Vec<u32>,
+    fixed: Vec<bool>,
+}
+
+impl MaxMin {
+    /// Scratch for `links` links.
+    pub(crate) fn new(links: usize) -> MaxMin {
+        MaxMin {
+            rem: vec![0.0; links],
+            wsum: vec![0.0; links],
+            by_link: vec![Vec::new(); links],
+            touched: Vec::new(),
+            fixed: Vec::new(),
+        }
+    }
+
+    /// Sets `rate[k]` (bytes per ps) of each of the `rate.len()` flows, flow k loading each
+    /// link `l` of `links(k)` with weight `w` (a link is full when `Σ w·rate` reaches
+    /// `capacity[l]`); a flow on no link of finite share keeps its `rate`.
+    pub(crate) fn fill<'p>(
+        &mut self,
+        capacity: &[f64],
+        links: impl Fn(usize) -> &'p [(u32, f64)],
+        rate: &mut [f64],
+    ) {
+        let n = rate.len();
+        for &l in &self.touched {
+            self.by_link[l as usize].clear();
+        }
+        self.touched.clear();
+        self.fixed.clear();
+        self.fixed.resize(n, false);
+        for k in 0..n {
+            for &(l, w) in links(k) {
+                let v = &mut self.by_link[l as usize];
+                if v.is_empty() {
+                    self.touched.push(l);
+                    self.rem[l as usize] = capacity[l as usize];
+                    self.wsum[l as usize] = 0.0;
+                }
+                v.push(k as u32);
+                self.wsum[l as usize] += w;
+            }
+        }
+        // Links by fair share (the rate at which the unfixed flows on it fill it), smallest
+        // first; stale entries are skipped.
+        let share_of = |rem: f64, w: f64| if w > 1e-12 { rem / w } else { f64::INFINITY };
+        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = self
+            .touched
+            .iter()
+            .map(|&l| {
+                let share = share_of(self.rem[l as usize], self.wsum[l as usize]);
+                Reverse((share.to_bits(), l))
+            })
+            .collect();
+        let mut left = n;
+        while left > 0 {
+            let Some(Reverse((bits, l))) = heap.pop() else {
+                break;
+            };
+            let l = l as usize;
+            let share = share_of(self.rem[l], self.wsum[l]);
+            if share.is_infinite() || share.to_bits() != bits {
+                continue;
+            }
+            let ks = std::mem::take(&mut self.by_link[l]);
+            for &k in &ks {
+                if self.fixed[k as usize] {
+                    continue;
+                }
+                self.fixed[k as usize] = true;
+                left -= 1;
+                rate[k as usize] = share;
+                for &(m, w) in links(k as usize) {
+                    let m = m as usize;
+                    self.rem[m] = (self.rem[m] - share * w).max(0.0);
+                    self.wsum[m] -= w;
+                    if m != l {
+                        let sh = share_of(self.rem[m], self.wsum[m]);
+                        if sh.is_finite() {
+                            heap.push(Reverse((sh.to_bits(), m as u32)));
+                        }
+                    }
+                }
+            }
+            self.wsum[l] = 0.0;
+            self.by_link[l] = ks;
+        }
+    }
+}
 
 impl<'n> FlowEngine<'n> {
     /// An engine on `topo` with `routes` (its routing must be `min` or `inr`).
@@ -196,12 +294,9 @@ impl<'n> FlowEngine<'n> {
             flows_started: 0,
             events: 0,
             recomputes: 0,
-            rem: vec![0.0; n],
-            wsum: vec![0.0; n],
-            fixed: Vec::new(),
+            fill: MaxMin::new(n),
             old_rate: Vec::new(),
-            by_link: vec![Vec::new(); n],
-            touched: Vec::new(),
+            new_rate: Vec::new(),
             sending: Vec::new(),
             queued: Vec::new(),
             params,
@@ -464,75 +559,23 @@ impl<'n> FlowEngine<'n> {
     fn recompute(&mut self) {
         self.recomputes += 1;
         let now = self.last;
-        for &l in &self.touched {
-            self.by_link[l as usize].clear();
-        }
-        self.touched.clear();
-        self.fixed.clear();
-        self.fixed.resize(self.active.len(), false);
         self.old_rate.clear();
         let flows = &self.flows;
         self.old_rate
             .extend(self.active.iter().map(|&f| flows[f as usize].rate));
+        self.new_rate.clear();
+        self.new_rate.extend_from_slice(&self.old_rate);
+        let (active, path) = (&self.active, &self.path);
+        self.fill.fill(
+            &self.capacity,
+            |k| {
+                let fl = &flows[active[k] as usize];
+                &path[fl.start as usize..fl.end as usize]
+            },
+            &mut self.new_rate,
+        );
         for (k, &f) in self.active.iter().enumerate() {
-            let fl = &self.flows[f as usize];
-            for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
-                let v = &mut self.by_link[l as usize];
-                if v.is_empty() {
-                    self.touched.push(l);
-                    self.rem[l as usize] = self.capacity[l as usize];
-                    self.wsum[l as usize] = 0.0;
-                }
-                v.push(k as u32);
-                self.wsum[l as usize] += w;
-            }
-        }
-        // Links by fair share (the rate at which the unfixed flows on it fill it), smallest
-        // first; stale entries are skipped.
-        let share_of = |rem: f64, w: f64| if w > 1e-12 { rem / w } else { f64::INFINITY };
-        let mut heap: BinaryHeap<Reverse<(u64, u32)>> = self
-            .touched
-            .iter()
-            .map(|&l| {
-                let share = share_of(self.rem[l as usize], self.wsum[l as usize]);
-                Reverse((share.to_bits(), l))
-            })
-            .collect();
-        let mut left = self.active.len();
-        while left > 0 {
-            let Some(Reverse((bits, l))) = heap.pop() else {
-                break;
-            };
-            let l = l as usize;
-            let share = share_of(self.rem[l], self.wsum[l]);
-            if share.is_infinite() || share.to_bits() != bits {
-                continue;
-            }
-            let ks = std::mem::take(&mut self.by_link[l]);
-            for &k in &ks {
-                if self.fixed[k as usize] {
-                    continue;
-                }
-                self.fixed[k as usize] = true;
-                left -= 1;
-                let f = self.active[k as usize] as usize;
-                self.flows[f].rate = share;
-                let (s, e) = (self.flows[f].start as usize, self.flows[f].end as usize);
-                for i in s..e {
-                    let (m, w) = self.path[i];
-                    let m = m as usize;
-                    self.rem[m] = (self.rem[m] - share * w).max(0.0);
-                    self.wsum[m] -= w;
-                    if m != l {
-                        let sh = share_of(self.rem[m], self.wsum[m]);
-                        if sh.is_finite() {
-                            heap.push(Reverse((sh.to_bits(), m as u32)));
-                        }
-                    }
-                }
-            }
-            self.wsum[l] = 0.0;
-            self.by_link[l] = ks;
+            self.flows[f as usize].rate = self.new_rate[k];
         }
         for (k, &f) in self.active.iter().enumerate() {
             let fl = &mut self.flows[f as usize];
