@@ -14,6 +14,7 @@ macro_rules! add {
 mod args;
 mod defaults;
 mod errors;
+mod fit;
 mod guard;
 mod halo;
 mod lbm;
@@ -51,5 +52,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     resources::register(m)?;
     guard::register(m)?;
     tables::register(m)?;
+    fit::register(m)?;
     Ok(())
 }
