@@ -130,20 +130,8 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
     help=f"Ping-pong sizes: MIN:MAX (powers of two) or a list (at least {MIN_SIZES}); the "
     "largest is also the contention test's message.",
 )
-@click.option(
-    "--iterations",
-    "-i",
-    type=cliopts.Range(1),
-    default=None,
-    help="Timed iterations per measurement [OSU: 1000 up to 8 KiB, 100 above].",
-)
-@click.option(
-    "--warmup",
-    "-x",
-    type=cliopts.Range(0),
-    default=None,
-    help="Untimed warm-up iterations [OSU: 100 / 10].",
-)
+@_bench._iterations
+@_bench._warmup
 @click.option(
     "--dtype",
     default=None,
