@@ -96,7 +96,8 @@ def test_the_fits_recover_a_known_machine_within_two_percent():
     assert c.model.startswith("loggops:L=") and ",S=4096,gamma=" in c.model
     for spec in c.models.values():
         assert parse_model(spec)
-    assert c.node == f"node:ranks=16,bw={cont['bandwidth_GBps']:.4g}GB/s"
+    assert c.node == "node:ranks=16,bw=" + cal._fmt_gbps(cont["bandwidth_GBps"]) + "GB/s"
+    assert [cal._fmt_gbps(b) for b in (25.0, 12345.6, 0.00123456)] == ["25", "12350", "0.001235"]
     # LogGOPS as simulated has no rendezvous handshake: its R² shows it
     assert 0.9 < lg["r2"] < 0.95
     assert c.warnings == []
@@ -171,11 +172,12 @@ def test_the_model_file_is_read_by_the_core_and_simulate(tmp_path):
     cal.write_model_file(path, c.document({"host": "x"}))
     doc = json.loads(path.read_text())
     assert list(doc) == [
-        "model", "node", "models", "library", "nranks", "ranks_per_node", "fits", "warnings",
-        "source", "fitted", "machine", "date",
+        "model", "node", "models", "library", "nranks", "ranks_per_node", "fits", "source",
+        "fitted", "machine", "date",
     ]  # fmt: skip
     assert (doc["library"], doc["nranks"], doc["ranks_per_node"]) == ("Open MPI test", 16, 16)
     assert doc["fits"]["links"]["intra"]["measured"]["pingpong"][0]["bytes"] == 1
+    assert doc["fits"]["warnings"] == c.warnings
     assert modelfile.load(path) == c.model
     r = CliRunner().invoke(
         cli,

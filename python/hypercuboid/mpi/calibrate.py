@@ -365,6 +365,11 @@ def _fmt_time_us(us: float) -> str:
     return fmt_time(us * 1e-6)
 
 
+def _fmt_gbps(gbps: float) -> str:
+    """A bandwidth for a spec: 4 significant digits, no exponent (``12.35``, ``12350``)."""
+    return f"{float(f'{gbps:.4g}'):f}".rstrip("0").rstrip(".")
+
+
 @dataclass
 class Calibration:
     """A calibration's result: the model specs, the node spec, each fit and the warnings."""
@@ -382,6 +387,7 @@ class Calibration:
     fits: dict[str, Any]
     """Each fit's parameters, R², residuals and break points, and the raw medians."""
     warnings: list[str]
+    """The fits that do not describe their measurements (also in the file's ``fits``)."""
 
     def document(self, machine: dict | None = None, source: str = "calibrate") -> dict:
         """The model file's JSON object (see :func:`write_model_file`)."""
@@ -395,8 +401,7 @@ class Calibration:
                 "library": self.library,
                 "nranks": self.nranks,
                 "ranks_per_node": self.ranks_per_node,
-                "fits": self.fits,
-                "warnings": self.warnings,
+                "fits": {**self.fits, "warnings": self.warnings},
                 "source": source,
                 "fitted": {k: lg[k] for k in ("L_us", "o_us", "g_us", "G_ns_per_byte", "S")},
                 "machine": machine if machine is not None else {},
@@ -410,7 +415,10 @@ def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Pat
     """Writes a model file with the keys of the model-file contract (``model``, ``node``,
     ``models``, ``library``, ``nranks``, ``ranks_per_node``, ``fits``, ``source``, ``fitted``,
     ``machine``, ``date``); every spec is checked with the core's parser first, and an
-    existing file is kept unless ``force`` (:class:`~hypercuboid.errors.OutputExistsError`)."""
+    existing file is kept unless ``force`` (:class:`~hypercuboid.errors.OutputExistsError`).
+    The same document as ``hypercuboid.modelfile.write(path, model, source, fitted, machine,
+    node=, models=, library=, nranks=, ranks_per_node=, fits=)`` writes once it takes those
+    keys."""
     from hypercuboid.modelfile import check_spec
     from hypercuboid.schedule import refuse_existing
 
@@ -596,7 +604,7 @@ def fit(measured: dict, library: str = "") -> Calibration:
     rpn = measured["ranks_per_node"]
     node = None
     if cont is not None:
-        node = f"node:ranks={rpn},bw={cont['bandwidth_GBps']:.4g}GB/s"
+        node = f"node:ranks={rpn},bw={_fmt_gbps(cont['bandwidth_GBps'])}GB/s"
     fits = {
         "r2_threshold": R2_THRESHOLD,
         "primary": primary,
