@@ -467,7 +467,7 @@ def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> d
     postal = _core.fit_line(x, y, relative=True)
     pw = lg.pingpong
     s_found = lg.eager_limit is not None
-    eager = int(lg.eager_limit) if s_found else int(max(x))
+    eager = int(lg.eager_limit if lg.eager_limit is not None else max(x))
     big_g = lg.gap_per_byte
     # α_r: the issue cost per message (the train's slope); α_p: the rest of the small-message
     # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment
