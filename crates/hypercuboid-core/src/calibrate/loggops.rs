@@ -9,8 +9,9 @@ pub const SWITCH_JUMP: f64 = 0.05;
 /// LogGOPS fitted to measurements (every time in the unit of the inputs; `G` per byte).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogGopsFit {
-    /// `L`, wire latency: the small-message segment's one-way time less `2o` (0 when the
-    /// overheads alone exceed it: `latency_excess` then says by how much).
+    /// `L`, wire latency: `a₁ + G − 2o` with `a₁` the first segment's intercept, so that the
+    /// model's line starts where that segment starts (0 when `2o` exceeds `a₁ + G`:
+    /// `latency_excess` then says by how much).
     pub latency: f64,
     /// How far `2o` exceeds the small-message one-way time (0 when it does not): a sign that
     /// the overheads measured in the trains are not those of the ping-pong.
