@@ -916,3 +916,83 @@ def simulate_node(
     calls: int = ...,
 ) -> SimulationResult:
     """Simulates ``schedule`` on the node level: ``model`` (loggops) hosts on ``node``."""
+# -- calibration fits (crates/hypercuboid-py/src/fit.rs) ----------------------------------------
+
+@final
+class LinearFit:
+    coef: Final[list[float]]
+    r2: Final[float]
+    predicted: Final[list[float]]
+    residuals: Final[list[float]]
+
+@final
+class FitSegment:
+    first: Final[int]
+    end: Final[int]
+    lo: Final[float]
+    hi: Final[float]
+    intercept: Final[float]
+    slope: Final[float]
+    r2: Final[float]
+
+@final
+class PiecewiseFit:
+    segments: Final[list[FitSegment]]
+    breaks: Final[list[float]]
+    r2: Final[float]
+    predicted: Final[list[float]]
+    residuals: Final[list[float]]
+    sse: Final[list[float]]
+
+@final
+class ContentionFit:
+    bandwidth: Final[float]
+    saturated: Final[bool]
+    r2: Final[float]
+    predicted: Final[list[float]]
+    residuals: Final[list[float]]
+
+@final
+class LogGopsFit:
+    latency: Final[float]
+    latency_excess: Final[float]
+    overhead: Final[float]
+    gap: Final[float]
+    gap_per_byte: Final[float]
+    eager_limit: Final[float | None]
+    pingpong: Final[PiecewiseFit]
+    train: Final[LinearFit]
+    overhead_train: Final[LinearFit]
+    r2: Final[float]
+    predicted: Final[list[float]]
+    residuals: Final[list[float]]
+
+def fit_least_squares(
+    columns: list[list[float]],
+    y: list[float],
+    weights: list[float] | None = None,
+    nonnegative: bool = False,
+) -> LinearFit:
+    """Least squares ``y ≈ Σ coef_j · columns[j]`` (``nonnegative``: every coef >= 0)."""
+
+def fit_line(x: list[float], y: list[float], relative: bool = False) -> LinearFit:
+    """``y ≈ a + b·x`` with ``a, b >= 0`` (``relative``: weights 1/y)."""
+
+def fit_piecewise(
+    x: list[float], y: list[float], max_segments: int = 3, min_points: int = 3
+) -> PiecewiseFit:
+    """Piecewise lines with break points (x ascending, y > 0)."""
+
+def fit_contention(flows: list[float], per_flow: list[float], single: float) -> ContentionFit:
+    """``BW`` with ``per_flow[i] ≈ min(single, BW / flows[i])``."""
+
+def fit_loggops(
+    sizes: list[float],
+    one_way: list[float],
+    train_n: list[float],
+    train_t: list[float],
+    delayed_n: list[float],
+    delayed_t: list[float],
+    max_segments: int = 3,
+) -> LogGopsFit:
+    """LogGOPS's L, o, g, G, S from a ping-pong and two issue-rate trains."""

@@ -93,6 +93,7 @@
 
 pub mod arith;
 mod barrier;
+pub mod calibrate;
 pub mod cancel;
 pub mod collectives;
 mod hint;

@@ -14,6 +14,7 @@ macro_rules! add {
 mod args;
 mod defaults;
 mod errors;
+mod fit;
 mod guard;
 mod halo;
 mod lbm;
@@ -57,5 +58,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     library::register(m)?;
     simgrid::register(m)?;
     modelfile::register(m)?;
+    fit::register(m)?;
     Ok(())
 }

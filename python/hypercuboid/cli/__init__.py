@@ -31,6 +31,7 @@ def cli(memory_limit: int | None) -> None:
 
 from hypercuboid.cli.alltoall import alltoall  # noqa: E402
 from hypercuboid.cli.bench import bench  # noqa: E402
+from hypercuboid.cli.calibrate import calibrate  # noqa: E402
 from hypercuboid.cli.demo import demo  # noqa: E402
 from hypercuboid.cli.lbm import lbm  # noqa: E402
 from hypercuboid.cli.library import library_cmd  # noqa: E402
@@ -43,6 +44,7 @@ from hypercuboid.cli.tune import tune  # noqa: E402
 
 cli.add_command(alltoall)
 cli.add_command(bench)
+cli.add_command(calibrate)
 cli.add_command(demo)
 cli.add_command(schedule)
 cli.add_command(simulate)

@@ -1,0 +1,246 @@
+//! Bindings of the calibration fits (`hypercuboid_core::calibrate`): least squares,
+//! non-negative least squares, lines, piecewise lines, contention and LogGOPS. Each converts
+//! its lists, calls the core and wraps the result in a typed class. A bad input raises
+//! `ModelError` (a `ValueError`) with the core's one-line message.
+
+use hypercuboid_core::calibrate::{self as fit, FitError};
+use pyo3::prelude::*;
+
+use crate::errors::{Class, PyResultExt, ToPyErr};
+use crate::guard::call;
+
+impl ToPyErr for FitError {
+    fn to_pyerr(self) -> PyErr {
+        Class::Model.err(self.to_string())
+    }
+}
+
+/// A linear fit: `coef` (one per column), weighted `r2`, and per point `predicted` and
+/// `residuals` (measured less predicted).
+#[pyclass(name = "LinearFit", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyLinearFit {
+    coef: Vec<f64>,
+    r2: f64,
+    predicted: Vec<f64>,
+    residuals: Vec<f64>,
+}
+
+impl From<fit::LinearFit> for PyLinearFit {
+    fn from(f: fit::LinearFit) -> Self {
+        PyLinearFit {
+            coef: f.coef,
+            r2: f.r2,
+            predicted: f.predicted,
+            residuals: f.residuals,
+        }
+    }
+}
+
+/// One segment of a piecewise fit: points `first..end`, x from `lo` to `hi`, the line
+/// `intercept + slope·x` and its `r2`.
+#[pyclass(name = "FitSegment", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PySegment {
+    first: usize,
+    end: usize,
+    lo: f64,
+    hi: f64,
+    intercept: f64,
+    slope: f64,
+    r2: f64,
+}
+
+/// Piecewise lines: `segments`, `breaks` (x of each later segment's first point), `r2`,
+/// `predicted`, `residuals`, and `sse` (the least squared relative error with 1, 2, ...
+/// segments).
+#[pyclass(name = "PiecewiseFit", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyPiecewiseFit {
+    segments: Vec<Py<PySegment>>,
+    breaks: Vec<f64>,
+    r2: f64,
+    predicted: Vec<f64>,
+    residuals: Vec<f64>,
+    sse: Vec<f64>,
+}
+
+fn piecewise_py(py: Python<'_>, f: fit::PiecewiseFit) -> PyResult<PyPiecewiseFit> {
+    let segments = f
+        .segments
+        .into_iter()
+        .map(|s| {
+            Py::new(
+                py,
+                PySegment {
+                    first: s.first,
+                    end: s.end,
+                    lo: s.lo,
+                    hi: s.hi,
+                    intercept: s.intercept,
+                    slope: s.slope,
+                    r2: s.r2,
+                },
+            )
+        })
+        .collect::<PyResult<_>>()?;
+    Ok(PyPiecewiseFit {
+        segments,
+        breaks: f.breaks,
+        r2: f.r2,
+        predicted: f.predicted,
+        residuals: f.residuals,
+        sse: f.sse,
+    })
+}
+
+/// A node's shared bandwidth: `bandwidth` (a lower bound unless `saturated`), `r2` (of the
+/// logarithms), `predicted` = min(single, bandwidth/k) and `residuals` per point.
+#[pyclass(name = "ContentionFit", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyContentionFit {
+    bandwidth: f64,
+    saturated: bool,
+    r2: f64,
+    predicted: Vec<f64>,
+    residuals: Vec<f64>,
+}
+
+/// LogGOPS fitted (times in the inputs' unit): `latency` (L), `latency_excess`, `overhead`
+/// (o), `gap` (g), `gap_per_byte` (G), `eager_limit` (S or None), the `pingpong`, `train` and
+/// `overhead_train` fits, and the model's `r2`, `predicted` and `residuals` on the ping-pong.
+#[pyclass(name = "LogGopsFit", module = "hypercuboid._core", frozen, get_all)]
+pub(crate) struct PyLogGopsFit {
+    latency: f64,
+    latency_excess: f64,
+    overhead: f64,
+    gap: f64,
+    gap_per_byte: f64,
+    eager_limit: Option<f64>,
+    pingpong: Py<PyPiecewiseFit>,
+    train: Py<PyLinearFit>,
+    overhead_train: Py<PyLinearFit>,
+    r2: f64,
+    predicted: Vec<f64>,
+    residuals: Vec<f64>,
+}
+
+/// Least squares `y ≈ Σ coef_j · columns[j]`, each residual multiplied by its weight;
+/// `nonnegative`: every coefficient `>= 0` (Lawson–Hanson).
+#[pyfunction]
+#[pyo3(signature = (columns, y, weights=None, nonnegative=false))]
+fn fit_least_squares(
+    columns: Vec<Vec<f64>>,
+    y: Vec<f64>,
+    weights: Option<Vec<f64>>,
+    nonnegative: bool,
+) -> PyResult<PyLinearFit> {
+    call(Class::Model, "fit_least_squares", || {
+        let cols: Vec<&[f64]> = columns.iter().map(Vec::as_slice).collect();
+        let f = if nonnegative {
+            fit::nnls(&cols, &y, weights.as_deref())
+        } else {
+            fit::least_squares(&cols, &y, weights.as_deref())
+        };
+        Ok(f.py()?.into())
+    })
+}
+
+/// `y ≈ a + b·x` with `a, b >= 0`; `relative` weighs each point by `1/y`. `coef` is `[a, b]`.
+#[pyfunction]
+#[pyo3(signature = (x, y, relative=false))]
+fn fit_line(x: Vec<f64>, y: Vec<f64>, relative: bool) -> PyResult<PyLinearFit> {
+    call(Class::Model, "fit_line", || {
+        Ok(fit::fit_line(&x, &y, relative).py()?.into())
+    })
+}
+
+/// Piecewise lines with break points (x ascending, y > 0; relative weights).
+#[pyfunction]
+#[pyo3(signature = (x, y, max_segments=3, min_points=3))]
+fn fit_piecewise(
+    py: Python<'_>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    max_segments: usize,
+    min_points: usize,
+) -> PyResult<PyPiecewiseFit> {
+    call(Class::Model, "fit_piecewise", || {
+        piecewise_py(py, fit::piecewise(&x, &y, max_segments, min_points).py()?)
+    })
+}
+
+/// The shared bandwidth `BW` with `per_flow[i] ≈ min(single, BW / flows[i])`.
+#[pyfunction]
+fn fit_contention(flows: Vec<f64>, per_flow: Vec<f64>, single: f64) -> PyResult<PyContentionFit> {
+    call(Class::Model, "fit_contention", || {
+        let f = fit::contention(&flows, &per_flow, single).py()?;
+        Ok(PyContentionFit {
+            bandwidth: f.bandwidth,
+            saturated: f.saturated,
+            r2: f.r2,
+            predicted: f.predicted,
+            residuals: f.residuals,
+        })
+    })
+}
+
+/// LogGOPS from a ping-pong (sizes, one-way times) and the issue-rate trains (message
+/// counts and times without and with a delay after the sends).
+#[pyfunction]
+#[pyo3(signature = (sizes, one_way, train_n, train_t, delayed_n, delayed_t, max_segments=3))]
+#[allow(clippy::too_many_arguments)]
+fn fit_loggops(
+    py: Python<'_>,
+    sizes: Vec<f64>,
+    one_way: Vec<f64>,
+    train_n: Vec<f64>,
+    train_t: Vec<f64>,
+    delayed_n: Vec<f64>,
+    delayed_t: Vec<f64>,
+    max_segments: usize,
+) -> PyResult<PyLogGopsFit> {
+    call(Class::Model, "fit_loggops", || {
+        let f = fit::fit_loggops(
+            &sizes,
+            &one_way,
+            &train_n,
+            &train_t,
+            &delayed_n,
+            &delayed_t,
+            max_segments,
+        )
+        .py()?;
+        Ok(PyLogGopsFit {
+            latency: f.latency,
+            latency_excess: f.latency_excess,
+            overhead: f.overhead,
+            gap: f.gap,
+            gap_per_byte: f.gap_per_byte,
+            eager_limit: f.eager_limit,
+            pingpong: Py::new(py, piecewise_py(py, f.pingpong)?)?,
+            train: Py::new(py, PyLinearFit::from(f.train))?,
+            overhead_train: Py::new(py, PyLinearFit::from(f.overhead_train))?,
+            r2: f.r2,
+            predicted: f.predicted,
+            residuals: f.residuals,
+        })
+    })
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    add!(
+        m,
+        [
+            PyLinearFit,
+            PySegment,
+            PyPiecewiseFit,
+            PyContentionFit,
+            PyLogGopsFit
+        ],
+        [
+            fit_least_squares,
+            fit_line,
+            fit_piecewise,
+            fit_contention,
+            fit_loggops
+        ]
+    );
+    Ok(())
+}

@@ -1,0 +1,228 @@
+"""``hypercuboid calibrate``: measure the machine under mpiexec and write a model file.
+
+Run with ``mpiexec -n N hypercuboid calibrate -o model.json`` (N >= 2); rank 0 prints, shows
+progress and writes the files. What is measured and how it is fitted: :mod:`hypercuboid.mpi.
+calibrate` and docs/calibrate.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from typing import Any
+
+import click
+
+from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.common import error_message
+from hypercuboid.mpi.calibrate import DEFAULT_SIZES, MIN_SIZES, R2_THRESHOLD
+
+# the module (the package's attribute `bench` is the click group of the same name)
+_bench = importlib.import_module("hypercuboid.cli.bench")
+
+
+class _OneRankSpeaks(click.Command):
+    """Only rank 0 shows errors; every rank exits with the same status (as ``bench``)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as e:
+            err = error_message(e)
+            if err is None:
+                raise
+        if cliopts.env_rank() == 0:
+            err.show()
+            sys.stderr.flush()
+        _bench._settle()
+        raise click.exceptions.Exit(err.exit_code)
+
+
+def _reduce_pairs(dtype: str | None, op: str | None) -> list[tuple[str, str]]:
+    """The (dtype, op) pairs of ``--dtype`` and ``--op`` (default: all the runner has)."""
+    from hypercuboid import _core
+
+    def chosen(text: str | None, option: str, accepted: list[str]) -> list[str]:
+        if text is None:
+            return accepted
+        items = cliopts.split_list(text, option)
+        for x in items:
+            if x not in accepted:
+                raise click.ClickException(
+                    f"{option} '{cliopts.shown(x)}': not one the native runner reduces; accepted: "
+                    + ", ".join(accepted)
+                )
+        return items
+
+    dts = chosen(dtype, "--dtype", list(_core.DTYPES))
+    ops = chosen(op, "--op", list(_core.REDUCE_OPS))
+    return [(d, o) for d in dts for o in ops]
+
+
+def _progress(quiet: bool, progress: bool | None, comm: Any) -> cliopts.Progress | None:
+    """Progress lines with the time since the start, on rank 0 only."""
+    shown = cliopts.Progress(quiet, progress)
+    return shown if shown.on and comm.Get_rank() == 0 else None
+
+
+def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]:
+    nn = measured["nnodes"]
+    lines = [
+        f"# calibrate: {cal.nranks} ranks on {nn} node{'s' if nn > 1 else ''} "
+        f"({cal.ranks_per_node} per node); {cal.library}; {seconds:.1f} s"
+    ]
+    for kind, lk in cal.fits["links"].items():
+        po, pi, lg = lk["postal"], lk["pipelined"], lk["loggops"]
+        lines += [
+            f"link {kind} (ranks 0 and {lk['peer']}):",
+            f"  postal     alpha = {po['alpha_us']:.4g} us, beta = "
+            f"{po['beta_ns_per_byte']:.4g} ns/B  (R^2 {po['r2']:.3f})",
+            f"  pipelined  alpha_p = {pi['alpha_p_us']:.4g} us, alpha_r = "
+            f"{pi['alpha_r_us']:.4g} us  (R^2 {pi['r2']:.3f})",
+            f"  loggops    L = {lg['L_us']:.4g} us, o = {lg['o_us']:.4g} us, g = "
+            f"{lg['g_us']:.4g} us, G = {lg['G_ns_per_byte']:.4g} ns/B, S = {lg['S']}  "
+            f"(R^2 {lg['r2']:.3f})",
+        ]
+        segs = "; ".join(
+            f"{s['from_bytes']:.0f}..{s['to_bytes']:.0f} B: {s['alpha_us']:.4g} us + "
+            f"{s['beta_ns_per_byte']:.4g} ns/B"
+            for s in lk["piecewise"]["segments"]
+        )
+        lines.append(f"  segments   {segs}")
+    cont = cal.fits["contention"]
+    if cont is not None:
+        pts = ", ".join(
+            f"{r['flows_per_node']}: {r['per_flow_GBps']:.3g}" for r in cont["measured"]
+        )
+        bound = "" if cont["saturated"] else " (a lower bound: no flow count was limited)"
+        lines.append(
+            f"contention per-flow GB/s by flows per node {pts}; "
+            f"BW = {cont['bandwidth_GBps']:.4g} GB/s{bound} (R^2 {cont['r2']:.3f})"
+        )
+    key = cal.fits["reduction_model"]
+    red = cal.fits["reduction"].get(key)
+    if red is not None:
+        lines.append(
+            f"reductions {key}: gamma = {red['gamma_ns_per_byte']:.4g} ns/B, delta = "
+            f"{red['delta_ns']:.4g} ns (R^2 {red['r2']:.3f}; {len(cal.fits['reduction'])} "
+            "dtype/op pairs in the file)"
+        )
+    lines.append(f"model file {output}")
+    lines.append(f"  model    {cal.model}")
+    if cal.node is not None:
+        lines.append(f"  node     {cal.node}")
+    return lines
+
+
+@click.command("calibrate", cls=_OneRankSpeaks)
+@click.option(
+    "--output",
+    "-o",
+    type=cliopts.OutFile(),
+    required=True,
+    help="The model file to write (for simulate --model-file, tune).",
+)
+@click.option(
+    "--sizes",
+    default=DEFAULT_SIZES,
+    show_default=True,
+    help=f"Ping-pong sizes: MIN:MAX (powers of two) or a list (at least {MIN_SIZES}); the "
+    "largest is also the contention test's message.",
+)
+@_bench._iterations
+@_bench._warmup
+@click.option(
+    "--dtype",
+    default=None,
+    help="Reductions timed: a comma list of element types [every type the runner reduces].",
+)
+@click.option(
+    "--op",
+    default=None,
+    help="Reductions timed: a comma list of operators [sum, prod, max, min].",
+)
+@cliopts.json_option("The model file's JSON")
+@cliopts.plot_option("Draw fit against measurement (one-way time by size; contention)")
+@cliopts.force_option()
+@cliopts.quiet_option("No progress lines on stderr.")
+@cliopts.progress_option()
+@click.option(
+    "--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=_bench.TIMEOUT_HELP
+)
+def calibrate(
+    output: str,
+    sizes: str,
+    iterations: int | None,
+    warmup: int | None,
+    dtype: str | None,
+    op: str | None,
+    as_json: str | None,
+    plot: str | None,
+    force: bool,
+    quiet: bool,
+    progress: bool | None,
+    timeout: float | None,
+) -> None:
+    """Measure this machine at the job's scale and write a model file (run under mpiexec,
+    2 or more ranks).
+
+    Ping-pong by size (piecewise segments and the eager/rendezvous switch; within and between
+    nodes where the job spans several), issue-rate trains (o, g; alpha_p, alpha_r), k flows at
+    once (the node's shared bandwidth) and the native runner's reductions (gamma, delta per
+    dtype and op). The file's model is the fitted LogGOPS, with the postal and pipelined fits,
+    the node spec, every fit's R^2 and residuals, and the raw medians. A fit with R^2 below
+    """
+    from hypercuboid.mpi import calibrate as cal_mod
+    from hypercuboid.mpi import native
+
+    size_list = _bench._sizes(sizes)
+    try:
+        cal_mod.check_sizes(size_list, sizes)
+    except cal_mod.CalibrateError as e:
+        raise click.ClickException(str(e)) from None
+    pairs = _reduce_pairs(dtype, op)
+    comm = _bench._world()
+    _bench._start(comm, timeout, "hypercuboid calibrate")
+    if comm.Get_size() < 2:
+        raise click.ClickException(
+            "calibrate needs at least 2 ranks: mpiexec -n 2 (or more) hypercuboid calibrate ..."
+        )
+    _bench._agree(comm, _bench._outputs_free(force, output, as_json, plot))
+    _bench._agree(comm, native.load)
+    t0 = time.monotonic()
+    measured = _bench._run_collective(
+        comm,
+        lambda: cal_mod.measure(
+            comm,
+            size_list,
+            iterations=iterations,
+            warmup=warmup,
+            reduce_pairs=pairs,
+            progress=_progress(quiet, progress, comm),
+        ),
+        verb="calibrate",
+    )
+    seconds = time.monotonic() - t0
+    if comm.Get_rank() != 0:
+        return
+    from hypercuboid import modelfile
+
+    library = _bench._library()
+    cal = cal_mod.fit(measured, library)
+    doc = cal.document(modelfile.machine_info(library, comm.Get_size()))
+    doc["fits"]["seconds"] = seconds
+    cal_mod.write_model_file(output, doc, force=force)
+    for w in cal.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if _bench._table(as_json, None):
+        click.echo("\n".join(_summary(cal, measured, seconds, output)))
+    if as_json is not None:
+        import json
+
+        cliopts.write_out(as_json, json.dumps(doc, indent=2) + "\n")
+    if plot:
+        cal_mod.plot(cal, plot)
+
+
+calibrate.help = (calibrate.help or "").rstrip() + f" {R2_THRESHOLD} is named in a warning."

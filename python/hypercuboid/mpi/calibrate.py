@@ -1,0 +1,694 @@
+"""Calibration under mpiexec: measure the machine at the job's own scale and fit the cost models.
+
+:func:`measure` runs on every rank of ``comm`` (collective) with the native runner's C loops:
+the programs are schedules in the lossless text form, so what is timed is what the runner does
+when it runs a collective:
+
+* **ping-pong** between rank 0 and a peer over a size sweep (half round trips). Where the job
+  spans nodes (``MPI_Comm_split_type(SHARED)`` groups), once with a peer on rank 0's node
+  (``intra``) and once with a peer on another node (``inter``);
+* **issue-rate trains** from rank 0 to the same peer: ``n`` back-to-back sends of 8 B timed to
+  their completion (slope: the gap ``g``, and the pipelined model's ``α_r``, whose ``α_p`` is
+  the rest of the small-message one-way time), and the same with a delay after the sends that
+  lets the messages leave, so that only posting is timed (slope: the sender's CPU time per
+  send, ``o``);
+* **contention**: ``k`` flows at once, ``k = 1 … N/2`` disjoint pairs, then every rank sending
+  to the next: the per-flow bandwidth against the flows per node gives the node's shared
+  bandwidth ``BW`` (``bw(k) ≈ min(1/G, BW/k)``);
+* **reductions**: rank 0 alone runs the runner's reduce loop per dtype and op over a size
+  sweep: ``γ`` per byte and ``δ`` per call.
+
+:func:`fit` turns the measurements into a :class:`Calibration` with the core's fits
+(``_core.fit_*``: non-negative least squares, piecewise lines with break points, the
+contention fit, LogGOPS). A fit whose R² is below :data:`R2_THRESHOLD` is kept and named in
+:attr:`Calibration.warnings`; nothing is clamped silently.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hypercuboid import _core
+from hypercuboid.errors import HypercuboidError
+
+#: A fit with R² below this does not describe its measurements: a warning names it.
+R2_THRESHOLD = 0.9
+#: The size sweep of the ping-pong by default.
+DEFAULT_SIZES = "1:4M"
+#: The fewest sizes a calibration fits (a line and its residuals).
+MIN_SIZES = 3
+#: Message counts of the issue-rate trains.
+TRAIN = (1, 2, 4, 8, 16, 32, 64)
+#: Bytes of each message of a train.
+TRAIN_BYTES = 8
+#: Messages each flow of the contention test sends per round.
+FLOW_MESSAGES = 2
+#: Bytes of the reductions timed (each a multiple of every dtype's size).
+REDUCE_BYTES = (64, 4096, 65536, 1 << 20)
+#: Most segments of the ping-pong's piecewise fit.
+MAX_SEGMENTS = 3
+
+
+class CalibrateError(HypercuboidError, ValueError):
+    """Calibration that cannot run as asked (too few ranks or sizes)."""
+
+
+Progress = Callable[[str], None] | None
+
+
+def check_sizes(sizes: Sequence[int], text: str) -> None:
+    """Refuses a sweep too short to fit (fewer than :data:`MIN_SIZES` sizes)."""
+    if len(sizes) < MIN_SIZES:
+        raise CalibrateError(
+            f"--sizes '{text}' gives {len(sizes)} size{'s' if len(sizes) != 1 else ''}: "
+            f"calibrate needs at least {MIN_SIZES} to fit a line and judge it (e.g. 1:4M)"
+        )
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+
+def node_of_ranks(comm: Any) -> list[int]:
+    """The node of every rank (0, 1, ... in order of their first rank): the groups of
+    ``MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)``, ranks that share memory. Collective."""
+    from mpi4py import MPI
+
+    shared = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    leader = shared.bcast(comm.Get_rank(), root=0)
+    shared.Free()
+    leaders = comm.allgather(leader)
+    index: dict[int, int] = {}
+    return [index.setdefault(x, len(index)) for x in leaders]
+
+
+def _text(nranks: int, programs: dict[int, list[str]], header: str = "") -> str:
+    """A schedule in the lossless text form: ``programs[rank]`` its lines (ranks left out have
+    no ops), after the ``header`` lines."""
+    out = [f"num_ranks {nranks}", header, ""]
+    for r in range(nranks):
+        out += [f"rank {r} {{", *programs.get(r, []), "}", ""]
+    return "\n".join(out)
+
+
+def _time_program(
+    comm: Any,
+    text: str,
+    iterations: int,
+    warmup: int,
+    block: int = 1,
+    data: tuple[str, str, int] | None = None,
+) -> np.ndarray:
+    """This rank's times (µs per run) of the schedule ``text`` run by the native runner on
+    ``comm`` (``warmup`` untimed rounds, then ``iterations`` rounds of ``block`` runs, a
+    barrier after each round). Collective over ``comm``. ``data``: (dtype, op, count) of the
+    input and output a reduction reads; None: a program that moves sizes only."""
+    from hypercuboid.mpi import native
+    from hypercuboid.mpi.executor import private_comm
+    from hypercuboid.schedule import Schedule
+
+    prog = Schedule.parse(text, "calibrate").program(comm.Get_rank())
+    dt, op, n = data if data is not None else ("uint8", None, 1)
+    x = np.ones(n, dtype=dt)
+    y = np.ones(n, dtype=dt)
+    bound = native.NativeBound(prog, x, y, op)
+    try:
+        return bound.time(private_comm(comm), iterations, warmup, block)
+    finally:
+        bound.free()
+
+
+def _counts(nbytes: int, iterations: int | None, warmup: int | None) -> tuple[int, int]:
+    from hypercuboid.mpi.bench import osu_counts
+
+    it, wu = osu_counts(nbytes)
+    return (iterations if iterations is not None else it, warmup if warmup is not None else wu)
+
+
+def _stats(samples: np.ndarray) -> dict:
+    from hypercuboid.mpi.bench import summarize
+
+    return summarize(samples)
+
+
+def pingpong(
+    comm: Any,
+    peer: int,
+    sizes: Sequence[int],
+    iterations: int | None,
+    warmup: int | None,
+    progress: Progress = None,
+) -> list[dict]:
+    """Half round trips between rank 0 and ``peer`` (rows on rank 0, empty elsewhere)."""
+    n = comm.Get_size()
+    rows = []
+    for s in sizes:
+        if progress:
+            progress(f"ping-pong 0-{peer} {s:>9} B")
+        text = _text(
+            n,
+            {
+                0: [f"send {s}b to {peer} tag 0", f"recv {s}b from {peer} tag 0"],
+                peer: [
+                    f"l0: recv {s}b from 0 tag 0",
+                    f"l1: send {s}b to 0 tag 0",
+                    "l1 requires l0",
+                ],
+            },
+        )
+        it, wu = _counts(s, iterations, warmup)
+        t = _time_program(comm, text, it, wu)
+        if comm.Get_rank() == 0:
+            rows.append({"bytes": s, "iterations": it, **_stats(t / 2.0)})
+    return rows
+
+
+def train(
+    comm: Any,
+    peer: int,
+    counts: Sequence[int],
+    iterations: int | None,
+    warmup: int | None,
+    delay_us: float | None = None,
+    progress: Progress = None,
+) -> list[dict]:
+    """Rank 0 posts ``n`` sends of :data:`TRAIN_BYTES` to ``peer`` back to back and waits for
+    them, for every ``n`` of ``counts``; with ``delay_us``, rank 0 spins that long after
+    posting (the messages leave meanwhile), so that its time is posting plus the delay. Rows
+    (``messages`` and rank 0's statistics in µs) on rank 0."""
+    size = comm.Get_size()
+    rows = []
+    for m in counts:
+        if progress:
+            progress(f"train 0-{peer} {m:>3} messages" + (" with delay" if delay_us else ""))
+        mine = [f"send {TRAIN_BYTES}b to {peer} tag 0"] * m
+        if delay_us:
+            mine.append(f"calc {delay_us:.0f}us")
+        text = _text(size, {0: mine, peer: [f"recv {TRAIN_BYTES}b from 0 tag 0"] * m})
+        it, wu = _counts(TRAIN_BYTES, iterations, warmup)
+        t = _time_program(comm, text, it, wu)
+        if comm.Get_rank() == 0:
+            rows.append({"messages": m, "iterations": it, **_stats(t)})
+    return rows
+
+
+def flow_sets(nranks: int) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The contention test's flow sets: ``k`` disjoint pairs ``2i → 2i+1`` for ``k = 1 …
+    N/2``, then every rank sending to the next (``r → r+1 mod N``)."""
+    sets = [
+        (f"{k} pair{'s' if k > 1 else ''}", [(2 * i, 2 * i + 1) for i in range(k)])
+        for k in range(1, nranks // 2 + 1)
+    ]
+    sets.append(("all ranks", [(r, (r + 1) % nranks) for r in range(nranks)]))
+    return sets
+
+
+def flows_per_node(flows: Sequence[tuple[int, int]], nodes: Sequence[int]) -> int:
+    """The most flows that touch one node (a flow inside a node counts once)."""
+    count: dict[int, int] = {}
+    for a, b in flows:
+        for nd in {nodes[a], nodes[b]}:
+            count[nd] = count.get(nd, 0) + 1
+    return max(count.values())
+
+
+def contention(
+    comm: Any,
+    nodes: Sequence[int],
+    nbytes: int,
+    iterations: int | None,
+    warmup: int | None,
+    progress: Progress = None,
+) -> list[dict]:
+    """Every flow set of :func:`flow_sets`, each flow :data:`FLOW_MESSAGES` messages of
+    ``nbytes``: the mean over the flows of each receiver's median bandwidth (GB/s). Rows on
+    rank 0."""
+    size = comm.Get_size()
+    rows = []
+    for label, flows in flow_sets(size):
+        if progress:
+            progress(f"contention: {label} ({len(flows)} flow{'s' if len(flows) > 1 else ''})")
+        progs: dict[int, list[str]] = {}
+        for a, b in flows:
+            progs.setdefault(a, []).extend([f"send {nbytes}b to {b} tag 0"] * FLOW_MESSAGES)
+            progs.setdefault(b, []).extend([f"recv {nbytes}b from {a} tag 0"] * FLOW_MESSAGES)
+        it, wu = _counts(nbytes, iterations, warmup)
+        t = _time_program(comm, _text(size, progs), it, wu)
+        receiving = any(b == comm.Get_rank() for _, b in flows)
+        mine = float(np.median(t)) if receiving else None
+        got = comm.gather(mine, root=0)
+        if comm.Get_rank() == 0:
+            times = [x for x in got if x is not None]
+            bws = [FLOW_MESSAGES * nbytes / (x * 1e3) for x in times]  # B/ns = GB/s
+            rows.append(
+                {
+                    "label": label,
+                    "flows": len(flows),
+                    "flows_per_node": flows_per_node(flows, nodes),
+                    "bytes": nbytes,
+                    "messages": FLOW_MESSAGES,
+                    "iterations": it,
+                    "median_us": float(np.median(times)),
+                    "per_flow_GBps": float(np.mean(bws)),
+                }
+            )
+    return rows
+
+
+def reductions(
+    comm: Any,
+    iterations: int | None,
+    progress: Progress = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+) -> dict[str, dict]:
+    """On rank 0 alone (the others wait): the runner's reduce loop per dtype and op (``pairs``;
+    default every dtype and op the runner has) over :data:`REDUCE_BYTES`, as a one-op program
+    on ``MPI_COMM_SELF``; per ``"dtype op"`` the bytes and the median µs per reduction. Empty
+    elsewhere."""
+    from mpi4py import MPI
+
+    out: dict[str, dict] = {}
+    if pairs is None:
+        pairs = [(dt, op) for dt in _core.DTYPES for op in _core.REDUCE_OPS]
+    if comm.Get_rank() == 0:
+        it = max(5, min(iterations if iterations is not None else 10, 10))
+        for dt, op in pairs:
+            size = _core.DTYPES[dt]
+            if progress:
+                progress(f"reductions: {dt} {op}")
+            med = []
+            for nb in REDUCE_BYTES:
+                n = nb // size
+                text = _text(
+                    1,
+                    {0: [f"reduce in[0:{n}] into out[0:{n}] after"]},
+                    f"collective allreduce count {n} dtype {dt} op {op}",
+                )
+                block = max(1, min(1000, (1 << 16) // nb))
+                t = _time_program(MPI.COMM_SELF, text, it, 1, block, data=(dt, op, n))
+                med.append(float(np.median(t)))
+            out[f"{dt} {op}"] = {"bytes": list(REDUCE_BYTES), "median_us": med}
+    comm.Barrier()
+    return out
+
+
+def measure(
+    comm: Any,
+    sizes: Sequence[int],
+    *,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    nodes: Sequence[int] | None = None,
+    reduce_pairs: Sequence[tuple[str, str]] | None = None,
+    progress: Progress = None,
+) -> dict | None:
+    """Every measurement of a calibration (collective): on rank 0 a dict of the raw values
+    (``nranks``, ``nodes``, ``links`` with each link's ``peer``, ``pingpong``, ``train``,
+    ``delayed``, and ``contention``, ``reduction``), None elsewhere. ``nodes`` (the node of
+    every rank) defaults to :func:`node_of_ranks`; ``reduce_pairs`` as :func:`reductions`."""
+    from hypercuboid.mpi import native
+
+    size = comm.Get_size()
+    if size < 2:
+        raise CalibrateError(
+            "calibrate needs at least 2 ranks: mpiexec -n 2 (or more) hypercuboid calibrate ..."
+        )
+    check_sizes(sizes, ",".join(str(s) for s in sizes))
+    native.load()  # a one-line MPIError naming what is missing
+    nodes = list(nodes) if nodes is not None else node_of_ranks(comm)
+    peers = {}
+    same = [r for r in range(1, size) if nodes[r] == nodes[0]]
+    other = [r for r in range(1, size) if nodes[r] != nodes[0]]
+    if same:
+        peers["intra"] = same[0]
+    if other:
+        peers["inter"] = other[0]
+    links = {}
+    for kind, peer in peers.items():
+        pp = pingpong(comm, peer, sizes, iterations, warmup, progress)
+        tr = train(comm, peer, TRAIN, iterations, warmup, progress=progress)
+        # a delay twice the longest train, so that every message has left before it ends
+        longest = comm.bcast(tr[-1]["median_us"] if comm.Get_rank() == 0 else None, root=0)
+        delay = max(10.0, 2.0 * longest)
+        dl = train(comm, peer, TRAIN, iterations, warmup, delay, progress)
+        links[kind] = {"peer": peer, "pingpong": pp, "train": tr, "delayed": dl, "delay_us": delay}
+    cont = contention(comm, nodes, max(sizes), iterations, warmup, progress)
+    red = reductions(comm, iterations, progress, reduce_pairs)
+    if comm.Get_rank() != 0:
+        return None
+    per_node: dict[int, int] = {}
+    for nd in nodes:
+        per_node[nd] = per_node.get(nd, 0) + 1
+    return {
+        "nranks": size,
+        "nodes": nodes,
+        "nnodes": len(per_node),
+        "ranks_per_node": max(per_node.values()),
+        "links": links,
+        "contention": cont,
+        "reduction": red,
+    }
+
+
+# -- fitting ---------------------------------------------------------------------------------
+
+
+def _fmt_time_us(us: float) -> str:
+    from hypercuboid.modelfile import fmt_time
+
+    return fmt_time(us * 1e-6)
+
+
+def _fmt_gbps(gbps: float) -> str:
+    """A bandwidth for a spec: 4 significant digits, no exponent (``12.35``, ``12350``)."""
+    return f"{float(f'{gbps:.4g}'):f}".rstrip("0").rstrip(".")
+
+
+@dataclass
+class Calibration:
+    """A calibration's result: the model specs, the node spec, each fit and the warnings."""
+
+    model: str
+    """The richest point-to-point model: LogGOPS (between nodes where the job spans several)."""
+    models: dict[str, str]
+    """Every fitted model spec by name (``postal``, ``pipelined``, ``loggops``; with an
+    ``_intra`` suffix the ones within a node where the job spans several)."""
+    node: str | None
+    """``node:ranks=R,bw=BW`` from the contention test."""
+    library: str
+    nranks: int
+    ranks_per_node: int
+    fits: dict[str, Any]
+    """Each fit's parameters, R², residuals and break points, and the raw medians."""
+    warnings: list[str]
+    """The fits that do not describe their measurements (also in the file's ``fits``)."""
+
+    def document(self, machine: dict | None = None, source: str = "calibrate") -> dict:
+        """The model file's JSON object (see :func:`write_model_file`)."""
+        lg = self.fits["links"][self.fits["primary"]]["loggops"]
+        doc: dict[str, Any] = {"model": self.model}
+        if self.node is not None:
+            doc["node"] = self.node
+        doc.update(
+            {
+                "models": self.models,
+                "library": self.library,
+                "nranks": self.nranks,
+                "ranks_per_node": self.ranks_per_node,
+                "fits": {**self.fits, "warnings": self.warnings},
+                "source": source,
+                "fitted": {k: lg[k] for k in ("L_us", "o_us", "g_us", "G_ns_per_byte", "S")},
+                "machine": machine if machine is not None else {},
+                "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            }
+        )
+        return doc
+
+
+def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Path:
+    """Writes a model file with the keys of the model-file contract (``model``, ``node``,
+    ``models``, ``library``, ``nranks``, ``ranks_per_node``, ``fits``, ``source``, ``fitted``,
+    ``machine``, ``date``); every spec is checked with the core's parser first, and an
+    existing file is kept unless ``force`` (:class:`~hypercuboid.errors.OutputExistsError`).
+    The same document as ``hypercuboid.modelfile.write(path, model, source, fitted, machine,
+    node=, models=, library=, nranks=, ranks_per_node=, fits=)`` writes once it takes those
+    keys."""
+    from hypercuboid.modelfile import check_spec
+    from hypercuboid.schedule import refuse_existing
+
+    target = refuse_existing(path, force)
+    check_spec(doc["model"])
+    for spec in doc.get("models", {}).values():
+        check_spec(spec)
+    p = Path(target)
+    p.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return p
+
+
+def _r2_warning(warnings: list[str], what: str, r2: float) -> None:
+    if not r2 >= R2_THRESHOLD:
+        warnings.append(
+            f"{what}: R² = {r2:.3f} is below {R2_THRESHOLD}: the model does not fit these "
+            "measurements"
+        )
+
+
+def _reduction_fits(measured: dict) -> dict[str, dict]:
+    out = {}
+    for key, m in measured.items():
+        f = _core.fit_line([float(b) for b in m["bytes"]], m["median_us"], relative=True)
+        out[key] = {
+            "gamma_ns_per_byte": f.coef[1] * 1e3,
+            "delta_ns": f.coef[0] * 1e3,
+            "r2": f.r2,
+            "residuals_us": f.residuals,
+            **m,
+        }
+    return out
+
+
+def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> dict:
+    """The postal, pipelined and LogGOPS fits of one link (ping-pong and trains), and their
+    specs."""
+    pp = link["pingpong"]
+    x = [float(r["bytes"]) for r in pp]
+    y = [r["median_us"] for r in pp]
+    tn = [float(r["messages"]) for r in link["train"]]
+    tt = [r["median_us"] for r in link["train"]]
+    dn = [float(r["messages"]) for r in link["delayed"]]
+    dt = [r["median_us"] for r in link["delayed"]]
+    lg = _core.fit_loggops(x, y, tn, tt, dn, dt, MAX_SEGMENTS)
+    postal = _core.fit_line(x, y, relative=True)
+    pw = lg.pingpong
+    s_found = lg.eager_limit is not None
+    eager = int(lg.eager_limit if lg.eager_limit is not None else max(x))
+    big_g = lg.gap_per_byte
+    # α_r: the issue cost per message (the train's slope); α_p: the rest of the small-message
+    # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment
+    alpha_r = lg.train.coef[1]
+    first = pw.segments[0]
+    alpha_p_raw = first.intercept - alpha_r
+    alpha_p = max(alpha_p_raw, 0.0)
+    if alpha_p_raw < 0:
+        warnings.append(
+            f"pipelined ({kind}): α_r = {alpha_r:.4g} us exceeds the small-message one-way "
+            f"time {first.intercept:.4g} us: α_p is 0"
+        )
+    specs = {
+        "postal": f"postal:alpha={_fmt_time_us(postal.coef[0])},"
+        f"beta={_fmt_time_us(postal.coef[1])},{reduce_part}",
+        "pipelined": f"pipelined:alpha_p={_fmt_time_us(alpha_p)},"
+        f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(big_g)},{reduce_part}",
+        "loggops": f"loggops:L={_fmt_time_us(lg.latency)},o={_fmt_time_us(lg.overhead)},"
+        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(big_g)},O=0,S={eager},{reduce_part}",
+    }
+    _r2_warning(warnings, f"postal fit of the {kind} ping-pong", postal.r2)
+    _r2_warning(warnings, f"pipelined fit (α_p, α_r) of the {kind} issue-rate train", lg.train.r2)
+    _r2_warning(warnings, f"o fit of the {kind} delayed train", lg.overhead_train.r2)
+    _r2_warning(warnings, f"piecewise fit of the {kind} ping-pong", pw.r2)
+    _r2_warning(warnings, f"LogGOPS one-way time L + 2o + (s-1)G on the {kind} ping-pong", lg.r2)
+    if lg.latency_excess > 0:
+        warnings.append(
+            f"LogGOPS ({kind}): 2o = {2 * lg.overhead:.4g} us exceeds the small-message "
+            f"one-way time by {lg.latency_excess:.4g} us: L is 0 (o is over-estimated)"
+        )
+    return {
+        "peer": link["peer"],
+        "specs": specs,
+        "postal": {
+            "alpha_us": postal.coef[0],
+            "beta_ns_per_byte": postal.coef[1] * 1e3,
+            "r2": postal.r2,
+            "residuals_us": postal.residuals,
+        },
+        "pipelined": {
+            "alpha_p_us": alpha_p,
+            "alpha_r_us": alpha_r,
+            "issue_intercept_us": lg.train.coef[0],
+            "beta_ns_per_byte": big_g * 1e3,
+            "r2": lg.train.r2,
+            "residuals_us": lg.train.residuals,
+        },
+        "loggops": {
+            "L_us": lg.latency,
+            "L_excess_us": lg.latency_excess,
+            "o_us": lg.overhead,
+            "o_r2": lg.overhead_train.r2,
+            "g_us": lg.gap,
+            "g_r2": lg.train.r2,
+            "G_ns_per_byte": big_g * 1e3,
+            "O_ns_per_byte": 0.0,
+            "S": eager,
+            "S_source": "break point (eager/rendezvous switch)"
+            if s_found
+            else "no switch in the sizes measured: the largest size",
+            "r2": lg.r2,
+            "predicted_us": lg.predicted,
+            "residuals_us": lg.residuals,
+        },
+        "piecewise": {
+            "breaks": pw.breaks,
+            "r2": pw.r2,
+            "sse": pw.sse,
+            "segments": [
+                {
+                    "from_bytes": s.lo,
+                    "to_bytes": s.hi,
+                    "alpha_us": s.intercept,
+                    "beta_ns_per_byte": s.slope * 1e3,
+                    "r2": s.r2,
+                }
+                for s in pw.segments
+            ],
+            "residuals_us": pw.residuals,
+        },
+        "measured": {
+            "pingpong": pp,
+            "train": link["train"],
+            "delayed": link["delayed"],
+            "delay_us": link["delay_us"],
+        },
+    }
+
+
+def _fit_contention(rows: list[dict], big_g_ns: float, warnings: list[str]) -> dict | None:
+    if not rows:
+        return None
+    k = [float(r["flows_per_node"]) for r in rows]
+    bw = [r["per_flow_GBps"] for r in rows]
+    single, source = (1.0 / big_g_ns, "1/G") if big_g_ns > 0 else (max(bw), "the fastest flow")
+    f = _core.fit_contention(k, bw, single)
+    if len(set(k)) > 1 and f.saturated:
+        _r2_warning(warnings, "contention fit min(1/G, BW/k)", f.r2)
+    return {
+        "bandwidth_GBps": f.bandwidth,
+        "saturated": f.saturated,
+        "single_GBps": single,
+        "single_source": source,
+        "r2": f.r2,
+        "predicted_GBps": f.predicted,
+        "residuals_GBps": f.residuals,
+        "measured": rows,
+    }
+
+
+def fit(measured: dict, library: str = "") -> Calibration:
+    """Fits every model to :func:`measure`'s values (rank 0's dict)."""
+    warnings: list[str] = []
+    red = _reduction_fits(measured["reduction"])
+    default = f"{_core.DEFAULTS['allreduce']['dtype']} {_core.DEFAULTS['allreduce']['op']}"
+    if default not in red and red:
+        default = next(iter(red))  # the first pair measured
+    gamma = red[default]["gamma_ns_per_byte"] if default in red else 0.0
+    delta = red[default]["delta_ns"] if default in red else 0.0
+    if default in red:
+        _r2_warning(warnings, f"reduction fit ({default})", red[default]["r2"])
+    reduce_part = f"gamma={_fmt_time_us(gamma * 1e-3)},delta={_fmt_time_us(delta * 1e-3)}"
+    links = {
+        kind: _fit_link(kind, link, reduce_part, warnings)
+        for kind, link in measured["links"].items()
+    }
+    primary = "inter" if "inter" in links else "intra"
+    models = dict(links[primary]["specs"])
+    if primary == "inter" and "intra" in links:
+        models.update({f"{k}_intra": v for k, v in links["intra"]["specs"].items()})
+    cont = _fit_contention(
+        measured["contention"], links[primary]["loggops"]["G_ns_per_byte"], warnings
+    )
+    rpn = measured["ranks_per_node"]
+    node = None
+    if cont is not None:
+        node = f"node:ranks={rpn},bw={_fmt_gbps(cont['bandwidth_GBps'])}GB/s"
+    fits = {
+        "r2_threshold": R2_THRESHOLD,
+        "primary": primary,
+        "links": links,
+        "contention": cont,
+        "reduction": red,
+        "reduction_model": default,
+        "nodes": measured["nodes"],
+        "nnodes": measured["nnodes"],
+    }
+    return Calibration(
+        model=models["loggops"],
+        models=models,
+        node=node,
+        library=library,
+        nranks=measured["nranks"],
+        ranks_per_node=rpn,
+        fits=fits,
+        warnings=warnings,
+    )
+
+
+# -- the figure ------------------------------------------------------------------------------
+
+
+def plot(cal: Calibration, path: str | Path, title: str | None = None) -> Path:
+    """Fit against measurement: one-way time against size (measured medians, the piecewise
+    segments, LogGOPS and postal; break points dashed) and, where measured, per-flow bandwidth
+    against flows per node with ``min(1/G, BW/k)``."""
+    from hypercuboid.plot import _pyplot, wrap_title
+
+    plt = _pyplot()
+    cont = cal.fits["contention"]
+    ncols = 2 if cont is not None else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 4.5), dpi=120, squeeze=False)
+    ax = axes[0][0]
+    for kind, lk in cal.fits["links"].items():
+        pp = lk["measured"]["pingpong"]
+        x = np.array([r["bytes"] for r in pp], dtype=float)
+        y = [r["median_us"] for r in pp]
+        pts = ax.plot(x, y, "o", ms=4, label=f"measured ({kind})")[0]
+        color = pts.get_color()
+        for s in lk["piecewise"]["segments"]:
+            xs = np.geomspace(max(s["from_bytes"], 1.0), max(s["to_bytes"], 1.0), 20)
+            ax.plot(xs, s["alpha_us"] + s["beta_ns_per_byte"] * 1e-3 * xs, "-", color=color)
+        ax.plot(x, lk["loggops"]["predicted_us"], ":", color=color, label=f"LogGOPS ({kind})")
+        po = lk["postal"]
+        ax.plot(
+            x,
+            po["alpha_us"] + po["beta_ns_per_byte"] * 1e-3 * x,
+            "--",
+            color=color,
+            alpha=0.5,
+            label=f"postal ({kind})",
+        )
+        for b in lk["piecewise"]["breaks"]:
+            ax.axvline(b, color=color, ls="--", lw=0.8, alpha=0.6)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes); dashed verticals: break points")
+    ax.set_ylabel("one-way time (µs, median)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    if cont is not None:
+        ax2 = axes[0][1]
+        rows = cont["measured"]
+        k = [r["flows_per_node"] for r in rows]
+        ax2.plot(k, [r["per_flow_GBps"] for r in rows], "o", label="measured")
+        ks = np.linspace(1, max(k), 50)
+        ax2.plot(
+            ks,
+            np.minimum(cont["single_GBps"], cont["bandwidth_GBps"] / ks),
+            "-",
+            label=f"min(1/G, BW/k), BW = {cont['bandwidth_GBps']:.3g} GB/s"
+            + ("" if cont["saturated"] else " (lower bound)"),
+        )
+        ax2.set_xlabel("flows per node")
+        ax2.set_ylabel("per-flow bandwidth (GB/s)")
+        ax2.set_ylim(bottom=0)
+        ax2.grid(True, alpha=0.3)
+        ax2.legend(fontsize=8)
+    fig.suptitle(wrap_title(title or f"calibrate: {cal.nranks} ranks; {cal.model}"), fontsize=9)
+    fig.tight_layout()
+    p = Path(path)
+    fig.savefig(p)
+    plt.close(fig)
+    return p

@@ -1,0 +1,234 @@
+"""``hypercuboid calibrate``'s fits on synthetic measurements (no MPI), its model file, its
+figure and the command line's bad input. The measuring under mpiexec is in
+tests/mpi/test_calibrate_mpi.py."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypercuboid import _core, modelfile
+from hypercuboid.cli import cli
+from hypercuboid.errors import ModelError, OutputExistsError
+from hypercuboid.mpi import calibrate as cal
+from hypercuboid.schedule import parse_model
+
+# A known machine (µs, bytes): LogGOPS L, o, g, G; eager up to S, then a rendezvous handshake.
+L, OVH, GAP, G_US, S = 0.5, 0.08, 0.1, 1e-4, 4096
+RENDEZVOUS = 2.0
+BW, SINGLE = 25.0, 1.0 / (G_US * 1e3)  # GB/s: 10 GB/s per flow, 25 GB/s shared
+GAMMA_US, DELTA_US = 2e-5, 0.01
+SIZES = [1 << k for k in range(23)]
+
+
+def _noise(n: int, amp: float, seed: int) -> np.ndarray:
+    return 1.0 + amp * np.random.default_rng(seed).uniform(-1.0, 1.0, n)
+
+
+def _rows(xs, ys, key="bytes"):
+    return [{key: x, "median_us": float(y)} for x, y in zip(xs, ys, strict=True)]
+
+
+def synthetic(one_way=None, amp: float = 0.01, links=("intra",)) -> dict:
+    """What :func:`cal.measure` returns, for the known machine with ``amp`` relative noise."""
+    x = np.array(SIZES, dtype=float)
+    if one_way is None:
+        one_way = L + 2 * OVH + (x - 1) * G_US + np.where(x > S, RENDEZVOUS, 0.0)
+    n = np.array(cal.TRAIN, dtype=float)
+    link = {
+        "peer": 1,
+        "pingpong": _rows(SIZES, one_way * _noise(len(x), amp, 1)),
+        "train": _rows(cal.TRAIN, (0.05 + GAP * n) * _noise(len(n), amp, 2), "messages"),
+        "delayed": _rows(cal.TRAIN, 20.0 + OVH * n * _noise(len(n), amp, 3), "messages"),
+        "delay_us": 20.0,
+    }
+    k = np.arange(1, 9, dtype=float)
+    bw = np.minimum(SINGLE, BW / k) * _noise(len(k), amp, 4)
+    contention = [
+        {"label": f"{int(i)}", "flows": int(i), "flows_per_node": int(i), "per_flow_GBps": b}
+        for i, b in zip(k, bw, strict=True)
+    ]
+    rb = np.array(cal.REDUCE_BYTES, dtype=float)
+    red = {
+        "float64 sum": {
+            "bytes": list(cal.REDUCE_BYTES),
+            "median_us": list(DELTA_US + GAMMA_US * rb),
+        }
+    }
+    return {
+        "nranks": 16,
+        "nodes": [0] * 8 + [1] * 8 if len(links) > 1 else [0] * 16,
+        "nnodes": len(links),
+        "ranks_per_node": 8 if len(links) > 1 else 16,
+        "links": {kind: dict(link, peer=1 + 8 * j) for j, kind in enumerate(links)},
+        "contention": contention,
+        "reduction": red,
+    }
+
+
+def close(got: float, want: float, rel: float = 0.02) -> bool:
+    return abs(got - want) <= rel * abs(want)
+
+
+def test_the_fits_recover_a_known_machine_within_two_percent():
+    c = cal.fit(synthetic(), "Open MPI test")
+    lg = c.fits["links"]["intra"]["loggops"]
+    assert close(lg["L_us"], L) and close(lg["o_us"], OVH) and close(lg["g_us"], GAP)
+    assert close(lg["G_ns_per_byte"], G_US * 1e3)
+    assert lg["S"] == S and lg["S_source"] == "break point (eager/rendezvous switch)"
+    pw = c.fits["links"]["intra"]["piecewise"]
+    assert pw["breaks"] == [2 * S]
+    assert close(pw["segments"][1]["alpha_us"], L + 2 * OVH + RENDEZVOUS)
+    cont = c.fits["contention"]
+    assert cont["saturated"] and close(cont["bandwidth_GBps"], BW)
+    red = c.fits["reduction"]["float64 sum"]
+    assert close(red["gamma_ns_per_byte"], GAMMA_US * 1e3) and close(
+        red["delta_ns"], DELTA_US * 1e3
+    )
+    pi = c.fits["links"]["intra"]["pipelined"]
+    assert close(pi["alpha_r_us"], GAP)
+    assert close(pi["alpha_p_us"] + pi["alpha_r_us"], L + 2 * OVH)
+    # the specs: LogGOPS is the model, every spec parses, the node spec carries BW
+    assert c.model == c.models["loggops"]
+    assert sorted(c.models) == ["loggops", "pipelined", "postal"]
+    assert c.model.startswith("loggops:L=") and ",S=4096,gamma=" in c.model
+    for spec in c.models.values():
+        assert parse_model(spec)
+    assert c.node == "node:ranks=16,bw=" + cal._fmt_gbps(cont["bandwidth_GBps"]) + "GB/s"
+    assert [cal._fmt_gbps(b) for b in (25.0, 12345.6, 0.00123456)] == ["25", "12350", "0.001235"]
+    # LogGOPS as simulated has no rendezvous handshake: its R² shows it
+    assert 0.9 < lg["r2"] < 0.95
+    assert c.warnings == []
+
+
+def test_one_line_gives_postal_alpha_and_beta_and_no_switch():
+    x = np.array(SIZES, dtype=float)
+    c = cal.fit(synthetic(one_way=1.2 + 0.35e-3 * x, amp=0.02))
+    po = c.fits["links"]["intra"]["postal"]
+    assert close(po["alpha_us"], 1.2) and close(po["beta_ns_per_byte"], 0.35)
+    lg = c.fits["links"]["intra"]["loggops"]
+    assert c.fits["links"]["intra"]["piecewise"]["breaks"] == []
+    assert lg["S"] == SIZES[-1]
+    assert lg["S_source"] == "no switch in the sizes measured: the largest size"
+    assert c.warnings == []
+
+
+def test_a_model_that_does_not_fit_is_said_never_clamped():
+    # times that fall with size: a line with a slope >= 0 cannot follow them
+    x = np.array(SIZES, dtype=float)
+    c = cal.fit(synthetic(one_way=50.0 - 10.0 * np.log2(x + 1) / 23, amp=0.0))
+    po = c.fits["links"]["intra"]["postal"]
+    assert po["beta_ns_per_byte"] == 0.0 and po["alpha_us"] > 0
+    assert any(
+        w.startswith("postal fit of the intra ping-pong: R² = ")
+        and w.endswith(" is below 0.9: the model does not fit these measurements")
+        for w in c.warnings
+    )
+    assert "LogGOPS (intra): 2o = " not in " ".join(c.warnings)
+
+
+def test_nnls_is_never_negative_and_errors_are_one_line():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        cols = rng.uniform(-1, 1, (3, 12)).tolist()
+        f = _core.fit_least_squares(cols, rng.uniform(-1, 1, 12).tolist(), nonnegative=True)
+        assert all(c >= 0 for c in f.coef)
+    free = _core.fit_least_squares([[1.0] * 3, [1.0, 2.0, 3.0]], [3.0, 2.0, 1.0])
+    assert free.coef[1] == pytest.approx(-1.0)
+    with pytest.raises(ModelError) as e:
+        _core.fit_line([1.0, 1.0], [1.0, 2.0])
+    assert str(e.value) == "a line needs at least 2 points with different x, got 1"
+    with pytest.raises(ModelError) as e:
+        _core.fit_piecewise([1.0, 2.0, 3.0], [1.0, -2.0, 3.0])
+    assert str(e.value) == "y[1] = -2: a finite number > 0"
+
+
+def test_two_nodes_give_intra_and_inter_models():
+    c = cal.fit(synthetic(links=("intra", "inter")))
+    assert c.fits["primary"] == "inter"
+    assert sorted(c.models) == [
+        "loggops", "loggops_intra", "pipelined", "pipelined_intra", "postal", "postal_intra",
+    ]  # fmt: skip
+    assert c.model == c.models["loggops"] and c.ranks_per_node == 8
+    assert c.node.startswith("node:ranks=8,bw=")
+
+
+def test_flow_sets_and_flows_per_node():
+    assert cal.flow_sets(5) == [
+        ("1 pair", [(0, 1)]),
+        ("2 pairs", [(0, 1), (2, 3)]),
+        ("all ranks", [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]),
+    ]
+    nodes = [0, 0, 1, 1]
+    assert cal.flows_per_node([(0, 1), (2, 3)], nodes) == 1
+    assert cal.flows_per_node([(0, 1), (1, 2), (2, 3), (3, 0)], nodes) == 3
+
+
+def test_the_model_file_is_read_by_the_core_and_simulate(tmp_path):
+    c = cal.fit(synthetic(), "Open MPI test")
+    path = tmp_path / "model.json"
+    cal.write_model_file(path, c.document({"host": "x"}))
+    doc = json.loads(path.read_text())
+    assert list(doc) == [
+        "model", "node", "models", "library", "nranks", "ranks_per_node", "fits", "source",
+        "fitted", "machine", "date",
+    ]  # fmt: skip
+    assert (doc["library"], doc["nranks"], doc["ranks_per_node"]) == ("Open MPI test", 16, 16)
+    assert doc["fits"]["links"]["intra"]["measured"]["pingpong"][0]["bytes"] == 1
+    assert doc["fits"]["warnings"] == c.warnings
+    assert modelfile.load(path) == c.model
+    r = CliRunner().invoke(
+        cli,
+        ["simulate", "allreduce", "-a", "ring", "-n", "4", "-c", "1024", "--model-file", str(path)]
+        + ["--json"],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["completion_time_ns"] > 0
+    with pytest.raises(OutputExistsError) as e:
+        cal.write_model_file(path, c.document())
+    assert str(e.value) == f"'{path}' exists; pass force=True to overwrite it"
+    cal.write_model_file(path, c.document(), force=True)
+
+
+def test_the_figure(tmp_path):
+    png = tmp_path / "fit.png"
+    cal.plot(cal.fit(synthetic(links=("intra", "inter"))), png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["calibrate", *args], catch_exceptions=False)
+
+
+def test_bad_input_on_the_command_line(tmp_path):
+    out = str(tmp_path / "m.json")
+    r = run("-o", out, "--sizes", "8,16")
+    assert (r.exit_code, r.output) == (
+        1,
+        "Error: --sizes '8,16' gives 2 sizes: calibrate needs at least 3 to fit a line and "
+        "judge it (e.g. 1:4M)\n",
+    )
+    r = run("-o", out, "--sizes", "8")
+    assert r.output.startswith("Error: --sizes '8' gives 1 size: calibrate needs at least 3")
+    r = run("-o", out, "--dtype", "complex64")
+    assert r.exit_code == 1
+    assert r.output == (
+        "Error: --dtype 'complex64': not one the native runner reduces; accepted: "
+        + ", ".join(_core.DTYPES)
+        + "\n"
+    )
+    r = run("-o", out, "--op", "sum,sum")
+    assert r.output == "Error: --op sum,sum: sum is given twice\n"
+    r = run("--bogus")
+    assert (r.exit_code, r.output) == (2, "Error: No such option '--bogus'.\n")
+    r = run()
+    assert (r.exit_code, r.output) == (2, "Error: Missing option '--output' / '-o'.\n")
+    r = run("-o", out, "--plot", "fit.bmpx")
+    assert (r.exit_code, r.output) == (
+        1,
+        "Error: --plot fit.bmpx: unknown figure format 'bmpx'; accepted: .png, .pdf, .svg, "
+        ".svgz, .eps, .ps, .jpg, .jpeg, .tif, .tiff, .webp\n",
+    )
