@@ -27,7 +27,6 @@ contention fit, LogGOPS). A fit whose R² is below :data:`R2_THRESHOLD` is kept 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -412,23 +411,27 @@ class Calibration:
 
 
 def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Path:
-    """Writes a model file with the keys of the model-file contract (``model``, ``node``,
-    ``models``, ``library``, ``nranks``, ``ranks_per_node``, ``fits``, ``source``, ``fitted``,
-    ``machine``, ``date``); every spec is checked with the core's parser first, and an
-    existing file is kept unless ``force`` (:class:`~hypercuboid.errors.OutputExistsError`).
-    The same document as ``hypercuboid.modelfile.write(path, model, source, fitted, machine,
-    node=, models=, library=, nranks=, ranks_per_node=, fits=)`` writes once it takes those
-    keys."""
-    from hypercuboid.modelfile import check_spec
+    """Writes :meth:`Calibration.document` as a model file with
+    :func:`hypercuboid.modelfile.write` (every spec checked by the core's parsers; the keys of
+    the model-file contract); an existing file is kept unless ``force``
+    (:class:`~hypercuboid.errors.OutputExistsError`)."""
+    from hypercuboid import modelfile
     from hypercuboid.schedule import refuse_existing
 
     target = refuse_existing(path, force)
-    check_spec(doc["model"])
-    for spec in doc.get("models", {}).values():
-        check_spec(spec)
-    p = Path(target)
-    p.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    return p
+    return modelfile.write(
+        target,
+        doc["model"],
+        doc.get("source", "calibrate"),
+        doc.get("fitted", {}),
+        doc.get("machine", {}),
+        node=doc.get("node"),
+        models=doc.get("models"),
+        library=doc.get("library"),
+        nranks=doc.get("nranks"),
+        ranks_per_node=doc.get("ranks_per_node"),
+        fits=doc.get("fits"),
+    )
 
 
 def _r2_warning(warnings: list[str], what: str, r2: float) -> None:
