@@ -19,6 +19,7 @@ mod halo;
 mod lbm;
 mod network;
 mod phases;
+mod predict;
 mod program;
 mod resources;
 mod schedule;
@@ -44,6 +45,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     topology::register(m)?;
     network::register(m)?;
     phases::register(m)?;
+    predict::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
     spec::register(m)?;

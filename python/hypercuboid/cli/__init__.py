@@ -34,10 +34,12 @@ from hypercuboid.cli.bench import bench  # noqa: E402
 from hypercuboid.cli.demo import demo  # noqa: E402
 from hypercuboid.cli.lbm import lbm  # noqa: E402
 from hypercuboid.cli.netsim import netsim  # noqa: E402
+from hypercuboid.cli.predict import predict  # noqa: E402
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
 from hypercuboid.cli.tune import tune  # noqa: E402
+from hypercuboid.cli.validate import validate  # noqa: E402
 
 cli.add_command(alltoall)
 cli.add_command(bench)
@@ -48,6 +50,8 @@ cli.add_command(topo)
 cli.add_command(tune)
 cli.add_command(netsim)
 cli.add_command(lbm)
+cli.add_command(predict)
+cli.add_command(validate)
 
 
 def main() -> None:
