@@ -444,6 +444,7 @@ class Prediction:
 class Predicted:
     collective: Final[str]
     model: Final[str]
+    dtype: Final[str]
     rows: Final[list[Prediction]]
 
 def predict(
@@ -456,7 +457,7 @@ def predict(
     threads: int = ...,
 ) -> Predicted: ...
 def predict_algorithms(collective: str) -> list[str]: ...
-def predict_collectives() -> list[str]: ...
+def predict_collectives() -> list[tuple[str, str]]: ...
 
 # -- topologies ---------------------------------------------------------------------------------
 

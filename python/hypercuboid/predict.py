@@ -28,7 +28,13 @@ from hypercuboid import _core
 
 def collectives() -> list[str]:
     """The collectives predict knows."""
-    return list(_core.predict_collectives())
+    return [name for name, _ in _core.predict_collectives()]
+
+
+def default_dtype(collective: str) -> str:
+    """The element type a grid of ``collective`` uses unless told (float64 for allreduce,
+    uint8 for alltoall)."""
+    return dict(_core.predict_collectives()).get(collective, "float64")
 
 
 def algorithms(collective: str = "allreduce") -> list[str]:
@@ -129,7 +135,7 @@ def predict(
     return Prediction(
         collective=p.collective,
         model=p.model,
-        dtype=dtype or ("float64" if collective == "allreduce" else "uint8"),
+        dtype=p.dtype,
         algorithms=algs,
         sizes=[int(s) for s in sizes],
         ranks=[int(n) for n in ranks],
@@ -354,6 +360,7 @@ __all__ = [
     "algorithms",
     "collectives",
     "csv_text",
+    "default_dtype",
     "mismatches",
     "plot",
     "predict",

@@ -23,12 +23,13 @@ pub(crate) struct PyPrediction {
     best: bool,
 }
 
-/// A grid's predictions: the `collective`, the `model` (canonical) and the `rows` (rank
-/// counts outermost, then sizes, then algorithms).
+/// A grid's predictions: the `collective`, the `model` (canonical), the element type
+/// (`dtype`) and the `rows` (rank counts outermost, then sizes, then algorithms).
 #[pyclass(name = "Predicted", module = "hypercuboid._core", frozen, get_all)]
 pub(crate) struct PyPredicted {
     collective: &'static str,
     model: String,
+    dtype: &'static str,
     rows: Vec<Py<PyPrediction>>,
 }
 
@@ -37,6 +38,7 @@ pub(crate) struct PyPredicted {
 /// `threads` threads (0: every core).
 #[pyfunction]
 #[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = 0))]
+#[allow(clippy::too_many_arguments)]
 fn predict(
     py: Python<'_>,
     collective: &str,
@@ -57,6 +59,7 @@ fn predict(
             ranks,
             dtype: dtype.map_or(c.default_dtype(), |d| d.0),
         };
+        let dtype = g.dtype.name();
         let p = guard::detach(py, move || grid::predict(&g, &spec, threads)).py()?;
         let rows = p
             .rows
@@ -83,6 +86,7 @@ fn predict(
         Ok(PyPredicted {
             collective: p.collective.name(),
             model: p.model,
+            dtype,
             rows,
         })
     })
@@ -97,10 +101,13 @@ fn predict_algorithms(collective: &str) -> PyResult<Vec<String>> {
     })
 }
 
-/// The collectives predict knows.
+/// The collectives predict knows, each with the element type a grid of it uses unless told.
 #[pyfunction]
-fn predict_collectives() -> Vec<&'static str> {
-    Collective::ALL.iter().map(|c| c.name()).collect()
+fn predict_collectives() -> Vec<(&'static str, &'static str)> {
+    Collective::ALL
+        .iter()
+        .map(|c| (c.name(), c.default_dtype().name()))
+        .collect()
 }
 
 /// Adds this module's functions to `hypercuboid._core`.

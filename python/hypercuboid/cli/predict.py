@@ -102,7 +102,9 @@ def grid_sizes(text: str | None, counts: Sequence[int], collective: str, dtype: 
         raise click.ClickException("give --sizes or --count, not both")
     if not counts:
         return _sizes(text if text is not None else DEFAULT_SIZES)
-    name = dtype or ("float64" if collective == "allreduce" else "uint8")
+    from hypercuboid.predict import default_dtype
+
+    name = dtype or default_dtype(collective)
     sizes = dict(_core.DTYPES)
     if name not in sizes:
         raise click.ClickException(f"--dtype '{name}'; accepted: {', '.join(sizes)}")
