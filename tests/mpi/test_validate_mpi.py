@@ -41,3 +41,34 @@ def test_validate_table_json_and_summary(comm, tmp_path):
     assert lines[0].startswith(f"# allreduce on {comm.size} ranks under {POSTAL}")
     assert lines[-1] == d["summary"]
     assert lines[-1].startswith("median |error| ") and lines[-1].endswith(" of 2")
+
+
+def test_ctrl_c_keeps_the_sizes_measured(comm, tmp_path, monkeypatch):
+    """Ctrl-C during the second size: the first size's rows are written, exit status 130."""
+    from hypercuboid.cli import cli
+    from hypercuboid.mpi import validate as hv
+
+    if comm.size < 2:
+        pytest.skip("validate measures on 2 or more ranks")
+    real = hv.measure_grid
+
+    def stop_at_1k(comm, p, nbytes, **kw):
+        if nbytes == 1024:
+            raise KeyboardInterrupt
+        return real(comm, p, nbytes, **kw)
+
+    monkeypatch.setattr(hv, "measure_grid", stop_at_1k)
+    out = tmp_path / "v.json"
+    res = CliRunner().invoke(
+        cli,
+        ["validate", "-m", POSTAL, "-a", "ring", "--sizes", "8,1K", "-i", "3", "-x", "1"]
+        + ["--json", str(out), "-q"],
+    )
+    assert res.exit_code == 130, res.output
+    if comm.rank != 0:
+        return
+    d = json.loads(out.read_text())
+    assert d["interrupted"] is True
+    assert [(r["bytes"], r["algorithm"]) for r in d["rows"]] == [(8, "ring")]
+    assert d["summary"].endswith("picks right 1 of 1")
+    assert "(interrupted: the sizes measured so far)" in res.output
