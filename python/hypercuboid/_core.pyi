@@ -895,3 +895,35 @@ def parse_dims(text: str, what: str, count: int | None = ...) -> list[int]:
 def read_model_file(path: str) -> str:
     """The model spec of the model file at ``path``; raises ``ModelError`` starting with the
     path."""
+
+@final
+class ModelFile:
+    """A model file as the core reads it (``load_model_file``)."""
+
+    model: Final[str]
+    node: Final[str | None]
+    models: Final[dict[str, str]]
+    library: Final[str | None]
+    nranks: Final[int | None]
+    ranks_per_node: Final[int | None]
+    fits: Final[Any]
+
+def load_model_file(path: str) -> ModelFile:
+    """Every key of the model file at ``path`` the core reads; raises ``ModelError`` starting
+    with the path."""
+
+def parse_node(spec: str) -> str:
+    """Validates a node spec (``node:ranks=16,bw=12GB/s``); returns it in canonical form."""
+
+def node_forms() -> list[SpecForm]: ...
+def simulate_node(
+    schedule: Schedule,
+    model: str,
+    node: str,
+    trace: bool = ...,
+    noise: str | None = ...,
+    seed: int = ...,
+    chrome_trace: str | None = ...,
+    calls: int = ...,
+) -> SimulationResult:
+    """Simulates ``schedule`` on the node level: ``model`` (loggops) hosts on ``node``."""

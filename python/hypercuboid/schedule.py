@@ -382,6 +382,7 @@ class Schedule:
         records: bool = False,
         link_timeline: bool = False,
         calls: int = 1,
+        node: str | None = None,
     ) -> SimResult:
         """Runs the schedule on a cost model (a spec such as
         ``"loggops:L=3000,o=1500,g=1000,G=6"``) and returns its completion time and per-rank
@@ -409,6 +410,12 @@ class Schedule:
         calling the collective in a loop (the seed's 2,000 halo calls); a trace records one
         run, so ``trace`` needs ``calls=1``.
 
+        With ``node`` (a node spec such as ``"node:ranks=16,bw=12GB/s"``, optionally
+        ``nic=BW`` and ``map=block|round_robin``), ranks are grouped into nodes whose
+        concurrent transfers share the node's bandwidth (and NIC) by max-min fair flows, on
+        top of ``model``, which must be a ``loggops:`` spec (see ``docs/simulate.md``, "The
+        node level"). It does not combine with ``network`` and runs on one thread.
+
         On a cost model, ``threads`` is the number of threads to simulate on (default: every
         core for a schedule of 2^19 ops or more, else one); the result is the same for any
         number (``docs/simulate.md``, "On several threads"), and the result's ``threads`` says
@@ -429,6 +436,30 @@ class Schedule:
             raise SimulationError(
                 f"invalid calls {calls} with a trace: a trace records one call (calls=1)"
             )
+        if node is not None:
+            from hypercuboid.errors import SimulationError
+
+            if network is not None:
+                raise SimulationError(
+                    f"node={node!r} with a network: the node level replaces the network "
+                    "(give one; on a network, ranks_per_endpoint groups ranks)"
+                )
+            if model is None:
+                raise SimulationError(
+                    f"node={node!r} needs a host model: a loggops:... spec (its o, g, O, L, S "
+                    "per rank; its G is each rank's own limit)"
+                )
+            r = _core.simulate_node(
+                self._core,
+                model,
+                node,
+                trace or chrome_trace is not None,
+                noise,
+                0 if seed is None else seed,
+                None if chrome_trace is None else str(chrome_trace),
+                int(calls),
+            )
+            return self._result(r, trace)
         if network is not None:
             return self._simulate_network(
                 network,

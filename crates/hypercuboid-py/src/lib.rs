@@ -17,6 +17,7 @@ mod errors;
 mod guard;
 mod halo;
 mod lbm;
+mod modelfile;
 mod network;
 mod phases;
 mod predict;
@@ -53,5 +54,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     resources::register(m)?;
     guard::register(m)?;
     tables::register(m)?;
+    modelfile::register(m)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Bindings of hypercuboid_core::sim and ::model: simulate a schedule on a cost model.
 
 use hypercuboid_core::model::{
-    parse_model, parse_noise, Level, Mapping, ModelSpec, MODELS, NOISES,
+    parse_model, parse_node, parse_noise, Level, Mapping, ModelSpec, NodeModel, MODELS, NOISES,
 };
 use hypercuboid_core::network::{NetParams, Network, NicOrder, RoutingSpec};
 use hypercuboid_core::sim::{self, CounterTrack, NetworkSetup, SimOptions, SimResult};
@@ -31,20 +31,60 @@ pub(crate) fn simulate(
     threads: usize,
 ) -> PyResult<PySimulationResult> {
     let spec = parse_model(model).py()?;
-    let noise = noise.map(parse_noise).transpose().py()?;
-    let opts = SimOptions {
-        trace: trace || chrome_trace.is_some(),
-        noise,
-        seed,
-        calls,
-        threads,
-    };
+    let opts = options(trace || chrome_trace.is_some(), noise, seed, calls, threads)?;
     let s = this.inner.clone();
     let spec2 = spec.clone();
     let (res, used) =
         guard::detach(py, move || sim::simulate_on_threads(&s, &spec2, &opts)).py()?;
     write_chrome_trace(py, &res, chrome_trace, &[])?;
     simulation_result(py, spec.to_string(), res, trace, Some(used), None)
+}
+
+/// Simulates `schedule` on the node level: `model` (a `loggops:` spec) for the hosts, `node`
+/// (a `node:ranks=R,bw=BW,...` spec) for the bandwidth the ranks of a node share. Returns the
+/// `SimulationResult` of `Schedule.simulate`, whose `model` is `HOST + NODE` (both canonical)
+/// and `threads` 1 (a node level runs on one). The GIL is released while simulating.
+#[pyfunction]
+#[pyo3(signature = (schedule, model, node, trace = false, noise = None, seed = 0, chrome_trace = None, calls = 1))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_node(
+    py: Python<'_>,
+    schedule: &PySchedule,
+    model: &str,
+    node: &str,
+    trace: bool,
+    noise: Option<&str>,
+    seed: u64,
+    chrome_trace: Option<String>,
+    calls: u32,
+) -> PyResult<PySimulationResult> {
+    call(Class::Simulation, "simulate_node", || {
+        let host = parse_model(model).py()?;
+        let node = parse_node(node).py()?;
+        let opts = options(trace || chrome_trace.is_some(), noise, seed, calls, 1)?;
+        let s = schedule.inner.clone();
+        let m = NodeModel::from_specs(&host, &node, s.nranks()).py()?;
+        let res = guard::detach(py, move || sim::simulate_with(&s, &m, &opts)).py()?;
+        write_chrome_trace(py, &res, chrome_trace, &[])?;
+        simulation_result(py, format!("{host} + {node}"), res, trace, Some(1), None)
+    })
+}
+
+/// The options of a run: `noise` (a spec) read here.
+fn options(
+    trace: bool,
+    noise: Option<&str>,
+    seed: u64,
+    calls: u32,
+    threads: usize,
+) -> PyResult<SimOptions> {
+    Ok(SimOptions {
+        trace,
+        noise: noise.map(parse_noise).transpose().py()?,
+        seed,
+        calls,
+        threads,
+    })
 }
 
 /// Writes the run's trace to `chrome_trace` (a path) when one is asked for, with `counters`.
@@ -197,7 +237,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             parse_noise_py,
             model_forms,
             noise_forms,
-            network_mappings
+            network_mappings,
+            simulate_node
         ]
     );
     Ok(())

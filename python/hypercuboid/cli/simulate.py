@@ -6,6 +6,7 @@ import click
 
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json, schedule_verb
+from hypercuboid.modelfile import node_forms
 from hypercuboid.plot import MAX_AUTO_RANKS, MAX_TIMELINE_RANKS
 from hypercuboid.schedule import model_forms, noise_forms
 
@@ -66,6 +67,7 @@ def _simulate(
     threads=None,
     quiet=False,
     progress=None,
+    node=None,
     **net,
 ):
     say = cliopts.Progress(quiet, progress)
@@ -75,10 +77,18 @@ def _simulate(
         )
     if model is not None and model_file is not None:
         raise click.ClickException("give --model or --model-file, not both")
+    if node is not None and network is not None:
+        raise click.ClickException(
+            "--node with --network: the node level replaces the network (give one; on a "
+            "network, --ranks-per-endpoint groups ranks)"
+        )
     if model_file is not None:
-        from hypercuboid.modelfile import load
+        from hypercuboid.modelfile import load_file
 
-        model = load(model_file)
+        f = load_file(model_file)
+        model = f.model
+        if node is None and network is None:
+            node = f.node
     if model is None and network is None:
         raise click.ClickException("missing --model (or --model-file); " + MODEL_HELP)
     given = {k: v for k, v in net.items() if v is not None}
@@ -120,6 +130,7 @@ def _simulate(
         calls=calls,
         threads=threads,
         **kw,
+        **({} if node is None else {"node": node}),
     )
     say(f"simulated: completion time {res.completion_time_ns:,.3f} ns")
     if network is not None:
@@ -275,7 +286,16 @@ simulate = schedule_verb(
             type=cliopts.InputFile(),
             default=None,
             help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
-            "by 'hypercuboid bench pingpong' or 'bench multicast'.",
+            "by 'hypercuboid bench pingpong', 'bench multicast' or 'calibrate'; its 'node' "
+            "spec too, if it has one (--node wins).",
+        ),
+        click.option(
+            "--node",
+            default=None,
+            help="The node level on top of a loggops host model: "
+            + " | ".join(f["example"] for f in node_forms())
+            + " [,nic=BW][,map=block|round_robin]: ranks of a node share its bandwidth (and "
+            "NIC) by max-min fair flows (docs/simulate.md).",
         ),
         cliopts.json_option(),
         click.option("--no-per-rank", is_flag=True, help="Omit per-rank finish times."),

@@ -60,6 +60,11 @@ MEANINGS: list[Meaning] = [
     _m("--level", "Network simulation level: packet or flow", "text"),
     _m("--mapping", "Where each rank runs (a mapping spec, or a FILE for alltoall)", None),
     _m("--ranks-per-endpoint", "Ranks per network endpoint", "int"),
+    _m(
+        "--node",
+        "The node level: node:ranks=R,bw=BW (ranks of a node share its bandwidth)",
+        "text",
+    ),
     _m("--nic", "How a NIC serves its messages: fifo or interleave", "text"),
     _m("--noise", "A random delay before every op: a spec", "text"),
     _m("--seed", "Seed of the random draws, 0..2^64-1 (default: the core's)", "int"),

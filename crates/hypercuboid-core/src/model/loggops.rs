@@ -190,6 +190,56 @@ impl LogGopsModel {
     fn per_extra_byte(bytes: u64, rate: ByteRate) -> Time {
         rate.of(bytes.saturating_sub(1))
     }
+
+    /// The sender's costs of `m` at `t` where something else moves its bytes (a network, a
+    /// node's flows): when its CPU and NIC are free, CPU `o + (s−1)·O`, NIC `g`;
+    /// `Go(CPU end)`, or `Retry` when they are busy.
+    pub(super) fn charge_send(&self, st: &mut LogGopsState, t: Time, m: &Message) -> Attempt<Time> {
+        let cpu = self
+            .overhead
+            .saturating_add(per_byte(m.bytes.saturating_sub(1), self.overhead_per_byte));
+        let (c, n) = (st.c(m.src, m.cpu), st.ns(m.src, m.nic));
+        occupy(st, c, n, t, cpu, self.gap)
+    }
+
+    /// The receiver's costs of `m` arriving at `t` where something else moved its bytes: when
+    /// its CPU and NIC (the send's indices) are free, CPU `o + bytes`, NIC `g + nic_bytes`;
+    /// `Go(CPU end)`, or `Retry` when they are busy.
+    pub(super) fn charge_arrival(
+        &self,
+        st: &mut LogGopsState,
+        t: Time,
+        m: &Message,
+        bytes: Time,
+        nic_bytes: Time,
+    ) -> Attempt<Time> {
+        let (c, n) = (st.c(m.dst, m.cpu), st.nr(m.dst, m.nic));
+        let (cpu, nic) = (
+            self.overhead.saturating_add(bytes),
+            self.gap.saturating_add(nic_bytes),
+        );
+        occupy(st, c, n, t, cpu, nic)
+    }
+}
+
+/// Occupies clocks `c` until `t + cpu` and `n` until `t + nic` when both are free at `t`:
+/// `Go(t + cpu)`, else `Retry` at the time they are.
+fn occupy(
+    st: &mut LogGopsState,
+    c: usize,
+    n: usize,
+    t: Time,
+    cpu: Time,
+    nic: Time,
+) -> Attempt<Time> {
+    let busy = st.clk[c].max(st.clk[n]);
+    if busy > t {
+        return Attempt::Retry(busy);
+    }
+    let cpu_end = t.saturating_add(cpu);
+    st.clk[c] = cpu_end;
+    st.clk[n] = t.saturating_add(nic);
+    Attempt::Go(cpu_end)
 }
 
 impl CostModel for LogGopsModel {

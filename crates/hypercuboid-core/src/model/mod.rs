@@ -26,17 +26,23 @@ mod error;
 mod file;
 mod loggops;
 mod network;
+mod node;
+mod node_spec;
 mod noise;
 mod postal;
 mod spec;
 
 pub use error::ModelError;
-pub use file::{parse_model_file, read_model_file};
+pub use file::{
+    parse_model_file, parse_model_file_full, read_model_file, read_model_file_full, ModelFile,
+};
 pub use loggops::{LogGopsModel, LogGopsState};
 pub use network::{
     Level, Mapping, MappingForm, MessageRecord, MessageTotals, NetState, NetworkModel, LEVELS,
     MAPPINGS,
 };
+pub use node::{NodeModel, NodeState, NodeTotals};
+pub use node_spec::{node_host, parse_node, NodeMap, NodeSpec, NODES, NODE_MAPS};
 pub use noise::{parse_noise, NoiseEntry, NoiseSpec, NOISES};
 pub use postal::{PostalModel, PostalState};
 pub use spec::{parse_model, ModelEntry, ModelSpec, MODELS};

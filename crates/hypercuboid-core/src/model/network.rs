@@ -747,17 +747,12 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn send(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<SendIssue> {
-        let (c, n) = (st.host.c(m.src, m.cpu), st.host.ns(m.src, m.nic));
-        let busy = st.host.clk[c].max(st.host.clk[n]);
-        if busy > t {
-            return Attempt::Retry(busy);
-        }
         let h = &self.host;
-        let cpu_end = t
-            .saturating_add(h.overhead)
-            .saturating_add(Self::per_extra_byte(m.bytes, h.overhead_per_byte));
-        st.host.clk[c] = cpu_end;
-        st.host.clk[n] = t.saturating_add(h.gap);
+        let cpu_end = match h.charge_send(&mut st.host, t, m) {
+            Attempt::Go(end) => end,
+            Attempt::Retry(busy) => return Attempt::Retry(busy),
+        };
+        let n = st.host.ns(m.src, m.nic);
         let eager = m.bytes <= h.eager_limit;
         let completion = if eager {
             SendCompletion::At(t)
@@ -809,11 +804,6 @@ impl<'n> CostModel for NetworkModel<'n> {
     }
 
     fn deliver(&self, st: &mut NetState<'n>, t: Time, m: &Message) -> Attempt<Time> {
-        let (c, n) = (st.host.c(m.dst, m.cpu), st.host.nr(m.dst, m.nic));
-        let busy = st.host.clk[c].max(st.host.clk[n]);
-        if busy > t {
-            return Attempt::Retry(busy);
-        }
         let h = &self.host;
         let by_o = Self::per_extra_byte(m.bytes, h.overhead_per_byte);
         let local = self.place[m.src as usize] == self.place[m.dst as usize];
@@ -822,16 +812,13 @@ impl<'n> CostModel for NetworkModel<'n> {
         } else {
             by_o
         };
-        let cpu_end = t.saturating_add(h.overhead).saturating_add(extra);
-        st.host.clk[c] = cpu_end;
         // Through memory the receiving NIC is busy g + (s−1)·G, as in LogGOPS.
         let nic_extra = if local {
             Self::per_extra_byte(m.bytes, h.gap_per_byte)
         } else {
             0
         };
-        st.host.clk[n] = t.saturating_add(h.gap).saturating_add(nic_extra);
-        Attempt::Go(cpu_end)
+        h.charge_arrival(&mut st.host, t, m, extra, nic_extra)
     }
 
     fn rendezvous_matched(
