@@ -281,3 +281,36 @@ def test_the_pmpi_library_refuses_a_bad_table(tmp_path):
         "'nope'; accepted: "
     ), lines[0]
     assert lines[0].endswith("; MPI_Allreduce stays the MPI library's own")
+
+
+LOGGOPS = "loggops:L=1us,o=200ns,g=100ns,G=0.1ns,O=0,S=0"
+
+
+def test_the_node_level(tmp_path):
+    """One rank per node is the host model alone; four ranks sharing a slow node are slower at
+    64 KiB; a model file's node key is used unless --node is given."""
+    algs = ["ring", "recursive_doubling"]
+    alone = hp.predict("allreduce", [8, 65536], [4], LOGGOPS, algorithms=algs)
+    one = hp.predict(
+        "allreduce", [8, 65536], [4], LOGGOPS, algorithms=algs, node="node:ranks=1,bw=10GB/s"
+    )
+    assert [r.time_ns for r in one.rows] == [r.time_ns for r in alone.rows]
+    assert one.model.endswith(" + node:ranks=1,bw=80Gbps")  # the canonical form
+    slow = "node:ranks=4,bw=1GB/s"
+    shared = hp.predict("allreduce", [65536], [4], LOGGOPS, algorithms=algs, node=slow)
+    assert shared.row(4, 65536, "ring").time_ns > alone.row(4, 65536, "ring").time_ns
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps({"model": LOGGOPS, "node": slow}))
+    code, out = run("predict", "-n", "4", "--model-file", str(f), "-a", "ring", "--sizes", "64K")
+    assert code == 0, out
+    assert out.splitlines()[0].startswith(
+        "# allreduce under loggops:L=1us,o=200ns,g=100ns,G=100ps,O=0,S=0,gamma=0,delta=0 + "
+        "node:ranks=4,bw=8Gbps, float64"
+    )
+    code, out = run(
+        "predict", "-n", "4", "--model-file", str(f), "--node", "node:ranks=1,bw=10GB/s",
+        "-a", "ring", "--sizes", "64K",
+    )  # fmt: skip
+    assert "node:ranks=1" in out.splitlines()[0]
+    code, out = run("predict", "-n", "4", "-m", POSTAL, "--node", slow, "-a", "ring")
+    assert code == 1 and out.startswith("Error: invalid model 'postal:"), out

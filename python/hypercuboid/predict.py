@@ -103,13 +103,15 @@ def predict(
     algorithms: Sequence[str] | None = None,
     dtype: str | None = None,
     threads: int = 0,
+    node: str | None = None,
 ) -> Prediction:
     """Simulates every algorithm (None: :func:`algorithms`) of ``collective`` at every size in
     ``sizes`` (bytes of each rank's vector; per pair of ranks for an alltoall) and rank count in
     ``ranks`` under ``model`` (a spec), on ``threads`` threads (0: every core). An unknown
     algorithm, an empty grid or a size that is not a multiple of the element size is a
     :class:`~hypercuboid.errors.ScheduleError`; an algorithm that cannot run at a point is that
-    row's ``error``."""
+    row's ``error``. With ``node`` (``node:ranks=R,bw=BW``, see ``docs/simulate.md``) the
+    points run on the node level, ``model`` its LogGOPS host model."""
     p = _core.predict(
         collective,
         None if algorithms is None else list(algorithms),
@@ -118,6 +120,7 @@ def predict(
         model,
         dtype,
         threads,
+        node,
     )
     rows = [
         Row(
@@ -152,24 +155,27 @@ class ModelFile:
 
     path: str
     model: str
+    node: str | None
     library: str | None
     nranks: int | None
 
 
 def read_model_file(path: str | Path) -> ModelFile:
-    """Reads a model file: its spec with the core's reader, and the MPI library and rank count
-    it was measured with (the keys ``library`` and ``nranks``, or ``machine.mpi_library`` and
-    ``machine.nranks`` as ``bench pingpong`` writes them)."""
-    from hypercuboid.modelfile import load
+    """Reads a model file with the core's reader (:func:`hypercuboid.modelfile.load_file`): its
+    model and node specs, and the MPI library and rank count it was measured with (the keys
+    ``library`` and ``nranks``, else ``machine.mpi_library`` and ``machine.nranks`` as
+    ``bench pingpong`` writes them)."""
+    from hypercuboid.modelfile import load_file
 
-    spec = load(path)
+    f = load_file(path)
     doc: Any = json.loads(Path(path).read_text(encoding="utf-8"))
     machine = doc.get("machine") if isinstance(doc.get("machine"), dict) else {}
-    library = doc.get("library", machine.get("mpi_library"))
-    nranks = doc.get("nranks", machine.get("nranks"))
+    library = f.library if f.library is not None else machine.get("mpi_library")
+    nranks = f.nranks if f.nranks is not None else machine.get("nranks")
     return ModelFile(
         path=str(path),
-        model=spec,
+        model=f.model,
+        node=f.node,
         library=library if isinstance(library, str) else None,
         nranks=nranks if isinstance(nranks, int) and not isinstance(nranks, bool) else None,
     )

@@ -29,7 +29,7 @@ use crate::collectives::allreduce::recursive_multiplying::ENTRY as RM;
 use crate::collectives::allreduce::{self, Allreduce, AllreduceSpec};
 use crate::collectives::alltoall::{self, Alltoall, AlltoallSpec};
 use crate::collectives::registry::{Family, Needs};
-use crate::model::ModelSpec;
+use crate::model::{node_host, ModelSpec, NodeModel, NodeSpec};
 use crate::schedule::{Dtype, ReduceOp, Schedule, ScheduleError};
 use crate::sim::{self, SimError, SimOptions};
 use crate::units::Time;
@@ -342,7 +342,12 @@ fn build(
 }
 
 /// One point: its row, or an error that stops the grid.
-fn point(grid: &Grid, i: usize, model: &ModelSpec) -> Result<Prediction, ScheduleError> {
+fn point(
+    grid: &Grid,
+    i: usize,
+    model: &ModelSpec,
+    node: Option<&NodeSpec>,
+) -> Result<Prediction, ScheduleError> {
     crate::cancel::check()?;
     let (nranks, bytes, a) = grid.point(i);
     let algorithm = grid.algorithms[a].clone();
@@ -354,7 +359,14 @@ fn point(grid: &Grid, i: usize, model: &ModelSpec) -> Result<Prediction, Schedul
                 threads: 1,
                 ..SimOptions::default()
             };
-            match sim::simulate(&s, model, &opts) {
+            let run = match node {
+                None => sim::simulate(&s, model, &opts),
+                Some(n) => match NodeModel::from_specs(model, n, nranks) {
+                    Ok(m) => sim::simulate_with(&s, &m, &opts),
+                    Err(e) => return Err(bad_node_host(model, e)),
+                },
+            };
+            match run {
                 Ok(r) => (Some(name), Ok(r.completion)),
                 Err(e) => match fatal(&e) {
                     Some(f) => return Err(f),
@@ -373,14 +385,38 @@ fn point(grid: &Grid, i: usize, model: &ModelSpec) -> Result<Prediction, Schedul
     })
 }
 
-/// Predicts every point of `grid` under `model` on `threads` threads (0: every core for a
+/// The error of a node level on a host model without CPU and NIC costs.
+fn bad_node_host(model: &ModelSpec, e: crate::model::ModelError) -> ScheduleError {
+    ScheduleError::BadParameter {
+        name: "model".into(),
+        value: model.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+/// [`predict_on`] without a node level.
+pub fn predict(grid: &Grid, model: &ModelSpec, threads: usize) -> Result<Predicted, ScheduleError> {
+    predict_on(grid, model, None, threads)
+}
+
+/// Predicts every point of `grid` under `model` (with `node`, on the node level: `model` is
+/// then the LogGOPS host model and the ranks of a node share its bandwidth,
+/// [`crate::model::NodeModel`]) on `threads` threads (0: every core for a
 /// grid of more than one point, else one; the result is the same for any number) and marks
 /// the best algorithm of each (rank count, size). A bad grid ([`Grid::validate`]), Ctrl-C
 /// ([`crate::cancel`]) and a schedule too large for the memory stop it; an algorithm that
 /// cannot run at a point (a schedule string that does not fit its rank count) is that row's
 /// error.
-pub fn predict(grid: &Grid, model: &ModelSpec, threads: usize) -> Result<Predicted, ScheduleError> {
+pub fn predict_on(
+    grid: &Grid,
+    model: &ModelSpec,
+    node: Option<&NodeSpec>,
+    threads: usize,
+) -> Result<Predicted, ScheduleError> {
     grid.validate()?;
+    if node.is_some() {
+        node_host(model).map_err(|e| bad_node_host(model, e))?;
+    }
     if threads > crate::resources::MAX_THREADS {
         return Err(ScheduleError::BadParameter {
             name: "threads".into(),
@@ -398,7 +434,7 @@ pub fn predict(grid: &Grid, model: &ModelSpec, threads: usize) -> Result<Predict
         if i >= n {
             return;
         }
-        match point(grid, i, model) {
+        match point(grid, i, model, node) {
             Ok(p) => slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(p),
             Err(e) => {
                 let mut g = first_err.lock().unwrap_or_else(|e| e.into_inner());
@@ -440,7 +476,10 @@ pub fn predict(grid: &Grid, model: &ModelSpec, threads: usize) -> Result<Predict
     }
     Ok(Predicted {
         collective: grid.collective,
-        model: model.to_string(),
+        model: match node {
+            None => model.to_string(),
+            Some(n) => format!("{model} + {n}"),
+        },
         rows,
     })
 }
@@ -533,6 +572,30 @@ mod tests {
             .clone()
             .unwrap_err();
         assert!(e.contains("postal or pipelined"), "{e}");
+    }
+
+    #[test]
+    fn a_node_of_one_rank_each_is_the_host_model() {
+        let host = parse_model("loggops:L=1us,o=200ns,g=100ns,G=0.1ns,O=0,S=0").unwrap();
+        let grid = Grid::new(
+            Collective::Allreduce,
+            &["ring", "recursive_doubling"],
+            &[8, 65536],
+            &[4],
+        );
+        let alone = predict(&grid, &host, 1).unwrap();
+        let one = crate::model::parse_node("node:ranks=1,bw=10GB/s").unwrap();
+        let on = predict_on(&grid, &host, Some(&one), 1).unwrap();
+        assert_eq!(on.rows, alone.rows);
+        assert_eq!(on.model, format!("{host} + {one}"));
+        // Four ranks on one node sharing 1 GB/s: the 64 KiB ring is slower than alone.
+        let shared = crate::model::parse_node("node:ranks=4,bw=1GB/s").unwrap();
+        let on = predict_on(&grid, &host, Some(&shared), 1).unwrap();
+        assert!(on.rows[2].time.clone().unwrap() > alone.rows[2].time.clone().unwrap());
+        let e = predict_on(&grid, &postal(), Some(&one), 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("invalid model 'postal:"), "{e}");
     }
 
     #[test]

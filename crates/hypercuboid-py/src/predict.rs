@@ -1,7 +1,7 @@
 //! Bindings of `hypercuboid_core::predict`: a grid of algorithms x sizes x rank counts
 //! simulated under one model (GIL released), and the algorithms a grid runs by default.
 
-use hypercuboid_core::model::parse_model;
+use hypercuboid_core::model::{parse_model, parse_node};
 use hypercuboid_core::predict::{self as grid, Collective, Grid};
 use pyo3::prelude::*;
 
@@ -34,10 +34,11 @@ pub(crate) struct PyPredicted {
 }
 
 /// Predicts `algorithms` (None: every one that runs from its name, `predict_algorithms`) of
-/// `collective` at every size in `sizes` (bytes) and rank count in `ranks` under `model`, on
+/// `collective` at every size in `sizes` (bytes) and rank count in `ranks` under `model` (with
+/// `node`, a `node:ranks=R,bw=BW` spec, on the node level over the LogGOPS host `model`), on
 /// `threads` threads (0: every core).
 #[pyfunction]
-#[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = 0))]
+#[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = 0, node = None))]
 #[allow(clippy::too_many_arguments)]
 fn predict(
     py: Python<'_>,
@@ -48,10 +49,12 @@ fn predict(
     model: Text<ModelParam>,
     dtype: Option<DtypeArg>,
     threads: usize,
+    node: Option<&str>,
 ) -> PyResult<PyPredicted> {
     call(Class::Schedule, "predict", || {
         let c = Collective::parse(collective).py()?;
         let spec = parse_model(model.as_str()).py()?;
+        let node = node.map(parse_node).transpose().py()?;
         let g = Grid {
             collective: c,
             algorithms: algorithms.unwrap_or_else(|| c.default_algorithms()),
@@ -60,7 +63,10 @@ fn predict(
             dtype: dtype.map_or(c.default_dtype(), |d| d.0),
         };
         let dtype = g.dtype.name();
-        let p = guard::detach(py, move || grid::predict(&g, &spec, threads)).py()?;
+        let p = guard::detach(py, move || {
+            grid::predict_on(&g, &spec, node.as_ref(), threads)
+        })
+        .py()?;
         let rows = p
             .rows
             .into_iter()

@@ -65,7 +65,14 @@ GRID_OPTIONS: list[Callable] = [
         type=cliopts.InputFile(),
         default=None,
         help="Read the model from a model file (JSON with a 'model' spec), e.g. one written by "
-        "'hypercuboid bench pingpong' or 'calibrate'.",
+        "'hypercuboid bench pingpong' or 'calibrate'; its 'node' spec too, if it has one "
+        "(--node wins).",
+    ),
+    click.option(
+        "--node",
+        default=None,
+        help="The node level on top of a loggops host model (node:ranks=R,bw=BW[,nic=BW]"
+        "[,map=block|round_robin]): ranks of a node share its bandwidth (docs/simulate.md).",
     ),
 ]
 
@@ -112,8 +119,9 @@ def grid_sizes(text: str | None, counts: Sequence[int], collective: str, dtype: 
 
 
 def grid_model(model: str | None, model_file: str | None, ranks: Sequence[int], library=None):
-    """The model spec, and the model file read (None without one) with its mismatches
-    (another MPI library, other rank counts) printed as warnings on stderr."""
+    """The model spec, and the model file read (None without one; its ``node`` is the node
+    level unless ``--node`` is given) with its mismatches (another MPI library, other rank
+    counts) printed as warnings on stderr."""
     if model is not None and model_file is not None:
         raise click.ClickException("give --model or --model-file, not both")
     if model is None and model_file is None:
@@ -163,6 +171,7 @@ def predict(
     dtype,
     model,
     model_file,
+    node,
     threads,
     as_json,
     as_csv,
@@ -188,12 +197,20 @@ def predict(
     ranks = list(dict.fromkeys(nranks))
     algs = grid_algorithms(collective, algorithms)
     size_list = grid_sizes(sizes, counts, collective, dtype)
-    spec, _ = grid_model(model, model_file, ranks)
+    spec, mf = grid_model(model, model_file, ranks)
+    node = node if node is not None or mf is None else mf.node
     say = cliopts.Progress(quiet, progress)
     npoints = len(algs or hp.algorithms(collective)) * len(size_list) * len(ranks)
     say(f"predicting {npoints} points of {collective}")
     p = hp.predict(
-        collective, size_list, ranks, spec, algorithms=algs, dtype=dtype, threads=threads or 0
+        collective,
+        size_list,
+        ranks,
+        spec,
+        algorithms=algs,
+        dtype=dtype,
+        threads=threads or 0,
+        node=node,
     )
     say("done")
     if as_json:

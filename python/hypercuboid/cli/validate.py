@@ -85,6 +85,7 @@ def validate(
     dtype,
     model,
     model_file,
+    node,
     runner,
     iterations,
     warmup,
@@ -125,8 +126,11 @@ def validate(
     box: dict = {}
 
     def predicted() -> None:
-        spec, _ = grid_model(model, model_file, [n], library=_library())
-        box["p"] = hp.predict(collective, size_list, [n], spec, algorithms=algs, dtype=dtype)
+        spec, mf = grid_model(model, model_file, [n], library=_library())
+        at = node if node is not None or mf is None else mf.node
+        box["p"] = hp.predict(
+            collective, size_list, [n], spec, algorithms=algs, dtype=dtype, node=at
+        )
 
     _agree(comm, predicted)
     p = comm.bcast(box.get("p"), root=0)
