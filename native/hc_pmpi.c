@@ -6,8 +6,9 @@
  *   HYPERCUBOID_ALLREDUCE    the algorithm, as users type it (recursive_doubling, ring,
  *                            rabenseifner, recursive_multiplying:a4,a2, ...), or
  *                            recursive_multiplying:auto: the schedule the core's search ranks
- *                            first for the communicator's size. Unset or empty: every call goes
- *                            to PMPI_Allreduce. A value the core refuses: one line on stderr
+ *                            first for the communicator's size. Unset or empty (and no
+ *                            HYPERCUBOID_ALLREDUCE_TABLE): every call goes to PMPI_Allreduce.
+ *                            A value the core refuses: one line on stderr
  *                            from rank 0 of MPI_COMM_WORLD, and every call goes to
  *                            PMPI_Allreduce (a bad variable never stops the application).
  *   HYPERCUBOID_ALLREDUCE_TABLE  a decision table (`hypercuboid predict --emit-table FILE`):
