@@ -6,10 +6,20 @@
  *   HYPERCUBOID_ALLREDUCE    the algorithm, as users type it (recursive_doubling, ring,
  *                            rabenseifner, recursive_multiplying:a4,a2, ...), or
  *                            recursive_multiplying:auto: the schedule the core's search ranks
- *                            first for the communicator's size. Unset or empty: every call goes
- *                            to PMPI_Allreduce. A value the core refuses: one line on stderr
+ *                            first for the communicator's size. Unset or empty (and no
+ *                            HYPERCUBOID_ALLREDUCE_TABLE): every call goes to PMPI_Allreduce.
+ *                            A value the core refuses: one line on stderr
  *                            from rank 0 of MPI_COMM_WORLD, and every call goes to
  *                            PMPI_Allreduce (a bad variable never stops the application).
+ *   HYPERCUBOID_ALLREDUCE_TABLE  a decision table (`hypercuboid predict --emit-table FILE`):
+ *                            per rank count, size ranges and the algorithm predict found best
+ *                            for each. A call of B bytes on a communicator of N ranks runs the
+ *                            first line of N whose MAX_BYTES is at least B; a communicator of a
+ *                            size the table lacks runs HYPERCUBOID_ALLREDUCE if set, else the
+ *                            MPI library's own. Format: the line `# hypercuboid allreduce table
+ *                            1`, then `NRANKS MAX_BYTES ALGORITHM` per line (MAX_BYTES `-`: no
+ *                            bound), `#` comments and blank lines. A file that cannot be read:
+ *                            one line on stderr, and every call goes to PMPI_Allreduce.
  *   HYPERCUBOID_MODEL_FILE   for recursive_multiplying:auto: the model file (JSON with a
  *                            'model' spec) to tune under; default the paper's Table 1 minimum.
  *   HYPERCUBOID_VERBOSE=1    rank 0 of each communicator says once per (size, count, type, op)
@@ -86,6 +96,24 @@ static struct {
     char model[SPEC_LEN];    /* the model auto is tuned under */
     char model_from[SPEC_LEN];
 } g;
+
+/* One line of HYPERCUBOID_ALLREDUCE_TABLE. */
+typedef struct {
+    int nranks;
+    uint64_t max_bytes; /* UINT64_MAX: no bound */
+    int line;
+    int is_auto;
+    char algorithm[SPEC_LEN];
+} table_row;
+
+#define TABLE_HEADER "# hypercuboid allreduce table 1"
+#define TABLE_MAX 4096
+
+static struct {
+    table_row *rows;
+    int nrows;
+    char path[SPEC_LEN];
+} table;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* states, said */
@@ -202,23 +230,144 @@ static void refuse(const char *fmt, ...)
         fprintf(stderr, "hypercuboid: %s; MPI_Allreduce stays the MPI library's own\n", msg);
 }
 
+static size_t dtype_size(int code);
+
+/* Reads the decision table at `path` into `table`; 0, or -1 with the reason in err. */
+static int read_table(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read it", path);
+        return -1;
+    }
+    char buf[SPEC_LEN + 64];
+    int lineno = 0, rc = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        lineno++;
+        size_t len = strlen(buf);
+        if (len && buf[len - 1] != '\n' && !feof(f)) {
+            snprintf(err, errlen, "%s, line %d: longer than %zu characters", path, lineno,
+                     sizeof buf - 2);
+            rc = -1;
+            break;
+        }
+        while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+            buf[--len] = 0;
+        if (lineno == 1) {
+            if (strcmp(buf, TABLE_HEADER) != 0) {
+                snprintf(err, errlen,
+                         "%s: not a decision table (its first line is not '%s'; write one with "
+                         "hypercuboid predict --emit-table)",
+                         path, TABLE_HEADER);
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        const char *c = buf;
+        while (*c == ' ' || *c == '\t') c++;
+        if (!*c || *c == '#') continue;
+        table_row r = {0};
+        char bound[32], alg[SPEC_LEN], extra[2];
+        int n = sscanf(c, "%d %31s %511s %1s", &r.nranks, bound, alg, extra);
+        char *end = NULL;
+        int bad = n != 3 || r.nranks < 1;
+        if (!bad && strcmp(bound, "-") == 0) {
+            r.max_bytes = UINT64_MAX;
+        } else if (!bad) {
+            unsigned long long v = strtoull(bound, &end, 10);
+            bad = *end || bound[0] == '-';
+            r.max_bytes = (uint64_t)v;
+        }
+        if (bad) {
+            snprintf(err, errlen,
+                     "%s, line %d: '%s' is not 'NRANKS MAX_BYTES ALGORITHM' (NRANKS >= 1, "
+                     "MAX_BYTES a number of bytes or -)",
+                     path, lineno, c);
+            rc = -1;
+            break;
+        }
+        char why[ERR_LEN / 2];
+        if (hc_allreduce_check(alg, &r.is_auto, why, sizeof why) != HC_CAPI_OK) {
+            snprintf(err, errlen, "%s, line %d: %s", path, lineno, why);
+            rc = -1;
+            break;
+        }
+        snprintf(r.algorithm, sizeof r.algorithm, "%s", alg);
+        r.line = lineno;
+        if (table.nrows == TABLE_MAX) {
+            snprintf(err, errlen, "%s: more than %d lines", path, TABLE_MAX);
+            rc = -1;
+            break;
+        }
+        table_row *grown = realloc(table.rows, (size_t)(table.nrows + 1) * sizeof *grown);
+        if (!grown) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            rc = -1;
+            break;
+        }
+        table.rows = grown;
+        table.rows[table.nrows++] = r;
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "%s: cannot read it", path);
+        rc = -1;
+    }
+    fclose(f);
+    if (rc == 0 && table.nrows == 0) {
+        snprintf(err, errlen, "%s: no line 'NRANKS MAX_BYTES ALGORITHM'", path);
+        rc = -1;
+    }
+    if (rc != 0) {
+        free(table.rows);
+        table.rows = NULL;
+        table.nrows = 0;
+    }
+    return rc;
+}
+
+/* The table's line for a call of `bytes` bytes on `nranks` ranks, or NULL. */
+static const table_row *table_pick(int nranks, uint64_t bytes)
+{
+    for (int i = 0; i < table.nrows; i++)
+        if (table.rows[i].nranks == nranks && bytes <= table.rows[i].max_bytes)
+            return &table.rows[i];
+    return NULL;
+}
+
 static void init(void)
 {
     char err[ERR_LEN];
     __atomic_store_n(&g.started, 1, __ATOMIC_RELEASE);
     PMPI_Comm_rank(MPI_COMM_WORLD, &g.world_rank);
     const char *alg = env("HYPERCUBOID_ALLREDUCE");
-    if (!alg) return;
-    if (strlen(alg) >= sizeof g.algorithm) {
+    const char *tab = env("HYPERCUBOID_ALLREDUCE_TABLE");
+    if (!alg && !tab) return;
+    if (alg && strlen(alg) >= sizeof g.algorithm) {
         refuse("HYPERCUBOID_ALLREDUCE is %zu characters long, more than the %zu accepted",
                strlen(alg), sizeof g.algorithm - 1);
         return;
     }
-    if (hc_allreduce_check(alg, &g.is_auto, err, sizeof err) != HC_CAPI_OK) {
+    if (alg && hc_allreduce_check(alg, &g.is_auto, err, sizeof err) != HC_CAPI_OK) {
         refuse("HYPERCUBOID_ALLREDUCE='%s': %s", alg, err);
         return;
     }
-    snprintf(g.algorithm, sizeof g.algorithm, "%s", alg);
+    if (alg) snprintf(g.algorithm, sizeof g.algorithm, "%s", alg);
+    if (tab) {
+        if (strlen(tab) >= sizeof table.path) {
+            refuse("HYPERCUBOID_ALLREDUCE_TABLE is %zu characters long, more than the %zu "
+                   "accepted",
+                   strlen(tab), sizeof table.path - 1);
+            return;
+        }
+        if (read_table(tab, err, sizeof err) != 0) {
+            refuse("HYPERCUBOID_ALLREDUCE_TABLE: %s", err);
+            return;
+        }
+        snprintf(table.path, sizeof table.path, "%s", tab);
+    }
+    int any_auto = g.is_auto;
+    for (int i = 0; i < table.nrows; i++) any_auto |= table.rows[i].is_auto;
     const char *verbose = env("HYPERCUBOID_VERBOSE");
     if (verbose && strcmp(verbose, "0") != 0) {
         if (strcmp(verbose, "1") == 0)
@@ -243,13 +392,13 @@ static void init(void)
         }
     }
     const char *file = env("HYPERCUBOID_MODEL_FILE");
-    if (g.is_auto && file) {
+    if (any_auto && file) {
         if (hc_model_file(file, g.model, sizeof g.model, err, sizeof err) != HC_CAPI_OK) {
             refuse("HYPERCUBOID_MODEL_FILE: %s", err);
             return;
         }
         snprintf(g.model_from, sizeof g.model_from, "from HYPERCUBOID_MODEL_FILE=%s", file);
-    } else if (g.is_auto) {
+    } else if (any_auto) {
         hc_default_model(g.model, sizeof g.model, err, sizeof err);
         snprintf(g.model_from, sizeof g.model_from,
                  "the default: no HYPERCUBOID_MODEL_FILE");
@@ -381,14 +530,29 @@ static comm_state *state_of(MPI_Comm comm)
 static entry *make_entry(comm_state *st, int count, int dtype, int op, MPI_Datatype type,
                          MPI_Op mop, const void *sendbuf, void *recvbuf)
 {
-    char spec[SPEC_LEN], err[ERR_LEN] = "";
+    char spec[SPEC_LEN], err[ERR_LEN] = "", from[SPEC_LEN + 64];
     entry *e = calloc(1, sizeof *e);
     int ok = e != NULL;
+    /* the algorithm: the table's line for this size and count, else HYPERCUBOID_ALLREDUCE */
+    const char *alg = g.algorithm;
+    int is_auto = g.is_auto;
+    snprintf(from, sizeof from, "HYPERCUBOID_ALLREDUCE='%s'", g.algorithm);
+    const table_row *row = table_pick(st->size, (uint64_t)count * dtype_size(dtype));
+    if (row) {
+        alg = row->algorithm;
+        is_auto = row->is_auto;
+        snprintf(from, sizeof from, "HYPERCUBOID_ALLREDUCE_TABLE=%s, line %d", table.path,
+                 row->line);
+    } else if (!g.algorithm[0]) {
+        ok = 0;
+        snprintf(err, sizeof err, "HYPERCUBOID_ALLREDUCE_TABLE=%s has no line for %d ranks",
+                 table.path, st->size);
+    }
     if (ok) {
         e->count = count;
         e->dtype = dtype;
         e->op = op;
-        ok = hc_allreduce_resolve(g.algorithm, g.model, (uint32_t)st->size, (uint64_t)count,
+        ok = hc_allreduce_resolve(alg, g.model, (uint32_t)st->size, (uint64_t)count,
                                   dtype, spec, sizeof spec, err, sizeof err) == HC_CAPI_OK &&
              hc_allreduce_program(spec, (uint32_t)st->size, (uint32_t)st->rank,
                                   (uint64_t)count, dtype, op, &e->cols, err,
@@ -413,19 +577,24 @@ static entry *make_entry(comm_state *st, int count, int dtype, int op, MPI_Datat
     PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, st->priv);
     char tn[MPI_MAX_OBJECT_NAME];
     if (first < st->size) {
-        if (first == st->rank)
-            say_once("HYPERCUBOID_ALLREDUCE='%s' on %d ranks (rank %d): %s; those calls run "
-                     "the MPI library's own",
-                     g.algorithm, st->size, st->rank, err);
+        if (first == st->rank && (row || g.algorithm[0]))
+            say_once("%s on %d ranks (rank %d): %s; those calls run the MPI library's own",
+                     from, st->size, st->rank, err);
+        else if (first == st->rank && g.verbose)
+            say_once("MPI_Allreduce of %d x %s (%s) on %d ranks: the MPI library's own (%s)",
+                     count, type_name(type, tn), op_name(mop), st->size, err);
         if (e) {
             hc_plan_free(e->plan);
             e->plan = NULL;
         }
     } else if (g.verbose && st->rank == 0) {
-        if (g.is_auto)
+        if (is_auto)
             say_once("MPI_Allreduce of %d x %s (%s) on %d ranks: %s (%s under %s, %s)", count,
-                     type_name(type, tn), op_name(mop), st->size, spec, g.algorithm, g.model,
+                     type_name(type, tn), op_name(mop), st->size, spec, alg, g.model,
                      g.model_from);
+        else if (row)
+            say_once("MPI_Allreduce of %d x %s (%s) on %d ranks: %s (%s)", count,
+                     type_name(type, tn), op_name(mop), st->size, spec, from);
         else
             say_once("MPI_Allreduce of %d x %s (%s) on %d ranks: %s", count,
                      type_name(type, tn), op_name(mop), st->size, spec);

@@ -428,6 +428,38 @@ def tune_allreduce(
     merged: bool = ...,
 ) -> TuneReport: ...
 
+# -- predict ------------------------------------------------------------------------------------
+
+@final
+class Prediction:
+    nranks: Final[int]
+    bytes: Final[int]
+    algorithm: Final[str]
+    schedule: Final[str | None]
+    time_ps: Final[int | None]
+    error: Final[str | None]
+    best: Final[bool]
+
+@final
+class Predicted:
+    collective: Final[str]
+    model: Final[str]
+    dtype: Final[str]
+    rows: Final[list[Prediction]]
+
+def predict(
+    collective: str,
+    algorithms: list[str] | None,
+    sizes: list[int],
+    ranks: list[int],
+    model: str,
+    dtype: str | None = ...,
+    threads: int = ...,
+    node: str | None = ...,
+) -> Predicted: ...
+def predict_algorithms(collective: str) -> list[str]: ...
+def predict_collectives() -> list[tuple[str, str]]: ...
+
 # -- topologies ---------------------------------------------------------------------------------
 
 @final

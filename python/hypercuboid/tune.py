@@ -7,6 +7,10 @@ closed form and by simulation, find the model-optimal factored schedule of large
 >>> t.optimal_schedule(1_000_000, t.pipelined_model("1.34us", "0.34us"))[0]
 'a5,a5,a5,a5,a5,a5,a4,a4,a4'
 
+:func:`rank_algorithms` ranks every registered algorithm of a collective by simulation, with
+:mod:`hypercuboid.predict`'s grid function (one point), so ``tune`` and ``predict`` choose
+alike.
+
 Models are cost-model spec strings (``pipelined:alpha_p=1.34us,alpha_r=0.34us`` or
 ``postal:alpha=1us``); :func:`pipelined_model` builds one from times with units.
 """
@@ -14,6 +18,7 @@ Models are cost-model spec strings (``pipelined:alpha_p=1.34us,alpha_r=0.34us`` 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -167,6 +172,18 @@ class TuneRow:
 
 
 @dataclass(frozen=True)
+class AlgorithmRow:
+    """One registered algorithm of the collective, ranked by its simulated time
+    (:func:`hypercuboid.predict.predict` at the one point)."""
+
+    rank: int
+    algorithm: str
+    schedule: str | None
+    simulated_ns: float | None
+    error: str | None
+
+
+@dataclass(frozen=True)
 class TuneResult:
     """What :func:`tune_allreduce` found."""
 
@@ -175,6 +192,9 @@ class TuneResult:
     count: int
     dtype: str
     b_opt: float | None
+    b_opt_integer: int | None
+    """The best whole number of messages per stage for α_p/α_r (1 for the postal model,
+    whose ``b_opt`` is 0: no latency overlaps)."""
     method: str
     reason: str | None
     counts: dict | None
@@ -182,17 +202,65 @@ class TuneResult:
     simulated: int
     rows: list[TuneRow]
     elapsed_s: float
+    algorithms: list[AlgorithmRow]
+    """With ``tune_allreduce(algorithms=...)``, the algorithms ranked by simulated time (empty
+    otherwise, and for an empty vector): what ``hypercuboid predict`` marks best comes first."""
 
     @property
     def best(self) -> TuneRow:
         """The first row."""
         return self.rows[0]
 
+    @property
+    def best_algorithm(self) -> AlgorithmRow | None:
+        """The first of :attr:`algorithms`, if any ran."""
+        first = self.algorithms[0] if self.algorithms else None
+        return first if first is not None and first.simulated_ns is not None else None
+
     def to_dict(self) -> dict:
         """JSON-ready form."""
         d = asdict(self)
         d["rows"] = [asdict(r) for r in self.rows]
+        d["algorithms"] = [asdict(r) for r in self.algorithms]
         return d
+
+
+def rank_algorithms(
+    collective: str,
+    nranks: int,
+    nbytes: int,
+    model: str,
+    dtype: str | None = None,
+    algorithms: Sequence[str] | None = None,
+) -> list[AlgorithmRow]:
+    """``algorithms`` (None: every one :func:`hypercuboid.predict.algorithms` lists for
+    ``collective``), ranked by the time :func:`hypercuboid.predict.predict` simulates for
+    ``nbytes`` bytes on ``nranks`` ranks under ``model`` (the best first, as predict marks it;
+    those that cannot run last)."""
+    from hypercuboid.predict import predict
+
+    p = predict(
+        collective, [nbytes], [nranks], model, algorithms=algorithms, dtype=dtype, threads=0
+    )
+    order = sorted(
+        range(len(p.rows)),
+        key=lambda i: (
+            not p.rows[i].best,
+            p.rows[i].time_ns is None,
+            p.rows[i].time_ns or 0.0,
+            i,
+        ),
+    )
+    return [
+        AlgorithmRow(
+            rank=k + 1,
+            algorithm=p.rows[i].algorithm,
+            schedule=p.rows[i].schedule,
+            simulated_ns=p.rows[i].time_ns,
+            error=p.rows[i].error,
+        )
+        for k, i in enumerate(order)
+    ]
 
 
 def tune_allreduce(
@@ -208,6 +276,7 @@ def tune_allreduce(
     factored: bool = True,
     split: bool = True,
     merged: bool = True,
+    algorithms: bool | Sequence[str] = False,
 ) -> TuneResult:
     """Ranks the recursive multiplying schedules of ``nranks`` ranks under ``model`` (a postal
     or pipelined spec) for ``count`` elements of ``dtype``.
@@ -216,6 +285,12 @@ def tune_allreduce(
     otherwise the dynamic program's optimum alone is returned (``method ==
     "dynamic_program"``, ``reason`` says why). With ``simulate``, the ``pool`` best by the
     closed form are simulated on the same model and ranked by simulated time.
+
+    With ``algorithms`` True, every registered allreduce algorithm (``recursive_multiplying:
+    auto`` among them), or with a list those, is also ranked by its simulated time
+    (``TuneResult.algorithms``, :func:`rank_algorithms`): the same function as ``hypercuboid
+    predict``, so both choose the same algorithm. (Off by default: simulating every algorithm
+    of a million ranks is not the seconds the schedule search takes.)
     """
     if top < 1:
         raise ValueError(f"invalid top {top}: at least one row")
@@ -233,7 +308,6 @@ def tune_allreduce(
         split,
         merged,
     )
-    elapsed = time.perf_counter() - t0
     rows = [
         TuneRow(
             rank=i + 1,
@@ -244,12 +318,20 @@ def tune_allreduce(
         )
         for i, x in enumerate(r.rows)
     ]
+    nbytes = _bytes(count, dtype)
+    algs = []
+    if algorithms is not False and nbytes:
+        chosen = None if algorithms is True else list(algorithms)  # type: ignore[arg-type]
+        algs = rank_algorithms("allreduce", nranks, nbytes, r.model, dtype, chosen)
+    elapsed = time.perf_counter() - t0
+    ratio = r.params.alpha_p_ps / r.params.alpha_r_ps if r.params.alpha_r_ps else None
     return TuneResult(
         nranks=r.nranks,
         model=r.model,
         count=count,
         dtype=dtype,
         b_opt=r.b_opt,
+        b_opt_integer=None if ratio is None else b_opt_integer(ratio),
         method=r.method,
         reason=r.reason,
         counts=None if r.counts is None else _counts(r.counts),
@@ -257,11 +339,13 @@ def tune_allreduce(
         simulated=r.simulated,
         rows=rows,
         elapsed_s=elapsed,
+        algorithms=algs,
     )
 
 
 __all__ = [
     "DEFAULT_MAX_SCHEDULES",
+    "AlgorithmRow",
     "TABLE1",
     "TuneResult",
     "TuneRow",
@@ -274,6 +358,7 @@ __all__ = [
     "optimal_schedule",
     "parse_schedule_string",
     "pipelined_model",
+    "rank_algorithms",
     "schedules",
     "suggest",
     "tune_allreduce",

@@ -102,6 +102,7 @@ pub mod lbm;
 pub mod model;
 pub mod native;
 pub mod network;
+pub mod predict;
 pub mod resources;
 pub mod schedule;
 pub mod sim;

@@ -22,6 +22,7 @@ mod library;
 mod modelfile;
 mod network;
 mod phases;
+mod predict;
 mod program;
 mod resources;
 mod schedule;
@@ -48,6 +49,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     topology::register(m)?;
     network::register(m)?;
     phases::register(m)?;
+    predict::register(m)?;
     tuning::register(m)?;
     units::register(m)?;
     spec::register(m)?;

@@ -37,10 +37,12 @@ from hypercuboid.cli.lbm import lbm  # noqa: E402
 from hypercuboid.cli.library import library_cmd  # noqa: E402
 from hypercuboid.cli.netsim import netsim  # noqa: E402
 from hypercuboid.cli.otf2 import import_otf2  # noqa: E402
+from hypercuboid.cli.predict import predict  # noqa: E402
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
 from hypercuboid.cli.tune import tune  # noqa: E402
+from hypercuboid.cli.validate import validate  # noqa: E402
 
 cli.add_command(alltoall)
 cli.add_command(bench)
@@ -54,6 +56,8 @@ cli.add_command(netsim)
 cli.add_command(lbm)
 schedule.add_command(library_cmd)
 schedule.add_command(import_otf2)
+cli.add_command(predict)
+cli.add_command(validate)
 
 
 def main() -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import click
 
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import count_option, dtype_option, echo_json, ranks_option
+from hypercuboid.cli.simulate import MODEL_HELP
 
 
 @click.group()
@@ -71,6 +74,15 @@ def _elapsed(s: float) -> str:
     help="Enumerate at most this many schedules (0: no cap); beyond, only the dynamic program "
     "runs.",
 )
+@click.option(
+    "--algorithm",
+    "-a",
+    "algorithms",
+    default=None,
+    help="Also rank these allreduce algorithms by simulated time, as 'hypercuboid predict' "
+    "does: a comma list, or 'all' (every registered one, recursive_multiplying:auto "
+    "among them).",
+)
 @click.option("--no-split", is_flag=True, help="Leave out collapse/expand schedules.")
 @click.option("--no-merged", is_flag=True, help="Leave out merged schedules.")
 @cliopts.json_option()
@@ -91,6 +103,7 @@ def allreduce(
     simulate,
     pool,
     max_schedules,
+    algorithms,
     no_split,
     no_merged,
     as_json,
@@ -101,14 +114,17 @@ def allreduce(
     """Rank the recursive multiplying schedules of N ranks (recursive_multiplying:SCHEDULE)
     by the pipelined postal model's closed form Σ(α_p + b_i α_r + ...) and, with --simulate, by
     simulation. Large N (more schedules than --max-schedules) gets the model-optimal factored
-    schedule from a dynamic program over the divisors of N."""
+    schedule from a dynamic program over the divisors of N. Then every registered allreduce
+    algorithm, ranked by simulated time as 'hypercuboid predict' ranks it."""
     import hypercuboid.tune as t
 
     cliopts.outputs_free(force, as_json)
     if model_file is not None:
         if alpha_p is not None or alpha_r is not None:
             raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
-        model = t.load_model_file(model_file)
+        from hypercuboid.cli.predict import grid_model
+
+        model, _ = grid_model(None, model_file, [nranks])
     else:
         if alpha_p is None or alpha_r is None:
             raise click.ClickException(
@@ -129,6 +145,7 @@ def allreduce(
         max_schedules=max_schedules,
         split=not no_split,
         merged=not no_merged,
+        algorithms=_chosen(algorithms),
     )
     say(f"done: {res.method}")
     if as_json:
@@ -139,10 +156,7 @@ def allreduce(
     click.echo(f"allreduce on {nranks:,} ranks, {count} x {dtype} ({nbytes} bytes)")
     click.echo(f"model      {res.model}")
     if res.b_opt is not None:
-        click.echo(
-            f"b_opt      {res.b_opt:.3f} messages per stage (eq. 5; stages of about "
-            f"{res.b_opt + 1:.1f} ranks)"
-        )
+        click.echo(_b_opt_line(res.b_opt, res.b_opt_integer))
     if res.method == "exhaustive":
         c: dict = res.counts  # type: ignore[assignment]  # set by the exhaustive method
         click.echo(
@@ -174,3 +188,108 @@ def allreduce(
     click.echo(fmt.format(*head))
     for r in rows:
         click.echo(fmt.format(*r))
+    _print_algorithms(res.algorithms)
+
+
+def _chosen(text: str | None) -> bool | list[str]:
+    """``--algorithm``: False (none), True (``all``) or the list."""
+    if text is None:
+        return False
+    if text.strip() == "all":
+        return True
+    from hypercuboid.cli.predict import grid_algorithms
+
+    return grid_algorithms("allreduce", text) or []
+
+
+def _b_opt_line(b: float, whole: int | None) -> str:
+    """Eq. 5's b_opt; below 1 (α_p < α_r, and 0 for the postal model, where α_p = 0) no
+    latency overlaps enough to pay for a second message per stage: the whole number is 1."""
+    if b < 1:
+        return (
+            f"b_opt      {b:.3f} (eq. 5): below 1 message per stage, as for the postal model "
+            f"(alpha_p = 0, nothing overlaps); best whole number {whole or 1} (pairwise stages)"
+        )
+    return f"b_opt      {b:.3f} messages per stage (eq. 5; stages of about {b + 1:.1f} ranks)"
+
+
+def _print_algorithms(algs) -> None:
+    """Every registered algorithm ranked by simulated time (what 'predict' marks best)."""
+    if not algs:
+        return
+    rows = [
+        (
+            str(a.rank),
+            a.algorithm,
+            a.schedule or "-",
+            _us(a.simulated_ns) if a.error is None else f"- ({a.error})",
+        )
+        for a in algs
+    ]
+    head = ("rank", "algorithm", "runs", "simulated (us)")
+    widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(3)]
+    fmt = f"{{:>{widths[0]}}}  {{:<{widths[1]}}}  {{:<{widths[2]}}}  {{}}"
+    click.echo("every algorithm, by simulated time (as 'hypercuboid predict' ranks them):")
+    click.echo(fmt.format(*head))
+    for r in rows:
+        click.echo(fmt.format(*r))
+
+
+@tune.command("alltoall")
+@ranks_option(required=True, help="Number of ranks N.")
+@click.option("--model", "-m", default=None, help=MODEL_HELP)
+@click.option(
+    "--model-file",
+    type=cliopts.InputFile(),
+    help="Read the model from a model file (JSON with a 'model' spec).",
+)
+@click.option(
+    "--count",
+    "-c",
+    type=cliopts.COUNT,
+    default=_core.DEFAULTS["alltoall"]["count"],
+    show_default=True,
+    help="Elements each rank sends to each rank.",
+)
+@click.option("--dtype", default="uint8", show_default=True, help="Element type.")
+@click.option(
+    "--algorithm",
+    "-a",
+    "algorithms",
+    default=None,
+    help="A comma list of alltoall algorithms [default: every registered one that runs from "
+    "its name].",
+)
+@cliopts.json_option()
+@cliopts.force_option("an existing --json file")
+def alltoall(nranks, model, model_file, count, dtype, algorithms, as_json, force):
+    """Rank every registered alltoall algorithm by its simulated time under the model (what
+    'hypercuboid predict --collective alltoall' marks best)."""
+    import hypercuboid.tune as t
+    from hypercuboid.cli.predict import grid_model
+
+    cliopts.outputs_free(force, as_json)
+    spec, _ = grid_model(model, model_file, [nranks])
+    nbytes = t._bytes(count, dtype)
+    if nbytes == 0:
+        raise click.ClickException(f"--count {count}: an alltoall of 0 bytes has nothing to rank")
+    from hypercuboid.cli.predict import grid_algorithms
+
+    chosen = grid_algorithms("alltoall", algorithms)
+    algs = t.rank_algorithms("alltoall", nranks, nbytes, spec, dtype, chosen)
+    if as_json:
+        echo_json(
+            {
+                "nranks": nranks,
+                "model": spec,
+                "count": count,
+                "dtype": dtype,
+                "algorithms": [asdict(a) for a in algs],
+            },
+            as_json,
+        )
+    if as_json == "-":
+        return
+    click.echo(f"alltoall on {nranks:,} ranks, {count} x {dtype} per pair ({nbytes} bytes)")
+    click.echo(f"model      {spec}")
+    _print_algorithms(algs)

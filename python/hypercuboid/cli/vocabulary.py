@@ -167,6 +167,9 @@ MEANINGS: list[Meaning] = [
     _m("--gamma", "γ of the model: time per byte reduced", "text"),
     _m("--delta", "δ of the model: time per reduction", "text"),
     _m("--top", "Rows of the ranking to print", "int"),
+    # predict and validate
+    _m("--collective", "The collective whose algorithms are compared", "choice"),
+    _m("--emit-table", "Write the PMPI library's decision table to FILE", "file"),
     _m("--simulate", "Also simulate the best schedules", "flag"),
     _m("--pool", "How many schedules --simulate runs", "int"),
     _m("--max-schedules", "Enumerate at most this many schedules (0: no cap)", "int"),

@@ -1,0 +1,188 @@
+"""``hypercuboid validate`` (under mpiexec): ``predict``'s grid run for real, and how far the
+prediction is from the measurement.
+
+Run with ``mpiexec -n P hypercuboid validate ...``; rank 0 predicts, prints and writes files.
+As for ``bench``, every check that could stop one rank is decided on rank 0 and shared, and an
+error while messages are in flight aborts the job naming the rank. Ctrl-C keeps the sizes
+measured so far: their rows are printed and written, and the job exits with status 130.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.bench import (
+    TIMEOUT_HELP,
+    _agree,
+    _library,
+    _outputs_free,
+    _progress,
+    _run_collective,
+    _settle,
+    _start,
+    _sweep,
+    _world,
+    env_rank,
+)
+from hypercuboid.cli.common import echo_json, error_message
+from hypercuboid.cli.predict import GRID_OPTIONS, grid_algorithms, grid_model, grid_sizes
+from hypercuboid.cli.predict import with_options as _with
+
+
+class ValidateCommand(click.Command):
+    """Only rank 0 shows errors; every rank exits with the same status (as ``bench``)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as e:
+            err = error_message(e)
+            if err is None:
+                raise
+        if env_rank() == 0:
+            err.show()
+            sys.stderr.flush()
+        _settle()
+        raise click.exceptions.Exit(err.exit_code)
+
+
+@click.command("validate", cls=ValidateCommand)
+@_with(GRID_OPTIONS)
+@click.option(
+    "--runner",
+    type=click.Choice(["native", "python"]),
+    default="native",
+    show_default=True,
+    help="native: the compiled C runner, timed by its C loop (what the model should "
+    "predict); python: the mpi4py engine and a Python loop.",
+)
+@click.option(
+    "--iterations",
+    "-i",
+    type=cliopts.Range(1),
+    default=None,
+    help="Timed iterations per size [OSU: 1000 up to 8 KiB, 100 above].",
+)
+@click.option(
+    "--warmup", "-x", type=cliopts.Range(0), default=None, help="Untimed warm-up iterations."
+)
+@cliopts.json_option("The rows, the picks and the summary as JSON")
+@cliopts.csv_option("The rows as CSV")
+@cliopts.plot_option("Draw predicted against measured time, one colour per algorithm")
+@cliopts.force_option()
+@cliopts.quiet_option("No progress lines on stderr.")
+@cliopts.progress_option()
+@click.option("--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP)
+def validate(
+    collective,
+    algorithms,
+    sizes,
+    counts,
+    dtype,
+    model,
+    model_file,
+    node,
+    runner,
+    iterations,
+    warmup,
+    as_json,
+    as_csv,
+    plot,
+    force,
+    quiet,
+    progress,
+    timeout,
+):
+    """Run predict's grid for real on the job's ranks with the native runner and report, per
+    row, the predicted time, the measured median (p25-p75) and the error (predicted / measured
+    - 1); per size, whether the predicted-best algorithm is the measured-best and what the
+    wrong pick costs (its measured time / the measured best - 1); and the median |error| and
+    the picks right.
+
+    \b
+    mpiexec -n 2 hypercuboid bench pingpong --model-file postal.json
+    mpiexec -n 2 hypercuboid validate --model-file postal.json -a recursive_doubling,ring
+    """
+    import hypercuboid.predict as hp
+    from hypercuboid.mpi import validate as hv
+
+    if as_json == "-" and as_csv == "-":
+        raise click.ClickException("--json and --csv cannot both go to stdout; give one a FILE")
+    algs = grid_algorithms(collective, algorithms)
+    size_list = grid_sizes(sizes, counts, collective, dtype)
+    comm = _world()
+    _start(comm, timeout, "hypercuboid validate")
+    n = comm.Get_size()
+    if n < 2:
+        raise click.ClickException(
+            "validate needs 2 or more ranks to measure a collective: mpiexec -n 2 hypercuboid "
+            "validate ..."
+        )
+    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
+    box: dict = {}
+
+    def predicted() -> None:
+        spec, mf = grid_model(model, model_file, [n], library=_library())
+        at = node if node is not None or mf is None else mf.node
+        box["p"] = hp.predict(
+            collective, size_list, [n], spec, algorithms=algs, dtype=dtype, node=at
+        )
+
+    _agree(comm, predicted)
+    p = comm.bcast(box.get("p"), root=0)
+    say = _progress(quiet, progress, comm)
+    measured, stopped = _run_collective(
+        comm,
+        lambda: _sweep(
+            lambda s: hv.measure_grid(
+                comm,
+                p,
+                s[0],
+                iterations=iterations,
+                warmup=warmup,
+                runner=runner,
+                progress=say,
+            ),
+            p.sizes,
+        ),
+        verb="validate",
+    )
+    if comm.Get_rank() != 0:
+        if stopped:
+            raise KeyboardInterrupt
+        return
+    v = hv.report(p, measured, n, interrupted=stopped)
+    if as_json:
+        echo_json(v.to_dict(), as_json)
+    if as_csv:
+        from hypercuboid.mpi.report import write_csv
+
+        rows = [vars(r) | {"collective": p.collective, "nranks": n} for r in v.rows]
+        if as_csv == "-":
+            cliopts.write_out("-", _csv_text(rows))
+        else:
+            write_csv(as_csv, rows)
+    if plot:
+        hv.plot(v, plot)
+    if "-" not in (as_json, as_csv):
+        click.echo(f"# {collective} on {n} ranks under {p.model}, {p.dtype}; {_library()}")
+        click.echo(hv.text_table(v))
+        click.echo(v.summary() + (" (interrupted: the sizes measured so far)" if stopped else ""))
+    if stopped:
+        raise KeyboardInterrupt  # after the rows measured so far are out
+
+
+def _csv_text(rows: list[dict]) -> str:
+    import tempfile
+    from pathlib import Path
+
+    from hypercuboid.mpi.report import write_csv
+
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d) / "rows.csv"
+        write_csv(tmp, rows)
+        return tmp.read_text(encoding="utf-8")

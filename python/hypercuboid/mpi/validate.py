@@ -1,0 +1,321 @@
+"""Validation: ``predict``'s grid run for real (under mpiexec), and how far the prediction is
+from the measurement.
+
+:func:`measure` times one algorithm at one size with the runner's own timing loop
+(:meth:`hypercuboid.mpi.native.NativeBound.time`, or :func:`hypercuboid.mpi.bench.time_calls`
+with the Python runner): OSU's iteration counts, a barrier after every call. A call's time is
+its slowest rank's (the ranks start together after the barrier; the simulated time is when the
+last rank finishes). :func:`report` (plain Python, no MPI) compares a
+:class:`~hypercuboid.predict.Prediction` with the measured rows: per row the error
+``predicted / measured − 1``, per size whether the predicted-best algorithm is the
+measured-best and what a wrong pick costs (``measured time of the predicted pick / measured
+best − 1``), and the median ``|error|`` and the picks right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from hypercuboid.predict import Prediction
+
+
+def measure(
+    comm: Any,
+    collective: str,
+    schedule: str,
+    nbytes: int,
+    dtype: Any,
+    *,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    runner: str = "native",
+    verify: bool = True,
+) -> dict | None:
+    """Times ``schedule`` (an algorithm spec that names one schedule: what a prediction's row
+    ran) of ``collective`` on ``comm`` for ``nbytes`` bytes (per rank's vector; per pair of
+    ranks for an alltoall). Returns on rank 0 the statistics of the calls' times (µs, each the
+    slowest rank's: :func:`hypercuboid.mpi.bench.summarize`) with ``iterations`` and
+    ``warmup``; None elsewhere. Collective."""
+    from hypercuboid.mpi import bench as hb
+    from hypercuboid.mpi import executor, native, programs
+    from hypercuboid.mpi.check import make_input
+
+    dt = np.dtype(dtype)
+    size, rank = comm.Get_size(), comm.Get_rank()
+    count = nbytes // dt.itemsize
+    iters, warm = hb.osu_counts(nbytes)
+    iters = iterations if iterations is not None else iters
+    warm = warmup if warmup is not None else warm
+    if collective == "allreduce":
+        op: str | None = "sum"
+        x = make_input(rank, size, count, dt, "sum")
+        run = executor.allreduce
+    else:
+        op = None
+        x = hb.alltoall_input(rank, size, count, dt)
+        run = executor.alltoall  # type: ignore[assignment]
+    y = np.zeros_like(x)
+    if native.use_native(native.check_runner(runner), dt):
+        prog = programs.program_for(schedule, size, rank, count, dt, op, verify, collective)
+        bound = native.NativeBound(prog, x, y, op)
+        try:
+            samples = bound.time(executor.private_comm(comm), iters, warm, 1)
+        finally:
+            bound.free()
+    else:
+        kw = {"op": op} if op is not None else {}
+
+        def fn() -> None:
+            run(comm, x, y, schedule, verify=verify, runner="python", **kw)
+
+        samples = hb.time_calls(comm, fn, iters, warm)
+    parts = comm.gather(samples, root=0)
+    if rank != 0:
+        return None
+    slowest = np.max(np.stack(parts), axis=0)
+    return {"iterations": iters, "warmup": warm, **hb.summarize(slowest)}
+
+
+def measure_grid(
+    comm: Any,
+    p: Prediction,
+    nbytes: int,
+    *,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    runner: str = "native",
+    progress: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """Measures every row of ``p`` at size ``nbytes`` on ``comm``'s rank count that could be
+    built (its ``schedule``); rows (rank 0; empty elsewhere): the algorithm, what ran and the
+    statistics of :func:`measure`. Collective."""
+    n = comm.Get_size()
+    out = []
+    for a in p.algorithms:
+        row = p.row(n, nbytes, a)
+        if row.schedule is None:
+            continue
+        if progress is not None and comm.Get_rank() == 0:
+            progress(f"{nbytes:>10} B  {a}")
+        st = measure(
+            comm,
+            p.collective,
+            row.schedule,
+            nbytes,
+            p.dtype,
+            iterations=iterations,
+            warmup=warmup,
+            runner=runner,
+        )
+        if st is not None:
+            out.append({"algorithm": a, "schedule": row.schedule, "bytes": nbytes, **st})
+    return out
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One measured grid point beside its prediction."""
+
+    bytes: int
+    algorithm: str
+    schedule: str
+    predicted_us: float | None
+    median_us: float
+    p25_us: float
+    p75_us: float
+    error: float | None
+    """``predicted / measured median − 1`` (positive: the model says slower)."""
+
+
+@dataclass(frozen=True)
+class SizeVerdict:
+    """One size: the predicted-best and the measured-best algorithm."""
+
+    bytes: int
+    predicted_best: str | None
+    measured_best: str
+    right: bool
+    wrong_pick_cost: float | None
+    """``measured time of the predicted pick / measured best − 1`` (0 when right; None when the
+    predicted pick was not measured)."""
+
+
+@dataclass(frozen=True)
+class Validation:
+    """A prediction checked against measurements (:func:`report`)."""
+
+    collective: str
+    model: str
+    nranks: int
+    rows: list[ValidationRow]
+    sizes: list[SizeVerdict]
+    median_abs_error: float | None
+    picks_right: int
+    picks: int
+    interrupted: bool
+
+    def summary(self) -> str:
+        """``median |error| X %, picks right A of B``."""
+        err = "-" if self.median_abs_error is None else f"{100 * self.median_abs_error:.1f}"
+        return f"median |error| {err} %, picks right {self.picks_right} of {self.picks}"
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        d = asdict(self)
+        d["summary"] = self.summary()
+        return d
+
+
+def report(
+    p: Prediction, measured: Sequence[dict], nranks: int, interrupted: bool = False
+) -> Validation:
+    """Compares ``p`` at ``nranks`` ranks with ``measured`` rows (:func:`measure_grid`'s: keys
+    ``algorithm, schedule, bytes, median_us, p25_us, p75_us``). A size counts for the picks
+    once every algorithm that could run there was measured."""
+    rows = []
+    for m in measured:
+        pred = p.row(nranks, m["bytes"], m["algorithm"]).time_ns
+        pred_us = None if pred is None else pred / 1e3
+        rows.append(
+            ValidationRow(
+                bytes=m["bytes"],
+                algorithm=m["algorithm"],
+                schedule=m["schedule"],
+                predicted_us=pred_us,
+                median_us=m["median_us"],
+                p25_us=m["p25_us"],
+                p75_us=m["p75_us"],
+                error=None if pred_us is None else pred_us / m["median_us"] - 1,
+            )
+        )
+    verdicts = []
+    for s in p.sizes:
+        runnable = [a for a in p.algorithms if p.row(nranks, s, a).schedule is not None]
+        mine = {r.algorithm: r for r in rows if r.bytes == s}
+        if not runnable or any(a not in mine for a in runnable):
+            continue
+        measured_best = min(runnable, key=lambda a: (mine[a].median_us, runnable.index(a)))
+        b = p.best(nranks, s)
+        pick = None if b is None else b.algorithm
+        cost = None
+        if pick in mine:
+            cost = mine[pick].median_us / mine[measured_best].median_us - 1
+        verdicts.append(
+            SizeVerdict(
+                bytes=s,
+                predicted_best=pick,
+                measured_best=measured_best,
+                right=pick == measured_best,
+                wrong_pick_cost=cost,
+            )
+        )
+    errors = [abs(r.error) for r in rows if r.error is not None]
+    return Validation(
+        collective=p.collective,
+        model=p.model,
+        nranks=nranks,
+        rows=rows,
+        sizes=verdicts,
+        median_abs_error=float(np.median(errors)) if errors else None,
+        picks_right=sum(v.right for v in verdicts),
+        picks=len(verdicts),
+        interrupted=interrupted,
+    )
+
+
+def text_table(v: Validation) -> str:
+    """The rows (µs) and, per size, the picks."""
+    from hypercuboid.mpi.report import human_bytes, table
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:+.1f} %"
+
+    rows = [
+        {
+            "size": human_bytes(r.bytes),
+            "algorithm": r.algorithm,
+            "predicted": r.predicted_us,
+            "median": r.median_us,
+            "p25-p75": f"{r.p25_us:.3f}-{r.p75_us:.3f}",
+            "error": pct(r.error),
+        }
+        for r in v.rows
+    ]
+    out = table(
+        rows,
+        [
+            ("size", "size", ""),
+            ("algorithm", "algorithm", ""),
+            ("predicted", "predicted us", ".3f"),
+            ("median", "measured us", ".3f"),
+            ("p25-p75", "p25-p75 us", ""),
+            ("error", "error", ""),
+        ],
+    )
+    picks = [
+        {
+            "size": human_bytes(s.bytes),
+            "predicted": s.predicted_best or "-",
+            "measured": s.measured_best,
+            "right": "yes" if s.right else "no",
+            "cost": pct(s.wrong_pick_cost),
+        }
+        for s in v.sizes
+    ]
+    if picks:
+        out += "\n\n" + table(
+            picks,
+            [
+                ("size", "size", ""),
+                ("predicted", "predicted best", ""),
+                ("measured", "measured best", ""),
+                ("right", "right", ""),
+                ("cost", "wrong pick costs", ""),
+            ],
+        )
+    return out
+
+
+def plot(v: Validation, path: Any) -> None:
+    """Measured median (p25–p75 band, solid) and predicted time (dashed) against size, one
+    colour per algorithm, log-log."""
+    from hypercuboid.plot import _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    algs = list(dict.fromkeys(r.algorithm for r in v.rows))
+    for i, a in enumerate(algs):
+        rs = sorted((r for r in v.rows if r.algorithm == a), key=lambda r: r.bytes)
+        xs = [r.bytes for r in rs]
+        c = f"C{i % 10}"
+        ax.plot(xs, [r.median_us for r in rs], marker="o", ms=3, color=c, label=f"{a} measured")
+        ax.fill_between(xs, [r.p25_us for r in rs], [r.p75_us for r in rs], color=c, alpha=0.2)
+        pts = [(r.bytes, r.predicted_us) for r in rs if r.predicted_us is not None]
+        if pts:
+            ax.plot(*zip(*pts, strict=True), ls="--", marker="x", ms=4, color=c)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes")
+    ax.set_ylabel("time (µs): measured (solid, p25–p75), predicted (dashed)")
+    ax.set_title(f"{v.collective} on {v.nranks} ranks: {v.summary()}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = [
+    "SizeVerdict",
+    "Validation",
+    "ValidationRow",
+    "measure",
+    "measure_grid",
+    "plot",
+    "report",
+    "text_table",
+]

@@ -1,0 +1,379 @@
+"""Predict: the simulated time of every algorithm of a collective on a grid of message sizes
+and rank counts under one cost model, with the best algorithm of each (rank count, size).
+
+The grid runs in the Rust core (``hypercuboid_core::predict``): every point builds the
+algorithm's schedule and simulates it on the model, in parallel over the points.
+``recursive_multiplying:auto`` is resolved per point as the PMPI library resolves it.
+``hypercuboid tune`` and the PMPI library's decision table (:func:`write_table`) take their
+choice from here, so the three agree.
+
+>>> import hypercuboid.predict as hp
+>>> p = hp.predict("allreduce", [8, 1 << 20], [4], "postal:alpha=1us,beta=1ns",
+...                algorithms=["recursive_doubling", "ring"])
+>>> [p.best(4, s).algorithm for s in (8, 1 << 20)]
+['recursive_doubling', 'ring']
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hypercuboid import _core
+
+
+def collectives() -> list[str]:
+    """The collectives predict knows."""
+    return [name for name, _ in _core.predict_collectives()]
+
+
+def default_dtype(collective: str) -> str:
+    """The element type a grid of ``collective`` uses unless told (float64 for allreduce,
+    uint8 for alltoall)."""
+    return dict(_core.predict_collectives()).get(collective, "float64")
+
+
+def algorithms(collective: str = "allreduce") -> list[str]:
+    """The algorithms a grid of ``collective`` runs unless told: every registered one that runs
+    from its name alone, ``recursive_multiplying:auto`` in the place of
+    ``recursive_multiplying``."""
+    return list(_core.predict_algorithms(collective))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One grid point."""
+
+    nranks: int
+    bytes: int
+    algorithm: str
+    """As the grid gave it."""
+    schedule: str | None
+    """What ran (``recursive_multiplying:auto`` resolved); None if it could not be built."""
+    time_ns: float | None
+    """The simulated completion time; None with ``error``."""
+    error: str | None
+    best: bool
+    """The least time of its (nranks, bytes), the first algorithm on a tie."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A grid's predictions (:func:`predict`)."""
+
+    collective: str
+    model: str
+    dtype: str
+    algorithms: list[str]
+    sizes: list[int]
+    ranks: list[int]
+    rows: list[Row]
+
+    def best(self, nranks: int, nbytes: int) -> Row | None:
+        """The best row of ``(nranks, nbytes)``, None if no algorithm ran there."""
+        for r in self.rows:
+            if r.best and r.nranks == nranks and r.bytes == nbytes:
+                return r
+        return None
+
+    def row(self, nranks: int, nbytes: int, algorithm: str) -> Row:
+        """The row of one point."""
+        for r in self.rows:
+            if (r.nranks, r.bytes, r.algorithm) == (nranks, nbytes, algorithm):
+                return r
+        raise KeyError((nranks, nbytes, algorithm))
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        d = asdict(self)
+        d["rows"] = [asdict(r) for r in self.rows]
+        return d
+
+
+def predict(
+    collective: str,
+    sizes: Sequence[int],
+    ranks: Sequence[int],
+    model: str,
+    *,
+    algorithms: Sequence[str] | None = None,
+    dtype: str | None = None,
+    threads: int = 0,
+    node: str | None = None,
+) -> Prediction:
+    """Simulates every algorithm (None: :func:`algorithms`) of ``collective`` at every size in
+    ``sizes`` (bytes of each rank's vector; per pair of ranks for an alltoall) and rank count in
+    ``ranks`` under ``model`` (a spec), on ``threads`` threads (0: every core). An unknown
+    algorithm, an empty grid or a size that is not a multiple of the element size is a
+    :class:`~hypercuboid.errors.ScheduleError`; an algorithm that cannot run at a point is that
+    row's ``error``. With ``node`` (``node:ranks=R,bw=BW``, see ``docs/simulate.md``) the
+    points run on the node level, ``model`` its LogGOPS host model."""
+    p = _core.predict(
+        collective,
+        None if algorithms is None else list(algorithms),
+        [int(s) for s in sizes],
+        [int(n) for n in ranks],
+        model,
+        dtype,
+        threads,
+        node,
+    )
+    rows = [
+        Row(
+            nranks=r.nranks,
+            bytes=r.bytes,
+            algorithm=r.algorithm,
+            schedule=r.schedule,
+            time_ns=None if r.time_ps is None else r.time_ps / 1e3,
+            error=r.error,
+            best=r.best,
+        )
+        for r in p.rows
+    ]
+    algs = list(dict.fromkeys(r.algorithm for r in rows))
+    return Prediction(
+        collective=p.collective,
+        model=p.model,
+        dtype=p.dtype,
+        algorithms=algs,
+        sizes=[int(s) for s in sizes],
+        ranks=[int(n) for n in ranks],
+        rows=rows,
+    )
+
+
+# -- model files ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A model file's spec and where it was measured (None where the file does not say)."""
+
+    path: str
+    model: str
+    node: str | None
+    library: str | None
+    nranks: int | None
+
+
+def read_model_file(path: str | Path) -> ModelFile:
+    """Reads a model file with the core's reader (:func:`hypercuboid.modelfile.load_file`): its
+    model and node specs, and the MPI library and rank count it was measured with (the keys
+    ``library`` and ``nranks``, else ``machine.mpi_library`` and ``machine.nranks`` as
+    ``bench pingpong`` writes them)."""
+    from hypercuboid.modelfile import load_file
+
+    f = load_file(path)
+    doc: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+    machine = doc.get("machine") if isinstance(doc.get("machine"), dict) else {}
+    library = f.library if f.library is not None else machine.get("mpi_library")
+    nranks = f.nranks if f.nranks is not None else machine.get("nranks")
+    return ModelFile(
+        path=str(path),
+        model=f.model,
+        node=f.node,
+        library=library if isinstance(library, str) else None,
+        nranks=nranks if isinstance(nranks, int) and not isinstance(nranks, bool) else None,
+    )
+
+
+class ModelFileWarning(UserWarning):
+    """A model file measured elsewhere than where it is used (another MPI library or version,
+    another rank count)."""
+
+
+def mismatches(
+    mf: ModelFile, *, library: str | None = None, ranks: Sequence[int] = ()
+) -> list[str]:
+    """What differs between where ``mf`` was measured and where it is used: the MPI library
+    (compared by its first line) and the rank counts, each naming both."""
+    out = []
+    if library is not None and mf.library is not None:
+        mine, theirs = library.splitlines()[0].strip(), mf.library.splitlines()[0].strip()
+        if mine != theirs:
+            out.append(f"model file {mf.path} was measured with '{theirs}', this run uses '{mine}'")
+    other = sorted({int(n) for n in ranks if mf.nranks is not None and int(n) != mf.nranks})
+    if other:
+        out.append(
+            f"model file {mf.path} was measured on {mf.nranks} ranks, this grid has "
+            f"{', '.join(map(str, other))} ranks"
+        )
+    return out
+
+
+def warn_mismatches(
+    mf: ModelFile, *, library: str | None = None, ranks: Sequence[int] = ()
+) -> list[str]:
+    """:func:`mismatches`, each also issued as a :class:`ModelFileWarning`."""
+    out = mismatches(mf, library=library, ranks=ranks)
+    for m in out:
+        warnings.warn(m, ModelFileWarning, stacklevel=2)
+    return out
+
+
+# -- the PMPI library's decision table --------------------------------------------------------
+
+#: The first line of a decision table (the PMPI library checks it).
+TABLE_HEADER = "# hypercuboid allreduce table 1"
+
+
+def table_rows(p: Prediction) -> list[tuple[int, int | None, str]]:
+    """The decision table of an allreduce prediction: ``(nranks, max_bytes, schedule)``, for
+    each rank count the best schedule of each size, a size range reaching up to the geometric
+    mean of two neighbouring sizes of the grid (None: no bound), neighbours with the same
+    schedule merged."""
+    if p.collective != "allreduce":
+        from hypercuboid.errors import ScheduleError
+
+        raise ScheduleError(
+            f"a decision table is for the PMPI library's MPI_Allreduce; this prediction is of "
+            f"{p.collective}"
+        )
+    out: list[tuple[int, int | None, str]] = []
+    sizes = sorted(p.sizes)
+    for n in p.ranks:
+        picks = [(s, p.best(n, s)) for s in sizes]
+        picks = [(s, b.schedule) for s, b in picks if b is not None and b.schedule]
+        mine: list[tuple[int, int | None, str]] = []
+        for i, (s, sched) in enumerate(picks):
+            bound = None if i + 1 == len(picks) else int((s * picks[i + 1][0]) ** 0.5)
+            if mine and mine[-1][2] == sched:
+                mine[-1] = (n, bound, sched)
+            else:
+                mine.append((n, bound, sched))
+        out += mine
+    return out
+
+
+def table_text(p: Prediction) -> str:
+    """The decision table as the PMPI library reads it (``HYPERCUBOID_ALLREDUCE_TABLE``): a
+    header line, comments, then ``NRANKS MAX_BYTES ALGORITHM`` per line (``-``: no bound); a
+    call of B bytes on N ranks runs the first line of N whose MAX_BYTES is at least B."""
+    lines = [
+        TABLE_HEADER,
+        f"# predicted under {p.model} (hypercuboid predict)",
+        "# nranks max_bytes algorithm",
+    ]
+    for n, bound, sched in table_rows(p):
+        lines.append(f"{n} {'-' if bound is None else bound} {sched}")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(p: Prediction, path: str | Path) -> Path:
+    """Writes :func:`table_text` to ``path``."""
+    out = Path(path)
+    out.write_text(table_text(p), encoding="utf-8")
+    return out
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def text_table(p: Prediction, nranks: int) -> str:
+    """The rows of one rank count: a line per size, a column per algorithm (µs, ``*`` the
+    best, ``-`` where it cannot run), and the best algorithm."""
+    from hypercuboid.mpi.report import human_bytes
+
+    head = ["size", *p.algorithms, "best"]
+    body = []
+    for s in p.sizes:
+        cells = [human_bytes(s)]
+        for a in p.algorithms:
+            r = p.row(nranks, s, a)
+            cells.append(
+                "-" if r.time_ns is None else f"{r.time_ns / 1e3:,.3f}{'*' if r.best else ''}"
+            )
+        b = p.best(nranks, s)
+        cells.append("-" if b is None else b.algorithm)
+        body.append(cells)
+    widths = [max(len(h), *(len(c[i]) for c in body)) for i, h in enumerate(head)]
+    fmt = "  ".join(
+        f"{{:<{w}}}" if i in (0, len(head) - 1) else f"{{:>{w}}}" for i, w in enumerate(widths)
+    )
+    return "\n".join(fmt.format(*x).rstrip() for x in [head, *body])
+
+
+CSV_COLUMNS = ["collective", "nranks", "bytes", "algorithm", "schedule", "time_us", "best", "error"]
+
+
+def csv_text(p: Prediction) -> str:
+    """One CSV line per grid point."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in p.rows:
+        t = "" if r.time_ns is None else f"{r.time_ns / 1e3:.6f}"
+        w.writerow(
+            [
+                p.collective,
+                r.nranks,
+                r.bytes,
+                r.algorithm,
+                r.schedule or "",
+                t,
+                int(r.best),
+                r.error or "",
+            ]
+        )
+    return buf.getvalue()
+
+
+def plot(p: Prediction, path: str | Path) -> None:
+    """Predicted time against size, log-log, one line per algorithm, one panel per rank
+    count; the best of each size circled."""
+    from hypercuboid.plot import _pyplot
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        1, len(p.ranks), figsize=(6 * len(p.ranks), 4.5), squeeze=False, sharey=True
+    )
+    for ax, n in zip(axes[0], p.ranks, strict=True):
+        for a in p.algorithms:
+            pts = [(s, p.row(n, s, a).time_ns) for s in p.sizes]
+            pts = [(s, t / 1e3) for s, t in pts if t is not None]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", ms=3, label=a)
+        best = [(s, b.time_ns / 1e3) for s in p.sizes if (b := p.best(n, s)) and b.time_ns]
+        if best:
+            ax.scatter(*zip(*best, strict=True), s=80, facecolors="none", edgecolors="k")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("bytes")
+        ax.set_title(f"{p.collective}, {n} ranks")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("predicted time (µs)")
+    axes[0][-1].legend(fontsize=7)
+    fig.suptitle(p.model, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+__all__ = [
+    "CSV_COLUMNS",
+    "TABLE_HEADER",
+    "ModelFile",
+    "ModelFileWarning",
+    "Prediction",
+    "Row",
+    "algorithms",
+    "collectives",
+    "csv_text",
+    "default_dtype",
+    "mismatches",
+    "plot",
+    "predict",
+    "read_model_file",
+    "table_rows",
+    "table_text",
+    "text_table",
+    "warn_mismatches",
+    "write_table",
+]

@@ -1,0 +1,91 @@
+"""hypercuboid validate's report (plain Python): errors, picks, what a wrong pick costs, the
+summary line, a partial (interrupted) run; and np = 1 refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import hypercuboid.predict as hp
+import pytest
+from hypercuboid.mpi.validate import report, text_table
+
+POSTAL = "postal:alpha=1us,beta=1ns"
+
+
+def measured(p, times: dict) -> list[dict]:
+    """Rows as measure_grid gives them, median `times[(bytes, alg)]` µs, p25/p75 ±10 %."""
+    return [
+        {
+            "algorithm": a,
+            "schedule": p.row(4, b, a).schedule,
+            "bytes": b,
+            "median_us": t,
+            "p25_us": 0.9 * t,
+            "p75_us": 1.1 * t,
+        }
+        for (b, a), t in times.items()
+    ]
+
+
+@pytest.fixture
+def p():
+    return hp.predict(
+        "allreduce", [8, 1 << 20], [4], POSTAL, algorithms=["recursive_doubling", "ring"]
+    )
+
+
+def test_report_errors_picks_and_summary(p):
+    pred = {(b, a): p.row(4, b, a).time_ns / 1e3 for b in (8, 1 << 20) for a in p.algorithms}
+    # 8 B: measured 2x the prediction, the same best; 1 MiB: the ring measured slower than
+    # recursive doubling, so the predicted pick (ring) is wrong and costs 25 %.
+    times = {
+        (8, "recursive_doubling"): 2 * pred[(8, "recursive_doubling")],
+        (8, "ring"): 2 * pred[(8, "ring")],
+        (1 << 20, "recursive_doubling"): 1000.0,
+        (1 << 20, "ring"): 1250.0,
+    }
+    v = report(p, measured(p, times), 4)
+    assert [(r.bytes, r.algorithm) for r in v.rows] == list(times)
+    assert v.rows[0].error == pytest.approx(-0.5)
+    assert v.rows[3].error == pytest.approx(pred[(1 << 20, "ring")] / 1250 - 1)
+    assert [(s.bytes, s.predicted_best, s.measured_best, s.right) for s in v.sizes] == [
+        (8, "recursive_doubling", "recursive_doubling", True),
+        (1 << 20, "ring", "recursive_doubling", False),
+    ]
+    assert v.sizes[0].wrong_pick_cost == 0
+    assert v.sizes[1].wrong_pick_cost == pytest.approx(0.25)
+    errs = sorted(abs(r.error) for r in v.rows)
+    assert v.median_abs_error == pytest.approx((errs[1] + errs[2]) / 2)
+    assert v.summary() == f"median |error| {100 * v.median_abs_error:.1f} %, picks right 1 of 2"
+    d = v.to_dict()
+    assert d["summary"] == v.summary() and len(d["rows"]) == 4 and d["interrupted"] is False
+    lines = text_table(v).splitlines()
+    assert lines[0].split() == [
+        "size", "algorithm", "predicted", "us", "measured", "us", "p25-p75", "us", "error",
+    ]  # fmt: skip
+    assert lines[1].split()[-2:] == ["-50.0", "%"]
+    assert lines[-1].split() == ["1M", "ring", "recursive_doubling", "no", "+25.0", "%"]
+
+
+def test_an_interrupted_run_counts_the_sizes_it_finished(p):
+    times = {(8, "recursive_doubling"): 3.0, (8, "ring"): 5.0, (1 << 20, "recursive_doubling"): 9.0}
+    v = report(p, measured(p, times), 4, interrupted=True)
+    assert len(v.rows) == 3 and v.interrupted
+    assert (v.picks_right, v.picks) == (1, 1)
+
+
+def test_one_rank_is_refused():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "PMIX_"))}
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl="self")
+    done = subprocess.run(
+        [sys.executable, "-c", "from hypercuboid.cli import main; main()", "validate", "-m",
+         POSTAL, "-a", "ring", "--sizes", "8"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: validate needs 2 or more ranks to measure a collective: mpiexec -n 2 "
+        "hypercuboid validate ..."
+    )
