@@ -37,6 +37,7 @@ from hypercuboid.cli.netsim import netsim  # noqa: E402
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
+from hypercuboid.cli.trace import trace  # noqa: E402
 from hypercuboid.cli.tune import tune  # noqa: E402
 
 cli.add_command(alltoall)
@@ -48,6 +49,7 @@ cli.add_command(topo)
 cli.add_command(tune)
 cli.add_command(netsim)
 cli.add_command(lbm)
+cli.add_command(trace)
 
 
 def main() -> None:

@@ -92,6 +92,13 @@ MEANINGS: list[Meaning] = [
     _m("--version", "Print the version", "flag"),
     # schedule verbs
     _m("--reduce-ns-per-byte", "GOAL export: calc cost of reductions per byte", "float"),
+    # application traces
+    _m("--compute-scale", "Multiply the compute time between a trace's MPI calls", "float"),
+    _m("--allreduce", "Allreduce algorithm(s) of a trace's replay", "text"),
+    _m("--alltoall", "Alltoall algorithm(s) of a trace's replay", "text"),
+    _m("--partial", "Convert a trace that stops before MPI_Finalize up to where it stops", "flag"),
+    _m("--recorder", "The PMPI recorder to preload (libhc_trace.so)", "file"),
+    _m("--flush-bytes", "Records a rank keeps in memory before writing them", "size"),
     _m("--eager-limit", "Messages up to this many bytes are buffered", "int"),
     _m("--no-semantics", "Skip the symbolic check of the result", "flag"),
     _m("--max-problems", "Report at most this many problems", "int"),
