@@ -127,15 +127,15 @@ $(NATIVE)/openmpi/libhc_pmpi.so: $(STAMP) $(CAPI_LIB) $(PMPI_SOURCES)
 $(NATIVE)/mpich/libhc_pmpi.so: $(MPICH_STAMP) $(CAPI_LIB) $(PMPI_SOURCES)
 	$(call pmpi_lib,$(MPICH_VENV)/bin/mpicc)
 
-# The PMPI recorder (docs/trace.md): libhc_trace.so, native/hc_trace.c alone (no C API), built
+# The PMPI recorder (docs/trace.md): libhc_trace.so, native/hc_trace.c and .h alone (no C API), built
 # with each MPI wheel's mpicc next to libhc_pmpi.so; `hypercuboid trace run` preloads it.
 TRACE_CFLAGS := -std=c99 -O2 -fPIC -shared -fvisibility=hidden -Wall -Werror
 
-$(NATIVE)/openmpi/libhc_trace.so: $(STAMP) native/hc_trace.c
+$(NATIVE)/openmpi/libhc_trace.so: $(STAMP) native/hc_trace.c native/hc_trace.h
 	mkdir -p $(@D)
 	$(VENV)/bin/mpicc $(TRACE_CFLAGS) -o $@ native/hc_trace.c
 
-$(NATIVE)/mpich/libhc_trace.so: $(MPICH_STAMP) native/hc_trace.c
+$(NATIVE)/mpich/libhc_trace.so: $(MPICH_STAMP) native/hc_trace.c native/hc_trace.h
 	mkdir -p $(@D)
 	$(MPICH_VENV)/bin/mpicc $(TRACE_CFLAGS) -o $@ native/hc_trace.c
 

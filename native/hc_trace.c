@@ -23,48 +23,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "hc_trace.h"
+
 #define HC_EXPORT __attribute__((visibility("default")))
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the trace format is little-endian; this recorder writes records as the host lays them out"
 #endif
 
-/* -- the format (docs/trace.md) ----------------------------------------------------------- */
-
-#define HCT_VERSION 1u
-
-enum {
-    K_INIT = 0, K_FINALIZE = 1,
-    K_SEND = 10, K_SSEND, K_BSEND, K_RSEND, K_ISEND, K_ISSEND, K_IBSEND, K_IRSEND,
-    K_RECV = 20, K_IRECV, K_SENDRECV, K_SENDRECV_REPLACE, K_PROBE, K_IPROBE,
-    K_WAIT = 30, K_WAITALL, K_WAITANY, K_WAITSOME, K_TEST, K_TESTALL, K_TESTANY, K_TESTSOME,
-    K_BARRIER = 50, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER, K_ALLGATHERV, K_ALLTOALL,
-    K_ALLTOALLV, K_REDUCE_SCATTER, K_REDUCE_SCATTER_BLOCK, K_SCAN, K_EXSCAN,
-    K_NB = 20, /* the non-blocking form of collective K is K + K_NB (70 Ibarrier .. 81 Iexscan) */
-    K_COMM_DUP = 90, K_COMM_SPLIT, K_COMM_CREATE, K_COMM_SPLIT_TYPE,
-};
-
-/* peer values besides a rank of the communicator */
-#define P_ANY (-1)
-#define P_NONE (-2)
-#define P_NULL (-3)
-
-typedef struct {
-    uint16_t kind;   /* the call (K_*) */
-    uint16_t op;     /* reduction operator (op_code), 0 none */
-    uint32_t comm;   /* the communicator's id: 0 world, 1 self, 2... in creation order */
-    uint64_t t0, t1; /* ns since MPI_Init returned: call entered, call returned */
-    int32_t peer;    /* dest, source or root as a rank of comm; P_ANY, P_NONE, P_NULL */
-    int32_t tag;     /* point-to-point: the tag (-1 any); collectives: datatype size */
-    int32_t src;     /* the source the status gives (receives), else P_NONE */
-    int32_t mtag;    /* the tag the status gives (receives), else -1 */
-    uint64_t bytes;  /* bytes sent; collectives: see docs/trace.md */
-    uint64_t rbytes; /* bytes received (status), or the receive buffer's bytes */
-    uint32_t req;    /* request id (non-blocking starts; new comm id for creations), 0 none */
-    uint32_t nextra; /* 8-byte words that follow */
-} rec;
-
-_Static_assert(sizeof(rec) == 64, "a record is 64 bytes");
 
 /* -- state -------------------------------------------------------------------------------- */
 
@@ -85,13 +51,7 @@ typedef struct {
 static comm_slot *comms;
 static size_t ncomms, capcomms;
 
-/* requests in flight: open addressing on the handle's bits */
-typedef struct {
-    uint64_t key;
-    uint32_t id; /* 0 empty */
-} req_slot;
-static req_slot *reqs;
-static size_t capreqs, nreqs;
+static table reqs, persistent;
 
 static uint64_t now(void)
 {
@@ -175,65 +135,13 @@ static uint64_t req_key(const MPI_Request *r)
     return k;
 }
 
-static size_t req_hash(uint64_t k) { return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20); }
-
-static void req_put(uint64_t key, uint32_t id);
-
-static void req_grow(void)
-{
-    size_t old = capreqs;
-    req_slot *o = reqs;
-    capreqs = old ? 2 * old : 1024;
-    reqs = calloc(capreqs, sizeof *reqs);
-    nreqs = 0;
-    if (!reqs) {
-        capreqs = 0;
-        g.on = 0;
-        return;
-    }
-    for (size_t i = 0; i < old; i++)
-        if (o[i].id) req_put(o[i].key, o[i].id);
-    free(o);
-}
-
-static void req_put(uint64_t key, uint32_t id)
-{
-    if (2 * (nreqs + 1) > capreqs) req_grow();
-    if (!capreqs) return;
-    size_t m = capreqs - 1, i = req_hash(key) & m;
-    while (reqs[i].id && reqs[i].key != key) i = (i + 1) & m;
-    if (!reqs[i].id) nreqs++;
-    reqs[i].key = key;
-    reqs[i].id = id;
-}
-
-/* The id of a request and forgets it (backward-shift deletion); 0 if unknown. */
-static uint32_t req_take(uint64_t key)
-{
-    if (!capreqs) return 0;
-    size_t m = capreqs - 1, i = req_hash(key) & m;
-    while (reqs[i].id && reqs[i].key != key) i = (i + 1) & m;
-    if (!reqs[i].id) return 0;
-    uint32_t id = reqs[i].id;
-    reqs[i].id = 0;
-    nreqs--;
-    for (size_t j = (i + 1) & m; reqs[j].id; j = (j + 1) & m) {
-        size_t h = req_hash(reqs[j].key) & m;
-        /* move j back into the hole at i when its home is not in (i, j] */
-        if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-            reqs[i] = reqs[j];
-            reqs[j].id = 0;
-            i = j;
-        }
-    }
-    return id;
-}
+static uint32_t req_take(uint64_t key) { return find(&reqs, key, 1); }
 
 static uint32_t new_req(MPI_Request *r)
 {
     if (!g.on) return 0;
     uint32_t id = ++g.next_req;
-    req_put(req_key(r), id);
+    put(&reqs, req_key(r), id);
     return id;
 }
 
@@ -522,6 +430,90 @@ HC_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Stat
         if (*flag) put_status(r, st);
     }
     return rc;
+}
+
+/* -- persistent requests ------------------------------------------------------------------ */
+
+/* A persistent request gets an id at its creation (MPI_Send_init ...: the record's req); each
+ * MPI_Start gives it a new request id for the operation it starts, which the waits complete. */
+#define SEND_INIT(NAME)                                                                        \
+    HC_EXPORT int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag,         \
+                       MPI_Comm comm, MPI_Request *req)                                        \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm, req);                            \
+        rec *r = claim(K_SEND_INIT, t0, 0);                                                    \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(dest);                                                           \
+            r->tag = tag;                                                                      \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+            if (rc == MPI_SUCCESS) {                                                           \
+                r->req = ++g.next_req;                                                         \
+                put(&persistent, req_key(req), r->req);                                        \
+            }                                                                                  \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+SEND_INIT(MPI_Send_init)
+SEND_INIT(MPI_Ssend_init)
+SEND_INIT(MPI_Bsend_init)
+SEND_INIT(MPI_Rsend_init)
+
+HC_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag,
+                            MPI_Comm comm, MPI_Request *req)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
+    rec *r = claim(K_RECV_INIT, t0, 0);
+    if (r) {
+        r->comm = comm_id(comm);
+        r->peer = peer_of(source);
+        r->tag = tag;
+        r->rbytes = tsize(dt, (uint64_t)count);
+        if (rc == MPI_SUCCESS) {
+            r->req = ++g.next_req;
+            put(&persistent, req_key(req), r->req);
+        }
+    }
+    return rc;
+}
+
+/* One word per started request: the persistent id (low 32 bits), the new request id (high). */
+static uint64_t started(MPI_Request *req)
+{
+    uint32_t p = find(&persistent, req_key(req), 0);
+    uint32_t a = p ? new_req(req) : 0;
+    return (uint64_t)p | (uint64_t)a << 32;
+}
+
+HC_EXPORT int MPI_Start(MPI_Request *req)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Start(req);
+    rec *r = claim(K_START, t0, 1);
+    if (r) extra_of(r)[0] = rc == MPI_SUCCESS ? started(req) : 0;
+    return rc;
+}
+
+HC_EXPORT int MPI_Startall(int n, MPI_Request rq[])
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Startall(n, rq);
+    rec *r = claim(K_STARTALL, t0, n > 0 ? (uint32_t)n : 0);
+    if (r)
+        for (int i = 0; i < n; i++) extra_of(r)[i] = rc == MPI_SUCCESS ? started(&rq[i]) : 0;
+    return rc;
+}
+
+HC_EXPORT int MPI_Request_free(MPI_Request *req)
+{
+    if (g.on && *req != MPI_REQUEST_NULL) {
+        find(&persistent, req_key(req), 1);
+        find(&reqs, req_key(req), 1);
+    }
+    return PMPI_Request_free(req);
 }
 
 /* -- completion --------------------------------------------------------------------------- */

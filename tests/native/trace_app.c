@@ -11,6 +11,8 @@
  *            Alltoallv, Allgatherv                       on MPI_COMM_WORLD
  *   phase 5: Comm_split (color r % 2), Allreduce, Bcast, Iallreduce + Wait, and on the split
  *            communicator of two or more ranks: Isend + Irecv + Waitany + Wait (ring)
+ *   phase 6: persistent ring exchange: Send_init, Recv_init, Startall + Waitall, Start, Start,
+ *            Waitall (Request_free twice, not recorded)
  *   Comm_free, Finalize */
 #include <mpi.h>
 #include <stdio.h>
@@ -144,6 +146,20 @@ int main(int argc, char **argv)
         MPI_Wait(&rq[1 - idx], MPI_STATUS_IGNORE);
         if (rbuf[0] != (2 * from + rank % 2) * 1000) return fail(rank, "split ring");
     }
+
+    /* phase 6: persistent requests, twice round the ring */
+    MPI_Request pr[2];
+    MPI_Send_init(sbuf, 8, MPI_DOUBLE, right, 6, MPI_COMM_WORLD, &pr[0]);
+    MPI_Recv_init(rbuf, 8, MPI_DOUBLE, left, 6, MPI_COMM_WORLD, &pr[1]);
+    MPI_Startall(2, pr);
+    MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+    compute(50);
+    MPI_Start(&pr[1]);
+    MPI_Start(&pr[0]);
+    MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+    if (rbuf[5] != left * 1000 + 5) return fail(rank, "persistent ring");
+    MPI_Request_free(&pr[0]);
+    MPI_Request_free(&pr[1]);
     MPI_Comm_free(&sub);
     free(a);
     free(b);

@@ -263,6 +263,8 @@ fn resolve(
         }
     }
     let mut seq: FxHashMap<u32, u32> = FxHashMap::default();
+    // persistent requests: id -> the record that created it
+    let mut inits: FxHashMap<u32, usize> = FxHashMap::default();
     let mut out = Resolved {
         evs: Vec::with_capacity(t.records.len() * 2),
         pool: Vec::new(),
@@ -315,6 +317,61 @@ fn resolve(
             Ok(*tags.entry((gid, P2P, app)).or_insert(next))
         };
         match class {
+            Class::Persistent => {
+                inits.insert(r.req, i);
+            }
+            Class::Start => {
+                for &w in t.extra_of(r) {
+                    let (p, a) = (w as u32, (w >> 32) as u32);
+                    let Some(&j) = inits.get(&p) else { continue };
+                    let ir = &t.records[j];
+                    let g = *local.get(&ir.comm).expect("checked at its init");
+                    let ms = &comms.members[g as usize];
+                    let send = ir.call.code == 26;
+                    let (peer, tag) = if send {
+                        (ir.peer, ir.tag)
+                    } else {
+                        let (src, mtag) = done.get(&a).copied().unwrap_or((PEER_NONE, -1));
+                        (
+                            if ir.peer == PEER_ANY { src } else { ir.peer },
+                            if ir.tag < 0 { mtag } else { ir.tag },
+                        )
+                    };
+                    if peer == PEER_NULL {
+                        continue;
+                    }
+                    let Some(&w) = ms.get(peer as usize).filter(|_| peer >= 0 && tag >= 0) else {
+                        return Err(rec_err(
+                            t,
+                            i,
+                            format!(
+                                "the request of record {j} ({}) has peer {peer}, tag {tag}: not \
+                                 a rank of its communicator ({} ranks) and a tag, or a wildcard \
+                                 receive that never completed",
+                                ir.call.name,
+                                ms.len()
+                            ),
+                        ));
+                    };
+                    let next = ntags(tags) as i32;
+                    let tag = *tags.entry((g, P2P, tag)).or_insert(next);
+                    let ev = if send {
+                        Ev::Send {
+                            to: w,
+                            tag,
+                            bytes: ir.bytes,
+                            req: a.max(1),
+                        }
+                    } else {
+                        Ev::Recv {
+                            from: w,
+                            tag,
+                            req: a.max(1),
+                        }
+                    };
+                    out.evs.push((ev, i32i));
+                }
+            }
             Class::Send | Class::Sendrecv => {
                 if r.peer != PEER_NULL {
                     let to = world(r.peer, "destination")?;

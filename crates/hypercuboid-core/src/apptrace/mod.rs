@@ -46,6 +46,10 @@ pub enum Class {
     Probe,
     /// A wait or test: completes requests.
     Complete,
+    /// The creation of a persistent request (`MPI_Send_init`, `MPI_Recv_init`).
+    Persistent,
+    /// `MPI_Start(all)`: starts persistent requests.
+    Start,
     /// A collective (blocking or not).
     Collective,
     /// The creation of a communicator.
@@ -114,6 +118,10 @@ pub const CALLS: &[Call] = &[
     call(23, "MPI_Sendrecv_replace", Class::Sendrecv, false),
     call(24, "MPI_Probe", Class::Probe, false),
     call(25, "MPI_Iprobe", Class::Probe, false),
+    call(26, "MPI_Send_init", Class::Persistent, false),
+    call(27, "MPI_Recv_init", Class::Persistent, false),
+    call(28, "MPI_Start", Class::Start, false),
+    call(29, "MPI_Startall", Class::Start, false),
     call(30, "MPI_Wait", Class::Complete, false),
     call(31, "MPI_Waitall", Class::Complete, false),
     call(32, "MPI_Waitany", Class::Complete, false),

@@ -284,7 +284,7 @@ fn max_extra(call: &Call, nranks: u32) -> u32 {
     match call.class {
         Class::Sendrecv => 1,
         // three words per completed request: any number of requests
-        Class::Complete => u32::MAX,
+        Class::Complete | Class::Start => u32::MAX,
         Class::Collective | Class::Comm => n,
         _ => 0,
     }

@@ -30,7 +30,13 @@ fn other() -> usize {
 /// The category of a call: 1 point-to-point, 2 + k collective k, `other()` the rest.
 fn category(code: u16, class: Class) -> usize {
     match class {
-        Class::Send | Class::Recv | Class::Sendrecv | Class::Probe | Class::Complete => 1,
+        Class::Send
+        | Class::Recv
+        | Class::Sendrecv
+        | Class::Probe
+        | Class::Complete
+        | Class::Persistent
+        | Class::Start => 1,
         Class::Collective => {
             let name = collective_of(code).unwrap_or("");
             2 + COLLECTIVE_NAMES
@@ -63,6 +69,8 @@ pub fn summary(trace: &AppTrace) -> Summary {
             (super::COMM_WORLD, (0..n as u32).collect()),
             (super::COMM_SELF, vec![t.rank]),
         ];
+        // persistent send requests: id -> (communicator, peer, bytes)
+        let mut inits: Vec<(u32, u32, i32, u64)> = Vec::new();
         let mut last = 0u64;
         for (i, rec) in t.records.iter().enumerate() {
             if i > 0 && rec.t0 > last {
@@ -85,23 +93,44 @@ pub fn summary(trace: &AppTrace) -> Summary {
                 Class::Comm if rec.req != super::NO_COMM => {
                     comms.push((rec.req, t.extra_of(rec).iter().map(|&w| w as u32).collect()))
                 }
-                Class::Send | Class::Sendrecv if rec.peer >= 0 && rec.peer != PEER_NULL => {
-                    let to = comms
-                        .iter()
-                        .rev()
-                        .find(|(id, _)| *id == rec.comm)
-                        .and_then(|(_, m)| m.get(rec.peer as usize));
-                    if let Some(&to) = to {
-                        if (to as usize) < n {
-                            s.matrix[r * n + to as usize] += rec.bytes;
+                Class::Persistent if rec.call.code == 26 => {
+                    inits.push((rec.req, rec.comm, rec.peer, rec.bytes))
+                }
+                Class::Start => {
+                    for &w in t.extra_of(rec) {
+                        if let Some(&(_, comm, peer, bytes)) =
+                            inits.iter().rev().find(|x| x.0 == w as u32)
+                        {
+                            add(&mut s.matrix, &comms, r, comm, peer, bytes);
                         }
                     }
+                }
+                Class::Send | Class::Sendrecv => {
+                    add(&mut s.matrix, &comms, r, rec.comm, rec.peer, rec.bytes)
                 }
                 _ => {}
             }
         }
     }
     s
+}
+
+/// Adds `bytes` from rank `r` to `peer` of communicator `comm` to the matrix.
+fn add(matrix: &mut [u64], comms: &[(u32, Vec<u32>)], r: usize, comm: u32, peer: i32, bytes: u64) {
+    if peer < 0 || peer == PEER_NULL {
+        return;
+    }
+    let n = (matrix.len() as f64).sqrt() as usize;
+    let to = comms
+        .iter()
+        .rev()
+        .find(|(id, _)| *id == comm)
+        .and_then(|(_, m)| m.get(peer as usize));
+    if let Some(&to) = to {
+        if (to as usize) < n {
+            matrix[r * n + to as usize] += bytes;
+        }
+    }
 }
 
 /// Writes the recorded calls of `trace` as a Chrome / Perfetto JSON trace: one track per rank,

@@ -431,3 +431,63 @@ fn summary_and_chrome() {
     assert!(text.starts_with("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
     assert_eq!(text.matches("\"name\":\"MPI_Bcast\"").count(), 4);
 }
+
+#[test]
+fn persistent_requests_replay_each_start() {
+    let files: Vec<Vec<u8>> = (0..2)
+        .map(|r| {
+            let peer = 1 - r;
+            let mut w = W::new(r as u32, 2);
+            w.at(
+                26,
+                F {
+                    req: 1,
+                    ..send(peer, 4, 16)
+                },
+                &[],
+            )
+            .at(
+                27,
+                F {
+                    req: 2,
+                    ..recv(PEER_ANY, 4, PEER_NONE, 0)
+                },
+                &[],
+            );
+            for (a, b) in [(3u64, 4u64), (5, 6)] {
+                w.at(29, D, &[1 | a << 32, 2 | b << 32]);
+                let c = [
+                    done(a as u32, PEER_NULL, -1, 0),
+                    done(b as u32, peer, 4, 16),
+                ]
+                .concat();
+                w.at(31, D, &c);
+            }
+            w.done()
+        })
+        .collect();
+    let t = load(&files);
+    let s = summary(&t);
+    assert_eq!(s.matrix, [0, 32, 32, 0]);
+    let c = convert(&t, &ConvertOptions::default()).unwrap();
+    assert!(verify(&c.schedule, &VerifyOptions::default()).is_sound());
+    let p = c.schedule.program(0);
+    let msgs: Vec<(&str, u32, u64)> = p
+        .ops
+        .iter()
+        .filter_map(|o| match o.kind {
+            OpKind::Send { peer, data, .. } => Some(("send", peer, data.bytes(1))),
+            OpKind::Recv { peer, data, .. } => Some(("recv", peer, data.bytes(1))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            ("send", 1, 16),
+            ("recv", 1, 16),
+            ("send", 1, 16),
+            ("recv", 1, 16)
+        ]
+    );
+}
