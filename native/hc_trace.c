@@ -39,7 +39,6 @@ static struct {
     FILE *f;
     unsigned char *buf;
     size_t len, cap;
-    struct timespec base;
     uint32_t next_req, next_comm;
     int world_rank;
 } g;
@@ -53,13 +52,6 @@ static size_t ncomms, capcomms;
 
 static table reqs, persistent;
 
-static uint64_t now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)(t.tv_sec - g.base.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
-           (uint64_t)g.base.tv_nsec;
-}
 
 static void flush_buf(void)
 {
@@ -223,7 +215,9 @@ static void start(void)
     g.world_rank = rank;
     g.next_comm = 2;
     g.on = 1;
-    clock_gettime(CLOCK_MONOTONIC, &g.base);
+    clock_gettime(CLOCK_MONOTONIC, &clk.base);
+    calibrate();
+    rebase();
     claim(K_INIT, 0, 0);
 }
 

@@ -101,12 +101,12 @@ pub fn summary(trace: &AppTrace) -> Summary {
                         if let Some(&(_, comm, peer, bytes)) =
                             inits.iter().rev().find(|x| x.0 == w as u32)
                         {
-                            add(&mut s.matrix, &comms, r, comm, peer, bytes);
+                            add(&mut s.matrix, n, &comms, r, comm, peer, bytes);
                         }
                     }
                 }
                 Class::Send | Class::Sendrecv => {
-                    add(&mut s.matrix, &comms, r, rec.comm, rec.peer, rec.bytes)
+                    add(&mut s.matrix, n, &comms, r, rec.comm, rec.peer, rec.bytes)
                 }
                 _ => {}
             }
@@ -115,12 +115,19 @@ pub fn summary(trace: &AppTrace) -> Summary {
     s
 }
 
-/// Adds `bytes` from rank `r` to `peer` of communicator `comm` to the matrix.
-fn add(matrix: &mut [u64], comms: &[(u32, Vec<u32>)], r: usize, comm: u32, peer: i32, bytes: u64) {
+/// Adds `bytes` from rank `r` to `peer` of communicator `comm` to the matrix (`n` x `n`).
+fn add(
+    matrix: &mut [u64],
+    n: usize,
+    comms: &[(u32, Vec<u32>)],
+    r: usize,
+    comm: u32,
+    peer: i32,
+    bytes: u64,
+) {
     if peer < 0 || peer == PEER_NULL {
         return;
     }
-    let n = (matrix.len() as f64).sqrt() as usize;
     let to = comms
         .iter()
         .rev()
