@@ -192,7 +192,10 @@ def show(trace_file, as_json, plot, force) -> None:
 
 
 def _choices(text: str | None, option: str) -> list[str | None]:
-    return [None] if text is None else cliopts.split_list(text, option)
+    """The algorithms of a comma-separated option, or the default alone (None)."""
+    if text is None:
+        return [None]
+    return list(cliopts.split_list(text, option))
 
 
 @trace.command("whatif")
