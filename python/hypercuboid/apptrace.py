@@ -200,12 +200,15 @@ class AppTrace:
         reduce_ns_per_byte: float = 0.0,
         partial: bool = False,
         name: str | None = None,
+        library: bool = False,
     ) -> Converted:
         """The run as a schedule: compute gaps (times ``compute_scale``) as compute ops,
         point-to-point calls as sends and receives in program order, each collective expanded
         with ``allreduce`` / ``alltoall`` (registry specs; defaults in
         ``_core.TRACE_DEFAULTS``) or the default expansion of docs/trace.md. ``partial``
-        converts a trace whose ranks stop before MPI_Finalize up to where they stop."""
+        converts a trace whose ranks stop before MPI_Finalize up to where they stop.
+        ``library`` expands each allreduce and alltoall whose algorithm is not given as the
+        recorded MPI library (Open MPI or MPICH) would run it (docs/library-selection.md)."""
         c = self._core.convert(
             compute_scale=compute_scale,
             allreduce=allreduce,
@@ -213,6 +216,7 @@ class AppTrace:
             reduce_ns_per_byte=reduce_ns_per_byte,
             partial=partial,
             name=name if name is not None else f"trace {Path(self.path).name}",
+            library=library,
         )
         return Converted(Schedule(c.schedule), c.records, c.note, c.measured / 1000.0)
 

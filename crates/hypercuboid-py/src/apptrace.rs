@@ -110,7 +110,7 @@ impl PyAppTrace {
 
     /// The schedule of the run (docs/trace.md).
     #[pyo3(signature = (*, compute_scale=1.0, allreduce=None, alltoall=None,
-                        reduce_ns_per_byte=0.0, partial=false, name=None))]
+                        reduce_ns_per_byte=0.0, partial=false, name=None, library=false))]
     #[allow(clippy::too_many_arguments)]
     fn convert(
         &self,
@@ -121,6 +121,7 @@ impl PyAppTrace {
         reduce_ns_per_byte: f64,
         partial: bool,
         name: Option<String>,
+        library: bool,
     ) -> PyResult<PyConvertedTrace> {
         let opts = apptrace::ConvertOptions {
             compute_scale,
@@ -129,6 +130,7 @@ impl PyAppTrace {
             reduce_ns_per_byte,
             partial,
             name: name.unwrap_or_else(|| "trace".into()),
+            library,
         };
         let t = self.inner.clone();
         let c = detach(py, move || apptrace::convert(&t, &opts)).map_err(trace_err)?;

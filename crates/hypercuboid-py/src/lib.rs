@@ -18,6 +18,7 @@ mod errors;
 mod guard;
 mod halo;
 mod lbm;
+mod library;
 mod network;
 mod phases;
 mod program;
@@ -25,6 +26,7 @@ mod resources;
 mod schedule;
 mod sim;
 mod sim_result;
+mod simgrid;
 mod spec;
 mod tables;
 mod topology;
@@ -53,5 +55,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     guard::register(m)?;
     tables::register(m)?;
     apptrace::register(m)?;
+    library::register(m)?;
+    simgrid::register(m)?;
     Ok(())
 }

@@ -33,7 +33,9 @@ from hypercuboid.cli.alltoall import alltoall  # noqa: E402
 from hypercuboid.cli.bench import bench  # noqa: E402
 from hypercuboid.cli.demo import demo  # noqa: E402
 from hypercuboid.cli.lbm import lbm  # noqa: E402
+from hypercuboid.cli.library import library_cmd  # noqa: E402
 from hypercuboid.cli.netsim import netsim  # noqa: E402
+from hypercuboid.cli.otf2 import import_otf2  # noqa: E402
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
@@ -50,6 +52,8 @@ cli.add_command(tune)
 cli.add_command(netsim)
 cli.add_command(lbm)
 cli.add_command(trace)
+schedule.add_command(library_cmd)
+schedule.add_command(import_otf2)
 
 
 def main() -> None:

@@ -11,7 +11,13 @@ import click
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 
-_EXTENSIONS = {".json": "json", ".graphml": "graphml", ".anynet": "anynet", ".dot": "dot"}
+_EXTENSIONS = {
+    ".json": "json",
+    ".graphml": "graphml",
+    ".anynet": "anynet",
+    ".dot": "dot",
+    ".xml": "simgrid",
+}
 
 
 @click.group()
@@ -185,7 +191,9 @@ def show(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice([c.name for c in _core.choices("export format")], case_sensitive=False),
+    type=click.Choice(
+        [c.name for c in _core.choices("export format")] + ["simgrid"], case_sensitive=False
+    ),
     help="Output format (default: from the extension of -o).",
 )
 @click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
@@ -201,7 +209,8 @@ def export_cmd(
     no_endpoints: bool,
     force: bool,
 ) -> None:
-    """Write the topology SPEC as JSON (our schema), GraphML, BookSim2 anynet or dot."""
+    """Write the topology SPEC as JSON (our schema), GraphML, BookSim2 anynet, dot or a
+    SimGrid platform (simgrid, version 4.1: one Floyd zone that smpirun -platform reads)."""
     from hypercuboid import topology
 
     spec = _spec(spec, topo_spec)
@@ -210,8 +219,8 @@ def export_cmd(
         fmt = _EXTENSIONS.get(ext)
         if fmt is None:
             raise click.BadParameter(
-                "give --format (json, graphml, anynet, dot) or an -o file with one of the "
-                "extensions .json, .graphml, .anynet, .dot",
+                "give --format (json, graphml, anynet, dot) or simgrid, or an -o file with one "
+                "of the extensions .json, .graphml, .anynet, .dot or .xml (simgrid)",
                 param_hint="--format",
             )
     cycle_ps = None

@@ -54,6 +54,14 @@ def _convert_options(f):
                 help="Compute cost of the collectives' local reductions, in ns per byte.",
             ),
             click.option(
+                "--collectives",
+                type=click.Choice(["default", "library"], case_sensitive=False),
+                default="default",
+                show_default=True,
+                help="library: each allreduce and alltoall whose algorithm is not given as the "
+                "recorded MPI library (Open MPI or MPICH) would run it.",
+            ),
+            click.option(
                 "--partial",
                 is_flag=True,
                 help="Convert a trace whose ranks stop before MPI_Finalize (a crashed run) up "
@@ -121,10 +129,10 @@ def run(output: str, recorder: str | None, flush_bytes: int | None, force: bool,
 )
 @_convert_options
 @cliopts.force_option("an existing --output file")
-def convert(trace_file, output, fmt, force, partial, **opts) -> None:
+def convert(trace_file, output, fmt, force, partial, collectives, **opts) -> None:
     """Convert a recorded run to a schedule (GOAL): compute gaps as calc ops, point-to-point
     as sends and receives, each collective expanded by an algorithm."""
-    conv = _load(trace_file).convert(partial=partial, **opts)
+    conv = _load(trace_file).convert(partial=partial, library=collectives == "library", **opts)
     if conv.note:
         click.echo(conv.note, err=True)
     s = conv.schedule
@@ -216,6 +224,13 @@ def _choices(text: str | None, option: str) -> list[str | None]:
     show_default=True,
     help="Multiply the compute time between MPI calls.",
 )
+@click.option(
+    "--collectives",
+    type=click.Choice(["default", "library"], case_sensitive=False),
+    default="default",
+    show_default=True,
+    help="library: also the choice the recorded MPI library would make (allreduce, alltoall).",
+)
 @click.option("--partial", is_flag=True, help="Replay a partial trace up to where it stops.")
 @cliopts.json_option("Print JSON")
 @cliopts.plot_option("Draw the predicted time of each choice to FILE.")
@@ -228,6 +243,7 @@ def whatif(
     model_file,
     topo_spec,
     compute_scale,
+    collectives,
     partial,
     as_json,
     plot,
@@ -248,22 +264,33 @@ def whatif(
     t = _load(trace_file)
     rows = []
     measured = None
-    for ar in _choices(allreduce, "--allreduce"):
-        for aa in _choices(alltoall, "--alltoall"):
-            conv = t.convert(
-                allreduce=ar, alltoall=aa, compute_scale=compute_scale, partial=partial
-            )
-            measured = conv.measured_ns
-            kw = {"network": network} if network is not None else {}
-            res = conv.schedule.simulate(model, **kw)
-            rows.append(
-                {
-                    "allreduce": ar or _core.TRACE_DEFAULTS["allreduce"],
-                    "alltoall": aa or _core.TRACE_DEFAULTS["alltoall"],
-                    "predicted_ns": res.completion_time_ns,
-                    "messages": res.messages,
-                }
-            )
+    lib = t.library.split(",")[0]
+    choices = [
+        (ar, aa, False)
+        for ar in _choices(allreduce, "--allreduce")
+        for aa in _choices(alltoall, "--alltoall")
+    ]
+    if collectives == "library":
+        choices.append((None, None, True))
+    for ar, aa, by_library in choices:
+        conv = t.convert(
+            allreduce=ar,
+            alltoall=aa,
+            compute_scale=compute_scale,
+            partial=partial,
+            library=by_library,
+        )
+        measured = conv.measured_ns
+        kw = {"network": network} if network is not None else {}
+        res = conv.schedule.simulate(model, **kw)
+        rows.append(
+            {
+                "allreduce": f"{lib}'s" if by_library else ar or _core.TRACE_DEFAULTS["allreduce"],
+                "alltoall": f"{lib}'s" if by_library else aa or _core.TRACE_DEFAULTS["alltoall"],
+                "predicted_ns": res.completion_time_ns,
+                "messages": res.messages,
+            }
+        )
     if as_json:
         echo_json(
             {

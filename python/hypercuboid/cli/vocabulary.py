@@ -50,6 +50,11 @@ MEANINGS: list[Meaning] = [
     _m("--count -c", "Elements per rank", "int"),
     _m("--dtype", "Element type", "text"),
     _m("--op", "Reduction operator", "text"),
+    _m("--library", "An MPI library whose default choice to reproduce: openmpi or mpich", "choice"),
+    _m("--collective", "The collective: allreduce or alltoall", "choice"),
+    _m("--allreduce", "The algorithm an application's allreduce is expanded into", "text"),
+    _m("--alltoall", "The algorithm an application's alltoall is expanded into", "text"),
+    _m("--compute-scale", "Multiply an application's compute time by this factor", "float"),
     _m("--sizes", "Message sizes of a sweep: MIN:MAX (powers of two) or a list", "text"),
     _m("--message", "The size of each message", "size"),
     _m("--packet-size", "Packet size on a network", "size"),
@@ -93,9 +98,7 @@ MEANINGS: list[Meaning] = [
     # schedule verbs
     _m("--reduce-ns-per-byte", "GOAL export: calc cost of reductions per byte", "float"),
     # application traces
-    _m("--compute-scale", "Multiply the compute time between a trace's MPI calls", "float"),
-    _m("--allreduce", "Allreduce algorithm(s) of a trace's replay", "text"),
-    _m("--alltoall", "Alltoall algorithm(s) of a trace's replay", "text"),
+    _m("--collectives", "Where a trace's replay takes its allreduce and alltoall", "choice"),
     _m("--partial", "Convert a trace that stops before MPI_Finalize up to where it stops", "flag"),
     _m("--recorder", "The PMPI recorder to preload (libhc_trace.so)", "file"),
     _m("--flush-bytes", "Records a rank keeps in memory before writing them", "size"),

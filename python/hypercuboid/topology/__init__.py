@@ -32,6 +32,7 @@ from hypercuboid.topology._api import (
 )
 from hypercuboid.topology._compare import compare, plot_compare
 from hypercuboid.topology._io import from_networkx, read_graphml, to_networkx
+from hypercuboid.topology._simgrid import read_simgrid, to_simgrid
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -49,6 +50,8 @@ __all__ = [
     "ml3b",
     "plot_compare",
     "read_graphml",
+    "read_simgrid",
     "to_networkx",
+    "to_simgrid",
     "tree_preset",
 ]

@@ -13,7 +13,8 @@ from hypercuboid.schedule import refuse_existing
 
 Topology = _core.Topology
 
-#: Formats accepted by :func:`export`.
+#: Formats accepted by :func:`export` (the core's table; :func:`export` also writes
+#: ``simgrid``, a SimGrid platform: docs/simgrid.md).
 EXPORT_FORMATS = tuple(c.name for c in _core.choices("export format"))
 
 
@@ -33,9 +34,15 @@ def families() -> list[dict[str, Any]]:
 
 def generate(spec: str) -> Topology:
     """Builds the topology named by ``spec`` (``slimfly:q=13,p=9``, ``oft:k=12``,
-    ``tree:fig1``, ``json:file.json``, ``graphml:file.graphml,p=2``, ...)."""
+    ``tree:fig1``, ``json:file.json``, ``graphml:file.graphml,p=2``, a SimGrid platform
+    ``simgrid:platform.xml`` or ``platform.xml``, ...)."""
     if not isinstance(spec, str):
         raise TopologyError(f"a topology spec must be a string, got {type(spec).__name__}")
+    from hypercuboid.topology._simgrid import read_simgrid, simgrid_path
+
+    platform = simgrid_path(spec)
+    if platform is not None:
+        return read_simgrid(platform)
     graphml = _core.topology_graphml_source(spec)  # the core parses every spec
     if graphml is not None:
         from hypercuboid.topology._io import read_graphml
@@ -50,8 +57,13 @@ def _topology(topology: Topology | str) -> Topology:
 
 
 def load(path: str | os.PathLike[str]) -> Topology:
-    """Reads a topology written by ``export(topology, "json", path)``."""
+    """Reads a topology written by ``export(topology, "json", path)``, or a SimGrid platform
+    (a path ending in ``.xml``)."""
     path = os.fspath(path)
+    if path.lower().endswith(".xml"):
+        from hypercuboid.topology._simgrid import read_simgrid
+
+        return read_simgrid(path)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -302,17 +314,21 @@ def export(
     force: bool = False,
 ) -> str:
     """Writes the topology as ``json`` (our schema), ``graphml``, ``anynet`` (BookSim2; link
-    latencies in cycles of ``cycle_ps`` if given) or ``dot`` (with endpoints unless
+    latencies in cycles of ``cycle_ps`` if given), ``simgrid`` (a SimGrid platform, version
+    4.1) or ``dot`` (with endpoints unless
     ``endpoints=False``); returns the text and writes it to ``path`` if given (an existing
     ``path`` raises :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``)."""
+    simgrid = isinstance(fmt, str) and fmt.strip().lower() == "simgrid"
     try:
-        fmt = _core.choice_name("export format", fmt)
+        fmt = "simgrid" if simgrid else _core.choice_name("export format", fmt)
     except ValueError as e:
         raise TopologyError(str(e)) from None
     if path is not None:
         path = refuse_existing(os.fspath(path), force)
     t = _topology(topology)
-    if fmt == "json":
+    if fmt == "simgrid":
+        text = _core.topology_to_simgrid(t)
+    elif fmt == "json":
         text = t.to_json()
     elif fmt == "graphml":
         text = t.to_graphml()

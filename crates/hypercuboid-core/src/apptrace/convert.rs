@@ -17,6 +17,7 @@ use super::{collective_of, Class, TraceError, COMM_SELF, COMM_WORLD, NO_COMM, PE
 use super::{PEER_NONE, PEER_NULL};
 use crate::collectives::allreduce::{self, Allreduce, AllreduceSpec};
 use crate::collectives::alltoall::{self, Alltoall, AlltoallSpec};
+use crate::collectives::library::{library_choice_for, Library};
 use crate::collectives::registry;
 use crate::schedule::{
     Combine, DepKind, Dtype, Meta, Op, OpId, OpKind, Payload, Program, ReduceOp, Schedule,
@@ -42,6 +43,10 @@ pub struct ConvertOptions {
     pub partial: bool,
     /// The schedule's name.
     pub name: String,
+    /// Expand each allreduce and alltoall whose algorithm is not given as the recorded MPI
+    /// library would run it ([`crate::collectives::library`]: Open MPI or MPICH, from the
+    /// trace's library string).
+    pub library: bool,
 }
 
 /// The allreduce algorithm a conversion uses unless told otherwise.
@@ -58,6 +63,7 @@ impl Default for ConvertOptions {
             reduce_ns_per_byte: 0.0,
             partial: false,
             name: "trace".into(),
+            library: false,
         }
     }
 }
@@ -138,6 +144,25 @@ pub fn convert(trace: &AppTrace, opts: &ConvertOptions) -> Result<Converted, Tra
     }
     let ar = registry::parse::<Allreduce>(opts.allreduce.as_deref().unwrap_or(DEFAULT_ALLREDUCE))?;
     let aa = registry::parse::<Alltoall>(opts.alltoall.as_deref().unwrap_or(DEFAULT_ALLTOALL))?;
+    let library = if opts.library {
+        let l = trace.library().to_ascii_lowercase();
+        let lib = if l.contains("open mpi") {
+            Library::OpenMpi
+        } else if l.contains("mpich") {
+            Library::Mpich
+        } else {
+            return Err(TraceError::File {
+                what: format!(
+                    "the trace's MPI library '{}' is neither Open MPI nor MPICH: no selector \
+                     knows what it runs; name the algorithms (--allreduce, --alltoall)",
+                    trace.library()
+                ),
+            });
+        };
+        Some((lib, opts.allreduce.is_none(), opts.alltoall.is_none()))
+    } else {
+        None
+    };
     if !trace.complete() && !opts.partial {
         let stops: Vec<&str> = trace
             .ranks
@@ -193,6 +218,7 @@ pub fn convert(trace: &AppTrace, opts: &ConvertOptions) -> Result<Converted, Tra
         reduce: &reduce,
         ar,
         aa,
+        library,
         cache: FxHashMap::default(),
         tags,
         sizes,
@@ -658,6 +684,8 @@ struct Build<'a> {
     reduce: &'a dyn Fn(u64) -> Time,
     ar: allreduce::Algorithm,
     aa: alltoall::Algorithm,
+    /// The library whose choice expands allreduce (`.1`) and alltoall (`.2`) calls.
+    library: Option<(Library, bool, bool)>,
     /// local programs by (collective code, ranks, rank, root, bytes, element size)
     cache: FxHashMap<CacheKey, Arc<Program>>,
     tags: FxHashMap<TagKey, i32>,
@@ -787,7 +815,10 @@ impl Build<'_> {
                     "allreduce" => {
                         let spec = AllreduceSpec::new(m, count, dtype, ReduceOp::Sum);
                         registry::program::<Allreduce>(
-                            &self.ar,
+                            &self
+                                .chosen::<Allreduce>(name, m, rec, elem)
+                                .map_err(|e| rec_err(t, ri, e))?
+                                .unwrap_or(self.ar.clone()),
                             &spec,
                             &Default::default(),
                             i,
@@ -799,7 +830,10 @@ impl Build<'_> {
                     "alltoall" => {
                         let spec = AlltoallSpec::new(m, count, dtype);
                         registry::program::<Alltoall>(
-                            &self.aa,
+                            &self
+                                .chosen::<Alltoall>(name, m, rec, elem)
+                                .map_err(|e| rec_err(t, ri, e))?
+                                .unwrap_or(self.aa.clone()),
                             &spec,
                             &Default::default(),
                             i,
@@ -845,6 +879,28 @@ impl Build<'_> {
         let elem_size = dtype_of(elem as u32, rec.bytes).0.size() as u64;
         self.append(p, &local, members, gid, seq, elem_size, cursor)
             .map_err(|e| rec_err(t, ri, e))
+    }
+
+    /// What the library would run for this call, where the library chooses it.
+    fn chosen<F: registry::Family>(
+        &self,
+        name: &str,
+        m: u32,
+        rec: &Record,
+        elem: i32,
+    ) -> Result<Option<F::Algorithm>, String> {
+        let Some((lib, ar, aa)) = self.library else {
+            return Ok(None);
+        };
+        if !(name == "allreduce" && ar || name == "alltoall" && aa) {
+            return Ok(None);
+        }
+        let (dtype, _) = dtype_of(elem as u32, rec.bytes);
+        let c =
+            library_choice_for(lib, name, m, rec.bytes, dtype.size()).map_err(|e| e.to_string())?;
+        registry::parse::<F>(&c.algorithm)
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 
     /// Appends a local program (communicator ranks, local tags) to `p`: world ranks, schedule

@@ -491,3 +491,35 @@ fn persistent_requests_replay_each_start() {
         ]
     );
 }
+
+/// A rank file with another library string.
+fn relabel(file: &[u8], lib: &str) -> Vec<u8> {
+    let mut out = file[..20].to_vec();
+    out.extend_from_slice(&(lib.len() as u32).to_le_bytes());
+    out.extend_from_slice(lib.as_bytes());
+    out.extend_from_slice(&file[28..]);
+    out
+}
+
+#[test]
+fn the_library_chooses_allreduce_and_alltoall() {
+    let opts = ConvertOptions {
+        library: true,
+        ..ConvertOptions::default()
+    };
+    for lib in ["Open MPI v5.0.11", "MPICH Version: 4.3.2"] {
+        let files: Vec<Vec<u8>> = app().iter().map(|f| relabel(f, lib)).collect();
+        let t = load(&files);
+        assert_eq!(t.library(), lib);
+        let c = convert(&t, &opts).unwrap();
+        assert!(
+            verify(&c.schedule, &VerifyOptions::default()).is_sound(),
+            "{lib}"
+        );
+    }
+    assert_eq!(
+        convert(&load(&app()), &opts).unwrap_err().to_string(),
+        "the trace's MPI library 'test' is neither Open MPI nor MPICH: no selector knows what \
+         it runs; name the algorithms (--allreduce, --alltoall)"
+    );
+}

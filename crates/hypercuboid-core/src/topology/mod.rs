@@ -6,7 +6,8 @@
 //! distance figures (sizes, radices, ports and links per endpoint, diameter, average hops,
 //! minimal-path diversity, Moore-bound fraction, tree AAPC bottleneck);
 //! [`bisection`] refines a router partition into an exact endpoint bisection; [`export`]
-//! writes our JSON schema, GraphML, BookSim2 `anynet` and Graphviz dot.
+//! writes our JSON schema, GraphML, BookSim2 `anynet` and Graphviz dot; [`simgrid`] writes and
+//! reads SimGrid platform XML.
 //!
 //! Families: [`slimfly`] (MMS graphs over GF(q)), [`polarfly`] (ER_q), [`mlfm`]
 //! (Multi-Layer Full-Mesh), [`oft`] (two-level Orthogonal Fat-Tree), [`hyperx`],
@@ -28,6 +29,7 @@ pub mod hyperx;
 pub mod mlfm;
 pub mod oft;
 pub mod polarfly;
+pub mod simgrid;
 pub mod slimfly;
 pub mod spec;
 pub mod switch;
