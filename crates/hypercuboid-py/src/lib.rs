@@ -11,6 +11,7 @@ macro_rules! add {
     };
 }
 
+mod apptrace;
 mod args;
 mod defaults;
 mod errors;
@@ -57,6 +58,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     resources::register(m)?;
     guard::register(m)?;
     tables::register(m)?;
+    apptrace::register(m)?;
     library::register(m)?;
     simgrid::register(m)?;
     modelfile::register(m)?;

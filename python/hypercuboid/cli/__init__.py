@@ -41,6 +41,7 @@ from hypercuboid.cli.predict import predict  # noqa: E402
 from hypercuboid.cli.schedule import schedule  # noqa: E402
 from hypercuboid.cli.simulate import simulate  # noqa: E402
 from hypercuboid.cli.topo import topo  # noqa: E402
+from hypercuboid.cli.trace import trace  # noqa: E402
 from hypercuboid.cli.tune import tune  # noqa: E402
 from hypercuboid.cli.validate import validate  # noqa: E402
 
@@ -54,6 +55,7 @@ cli.add_command(topo)
 cli.add_command(tune)
 cli.add_command(netsim)
 cli.add_command(lbm)
+cli.add_command(trace)
 schedule.add_command(library_cmd)
 schedule.add_command(import_otf2)
 cli.add_command(predict)

@@ -102,6 +102,11 @@ MEANINGS: list[Meaning] = [
     _m("--version", "Print the version", "flag"),
     # schedule verbs
     _m("--reduce-ns-per-byte", "GOAL export: calc cost of reductions per byte", "float"),
+    # application traces
+    _m("--collectives", "Where a trace's replay takes its allreduce and alltoall", "choice"),
+    _m("--partial", "Convert a trace that stops before MPI_Finalize up to where it stops", "flag"),
+    _m("--recorder", "The PMPI recorder to preload (libhc_trace.so)", "file"),
+    _m("--flush-bytes", "Records a rank keeps in memory before writing them", "size"),
     _m("--eager-limit", "Messages up to this many bytes are buffered", "int"),
     _m("--no-semantics", "Skip the symbolic check of the result", "flag"),
     _m("--max-problems", "Report at most this many problems", "int"),

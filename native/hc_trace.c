@@ -1,0 +1,960 @@
+/* hypercuboid's PMPI recorder (libhc_trace.so): loaded with LD_PRELOAD under an unmodified MPI
+ * application, it records every point-to-point call, collective and communicator creation of
+ * each rank with its timestamps, and writes them in the binary format of docs/trace.md
+ * (`hypercuboid trace run` sets it up; `hypercuboid trace convert` reads it).
+ *
+ * Environment (read at MPI_Init):
+ *   HYPERCUBOID_TRACE_PREFIX  files are <prefix>.<world rank> (default "hctrace")
+ *   HYPERCUBOID_TRACE_FLUSH   bytes of records kept in memory before they are appended to the
+ *                             file (default 4 MiB, at least 64 KiB): a crashed run leaves every
+ *                             record up to its last flush.
+ *
+ * Each call appends one fixed record of 64 bytes (and, for a wait on several requests, a
+ * v-collective or a communicator creation, a few 8-byte words after it) to a per-rank buffer;
+ * the file is opened at MPI_Init, the header written at once, the buffer appended when full and
+ * at MPI_Finalize. Calls are recorded from the thread that makes them with no lock: recorded
+ * applications call MPI from one thread at a time (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED).
+ * Fortran bindings are not intercepted. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hc_trace.h"
+
+#define HC_EXPORT __attribute__((visibility("default")))
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the trace format is little-endian; this recorder writes records as the host lays them out"
+#endif
+
+
+/* -- state -------------------------------------------------------------------------------- */
+
+static struct {
+    int on;
+    FILE *f;
+    unsigned char *buf;
+    size_t len, cap;
+    uint32_t next_req, next_comm;
+    int world_rank;
+} g;
+
+typedef struct {
+    MPI_Comm h;
+    uint32_t id;
+} comm_slot;
+static comm_slot *comms;
+static size_t ncomms, capcomms;
+
+static table reqs, persistent;
+
+
+static void flush_buf(void)
+{
+    if (g.f && g.len) {
+        fwrite(g.buf, 1, g.len, g.f);
+        fflush(g.f);
+    }
+    g.len = 0;
+}
+
+/* Room for a record and `extra` words; NULL when recording is off. */
+static rec *claim(int kind, uint64_t t0, uint32_t extra)
+{
+    if (!g.on) return NULL;
+    size_t need = sizeof(rec) + 8u * (size_t)extra;
+    if (g.len + need > g.cap) flush_buf();
+    if (need > g.cap) { /* one record larger than the buffer: grow it */
+        unsigned char *b = realloc(g.buf, need);
+        if (!b) return NULL;
+        g.buf = b;
+        g.cap = need;
+    }
+    rec *r = (rec *)(g.buf + g.len);
+    g.len += need;
+    memset(r, 0, sizeof *r);
+    r->kind = (uint16_t)kind;
+    r->t0 = t0;
+    r->t1 = now();
+    r->peer = P_NONE;
+    r->src = P_NONE;
+    r->mtag = -1;
+    r->nextra = extra;
+    return r;
+}
+
+static uint64_t *extra_of(rec *r) { return (uint64_t *)(r + 1); }
+
+static uint32_t comm_id(MPI_Comm c)
+{
+    if (c == MPI_COMM_WORLD) return 0;
+    if (c == MPI_COMM_SELF) return 1;
+    for (size_t i = ncomms; i-- > 0;)
+        if (comms[i].h == c) return comms[i].id;
+    return UINT32_MAX; /* a communicator this recorder never saw created */
+}
+
+static void comm_add(MPI_Comm c, uint32_t id)
+{
+    if (ncomms == capcomms) {
+        size_t cap = capcomms ? 2 * capcomms : 16;
+        comm_slot *n = realloc(comms, cap * sizeof *n);
+        if (!n) return;
+        comms = n;
+        capcomms = cap;
+    }
+    comms[ncomms].h = c;
+    comms[ncomms++].id = id;
+}
+
+static void comm_remove(MPI_Comm c)
+{
+    for (size_t i = 0; i < ncomms; i++)
+        if (comms[i].h == c) {
+            comms[i] = comms[--ncomms];
+            return;
+        }
+}
+
+static uint64_t req_key(const MPI_Request *r)
+{
+    uint64_t k = 0;
+    memcpy(&k, r, sizeof *r < sizeof k ? sizeof *r : sizeof k);
+    return k;
+}
+
+static uint32_t req_take(uint64_t key) { return find(&reqs, key, 1); }
+
+static uint32_t new_req(MPI_Request *r)
+{
+    if (!g.on) return 0;
+    uint32_t id = ++g.next_req;
+    put(&reqs, req_key(r), id);
+    return id;
+}
+
+static uint64_t tsize(MPI_Datatype t, uint64_t count)
+{
+    int s = 0;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &s) != MPI_SUCCESS || s < 0) return 0;
+    return (uint64_t)s * count;
+}
+
+static int32_t elem_size(MPI_Datatype t) { return (int32_t)tsize(t, 1); }
+
+static uint16_t op_code(MPI_Op op)
+{
+    MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,    MPI_LAND,   MPI_LOR,    MPI_LXOR,
+                    MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (op == ops[i]) return (uint16_t)(i + 1);
+    return 255;
+}
+
+static int32_t peer_of(int p)
+{
+    return p == MPI_ANY_SOURCE ? P_ANY : p == MPI_PROC_NULL ? P_NULL : p;
+}
+
+static uint64_t status_bytes(const MPI_Status *st)
+{
+    MPI_Count c = 0;
+    if (PMPI_Get_elements_x(st, MPI_BYTE, &c) != MPI_SUCCESS || c < 0) return 0;
+    return (uint64_t)c;
+}
+
+static void put_status(rec *r, const MPI_Status *st)
+{
+    r->src = peer_of(st->MPI_SOURCE);
+    r->mtag = st->MPI_TAG;
+    r->rbytes = status_bytes(st);
+}
+
+/* -- init and finalize -------------------------------------------------------------------- */
+
+static void start(void)
+{
+    int flag = 0;
+    if (PMPI_Initialized(&flag) != MPI_SUCCESS || !flag) return;
+    int rank = 0, size = 0, len = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    PMPI_Get_library_version(lib, &len);
+    len = (int)strnlen(lib, sizeof lib);
+    while (len > 0 && (lib[len - 1] == '\n' || lib[len - 1] == ' ')) len--;
+    const char *prefix = getenv("HYPERCUBOID_TRACE_PREFIX");
+    if (!prefix || !*prefix) prefix = "hctrace";
+    char path[4096];
+    snprintf(path, sizeof path, "%s.%d", prefix, rank);
+    g.f = fopen(path, "wb");
+    if (!g.f) {
+        fprintf(stderr, "hypercuboid: trace: cannot write %s; rank %d is not recorded\n", path,
+                rank);
+        return;
+    }
+    const char *fl = getenv("HYPERCUBOID_TRACE_FLUSH");
+    long long cap = fl ? atoll(fl) : 0;
+    g.cap = cap >= (1 << 16) ? (size_t)cap : (size_t)4 << 20;
+    g.buf = malloc(g.cap);
+    if (!g.buf) {
+        fclose(g.f);
+        g.f = NULL;
+        return;
+    }
+    unsigned char h[24] = "HCTRACE";
+    uint32_t v[4] = {HCT_VERSION, (uint32_t)rank, (uint32_t)size, (uint32_t)len};
+    memcpy(h + 8, v, sizeof v);
+    fwrite(h, 1, sizeof h, g.f);
+    fwrite(lib, 1, (size_t)len, g.f);
+    fflush(g.f);
+    g.world_rank = rank;
+    g.next_comm = 2;
+    g.on = 1;
+    clock_gettime(CLOCK_MONOTONIC, &clk.base);
+    calibrate();
+    rebase();
+    claim(K_INIT, 0, 0);
+}
+
+HC_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) start();
+    return rc;
+}
+
+HC_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) start();
+    return rc;
+}
+
+HC_EXPORT int MPI_Finalize(void)
+{
+    if (g.on) {
+        claim(K_FINALIZE, now(), 0);
+        flush_buf();
+        fclose(g.f);
+        g.f = NULL;
+        g.on = 0;
+        free(g.buf);
+        g.buf = NULL;
+    }
+    return PMPI_Finalize();
+}
+
+/* -- point-to-point ----------------------------------------------------------------------- */
+
+/* PCALL(MPI_Send) is PMPI_Send, after its argument is expanded. */
+#define PCALL(NAME) PCALL_(NAME)
+#define PCALL_(NAME) P##NAME
+
+#define SEND(NAME, KIND, CT)                                                                   \
+    HC_EXPORT int NAME(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,          \
+                       MPI_Comm comm)                                                          \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm);                                     \
+        rec *r = claim(KIND, t0, 0);                                                           \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(dest);                                                           \
+            r->tag = tag;                                                                      \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define ISEND(NAME, KIND, CT)                                                                  \
+    HC_EXPORT int NAME(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,          \
+                       MPI_Comm comm, MPI_Request *req)                                        \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm, req);                                \
+        rec *r = claim(KIND, t0, 0);                                                           \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(dest);                                                           \
+            r->tag = tag;                                                                      \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+            if (rc == MPI_SUCCESS) r->req = new_req(req);                                      \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define RECV(NAME, CT)                                                                         \
+    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int source, int tag,              \
+                       MPI_Comm comm, MPI_Status *status)                                      \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        MPI_Status own;                                                                        \
+        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                          \
+        int rc = PCALL(NAME)(buf, count, dt, source, tag, comm, st);                               \
+        rec *r = claim(K_RECV, t0, 0);                                                         \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(source);                                                         \
+            r->tag = tag;                                                                      \
+            put_status(r, st);                                                                 \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define IRECV(NAME, CT)                                                                        \
+    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int source, int tag,              \
+                       MPI_Comm comm, MPI_Request *req)                                        \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(buf, count, dt, source, tag, comm, req);                              \
+        rec *r = claim(K_IRECV, t0, 0);                                                        \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(source);                                                         \
+            r->tag = tag;                                                                      \
+            r->rbytes = tsize(dt, (uint64_t)count);                                            \
+            if (rc == MPI_SUCCESS) r->req = new_req(req);                                      \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define SENDRECV(NAME, CT)                                                                     \
+    HC_EXPORT int NAME(const void *sbuf, CT scount, MPI_Datatype stype, int dest, int stag,    \
+                       void *rbuf, CT rcount, MPI_Datatype rtype, int source, int rtag,        \
+                       MPI_Comm comm, MPI_Status *status)                                      \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        MPI_Status own;                                                                        \
+        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                          \
+        int rc = PCALL(NAME)(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,   \
+                         comm, st);                                                            \
+        rec *r = claim(K_SENDRECV, t0, 1);                                                     \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(dest);                                                           \
+            r->tag = stag;                                                                     \
+            r->bytes = tsize(stype, (uint64_t)scount);                                         \
+            put_status(r, st);                                                                 \
+            extra_of(r)[0] = (uint64_t)(uint32_t)peer_of(source) |                             \
+                             (uint64_t)(uint32_t)rtag << 32;                                   \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define SENDRECV_REPLACE(NAME, CT)                                                             \
+    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int dest, int stag, int source,    \
+                       int rtag, MPI_Comm comm, MPI_Status *status)                            \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        MPI_Status own;                                                                        \
+        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                          \
+        int rc = PCALL(NAME)(buf, count, dt, dest, stag, source, rtag, comm, st);                  \
+        rec *r = claim(K_SENDRECV, t0, 1);                                                     \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(dest);                                                           \
+            r->tag = stag;                                                                     \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+            put_status(r, st);                                                                 \
+            extra_of(r)[0] = (uint64_t)(uint32_t)peer_of(source) |                             \
+                             (uint64_t)(uint32_t)rtag << 32;                                   \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+SEND(MPI_Send, K_SEND, int)
+SEND(MPI_Ssend, K_SSEND, int)
+SEND(MPI_Bsend, K_BSEND, int)
+SEND(MPI_Rsend, K_RSEND, int)
+ISEND(MPI_Isend, K_ISEND, int)
+ISEND(MPI_Issend, K_ISSEND, int)
+ISEND(MPI_Ibsend, K_IBSEND, int)
+ISEND(MPI_Irsend, K_IRSEND, int)
+RECV(MPI_Recv, int)
+IRECV(MPI_Irecv, int)
+SENDRECV(MPI_Sendrecv, int)
+SENDRECV_REPLACE(MPI_Sendrecv_replace, int)
+#if MPI_VERSION >= 4
+SEND(MPI_Send_c, K_SEND, MPI_Count)
+SEND(MPI_Ssend_c, K_SSEND, MPI_Count)
+SEND(MPI_Bsend_c, K_BSEND, MPI_Count)
+SEND(MPI_Rsend_c, K_RSEND, MPI_Count)
+ISEND(MPI_Isend_c, K_ISEND, MPI_Count)
+ISEND(MPI_Issend_c, K_ISSEND, MPI_Count)
+ISEND(MPI_Ibsend_c, K_IBSEND, MPI_Count)
+ISEND(MPI_Irsend_c, K_IRSEND, MPI_Count)
+RECV(MPI_Recv_c, MPI_Count)
+IRECV(MPI_Irecv_c, MPI_Count)
+SENDRECV(MPI_Sendrecv_c, MPI_Count)
+SENDRECV_REPLACE(MPI_Sendrecv_replace_c, MPI_Count)
+#endif
+
+HC_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Probe(source, tag, comm, st);
+    rec *r = claim(K_PROBE, t0, 0);
+    if (r) {
+        r->comm = comm_id(comm);
+        r->peer = peer_of(source);
+        r->tag = tag;
+        put_status(r, st);
+    }
+    return rc;
+}
+
+HC_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int rc = PMPI_Iprobe(source, tag, comm, flag, st);
+    rec *r = claim(K_IPROBE, t0, 0);
+    if (r) {
+        r->comm = comm_id(comm);
+        r->peer = peer_of(source);
+        r->tag = tag;
+        if (*flag) put_status(r, st);
+    }
+    return rc;
+}
+
+/* -- persistent requests ------------------------------------------------------------------ */
+
+/* A persistent request gets an id at its creation (MPI_Send_init ...: the record's req); each
+ * MPI_Start gives it a new request id for the operation it starts, which the waits complete. */
+#define SEND_INIT(NAME)                                                                        \
+    HC_EXPORT int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag,         \
+                       MPI_Comm comm, MPI_Request *req)                                        \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm, req);                            \
+        rec *r = claim(K_SEND_INIT, t0, 0);                                                    \
+        if (r) {                                                                               \
+            r->comm = comm_id(comm);                                                           \
+            r->peer = peer_of(dest);                                                           \
+            r->tag = tag;                                                                      \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+            if (rc == MPI_SUCCESS) {                                                           \
+                r->req = ++g.next_req;                                                         \
+                put(&persistent, req_key(req), r->req);                                        \
+            }                                                                                  \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+SEND_INIT(MPI_Send_init)
+SEND_INIT(MPI_Ssend_init)
+SEND_INIT(MPI_Bsend_init)
+SEND_INIT(MPI_Rsend_init)
+
+HC_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag,
+                            MPI_Comm comm, MPI_Request *req)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
+    rec *r = claim(K_RECV_INIT, t0, 0);
+    if (r) {
+        r->comm = comm_id(comm);
+        r->peer = peer_of(source);
+        r->tag = tag;
+        r->rbytes = tsize(dt, (uint64_t)count);
+        if (rc == MPI_SUCCESS) {
+            r->req = ++g.next_req;
+            put(&persistent, req_key(req), r->req);
+        }
+    }
+    return rc;
+}
+
+/* One word per started request: the persistent id (low 32 bits), the new request id (high). */
+static uint64_t started(MPI_Request *req)
+{
+    uint32_t p = find(&persistent, req_key(req), 0);
+    uint32_t a = p ? new_req(req) : 0;
+    return (uint64_t)p | (uint64_t)a << 32;
+}
+
+HC_EXPORT int MPI_Start(MPI_Request *req)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Start(req);
+    rec *r = claim(K_START, t0, 1);
+    if (r) extra_of(r)[0] = rc == MPI_SUCCESS ? started(req) : 0;
+    return rc;
+}
+
+HC_EXPORT int MPI_Startall(int n, MPI_Request rq[])
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Startall(n, rq);
+    rec *r = claim(K_STARTALL, t0, n > 0 ? (uint32_t)n : 0);
+    if (r)
+        for (int i = 0; i < n; i++) extra_of(r)[i] = rc == MPI_SUCCESS ? started(&rq[i]) : 0;
+    return rc;
+}
+
+HC_EXPORT int MPI_Request_free(MPI_Request *req)
+{
+    if (g.on && *req != MPI_REQUEST_NULL) {
+        find(&persistent, req_key(req), 1);
+        find(&reqs, req_key(req), 1);
+    }
+    return PMPI_Request_free(req);
+}
+
+/* -- completion --------------------------------------------------------------------------- */
+
+/* Records the completion of request `id` with its status as three extra words. */
+static void put_done(uint64_t *w, uint32_t id, const MPI_Status *st)
+{
+    w[0] = (uint64_t)id | (uint64_t)(uint32_t)(st ? peer_of(st->MPI_SOURCE) : P_NONE) << 32;
+    w[1] = (uint64_t)(uint32_t)(st ? st->MPI_TAG : -1);
+    w[2] = st ? status_bytes(st) : 0;
+}
+
+#define SMALL 64
+
+/* The ids of n requests (before the call completes them); `ids` has room for n. */
+static void ids_of(int n, const MPI_Request *rq, uint64_t *keys)
+{
+    for (int i = 0; i < n; i++) keys[i] = rq[i] == MPI_REQUEST_NULL ? 0 : req_key(&rq[i]);
+}
+
+/* Waits and tests on one request. */
+static int one(int kind, MPI_Request *req, int *flag, MPI_Status *status)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    uint64_t key = *req == MPI_REQUEST_NULL ? 0 : req_key(req);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int done = 1;
+    int rc = kind == K_WAIT ? PMPI_Wait(req, st) : PMPI_Test(req, &done, st);
+    if (flag) *flag = done;
+    if (!g.on) return rc;
+    uint32_t id = done && key ? req_take(key) : 0;
+    rec *r = claim(kind, t0, id ? 3 : 0);
+    if (r && id) put_done(extra_of(r), id, st);
+    return rc;
+}
+
+HC_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    return one(K_WAIT, req, NULL, status);
+}
+
+HC_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    return one(K_TEST, req, flag, status);
+}
+
+/* Waitall, Testall, Waitany, Testany, Waitsome, Testsome: `done[i]` says which of the n
+ * requests the call completed, with statuses in st (index i, or j for the some-forms). */
+static void many(int kind, uint64_t t0, int n, const uint64_t *keys, const int *idx, int nidx,
+                 const MPI_Status *st)
+{
+    uint32_t ids[SMALL];
+    uint32_t *id = nidx <= SMALL ? ids : malloc((size_t)nidx * sizeof *id);
+    if (!id) return;
+    uint32_t k = 0;
+    for (int j = 0; j < nidx; j++) {
+        int i = idx ? idx[j] : j;
+        id[j] = i >= 0 && i < n && keys[i] ? req_take(keys[i]) : 0;
+        k += id[j] != 0;
+    }
+    rec *r = claim(kind, t0, 3 * k);
+    if (r) {
+        uint64_t *w = extra_of(r);
+        for (int j = 0; j < nidx; j++)
+            if (id[j]) {
+                put_done(w, id[j], st ? &st[j] : NULL);
+                w += 3;
+            }
+    }
+    if (id != ids) free(id);
+}
+
+static int all(int kind, int n, MPI_Request *rq, int *flag, MPI_Status *statuses)
+{
+    if (!g.on)
+        return kind == K_WAITALL ? PMPI_Waitall(n, rq, statuses)
+                                 : PMPI_Testall(n, rq, flag, statuses);
+    uint64_t t0 = now();
+    uint64_t kb[SMALL];
+    MPI_Status sb[SMALL];
+    uint64_t *keys = n <= SMALL ? kb : malloc((size_t)n * sizeof *keys);
+    MPI_Status *st = statuses != MPI_STATUSES_IGNORE ? statuses
+                     : n <= SMALL                    ? sb
+                                                     : malloc((size_t)n * sizeof *st);
+    if (!keys || !st) {
+        if (keys != kb) free(keys);
+        if (st != sb && st != statuses) free(st);
+        return kind == K_WAITALL ? PMPI_Waitall(n, rq, statuses)
+                                 : PMPI_Testall(n, rq, flag, statuses);
+    }
+    ids_of(n, rq, keys);
+    int done = 1;
+    int rc = kind == K_WAITALL ? PMPI_Waitall(n, rq, st) : PMPI_Testall(n, rq, &done, st);
+    if (flag) *flag = done;
+    many(kind, t0, n, keys, NULL, done ? n : 0, st);
+    if (keys != kb) free(keys);
+    if (st != sb && st != statuses) free(st);
+    return rc;
+}
+
+HC_EXPORT int MPI_Waitall(int n, MPI_Request rq[], MPI_Status statuses[])
+{
+    return all(K_WAITALL, n, rq, NULL, statuses);
+}
+
+HC_EXPORT int MPI_Testall(int n, MPI_Request rq[], int *flag, MPI_Status statuses[])
+{
+    return all(K_TESTALL, n, rq, flag, statuses);
+}
+
+static int any(int kind, int n, MPI_Request *rq, int *index, int *flag, MPI_Status *status)
+{
+    if (!g.on)
+        return kind == K_WAITANY ? PMPI_Waitany(n, rq, index, status)
+                                 : PMPI_Testany(n, rq, index, flag, status);
+    uint64_t t0 = now();
+    uint64_t kb[SMALL];
+    uint64_t *keys = n <= SMALL ? kb : malloc((size_t)n * sizeof *keys);
+    if (!keys)
+        return kind == K_WAITANY ? PMPI_Waitany(n, rq, index, status)
+                                 : PMPI_Testany(n, rq, index, flag, status);
+    ids_of(n, rq, keys);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    int done = 1;
+    int rc = kind == K_WAITANY ? PMPI_Waitany(n, rq, index, st)
+                               : PMPI_Testany(n, rq, index, &done, st);
+    if (flag) *flag = done;
+    int got = done && *index != MPI_UNDEFINED;
+    many(kind, t0, n, keys, index, got, st);
+    if (keys != kb) free(keys);
+    return rc;
+}
+
+HC_EXPORT int MPI_Waitany(int n, MPI_Request rq[], int *index, MPI_Status *status)
+{
+    return any(K_WAITANY, n, rq, index, NULL, status);
+}
+
+HC_EXPORT int MPI_Testany(int n, MPI_Request rq[], int *index, int *flag, MPI_Status *status)
+{
+    return any(K_TESTANY, n, rq, index, flag, status);
+}
+
+static int some(int kind, int n, MPI_Request *rq, int *outcount, int *indices,
+                MPI_Status *statuses)
+{
+    if (!g.on)
+        return kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, statuses)
+                                  : PMPI_Testsome(n, rq, outcount, indices, statuses);
+    uint64_t t0 = now();
+    uint64_t kb[SMALL];
+    MPI_Status sb[SMALL];
+    uint64_t *keys = n <= SMALL ? kb : malloc((size_t)n * sizeof *keys);
+    MPI_Status *st = statuses != MPI_STATUSES_IGNORE ? statuses
+                     : n <= SMALL                    ? sb
+                                                     : malloc((size_t)n * sizeof *st);
+    if (!keys || !st) {
+        if (keys != kb) free(keys);
+        if (st != sb && st != statuses) free(st);
+        return kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, statuses)
+                                  : PMPI_Testsome(n, rq, outcount, indices, statuses);
+    }
+    ids_of(n, rq, keys);
+    int rc = kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, st)
+                                : PMPI_Testsome(n, rq, outcount, indices, st);
+    int got = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    many(kind, t0, n, keys, indices, got, st);
+    if (keys != kb) free(keys);
+    if (st != sb && st != statuses) free(st);
+    return rc;
+}
+
+HC_EXPORT int MPI_Waitsome(int n, MPI_Request rq[], int *outcount, int indices[],
+                           MPI_Status statuses[])
+{
+    return some(K_WAITSOME, n, rq, outcount, indices, statuses);
+}
+
+HC_EXPORT int MPI_Testsome(int n, MPI_Request rq[], int *outcount, int indices[],
+                           MPI_Status statuses[])
+{
+    return some(K_TESTSOME, n, rq, outcount, indices, statuses);
+}
+
+/* -- collectives -------------------------------------------------------------------------- */
+
+/* The record of a collective on comm: `req` set for the non-blocking forms. */
+static rec *coll(int kind, uint64_t t0, MPI_Comm comm, uint32_t extra, MPI_Request *req,
+                 int rc)
+{
+    rec *r = claim(req ? kind + K_NB : kind, t0, extra);
+    if (r) {
+        r->comm = comm_id(comm);
+        if (req && rc == MPI_SUCCESS) r->req = new_req(req);
+    }
+    return r;
+}
+
+static int csize(MPI_Comm comm)
+{
+    int n = 0;
+    if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || n < 0) n = 0;
+    return n;
+}
+
+/* Each collective has a blocking form (F = B) and a non-blocking one (F = NB): ARGS_F is the
+ * request parameter, PASS_F passes it on, REQ_F gives it to coll(). */
+#define ARGS_B
+#define ARGS_NB , MPI_Request *req
+#define PASS_B
+#define PASS_NB , req
+#define REQ_B NULL
+#define REQ_NB req
+
+#define DEF_BARRIER(NAME, F)                                                                   \
+    HC_EXPORT int NAME(MPI_Comm comm ARGS_##F)                                                 \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(comm PASS_##F);                                                       \
+        coll(K_BARRIER, t0, comm, 0, REQ_##F, rc);                                             \
+        return rc;                                                                             \
+    }
+
+#define DEF_BCAST(NAME, F, CT)                                                                 \
+    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int root, MPI_Comm comm ARGS_##F) \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(buf, count, dt, root, comm PASS_##F);                                 \
+        rec *r = coll(K_BCAST, t0, comm, 0, REQ_##F, rc);                                      \
+        if (r) {                                                                               \
+            r->peer = root;                                                                    \
+            r->tag = elem_size(dt);                                                            \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define DEF_REDUCE(NAME, F, CT)                                                                \
+    HC_EXPORT int NAME(const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,     \
+                       int root, MPI_Comm comm ARGS_##F)                                       \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(sbuf, rbuf, count, dt, op, root, comm PASS_##F);                      \
+        rec *r = coll(K_REDUCE, t0, comm, 0, REQ_##F, rc);                                     \
+        if (r) {                                                                               \
+            r->peer = root;                                                                    \
+            r->op = op_code(op);                                                               \
+            r->tag = elem_size(dt);                                                            \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+/* Allreduce, Scan, Exscan, Reduce_scatter_block (count: each rank's block) */
+#define DEF_ALLRED(NAME, KIND, F, CT)                                                          \
+    HC_EXPORT int NAME(const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,     \
+                       MPI_Comm comm ARGS_##F)                                                 \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(sbuf, rbuf, count, dt, op, comm PASS_##F);                            \
+        rec *r = coll(KIND, t0, comm, 0, REQ_##F, rc);                                         \
+        if (r) {                                                                               \
+            r->op = op_code(op);                                                               \
+            r->tag = elem_size(dt);                                                            \
+            r->bytes = tsize(dt, (uint64_t)count);                                             \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+/* Allgather, Alltoall: bytes = one rank's block (the receive side's when sending in place) */
+#define DEF_ALLX(NAME, KIND, F, CT)                                                            \
+    HC_EXPORT int NAME(const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf, CT rcount, \
+                       MPI_Datatype rtype, MPI_Comm comm ARGS_##F)                             \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(sbuf, scount, stype, rbuf, rcount, rtype, comm PASS_##F);             \
+        rec *r = coll(KIND, t0, comm, 0, REQ_##F, rc);                                         \
+        if (r) {                                                                               \
+            r->tag = elem_size(rtype);                                                         \
+            r->bytes = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcount)                   \
+                                            : tsize(stype, (uint64_t)scount);                  \
+            r->rbytes = tsize(rtype, (uint64_t)rcount);                                        \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define DEF_ALLGATHERV(NAME, F, CT, DT)                                                            \
+    HC_EXPORT int NAME(const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf,            \
+                       const CT rcounts[], const DT displs[], MPI_Datatype rtype,          \
+                       MPI_Comm comm ARGS_##F)                                                 \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm PASS_##F);    \
+        int n = g.on ? csize(comm) : 0;                                                        \
+        rec *r = coll(K_ALLGATHERV, t0, comm, (uint32_t)n, REQ_##F, rc);                       \
+        if (r) {                                                                               \
+            r->tag = elem_size(rtype);                                                         \
+            for (int i = 0; i < n; i++) extra_of(r)[i] = tsize(rtype, (uint64_t)rcounts[i]);   \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define DEF_ALLTOALLV(NAME, F, CT, DT)                                                             \
+    HC_EXPORT int NAME(const void *sbuf, const CT scounts[], const DT sdispls[],               \
+                       MPI_Datatype stype, void *rbuf, const CT rcounts[],                     \
+                       const DT rdispls[], MPI_Datatype rtype, MPI_Comm comm ARGS_##F)        \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,         \
+                         comm PASS_##F);                                                       \
+        int n = g.on ? csize(comm) : 0;                                                        \
+        rec *r = coll(K_ALLTOALLV, t0, comm, 2u * (uint32_t)n, REQ_##F, rc);                   \
+        if (r) {                                                                               \
+            int inplace = sbuf == MPI_IN_PLACE;                                                \
+            r->tag = elem_size(rtype);                                                         \
+            for (int i = 0; i < n; i++) {                                                      \
+                extra_of(r)[i] = inplace ? tsize(rtype, (uint64_t)rcounts[i])                  \
+                                         : tsize(stype, (uint64_t)scounts[i]);                 \
+                extra_of(r)[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                       \
+            }                                                                                  \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define DEF_REDSCAT(NAME, F, CT)                                                               \
+    HC_EXPORT int NAME(const void *sbuf, void *rbuf, const CT rcounts[], MPI_Datatype dt,      \
+                       MPI_Op op, MPI_Comm comm ARGS_##F)                                      \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME)(sbuf, rbuf, rcounts, dt, op, comm PASS_##F);                          \
+        int n = g.on ? csize(comm) : 0;                                                        \
+        rec *r = coll(K_REDUCE_SCATTER, t0, comm, (uint32_t)n, REQ_##F, rc);                   \
+        if (r) {                                                                               \
+            r->op = op_code(op);                                                               \
+            r->tag = elem_size(dt);                                                            \
+            for (int i = 0; i < n; i++) extra_of(r)[i] = tsize(dt, (uint64_t)rcounts[i]);      \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+
+#define DEF_ALL(SUF, F, CT)                                                                    \
+    DEF_BCAST(SUF(Bcast, bcast), F, CT)                                                               \
+    DEF_REDUCE(SUF(Reduce, reduce), F, CT)                                                             \
+    DEF_ALLRED(SUF(Allreduce, allreduce), K_ALLREDUCE, F, CT)                                             \
+    DEF_ALLRED(SUF(Scan, scan), K_SCAN, F, CT)                                                       \
+    DEF_ALLRED(SUF(Exscan, exscan), K_EXSCAN, F, CT)                                                   \
+    DEF_ALLRED(SUF(Reduce_scatter_block, reduce_scatter_block), K_REDUCE_SCATTER_BLOCK, F, CT)                       \
+    DEF_ALLX(SUF(Allgather, allgather), K_ALLGATHER, F, CT)                                               \
+    DEF_ALLX(SUF(Alltoall, alltoall), K_ALLTOALL, F, CT)                                                 \
+    DEF_REDSCAT(SUF(Reduce_scatter, reduce_scatter), F, CT)
+
+/* SUF(Name, name): the blocking or non-blocking form's name */
+#define B_(X, x) MPI_##X
+#define NB_(X, x) MPI_I##x
+DEF_BARRIER(MPI_Barrier, B)
+DEF_BARRIER(MPI_Ibarrier, NB)
+DEF_ALL(B_, B, int)
+DEF_ALL(NB_, NB, int)
+DEF_ALLGATHERV(MPI_Allgatherv, B, int, int)
+DEF_ALLGATHERV(MPI_Iallgatherv, NB, int, int)
+DEF_ALLTOALLV(MPI_Alltoallv, B, int, int)
+DEF_ALLTOALLV(MPI_Ialltoallv, NB, int, int)
+#if MPI_VERSION >= 4
+#define BC_(X, x) MPI_##X##_c
+#define NBC_(X, x) MPI_I##x##_c
+DEF_ALL(BC_, B, MPI_Count)
+DEF_ALL(NBC_, NB, MPI_Count)
+DEF_ALLGATHERV(MPI_Allgatherv_c, B, MPI_Count, MPI_Aint)
+DEF_ALLGATHERV(MPI_Iallgatherv_c, NB, MPI_Count, MPI_Aint)
+DEF_ALLTOALLV(MPI_Alltoallv_c, B, MPI_Count, MPI_Aint)
+DEF_ALLTOALLV(MPI_Ialltoallv_c, NB, MPI_Count, MPI_Aint)
+#endif
+
+/* -- communicators ------------------------------------------------------------------------ */
+
+/* Records the new communicator (its world ranks as extra words) made from parent. */
+static void created(int kind, uint64_t t0, MPI_Comm parent, MPI_Comm *out, int rc)
+{
+    if (!g.on) return;
+    if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL) {
+        rec *r = claim(kind, t0, 0);
+        if (r) {
+            r->comm = comm_id(parent);
+            r->req = UINT32_MAX; /* no new communicator on this rank */
+        }
+        return;
+    }
+    int n = csize(*out);
+    MPI_Group wg, ng;
+    int *mine = malloc(2 * (size_t)(n ? n : 1) * sizeof *mine);
+    if (!mine) return;
+    int *world = mine + n;
+    for (int i = 0; i < n; i++) mine[i] = i;
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Comm_group(*out, &ng);
+    PMPI_Group_translate_ranks(ng, n, mine, wg, world);
+    PMPI_Group_free(&ng);
+    PMPI_Group_free(&wg);
+    uint32_t id = g.next_comm++;
+    comm_add(*out, id);
+    rec *r = claim(kind, t0, (uint32_t)n);
+    if (r) {
+        r->comm = comm_id(parent);
+        r->req = id;
+        r->bytes = (uint64_t)n;
+        for (int i = 0; i < n; i++) extra_of(r)[i] = (uint64_t)(uint32_t)world[i];
+    }
+    free(mine);
+}
+
+HC_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Comm_dup(comm, out);
+    created(K_COMM_DUP, t0, comm, out, rc);
+    return rc;
+}
+
+HC_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Comm_split(comm, color, key, out);
+    created(K_COMM_SPLIT, t0, comm, out, rc);
+    return rc;
+}
+
+HC_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Comm_create(comm, group, out);
+    created(K_COMM_CREATE, t0, comm, out, rc);
+    return rc;
+}
+
+HC_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
+                                  MPI_Comm *out)
+{
+    uint64_t t0 = g.on ? now() : 0;
+    int rc = PMPI_Comm_split_type(comm, type, key, info, out);
+    created(K_COMM_SPLIT_TYPE, t0, comm, out, rc);
+    return rc;
+}
+
+HC_EXPORT int MPI_Comm_free(MPI_Comm *comm)
+{
+    comm_remove(*comm);
+    return PMPI_Comm_free(comm);
+}
