@@ -60,6 +60,15 @@ def write_json(out: str | Path, name: str, result: dict) -> Path:
     return p
 
 
+def dump(path: Path, result: Any, indent: int = 1) -> Path:
+    """Writes ``result`` as JSON (indented by ``indent``, ending in a newline) to ``path``, its
+    directory created, says so, and returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=indent) + "\n")
+    print(f"wrote {path}")
+    return path
+
+
 def timed(f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     """The median wall time of ``repeat`` calls of ``f`` (seconds) and its last result."""
     times, result = [], None

@@ -245,53 +245,67 @@ def plots(res: dict) -> None:
     fig.savefig(FIGURES / "halo-fig4-cubic.png", dpi=90)
     plt.close(fig)
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4))
-    for a, name in zip(axes, MODELS, strict=True):
+    def draw_noncubic(a, name: str) -> None:
         rows = [r for r in res["noncubic"] if r["model"] == name]
         cube = [round(r["sites"] ** (1 / 3)) for r in rows]
         for v in ("blocking", "nonblocking"):
             a.plot(cube, [r[f"{v}_N"] / 1e6 for r in rows], "o-", label=labels[v])
-        a.set_xlabel("size as cube (x * 1.5x * 2x)^(1/3)")
-        a.set_ylabel("N (10^6 updates/core/s)")
-        a.set_title(f"[{name}] non-cubic subdomains (Fig 4.8)")
-        a.grid(alpha=0.3)
-        a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(FIGURES / "halo-fig4-8-noncubic.png", dpi=90)
-    plt.close(fig)
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4))
-    for a, name in zip(axes, MODELS, strict=True):
+    def draw_scaling(a, name: str) -> None:
         for size in SCALING:
             rows = [r for r in res["scaling"] if r["model"] == name and r["system"] == size]
             a.plot([r["ranks"] for r in rows], [r["ratio"] for r in rows], "o-",
                    label=f"{size}^3")  # fmt: skip
         a.axhline(1.0, color="k", lw=0.5)
         a.set_xscale("log")
-        a.set_xlabel("ranks")
-        a.set_ylabel("non-blocking / blocking time")
-        a.set_title(f"[{name}] strong scaling (Fig 5.11)")
-        a.grid(alpha=0.3)
-        a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(FIGURES / "halo-fig5-11-scaling.png", dpi=90)
-    plt.close(fig)
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4))
-    for a, name in zip(axes, MODELS, strict=True):
+    def draw_overlap(a, name: str) -> None:
         rows = [r for r in res["overlap"] if r["model"] == name]
         p = [r["ranks"] for r in rows]
         a.plot(p, [1.0] * len(p), "o-", label="blocking")
         a.plot(p, [r["nonblocking_rel"] for r in rows], "o-", label="non-blocking")
         a.plot(p, [r["overlap_rel"] for r in rows], "o-", label="non-blocking + overlap")
         a.set_xscale("log")
-        a.set_xlabel("ranks")
-        a.set_ylabel("runtime / blocking runtime")
-        a.set_title(f"[{name}] 256x256x128, 1,000 steps (Fig 6.1)")
+
+    _per_model(
+        plt,
+        "halo-fig4-8-noncubic.png",
+        draw_noncubic,
+        "size as cube (x * 1.5x * 2x)^(1/3)",
+        "N (10^6 updates/core/s)",
+        "non-cubic subdomains (Fig 4.8)",
+    )
+    _per_model(
+        plt,
+        "halo-fig5-11-scaling.png",
+        draw_scaling,
+        "ranks",
+        "non-blocking / blocking time",
+        "strong scaling (Fig 5.11)",
+    )
+    _per_model(
+        plt,
+        "halo-fig6-1-overlap.png",
+        draw_overlap,
+        "ranks",
+        "runtime / blocking runtime",
+        "256x256x128, 1,000 steps (Fig 6.1)",
+    )
+
+
+def _per_model(plt, file: str, draw, xlabel: str, ylabel: str, title: str) -> None:
+    """One figure of a panel per model: ``draw(axis, model)`` plots a panel, which then gets the
+    labels, the title ``[MODEL] TITLE``, a grid and a legend; saved under FIGURES as ``file``."""
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4))
+    for a, name in zip(axes, MODELS, strict=True):
+        draw(a, name)
+        a.set_xlabel(xlabel)
+        a.set_ylabel(ylabel)
+        a.set_title(f"[{name}] {title}")
         a.grid(alpha=0.3)
         a.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(FIGURES / "halo-fig6-1-overlap.png", dpi=90)
+    fig.savefig(FIGURES / file, dpi=90)
     plt.close(fig)
 
 

@@ -67,20 +67,16 @@ def main() -> None:
             f" {r['total_s']:>8.3f} {r['ops_per_s'] / 1e6:>8.2f} {r['peak_rss_mb']:>8.0f}"
             f" {str(r['matches_closed_form']):>18}"
         )
-    out = _out.path(args.out, "simulate.json")
-    out.write_text(
-        json.dumps(
-            {
-                "machine": platform.machine(),
-                "python": platform.python_version(),
-                "model": MODEL,
-                "rows": rows,
-            },
-            indent=2,
-        )
-        + "\n"
+    _out.dump(
+        _out.path(args.out, "simulate.json"),
+        {
+            "machine": platform.machine(),
+            "python": platform.python_version(),
+            "model": MODEL,
+            "rows": rows,
+        },
+        indent=2,
     )
-    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -117,23 +117,18 @@ def main() -> None:
             f"median speed-up of {t} threads over {counts[0]}: "
             f"{base / summary[t]['median_s']:.2f}x (same run, alternating)"
         )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps(
-            {
-                "algorithm": alg,
-                "log2n": args.log2n,
-                "runs": rows,
-                "by_threads": {str(t): v for t, v in summary.items()},
-                "bar_s": BAR_S,
-                "machine": platform.processor() or platform.machine(),
-                "cpus": cpus,
-            },
-            indent=1,
-        )
-        + "\n"
+    _out.dump(
+        args.out,
+        {
+            "algorithm": alg,
+            "log2n": args.log2n,
+            "runs": rows,
+            "by_threads": {str(t): v for t, v in summary.items()},
+            "bar_s": BAR_S,
+            "machine": platform.processor() or platform.machine(),
+            "cpus": cpus,
+        },
     )
-    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

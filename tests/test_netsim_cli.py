@@ -135,15 +135,13 @@ def test_error_messages():
             ["run", "-t", "mlfm:h=4", "--traffic", "tornado"],
             "Error: unknown traffic 'tornado'; accepted: uniform, worst, permutation, shift:K",
         ),
-        (
-            ["run", "-t", "mlfm:h=4", "--load", "1.5"],
-            "Error: invalid load 1.5: the offered load is a fraction of the injection bandwidth, "
-            "in (0, 1]",
-        ),
-        (
-            ["run", "-t", "mlfm:h=4", "--load", "0"],
-            "Error: invalid load 0: the offered load is a fraction of the injection bandwidth, "
-            "in (0, 1]",
+        *(
+            (
+                ["run", "-t", "mlfm:h=4", "--load", load],
+                f"Error: invalid load {load}: the offered load is a fraction of the injection "
+                "bandwidth, in (0, 1]",
+            )
+            for load in ("1.5", "0")
         ),
         (
             ["run", "-t", "fullmesh:n=2", "-r", "inr"],

@@ -7,33 +7,34 @@ use pyo3::prelude::*;
 use crate::errors::{Class, PyResultExt};
 use crate::guard::call;
 
-/// A duration (`500ns`, `1.5us`, `2ms`; a bare number is ns) in whole picoseconds.
-#[pyfunction]
-fn parse_time(text: &str) -> PyResult<u64> {
-    call(Class::Unit, "parse_time", || units::parse_time(text).py())
+/// A `#[pyfunction]` `NAME(text) -> T` that calls the core's `units::NAME`, its error a
+/// `UnitError`.
+macro_rules! parser {
+    ($(#[$doc:meta])* $name:ident -> $t:ty) => {
+        $(#[$doc])*
+        #[pyfunction]
+        fn $name(text: &str) -> PyResult<$t> {
+            call(Class::Unit, stringify!($name), || units::$name(text).py())
+        }
+    };
 }
 
-/// A duration or a time per byte (`0.4ns`, `1.5ps`) in picoseconds, fractions kept.
-#[pyfunction]
-fn parse_time_f64(text: &str) -> PyResult<f64> {
-    call(Class::Unit, "parse_time_f64", || {
-        units::parse_time_f64(text).py()
-    })
-}
-
-/// A size in bytes (`256`, `7.5KB`, `1M`, `1MiB`; binary multiples, a bare number is bytes).
-#[pyfunction]
-fn parse_size(text: &str) -> PyResult<u64> {
-    call(Class::Unit, "parse_size", || units::parse_size(text).py())
-}
-
-/// A bandwidth in Gb/s (`100Gbps`, `12.5GB/s`; decimal multiples, a bare number is Gb/s).
-#[pyfunction]
-fn parse_bandwidth(text: &str) -> PyResult<f64> {
-    call(Class::Unit, "parse_bandwidth", || {
-        units::parse_bandwidth(text).py()
-    })
-}
+parser!(
+    /// A duration (`500ns`, `1.5us`, `2ms`; a bare number is ns) in whole picoseconds.
+    parse_time -> u64
+);
+parser!(
+    /// A duration or a time per byte (`0.4ns`, `1.5ps`) in picoseconds, fractions kept.
+    parse_time_f64 -> f64
+);
+parser!(
+    /// A size in bytes (`256`, `7.5KB`, `1M`, `1MiB`; binary multiples, a bare number is bytes).
+    parse_size -> u64
+);
+parser!(
+    /// A bandwidth in Gb/s (`100Gbps`, `12.5GB/s`; decimal multiples, a bare number is Gb/s).
+    parse_bandwidth -> f64
+);
 
 /// Whole picoseconds in the largest unit that holds them exactly (`20us`, `1500ns`, `400ps`),
 /// as specs and defaults are written.

@@ -362,42 +362,28 @@ def topo_option(
     return click.option("--topo", "-t", *extra, name, metavar="SPEC", help=help, **kw)
 
 
-def _net_default(key: str, fmt: Callable[[int], str]) -> str:
-    return fmt(DEFAULTS["netsim"][key])
+def _net_option(flag: str, type_: click.ParamType, key: str, help: str) -> Callable:
+    """An option of the network engine (a size or a time) that defaults to the core's
+    ``DEFAULTS['netsim'][key]``, shown in its help."""
+    from hypercuboid.units import format_size, format_time_exact
+
+    fmt = format_size if isinstance(type_, Size) else format_time_exact
+    default = fmt(DEFAULTS["netsim"][key])
+    return click.option(flag, type=type_, default=None, help=f"{help} [default: {default}].")
 
 
 def packet_size_option() -> Callable:
-    from hypercuboid.units import format_size
-
-    return click.option(
-        "--packet-size",
-        type=Size(),
-        default=None,
-        help=f"Packet size [default: {_net_default('packet_bytes', format_size)}].",
-    )
+    return _net_option("--packet-size", Size(), "packet_bytes", "Packet size")
 
 
 def buffer_option() -> Callable:
-    from hypercuboid.units import format_size
-
-    return click.option(
-        "--buffer",
-        type=Size(),
-        default=None,
-        help="Buffer per port per direction (split over the VCs) "
-        f"[default: {_net_default('buffer_bytes', format_size)}].",
+    return _net_option(
+        "--buffer", Size(), "buffer_bytes", "Buffer per port per direction (split over the VCs)"
     )
 
 
 def switch_latency_option() -> Callable:
-    from hypercuboid.units import format_time_exact
-
-    return click.option(
-        "--switch-latency",
-        type=Time(),
-        default=None,
-        help=f"Switch traversal [default: {_net_default('switch_latency_ps', format_time_exact)}].",
-    )
+    return _net_option("--switch-latency", Time(), "switch_latency_ps", "Switch traversal")
 
 
 class Progress:

@@ -156,22 +156,14 @@ def compile_program(program: Any, *, rank: int, nranks: int, count: int) -> Plan
         )
     kind = program["kind"].tolist()
     n = len(kind)
-    buf = list(
-        zip(
-            program["buf_slot"].tolist(),
-            program["buf_offset"].tolist(),
-            program["buf_len"].tolist(),
-            strict=True,
-        )
-    )
-    src = list(
-        zip(
-            program["src_slot"].tolist(),
-            program["src_offset"].tolist(),
-            program["src_len"].tolist(),
-            strict=True,
-        )
-    )
+
+    def slices(column: str) -> list[tuple[int, int, int]]:
+        """The (slot, offset, len) of every op's ``column`` (``buf`` or ``src``)."""
+        parts = (program[f"{column}_{field}"].tolist() for field in ("slot", "offset", "len"))
+        return list(zip(*parts, strict=True))
+
+    buf = slices("buf")
+    src = slices("src")
     nbytes = program["bytes"].tolist()
     messages = sum(1 for k in kind if k in (SEND, RECV))
     opaque = max(

@@ -387,15 +387,7 @@ def execute(
             "hypercuboid.mpi.halo_exchange(comm, schedule, f)"
         )
     if verify:
-        report = schedule.verify()
-        if not report.sound:
-            first = report.problems[0] if report.problems else str(report)
-            from hypercuboid.errors import VerificationError
-
-            raise VerificationError(
-                f"the schedule does not verify ({len(report.problems)} problem(s)); first: "
-                f"{first}. Nothing was sent."
-            )
+        programs.require_sound(schedule)
     count = int(meta["count"])
     ufunc = None
     result = None

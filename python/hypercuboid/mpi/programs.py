@@ -73,16 +73,24 @@ def core_program(req: ProgramRequest) -> _core.Program:
     else:
         sched = allreduce(req.algorithm, req.nranks, req.count, dtype=req.dtype, op=req.op or "sum")
     if req.verify:
-        report = sched.verify()
-        if not report.sound:
-            first = report.problems[0] if report.problems else str(report)
-            raise VerificationError(
-                f"{req.collective} '{req.algorithm}' on {req.nranks} ranks, {req.count} x "
-                f"{req.dtype}: "
-                f"the schedule does not verify ({len(report.problems)} problem(s)); first: "
-                f"{first}. Nothing was sent."
-            )
+        require_sound(
+            sched,
+            f"{req.collective} '{req.algorithm}' on {req.nranks} ranks, {req.count} x "
+            f"{req.dtype}: ",
+        )
     return sched.program(req.rank)
+
+
+def require_sound(schedule: Any, prefix: str = "") -> None:
+    """Raises VerificationError (``prefix``, the count of problems and the first) unless
+    ``schedule`` verifies: nothing is sent for a schedule that does not."""
+    report = schedule.verify()
+    if not report.sound:
+        first = report.problems[0] if report.problems else str(report)
+        raise VerificationError(
+            f"{prefix}the schedule does not verify ({len(report.problems)} problem(s)); first: "
+            f"{first}. Nothing was sent."
+        )
 
 
 _source: ProgramSource = core_program

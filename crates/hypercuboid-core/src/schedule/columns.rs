@@ -578,56 +578,49 @@ mod tests {
     #[test]
     fn refuses_what_an_executor_cannot_run() {
         let c = Columns::of_program(&sample(), 8);
-        let err = |c: &Columns| c.checked(0, 2, (2, 2)).unwrap_err().to_string();
-        let mut x = c.clone();
-        x.kind[3] = 9;
+        // The error of checking `c` after `change`.
+        let err = |change: &dyn Fn(&mut Columns)| {
+            let mut x = c.clone();
+            change(&mut x);
+            x.checked(0, 2, (2, 2)).unwrap_err().to_string()
+        };
         assert_eq!(
-            err(&x),
+            err(&|x| x.kind[3] = 9),
             "rank 0 op 3: unknown kind 9 (0 send, 1 recv, 2 reduce, 3 copy, 4 compute, 5 sleep, \
              6 pack, 7 unpack)"
         );
-        let mut x = c.clone();
-        x.peer.pop();
         assert_eq!(
-            err(&x),
+            err(&|x| {
+                x.peer.pop();
+            }),
             "invalid program column 'peer': it has 4 entries; the program has 5 ops"
         );
-        let mut x = c.clone();
-        x.buf_slot[0] = -7;
         assert_eq!(
-            err(&x),
+            err(&|x| x.buf_slot[0] = -7),
             "rank 0 op 0: unknown slot -7 (0 input, 1 output, 2 + k scratch k, -1 none)"
         );
-        let mut x = c.clone();
-        x.peer[0] = 2;
         assert_eq!(
-            err(&x),
+            err(&|x| x.peer[0] = 2),
             "rank 0 op 0: send to rank 2 but the schedule has ranks 0..2"
         );
-        let mut x = c.clone();
-        x.buf_len[2] = 3;
-        x.src_len[2] = 3;
-        x.scratch[0] = 3;
         assert_eq!(
-            err(&x),
+            err(&|x| {
+                x.buf_len[2] = 3;
+                x.src_len[2] = 3;
+                x.scratch[0] = 3;
+            }),
             "rank 0 op 2: copy slice out[0:3] is outside the output buffer (2 elements)"
         );
-        let mut x = c.clone();
-        x.scratch[0] = 1;
         assert_eq!(
-            err(&x),
+            err(&|x| x.scratch[0] = 1),
             "rank 0 op 1: recv slice scratch0[0:2] is outside scratch buffer 0 (1 elements)"
         );
-        let mut x = c.clone();
-        x.dep_kind[0] = 4;
         assert_eq!(
-            err(&x),
+            err(&|x| x.dep_kind[0] = 4),
             "rank 0 op 1 depends on op 0: unknown dependency kind 4 (0 requires, 1 irequires)"
         );
-        let mut x = c;
-        x.dep_on[0] = 1;
         assert_eq!(
-            err(&x),
+            err(&|x| x.dep_on[0] = 1),
             "rank 0 op 1 depends on op 1: an op cannot depend on itself"
         );
     }

@@ -141,6 +141,15 @@ pub fn format_triple(t: [u32; 3]) -> String {
     format!("{}x{}x{}", t[0], t[1], t[2])
 }
 
+/// The error for the triple `value` of the parameter `name`.
+fn bad_triple(name: &str, value: [u32; 3], reason: String) -> ScheduleError {
+    ScheduleError::BadParameter {
+        name: name.into(),
+        value: format_triple(value),
+        reason,
+    }
+}
+
 impl Decomposition {
     /// A decomposition of `lattice` on `dims` ranks. Each axis needs at least one site per rank
     /// and sites that fit a local array (`n + 2` below 2^32); the ranks are at most
@@ -152,32 +161,32 @@ impl Decomposition {
     ) -> Result<Decomposition, ScheduleError> {
         for a in 0..3 {
             if dims[a] == 0 {
-                return Err(ScheduleError::BadParameter {
-                    name: "decomposition".into(),
-                    value: format_triple(dims),
-                    reason: format!(
+                return Err(bad_triple(
+                    "decomposition",
+                    dims,
+                    format!(
                         "it has 0 ranks along {}; every dimension is a positive integer",
                         AXES[a]
                     ),
-                });
+                ));
             }
             if lattice[a] == 0 || lattice[a] > u32::MAX - 2 {
-                return Err(ScheduleError::BadParameter {
-                    name: "lattice".into(),
-                    value: format_triple(lattice),
-                    reason: format!(
+                return Err(bad_triple(
+                    "lattice",
+                    lattice,
+                    format!(
                         "it has {} sites along {}; every dimension is 1 to {}",
                         lattice[a],
                         AXES[a],
                         u32::MAX - 2
                     ),
-                });
+                ));
             }
             if lattice[a] < dims[a] {
-                return Err(ScheduleError::BadParameter {
-                    name: "lattice".into(),
-                    value: format_triple(lattice),
-                    reason: format!(
+                return Err(bad_triple(
+                    "lattice",
+                    lattice,
+                    format!(
                         "a {} decomposition needs at least {} sites along {} (one per rank), \
                          the lattice has {}",
                         format_triple(dims),
@@ -185,7 +194,7 @@ impl Decomposition {
                         AXES[a],
                         lattice[a]
                     ),
-                });
+                ));
             }
         }
         let n = dims.iter().map(|&d| d as u64).product::<u64>();
@@ -223,15 +232,15 @@ impl Decomposition {
             Some(d) => {
                 let p = d.iter().map(|&x| x as u64).product::<u64>();
                 if p != nranks as u64 {
-                    return Err(ScheduleError::BadParameter {
-                        name: "decomposition".into(),
-                        value: format_triple(d),
-                        reason: format!(
+                    return Err(bad_triple(
+                        "decomposition",
+                        d,
+                        format!(
                             "it has {p} ranks, not {nranks}; give px x py x pz = {nranks} \
                              (default {})",
                             format_triple(dims_create(nranks))
                         ),
-                    });
+                    ));
                 }
                 d
             }
@@ -249,29 +258,31 @@ impl Decomposition {
         let mut lattice = [0u32; 3];
         for a in 0..3 {
             if sub[a] == 0 {
-                return Err(ScheduleError::BadParameter {
-                    name: "subdomain".into(),
-                    value: format_triple(sub),
-                    reason: format!(
+                return Err(bad_triple(
+                    "subdomain",
+                    sub,
+                    format!(
                         "it has 0 sites along {}; every dimension is a positive integer",
                         AXES[a]
                     ),
-                });
+                ));
             }
             lattice[a] = (sub[a] as u64 * dims[a] as u64)
                 .try_into()
                 .ok()
                 .filter(|&l: &u32| l <= u32::MAX - 2)
-                .ok_or_else(|| ScheduleError::BadParameter {
-                    name: "subdomain".into(),
-                    value: format_triple(sub),
-                    reason: format!(
-                        "{} ranks of {} sites along {} exceed {} sites",
-                        dims[a],
-                        sub[a],
-                        AXES[a],
-                        u32::MAX - 2
-                    ),
+                .ok_or_else(|| {
+                    bad_triple(
+                        "subdomain",
+                        sub,
+                        format!(
+                            "{} ranks of {} sites along {} exceed {} sites",
+                            dims[a],
+                            sub[a],
+                            AXES[a],
+                            u32::MAX - 2
+                        ),
+                    )
                 })?;
         }
         Decomposition::new(lattice, dims, periodic)

@@ -9,7 +9,7 @@
 //!
 //! Order: router (group, index) is group·a + index; endpoints router by router.
 
-use super::error::{param_err, TopologyError};
+use super::error::{at_least, param_err, TopologyError};
 use super::graph::{check_size, kv, Builder, LinkParams, Topology};
 use super::Size;
 
@@ -44,25 +44,9 @@ impl Dragonfly {
 
     /// Closed-form size.
     pub fn size(&self) -> Result<Size, TopologyError> {
-        if self.a < 1 {
-            return Err(param_err(
-                FAMILY,
-                "a",
-                self.a,
-                "must be >= 1 router a group",
-            ));
-        }
-        if self.p < 1 {
-            return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
-        }
-        if self.h < 1 {
-            return Err(param_err(
-                FAMILY,
-                "h",
-                self.h,
-                "must be >= 1 global link a router",
-            ));
-        }
+        at_least(FAMILY, "a", self.a, 1, " router a group")?;
+        at_least(FAMILY, "p", self.p, 1, "")?;
+        at_least(FAMILY, "h", self.h, 1, " global link a router")?;
         let max_g = self.a as u64 * self.h as u64 + 1;
         if self.g < 2 || self.g as u64 > max_g {
             return Err(param_err(

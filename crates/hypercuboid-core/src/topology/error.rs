@@ -97,6 +97,26 @@ pub(crate) fn param_err(
     }
 }
 
+/// The [`param_err`] `must be >= MIN...` (`more`: what follows the number, e.g. ` layer`)
+/// where `value` is below `min`.
+pub(crate) fn at_least<T: PartialOrd + fmt::Display>(
+    family: &'static str,
+    name: &'static str,
+    value: T,
+    min: T,
+    more: &str,
+) -> Result<(), TopologyError> {
+    if value < min {
+        return Err(param_err(
+            family,
+            name,
+            value,
+            format!("must be >= {min}{more}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A [`TopologyError::Io`] for `path`, with the OS error's text without its "(os error N)".
 pub(crate) fn io_err(path: &str, e: &std::io::Error) -> TopologyError {
     let text = e.to_string();

@@ -20,7 +20,7 @@
 //! l; leaves carry K endpoints. N = K^N endpoints, radix 2K (top routers use K ports).
 //! Coordinates (level, word).
 
-use super::error::{param_err, TopologyError};
+use super::error::{at_least, param_err, TopologyError};
 use super::graph::{check_size, kv, Builder, LinkParams, Topology};
 use super::Size;
 
@@ -163,12 +163,8 @@ impl KaryNTree {
 
     /// Closed-form size.
     pub fn size(&self) -> Result<Size, TopologyError> {
-        if self.k < 2 {
-            return Err(param_err("karyntree", "k", self.k, "must be >= 2"));
-        }
-        if self.n < 1 {
-            return Err(param_err("karyntree", "n", self.n, "must be >= 1 level"));
-        }
+        at_least("karyntree", "k", self.k, 2, "")?;
+        at_least("karyntree", "n", self.n, 1, " level")?;
         let per_level = pow(self.k as u64, self.n - 1);
         let r = self.n as u128 * per_level;
         let n = pow(self.k as u64, self.n);

@@ -1,7 +1,7 @@
 //! Full mesh: n routers, every pair joined by one link; p endpoints per router (default 1).
 //! Diameter 1.
 
-use super::error::{param_err, TopologyError};
+use super::error::{at_least, TopologyError};
 use super::graph::{check_size, kv, Builder, LinkParams, Topology};
 use super::Size;
 
@@ -30,12 +30,8 @@ impl FullMesh {
 
     /// Closed-form size.
     pub fn size(&self) -> Result<Size, TopologyError> {
-        if self.n < 2 {
-            return Err(param_err(FAMILY, "n", self.n, "must be >= 2 routers"));
-        }
-        if self.p < 1 {
-            return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
-        }
+        at_least(FAMILY, "n", self.n, 2, " routers")?;
+        at_least(FAMILY, "p", self.p, 1, "")?;
         let n = self.n as u128;
         check_size(FAMILY, n, n * self.p as u128, n * (n - 1) / 2)?;
         Ok(Size {

@@ -32,6 +32,32 @@ pub(crate) fn dims_text(sizes: &[u32]) -> String {
         .join("x")
 }
 
+/// The routers of a grid of `sizes` (their product, saturating) with `p` endpoints each, or
+/// the error for no dimension, one below `min` or `p` < 1 (`key` names the sizes, `example`
+/// is a valid value).
+pub(crate) fn grid_routers(
+    family: &'static str,
+    (key, example, min): (&'static str, &str, u32),
+    sizes: &[u32],
+    p: u32,
+) -> Result<u128, TopologyError> {
+    if sizes.is_empty() || sizes.iter().any(|&s| s < min) {
+        return Err(param_err(
+            family,
+            key,
+            dims_text(sizes),
+            format!("every dimension needs size >= {min}, e.g. {key}={example}"),
+        ));
+    }
+    if p < 1 {
+        return Err(param_err(family, "p", p, "must be >= 1"));
+    }
+    Ok(sizes
+        .iter()
+        .try_fold(1u128, |a, &s| a.checked_mul(s as u128))
+        .unwrap_or(u128::MAX))
+}
+
 impl HyperX {
     /// The balanced HyperX with these sizes (p = min(s_i) − 1).
     pub fn new(sizes: &[u32]) -> HyperX {
@@ -44,22 +70,7 @@ impl HyperX {
 
     /// Closed-form size.
     pub fn size(&self) -> Result<Size, TopologyError> {
-        if self.sizes.is_empty() || self.sizes.iter().any(|&s| s < 2) {
-            return Err(param_err(
-                FAMILY,
-                "s",
-                dims_text(&self.sizes),
-                "every dimension needs size >= 2, e.g. s=8x8",
-            ));
-        }
-        if self.p < 1 {
-            return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
-        }
-        let r: u128 = self
-            .sizes
-            .iter()
-            .try_fold(1u128, |a, &s| a.checked_mul(s as u128))
-            .unwrap_or(u128::MAX);
+        let r = grid_routers(FAMILY, ("s", "8x8", 2), &self.sizes, self.p)?;
         let rn: u64 = self.sizes.iter().map(|&s| s as u64 - 1).sum();
         check_size(
             FAMILY,

@@ -11,7 +11,7 @@
 //! inter-layer (the seed's node order, section 4.4). Coordinates: LR (layer, position), GR
 //! (a, b).
 
-use super::error::{param_err, TopologyError};
+use super::error::{at_least, TopologyError};
 use super::graph::{check_size, kv, Builder, LinkParams, Topology};
 use super::Size;
 
@@ -47,25 +47,9 @@ impl Mlfm {
     }
 
     fn check(&self) -> Result<(), TopologyError> {
-        if self.h < 2 {
-            return Err(param_err(
-                FAMILY,
-                "h",
-                self.h,
-                "must be >= 2 (h + 1 local routers a layer)",
-            ));
-        }
-        if self.l < 1 {
-            return Err(param_err(FAMILY, "l", self.l, "must be >= 1 layer"));
-        }
-        if self.p < 1 {
-            return Err(param_err(
-                FAMILY,
-                "p",
-                self.p,
-                "must be >= 1 endpoint a local router",
-            ));
-        }
+        at_least(FAMILY, "h", self.h, 2, " (h + 1 local routers a layer)")?;
+        at_least(FAMILY, "l", self.l, 1, " layer")?;
+        at_least(FAMILY, "p", self.p, 1, " endpoint a local router")?;
         Ok(())
     }
 

@@ -25,7 +25,7 @@
 //! Order: L0 routers 0..R_L, L1 routers R_L..2R_L, L2 routers 2R_L..3R_L; endpoints of L0 then
 //! of L2, router by router (intra-router, intra-layer, inter-layer). Coordinates (level, i).
 
-use super::error::{param_err, TopologyError};
+use super::error::{at_least, param_err, TopologyError};
 use super::galois::{nearest, nearest_text, prime_power, GaloisField};
 use super::graph::{check_size, kv, Builder, LinkParams, Topology};
 use super::Size;
@@ -111,9 +111,7 @@ impl Oft {
     /// Closed-form size: R = 3R_L, N = 2pR_L, links = 2kR_L.
     pub fn size(&self) -> Result<Size, TopologyError> {
         check_k(self.k)?;
-        if self.p < 1 {
-            return Err(param_err(FAMILY, "p", self.p, "must be >= 1"));
-        }
+        at_least(FAMILY, "p", self.p, 1, "")?;
         let k = self.k as u128;
         let rl = k * k - k + 1;
         let n = 2 * self.p as u128 * rl;

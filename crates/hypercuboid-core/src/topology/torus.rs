@@ -5,9 +5,9 @@
 //! one link (not two parallel ones), a dimension of size 1 none. p endpoints per router
 //! (default 1).
 
-use super::error::{param_err, TopologyError};
+use super::error::TopologyError;
 use super::graph::{check_size, kv, LinkParams, Topology};
-use super::hyperx::{build_grid, dims_text};
+use super::hyperx::{build_grid, dims_text, grid_routers};
 use super::Size;
 
 /// A torus (`wrap`) or mesh.
@@ -63,22 +63,7 @@ impl Torus {
     /// Closed-form size.
     pub fn size(&self) -> Result<Size, TopologyError> {
         let fam = self.family();
-        if self.sizes.is_empty() || self.sizes.iter().any(|&s| s < 1) {
-            return Err(param_err(
-                fam,
-                "dims",
-                dims_text(&self.sizes),
-                "every dimension needs size >= 1, e.g. dims=4x4x4",
-            ));
-        }
-        if self.p < 1 {
-            return Err(param_err(fam, "p", self.p, "must be >= 1"));
-        }
-        let r: u128 = self
-            .sizes
-            .iter()
-            .try_fold(1u128, |a, &s| a.checked_mul(s as u128))
-            .unwrap_or(u128::MAX);
+        let r = grid_routers(fam, ("dims", "4x4x4", 1), &self.sizes, self.p)?;
         let mut links: u128 = 0;
         let mut rn = 0u32;
         for &s in &self.sizes {

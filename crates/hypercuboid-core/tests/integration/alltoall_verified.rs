@@ -207,43 +207,30 @@ fn errors_name_the_bad_value_and_the_accepted_ones() {
         e,
         "invalid alltoall algorithm spec 'k_bruck:k=1': k=1: k is 2 ..= 32768"
     );
-    let e = alltoall::generate(
-        &Algorithm::LinearShifted { block: 0 },
-        &AlltoallSpec::new(4, 1, Dtype::Int8),
-    )
-    .unwrap_err()
-    .to_string();
+    // The error of generating `alg` on `n` ranks, `count` elements of `dtype`.
+    let refused = |alg: Algorithm, n: u32, count: u64, dtype: Dtype| {
+        alltoall::generate(&alg, &AlltoallSpec::new(n, count, dtype))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refused(Algorithm::LinearShifted { block: 0 }, 4, 1, Dtype::Int8);
     assert_eq!(
         e,
         "invalid linear_shifted block '0': a block has 1 ..= 2147483647 peers"
     );
-    let e = alltoall::generate(
-        &Algorithm::KBruck { k: 1 },
-        &AlltoallSpec::new(4, 1, Dtype::Int8),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused(Algorithm::KBruck { k: 1 }, 4, 1, Dtype::Int8);
     assert_eq!(e, "invalid k_bruck radix '1': the radix is 2 ..= 32768");
-    let e = alltoall::generate(&Algorithm::Linear, &AlltoallSpec::new(4, 1, Dtype::Byte))
-        .unwrap_err()
-        .to_string();
+    let e = refused(Algorithm::Linear, 4, 1, Dtype::Byte);
     assert!(
         e.starts_with("invalid dtype 'byte': an alltoall moves typed elements"),
         "{e}"
     );
-    let e = alltoall::generate(&Algorithm::Linear, &AlltoallSpec::new(0, 1, Dtype::Int8))
-        .unwrap_err()
-        .to_string();
+    let e = refused(Algorithm::Linear, 0, 1, Dtype::Int8);
     assert_eq!(
         e,
         "invalid number of ranks 0: an alltoall has 1 to 4294967294 ranks"
     );
-    let e = alltoall::generate(
-        &Algorithm::Linear,
-        &AlltoallSpec::new(4, u64::MAX / 2, Dtype::Int8),
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused(Algorithm::Linear, 4, u64::MAX / 2, Dtype::Int8);
     assert_eq!(
         e,
         "invalid count '9223372036854775807': 4 ranks x 9223372036854775807 elements of int8 (1 \

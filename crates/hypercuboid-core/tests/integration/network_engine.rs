@@ -417,27 +417,21 @@ fn bad_parameters_are_refused_with_their_value() {
 
 #[test]
 fn routings_a_topology_cannot_serve_are_refused() {
-    let two = generate("fullmesh:n=2").unwrap();
-    let e = Network::new(
-        &two,
-        &RoutingSpec::parse("inr").unwrap(),
-        NetParams::default(),
-    )
-    .unwrap_err();
+    // The error of building a network of `routing` on `topology`.
+    let refused = |topology: &str, routing: &str| {
+        let t = generate(topology).unwrap();
+        let spec = RoutingSpec::parse(routing).unwrap();
+        Network::new(&t, &spec, NetParams::default())
+            .unwrap_err()
+            .to_string()
+    };
     assert_eq!(
-        e.to_string(),
+        refused("fullmesh:n=2", "inr"),
         "routing inr cannot run on fullmesh:n=2,p=1: it needs an intermediate router other \
          than the source and destination routers, and only 2 routers have endpoints"
     );
-    let torus = generate("torus:dims=40x40").unwrap();
-    let e = Network::new(
-        &torus,
-        &RoutingSpec::parse("ugal").unwrap(),
-        NetParams::default(),
-    )
-    .unwrap_err();
     assert_eq!(
-        e.to_string(),
+        refused("torus:dims=40x40", "ugal"),
         "routing ugal cannot run on torus:dims=40x40,p=1: the hop-index VC assignment needs 80 \
          virtual channels (diameter 40, twice for indirect paths) and at most 32 are supported"
     );

@@ -3,7 +3,7 @@
 
 use hypercuboid_core::network::traffic::distance_two_walks;
 use hypercuboid_core::network::{
-    fit_torus, ExchangeSpec, NetworkError, Pattern, Routes, RoutingSpec, TrafficSpec,
+    fit_torus, ExchangeSpec, Pattern, Routes, RoutingSpec, TrafficSpec,
 };
 use hypercuboid_core::topology::{generate, Topology};
 use std::collections::HashMap;
@@ -235,59 +235,65 @@ fn all_to_all_plan_visits_every_other_node_once() {
 
 #[test]
 fn spec_errors_name_the_accepted_values() {
-    let e = |r: Result<TrafficSpec, NetworkError>| r.unwrap_err().to_string();
-    assert_eq!(
-        e(TrafficSpec::parse("tornado")),
-        "unknown traffic 'tornado'; accepted: uniform, worst, permutation, shift:K"
-    );
-    assert_eq!(
-        e(TrafficSpec::parse("shift")),
-        "invalid traffic spec 'shift': shift needs K (or k=K), e.g. shift:12"
-    );
-    assert_eq!(
-        e(TrafficSpec::parse("shift:x")),
-        "invalid traffic spec 'shift:x': K=x: not a whole number in range"
-    );
-    assert_eq!(
-        e(TrafficSpec::parse("uniform:3")),
-        "invalid traffic spec 'uniform:3': '3' is not key=value; uniform takes no parameters"
-    );
+    for (spec, message) in [
+        (
+            "tornado",
+            "unknown traffic 'tornado'; accepted: uniform, worst, permutation, shift:K",
+        ),
+        (
+            "shift",
+            "invalid traffic spec 'shift': shift needs K (or k=K), e.g. shift:12",
+        ),
+        (
+            "shift:x",
+            "invalid traffic spec 'shift:x': K=x: not a whole number in range",
+        ),
+        (
+            "uniform:3",
+            "invalid traffic spec 'uniform:3': '3' is not key=value; uniform takes no parameters",
+        ),
+    ] {
+        assert_eq!(TrafficSpec::parse(spec).unwrap_err().to_string(), message);
+    }
     assert_eq!(
         TrafficSpec::parse("shift:k=12").unwrap(),
         TrafficSpec::Shift(12)
     );
     assert_eq!(TrafficSpec::parse("WC").unwrap(), TrafficSpec::Worst);
-    let r = |s: &str| RoutingSpec::parse(s).unwrap_err().to_string();
-    assert_eq!(
-        r("dor"),
-        "unknown routing 'dor'; accepted: min, inr, ugal, ugal-th"
-    );
-    assert_eq!(
-        r("min:n=3"),
-        "invalid routing spec 'min:n=3': unknown key 'n' for min; accepted: choice, vcs"
-    );
-    assert_eq!(
-        r("ugal:t=5"),
-        "invalid routing spec 'ugal:t=5': unknown key 't' for ugal; accepted: choice, vcs, n, c, \
-         cost"
-    );
-    assert_eq!(
-        r("ugal-th:t=150"),
-        "invalid routing spec 'ugal-th:t=150': t=150: the threshold is a percentage of the output \
-         buffer, 0 to 100"
-    );
-    assert_eq!(
-        r("ugal:n=0"),
-        "invalid routing spec 'ugal:n=0': n=0: the indirect candidates must be 1 to 64"
-    );
-    assert_eq!(
-        r("ugal:c=1,c=2"),
-        "invalid routing spec 'ugal:c=1,c=2': key 'c' given twice"
-    );
-    assert_eq!(
-        r("inr:vcs=7"),
-        "invalid routing spec 'inr:vcs=7': vcs=7: accepted: auto, hop, phase, none"
-    );
+    for (spec, message) in [
+        (
+            "dor",
+            "unknown routing 'dor'; accepted: min, inr, ugal, ugal-th",
+        ),
+        (
+            "min:n=3",
+            "invalid routing spec 'min:n=3': unknown key 'n' for min; accepted: choice, vcs",
+        ),
+        (
+            "ugal:t=5",
+            "invalid routing spec 'ugal:t=5': unknown key 't' for ugal; accepted: choice, vcs, n, \
+             c, cost",
+        ),
+        (
+            "ugal-th:t=150",
+            "invalid routing spec 'ugal-th:t=150': t=150: the threshold is a percentage of the \
+             output buffer, 0 to 100",
+        ),
+        (
+            "ugal:n=0",
+            "invalid routing spec 'ugal:n=0': n=0: the indirect candidates must be 1 to 64",
+        ),
+        (
+            "ugal:c=1,c=2",
+            "invalid routing spec 'ugal:c=1,c=2': key 'c' given twice",
+        ),
+        (
+            "inr:vcs=7",
+            "invalid routing spec 'inr:vcs=7': vcs=7: accepted: auto, hop, phase, none",
+        ),
+    ] {
+        assert_eq!(RoutingSpec::parse(spec).unwrap_err().to_string(), message);
+    }
     // Round trip of the canonical form.
     for s in [
         "min",

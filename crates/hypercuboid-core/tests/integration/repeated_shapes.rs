@@ -216,20 +216,21 @@ fn both_ways(
 #[test]
 fn push_repeated_equals_push_for_every_rule_kind() {
     let local = PeerRule::Const(ANY_SOURCE);
-    // XOR on a power of two: one shape, the XOR rule.
+    // The exchange with rank r XOR k on n ranks, `first` of them pushed rank by rank: one
+    // shape, the XOR rule.
+    let xor_rule = |n: u32, first: u32, k: u32| {
+        let rules = [local, PeerRule::Xor(k), PeerRule::Xor(k)];
+        let s = both_ways(n, first, |r| exchange(r, r ^ k), &rules).unwrap();
+        assert_eq!(
+            s.shapes()[0].peers,
+            rules,
+            "{n} ranks, {first} first, XOR {k}"
+        );
+    };
+    // XOR on a power of two.
     for n in [2u32, 4, 16, 64] {
         for first in 1..n.min(5) {
-            let s = both_ways(
-                n,
-                first,
-                |r| exchange(r, r ^ 1),
-                &[local, PeerRule::Xor(1), PeerRule::Xor(1)],
-            )
-            .unwrap();
-            assert_eq!(
-                s.shapes()[0].peers,
-                [local, PeerRule::Xor(1), PeerRule::Xor(1)]
-            );
+            xor_rule(n, first, 1);
         }
     }
     // A shift (a ring), any n: for n = 2 the XOR rule is preferred, as rank by rank.
@@ -244,17 +245,7 @@ fn push_repeated_equals_push_for_every_rule_kind() {
         assert_eq!(s.shapes()[0].peers, [local, want, want], "{n} ranks");
     }
     // XOR 2 on 8 ranks equals a shift by 2 below rank 2 only: the XOR rule after 3 ranks.
-    let s = both_ways(
-        8,
-        1,
-        |r| exchange(r, r ^ 2),
-        &[local, PeerRule::Xor(2), PeerRule::Xor(2)],
-    )
-    .unwrap();
-    assert_eq!(
-        s.shapes()[0].peers,
-        [local, PeerRule::Xor(2), PeerRule::Xor(2)]
-    );
+    xor_rule(8, 1, 2);
 }
 
 #[test]

@@ -4,12 +4,23 @@ use crate::common;
 
 use common::*;
 use hypercuboid_core::model::{parse_model, parse_noise, NoiseSpec};
-use hypercuboid_core::schedule::{Op, OpKind, Program, ANY_SOURCE};
-use hypercuboid_core::sim::{simulate, write_chrome_trace, SimError, SimOptions, TraceKind, Wait};
+use hypercuboid_core::schedule::{Op, OpKind, Program, Schedule, ANY_SOURCE};
+use hypercuboid_core::sim::{
+    simulate, write_chrome_trace, SimError, SimOptions, SimResult, TraceKind, Wait,
+};
 use hypercuboid_core::units::{ns, us};
 
 fn opts() -> SimOptions {
     SimOptions::default()
+}
+
+/// `s` under the model `spec` with its trace recorded.
+fn traced(s: &Schedule, spec: &str) -> SimResult {
+    let o = SimOptions {
+        trace: true,
+        ..Default::default()
+    };
+    simulate(s, &parse_model(spec).unwrap(), &o).unwrap()
 }
 
 #[test]
@@ -204,15 +215,7 @@ fn noise_draws_are_a_pure_function_of_seed_rank_op() {
 fn trace_records_ops_and_messages() {
     // Two ranks exchange 1000 B under postal α = 1 us, β = 1 ns, γ = 1 ns.
     let s = recursive_doubling(2, 1000);
-    let r = simulate(
-        &s,
-        &parse_model("postal:alpha=1us,beta=1ns,gamma=1ns").unwrap(),
-        &SimOptions {
-            trace: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let r = traced(&s, "postal:alpha=1us,beta=1ns,gamma=1ns");
     let t = r.trace.unwrap();
     assert_eq!(t.num_ops(), 4);
     assert_eq!(t.op_rank, vec![0, 0, 1, 1]);
@@ -243,15 +246,7 @@ fn trace_records_ops_and_messages() {
 #[test]
 fn chrome_trace_is_valid_json() {
     let s = binomial_reduce_bcast(8, 64);
-    let r = simulate(
-        &s,
-        &parse_model("loggops").unwrap(),
-        &SimOptions {
-            trace: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let r = traced(&s, "loggops");
     let t = r.trace.unwrap();
     let mut buf = Vec::new();
     write_chrome_trace(&t, &mut buf).unwrap();

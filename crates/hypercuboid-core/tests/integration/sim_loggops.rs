@@ -237,20 +237,13 @@ fn irequires_lets_a_send_start_with_its_receive() {
 fn reductions_cost_gamma_and_delta_when_given() {
     // Fused receive-reduce: free by default, n·γ + δ on the receive's CPU when given.
     let s = recursive_doubling(8, 1000);
-    let base = simulate(
-        &s,
-        &loggops("loggops:L=3000,o=1500,g=1000,G=6"),
-        &SimOptions::default(),
-    )
-    .unwrap()
-    .completion;
-    let with = simulate(
-        &s,
-        &loggops("loggops:L=3000,o=1500,g=1000,G=6,gamma=0.5ns,delta=10ns"),
-        &SimOptions::default(),
-    )
-    .unwrap()
-    .completion;
+    let completion = |model: &str| {
+        simulate(&s, &loggops(model), &SimOptions::default())
+            .unwrap()
+            .completion
+    };
+    let base = completion("loggops:L=3000,o=1500,g=1000,G=6");
+    let with = completion("loggops:L=3000,o=1500,g=1000,G=6,gamma=0.5ns,delta=10ns");
     assert_eq!(base, 3 * ns(3000 + 1500 + 1500 + 999 * 6));
     assert_eq!(with, base + 3 * ns(500 + 10));
 }

@@ -6,7 +6,8 @@ use crate::common;
 use common::*;
 use hypercuboid_core::model::{Level, LogGopsModel, Mapping};
 use hypercuboid_core::network::{NetParams, Network, RoutingSpec};
-use hypercuboid_core::sim::{simulate_on_network, NetworkSetup, SimError, SimOptions};
+use hypercuboid_core::schedule::Schedule;
+use hypercuboid_core::sim::{simulate_on_network, NetworkRun, NetworkSetup, SimError, SimOptions};
 use hypercuboid_core::topology::{generate, Topology};
 use hypercuboid_core::units::{ns, Time};
 
@@ -41,6 +42,11 @@ fn setup(level: Level, host: LogGopsModel) -> NetworkSetup {
     }
 }
 
+/// `s` on `n` at `level` with the host model `host`, the other options at their defaults.
+fn run(s: &Schedule, n: &Network<'_>, level: Level, host: LogGopsModel) -> NetworkRun {
+    simulate_on_network(s, n, &setup(level, host), &SimOptions::default()).unwrap()
+}
+
 /// mlfm:h=4: endpoints 0 and 4 are two router hops apart; every link 100 Gb/s, 50 ns
 /// (checked here, since the formulas below assume it).
 fn mlfm() -> Topology {
@@ -61,13 +67,7 @@ fn one_eager_message_on_an_idle_network_is_exact_at_packet_and_flow_level() {
         // Packet: o at the sender, (h+2)L + (h+1)S + n·σ on the wire, o at the receiver.
         let packets = bytes.div_ceil(256);
         let wire = 4 * ns(50) + 3 * p.switch_latency + packets * p.serialisation(100.0);
-        let r = simulate_on_network(
-            &s,
-            &n,
-            &setup(Level::Packet, host(o, 1 << 20)),
-            &SimOptions::default(),
-        )
-        .unwrap();
+        let r = run(&s, &n, Level::Packet, host(o, 1 << 20));
         assert_eq!(r.result.completion, o + wire + o, "packet, {bytes} B");
         assert_eq!(r.result.rank_finish[4], o + wire + o);
         assert_eq!(r.result.rank_finish[0], o);
@@ -76,13 +76,7 @@ fn one_eager_message_on_an_idle_network_is_exact_at_packet_and_flow_level() {
         assert_eq!(r.messages.transfer_sum, wire as u128);
         // Flow: the same with bytes / bandwidth for the packets.
         let wire = 4 * ns(50) + 3 * p.switch_latency + (bytes as f64 / 0.0125).ceil() as Time;
-        let r = simulate_on_network(
-            &s,
-            &n,
-            &setup(Level::Flow, host(o, 1 << 20)),
-            &SimOptions::default(),
-        )
-        .unwrap();
+        let r = run(&s, &n, Level::Flow, host(o, 1 << 20));
         assert_eq!(r.result.completion, o + wire + o, "flow, {bytes} B");
         assert_eq!(r.messages.queued_sum, 0);
     }
@@ -103,25 +97,13 @@ fn one_rendezvous_message_takes_a_request_a_clear_to_send_and_the_data() {
     // (⌈bytes/256⌉ packets) comes: both complete when it has arrived.
     let matched = o + path + sigma;
     let done = matched + (path + sigma) + (path + bytes.div_ceil(256) * sigma);
-    let r = simulate_on_network(
-        &s,
-        &n,
-        &setup(Level::Packet, host(o, 1000)),
-        &SimOptions::default(),
-    )
-    .unwrap();
+    let r = run(&s, &n, Level::Packet, host(o, 1000));
     assert_eq!(r.result.rank_finish, vec![done, 0, 0, 0, done]);
     assert_eq!((r.messages.network, r.messages.control), (1, 2));
     // Flow level: the same protocol with empty control messages (latency only).
     let data = (bytes as f64 / 0.0125).ceil() as Time;
     let done = (o + path) + path + (path + data);
-    let r = simulate_on_network(
-        &s,
-        &n,
-        &setup(Level::Flow, host(o, 1000)),
-        &SimOptions::default(),
-    )
-    .unwrap();
+    let r = run(&s, &n, Level::Flow, host(o, 1000));
     assert_eq!(r.result.rank_finish, vec![done, 0, 0, 0, done]);
 }
 
@@ -194,13 +176,7 @@ fn contention_on_a_shared_link_shows_as_queued_time_and_utilisation() {
     g += "rank 4 {\nl0: recv 65536b from 1 tag 1\nl1: recv 65536b from 2 tag 2\nl2: recv 65536b from 3 tag 3\n}\n";
     let s = read_goal(&g);
     for level in [Level::Packet, Level::Flow] {
-        let r = simulate_on_network(
-            &s,
-            &n,
-            &setup(level, host(ns(100), 1 << 20)),
-            &SimOptions::default(),
-        )
-        .unwrap();
+        let r = run(&s, &n, level, host(ns(100), 1 << 20));
         // Endpoints 1, 2, 3 share a router: the link from it toward endpoint 4's router and
         // endpoint 4's ejection link both carry the three messages, and are the busiest.
         let top = &r.links[0];

@@ -18,6 +18,13 @@ fn run(s: &Schedule, spec: &str) -> Time {
         .completion
 }
 
+/// When each rank of `s` finishes under the model `spec`.
+fn rank_finish(s: &Schedule, spec: &str) -> Vec<Time> {
+    simulate(s, &parse_model(spec).unwrap(), &SimOptions::default())
+        .unwrap()
+        .rank_finish
+}
+
 fn postal(alpha: Time, beta: f64, gamma: f64) -> ModelSpec {
     ModelSpec::Postal(PostalModel::postal(alpha, beta, gamma, 0))
 }
@@ -164,13 +171,8 @@ fn sends_are_serialised_and_cpu_work_is_too() {
         recv(&mut progs[k as usize], 0, 0, 1000, false);
     }
     let s = schedule("fan-out", progs);
-    let r = simulate(
-        &s,
-        &parse_model("postal:alpha=1us,beta=1ns").unwrap(),
-        &SimOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(r.rank_finish, vec![ns(6000), ns(2000), ns(4000), ns(6000)]);
+    let finish = rank_finish(&s, "postal:alpha=1us,beta=1ns");
+    assert_eq!(finish, vec![ns(6000), ns(2000), ns(4000), ns(6000)]);
 
     // Two receive-reduces that arrive together share the CPU: the second waits for the first.
     let mut progs = vec![Program::new(); 3];
@@ -179,13 +181,8 @@ fn sends_are_serialised_and_cpu_work_is_too() {
     recv(&mut progs[0], 1, 0, 1000, true);
     recv(&mut progs[0], 2, 0, 1000, true);
     let s = schedule("fan-in", progs);
-    let r = simulate(
-        &s,
-        &parse_model("postal:alpha=1us,gamma=2ns").unwrap(),
-        &SimOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(r.rank_finish[0], ns(1000 + 2000 + 2000));
+    let finish = rank_finish(&s, "postal:alpha=1us,gamma=2ns");
+    assert_eq!(finish[0], ns(1000 + 2000 + 2000));
 }
 
 #[test]
@@ -197,13 +194,8 @@ fn receive_posted_late_completes_when_posted() {
     let rv = recv(&mut progs[1], 0, 0, 8, false);
     progs[1].requires(rv, c);
     let s = schedule("late", progs);
-    let r = simulate(
-        &s,
-        &parse_model("postal:alpha=1us").unwrap(),
-        &SimOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(r.rank_finish, vec![us(1), us(5)]);
+    let finish = rank_finish(&s, "postal:alpha=1us");
+    assert_eq!(finish, vec![us(1), us(5)]);
 }
 
 #[test]
@@ -217,13 +209,8 @@ fn sleep_delays_without_occupying() {
     progs[0].requires(sd, sl);
     recv(&mut progs[1], 0, 0, 8, false);
     let s = schedule("sleep", progs);
-    let r = simulate(
-        &s,
-        &parse_model("postal:alpha=1us").unwrap(),
-        &SimOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(r.rank_finish, vec![us(10), us(4)]);
+    let finish = rank_finish(&s, "postal:alpha=1us");
+    assert_eq!(finish, vec![us(10), us(4)]);
 }
 
 #[test]

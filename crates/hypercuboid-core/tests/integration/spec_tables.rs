@@ -77,22 +77,20 @@ fn routings() {
         assert_eq!(s.algorithm, r.algorithm);
         assert_eq!(s.to_string(), r.form.example, "examples are canonical");
     }
-    assert_eq!(
-        spec_err(RoutingSpec::parse("ugal:c=-1")).to_string(),
-        "invalid routing spec 'ugal:c=-1': c=-1: the penalty must be >= 0"
-    );
-    assert_eq!(
-        spec_err(RoutingSpec::parse("ugal:c=x")).to_string(),
-        "invalid routing spec 'ugal:c=x': c=x: not a number"
-    );
-    assert_eq!(
-        spec_err(RoutingSpec::parse("min:choice=best")).to_string(),
-        "invalid routing spec 'min:choice=best': choice=best: accepted: random, lowest"
-    );
-    assert_eq!(
-        spec_err(RoutingSpec::parse("ugal:cost=cheap")).to_string(),
-        "invalid routing spec 'ugal:cost=cheap': cost=cheap: accepted: auto, ratio, const"
-    );
+    for (spec, reason) in [
+        ("ugal:c=-1", "c=-1: the penalty must be >= 0"),
+        ("ugal:c=x", "c=x: not a number"),
+        ("min:choice=best", "choice=best: accepted: random, lowest"),
+        (
+            "ugal:cost=cheap",
+            "cost=cheap: accepted: auto, ratio, const",
+        ),
+    ] {
+        assert_eq!(
+            spec_err(RoutingSpec::parse(spec)).to_string(),
+            format!("invalid routing spec '{spec}': {reason}")
+        );
+    }
     // Aliases of values print as the canonical value.
     assert_eq!(
         RoutingSpec::parse("UGAL-L:choice=cost,vcs=single,cost=constant")

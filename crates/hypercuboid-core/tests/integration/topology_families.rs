@@ -249,32 +249,21 @@ fn oft_every_prime_power_order_is_a_projective_plane() {
 
 #[test]
 fn spec_names_are_canonical() {
-    assert_eq!(
-        generate("slimfly:q=13").unwrap().name(),
-        "slimfly:q=13,p=10"
-    );
-    assert_eq!(
-        generate("slimfly:q=13,p=floor").unwrap().name(),
-        "slimfly:q=13,p=9"
-    );
-    assert_eq!(generate("mlfm:h=15").unwrap().name(), "mlfm:h=15,l=15,p=15");
-    assert_eq!(generate("oft:k=12").unwrap().name(), "oft:k=12,p=12");
-    assert_eq!(
-        generate("hyperx:s=8x8,p=6").unwrap().name(),
-        "hyperx:s=8x8,p=6"
-    );
-    assert_eq!(
-        generate("fattree:k=8,levels=3").unwrap().name(),
-        "fattree:k=8,levels=3"
-    );
-    assert_eq!(
-        generate("dragonfly:p=2").unwrap().name(),
-        "dragonfly:a=4,p=2,h=2,g=9"
-    );
-    assert_eq!(
-        generate("torus:dims=4x4,bw=200,lat=1us").unwrap().name(),
-        "torus:dims=4x4,p=1,bw=200,lat=1000ns"
-    );
+    for (spec, name) in [
+        ("slimfly:q=13", "slimfly:q=13,p=10"),
+        ("slimfly:q=13,p=floor", "slimfly:q=13,p=9"),
+        ("mlfm:h=15", "mlfm:h=15,l=15,p=15"),
+        ("oft:k=12", "oft:k=12,p=12"),
+        ("hyperx:s=8x8,p=6", "hyperx:s=8x8,p=6"),
+        ("fattree:k=8,levels=3", "fattree:k=8,levels=3"),
+        ("dragonfly:p=2", "dragonfly:a=4,p=2,h=2,g=9"),
+        (
+            "torus:dims=4x4,bw=200,lat=1us",
+            "torus:dims=4x4,p=1,bw=200,lat=1000ns",
+        ),
+    ] {
+        assert_eq!(generate(spec).unwrap().name(), name, "{spec}");
+    }
     // A canonical name generates the same topology.
     for s in [
         "slimfly:q=9",

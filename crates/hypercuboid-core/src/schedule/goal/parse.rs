@@ -329,6 +329,16 @@ impl Parser {
         ))
     }
 
+    /// The digits at the cursor, or the error `expected WHAT, found ...` where none stand.
+    fn digits<'a>(&self, c: &mut Cur<'a>, what: std::fmt::Arguments<'_>) -> Result<&'a [u8]> {
+        let at = c.p;
+        let d = c.digits();
+        if d.is_empty() {
+            return Err(self.err(c, at, format!("expected {what}, found {}", found(c.s, at))));
+        }
+        Ok(d)
+    }
+
     /// A file-level statement `what` that may stand once (`first`: where it stood before),
     /// before the first rank block.
     fn once_before_blocks(&self, c: &Cur, at: usize, what: &str, first: Option<Pos>) -> Result<()> {
@@ -355,17 +365,7 @@ impl Parser {
         }
         c.ws();
         let d_at = c.p;
-        let d = c.digits();
-        if d.is_empty() {
-            return Err(self.err(
-                c,
-                d_at,
-                format!(
-                    "expected the number of ranks after 'num_ranks', found {}",
-                    found(c.s, d_at)
-                ),
-            ));
-        }
+        let d = self.digits(c, format_args!("the number of ranks after 'num_ranks'"))?;
         let n = match to_u64(d) {
             Some(n) if (1..=MAX_RANKS).contains(&n) => n as u32,
             _ => {
@@ -398,18 +398,7 @@ impl Parser {
 
     fn open_block(&mut self, c: &mut Cur, at: usize) -> Result<()> {
         c.ws();
-        let d_at = c.p;
-        let d = c.digits();
-        if d.is_empty() {
-            return Err(self.err(
-                c,
-                d_at,
-                format!(
-                    "expected a rank number after 'rank', found {}",
-                    found(c.s, d_at)
-                ),
-            ));
-        }
+        let d = self.digits(c, format_args!("a rank number after 'rank'"))?;
         c.ws();
         self.expect(c, "{", format_args!("'rank {}'", text(d)))?;
         if let Some(b) = &self.block {

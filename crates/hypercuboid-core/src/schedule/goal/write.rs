@@ -70,6 +70,27 @@ fn tag(buf: &mut Vec<u8>, t: i32, rank: u32, i: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// `send Nb to P tag T` or `recv Nb from P tag T` (`kind`: a send or a receive) of op `i` of
+/// rank `r`, the words both writers start a message line with.
+fn message_head(
+    buf: &mut Vec<u8>,
+    kind: &OpKind,
+    bytes: u64,
+    (p, t): (u32, i32),
+    (r, i): (u32, usize),
+) -> io::Result<()> {
+    let (verb, to): (&[u8], &[u8]) = match kind {
+        OpKind::Send { .. } => (b"send ", b"b to "),
+        _ => (b"recv ", b"b from "),
+    };
+    buf.extend_from_slice(verb);
+    num(buf, bytes);
+    buf.extend_from_slice(to);
+    peer(buf, p);
+    buf.extend_from_slice(b" tag ");
+    tag(buf, t, r, i)
+}
+
 fn label(buf: &mut Vec<u8>, l: u32) {
     buf.push(b'l');
     num(buf, l as u64);
@@ -255,16 +276,7 @@ pub fn write_goal(s: &Schedule, opts: &GoalExportOptions, out: &mut impl Write) 
                     data,
                     ..
                 } => {
-                    let (verb, to): (&[u8], &[u8]) = match op.kind {
-                        OpKind::Send { .. } => (b"send ", b"b to "),
-                        _ => (b"recv ", b"b from "),
-                    };
-                    buf.extend_from_slice(verb);
-                    num(&mut buf, data.bytes(elem));
-                    buf.extend_from_slice(to);
-                    peer(&mut buf, p);
-                    buf.extend_from_slice(b" tag ");
-                    tag(&mut buf, t, r, i)?;
+                    message_head(&mut buf, &op.kind, data.bytes(elem), (p, t), (r, i))?;
                     cpu_clause(&mut buf, op.cpu);
                     nic_clause(&mut buf, op.nic);
                     if matches!(op.kind, OpKind::Recv { combine, .. } if combine != Combine::Assign)
@@ -390,37 +402,28 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
                     peer: p,
                     tag: t,
                     data,
-                } => {
-                    buf.extend_from_slice(b"send ");
-                    num(&mut buf, data.bytes(elem));
-                    buf.extend_from_slice(b"b to ");
-                    peer(&mut buf, *p);
-                    buf.extend_from_slice(b" tag ");
-                    tag(&mut buf, *t, r, i)?;
-                    data_clause(&mut buf, data);
                 }
-                OpKind::Recv {
+                | OpKind::Recv {
                     peer: p,
                     tag: t,
                     data,
-                    combine,
-                    operand,
+                    ..
                 } => {
-                    buf.extend_from_slice(b"recv ");
-                    num(&mut buf, data.bytes(elem));
-                    buf.extend_from_slice(b"b from ");
-                    peer(&mut buf, *p);
-                    buf.extend_from_slice(b" tag ");
-                    tag(&mut buf, *t, r, i)?;
+                    message_head(&mut buf, &op.kind, data.bytes(elem), (*p, *t), (r, i))?;
                     data_clause(&mut buf, data);
-                    match combine {
-                        Combine::Assign => {}
-                        Combine::Before => buf.extend_from_slice(b" reduce before"),
-                        Combine::After => buf.extend_from_slice(b" reduce after"),
-                    }
-                    if let Some(o) = operand {
-                        buf.extend_from_slice(b" with ");
-                        slice(&mut buf, o);
+                    if let OpKind::Recv {
+                        combine, operand, ..
+                    } = &op.kind
+                    {
+                        match combine {
+                            Combine::Assign => {}
+                            Combine::Before => buf.extend_from_slice(b" reduce before"),
+                            Combine::After => buf.extend_from_slice(b" reduce after"),
+                        }
+                        if let Some(o) = operand {
+                            buf.extend_from_slice(b" with ");
+                            slice(&mut buf, o);
+                        }
                     }
                 }
                 OpKind::Reduce { src, dst, combine } => {

@@ -179,6 +179,19 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `src→dst tag t` of the channel an op uses (`any` for wildcards).
+/// ` (also on N other ranks running the same program)` where the problem stands on `ranks`
+/// ranks, more than one.
+fn also_on(f: &mut fmt::Formatter<'_>, ranks: u64) -> fmt::Result {
+    if ranks > 1 {
+        write!(
+            f,
+            " (also on {} running the same program)",
+            plural(ranks - 1, "other rank", "other ranks")
+        )?;
+    }
+    Ok(())
+}
+
 fn channel(rank: Rank, what: &Op) -> String {
     let show = |p: Rank| {
         if p == ANY_SOURCE {
@@ -260,27 +273,8 @@ impl fmt::Display for Problem {
                 sends,
                 recvs,
                 wildcard,
-            } => {
-                write!(
-                    f,
-                    "unmatched send: rank {rank} op {op} ({what}, {bytes} bytes) is never received: "
-                )?;
-                if *wildcard {
-                    write!(
-                        f,
-                        "no receive took it in the canonical matching of the wildcard receives"
-                    )
-                } else {
-                    write!(
-                        f,
-                        "it is send {nth} of channel {} which has {} and {}",
-                        channel(*rank, what),
-                        plural(*sends as u64, "send", "sends"),
-                        plural(*recvs as u64, "receive", "receives")
-                    )
-                }
             }
-            Problem::UnmatchedRecv {
+            | Problem::UnmatchedRecv {
                 rank,
                 op,
                 what,
@@ -290,19 +284,32 @@ impl fmt::Display for Problem {
                 recvs,
                 wildcard,
             } => {
+                let (kind, fate, left_over) = if matches!(self, Problem::UnmatchedSend { .. }) {
+                    (
+                        "send",
+                        "is never received",
+                        "no receive took it",
+                    )
+                } else {
+                    (
+                        "receive",
+                        "blocks forever",
+                        "no message was left for it",
+                    )
+                };
                 write!(
                     f,
-                    "unmatched receive: rank {rank} op {op} ({what}, {bytes} bytes) blocks forever: "
+                    "unmatched {kind}: rank {rank} op {op} ({what}, {bytes} bytes) {fate}: "
                 )?;
                 if *wildcard {
                     write!(
                         f,
-                        "no message was left for it in the canonical matching of the wildcard receives"
+                        "{left_over} in the canonical matching of the wildcard receives"
                     )
                 } else {
                     write!(
                         f,
-                        "it is receive {nth} of channel {} which has {} and {}",
+                        "it is {kind} {nth} of channel {} which has {} and {}",
                         channel(*rank, what),
                         plural(*sends as u64, "send", "sends"),
                         plural(*recvs as u64, "receive", "receives")
@@ -386,14 +393,7 @@ impl fmt::Display for Problem {
                      them writes, and neither completes before the other starts",
                     ops[0], what[0], ops[1], what[1]
                 )?;
-                if *ranks > 1 {
-                    write!(
-                        f,
-                        " (also on {} running the same program)",
-                        plural(ranks - 1, "other rank", "other ranks")
-                    )?;
-                }
-                Ok(())
+                also_on(f, *ranks)
             }
             Problem::OutOfBounds {
                 rank,
@@ -409,14 +409,7 @@ impl fmt::Display for Problem {
                      {}",
                     plural(*count, "element", "elements")
                 )?;
-                if *ranks > 1 {
-                    write!(
-                        f,
-                        " (also on {} running the same program)",
-                        plural(ranks - 1, "other rank", "other ranks")
-                    )?;
-                }
-                Ok(())
+                also_on(f, *ranks)
             }
             Problem::UninitializedRead {
                 rank,

@@ -73,17 +73,7 @@ impl Parser {
                 ),
             ));
         }
-        let d = c.digits();
-        if d.is_empty() {
-            return Err(self.err(
-                c,
-                at,
-                format!(
-                    "expected a size in bytes after '{word}' (e.g. 8b), found {}",
-                    found(c.s, at)
-                ),
-            ));
-        }
+        let d = self.digits(c, format_args!("a size in bytes after '{word}' (e.g. 8b)"))?;
         let Some(size) = to_u64(d) else {
             return Err(self.err(
                 c,
@@ -130,19 +120,12 @@ impl Parser {
                 format!("{what} rank -{}: ranks are 0..{}{any}", text(d), n - 1),
             ));
         }
-        let d = c.digits();
-        if d.is_empty() {
-            let expect = if recv {
-                "a rank or -1 after 'from'"
-            } else {
-                "a rank after 'to'"
-            };
-            return Err(self.err(
-                c,
-                at,
-                format!("expected {expect}, found {}", found(c.s, at)),
-            ));
-        }
+        let expect = if recv {
+            "a rank or -1 after 'from'"
+        } else {
+            "a rank after 'to'"
+        };
+        let d = self.digits(c, format_args!("{expect}"))?;
         match to_u64(d) {
             Some(r) if r < n as u64 => Ok(r as Rank),
             _ => Err(self.err(
@@ -189,14 +172,7 @@ impl Parser {
 
     pub(super) fn small(&self, c: &mut Cur, what: &str) -> Result<u16> {
         let at = c.p;
-        let d = c.digits();
-        if d.is_empty() {
-            return Err(self.err(
-                c,
-                at,
-                format!("expected a number after '{what}', found {}", found(c.s, at)),
-            ));
-        }
+        let d = self.digits(c, format_args!("a number after '{what}'"))?;
         match to_u64(d) {
             Some(v) if v <= u16::MAX as u64 => Ok(v as u16),
             _ => Err(self.err(
