@@ -10,7 +10,9 @@ time is generate + simulate (and simulate alone); LogGOPSim's is its simulation 
 schedule, with ``txt2bin`` apart. Events per second are each
 simulator's own count (hypercuboid: ops executed + messages delivered; LogGOPSim: its
 ``Events``, which also counts an op tried again when its CPU or NIC was busy). Both completion
-times must be equal.
+times must be equal. Ratios: ``ratio`` is LogGOPSim's wall time over ours (generate +
+simulate), ``cpu`` its CPU time (user + system) over ours (every thread's): on a shared
+machine the wall times depend on the load, the CPU times much less.
 
 LogGOPSim (spcl/LogGOPSim, public) is built outside this repository and never copied into it,
 as its users would build it for speed: ``-O3`` (its own Makefile compiles ``-O0 -g``, about three
@@ -64,14 +66,17 @@ import json, os, resource, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import hypercuboid as hc
 alg, n, model, goal = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-t0 = time.perf_counter()
+def cpu():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+c0, t0 = cpu(), time.perf_counter()
 s = hc.schedules.allreduce(alg, n, 1, dtype="int64")
 t1 = time.perf_counter()
 r = s.simulate(model)
-t2 = time.perf_counter()
+t2, c2 = time.perf_counter(), cpu()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({
-    "generate_s": t1 - t0, "simulate_s": t2 - t1, "peak_rss_mb": rss,
+    "generate_s": t1 - t0, "simulate_s": t2 - t1, "cpu_s": c2 - c0, "peak_rss_mb": rss,
     "ops": r.ops, "messages": r.messages, "completion_ns": r.completion_time_ns,
     "threads": r.threads,
 }), flush=True)
@@ -103,6 +108,8 @@ class Run:
 
     wall_s: float
     peak_rss_mb: float
+    #: User + system CPU time (every thread's).
+    cpu_s: float
     stdout: str
 
 
@@ -186,7 +193,8 @@ def measured(args: list[str]) -> Run:
             raise SystemExit(
                 f"{' '.join(args[:3])} ... failed ({p.returncode}): {err.read()[-500:]}"
             )
-        return Run(wall, usage.ru_maxrss / 1024, out.read())
+        cpu = usage.ru_utime + usage.ru_stime
+        return Run(wall, usage.ru_maxrss / 1024, cpu, out.read())
 
 
 def ours(alg: str, n: int, goal: Path | None) -> dict:
@@ -215,6 +223,7 @@ def theirs(lgs: Loggopsim, binfile: Path, conv: Run) -> dict:
         raise SystemExit(f"{lgs.binary} printed no finishing time or event count:\n{sim.stdout}")
     return {
         "simulate_s": sim.wall_s,
+        "cpu_s": sim.cpu_s,
         "peak_rss_mb": sim.peak_rss_mb,
         "txt2bin_s": conv.wall_s,
         "txt2bin_rss_mb": conv.peak_rss_mb,
@@ -229,9 +238,11 @@ def run(
     sizes: tuple[int, ...] = SIZES,
     repeat: int = 1,
     log=print,
+    o0_sizes: tuple[int, ...] | None = None,
 ) -> dict:
     """Runs every case (``repeat`` times each, side by side: ours, LogGOPSim ``-O3``, LogGOPSim
-    ``-O0``; the fastest of each kept) and returns the ``"loggopsim"`` record of
+    ``-O0``, this one only at ``o0_sizes``, default every size: it is slow; the fastest of each
+    kept) and returns the ``"loggopsim"`` record of
     ``benchmarks/results/peers.json``; ``log`` gets the table's lines as they come."""
     o3, o0 = find_loggopsim()
     builds = {"theirs": o3, "theirs_o0": o0}
@@ -264,6 +275,8 @@ def run(
                     binfile, conv = convert(o3, goal)
                     goal.unlink()
                     for key, b in builds.items():
+                        if key == "theirs_o0" and o0_sizes is not None and log2n not in o0_sizes:
+                            continue
                         t = theirs(b, binfile, conv)
                         if key not in best or t["simulate_s"] < best[key]["simulate_s"]:
                             best[key] = t
@@ -275,6 +288,7 @@ def run(
                         th = best[key]
                         row["speedup_total" + suffix] = th["simulate_s"] / o["total_s"]
                         row["speedup_simulate" + suffix] = th["simulate_s"] / o["simulate_s"]
+                        row["speedup_cpu" + suffix] = th["cpu_s"] / o["cpu_s"]
                         row["same_completion" + suffix] = th["completion_ns"] == o["completion_ns"]
                 rows.append(row)
                 log(line(row))
@@ -298,7 +312,7 @@ def run(
 def header() -> str:
     return (
         f"{'case':18} {'ranks':>8} | {'thr':>3} {'ours s':>6} {'sim s':>6} {'MB':>5} "
-        f"{'Mev/s':>6} | {'-O3 s':>6} {'MB':>5} {'Mev/s':>6} {'ratio':>6} | "
+        f"{'Mev/s':>6} | {'-O3 s':>6} {'MB':>5} {'Mev/s':>6} {'ratio':>6} {'cpu':>6} | "
         f"{'-O0 s':>7} {'Mev/s':>6} {'ratio':>6} | {'ours ns':>8} {'theirs ns':>9} {'same':>4}"
     )
 
@@ -312,11 +326,11 @@ def line(row: dict) -> str:
     )
     th, t0 = row.get("theirs"), row.get("theirs_o0")
     if th is None:
-        text += f"{'-':>6} {'-':>5} {'-':>6} {'-':>6} | "
+        text += f"{'-':>6} {'-':>5} {'-':>6} {'-':>6} {'-':>6} | "
     else:
         text += (
             f"{th['simulate_s']:6.2f} {th['peak_rss_mb']:5.0f} {th['events_per_s'] / 1e6:6.2f} "
-            f"{row['speedup_total']:5.1f}x | "
+            f"{row['speedup_total']:5.1f}x {row['speedup_cpu']:5.1f}x | "
         )
     if t0 is None:
         text += f"{'-':>7} {'-':>6} {'-':>6} | "
@@ -349,6 +363,9 @@ def main() -> None:
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="log2 of the rank counts")
     ap.add_argument("--algorithms", default=",".join(ALGORITHMS))
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument(
+        "--o0-sizes", default=None, help="sizes that also run the -O0 build (default: all)"
+    )
     _out.add(ap, "peers.json")
     args = ap.parse_args()
     args.out = _out.path(args.out, "peers.json")
@@ -356,6 +373,7 @@ def main() -> None:
         tuple(args.algorithms.split(",")),
         tuple(int(k) for k in args.sizes.split(",")),
         args.repeat,
+        o0_sizes=tuple(int(k) for k in args.o0_sizes.split(",")) if args.o0_sizes else None,
     )
     save(record, Path(args.out))
     print(f"wrote {args.out}")

@@ -33,12 +33,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=1, help="runs of each case (fastest kept)")
     ap.add_argument("--cycles", type=int, default=2000, help="BookSim2 cycles before its drain")
+    ap.add_argument(
+        "--o0-sizes", default=None, help="sizes (log2) that also run LogGOPSim -O0 (default: all)"
+    )
     _out.add(ap, "peers.json")
     args = ap.parse_args()
     args.out = _out.path(args.out, "peers.json")
     out = Path(args.out)
     print("== LogGOPSim")
-    record = peer_loggopsim.run(repeat=args.repeat)
+    o0 = tuple(int(k) for k in args.o0_sizes.split(",")) if args.o0_sizes else None
+    record = peer_loggopsim.run(repeat=args.repeat, o0_sizes=o0)
     peer_loggopsim.save(record, out)
     print("\n== BookSim2")
     booksim = peer_booksim.run(cycles=args.cycles, repeat=args.repeat)
