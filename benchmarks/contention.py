@@ -43,15 +43,17 @@ print(json.dumps({"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time
 SPIN = "while True:\n    pass\n"
 
 
-def one(alg: str, n: int, threads: int) -> dict:
+def child(code: str, alg: str, n: int, threads: int) -> dict:
+    """Runs ``code`` (one of the scripts' children) in a fresh process on ``alg``, ``n`` ranks
+    and ``threads`` engine threads: the JSON object it prints last."""
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, alg, str(n), MODEL, str(threads)],
+        [sys.executable, "-c", code, alg, str(n), MODEL, str(threads)],
         capture_output=True,
         text=True,
         check=False,
     )
     if out.returncode != 0:
-        raise SystemExit(f"the run on {threads} threads failed: {out.stderr[-500:]}")
+        raise SystemExit(f"{alg} on {n} ranks, {threads} threads failed: {out.stderr[-500:]}")
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -76,7 +78,7 @@ def main() -> None:
         for _ in range(args.repeat):
             for t in counts:
                 loads.append(os.getloadavg()[0])
-                runs[t].append(one(args.algorithm, n, t))
+                runs[t].append(child(CHILD, args.algorithm, n, t))
     finally:
         for p in busy:
             p.kill()

@@ -13,12 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 
 import _out
-
-MODEL = "loggops:L=3000,o=1500,g=1000,G=6"
+from contention import MODEL, child
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -37,18 +34,6 @@ print(json.dumps({"wall_s": time.perf_counter() - t0, "completion_ns": done, "th
 """
 
 
-def one(alg: str, n: int, threads: int) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, alg, str(n), MODEL, str(threads)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"2^{n.bit_length() - 1} on {threads} threads failed: {out.stderr[-500:]}")
-    return json.loads(out.stdout.splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="20,22", help="log2 of the rank counts")
@@ -61,7 +46,7 @@ def main() -> None:
     counts = [int(t) for t in args.threads.split(",")]
     if len(sizes) < 2:
         raise SystemExit(f"--sizes {args.sizes}: need two sizes or more to extrapolate")
-    fixed = one(args.algorithm, 0, 1)["peak_mb"]
+    fixed = child(CHILD, args.algorithm, 0, 1)["peak_mb"]
     print(
         f"{args.algorithm} under {MODEL}; load average {os.getloadavg()[0]:.1f}; "
         f"a process that imports hypercuboid: {fixed:.0f} MB"
@@ -70,7 +55,7 @@ def main() -> None:
     rows = []
     for t in counts:
         for k in sizes:
-            r = one(args.algorithm, 1 << k, t)
+            r = child(CHILD, args.algorithm, 1 << k, t)
             per_rank = (r["peak_mb"] - fixed) * 2**20 / (1 << k)
             rows.append({"log2n": k, "threads_asked": t, **r, "bytes_per_rank": per_rank})
             print(f"2^{k:<5} {t:>7} {r['wall_s']:7.2f} {r['peak_mb']:8.0f} {per_rank:7.1f}")
