@@ -12,7 +12,7 @@ simulator's own count (hypercuboid: ops executed + messages delivered; LogGOPSim
 ``Events``, which also counts an op tried again when its CPU or NIC was busy). Both completion
 times must be equal. Ratios: ``ratio`` is LogGOPSim's wall time over ours (generate +
 simulate), ``cpu`` its CPU time (user + system) over ours (every thread's): on a shared
-machine the wall times depend on the load, the CPU times much less.
+machine the wall times depend on the load, the CPU times less (but they do: shared caches).
 
 LogGOPSim (spcl/LogGOPSim, public) is built outside this repository and never copied into it,
 as its users would build it for speed: ``-O3`` (its own Makefile compiles ``-O0 -g``, about three
