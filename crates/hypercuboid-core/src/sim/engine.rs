@@ -500,9 +500,13 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
     }
 
     /// `rank`'s shape (any rank: a lane reads a sender it does not hold from the schedule).
+    /// A schedule of one shape (recursive doubling) reads no memory for it: a message's
+    /// arrival then touches nothing of its sender.
     #[inline]
     fn shape_of(&self, rank: Rank) -> usize {
-        if P {
+        if self.info.len() == 1 {
+            0
+        } else if P {
             self.s.shape_index(rank)
         } else {
             self.rec(rank).shape as usize
@@ -618,6 +622,9 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
         if let Some(f) = self.q.ahead(FAR) {
             if f.what >> OP_BITS != MSG {
                 self.prefetch_rank(f.rank);
+            } else if self.info.len() == 1 {
+                // (One shape: the receiver is known without the sender's record.)
+                self.prefetch_rank(self.peer(f.rank, f.what & OP_MASK));
             } else if !P {
                 // (A lane may not hold a message's sender.)
                 let r = self.rec(f.rank);
@@ -626,7 +633,7 @@ impl<M: CostModel, const P: bool> Engine<'_, M, P> {
             }
         }
         if let Some(f) = self.q.ahead(MID) {
-            if f.what >> OP_BITS == MSG {
+            if f.what >> OP_BITS == MSG && self.info.len() > 1 {
                 let dst = self.peer(f.rank, f.what & OP_MASK);
                 self.prefetch_rank(dst);
             }
