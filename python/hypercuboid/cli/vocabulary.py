@@ -51,7 +51,11 @@ MEANINGS: list[Meaning] = [
     _m("--dtype", "Element type", "text"),
     _m("--op", "Reduction operator", "text"),
     _m("--library", "An MPI library whose default choice to reproduce: openmpi or mpich", "choice"),
-    _m("--collective", "The collective: allreduce or alltoall", "choice"),
+    _m(
+        "--collective",
+        "The collective: allreduce or alltoall (whose algorithms are chosen or compared)",
+        "choice",
+    ),
     _m("--allreduce", "The algorithm an application's allreduce is expanded into", "text"),
     _m("--alltoall", "The algorithm an application's alltoall is expanded into", "text"),
     _m("--compute-scale", "Multiply an application's compute time by this factor", "float"),
@@ -173,7 +177,6 @@ MEANINGS: list[Meaning] = [
     _m("--delta", "δ of the model: time per reduction", "text"),
     _m("--top", "Rows of the ranking to print", "int"),
     # predict and validate
-    _m("--collective", "The collective whose algorithms are compared", "choice"),
     _m("--emit-table", "Write the PMPI library's decision table to FILE", "file"),
     _m("--simulate", "Also simulate the best schedules", "flag"),
     _m("--pool", "How many schedules --simulate runs", "int"),
