@@ -69,6 +69,32 @@ def test_report_errors_picks_and_summary(p):
     assert lines[-1].split() == ["1M", "ring", "recursive_doubling", "no", "+25.0", "%"]
 
 
+def test_a_tie_the_model_cannot_break_is_a_right_pick():
+    # On 2 ranks recursive_multiplying:auto is recursive doubling: the same predicted time, so
+    # whichever measures faster, the pick is right and costs nothing.
+    q = hp.predict(
+        "allreduce", [8], [2], POSTAL,
+        algorithms=["recursive_doubling", "recursive_multiplying:auto", "ring"],
+    )  # fmt: skip
+    t = {a: q.row(2, 8, a).time_ns for a in q.algorithms}
+    assert t["recursive_doubling"] == t["recursive_multiplying:auto"] < t["ring"]
+    rows = [
+        {"algorithm": a, "schedule": q.row(2, 8, a).schedule, "bytes": 8, "median_us": m,
+         "p25_us": m, "p75_us": m}
+        for a, m in [("recursive_doubling", 1.1), ("recursive_multiplying:auto", 1.0),
+                     ("ring", 2.0)]
+    ]  # fmt: skip
+    v = report(q, rows, 2)
+    (s,) = v.sizes
+    assert (s.predicted_best, s.measured_best, s.right, s.wrong_pick_cost) == (
+        "recursive_doubling", "recursive_multiplying:auto", True, 0.0,
+    )  # fmt: skip
+    # ring measured fastest: a wrong pick, costing what the predicted pick takes over it.
+    rows[2]["median_us"] = 0.5
+    (s,) = report(q, rows, 2).sizes
+    assert (s.right, s.wrong_pick_cost) == (False, pytest.approx(1.1 / 0.5 - 1))
+
+
 def test_an_interrupted_run_counts_the_sizes_it_finished(p):
     times = {(8, "recursive_doubling"): 3.0, (8, "ring"): 5.0, (1 << 20, "recursive_doubling"): 9.0}
     v = report(p, measured(p, times), 4, interrupted=True)

@@ -8,8 +8,9 @@ its slowest rank's (the ranks start together after the barrier; the simulated ti
 last rank finishes). :func:`report` (plain Python, no MPI) compares a
 :class:`~hypercuboid.predict.Prediction` with the measured rows: per row the error
 ``predicted / measured − 1``, per size whether the predicted-best algorithm is the
-measured-best and what a wrong pick costs (``measured time of the predicted pick / measured
-best − 1``), and the median ``|error|`` and the picks right.
+measured-best (or predicted to take exactly as long: a tie the model cannot break) and what
+a wrong pick costs (``measured time of the predicted pick / measured best − 1``), and the
+median ``|error|`` and the picks right.
 """
 
 from __future__ import annotations
@@ -201,15 +202,21 @@ def report(
         measured_best = min(runnable, key=lambda a: (mine[a].median_us, runnable.index(a)))
         b = p.best(nranks, s)
         pick = None if b is None else b.algorithm
+        # A pick is right when the measured best is the predicted best or predicted to take
+        # exactly as long (a tie the model cannot break, such as recursive doubling and
+        # recursive_multiplying:auto on 2 ranks, which are one schedule).
+        right = b is not None and (
+            pick == measured_best or p.row(nranks, s, measured_best).time_ns == b.time_ns
+        )
         cost = None
         if pick in mine:
-            cost = mine[pick].median_us / mine[measured_best].median_us - 1
+            cost = 0.0 if right else mine[pick].median_us / mine[measured_best].median_us - 1
         verdicts.append(
             SizeVerdict(
                 bytes=s,
                 predicted_best=pick,
                 measured_best=measured_best,
-                right=pick == measured_best,
+                right=right,
                 wrong_pick_cost=cost,
             )
         )
