@@ -115,7 +115,9 @@ def test_topology_export_formats_come_from_the_core():
     assert topology.export("tree:fig1", " JSON") == topology.export("tree:fig1", "json")
     with pytest.raises(TopologyError) as e:
         topology.export("tree:fig1", "png")
-    assert str(e.value) == "unknown export format 'png'; accepted: json, graphml, anynet, dot, simgrid"
+    assert str(e.value) == (
+        "unknown export format 'png'; accepted: json, graphml, anynet, dot, simgrid"
+    )
 
 
 def test_parse_dims():

@@ -966,6 +966,7 @@ def library_choice(
 ) -> LibraryChoice: ...
 def library_names() -> list[tuple[str, list[str], str, str]]: ...
 def library_collectives() -> list[str]: ...
+
 @final
 class ModelFile:
     """A model file as the core reads it (``load_model_file``)."""
@@ -997,6 +998,7 @@ def simulate_node(
     calls: int = ...,
 ) -> SimulationResult:
     """Simulates ``schedule`` on the node level: ``model`` (loggops) hosts on ``node``."""
+
 # -- calibration fits (crates/hypercuboid-py/src/fit.rs) ----------------------------------------
 
 @final

@@ -236,8 +236,8 @@ def table_rows(p: Prediction) -> list[tuple[int, int | None, str]]:
     out: list[tuple[int, int | None, str]] = []
     sizes = sorted(p.sizes)
     for n in p.ranks:
-        picks = [(s, p.best(n, s)) for s in sizes]
-        picks = [(s, b.schedule) for s, b in picks if b is not None and b.schedule]
+        bests = [(s, p.best(n, s)) for s in sizes]
+        picks = [(s, b.schedule) for s, b in bests if b is not None and b.schedule]
         mine: list[tuple[int, int | None, str]] = []
         for i, (s, sched) in enumerate(picks):
             bound = None if i + 1 == len(picks) else int((s * picks[i + 1][0]) ** 0.5)

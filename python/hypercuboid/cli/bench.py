@@ -26,12 +26,13 @@ _LAUNCHER_RANK_VARS = cliopts.LAUNCHER_RANK_VARS
 env_rank = cliopts.env_rank
 
 
-class BenchGroup(click.Group):
-    """Only rank 0 shows errors; every rank exits with the same status."""
+class RankZeroErrors:
+    """A click command under mpiexec: only rank 0 shows errors; every rank exits with the same
+    status (bench, calibrate, validate)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # type: ignore[misc]
         except Exception as e:
             err = error_message(e)
             if err is None:
@@ -41,6 +42,14 @@ class BenchGroup(click.Group):
             sys.stderr.flush()
         _settle()
         raise click.exceptions.Exit(err.exit_code)
+
+
+class BenchGroup(RankZeroErrors, click.Group):
+    """The ``bench`` group: :class:`RankZeroErrors`."""
+
+
+class RankZeroCommand(RankZeroErrors, click.Command):
+    """A command of its own (calibrate, validate): :class:`RankZeroErrors`."""
 
 
 def _launched() -> bool:
@@ -353,7 +362,7 @@ def _collective_bench(
     verdict: str,
     names_known: Callable[[], None] | None = None,
     plot: str | None = None,
-    draw: Callable[[list, int], None] | None = None,
+    draw: Callable[[list, int, str], object] | None = None,
     c: _Common,
     no_verify: bool,
     seed: int | None,
@@ -363,7 +372,7 @@ def _collective_bench(
     agreed) and runs `bench_fn` (``bench_allreduce`` or ``bench_alltoall``, with `kw`) over
     the sweep one size at a time. Rank 0 then prints `header(nranks)` and `table(rows)`
     (unless stdout holds the JSON or CSV), writes --json/--csv, draws `plot` with `draw(rows,
-    nranks)`, and reports a Ctrl-C or the rows that failed --check (`verdict`). The other
+    nranks, plot)`, and reports a Ctrl-C or the rows that failed --check (`verdict`). The other
     ranks return, or raise KeyboardInterrupt once the sweep was stopped."""
     comm = _world()
     _start(comm, c.timeout)
@@ -395,7 +404,7 @@ def _collective_bench(
         click.echo(table(rows))
     _write_outputs(rows, c.as_json, c.as_csv)
     if plot and draw is not None:
-        draw(rows, n)
+        draw(rows, n, plot)
     _failed(rows, stopped, verdict)
 
 
@@ -501,8 +510,8 @@ def bench_allreduce_cmd(
         table=allreduce_table,
         verdict="failed --check",
         plot=plot,
-        draw=lambda rows, n: plot_latency(
-            rows, plot, title=f"allreduce on {n} ranks ({dt.name} {op})"
+        draw=lambda rows, n, path: plot_latency(
+            rows, path, title=f"allreduce on {n} ranks ({dt.name} {op})"
         ),
         c=c,
         dtype=dt,

@@ -8,35 +8,19 @@ calibrate` and docs/calibrate.md.
 from __future__ import annotations
 
 import importlib
-import sys
 import time
 from typing import Any
 
 import click
 
 from hypercuboid.cli import options as cliopts
-from hypercuboid.cli.common import error_message
 from hypercuboid.mpi.calibrate import DEFAULT_SIZES, MIN_SIZES, R2_THRESHOLD
 
 # the module (the package's attribute `bench` is the click group of the same name)
 _bench = importlib.import_module("hypercuboid.cli.bench")
 
 
-class _OneRankSpeaks(click.Command):
-    """Only rank 0 shows errors; every rank exits with the same status (as ``bench``)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except Exception as e:
-            err = error_message(e)
-            if err is None:
-                raise
-        if cliopts.env_rank() == 0:
-            err.show()
-            sys.stderr.flush()
-        _bench._settle()
-        raise click.exceptions.Exit(err.exit_code)
+_OneRankSpeaks = _bench.RankZeroCommand
 
 
 def _reduce_pairs(dtype: str | None, op: str | None) -> list[tuple[str, str]]:

@@ -191,9 +191,7 @@ def show(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(
-        [c.name for c in _core.choices("export format")], case_sensitive=False
-    ),
+    type=click.Choice([c.name for c in _core.choices("export format")], case_sensitive=False),
     help="Output format (default: from the extension of -o).",
 )
 @click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")

@@ -9,45 +9,26 @@ measured so far: their rows are printed and written, and the job exits with stat
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
 import click
 
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.bench import (
     TIMEOUT_HELP,
+    RankZeroCommand,
     _agree,
     _library,
     _outputs_free,
     _progress,
     _run_collective,
-    _settle,
     _start,
     _sweep,
     _world,
-    env_rank,
 )
-from hypercuboid.cli.common import echo_json, error_message
+from hypercuboid.cli.common import echo_json
 from hypercuboid.cli.predict import GRID_OPTIONS, grid_algorithms, grid_model, grid_sizes
 from hypercuboid.cli.predict import with_options as _with
 
-
-class ValidateCommand(click.Command):
-    """Only rank 0 shows errors; every rank exits with the same status (as ``bench``)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except Exception as e:
-            err = error_message(e)
-            if err is None:
-                raise
-        if env_rank() == 0:
-            err.show()
-            sys.stderr.flush()
-        _settle()
-        raise click.exceptions.Exit(err.exit_code)
+ValidateCommand = RankZeroCommand
 
 
 @click.command("validate", cls=ValidateCommand)

@@ -68,7 +68,7 @@ def measure(
         finally:
             bound.free()
     else:
-        kw = {"op": op} if op is not None else {}
+        kw: dict[str, Any] = {"op": op} if op is not None else {}
 
         def fn() -> None:
             run(comm, x, y, schedule, verify=verify, runner="python", **kw)
