@@ -313,3 +313,22 @@ def test_topology_writers_refuse_an_existing_file(tmp_path: Path) -> None:
     assert f.read_bytes() == KEEP
     text = topology.export("slimfly:q=5", "json", f, force=True)
     assert f.read_text() == text
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    # `hypercuboid schedule show ... | head -1`: no "Error: [Errno 32] Broken pipe", the exit
+    # status a shell tool has on SIGPIPE.
+    import subprocess
+    import sys
+
+    p = subprocess.Popen(
+        [sys.executable, "-c", "from hypercuboid.cli import main; main()", "schedule", "show",
+         "allreduce", "-a", "ring", "-n", "512", "-c", "512"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.readline().startswith(b"allreduce ring: 512 ranks")
+    p.stdout.close()
+    with p.stderr:
+        err = p.stderr.read()
+    assert (p.wait(timeout=120), err) == (141, b"")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -112,11 +113,23 @@ class HypercuboidGroup(click.Group):
             raise interrupted() from None
         except click.UsageError as e:
             raise usage_line(e) from None
+        except BrokenPipeError:
+            raise closed_pipe() from None
         except Exception as e:
             msg = error_message(e)
             if msg is None or msg is e:
                 raise
             raise msg from None
+
+
+def closed_pipe() -> click.exceptions.Exit:
+    """The reader of stdout went away (``hypercuboid ... | head``): no message, as a shell
+    tool ends on SIGPIPE; stdout is pointed at /dev/null so that the interpreter's last flush
+    does not fail again, and the exit status is the shell's for SIGPIPE (128 + 13)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return click.exceptions.Exit(141)
 
 
 def usage_line(e: click.UsageError) -> click.UsageError:
