@@ -615,16 +615,16 @@ static void spin(uint64_t ns)
             for (int64_t i1 = 0; i1 < b->n[1]; i1++)                                          \
                 for (int64_t i2 = 0; i2 < b->n[2]; i2++) {                                    \
                     T *a = A + t0[i0] + t1[i1] + t2[i2];                                      \
-                    T *f = F + i0 * b->g[0] + i1 * b->g[1] + i2 * b->g[2];                    \
-                    T *d = pack ? f : a, *q = pack ? a : f; /* to, from */                    \
+                    T *face = F + i0 * b->g[0] + i1 * b->g[1] + i2 * b->g[2];                 \
+                    T *d = pack ? face : a, *q = pack ? a : face; /* to, from */              \
                     if (ds == 1 && ss == 1)                                                   \
                         for (int64_t i3 = 0; i3 < n3; i3++) d[i3] = q[i3];                    \
                     else if (s3)                                                              \
                         for (int64_t i3 = 0; i3 < n3; i3++) d[i3 * ds] = q[i3 * ss];          \
                     else if (pack)                                                            \
-                        for (int64_t i3 = 0; i3 < n3; i3++) f[i3 * g3] = a[t3[i3]];           \
+                        for (int64_t i3 = 0; i3 < n3; i3++) face[i3 * g3] = a[t3[i3]];        \
                     else                                                                      \
-                        for (int64_t i3 = 0; i3 < n3; i3++) a[t3[i3]] = f[i3 * g3];           \
+                        for (int64_t i3 = 0; i3 < n3; i3++) a[t3[i3]] = face[i3 * g3];        \
                 }                                                                             \
     } while (0)
 

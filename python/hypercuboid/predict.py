@@ -104,6 +104,7 @@ def predict(
     dtype: str | None = None,
     threads: int = 0,
     node: str | None = None,
+    tuning: str | None = None,
 ) -> Prediction:
     """Simulates every algorithm (None: :func:`algorithms`) of ``collective`` at every size in
     ``sizes`` (bytes of each rank's vector; per pair of ranks for an alltoall) and rank count in
@@ -111,7 +112,9 @@ def predict(
     algorithm, an empty grid or a size that is not a multiple of the element size is a
     :class:`~hypercuboid.errors.ScheduleError`; an algorithm that cannot run at a point is that
     row's ``error``. With ``node`` (``node:ranks=R,bw=BW``, see ``docs/simulate.md``) the
-    points run on the node level, ``model`` its LogGOPS host model."""
+    points run on the node level, ``model`` its LogGOPS host model. ``tuning`` (a postal or
+    pipelined spec, such as a calibrated model file's ``models["pipelined"]``) is the model
+    ``recursive_multiplying:auto`` is tuned under when ``model`` is LogGOPS."""
     p = _core.predict(
         collective,
         None if algorithms is None else list(algorithms),
@@ -121,6 +124,7 @@ def predict(
         dtype,
         threads,
         node,
+        tuning,
     )
     rows = [
         Row(
@@ -158,6 +162,9 @@ class ModelFile:
     node: str | None
     library: str | None
     nranks: int | None
+    tuning: str | None = None
+    """The file's pipelined model (``models["pipelined"]``): what ``recursive_multiplying:auto``
+    is tuned under when ``model`` is LogGOPS."""
 
 
 def read_model_file(path: str | Path) -> ModelFile:
@@ -178,6 +185,7 @@ def read_model_file(path: str | Path) -> ModelFile:
         node=f.node,
         library=library if isinstance(library, str) else None,
         nranks=nranks if isinstance(nranks, int) and not isinstance(nranks, bool) else None,
+        tuning=f.models.get("pipelined"),
     )
 
 

@@ -157,7 +157,7 @@ fn runnable<F: Family>(
 /// What to predict: a collective, its algorithms (specs as users type them), the sizes (bytes
 /// of each rank's vector for an allreduce, per pair of ranks for an alltoall) and the rank
 /// counts, with an element type.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Grid {
     /// The collective.
     pub collective: Collective,
@@ -169,6 +169,10 @@ pub struct Grid {
     pub ranks: Vec<u32>,
     /// Element type.
     pub dtype: Dtype,
+    /// The model `recursive_multiplying:auto` is tuned under when the grid's model has no
+    /// closed form to tune by (LogGOPS): a postal or pipelined model, such as a calibrated
+    /// model file's `models.pipelined`. None: auto runs only under a postal or pipelined model.
+    pub tuning: Option<ModelSpec>,
 }
 
 impl Grid {
@@ -180,6 +184,7 @@ impl Grid {
             sizes: sizes.to_vec(),
             ranks: ranks.to_vec(),
             dtype: collective.default_dtype(),
+            tuning: None,
         }
     }
 
@@ -311,6 +316,10 @@ fn build(
     match grid.collective {
         Collective::Allreduce => {
             let alg = if search::is_auto(algorithm) {
+                let model = match (model, &grid.tuning) {
+                    (ModelSpec::LogGops(_), Some(tuning)) => tuning,
+                    _ => model,
+                };
                 let p =
                     Params::from_model(model, bytes).map_err(|e| ScheduleError::BadParameter {
                         name: "model".into(),
@@ -572,6 +581,28 @@ mod tests {
             .clone()
             .unwrap_err();
         assert!(e.contains("postal or pipelined"), "{e}");
+        // With a tuning model (a model file's models.pipelined), auto is tuned under it and
+        // simulated under LogGOPS: the schedule the pipelined model picks, LogGOPS's time.
+        let pipe = parse_model("pipelined:alpha_p=1us,alpha_r=100ns,beta=1ns").unwrap();
+        let tuned = Grid {
+            tuning: Some(pipe.clone()),
+            ..g.clone()
+        };
+        let row = &predict(&tuned, &l, 1).unwrap().rows[0];
+        let under_pipe = &predict(&g, &pipe, 1).unwrap().rows[0];
+        let schedule = under_pipe.schedule.clone().unwrap();
+        assert_eq!(row.schedule.as_deref(), Some(schedule.as_str()));
+        let named = Grid::new(Collective::Allreduce, &[schedule.as_str()], &[8], &[4]);
+        assert_eq!(row.time, predict(&named, &l, 1).unwrap().rows[0].time);
+        // A tuning model is not used where the grid's own model has a closed form.
+        let postal_tuned = Grid {
+            tuning: Some(pipe),
+            ..g.clone()
+        };
+        assert_eq!(
+            predict(&postal_tuned, &postal(), 1).unwrap().rows[0].schedule,
+            predict(&g, &postal(), 1).unwrap().rows[0].schedule
+        );
     }
 
     #[test]

@@ -36,9 +36,10 @@ pub(crate) struct PyPredicted {
 /// Predicts `algorithms` (None: every one that runs from its name, `predict_algorithms`) of
 /// `collective` at every size in `sizes` (bytes) and rank count in `ranks` under `model` (with
 /// `node`, a `node:ranks=R,bw=BW` spec, on the node level over the LogGOPS host `model`), on
-/// `threads` threads (0: every core).
+/// `threads` threads (0: every core); `tuning`, a postal or pipelined spec that
+/// `recursive_multiplying:auto` is tuned under when `model` is LogGOPS.
 #[pyfunction]
-#[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = 0, node = None))]
+#[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = 0, node = None, tuning = None))]
 #[allow(clippy::too_many_arguments)]
 fn predict(
     py: Python<'_>,
@@ -50,17 +51,20 @@ fn predict(
     dtype: Option<DtypeArg>,
     threads: usize,
     node: Option<&str>,
+    tuning: Option<&str>,
 ) -> PyResult<PyPredicted> {
     call(Class::Schedule, "predict", || {
         let c = Collective::parse(collective).py()?;
         let spec = parse_model(model.as_str()).py()?;
         let node = node.map(parse_node).transpose().py()?;
+        let tuning = tuning.map(parse_model).transpose().py()?;
         let g = Grid {
             collective: c,
             algorithms: algorithms.unwrap_or_else(|| c.default_algorithms()),
             sizes,
             ranks,
             dtype: dtype.map_or(c.default_dtype(), |d| d.0),
+            tuning,
         };
         let dtype = g.dtype.name();
         let p = guard::detach(py, move || {

@@ -211,6 +211,7 @@ def predict(
         dtype=dtype,
         threads=threads or 0,
         node=node,
+        tuning=None if mf is None else mf.tuning,
     )
     say("done")
     if as_json:

@@ -110,8 +110,9 @@ def validate(
         spec, mf = grid_model(model, model_file, [n], library=_library())
         at = node if node is not None or mf is None else mf.node
         box["p"] = hp.predict(
-            collective, size_list, [n], spec, algorithms=algs, dtype=dtype, node=at
-        )
+            collective, size_list, [n], spec, algorithms=algs, dtype=dtype, node=at,
+            tuning=None if mf is None else mf.tuning,
+        )  # fmt: skip
 
     _agree(comm, predicted)
     p = comm.bcast(box.get("p"), root=0)
