@@ -25,7 +25,7 @@ $(EXT): $(STAMP) $(RUST_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --quiet --release
 	touch $@
 
-demo: $(EXT)
+demo: $(EXT) native
 	$(VENV)/bin/hypercuboid demo
 
 test: test-rust test-python test-mpi test-mpich

@@ -51,8 +51,18 @@ def test_every_section_writes_its_pictures(small_demo):
         assert (out / name).read_bytes()[:8] == PNG, name
         assert str(out / name) in summary["files"]
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [*pictures, "rd7.trace.json", "rd7.goal", "rd7.hcs", "summary.json", "summary.txt"]
+        [*pictures, "rd7.trace.json", "rd7.goal", "rd7.hcs", "slimfly.xml", "summary.json"]
+        + ["summary.txt"]
     )
+    assert str(out / "slimfly.xml") in summary["files"]
+    assert "slimfly.xml: the same network as a SimGrid platform; read back: 50 routers, 200 " in (
+        output
+    )
+    # what the two libraries would run for the seed's 8 KB alltoall on 32 ranks
+    assert summary["alltoall"]["library"] == {
+        "openmpi": ["linear_sync:max=0"],
+        "mpich": ["linear_shifted:block=32"],
+    }
     for heading in ("5. Alltoall", "6. A schedule on a Slim Fly", "7. Halo exchanges"):
         assert heading in output
     assert "8. MPI: skipped (--no-mpi)" in output
@@ -131,3 +141,6 @@ def test_the_mpi_section_runs_the_native_runner_and_the_lbm_proxy(tmp_path):
     assert lbm["mass"] == pytest.approx(32 * 32 * 32, rel=1e-12)
     for name in ("mpi-bench.png", "mpi-lbm.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG
+    # calibrate wrote a model file with a node level that predict took
+    assert res["model"].startswith("loggops:") and res["node"].startswith("node:ranks=2,")
+    assert any("hypercuboid predict with it at 16 ranks" in line for line in lines)

@@ -284,8 +284,25 @@ def _alltoall_on_a_tree(out: Path, say: Callable[[str], None], files: list, smal
     )
     files.append(str(png))
     say(f"   {png}: the same as bars")
+    from hypercuboid import library
+
+    picks = {
+        lib: [library.choice(lib, "alltoall", n, kb * 1024, dtype="uint8") for kb in sizes]
+        for lib in ("openmpi", "mpich")
+    }
+    for lib, cs in picks.items():
+        said = ", ".join(
+            f"{kb} KB {c.native} (ours: {c.algorithm})" for kb, c in zip(sizes, cs, strict=True)
+        )
+        say(f"   what {lib} would run here (hypercuboid schedule library): {said}")
     say("")
-    return {"phases": r.phases, "load": r.load, "optimal": r.optimal, "runs": result}
+    return {
+        "phases": r.phases,
+        "load": r.load,
+        "optimal": r.optimal,
+        "runs": result,
+        "library": {lib: [c.algorithm for c in cs] for lib, cs in picks.items()},
+    }
 
 
 def _slimfly(out: Path, say: Callable[[str], None], files: list, small: bool) -> dict:
@@ -295,7 +312,7 @@ def _slimfly(out: Path, say: Callable[[str], None], files: list, small: bool) ->
     topo, n = "slimfly:q=5", 150
     count = 1024 if small else 128 * 1024
     host = "loggops:L=1us,o=1us,g=100ns,G=0.04ns"
-    say(f"6. A schedule on a Slim Fly ({topo}: 50 routers, {n} endpoints, diameter 2)")
+    say(f"6. A schedule on a Slim Fly ({topo}: 50 routers, 200 endpoints, diameter 2)")
     s = allreduce("ring", n, count)
     rows, result = [], {}
     for level in ("packet", "flow"):
@@ -332,6 +349,16 @@ def _slimfly(out: Path, say: Callable[[str], None], files: list, small: bool) ->
     a, b = result["packet"]["completion_ns"], result["flow"]["completion_ns"]
     say(f"   the two levels agree within {abs(a - b) / a * 100:.2f} %; the busiest links over")
     say(f"   time: {out / 'slimfly-packet.png'}, {out / 'slimfly-flow.png'}")
+    from hypercuboid import topology
+
+    xml = out / "slimfly.xml"
+    topology.export(topo, "simgrid", xml, force=True)
+    back = topology.load(xml)
+    files.append(str(xml))
+    say(
+        f"   {xml}: the same network as a SimGrid platform; read back: {back.num_routers} "
+        f"routers, {back.num_endpoints} endpoints"
+    )
     say("")
     return result
 
@@ -445,8 +472,73 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
     png = _lbm_plot(res, out / "mpi-lbm.png")
     files += [str(png), str(out / "mpi-lbm.json")]
     say(f"   {bench_png}, {png}: latency by size; halo and kernel time per step")
+    model = out / "model.json"
+    _run(
+        [*mpiexec, "-n", "2", *cli, "calibrate", "-o", str(model), "--force", "-q",
+         "--timeout", "240"], env, "calibrate",
+    )  # fmt: skip
+    files.append(str(model))
+    from hypercuboid import modelfile
+    from hypercuboid import predict as hp
+
+    mf = hp.read_model_file(model)
+    say(f"   hypercuboid calibrate (2 ranks): {mf.model}")
+    say(f"   {' ' * 30}{modelfile.load_file(model).node}   ({model})")
+    p = hp.predict(
+        "allreduce", [8, 64 * 1024, 1 << 20], [16], mf.model,
+        algorithms=["recursive_doubling", "ring", "rabenseifner", "tree"], node=mf.node,
+    )  # fmt: skip
+    bests = [(b, p.best(16, b)) for b in p.sizes]
+    picks = ", ".join(f"{_size(b)} {best.algorithm}" for b, best in bests if best)
+    say(f"   hypercuboid predict with it at 16 ranks (its node level as fitted): best {picks}")
+    traced = _trace_lbm(out, [*mpiexec, "-n", str(ranks), *cli], env)
+    if traced is None:
+        say("   hypercuboid trace: skipped (no libhc_trace.so: make native builds it)")
+    else:
+        files.append(str(traced["path"]))
+        say(
+            f"   hypercuboid trace run of a 16^3 lbm run: {traced['records']:,} MPI calls on "
+            f"{ranks} ranks, converted to a schedule of {traced['ops']:,} ops ({traced['path']})"
+        )
     say("")
-    return {"bench": json.loads(bench_json.read_text()), "lbm": res}
+    return {
+        "bench": json.loads(bench_json.read_text()),
+        "lbm": res,
+        "model": mf.model,
+        "node": mf.node,
+        "trace": None if traced is None else {k: traced[k] for k in ("records", "ops")},
+    }
+
+
+def _size(b: int) -> str:
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale and b % scale == 0:
+            return f"{b // scale} {unit}"
+    return f"{b} B"
+
+
+def _run(cmd: list[str], env: dict[str, str], what: str) -> str:
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"mpiexec {what} failed ({r.returncode}):\n{r.stderr.strip()}")
+    return r.stdout
+
+
+def _trace_lbm(out: Path, launch: list[str], env: dict[str, str]) -> dict | None:
+    """Records a small lbm run with libhc_trace.so and converts it (None without the recorder)."""
+    from hypercuboid import apptrace
+
+    try:
+        apptrace.library_path(apptrace.which_mpi(launch[0]))
+    except ValueError:
+        return None
+    hct = out / "lbm.hct"
+    hct.unlink(missing_ok=True)
+    cli = [sys.executable, "-c", "from hypercuboid.cli import main; main()"]
+    lbm = ["lbm", "run", "--lattice", "16x16x16", "--steps", "5", "--quiet", "--timeout", "240"]
+    _run([*cli, "trace", "run", "-o", str(hct), "--", *launch, *lbm], env, "trace run")
+    c = apptrace.AppTrace.load(hct).convert()
+    return {"path": hct, "records": c.records, "ops": c.schedule.total_ops}
 
 
 def _lbm_plot(res: dict, path: Path) -> Path:

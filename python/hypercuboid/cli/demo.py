@@ -41,8 +41,9 @@ def demo(
     out: str, big_log2: int, small: bool, mpi: bool, quiet: bool, progress: bool | None
 ) -> None:
     """A short tour of the toolkit: allreduce schedules verified, simulated, drawn and scaled;
-    alltoall phases on a switched tree and on Ethernet; a Slim Fly at packet and flow level;
-    the halo exchanges; and a run under mpiexec."""
+    alltoall phases on a switched tree and on Ethernet, and what MPI libraries would run; a
+    Slim Fly at packet and flow level, exported for SimGrid; the halo exchanges; and under
+    mpiexec: benchmarks, the LBM proxy, calibrate and predict, and a recorded trace."""
     from hypercuboid.demo import run
 
     say = cliopts.Progress(quiet, progress)
