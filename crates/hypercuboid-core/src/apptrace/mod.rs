@@ -17,6 +17,7 @@
 //! keeps every whole record before the end and says where the rank stops; [`convert`] refuses
 //! such a trace unless asked to convert up to where the ranks stop ([`ConvertOptions::partial`]).
 
+mod build;
 mod convert;
 mod error;
 mod expand;
