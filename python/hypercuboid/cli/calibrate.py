@@ -20,9 +20,6 @@ from hypercuboid.mpi.calibrate import DEFAULT_SIZES, MIN_SIZES, R2_THRESHOLD
 _bench = importlib.import_module("hypercuboid.cli.bench")
 
 
-_OneRankSpeaks = _bench.RankZeroCommand
-
-
 def _reduce_pairs(dtype: str | None, op: str | None) -> list[tuple[str, str]]:
     """The (dtype, op) pairs of ``--dtype`` and ``--op`` (default: all the runner has)."""
     from hypercuboid import _core
@@ -99,7 +96,7 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
     return lines
 
 
-@click.command("calibrate", cls=_OneRankSpeaks)
+@click.command("calibrate", cls=_bench.RankZeroCommand)
 @click.option(
     "--output",
     "-o",

@@ -16,22 +16,22 @@ from hypercuboid.cli.bench import (
     TIMEOUT_HELP,
     RankZeroCommand,
     _agree,
+    _iterations,
     _library,
     _outputs_free,
     _progress,
     _run_collective,
     _start,
     _sweep,
+    _warmup,
     _world,
 )
 from hypercuboid.cli.common import echo_json
 from hypercuboid.cli.predict import GRID_OPTIONS, grid_algorithms, grid_model, grid_sizes
 from hypercuboid.cli.predict import with_options as _with
 
-ValidateCommand = RankZeroCommand
 
-
-@click.command("validate", cls=ValidateCommand)
+@click.command("validate", cls=RankZeroCommand)
 @_with(GRID_OPTIONS)
 @click.option(
     "--runner",
@@ -41,16 +41,8 @@ ValidateCommand = RankZeroCommand
     help="native: the compiled C runner, timed by its C loop (what the model should "
     "predict); python: the mpi4py engine and a Python loop.",
 )
-@click.option(
-    "--iterations",
-    "-i",
-    type=cliopts.Range(1),
-    default=None,
-    help="Timed iterations per size [OSU: 1000 up to 8 KiB, 100 above].",
-)
-@click.option(
-    "--warmup", "-x", type=cliopts.Range(0), default=None, help="Untimed warm-up iterations."
-)
+@_iterations
+@_warmup
 @cliopts.json_option("The rows, the picks and the summary as JSON")
 @cliopts.csv_option("The rows as CSV")
 @cliopts.plot_option("Draw predicted against measured time, one colour per algorithm")
