@@ -443,12 +443,10 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
         "--plot", str(bench_png), "--json", str(bench_json), "--quiet", "--force",
         "--timeout", "240",
     ]  # fmt: skip
-    r = subprocess.run(bench, env=env, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise RuntimeError(f"mpiexec bench failed ({r.returncode}):\n{r.stderr.strip()}")
+    printed = _run(bench, env, "bench")
     say("   hypercuboid bench allreduce --runner native: the schedules run by the compiled C")
     say("   runner, beside the library's MPI_Allreduce ('native'), each result checked:")
-    for line in r.stdout.strip().splitlines():
+    for line in printed.strip().splitlines():
         say("   " + line)
     files += [str(bench_png), str(bench_json)]
     lbm = [
@@ -456,10 +454,7 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
         "--steps", "10", "--halo", "reduced", "--overlap", "--quiet", "--timeout", "240",
         "--json",
     ]  # fmt: skip
-    r = subprocess.run(lbm, env=env, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise RuntimeError(f"mpiexec lbm run failed ({r.returncode}):\n{r.stderr.strip()}")
-    res = json.loads(r.stdout)
+    res = json.loads(_run(lbm, env, "lbm run"))
     (out / "mpi-lbm.json").write_text(json.dumps(res, indent=2) + "\n")
     say(
         f"   hypercuboid lbm run: D3Q19 on a 32^3 lattice over {res['ranks']} ranks "
@@ -478,12 +473,11 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
          "--timeout", "240"], env, "calibrate",
     )  # fmt: skip
     files.append(str(model))
-    from hypercuboid import modelfile
     from hypercuboid import predict as hp
 
     mf = hp.read_model_file(model)
     say(f"   hypercuboid calibrate (2 ranks): {mf.model}")
-    say(f"   {' ' * 30}{modelfile.load_file(model).node}   ({model})")
+    say(f"   {' ' * 30}{mf.node}   ({model})")
     p = hp.predict(
         "allreduce", [8, 64 * 1024, 1 << 20], [16], mf.model,
         algorithms=["recursive_doubling", "ring", "rabenseifner", "tree"], node=mf.node,
@@ -491,7 +485,7 @@ def _mpi(out: Path, say: Callable[[str], None], files: list) -> dict | None:
     bests = [(b, p.best(16, b)) for b in p.sizes]
     picks = ", ".join(f"{_size(b)} {best.algorithm}" for b, best in bests if best)
     say(f"   hypercuboid predict with it at 16 ranks (its node level as fitted): best {picks}")
-    traced = _trace_lbm(out, [*mpiexec, "-n", str(ranks), *cli], env)
+    traced = _trace_lbm(out, cli, [*mpiexec, "-n", str(ranks), *cli], env)
     if traced is None:
         say("   hypercuboid trace: skipped (no libhc_trace.so: make native builds it)")
     else:
@@ -518,14 +512,17 @@ def _size(b: int) -> str:
 
 
 def _run(cmd: list[str], env: dict[str, str], what: str) -> str:
+    """Runs an mpiexec command line of the demo and returns its stdout (a failure raises
+    with its stderr)."""
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError(f"mpiexec {what} failed ({r.returncode}):\n{r.stderr.strip()}")
     return r.stdout
 
 
-def _trace_lbm(out: Path, launch: list[str], env: dict[str, str]) -> dict | None:
-    """Records a small lbm run with libhc_trace.so and converts it (None without the recorder)."""
+def _trace_lbm(out: Path, cli: list[str], launch: list[str], env: dict[str, str]) -> dict | None:
+    """Records a small lbm run (``launch``: mpiexec and the CLI) with ``cli trace run`` and
+    converts it; None without the recorder."""
     from hypercuboid import apptrace
 
     try:
@@ -534,7 +531,6 @@ def _trace_lbm(out: Path, launch: list[str], env: dict[str, str]) -> dict | None
         return None
     hct = out / "lbm.hct"
     hct.unlink(missing_ok=True)
-    cli = [sys.executable, "-c", "from hypercuboid.cli import main; main()"]
     lbm = ["lbm", "run", "--lattice", "16x16x16", "--steps", "5", "--quiet", "--timeout", "240"]
     _run([*cli, "trace", "run", "-o", str(hct), "--", *launch, *lbm], env, "trace run")
     c = apptrace.AppTrace.load(hct).convert()
