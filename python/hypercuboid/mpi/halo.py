@@ -163,14 +163,9 @@ class _NativePlan:
             raise MPIError(f"rank {self.rank}: halo exchange, {self._error()}")
 
     def free(self) -> None:
-        if self._plan:
-            import ctypes
+        from hypercuboid.mpi.native import free_plan
 
-            from mpi4py import MPI
-
-            if not MPI.Is_finalized():
-                self.lib.hc_plan_free(self._plan)
-            self._plan = ctypes.c_void_p()
+        self._plan = free_plan(self.lib, self._plan)
 
 
 class _Plan:

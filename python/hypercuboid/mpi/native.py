@@ -154,6 +154,37 @@ def _build(mpicc: str, out: Path, sources: dict[str, str]) -> None:
     os.replace(tmp, out)
 
 
+def _declare(lib: Any) -> None:
+    """Sets the C prototype of each entry point of the runner (all return an int status but
+    ``hc_plan_free``); ``err`` is the caller's buffer for an error message and its length."""
+    vp, i, u64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64
+    err = [ctypes.c_char_p, ctypes.c_size_t]
+    create = [ctypes.POINTER(_Program), i, i, vp, vp, u64, vp, ctypes.POINTER(vp), *err]
+    run = [vp, ctypes.c_double, ctypes.POINTER(ctypes.c_int64), *err]
+    prototypes: dict[str, list[Any]] = {
+        "hc_plan_create_at": create,
+        "hc_plan_create_ex_at": [
+            ctypes.POINTER(_Program),
+            ctypes.POINTER(_Regions),
+            i,
+            *create[1:],
+        ],
+        "hc_plan_run": run,
+        "hc_plan_finish": run,
+        "hc_plan_start": [run[0], *run[2:]],
+        "hc_plan_wait_policy": [vp],
+        "hc_plan_time": [vp, i, i, i, vp, *err],
+        "hc_time_library_allreduce": [vp, vp, u64, i, i, vp, i, i, i, vp, *err],
+        "hc_time_library_alltoall": [vp, vp, u64, i, vp, i, i, i, vp, *err],
+    }
+    for name, args in prototypes.items():
+        fn = getattr(lib, name)
+        fn.restype = ctypes.c_int
+        fn.argtypes = args
+    lib.hc_plan_free.restype = None
+    lib.hc_plan_free.argtypes = [vp]
+
+
 def load() -> Any:
     """The compiled runner (built into the cache on first use), or MPIError saying what is
     missing."""
@@ -186,88 +217,23 @@ def load() -> Any:
                 f"the native runner in {out} runs on '{built_for.splitlines()[0]}' but mpi4py "
                 f"loaded '{version.splitlines()[0]}'; set HYPERCUBOID_MPICC to that MPI's mpicc"
             )
-        lib.hc_plan_create_at.restype = ctypes.c_int
-        lib.hc_plan_create_at.argtypes = [
-            ctypes.POINTER(_Program),
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-            ctypes.c_uint64,
-            ctypes.c_void_p,
-            ctypes.POINTER(ctypes.c_void_p),
-            ctypes.c_char_p,
-            ctypes.c_size_t,
-        ]
-        lib.hc_plan_create_ex_at.restype = ctypes.c_int
-        lib.hc_plan_create_ex_at.argtypes = [
-            ctypes.POINTER(_Program),
-            ctypes.POINTER(_Regions),
-            ctypes.c_int,
-            *lib.hc_plan_create_at.argtypes[1:],
-        ]
-        run_args: list[Any] = [
-            ctypes.c_void_p,
-            ctypes.c_double,
-            ctypes.POINTER(ctypes.c_int64),
-            ctypes.c_char_p,
-            ctypes.c_size_t,
-        ]
-        for fn, args in (
-            (lib.hc_plan_run, run_args),
-            (lib.hc_plan_finish, run_args),
-            (lib.hc_plan_start, [run_args[0], *run_args[2:]]),
-        ):
-            fn.restype = ctypes.c_int
-            fn.argtypes = args
-        lib.hc_plan_wait_policy.restype = ctypes.c_int
-        lib.hc_plan_wait_policy.argtypes = [ctypes.c_void_p]
-        lib.hc_plan_free.restype = None
-        lib.hc_plan_free.argtypes = [ctypes.c_void_p]
-        lib.hc_plan_time.restype = ctypes.c_int
-        lib.hc_plan_time.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_void_p,
-            ctypes.c_char_p,
-            ctypes.c_size_t,
-        ]
-        lib.hc_time_library_allreduce.restype = ctypes.c_int
-        lib.hc_time_library_allreduce.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-            ctypes.c_uint64,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_void_p,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_void_p,
-            ctypes.c_char_p,
-            ctypes.c_size_t,
-        ]
-        lib.hc_time_library_alltoall.restype = ctypes.c_int
-        lib.hc_time_library_alltoall.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_void_p,
-            ctypes.c_uint64,
-            ctypes.c_int,
-            ctypes.c_void_p,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.c_void_p,
-            ctypes.c_char_p,
-            ctypes.c_size_t,
-        ]
+        _declare(lib)
     except MPIError as e:
         _error = e
         raise
     _lib = lib
     return lib
+
+
+def free_plan(lib: Any, plan: ctypes.c_void_p) -> ctypes.c_void_p:
+    """Frees ``plan`` (nothing when it is null, or when MPI is finalized and took its requests
+    with it); the null plan that replaces it."""
+    if plan:
+        from mpi4py import MPI
+
+        if not MPI.Is_finalized():
+            lib.hc_plan_free(plan)
+    return ctypes.c_void_p()
 
 
 def available() -> bool:
@@ -455,12 +421,7 @@ class NativeBound:
 
     def free(self) -> None:
         """Frees the plan (made again on the next run)."""
-        if self._plan:
-            from mpi4py import MPI
-
-            if not MPI.Is_finalized():
-                self.lib.hc_plan_free(self._plan)
-            self._plan = ctypes.c_void_p()
+        self._plan = free_plan(self.lib, self._plan)
         self._comm = None
 
     def __del__(self) -> None:
