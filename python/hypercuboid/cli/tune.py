@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 
 import click
@@ -29,6 +30,19 @@ def _elapsed(s: float) -> str:
     return f"{s:.2f} s"
 
 
+def _tune_option(flag: str, least: int, help: str) -> Callable:
+    """An int option of at least ``least`` whose default is the core's tune default of the
+    same name."""
+    key = flag.removeprefix("--").replace("-", "_")
+    return click.option(
+        flag,
+        type=cliopts.Range(least),
+        default=_core.DEFAULTS["tune"][key],
+        show_default=True,
+        help=help,
+    )
+
+
 @tune.command("allreduce")
 @ranks_option(required=True, help="Number of ranks N.")
 @click.option(
@@ -47,32 +61,17 @@ def _elapsed(s: float) -> str:
 )
 @count_option
 @dtype_option
-@click.option(
-    "--top",
-    type=cliopts.Range(1),
-    default=_core.DEFAULTS["tune"]["top"],
-    show_default=True,
-    help="Rows to print.",
-)
+@_tune_option("--top", 1, "Rows to print.")
 @click.option(
     "--simulate",
     is_flag=True,
     help="Also simulate the --pool best schedules on the model and rank them by simulated time.",
 )
-@click.option(
-    "--pool",
-    type=cliopts.Range(0),
-    default=_core.DEFAULTS["tune"]["pool"],
-    show_default=True,
-    help="How many schedules --simulate runs (the best by the closed form).",
-)
-@click.option(
+@_tune_option("--pool", 0, "How many schedules --simulate runs (the best by the closed form).")
+@_tune_option(
     "--max-schedules",
-    type=cliopts.Range(0),
-    default=_core.DEFAULTS["tune"]["max_schedules"],
-    show_default=True,
-    help="Enumerate at most this many schedules (0: no cap); beyond, only the dynamic program "
-    "runs.",
+    0,
+    "Enumerate at most this many schedules (0: no cap); beyond, only the dynamic program runs.",
 )
 @click.option(
     "--algorithm",
