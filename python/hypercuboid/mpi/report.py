@@ -45,6 +45,16 @@ def table(rows: Sequence[dict], columns: Sequence[tuple[str, str, str]]) -> str:
     return "\n".join(lines)
 
 
+def _sweep_table(
+    rows: Sequence[dict], columns: Sequence[tuple[str, str, str]], checked_columns: int
+) -> str:
+    """The table of a benchmark's rows with their ``bytes`` as a human ``size``; the last
+    ``checked_columns`` of ``columns`` only where some row was checked (``valid`` set)."""
+    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
+    checked = any(r.get("valid") is not None for r in rows)
+    return table(shown, columns if checked else columns[:-checked_columns])
+
+
 ALLREDUCE_COLUMNS = [
     ("algorithm", "algorithm", ""),
     ("runner", "runner", ""),
@@ -63,17 +73,8 @@ ALLREDUCE_COLUMNS = [
 
 def allreduce_table(rows: Sequence[dict]) -> str:
     """The ``bench allreduce`` table (one line per size and algorithm)."""
-    shown = [
-        {
-            **r,
-            "size": human_bytes(r["bytes"]),
-            "same_bits": r.get("check", {}).get("identical_bits"),
-        }
-        for r in rows
-    ]
-    checked = any(r.get("valid") is not None for r in rows)
-    cols = ALLREDUCE_COLUMNS if checked else ALLREDUCE_COLUMNS[:-2]
-    return table(shown, cols)
+    shown = [{**r, "same_bits": r.get("check", {}).get("identical_bits")} for r in rows]
+    return _sweep_table(shown, ALLREDUCE_COLUMNS, checked_columns=2)
 
 
 ALLTOALL_COLUMNS = [
@@ -92,10 +93,7 @@ def alltoall_table(rows: Sequence[dict]) -> str:
     """The ``bench alltoall`` table: ``osu_alltoall``'s columns (size in bytes per pair of
     ranks; average, minimum and maximum over the ranks of each rank's mean latency;
     iterations), one line per size and algorithm."""
-    shown = [{**r, "size": human_bytes(r["bytes"])} for r in rows]
-    checked = any(r.get("valid") is not None for r in rows)
-    cols = ALLTOALL_COLUMNS if checked else ALLTOALL_COLUMNS[:-1]
-    return table(shown, cols)
+    return _sweep_table(rows, ALLTOALL_COLUMNS, checked_columns=1)
 
 
 def write_json(path: str | Path, obj: Any) -> None:
