@@ -442,28 +442,17 @@ def time_library_allreduce(
 ) -> np.ndarray:
     """The library's own ``MPI_Allreduce`` timed by the same C loop as
     :meth:`NativeBound.time`: per-call times in µs."""
-    from mpi4py import MPI
-
-    lib = load()
-    out = np.empty(iterations, dtype=np.float64)
-    err = ctypes.create_string_buffer(1024)
-    rc = lib.hc_time_library_allreduce(
-        sendbuf.ctypes.data,
-        recvbuf.ctypes.data,
+    return _time_library(
+        "allreduce",
+        comm,
+        sendbuf,
+        recvbuf,
         recvbuf.size,
-        _core.DTYPE_CODES[recvbuf.dtype.name],
-        _core.REDUCE_OPS.index(op),
-        MPI._addressof(comm),
+        [_core.REDUCE_OPS.index(op)],
         iterations,
         warmup,
         block,
-        out.ctypes.data,
-        err,
-        len(err),
     )
-    if rc != 0:
-        raise MPIError(f"rank {comm.Get_rank()}: {err.value.decode(errors='replace')}")
-    return out
 
 
 def time_library_alltoall(
@@ -476,16 +465,33 @@ def time_library_alltoall(
 ) -> np.ndarray:
     """The library's own ``MPI_Alltoall`` (``sendbuf.size // comm.size`` elements per pair of
     ranks) timed by the same C loop as :meth:`NativeBound.time`: per-call times in µs."""
+    count = recvbuf.size // comm.Get_size()
+    return _time_library("alltoall", comm, sendbuf, recvbuf, count, [], iterations, warmup, block)
+
+
+def _time_library(
+    collective: str,
+    comm: Any,
+    sendbuf: np.ndarray,
+    recvbuf: np.ndarray,
+    count: int,
+    extra: list[int],
+    iterations: int,
+    warmup: int,
+    block: int,
+) -> np.ndarray:
+    """The library's own ``collective`` timed by the runner's ``hc_time_library_<collective>``
+    (``count`` elements, then ``extra`` arguments such as the op): per-call times in µs."""
     from mpi4py import MPI
 
-    lib = load()
     out = np.empty(iterations, dtype=np.float64)
     err = ctypes.create_string_buffer(1024)
-    rc = lib.hc_time_library_alltoall(
+    rc = getattr(load(), f"hc_time_library_{collective}")(
         sendbuf.ctypes.data,
         recvbuf.ctypes.data,
-        recvbuf.size // comm.Get_size(),
+        count,
         _core.DTYPE_CODES[recvbuf.dtype.name],
+        *extra,
         MPI._addressof(comm),
         iterations,
         warmup,
