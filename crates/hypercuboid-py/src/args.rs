@@ -221,6 +221,21 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Count {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RankArg(pub i128);
 
+impl RankArg {
+    /// The rank when it is one of `nranks` (0 ..= `nranks - 1`), else a `ScheduleError` whose
+    /// message `refused` writes from the rank and the last one.
+    pub(crate) fn within(
+        self,
+        nranks: u32,
+        refused: impl FnOnce(i128, u32) -> String,
+    ) -> PyResult<u32> {
+        match u32::try_from(self.0) {
+            Ok(r) if r < nranks => Ok(r),
+            _ => Err(Class::Schedule.err(refused(self.0, nranks - 1))),
+        }
+    }
+}
+
 impl<'a, 'py> FromPyObject<'a, 'py> for RankArg {
     type Error = PyErr;
 

@@ -25,15 +25,9 @@ pub struct PyDecomposition {
 
 impl PyDecomposition {
     fn rank(&self, rank: RankArg) -> PyResult<Rank> {
-        let n = self.inner.nranks();
-        let rank = rank.0;
-        if rank < 0 || rank >= n as i128 {
-            return Err(Class::Schedule.err(format!(
-                "invalid rank {rank}: the decomposition has ranks 0..{}",
-                n - 1
-            )));
-        }
-        Ok(rank as Rank)
+        rank.within(self.inner.nranks(), |r, last| {
+            format!("invalid rank {r}: the decomposition has ranks 0..{last}")
+        })
     }
 }
 

@@ -63,15 +63,9 @@ impl PySchedule {
     }
 
     fn check_rank(&self, rank: RankArg) -> PyResult<u32> {
-        let n = self.inner.nranks();
-        let rank = rank.0;
-        if rank < 0 || rank >= n as i128 {
-            return Err(Class::Schedule.err(format!(
-                "rank {rank} is not in the schedule (ranks 0..{})",
-                n - 1
-            )));
-        }
-        Ok(rank as u32)
+        rank.within(self.inner.nranks(), |r, last| {
+            format!("rank {r} is not in the schedule (ranks 0..{last})")
+        })
     }
 }
 
@@ -466,10 +460,7 @@ fn allreduce_spec(nranks: NRanks, count: Count, dtype: DtypeArg, op: OpArg) -> A
 
 /// Rank `rank` of `nranks`, or the error naming the range.
 fn rank_of(rank: RankArg, nranks: u32) -> PyResult<u32> {
-    if rank.0 < 0 || rank.0 >= nranks as i128 {
-        return Err(Class::Schedule.err(format!("rank {} is not in 0..{}", rank.0, nranks - 1)));
-    }
-    Ok(rank.0 as u32)
+    rank.within(nranks, |r, last| format!("rank {r} is not in 0..{last}"))
 }
 
 /// The allreduce schedule of `algorithm` on `nranks` ranks (GIL released while generating).
