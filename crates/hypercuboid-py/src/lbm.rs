@@ -5,7 +5,7 @@
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use hypercuboid_core::lbm::{self, d3q19, Bgk, Init, Layout, Region, Shape};
-use numpy::ndarray::Dim;
+use numpy::ndarray::{ArrayViewD, ArrayViewMutD, Dim};
 use numpy::{
     IntoPyArray, PyArray1, PyArray4, PyReadonlyArrayDyn, PyReadwriteArrayDyn, PyUntypedArrayMethods,
 };
@@ -46,6 +46,19 @@ fn lattice_of(what: &str, f: &PyReadonlyArrayDyn<'_, f64>) -> PyResult<Shape> {
 
 fn lattice_of_mut(what: &str, f: &PyReadwriteArrayDyn<'_, f64>) -> PyResult<Shape> {
     shape_of(what, f.shape(), f.strides())
+}
+
+/// The elements of `a` in memory order (the core reads the layout from the shape), or the error
+/// naming `what` as not contiguous.
+fn elements<'a>(what: &str, a: &'a ArrayViewD<'_, f64>) -> PyResult<&'a [f64]> {
+    a.as_slice_memory_order()
+        .ok_or_else(|| not_contiguous(what))
+}
+
+/// [`elements`], writable.
+fn elements_mut<'a>(what: &str, a: &'a mut ArrayViewMutD<'_, f64>) -> PyResult<&'a mut [f64]> {
+    a.as_slice_memory_order_mut()
+        .ok_or_else(|| not_contiguous(what))
 }
 
 fn not_contiguous(what: &str) -> PyErr {
@@ -102,13 +115,9 @@ fn lbm_step(
         let bgk = Bgk::new(tau).py()?;
         let region = Region::parse(region).py()?;
         let src = src.as_array();
-        let s = src
-            .as_slice_memory_order()
-            .ok_or_else(|| not_contiguous("source"))?;
+        let s = elements("source", &src)?;
         let mut dst = dst.as_array_mut();
-        let d = dst
-            .as_slice_memory_order_mut()
-            .ok_or_else(|| not_contiguous("destination"))?;
+        let d = elements_mut("destination", &mut dst)?;
         guard::detach(py, || lbm::collide_stream(s, d, shape, bgk, region)).py()
     })
 }
@@ -127,9 +136,7 @@ fn lbm_initialise(
         let shape = lattice_of_mut("distribution", &f)?;
         let init = Init::parse(init).py()?;
         let mut f = f.as_array_mut();
-        let s = f
-            .as_slice_memory_order_mut()
-            .ok_or_else(|| not_contiguous("distribution"))?;
+        let s = elements_mut("distribution", &mut f)?;
         guard::detach(py, || lbm::initialise(s, shape, offset, lattice, &init)).py()
     })
 }
@@ -161,9 +168,7 @@ fn lbm_totals(py: Python<'_>, f: PyReadonlyArrayDyn<'_, f64>) -> PyResult<(f64, 
     call(Class::Lbm, "lbm_totals", || {
         let shape = lattice_of("distribution", &f)?;
         let f = f.as_array();
-        let s = f
-            .as_slice_memory_order()
-            .ok_or_else(|| not_contiguous("distribution"))?;
+        let s = elements("distribution", &f)?;
         let t = guard::detach(py, || lbm::totals(s, shape)).py()?;
         Ok((t.mass, t.momentum, t.kinetic_energy))
     })
@@ -179,9 +184,7 @@ fn lbm_macroscopic<'py>(
     call(Class::Lbm, "lbm_macroscopic", || {
         let shape = lattice_of("distribution", &f)?;
         let f = f.as_array();
-        let s = f
-            .as_slice_memory_order()
-            .ok_or_else(|| not_contiguous("distribution"))?;
+        let s = elements("distribution", &f)?;
         let n = shape.sites();
         let (rho, u) = py
             .detach(|| {
@@ -202,9 +205,7 @@ fn lbm_periodic_halo(py: Python<'_>, mut f: PyReadwriteArrayDyn<'_, f64>) -> PyR
     call(Class::Lbm, "lbm_periodic_halo", || {
         let shape = lattice_of_mut("distribution", &f)?;
         let mut f = f.as_array_mut();
-        let s = f
-            .as_slice_memory_order_mut()
-            .ok_or_else(|| not_contiguous("distribution"))?;
+        let s = elements_mut("distribution", &mut f)?;
         guard::detach(py, || lbm::periodic_halo(s, shape)).py()
     })
 }
