@@ -2,7 +2,7 @@
 
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
-use crate::topology::{wrap, PyTopology};
+use crate::topology::{made, PyTopology};
 use hypercuboid_core::topology::simgrid;
 use pyo3::prelude::*;
 
@@ -18,10 +18,8 @@ fn topology_to_simgrid(py: Python<'_>, topology: &PyTopology) -> PyResult<String
 #[pyfunction]
 #[pyo3(signature = (text, what="<simgrid>"))]
 fn topology_from_simgrid(py: Python<'_>, text: &str, what: &str) -> PyResult<PyTopology> {
-    call(Class::Topology, "topology_from_simgrid", || {
-        guard::detach(py, || simgrid::from_simgrid(text, what))
-            .py()
-            .map(wrap)
+    made(py, "topology_from_simgrid", || {
+        simgrid::from_simgrid(text, what)
     })
 }
 

@@ -1,7 +1,7 @@
 //! Bindings of hypercuboid_core::topology: convert, call, convert.
 
 use crate::args::{KParam, SpecParam, Text, Whole};
-use crate::errors::{Class, PyResultExt};
+use crate::errors::{Class, PyResultExt, ToPyErr};
 use crate::guard::{self, call};
 use crate::spec::PyForm;
 use hypercuboid_core::topology::{
@@ -12,6 +12,7 @@ use hypercuboid_core::topology::{
     tree::{TreeDescription, TreeEdge},
     Link, LinkParams, Topology, TopologyParts,
 };
+use pyo3::marker::Ungil;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -401,24 +402,30 @@ impl PyTopology {
     }
 }
 
+/// The topology `make` builds or reads with the GIL released: the result of the binding
+/// function `name`.
+pub(crate) fn made<E: ToPyErr + Send>(
+    py: Python<'_>,
+    name: &str,
+    make: impl Ungil + FnOnce() -> Result<Topology, E>,
+) -> PyResult<PyTopology> {
+    call(Class::Topology, name, || {
+        guard::detach(py, make).py().map(wrap)
+    })
+}
+
 /// Builds the topology a spec string names (`slimfly:q=13,p=9`, `oft:k=12`, `tree:fig1`, ...).
 #[pyfunction]
 fn topology_generate(py: Python<'_>, spec: Text<SpecParam>) -> PyResult<PyTopology> {
-    call(Class::Topology, "topology_generate", || {
-        let spec = spec.0;
-        guard::detach(py, || topo::generate(&spec)).py().map(wrap)
-    })
+    let spec = spec.0;
+    made(py, "topology_generate", || topo::generate(&spec))
 }
 
 /// Reads our JSON schema; `what` names the source in errors.
 #[pyfunction]
 #[pyo3(signature = (text, what="<json>"))]
 fn topology_from_json(py: Python<'_>, text: &str, what: &str) -> PyResult<PyTopology> {
-    call(Class::Topology, "topology_from_json", || {
-        guard::detach(py, || export::from_json(text, what))
-            .py()
-            .map(wrap)
-    })
+    made(py, "topology_from_json", || export::from_json(text, what))
 }
 
 /// Builds a topology from its pieces (the GraphML and networkx readers use this).
