@@ -67,6 +67,14 @@ def _split(values: tuple[str, ...], option: str = "--routing") -> list[str]:
     return items
 
 
+def _time_option(*decls: str, key: str, help: str) -> Callable:
+    """A simulated time, unset by default: the netsim API's default ``DEFAULTS[key]`` applies,
+    and the help shows it."""
+    return click.option(
+        *decls, type=cliopts.Time(), default=None, help=f"{help} [default: {DEFAULTS[key]}]."
+    )
+
+
 def _router_options(f: Callable) -> Callable:
     opts = [
         cliopts.seed_option("Random seed"),
@@ -74,12 +82,10 @@ def _router_options(f: Callable) -> Callable:
         cliopts.packet_size_option(),
         cliopts.renamed("--packet", target="packet_size", new="--packet-size", type=int),
         cliopts.switch_latency_option(),
-        click.option(
+        _time_option(
             "--watchdog",
-            type=cliopts.Time(),
-            default=None,
-            help="Simulated time without a delivery after which to look for a deadlock "
-            f"[default: {DEFAULTS['watchdog']}].",
+            key="watchdog",
+            help="Simulated time without a delivery after which to look for a deadlock",
         ),
         click.option(
             "--jobs",
@@ -332,20 +338,8 @@ _routing_option = click.option(
     show_default=True,
     help="Offered load(s) in (0, 1]: one value, a list 0.1,0.5 or a range start:stop:step.",
 )
-@click.option(
-    "--warmup",
-    "-x",
-    type=cliopts.Time(),
-    default=None,
-    help=f"Warm-up before measuring [default: {DEFAULTS['warmup']}].",
-)
-@click.option(
-    "--time",
-    "duration",
-    type=cliopts.Time(),
-    default=None,
-    help=f"Simulated time [default: {DEFAULTS['duration']}].",
-)
+@_time_option("--warmup", "-x", key="warmup", help="Warm-up before measuring")
+@_time_option("--time", "duration", key="duration", help="Simulated time")
 @click.option("--drain", is_flag=True, help="After --time, run until every packet is delivered.")
 @cliopts.plot_option("Draw throughput and latency vs load", name="plot_path")
 @_router_options
