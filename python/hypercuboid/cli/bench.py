@@ -464,11 +464,10 @@ def _failed(rows: list, stopped: bool, verdict: str) -> None:
     help="Timed iterations (blocks with --block) per size [OSU: 1000 up to 8 KiB, 100 above].",
 )
 @_warmup
-@click.option(
+@cliopts.int_option(
     "--block",
-    type=cliopts.Range(1),
+    least=1,
     default=1,
-    show_default=True,
     help="Calls timed together per sample (the recursive-multiplying paper uses 10).",
 )
 @click.option(
@@ -727,12 +726,11 @@ def bench_pingpong_cmd(
 
 
 @bench.command("multicast")
-@click.option(
+@cliopts.int_option(
     "--messages",
     "-b",
-    type=cliopts.Range(1),
+    least=1,
     default=8,
-    show_default=True,
     help="Largest number of messages rank 0 issues (1..b; the paper uses 1..8).",
 )
 @click.option(

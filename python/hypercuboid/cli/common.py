@@ -15,7 +15,7 @@ import click
 
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
-from hypercuboid.cli.options import COUNT, RANKS, Range, Time
+from hypercuboid.cli.options import COUNT, RANKS, Time
 from hypercuboid.errors import HypercuboidError
 
 
@@ -377,20 +377,11 @@ def halo_options() -> list[Callable]:
             show_default=True,
             help="The periodic axes (xyz, xz, ..., none).",
         ),
-        click.option(
-            "--values",
-            type=Range(1),
-            default=19,
-            show_default=True,
-            help="Values per site (19: D3Q19 distributions).",
+        cliopts.int_option(
+            "--values", least=1, default=19, help="Values per site (19: D3Q19 distributions)."
         ),
-        click.option(
-            "--bytes",
-            "nbytes",
-            type=Range(1),
-            default=8,
-            show_default=True,
-            help="Bytes per value: 8 (float64), 4, 2, 1.",
+        cliopts.int_option(
+            "--bytes", "nbytes", least=1, default=8, help="Bytes per value: 8 (float64), 4, 2, 1."
         ),
         click.option(
             "--kernel",

@@ -123,6 +123,11 @@ def at_least(n: int) -> Range:
     return Range(n)
 
 
+def int_option(*decls: str, least: int, default: int, help: str) -> Callable:
+    """An int option of at least ``least`` whose default the help shows."""
+    return click.option(*decls, type=Range(least), default=default, show_default=True, help=help)
+
+
 class Size(click.ParamType):
     """A size of the units grammar (``256``, ``7.5KB``, ``1MiB``) as whole bytes."""
 

@@ -357,11 +357,10 @@ simulate = schedule_verb(
         cliopts.packet_size_option(),
         cliopts.buffer_option(),
         cliopts.switch_latency_option(),
-        click.option(
+        cliopts.int_option(
             "--top-links",
-            type=cliopts.Range(0),
+            least=0,
             default=cliopts.DEFAULTS["netsim"]["top_links"],
-            show_default=True,
             help="Busiest links shown.",
         ),
         cliopts.csv_option("Write one row per network message (queued vs transfer time)"),
@@ -376,11 +375,10 @@ simulate = schedule_verb(
             "--strict", is_flag=True, help="Refuse to simulate a schedule that does not verify."
         ),
         cliopts.force_option("existing --trace, --plot, --csv, --json files"),
-        click.option(
+        cliopts.int_option(
             "--calls",
-            type=cliopts.Range(1),
+            least=1,
             default=1,
-            show_default=True,
             help="Run the schedule this many times back to back, each rank starting its next "
             "call when its own ops of the last are done (e.g. the seed's 2,000 halo calls).",
         ),

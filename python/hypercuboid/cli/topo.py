@@ -147,13 +147,7 @@ def _spec(spec: str | None, topo_spec: str | None) -> str:
 @cliopts.topo_option("The topology (instead of SPEC).")
 @cliopts.json_option()
 @click.option("--bisection", is_flag=True, help="Also estimate the bisection bandwidth.")
-@click.option(
-    "--seeds",
-    type=cliopts.Range(1),
-    default=8,
-    show_default=True,
-    help="Partitioner seeds for --bisection.",
-)
+@cliopts.int_option("--seeds", least=1, default=8, help="Partitioner seeds for --bisection.")
 @click.option(
     "--bisection-method",
     "method",
@@ -254,23 +248,11 @@ def _parse_ps(text: str) -> int:
 
 
 @topo.command("compare")
-@click.option(
-    "--radix",
-    type=cliopts.Range(1),
-    default=64,
-    show_default=True,
-    help="Router radix of the table.",
-)
+@cliopts.int_option("--radix", least=1, default=64, help="Router radix of the table.")
 @cliopts.plot_option("Draw the diameter-two seed's Figure 3 (endpoints against router radix)")
 @cliopts.renamed("--png", target="plot", new="--plot", type=cliopts.PlotFile())
 @cliopts.renamed("--no-png", target=None, new="no figure is drawn without --plot", is_flag=True)
-@click.option(
-    "--radix-max",
-    type=cliopts.Range(1),
-    default=128,
-    show_default=True,
-    help="Largest radix drawn.",
-)
+@cliopts.int_option("--radix-max", least=1, default=128, help="Largest radix drawn.")
 @cliopts.json_option("Print the table as JSON")
 @cliopts.force_option("existing --plot and --json files")
 def compare_cmd(

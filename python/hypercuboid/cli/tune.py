@@ -34,13 +34,7 @@ def _tune_option(flag: str, least: int, help: str) -> Callable:
     """An int option of at least ``least`` whose default is the core's tune default of the
     same name."""
     key = flag.removeprefix("--").replace("-", "_")
-    return click.option(
-        flag,
-        type=cliopts.Range(least),
-        default=_core.DEFAULTS["tune"][key],
-        show_default=True,
-        help=help,
-    )
+    return cliopts.int_option(flag, least=least, default=_core.DEFAULTS["tune"][key], help=help)
 
 
 @tune.command("allreduce")
