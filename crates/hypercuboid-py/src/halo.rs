@@ -4,7 +4,7 @@
 use hypercuboid_core::collectives::halo::{
     self, reduced, Algorithm, Decomposition, HaloProblem, DIRECTIONS,
 };
-use hypercuboid_core::schedule::{Columns, Program, Rank, MAX_RANKS};
+use hypercuboid_core::schedule::{Program, Rank, MAX_RANKS};
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -232,11 +232,10 @@ fn halo_program(
         let alg = Algorithm::parse(algorithm.as_str()).py()?;
         let p = problem(decomp, values, bytes, kernel_ps)?;
         let r = decomp.rank(rank)?;
-        let mut prog = Program::new();
-        halo::program(&alg, &p, r, &mut prog).py()?;
-        let spec = p.spec(&alg).py()?;
-        let cols = Columns::of_program(&prog, p.dtype.size());
-        PyProgram::checked(cols, r, decomp.inner.nranks(), (0, spec.local_len(r)))
+        let build = |prog: &mut Program| halo::program(&alg, &p, r, prog);
+        PyProgram::built(r, decomp.inner.nranks(), p.dtype, build, || {
+            Ok((0, p.spec(&alg).py()?.local_len(r)))
+        })
     })
 }
 

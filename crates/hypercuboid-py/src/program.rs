@@ -3,12 +3,12 @@
 //! retypes them.
 
 use hypercuboid_core::schedule::columns::{Columns, OP_COLUMNS};
-use hypercuboid_core::schedule::{Combine, DepKind, Dtype, OpCode, ReduceOp, Slot};
+use hypercuboid_core::schedule::{Combine, DepKind, Dtype, OpCode, Program, ReduceOp, Slot};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::errors::{Class, PyResultExt};
+use crate::errors::{Class, PyResultExt, ToPyErr};
 use crate::guard::call;
 
 /// One rank's program as columns, checked by the core: valid for `nranks` ranks, every slice
@@ -39,6 +39,22 @@ impl PyProgram {
             nranks,
             lens,
         })
+    }
+
+    /// Rank `rank`'s program as `build` writes it into an empty `Program` (a rank's program
+    /// built alone), in elements of `dtype`, checked as [`checked`](Self::checked) with the
+    /// buffer lengths `lens` then gives.
+    pub(crate) fn built<E: ToPyErr>(
+        rank: u32,
+        nranks: u32,
+        dtype: Dtype,
+        build: impl FnOnce(&mut Program) -> Result<(), E>,
+        lens: impl FnOnce() -> PyResult<(u64, u64)>,
+    ) -> PyResult<PyProgram> {
+        let mut p = Program::new();
+        build(&mut p).py()?;
+        let cols = Columns::of_program(&p, dtype.size());
+        PyProgram::checked(cols, rank, nranks, lens()?)
     }
 }
 

@@ -511,10 +511,10 @@ fn allreduce_program(
         let alg = Algorithm::parse(algorithm.as_str()).py()?;
         let sp = allreduce_spec(nranks, count, dtype, op);
         let rank = rank_of(rank, sp.nranks)?;
-        let mut p = Program::new();
-        allreduce::program(&alg, &sp, rank, &mut p).py()?;
-        let cols = Columns::of_program(&p, sp.dtype.size());
-        PyProgram::checked(cols, rank, sp.nranks, (sp.count, sp.count))
+        let build = |p: &mut Program| allreduce::program(&alg, &sp, rank, p);
+        PyProgram::built(rank, sp.nranks, sp.dtype, build, || {
+            Ok((sp.count, sp.count))
+        })
     })
 }
 
@@ -562,11 +562,11 @@ fn alltoall_program(
         let alg = alltoall::Algorithm::parse(algorithm.as_str()).py()?;
         let sp = AlltoallSpec::new(nranks.0, count.0, dtype.0);
         let rank = rank_of(rank, sp.nranks)?;
-        let mut p = Program::new();
-        alltoall::program(&alg, &sp, rank, &mut p).py()?;
-        let cols = Columns::of_program(&p, sp.dtype.size());
-        let len = sp.buffer_len().expect("validated by program");
-        PyProgram::checked(cols, rank, sp.nranks, (len, len))
+        let build = |p: &mut Program| alltoall::program(&alg, &sp, rank, p);
+        PyProgram::built(rank, sp.nranks, sp.dtype, build, || {
+            let len = sp.buffer_len().expect("validated by program");
+            Ok((len, len))
+        })
     })
 }
 
