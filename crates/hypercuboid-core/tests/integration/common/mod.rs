@@ -5,9 +5,37 @@
 
 use hypercuboid_core::network::Injection;
 use hypercuboid_core::schedule::{
-    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder, Slice, Slot,
+    Combine, Meta, Op, OpKind, Payload, Program, Rank, Schedule, ScheduleBuilder, Slice, Slot,
+    ANY_SOURCE, ANY_TAG,
 };
 use hypercuboid_core::units::Time;
+
+/// The ops of one rank as text, e.g. `send in[0:3] to 4 tag 0`.
+pub(crate) fn ops_text(s: &Schedule, rank: Rank) -> Vec<String> {
+    let v = s.rank(rank);
+    (0..v.len()).map(|i| v.op(i).to_string()).collect()
+}
+
+/// `(peer, tag)` of the sends of one rank, in program order.
+pub(crate) fn sends(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
+    peers_and_tags(s, rank, true)
+}
+
+/// `(peer, tag)` of the receives of one rank, in program order.
+pub(crate) fn recvs(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
+    peers_and_tags(s, rank, false)
+}
+
+fn peers_and_tags(s: &Schedule, rank: Rank, of_sends: bool) -> Vec<(Rank, i32)> {
+    let v = s.rank(rank);
+    (0..v.len())
+        .filter_map(|i| match v.op(i).kind {
+            OpKind::Send { peer, tag, .. } if of_sends => Some((peer, tag)),
+            OpKind::Recv { peer, tag, .. } if !of_sends => Some((peer, tag)),
+            _ => None,
+        })
+        .collect()
+}
 
 /// A message injected into a network engine at `at`.
 pub(crate) fn msg(at: Time, src: u32, dst: u32, bytes: u64, token: u64) -> Injection {
@@ -255,4 +283,80 @@ pub(crate) fn multi_send_stage(b: u32, bytes: u64) -> Schedule {
 /// LogGOPSim), so these goldens check the parser too.
 pub(crate) fn read_goal(text: &str) -> Schedule {
     hypercuboid_core::schedule::goal::parse(text, "golden").unwrap()
+}
+
+/// What the GOAL export's and the text form's every-op-kind schedules set differently; the
+/// default is the export's.
+pub(crate) struct AllKinds {
+    /// The CPU of rank 0's fused receive-reduce.
+    pub(crate) fused_cpu: u16,
+    /// Where in the output rank 0's reduce of 4 elements lands.
+    pub(crate) reduce_at: u64,
+    /// The NIC of rank 0's compute.
+    pub(crate) compute_nic: u16,
+    /// The combine of rank 0's wildcard receive.
+    pub(crate) wildcard: Combine,
+    /// The scratch buffer rank 1 receives into.
+    pub(crate) scratch: u16,
+    /// Empty programs after ranks 0 and 1.
+    pub(crate) idle_ranks: usize,
+}
+
+impl Default for AllKinds {
+    fn default() -> AllKinds {
+        AllKinds {
+            fused_cpu: 1,
+            reduce_at: 0,
+            compute_nic: 0,
+            wildcard: Combine::Assign,
+            scratch: 0,
+            idle_ranks: 0,
+        }
+    }
+}
+
+/// Every op kind on two ranks: cpu/nic, both dependency kinds, a fused receive-reduce with a
+/// `requires` and an `irequires` dependent, and a wildcard receive of 3 bytes.
+pub(crate) fn all_kinds(k: AllKinds, meta: Meta) -> Schedule {
+    let v = |slot, a, b| Slice::new(slot, a, b - a);
+    let mut p0 = Program::new();
+    let copy = p0.copy(v(Slot::Input, 0, 8), v(Slot::Output, 0, 8));
+    let s = p0.send(1, 5, v(Slot::Input, 0, 8));
+    p0.ops[s as usize].cpu = 1;
+    p0.ops[s as usize].nic = 2;
+    let rr = p0.recv_reduce(1, 5, v(Slot::Output, 0, 8), Combine::After);
+    p0.ops[rr as usize].cpu = k.fused_cpu;
+    let red = p0.reduce(
+        v(Slot::Scratch(0), 0, 4),
+        v(Slot::Output, k.reduce_at, k.reduce_at + 4),
+        Combine::Before,
+    );
+    let sl = p0.sleep(1500);
+    let comp = p0.compute(10_000);
+    p0.ops[comp as usize].cpu = 3;
+    p0.ops[comp as usize].nic = k.compute_nic;
+    p0.push(Op::new(OpKind::Recv {
+        peer: ANY_SOURCE,
+        tag: ANY_TAG,
+        data: Payload::Bytes(3),
+        combine: k.wildcard,
+        operand: None,
+    }));
+    p0.irequires(s, copy);
+    p0.requires(rr, copy);
+    p0.requires(red, rr);
+    p0.irequires(sl, rr);
+    p0.requires(comp, red);
+    p0.requires(comp, sl);
+    let mut p1 = Program::new();
+    p1.send(0, 5, v(Slot::Input, 0, 8));
+    let r = p1.recv(0, 5, v(Slot::Scratch(k.scratch), 0, 8));
+    let red = p1.reduce(
+        v(Slot::Scratch(k.scratch), 0, 8),
+        v(Slot::Output, 0, 8),
+        Combine::After,
+    );
+    p1.requires(red, r);
+    let idle = std::iter::repeat_with(Program::new).take(k.idle_ranks);
+    Schedule::from_programs(meta, [p0, p1].into_iter().chain(idle)).unwrap()
 }
