@@ -17,6 +17,7 @@ import argparse
 import math
 from pathlib import Path
 
+import _figures
 import hypercuboid as hc
 import hypercuboid.tune as t
 import numpy as np
@@ -125,12 +126,7 @@ def table2() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--out",
-        default="out",
-        help="directory for the figures (default out/ in the current directory; the docs' "
-        "are in docs/figures)",
-    )
+    _figures.add_out(ap)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
