@@ -41,7 +41,13 @@ fn regions_partition_the_subdomain() {
 
 #[test]
 fn region_names() {
-    assert_eq!(Region::parse("shell").unwrap(), Region::Shell);
+    for (name, region) in [
+        ("all", Region::All),
+        ("interior", Region::Interior),
+        ("shell", Region::Shell),
+    ] {
+        assert_eq!(Region::parse(name).unwrap(), region, "{name}");
+    }
     assert_eq!(
         Region::parse("edge").unwrap_err().to_string(),
         "unknown region 'edge'; accepted: all, interior, shell"
