@@ -4,7 +4,7 @@
 use crate::common::{self, AllKinds};
 use hypercuboid_core::schedule::goal::{parse, write_goal, GoalExportOptions};
 use hypercuboid_core::schedule::{
-    Combine, Dtype, Meta, Op, OpKind, Payload, Program, ReduceOp, Schedule, Slice, Slot,
+    Combine, Meta, Op, OpKind, Payload, Program, Schedule, Slice, Slot,
 };
 use std::collections::HashSet;
 
@@ -41,8 +41,7 @@ fn goal_err(s: &Schedule, ns_per_byte: f64) -> std::io::Error {
 /// Two ranks using every op kind, cpu/nic, both dependency kinds, a fused receive-reduce (on
 /// cpu 1) with a `requires` and an `irequires` dependent, and a wildcard receive.
 fn all_kinds() -> Schedule {
-    let meta = Meta::allreduce(8, Dtype::Float64, ReduceOp::Sum, "all kinds");
-    common::all_kinds(AllKinds::default(), meta)
+    common::all_kinds(AllKinds::Export)
 }
 
 // Costs at 0.25 ns/byte: copy and fused reduce of 8 float64 = 64 B -> 16 ns; reduce of 4

@@ -36,18 +36,7 @@ fn v(slot: Slot, a: u64, b: u64) -> Slice {
 /// Every op kind, cpu/nic, both dependency kinds, wildcards, a size-only payload, and a third
 /// rank with nothing to do.
 fn all_kinds() -> Schedule {
-    let meta = Meta::allreduce(8, Dtype::Float64, ReduceOp::Max, "allreduce \"all\" kinds");
-    common::all_kinds(
-        AllKinds {
-            fused_cpu: 0,
-            reduce_at: 4,
-            compute_nic: 4,
-            wildcard: Combine::Before,
-            scratch: 12,
-            idle_ranks: 1,
-        },
-        meta,
-    )
+    common::all_kinds(AllKinds::Text)
 }
 
 const ALL_KINDS_TEXT: &str = r#"num_ranks 3
