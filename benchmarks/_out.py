@@ -12,7 +12,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +77,18 @@ def timed(f: Callable[[], Any], repeat: int) -> tuple[float, Any]:
         result = f()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), result
+
+
+def table(columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> None:
+    """Prints the columns' titles, a rule as long as that header, and ``rows``: each cell
+    formatted with its column's spec (``"26"``: left-aligned in 26, ``">9"``: right-aligned
+    in 9), one space apart."""
+
+    def line(cells: Sequence[Any]) -> str:
+        return " ".join(format(c, spec) for c, (_, spec) in zip(cells, columns, strict=True))
+
+    head = line([title for title, _ in columns])
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(line(r))

@@ -71,33 +71,36 @@ def main() -> None:
         s, r = _out.timed(lambda t=t, g=routing: _core.alltoall_phases(t, "auto", g), args.repeat)
         general.append(row(spec, t, s, r) | {"routing": routing})
 
-    head = (
-        f"{'tree (scheduler + 3 checks)':34} {'messages':>9} {'phases':>7} {'load':>7} "
-        f"{'checks':>7} {'time':>9} {'bar':>5}"
+    def checks(ok: bool) -> str:
+        return "pass" if ok else "FAIL"
+
+    def ms(seconds: float) -> str:
+        return f"{seconds * 1e3:.0f}ms"
+
+    def bar(x: dict) -> str:
+        return ("ok" if x["seconds"] <= BAR_S else "MISS") if x["machines"] == 1024 else ""
+
+    _out.table(
+        [("tree (scheduler + 3 checks)", "34"), ("messages", ">9"), ("phases", ">7")]
+        + [("load", ">7"), ("checks", ">7"), ("time", ">9"), ("bar", ">5")],
+        [
+            [x["label"], x["messages"], x["phases"], x["lower_bound"]]
+            + [checks(x["complete"] and x["contention_free"] and x["optimal"])]
+            + [ms(x["seconds"]), bar(x)]
+            for x in trees
+        ],
     )
-    print(head)
-    print("-" * len(head))
-    for x in trees:
-        ok = x["complete"] and x["contention_free"] and x["optimal"]
-        bar = ("ok" if x["seconds"] <= BAR_S else "MISS") if x["machines"] == 1024 else ""
-        print(
-            f"{x['label']:34} {x['messages']:>9} {x['phases']:>7} {x['lower_bound']:>7} "
-            f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms {bar:>5}"
-        )
     print()
-    head = (
-        f"{'topology (section 6)':24} {'N':>5} {'routing':>8} {'phases':>7} {'bound':>6} "
-        f"{'gap':>5} {'ratio':>6} {'checks':>7} {'time':>9}"
+    _out.table(
+        [("topology (section 6)", "24"), ("N", ">5"), ("routing", ">8"), ("phases", ">7")]
+        + [("bound", ">6"), ("gap", ">5"), ("ratio", ">6"), ("checks", ">7"), ("time", ">9")],
+        [
+            [x["label"], x["machines"], x["routing"], x["phases"], x["lower_bound"], x["gap"]]
+            + [f"{x['ratio']:.3f}", checks(x["complete"] and x["contention_free"])]
+            + [ms(x["seconds"])]
+            for x in general
+        ],
     )
-    print(head)
-    print("-" * len(head))
-    for x in general:
-        ok = x["complete"] and x["contention_free"]
-        print(
-            f"{x['label']:24} {x['machines']:>5} {x['routing']:>8} {x['phases']:>7} "
-            f"{x['lower_bound']:>6} {x['gap']:>5} {x['ratio']:>6.3f} "
-            f"{'pass' if ok else 'FAIL':>7} {x['seconds'] * 1e3:>7.0f}ms"
-        )
     _out.write_json(
         args.out,
         "alltoall_phases.json",

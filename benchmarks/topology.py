@@ -49,19 +49,18 @@ def main() -> None:
                 "bisection_per_endpoint": b["per_endpoint"],
             }
         )
-    header = (
-        f"{'instance':26} {'N':>7} {'R':>5} {'r':>3} {'D':>2} {'generate':>9} {'analyze':>9} "
-        f"{'without bis.':>12} {'bisection':>10} {'with bis.':>10} {'bis./N':>7}"
+    _out.table(
+        [("instance", "26"), ("N", ">7"), ("R", ">5"), ("r", ">3"), ("D", ">2")]
+        + [("generate", ">9"), ("analyze", ">9"), ("without bis.", ">12")]
+        + [("bisection", ">10"), ("with bis.", ">10"), ("bis./N", ">7")],
+        [
+            [r["label"], r["endpoints"], r["routers"], r["router_radix"], r["diameter"]]
+            + [f"{r['generate_s'] * 1e3:.2f}ms", f"{r['analyze_s'] * 1e3:.1f}ms"]
+            + [f"{r['total_without_bisection_s'] * 1e3:.1f}ms", f"{r['bisection_s']:.2f}s"]
+            + [f"{r['total_with_bisection_s']:.2f}s", f"{r['bisection_per_endpoint']:.3f}"]
+            for r in rows
+        ],
     )
-    print(header)
-    print("-" * len(header))
-    for r in rows:
-        print(
-            f"{r['label']:26} {r['endpoints']:>7} {r['routers']:>5} {r['router_radix']:>3} "
-            f"{r['diameter']:>2} {r['generate_s'] * 1e3:>7.2f}ms {r['analyze_s'] * 1e3:>7.1f}ms "
-            f"{r['total_without_bisection_s'] * 1e3:>10.1f}ms {r['bisection_s']:>9.2f}s "
-            f"{r['total_with_bisection_s']:>9.2f}s {r['bisection_per_endpoint']:>7.3f}"
-        )
     _out.write_json(
         args.out,
         "topology.json",

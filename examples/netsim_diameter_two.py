@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import _figures
 from hypercuboid import netsim
 from hypercuboid.topology import generate
 
@@ -43,12 +44,7 @@ TORI = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--out",
-        default="out",
-        help="directory for the figures and JSON (default out/ in the current directory; the "
-        "docs' are in docs/figures)",
-    )
+    _figures.add_out(ap, "the figures and JSON")
     ap.add_argument("-j", "--jobs", type=int, default=None)
     ap.add_argument("--quick", action="store_true", help="50 us windows, fewer loads")
     ap.add_argument("--skip-synthetic", action="store_true")

@@ -17,20 +17,21 @@ import argparse
 import math
 from pathlib import Path
 
+import _figures
 import hypercuboid as hc
 import hypercuboid.tune as t
 import numpy as np
 
 SEED_MODEL = "pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0,delta=10ns"
 
-TIMELINES = [
-    ("rm_fig18_a2_a2_a2.png", "Fig. 18", "a2,a2,a2", 8),
-    ("rm_fig19_a8.png", "Fig. 19", "a8", 8),
-    ("rm_fig20_split.png", "Fig. 20", "c6m2,a2,a2,e6m2", 7),
-    ("rm_fig21_merge.png", "Fig. 21", "m1g2a3,n1g3a2", 7),
-    ("rm_fig22_merge.png", "Fig. 22", "m3g2a2,n3g2a2", 7),
-    ("rm_fig23_elimination.png", "Fig. 23", "elimination", 6),
-]
+TIMELINES = {
+    "Fig. 18": ("rm_fig18_a2_a2_a2.png", "a2,a2,a2", 8),
+    "Fig. 19": ("rm_fig19_a8.png", "a8", 8),
+    "Fig. 20": ("rm_fig20_split.png", "c6m2,a2,a2,e6m2", 7),
+    "Fig. 21": ("rm_fig21_merge.png", "m1g2a3,n1g3a2", 7),
+    "Fig. 22": ("rm_fig22_merge.png", "m3g2a2,n3g2a2", 7),
+    "Fig. 23": ("rm_fig23_elimination.png", "elimination", 6),
+}
 
 # The seed's Table 2: process count -> the schedule measured best on ARCHER.
 TABLE2 = {
@@ -51,7 +52,7 @@ TABLE2 = {
 def timelines(out: Path) -> None:
     print("| figure | schedule | ranks | completion (ns) | finish skew (ns) |")
     print("|---|---|---|---|---|")
-    for name, fig, alg, n in TIMELINES:
+    for fig, (name, alg, n) in TIMELINES.items():
         r = hc.schedules.allreduce(alg, n, 1, dtype="int64").simulate(SEED_MODEL, trace=True)
         title = (
             f"{fig}: {alg} on {n} ranks — {r.completion_time_ns:,.1f} ns, skew {r.skew_ns:,.1f} ns"
@@ -125,12 +126,7 @@ def table2() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--out",
-        default="out",
-        help="directory for the figures (default out/ in the current directory; the docs' "
-        "are in docs/figures)",
-    )
+    _figures.add_out(ap)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

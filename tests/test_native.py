@@ -16,6 +16,7 @@ import pytest
 from hypercuboid import _core
 from hypercuboid.errors import ScheduleError
 from hypercuboid.mpi import native
+from mpi_env import OMPI_ENV
 
 pytest.importorskip("mpi4py")
 
@@ -28,10 +29,7 @@ def _child(code: str, tmp_path: Path, *args: str, **env: str) -> subprocess.Comp
     full.update(
         {
             "PYTHONPATH": str(PYTHON_DIR),
-            "OMPI_MCA_pml": "ob1",
-            "OMPI_MCA_btl": "self,sm",
-            "OMPI_ALLOW_RUN_AS_ROOT": "1",
-            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            **OMPI_ENV,
             "HYPERCUBOID_CACHE": str(tmp_path / "cache"),
             **env,
         }

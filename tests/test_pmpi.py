@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from mpi_env import OMPI_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "native" / "allreduce_app.c"
@@ -27,14 +28,6 @@ ERRORS = ROOT / "tests" / "native" / "allreduce_errors.c"
 NPS = (1, 3, 4)
 ALGORITHMS = ("recursive_doubling", "ring", "rabenseifner", "recursive_multiplying:auto")
 TIMEOUT = 300
-
-# Open MPI as make test-mpi runs it: root allowed, oversubscribed, shared memory only.
-OMPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_pml": "ob1",
-    "OMPI_MCA_btl": "self,sm",
-}
 
 
 def native_dir() -> Path:

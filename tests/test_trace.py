@@ -15,17 +15,12 @@ from click.testing import CliRunner
 from hypercuboid.apptrace import AppTrace, library_path, record, synthetic
 from hypercuboid.cli import cli
 from hypercuboid.schedule import Schedule
+from mpi_env import OMPI_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "native" / "trace_app.c"
 NP = 4
 MODEL = "loggops:L=3000,o=1500,g=1000,G=6"
-OMPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_pml": "ob1",
-    "OMPI_MCA_btl": "self,sm",
-}
 
 
 def venv(mpi: str) -> Path:

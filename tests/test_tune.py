@@ -5,6 +5,7 @@ import json
 import hypercuboid.tune as t
 import pytest
 from click.testing import CliRunner
+from expected import EXPECTED
 from hypercuboid.cli import cli
 from hypercuboid.errors import ModelError, ScheduleError
 
@@ -33,15 +34,7 @@ def test_b_opt_eq5():
 
 
 def test_schedules_and_counts():
-    assert t.schedules(7) == [
-        "a7",
-        "c2m2,a6,e2m2",
-        "c2m2,a3,a2,e2m2",
-        "m1g2a3,n1g3a2",
-        "c6m2,a4,e6m2",
-        "c6m2,a2,a2,e6m2",
-        "m3g2a2,n3g2a2",
-    ]
+    assert t.schedules(7) == EXPECTED["recursive_multiplying_schedules_of_7"]
     assert t.schedules(8, split=False, merged=False) == ["a2,a2,a2", "a2,a4", "a4,a2", "a8"]
     assert t.count_schedules(720) == {"factored": 1888, "split": 7, "merged": 7, "total": 1902}
     with pytest.raises(ScheduleError, match="more than the cap of 100"):

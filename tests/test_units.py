@@ -30,16 +30,16 @@ def _refused(parse, text: str) -> str:
     return str(e.value)
 
 
+def _gives(f, cases: dict) -> None:
+    """Asserts that ``f`` maps each key of ``cases`` to its value."""
+    for arg, value in cases.items():
+        assert f(arg) == value, arg
+
+
 def test_times():
-    assert units.parse_time("500ns") == 500_000
-    assert units.parse_time("1.5us") == 1_500_000
-    assert units.parse_time("1.5µs") == 1_500_000
-    assert units.parse_time("3000") == 3_000_000
-    assert units.parse_time("2ms") == 2_000_000_000
-    assert units.parse_time("1s") == 10**12
-    assert units.parse_time("0") == 0
-    assert units.parse_time_f64("0.4ps") == 0.4
-    assert units.parse_time_f64("0.0004ns") == 0.4
+    _gives(units.parse_time, {"500ns": 500_000, "1.5us": 1_500_000, "1.5µs": 1_500_000})
+    _gives(units.parse_time, {"3000": 3_000_000, "2ms": 2_000_000_000, "1s": 10**12, "0": 0})
+    _gives(units.parse_time_f64, {"0.4ps": 0.4, "0.0004ns": 0.4})
     assert (
         _refused(units.parse_time, "5 parsecs")
         == f"invalid time '5 parsecs': unknown unit 'parsecs'; {TIME_UNITS}"
@@ -54,15 +54,9 @@ def test_times():
 
 
 def test_sizes():
-    assert units.parse_size("256") == 256
-    assert units.parse_size("256B") == 256
-    assert units.parse_size("7.5KB") == 7680
-    assert units.parse_size("1K") == 1024
-    assert units.parse_size("1M") == 1 << 20
-    assert units.parse_size("1MiB") == 1 << 20
-    assert units.parse_size("2GB") == 2 << 30
-    assert units.parse_size("1T") == 1 << 40
-    assert units.parse_size("18446744073709551615") == 2**64 - 1
+    _gives(units.parse_size, {"256": 256, "256B": 256, "7.5KB": 7680, "1K": 1024})
+    _gives(units.parse_size, {"1M": 1 << 20, "1MiB": 1 << 20, "2GB": 2 << 30, "1T": 1 << 40})
+    _gives(units.parse_size, {"18446744073709551615": 2**64 - 1})
     assert _refused(units.parse_size, "1.5B") == "invalid size '1.5B': not a whole number of bytes"
     assert (
         _refused(units.parse_size, "3 parsecs")
@@ -72,20 +66,14 @@ def test_sizes():
         "invalid size '': empty; expected a number with an optional unit (B, K/KB/KiB, "
         "M/MB/MiB, G/GB/GiB, T/TB/TiB)"
     )
-    assert units.format_size(102_400) == "100KiB"
-    assert units.format_size(1000) == "1000B"
-    assert units.format_size(3 << 30) == "3GiB"
+    _gives(units.format_size, {102_400: "100KiB", 1000: "1000B", 3 << 30: "3GiB"})
     for b in (0, 1, 1000, 7680, 1 << 20, 2**64 - 1):
         assert units.parse_size(units.format_size(b)) == b
 
 
 def test_bandwidths():
-    assert units.parse_bandwidth("100") == 100.0
-    assert units.parse_bandwidth("100Gbps") == 100.0
-    assert units.parse_bandwidth("100 Gb/s") == 100.0
-    assert units.parse_bandwidth("400Mbps") == 0.4
-    assert units.parse_bandwidth("1Tbps") == 1000.0
-    assert units.parse_bandwidth("12.5GB/s") == 100.0
+    _gives(units.parse_bandwidth, {"100": 100.0, "100Gbps": 100.0, "100 Gb/s": 100.0})
+    _gives(units.parse_bandwidth, {"400Mbps": 0.4, "1Tbps": 1000.0, "12.5GB/s": 100.0})
     assert _refused(units.parse_bandwidth, "0") == "invalid bandwidth '0': a bandwidth must be > 0"
     assert (
         _refused(units.parse_bandwidth, "-5")

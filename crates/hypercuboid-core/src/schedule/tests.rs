@@ -167,6 +167,7 @@ fn built(n: u32, f: impl Fn(Rank, &mut Program)) -> Schedule {
 
 #[test]
 fn peer_rules_xor_shift_and_constants() {
+    use PeerRule::{Const, Shift, Xor};
     let x = Slice::new(Slot::Input, 0, 1);
     let y = Slice::new(Slot::Output, 0, 1);
     // Pairwise exchange: XOR 1 (a shift by 1 fails at rank 1), the copy has no peer.
@@ -176,24 +177,14 @@ fn peer_rules_xor_shift_and_constants() {
         p.recv(r ^ 1, 0, y);
     });
     assert_eq!(s.num_shapes(), 1);
-    assert_eq!(
-        s.shapes()[0].peers,
-        [
-            PeerRule::Const(ANY_SOURCE),
-            PeerRule::Xor(1),
-            PeerRule::Xor(1)
-        ]
-    );
+    assert_eq!(s.shapes()[0].peers, [Const(ANY_SOURCE), Xor(1), Xor(1)]);
     assert_eq!(s.explicit_peers(), 0);
     // A ring on 6 ranks (not a power of two): shifts by 1 and by n − 1, wrapping.
     let s = built(6, |r, p| {
         p.send((r + 1) % 6, 0, x);
         p.recv((r + 5) % 6, 0, y);
     });
-    assert_eq!(
-        s.shapes()[0].peers,
-        [PeerRule::Shift(1), PeerRule::Shift(5)]
-    );
+    assert_eq!(s.shapes()[0].peers, [Shift(1), Shift(5)]);
     assert_eq!(s.rank(5).peer(0), 0);
     assert_eq!(s.rank(0).peer(1), 5);
     assert_eq!(s.explicit_peers(), 0);
@@ -205,12 +196,9 @@ fn peer_rules_xor_shift_and_constants() {
         p.recv(ANY_SOURCE, 0, y);
     });
     assert_eq!(s.num_shapes(), 2);
-    assert_eq!(
-        s.shapes()[1].peers,
-        [PeerRule::Const(0), PeerRule::Const(ANY_SOURCE)]
-    );
+    assert_eq!(s.shapes()[1].peers, [Const(0), Const(ANY_SOURCE)]);
     // A shape of one rank: its peers are constants.
-    assert_eq!(s.shapes()[0].peers, [PeerRule::Const(ANY_SOURCE)]);
+    assert_eq!(s.shapes()[0].peers, [Const(ANY_SOURCE)]);
     assert_eq!(s.explicit_peers(), 0);
     // Ranks with programs of different lengths are numbered from a stored column.
     assert_eq!(
@@ -222,6 +210,7 @@ fn peer_rules_xor_shift_and_constants() {
 
 #[test]
 fn peers_without_a_rule_are_stored() {
+    use PeerRule::{Column, Const, Shift, Xor};
     let x = Slice::new(Slot::Input, 0, 1);
     let y = Slice::new(Slot::Output, 0, 1);
     // Op 1 follows no rule in this one shape (a permutation that is neither a XOR nor a
@@ -232,7 +221,7 @@ fn peers_without_a_rule_are_stored() {
         p.send(PERM[r as usize], 1, x);
     });
     assert_eq!(s.num_shapes(), 1);
-    assert_eq!(s.shapes()[0].peers, [PeerRule::Xor(2), PeerRule::Column(0)]);
+    assert_eq!(s.shapes()[0].peers, [Xor(2), Column(0)]);
     assert_eq!(s.explicit_peers(), 8);
     assert_eq!(s.peer_row(3), &[1]);
     // A shared shape whose rule holds for some ranks only: ranks 0..5 send to r + 1 (rank 4's
@@ -244,14 +233,7 @@ fn peers_without_a_rule_are_stored() {
         p.recv(r ^ 4, 0, y);
     });
     assert_eq!(s.num_shapes(), 1);
-    assert_eq!(
-        s.shapes()[0].peers,
-        [
-            PeerRule::Const(ANY_SOURCE),
-            PeerRule::Column(0),
-            PeerRule::Xor(4)
-        ]
-    );
+    assert_eq!(s.shapes()[0].peers, [Const(ANY_SOURCE), Column(0), Xor(4)]);
     assert_eq!(
         (0..8).map(|r| s.peer_row(r)[0]).collect::<Vec<_>>(),
         [1, 2, 3, 4, 5, 4, 7, 6]
@@ -266,8 +248,8 @@ fn peers_without_a_rule_are_stored() {
         }
     });
     assert_eq!(s.num_shapes(), 2);
-    assert_eq!(s.shapes()[0].peers, [PeerRule::Shift(3)]);
-    assert_eq!(s.shapes()[1].peers, [PeerRule::Column(0)]);
+    assert_eq!(s.shapes()[0].peers, [Shift(3)]);
+    assert_eq!(s.shapes()[1].peers, [Column(0)]);
     assert_eq!(s.explicit_peers(), 3);
     assert!(s.peer_row(1).is_empty());
     assert_eq!(s.peer_row(4), &[2]);

@@ -7,6 +7,7 @@
 //! `collectives::allreduce::cost`, so the closed forms are checked now, before the simulator and
 //! verifier exist. [`check_generated`] is the one place to add the verifier's check when it lands.
 
+use crate::common::{expected, ops_text, recvs, sends};
 use hypercuboid_core::collectives::allreduce::{self, block, cost, tree, Algorithm, AllreduceSpec};
 use hypercuboid_core::model::PostalModel;
 use hypercuboid_core::schedule::{
@@ -29,34 +30,6 @@ fn gen(alg: Algorithm, nranks: u32, count: u64) -> Schedule {
     allreduce::generate(&alg, &spec(nranks, count)).unwrap()
 }
 
-/// The ops of one rank as text, e.g. `send in[0:3] to 4 tag 0`.
-fn ops_text(s: &Schedule, rank: Rank) -> Vec<String> {
-    let v = s.rank(rank);
-    (0..v.len()).map(|i| v.op(i).to_string()).collect()
-}
-
-/// `(peer, tag)` of the sends of one rank, in program order.
-fn sends(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
-    let v = s.rank(rank);
-    (0..v.len())
-        .filter_map(|i| match v.op(i).kind {
-            OpKind::Send { peer, tag, .. } => Some((peer, tag)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// `(peer, tag)` of the receives of one rank, in program order.
-fn recvs(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
-    let v = s.rank(rank);
-    (0..v.len())
-        .filter_map(|i| match v.op(i).kind {
-            OpKind::Recv { peer, tag, .. } => Some((peer, tag)),
-            _ => None,
-        })
-        .collect()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Names and errors
 // ---------------------------------------------------------------------------------------------
@@ -64,19 +37,7 @@ fn recvs(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
 #[test]
 fn names_round_trip_and_unknown_names_list_the_accepted_ones() {
     let names: Vec<&str> = allreduce::ALGORITHMS.iter().map(|e| e.form.name).collect();
-    assert_eq!(
-        names,
-        [
-            "ring_rotate",
-            "ring",
-            "tree",
-            "recursive_doubling",
-            "rabenseifner",
-            "elimination",
-            "recursive_multiplying",
-            "mpich_recursive_multiplying"
-        ]
-    );
+    assert_eq!(names, expected("allreduce_algorithms"));
     for (alg, name) in ALL.iter().zip(&names) {
         assert_eq!(alg.name(), *name);
         assert_eq!(Algorithm::parse(name).unwrap(), *alg);

@@ -2,6 +2,7 @@
 //! exact programs of the seed's small examples, simulated times of the seed's Figs. 18–23, and
 //! the closed forms against the simulator.
 
+use crate::common::{ops_text, sends};
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     estimate, for_each_schedule, EnumerateOptions, Params,
 };
@@ -9,7 +10,7 @@ use hypercuboid_core::collectives::allreduce::{
     self, cost, Algorithm, AllreduceSpec, ScheduleString, Stage,
 };
 use hypercuboid_core::model::{parse_model, ModelSpec, PostalModel};
-use hypercuboid_core::schedule::{Dtype, OpKind, Program, Rank, ReduceOp, Schedule};
+use hypercuboid_core::schedule::{Dtype, OpKind, Program, ReduceOp, Schedule};
 use hypercuboid_core::sim::{simulate, SimOptions};
 
 fn spec(n: u32, count: u64) -> AllreduceSpec {
@@ -22,11 +23,6 @@ fn rm(s: &str) -> Algorithm {
 
 fn gen(alg: &Algorithm, n: u32, count: u64) -> Schedule {
     allreduce::generate(alg, &spec(n, count)).unwrap()
-}
-
-fn ops_text(s: &Schedule, rank: Rank) -> Vec<String> {
-    let v = s.rank(rank);
-    (0..v.len()).map(|i| v.op(i).to_string()).collect()
 }
 
 fn err(name: &str) -> String {
@@ -440,21 +436,12 @@ fn merge_layout_puts_remainders_before_their_group() {
     // remainder 4; remainders q = 0, 1, 2 (ranks 0, 1, 4) are served by the last stage's
     // groups q mod 2 = {2, 5}, {3, 6}, {2, 5}.
     let s = gen(&rm("m3g2a2,n3g2a2"), 7, 1);
-    let sends = |r: Rank| -> Vec<(Rank, i32)> {
-        let v = s.rank(r);
-        (0..v.len())
-            .filter_map(|i| match v.op(i).kind {
-                OpKind::Send { peer, tag, .. } => Some((peer, tag)),
-                _ => None,
-            })
-            .collect()
-    };
-    assert_eq!(sends(0), [(2, 0), (3, 0)]);
-    assert_eq!(sends(1), [(2, 0), (3, 0)]);
-    assert_eq!(sends(4), [(5, 0), (6, 0)]);
-    assert_eq!(sends(2), [(3, 0), (5, 1), (0, 1), (4, 1)]);
-    assert_eq!(sends(3), [(2, 0), (6, 1), (1, 1)]);
-    assert_eq!(sends(5), [(6, 0), (2, 1), (0, 1), (4, 1)]);
+    assert_eq!(sends(&s, 0), [(2, 0), (3, 0)]);
+    assert_eq!(sends(&s, 1), [(2, 0), (3, 0)]);
+    assert_eq!(sends(&s, 4), [(5, 0), (6, 0)]);
+    assert_eq!(sends(&s, 2), [(3, 0), (5, 1), (0, 1), (4, 1)]);
+    assert_eq!(sends(&s, 3), [(2, 0), (6, 1), (1, 1)]);
+    assert_eq!(sends(&s, 5), [(6, 0), (2, 1), (0, 1), (4, 1)]);
 }
 
 #[test]
@@ -637,24 +624,33 @@ fn seed_sim(alg: &Algorithm, n: u32) -> (u64, Vec<u64>) {
     (r.completion, r.rank_finish)
 }
 
+/// Asserts the completion and every rank's finish time of `alg` on `finish.len()` ranks under
+/// the seed's model; returns the completion.
+fn assert_seed_sim(alg: &Algorithm, completion: u64, finish: &[u64]) -> u64 {
+    let n = finish.len() as u32;
+    let (t, f) = seed_sim(alg, n);
+    assert_eq!(t, completion, "{alg} on {n} ranks");
+    assert_eq!(f, finish, "{alg} on {n} ranks");
+    t
+}
+
 #[test]
 fn fig_18_and_19_by_hand() {
     // A message of 8 bytes: issued at t, the port is busy α_r + 8β = 103.2 ns, it arrives
     // 500 ns later; a fused receive-reduce adds δ = 10 ns.
     // Fig. 18, a2,a2,a2: three stages of one message and one reduction, 3 × 613.2 ns.
-    let (t, f) = seed_sim(&rm("a2,a2,a2"), 8);
-    assert_eq!(t, 1_839_600);
-    assert_eq!(f, [1_839_600; 8]);
+    assert_seed_sim(&rm("a2,a2,a2"), 1_839_600, &[1_839_600; 8]);
     // Fig. 19, a8: rank j sends to j+1, …, j+7 (mod 8) at 103.2 ns intervals, so it receives
     // from j−1, j−2, … in that order; its fold (v0 ⊕ v1 ⊕ …) waits for v_{j+1}, which comes
     // last at 500 + 7 × 103.2 = 1222.4 ns, then folds the 7 − j values from there on (10 ns
     // each); rank 7 waits for v0 (also last) and folds all 7: 1292.4 ns, the closed form
     // α_p + 7(α_r + nβ + δ).
-    let (t, f) = seed_sim(&rm("a8"), 8);
-    assert_eq!(t, 1_292_400);
-    assert_eq!(
-        f,
-        [1_292_400, 1_282_400, 1_272_400, 1_262_400, 1_252_400, 1_242_400, 1_232_400, 1_292_400]
+    assert_seed_sim(
+        &rm("a8"),
+        1_292_400,
+        &[
+            1_292_400, 1_282_400, 1_272_400, 1_262_400, 1_252_400, 1_242_400, 1_232_400, 1_292_400,
+        ],
     );
     assert_eq!(
         estimate(
@@ -676,11 +672,12 @@ fn fig_21_merging_by_hand() {
     // Stage 2: ranks 1 and 4 (ready 726.4) exchange (arrival 1329.6, done 1339.6) and then
     // send to rank 0 (issued 829.6, arriving 1432.8); rank 0 folds them by 1442.8. Rank 3
     // (ready 839.6) sends to 6, arriving 1442.8: rank 6 finishes last at 1452.8.
-    let (t, f) = seed_sim(&rm("m1g2a3,n1g3a2"), 7);
-    assert_eq!(t, 1_452_800);
-    assert_eq!(
-        f,
-        [1_442_800, 1_339_600, 1_329_600, 1_339_600, 1_339_600, 1_349_600, 1_452_800]
+    assert_seed_sim(
+        &rm("m1g2a3,n1g3a2"),
+        1_452_800,
+        &[
+            1_442_800, 1_339_600, 1_329_600, 1_339_600, 1_339_600, 1_349_600, 1_452_800,
+        ],
     );
 }
 
@@ -689,19 +686,21 @@ fn fig_20_22_23_simulated() {
     // Fig. 20, the split c6m2,a2,a2,e6m2 (= MPICH's recursive doubling on 7): the folded
     // ranks wait for the collapse, so leaders finish the body at different times; the expand
     // ends at 2442.8 ns. Finish times spread over 1010 ns (the seed reports about 700).
-    let (t20, f) = seed_sim(&rm("c6m2,a2,a2,e6m2"), 7);
-    assert_eq!(t20, 2_442_800);
-    assert_eq!(
-        f,
-        [1_932_800, 1_432_800, 2_442_800, 1_942_800, 2_442_800, 1_942_800, 1_839_600]
+    let t20 = assert_seed_sim(
+        &rm("c6m2,a2,a2,e6m2"),
+        2_442_800,
+        &[
+            1_932_800, 1_432_800, 2_442_800, 1_942_800, 2_442_800, 1_942_800, 1_839_600,
+        ],
     );
     assert_eq!(seed_sim(&Algorithm::RecursiveDoubling, 7).0, t20);
     // Fig. 22, m3g2a2,n3g2a2: 1452.8 ns, spread 216.4 ns (the seed: within 200 ns).
-    let (t22, f) = seed_sim(&rm("m3g2a2,n3g2a2"), 7);
-    assert_eq!(t22, 1_452_800);
-    assert_eq!(
-        f,
-        [1_349_600, 1_452_800, 1_236_400, 1_339_600, 1_452_800, 1_246_400, 1_349_600]
+    assert_seed_sim(
+        &rm("m3g2a2,n3g2a2"),
+        1_452_800,
+        &[
+            1_349_600, 1_452_800, 1_236_400, 1_339_600, 1_452_800, 1_246_400, 1_349_600,
+        ],
     );
     // Merging beats splitting by 990 ns (the seed: "approximately one microsecond").
     let (t21, _) = seed_sim(&rm("m1g2a3,n1g3a2"), 7);
@@ -710,11 +709,12 @@ fn fig_20_22_23_simulated() {
     // ranks 2 and 5 get their result in the last exchange (no expand stage), at 1942.8 ns.
     // MPICH's fold overlaps just as well here (its unfolded ranks start at once): recursive
     // doubling on 6 ranks takes 1932.8 ns, 10 ns less (t2 reduces the two values it gets).
-    let (t23, f) = seed_sim(&Algorithm::Elimination, 6);
-    assert_eq!(t23, 1_942_800);
-    assert_eq!(
-        f,
-        [1_839_600, 1_432_800, 1_942_800, 1_839_600, 1_432_800, 1_942_800]
+    assert_seed_sim(
+        &Algorithm::Elimination,
+        1_942_800,
+        &[
+            1_839_600, 1_432_800, 1_942_800, 1_839_600, 1_432_800, 1_942_800,
+        ],
     );
     assert_eq!(seed_sim(&Algorithm::RecursiveDoubling, 6).0, 1_932_800);
     // Elimination on 7 needs 2-1 eliminations and gains nothing (seed section 6.4).

@@ -5,7 +5,7 @@
 //! one rank's program built alone equals its program in the whole schedule.
 
 use hypercuboid_core::collectives::alltoall::{self, Algorithm, AlltoallSpec, ALGORITHMS};
-use hypercuboid_core::schedule::verify::{verify, VerifyOptions};
+use hypercuboid_core::schedule::verify::{verify, Report, VerifyOptions};
 use hypercuboid_core::schedule::{Dtype, Meta, Program, Schedule, Slice, Slot};
 
 fn sync() -> VerifyOptions {
@@ -136,26 +136,31 @@ fn exact_op_counts() {
     assert_eq!(p.len(), 32);
 }
 
+/// The verifier's report (every send synchronous) on an alltoall of two hand-built ranks,
+/// `count` float64 per block, and its problems as text.
+fn verify_two(count: u64, name: &str, p0: Program, p1: Program) -> (Report, Vec<String>) {
+    let meta = Meta::alltoall(2, count, Dtype::Float64, name).unwrap();
+    let rep = verify(&Schedule::from_programs(meta, [p0, p1]).unwrap(), &sync());
+    let problems = rep.problems.iter().map(|p| p.to_string()).collect();
+    (rep, problems)
+}
+
 #[test]
 fn the_verifier_catches_a_wrong_alltoall() {
+    let input = |at, len| Slice::new(Slot::Input, at, len);
+    let output = |at, len| Slice::new(Slot::Output, at, len);
     // Rank 1 receives rank 0's block into the wrong place: rank 1's output block 0 is never
     // written and block 1 holds rank 0's data.
     let mut p0 = Program::new();
-    p0.copy(
-        Slice::new(Slot::Input, 0, 2),
-        Slice::new(Slot::Output, 0, 2),
-    );
-    p0.send(1, 0, Slice::new(Slot::Input, 2, 2));
-    p0.recv(1, 0, Slice::new(Slot::Output, 2, 2));
+    p0.copy(input(0, 2), output(0, 2));
+    p0.send(1, 0, input(2, 2));
+    p0.recv(1, 0, output(2, 2));
     let mut p1 = Program::new();
-    p1.send(0, 0, Slice::new(Slot::Input, 0, 2));
-    p1.recv(0, 0, Slice::new(Slot::Output, 2, 2));
-    let meta = Meta::alltoall(2, 2, Dtype::Float64, "wrong").unwrap();
-    let s = Schedule::from_programs(meta, [p0, p1]).unwrap();
-    let rep = verify(&s, &sync());
+    p1.send(0, 0, input(0, 2));
+    p1.recv(0, 0, output(2, 2));
+    let (rep, problems) = verify_two(2, "wrong", p0, p1);
     assert!(!rep.is_sound());
     assert!(!rep.semantics.as_ref().unwrap().correct);
-    let problems: Vec<String> = rep.problems.iter().map(|p| p.to_string()).collect();
     assert_eq!(
         problems,
         [
@@ -167,23 +172,14 @@ fn the_verifier_catches_a_wrong_alltoall() {
     // A rank that sends its own block instead of the peer's: the data is in the right place
     // by size, but it is the wrong element.
     let mut p0 = Program::new();
-    p0.copy(
-        Slice::new(Slot::Input, 0, 1),
-        Slice::new(Slot::Output, 0, 1),
-    );
-    p0.send(1, 0, Slice::new(Slot::Input, 0, 1));
-    p0.recv(1, 0, Slice::new(Slot::Output, 1, 1));
+    p0.copy(input(0, 1), output(0, 1));
+    p0.send(1, 0, input(0, 1));
+    p0.recv(1, 0, output(1, 1));
     let mut p1 = Program::new();
-    p1.copy(
-        Slice::new(Slot::Input, 1, 1),
-        Slice::new(Slot::Output, 1, 1),
-    );
-    p1.send(0, 0, Slice::new(Slot::Input, 0, 1));
-    p1.recv(0, 0, Slice::new(Slot::Output, 0, 1));
-    let meta = Meta::alltoall(2, 1, Dtype::Float64, "shifted").unwrap();
-    let s = Schedule::from_programs(meta, [p0, p1]).unwrap();
-    let rep = verify(&s, &sync());
-    let problems: Vec<String> = rep.problems.iter().map(|p| p.to_string()).collect();
+    p1.copy(input(1, 1), output(1, 1));
+    p1.send(0, 0, input(0, 1));
+    p1.recv(0, 0, output(0, 1));
+    let (rep, problems) = verify_two(1, "shifted", p0, p1);
     assert_eq!(
         problems,
         [
@@ -258,29 +254,22 @@ fn the_text_form_keeps_the_block() {
         }
         assert!(verify(&back, &sync()).is_sound());
     }
-    let e = goal::parse("num_ranks 2\ncollective alltoall count 4 dtype int8\n", "t")
-        .unwrap_err()
-        .to_string();
+    // The error of reading two ranks with the collective line `collective`.
+    let refused = |collective: &str| {
+        let text = format!("num_ranks 2\ncollective {collective}\n");
+        goal::parse(&text, "t").unwrap_err().to_string()
+    };
+    let e = refused("alltoall count 4 dtype int8");
     assert!(
         e.ends_with("an alltoall needs 'block B': the elements each rank sends to each rank"),
         "{e}"
     );
-    let e = goal::parse(
-        "num_ranks 2\ncollective allreduce count 4 dtype int8 block 2\n",
-        "t",
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused("allreduce count 4 dtype int8 block 2");
     assert!(
         e.ends_with("'block' is an alltoall's; a collective allreduce has none"),
         "{e}"
     );
-    let e = goal::parse(
-        "num_ranks 2\ncollective alltoall count 5 dtype int8 block 2\n",
-        "t",
-    )
-    .unwrap_err()
-    .to_string();
+    let e = refused("alltoall count 5 dtype int8 block 2");
     assert_eq!(
         e,
         "invalid alltoall count '5': an alltoall of 2 ranks with blocks of 2 elements has \

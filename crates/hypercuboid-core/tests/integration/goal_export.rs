@@ -1,10 +1,10 @@
 //! GOAL export: the lossy mapping of every op kind, files that follow txt2bin's grammar strictly,
 //! and byte-identical re-export of what `write_goal` wrote.
 
+use crate::common::{self, AllKinds};
 use hypercuboid_core::schedule::goal::{parse, write_goal, GoalExportOptions};
 use hypercuboid_core::schedule::{
-    Combine, Dtype, Meta, Op, OpKind, Payload, Program, ReduceOp, Schedule, Slice, Slot,
-    ANY_SOURCE, ANY_TAG,
+    Combine, Meta, Op, OpKind, Payload, Program, Schedule, Slice, Slot,
 };
 use std::collections::HashSet;
 
@@ -38,49 +38,10 @@ fn goal_err(s: &Schedule, ns_per_byte: f64) -> std::io::Error {
     .unwrap_err()
 }
 
-/// Two ranks using every op kind, cpu/nic, both dependency kinds, a fused receive-reduce with a
-/// `requires` and an `irequires` dependent, and a wildcard receive.
+/// Two ranks using every op kind, cpu/nic, both dependency kinds, a fused receive-reduce (on
+/// cpu 1) with a `requires` and an `irequires` dependent, and a wildcard receive.
 fn all_kinds() -> Schedule {
-    let v = |slot, a, b| Slice::new(slot, a, b - a);
-    let mut p0 = Program::new();
-    let copy = p0.copy(v(Slot::Input, 0, 8), v(Slot::Output, 0, 8));
-    let s = p0.send(1, 5, v(Slot::Input, 0, 8));
-    p0.ops[s as usize].cpu = 1;
-    p0.ops[s as usize].nic = 2;
-    let rr = p0.recv_reduce(1, 5, v(Slot::Output, 0, 8), Combine::After);
-    p0.ops[rr as usize].cpu = 1;
-    let red = p0.reduce(
-        v(Slot::Scratch(0), 0, 4),
-        v(Slot::Output, 0, 4),
-        Combine::Before,
-    );
-    let sl = p0.sleep(1500);
-    let comp = p0.compute(10_000);
-    p0.ops[comp as usize].cpu = 3;
-    p0.push(Op::new(OpKind::Recv {
-        peer: ANY_SOURCE,
-        tag: ANY_TAG,
-        data: Payload::Bytes(3),
-        combine: Combine::Assign,
-        operand: None,
-    }));
-    p0.irequires(s, copy);
-    p0.requires(rr, copy);
-    p0.requires(red, rr);
-    p0.irequires(sl, rr);
-    p0.requires(comp, red);
-    p0.requires(comp, sl);
-    let mut p1 = Program::new();
-    p1.send(0, 5, v(Slot::Input, 0, 8));
-    let r = p1.recv(0, 5, v(Slot::Scratch(0), 0, 8));
-    let red = p1.reduce(
-        v(Slot::Scratch(0), 0, 8),
-        v(Slot::Output, 0, 8),
-        Combine::After,
-    );
-    p1.requires(red, r);
-    let meta = Meta::allreduce(8, Dtype::Float64, ReduceOp::Sum, "all kinds");
-    Schedule::from_programs(meta, [p0, p1]).unwrap()
+    common::all_kinds(AllKinds::Export)
 }
 
 // Costs at 0.25 ns/byte: copy and fused reduce of 8 float64 = 64 B -> 16 ns; reduce of 4

@@ -1,6 +1,7 @@
 //! The lossless text form: exact round trips `parse(write_text(s)) == s`, its golden text, units
 //! and headers.
 
+use crate::common::{self, AllKinds};
 use hypercuboid_core::schedule::goal::{parse, parse_reader, write_text};
 use hypercuboid_core::schedule::{
     Collective, Combine, Dtype, Meta, Op, OpKind, Payload, Program, ReduceOp, Schedule, Slice,
@@ -32,47 +33,10 @@ fn v(slot: Slot, a: u64, b: u64) -> Slice {
     Slice::new(slot, a, b - a)
 }
 
-/// Every op kind, cpu/nic, both dependency kinds, wildcards, a size-only payload.
+/// Every op kind, cpu/nic, both dependency kinds, wildcards, a size-only payload, and a third
+/// rank with nothing to do.
 fn all_kinds() -> Schedule {
-    let mut p0 = Program::new();
-    let copy = p0.copy(v(Slot::Input, 0, 8), v(Slot::Output, 0, 8));
-    let s = p0.send(1, 5, v(Slot::Input, 0, 8));
-    p0.ops[s as usize].cpu = 1;
-    p0.ops[s as usize].nic = 2;
-    let rr = p0.recv_reduce(1, 5, v(Slot::Output, 0, 8), Combine::After);
-    let red = p0.reduce(
-        v(Slot::Scratch(0), 0, 4),
-        v(Slot::Output, 4, 8),
-        Combine::Before,
-    );
-    let sl = p0.sleep(1500);
-    let comp = p0.compute(10_000);
-    p0.ops[comp as usize].cpu = 3;
-    p0.ops[comp as usize].nic = 4;
-    p0.push(Op::new(OpKind::Recv {
-        peer: ANY_SOURCE,
-        tag: ANY_TAG,
-        data: Payload::Bytes(3),
-        combine: Combine::Before,
-        operand: None,
-    }));
-    p0.irequires(s, copy);
-    p0.requires(rr, copy);
-    p0.requires(red, rr);
-    p0.irequires(sl, rr);
-    p0.requires(comp, red);
-    p0.requires(comp, sl);
-    let mut p1 = Program::new();
-    p1.send(0, 5, v(Slot::Input, 0, 8));
-    let r = p1.recv(0, 5, v(Slot::Scratch(12), 0, 8));
-    let red = p1.reduce(
-        v(Slot::Scratch(12), 0, 8),
-        v(Slot::Output, 0, 8),
-        Combine::After,
-    );
-    p1.requires(red, r);
-    let meta = Meta::allreduce(8, Dtype::Float64, ReduceOp::Max, "allreduce \"all\" kinds");
-    Schedule::from_programs(meta, [p0, p1, Program::new()]).unwrap()
+    common::all_kinds(AllKinds::Text)
 }
 
 const ALL_KINDS_TEXT: &str = r#"num_ranks 3

@@ -36,6 +36,22 @@ fn rough(shape: Shape) -> Vec<f64> {
     f
 }
 
+/// [`rough`] with its periodic halo filled.
+fn rough_periodic(shape: Shape) -> Vec<f64> {
+    let mut f = rough(shape);
+    periodic_halo(&mut f, shape).unwrap();
+    f
+}
+
+/// One step of `f` (its halo filled) over `regions` in turn, into a zeroed lattice.
+fn step(f: &[f64], shape: Shape, bgk: Bgk, regions: &[Region]) -> Vec<f64> {
+    let mut out = vec![0.0; shape.len()];
+    for &r in regions {
+        collide_stream(f, &mut out, shape, bgk, r).unwrap();
+    }
+    out
+}
+
 /// `steps` periodic steps of one subdomain holding the whole lattice.
 fn run(mut f: Vec<f64>, shape: Shape, bgk: Bgk, steps: usize) -> Vec<f64> {
     let mut g = vec![0.0; shape.len()];
@@ -157,15 +173,10 @@ fn a_lone_packet_streams_along_its_velocity() {
 
 #[test]
 fn interior_then_shell_is_the_whole_step_bitwise() {
-    let s = Shape::new(7, 3, 70).unwrap();
-    let bgk = Bgk::new(0.8).unwrap();
-    let mut f = rough(s);
-    periodic_halo(&mut f, s).unwrap();
-    let mut whole = vec![0.0; s.len()];
-    collide_stream(&f, &mut whole, s, bgk, Region::All).unwrap();
-    let mut split = vec![0.0; s.len()];
-    collide_stream(&f, &mut split, s, bgk, Region::Interior).unwrap();
-    collide_stream(&f, &mut split, s, bgk, Region::Shell).unwrap();
+    let (s, bgk) = (Shape::new(7, 3, 70).unwrap(), Bgk::new(0.8).unwrap());
+    let f = rough_periodic(s);
+    let whole = step(&f, s, bgk, &[Region::All]);
+    let split = step(&f, s, bgk, &[Region::Interior, Region::Shell]);
     assert!(whole
         .iter()
         .zip(&split)
@@ -184,8 +195,7 @@ fn interior_then_shell_is_the_whole_step_bitwise() {
             }
         }
     }
-    let mut inner = vec![0.0; s.len()];
-    collide_stream(&poisoned, &mut inner, s, bgk, Region::Interior).unwrap();
+    let inner = step(&poisoned, s, bgk, &[Region::Interior]);
     for i in 1..6 {
         for k in 1..69 {
             let at = s.site(i, 1, k);
@@ -200,10 +210,8 @@ fn a_decomposed_lattice_evolves_bitwise_as_the_whole() {
     // blocks of a periodic lattice (their halos cut from the whole) gives the whole's bits
     let g = Shape::new(6, 9, 70).unwrap();
     let bgk = Bgk::new(0.65).unwrap();
-    let mut whole = rough(g);
-    periodic_halo(&mut whole, g).unwrap();
-    let mut next = vec![0.0; g.len()];
-    collide_stream(&whole, &mut next, g, bgk, Region::All).unwrap();
+    let whole = rough_periodic(g);
+    let next = step(&whole, g, bgk, &[Region::All]);
     let [gx, gy, gz] = g.padded();
     for (ox, nx) in [(0, 3), (3, 3)] {
         for (oy, ny) in [(0, 4), (4, 2), (6, 3)] {
@@ -222,9 +230,7 @@ fn a_decomposed_lattice_evolves_bitwise_as_the_whole() {
                     }
                 }
                 assert!(ox + px <= gx);
-                let mut out = vec![0.0; s.len()];
-                collide_stream(&f, &mut out, s, bgk, Region::Interior).unwrap();
-                collide_stream(&f, &mut out, s, bgk, Region::Shell).unwrap();
+                let out = step(&f, s, bgk, &[Region::Interior, Region::Shell]);
                 for i in 0..nx {
                     for j in 0..ny {
                         for k in 0..nz {

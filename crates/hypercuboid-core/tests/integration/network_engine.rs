@@ -1,6 +1,7 @@
 //! The packet engine: exact zero-load latencies, determinism, conservation, saturation under
 //! the worst case, the deadlock watchdog, and parameter errors.
 
+use crate::common::{t0, L, S, SIGMA, ZERO_LOAD_CASES};
 use hypercuboid_core::network::{
     ExchangePlan, ExchangeSpec, NetParams, Network, NetworkError, Pattern, Report, RoutingSpec,
     Synthetic, TrafficSpec, Workload,
@@ -54,32 +55,11 @@ fn one_message(topo: &Topology, src: usize, dst: usize, count: u32) -> ExchangeP
     }
 }
 
-// Seed section 4.1: links 100 Gb/s, 50 ns; switch 100 ns; 256 B packets (σ = 20.48 ns).
-const L: Time = 50_000;
-const S: Time = 100_000;
-const SIGMA: Time = 20_480;
-
-/// Zero-load latency of h router-to-router hops: h + 2 link latencies (two endpoint links),
-/// h + 1 switch traversals, one serialisation (virtual cut-through: the tail follows the head
-/// by σ at every hop, so only the last one counts).
-fn t0(h: Time) -> Time {
-    (h + 2) * L + (h + 1) * S + SIGMA
-}
-
 #[test]
 fn zero_load_latency_is_the_closed_form() {
     assert_eq!(t0(2), ns(520) + 480);
-    // (topology, source endpoint, destination endpoint, router hops)
-    let cases = [
-        ("mlfm:h=4", 0, 1, 0),  // same local router
-        ("mlfm:h=4", 0, 4, 2),  // LR (0,0) -> GR {0,1} -> LR (0,1)
-        ("mlfm:h=4", 0, 20, 2), // LR (0,0) -> LR (1,0), same column
-        ("oft:k=4", 0, 4, 2),   // L0 0 -> L1 -> L0 1
-        ("slimfly:q=5", 0, 4, 1),
-        ("slimfly:q=5", 0, 199, 2),
-        ("fattree:k=4,levels=3", 0, 15, 4),
-    ];
-    for (spec, src, dst, hops) in cases {
+    for (spec, src, dst, hops) in ZERO_LOAD_CASES {
+        let (src, dst) = (src as usize, dst as usize);
         let topo = generate(spec).unwrap();
         for routing in ["min", "ugal", "ugal-th"] {
             let n = net(&topo, routing);

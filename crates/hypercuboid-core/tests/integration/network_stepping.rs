@@ -2,7 +2,7 @@
 //! idle network, contention), stepping in small increments against one large step, thread
 //! counts, and reports that change nothing.
 
-use crate::common::msg;
+use crate::common::{msg, t0, SIGMA, ZERO_LOAD_CASES};
 use hypercuboid_core::network::rng::SplitMix64;
 use hypercuboid_core::network::{
     Delivery, Engine, ExchangeSpec, Injection, NetParams, Network, NicOrder, Pattern, Report,
@@ -11,22 +11,32 @@ use hypercuboid_core::network::{
 use hypercuboid_core::topology::{generate, Topology};
 use hypercuboid_core::units::{ns, us, Time};
 
-// Seed section 4.1: links 100 Gb/s, 50 ns; switch 100 ns; 256 B packets (σ = 20.48 ns).
-const L: Time = 50_000;
-const S: Time = 100_000;
-const SIGMA: Time = 20_480;
-
-/// Zero-load latency of one packet over h router-to-router hops (see `network_engine.rs`).
-fn t0(h: Time) -> Time {
-    (h + 2) * L + (h + 1) * S + SIGMA
-}
-
 fn network<'t>(topo: &'t Topology, routing: &str, threads: usize) -> Network<'t> {
     let p = NetParams {
         threads,
         ..NetParams::default()
     };
     Network::new(topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap()
+}
+
+/// Synthetic `traffic` (resolved with seed 1 on `n`'s routes) at `load`, `duration` long
+/// after `warmup`.
+fn synthetic(
+    traffic: TrafficSpec,
+    n: &Network<'_>,
+    load: f64,
+    duration: Time,
+    warmup: Time,
+) -> Synthetic {
+    let mut s = Synthetic::new(traffic.resolve(n.topology(), n.routes(), 1).unwrap(), load);
+    s.duration = duration;
+    s.warmup = warmup;
+    s
+}
+
+/// A message `token` delivered at `time`.
+fn delivered(time: Time, token: u64) -> Delivery {
+    Delivery { time, token }
 }
 
 /// A report without what measures the engine rather than the network.
@@ -45,16 +55,8 @@ fn no_wall(mut r: Report) -> Report {
 
 #[test]
 fn a_message_on_an_idle_network_takes_the_zero_load_latency() {
-    // (topology, source, destination, router hops), as in network_engine.rs.
-    let cases = [
-        ("mlfm:h=4", 0, 1, 0),
-        ("mlfm:h=4", 0, 4, 2),
-        ("oft:k=4", 0, 4, 2),
-        ("slimfly:q=5", 0, 4, 1),
-        ("slimfly:q=5", 0, 199, 2),
-        ("fattree:k=4,levels=3", 0, 15, 4),
-    ];
-    for (spec, src, dst, hops) in cases {
+    // The cases of network_engine.rs.
+    for (spec, src, dst, hops) in ZERO_LOAD_CASES {
         let topo = generate(spec).unwrap();
         for routing in ["min", "ugal"] {
             let n = network(&topo, routing, 1);
@@ -72,10 +74,7 @@ fn a_message_on_an_idle_network_takes_the_zero_load_latency() {
                     let want = at + t0(hops) + (packets - 1) * SIGMA;
                     assert_eq!(
                         got,
-                        vec![Delivery {
-                            time: want,
-                            token: 42
-                        }],
+                        vec![delivered(want, 42)],
                         "{spec} {routing}: {bytes} B at {at}"
                     );
                     let rep = e.report();
@@ -107,18 +106,9 @@ fn messages_of_one_endpoint_go_back_to_back_in_start_order() {
     assert_eq!(
         got,
         vec![
-            Delivery {
-                time: 31 * SIGMA + t0(0),
-                token: 3
-            },
-            Delivery {
-                time: t0(2) + 29 * SIGMA,
-                token: 1
-            },
-            Delivery {
-                time: 30 * SIGMA + t0(2),
-                token: 2
-            },
+            delivered(31 * SIGMA + t0(0), 3),
+            delivered(t0(2) + 29 * SIGMA, 1),
+            delivered(30 * SIGMA + t0(2), 2),
         ]
     );
 }
@@ -140,18 +130,9 @@ fn an_interleaving_nic_sends_one_packet_of_each_ready_message_in_turn() {
     assert_eq!(
         got,
         vec![
-            Delivery {
-                time: 10 * SIGMA + t0(0),
-                token: 3
-            },
-            Delivery {
-                time: 21 * SIGMA + t0(2),
-                token: 2
-            },
-            Delivery {
-                time: 41 * SIGMA + t0(2),
-                token: 1
-            },
+            delivered(10 * SIGMA + t0(0), 3),
+            delivered(21 * SIGMA + t0(2), 2),
+            delivered(41 * SIGMA + t0(2), 1),
         ]
     );
 }
@@ -170,14 +151,8 @@ fn two_messages_contend_for_a_link() {
     assert_eq!(
         got,
         vec![
-            Delivery {
-                time: t0(2) + 58 * SIGMA,
-                token: 10
-            },
-            Delivery {
-                time: t0(2) + 59 * SIGMA,
-                token: 11
-            },
+            delivered(t0(2) + 58 * SIGMA, 10),
+            delivered(t0(2) + 59 * SIGMA, 11),
         ]
     );
     let rep = e.report();
@@ -190,13 +165,7 @@ fn two_messages_contend_for_a_link() {
     // Alone, each message takes the zero-load time.
     let mut alone = n.external();
     alone.inject(&msg(0, 1, 4, 30 * 256, 11)).unwrap();
-    assert_eq!(
-        alone.finish().unwrap(),
-        [Delivery {
-            time: t0(2) + 29 * SIGMA,
-            token: 11
-        }]
-    );
+    assert_eq!(alone.finish().unwrap(), [delivered(t0(2) + 29 * SIGMA, 11)]);
 }
 
 /// Messages between random endpoints at random times in the first `span`, sizes up to 8 KB.
@@ -327,12 +296,13 @@ fn stepped_workloads_match_a_run() {
     // Synthetic traffic and an exchange advanced in steps give the report of `Network::run`,
     // with one thread and with three.
     let topo = generate("slimfly:q=5").unwrap();
-    let pattern = TrafficSpec::Uniform
-        .resolve(&topo, network(&topo, "ugal", 1).routes(), 1)
-        .unwrap();
-    let mut s = Synthetic::new(pattern, 0.7);
-    s.duration = us(20);
-    s.warmup = us(4);
+    let s = synthetic(
+        TrafficSpec::Uniform,
+        &network(&topo, "ugal", 1),
+        0.7,
+        us(20),
+        us(4),
+    );
     let a2a = ExchangeSpec::AllToAll {
         bytes: 512,
         interleave: true,
@@ -369,10 +339,7 @@ fn injections_ahead_change_no_report() {
     let topo = generate("slimfly:q=5").unwrap();
     for threads in [1, 2] {
         let n = network(&topo, "min", threads);
-        let pattern = TrafficSpec::Uniform.resolve(&topo, n.routes(), 1).unwrap();
-        let mut s = Synthetic::new(pattern, 0.6);
-        s.duration = us(6);
-        s.warmup = us(1);
+        let s = synthetic(TrafficSpec::Uniform, &n, 0.6, us(6), us(1));
         let reports = |step: Time| {
             let w = Workload::Synthetic(s.clone());
             let mut e = n.engine(&w, "uniform").unwrap();
@@ -408,11 +375,7 @@ fn a_report_changes_nothing() {
     let topo = generate("slimfly:q=5").unwrap();
     for threads in [1, 2] {
         let n = network(&topo, "min", threads);
-        let pattern = TrafficSpec::Worst.resolve(&topo, n.routes(), 1).unwrap();
-        let mut s = Synthetic::new(pattern, 0.9);
-        s.duration = us(40);
-        s.warmup = us(4);
-        let w = Workload::Synthetic(s);
+        let w = Workload::Synthetic(synthetic(TrafficSpec::Worst, &n, 0.9, us(40), us(4)));
         let mut quiet = n.engine(&w, "worst").unwrap();
         quiet.advance_to(us(30)).unwrap();
         quiet.finish().unwrap();
@@ -472,13 +435,7 @@ fn next_time_says_how_far_nothing_happens() {
     let done = us(5) + t0(2);
     assert!(e.advance_to(done).unwrap().is_empty());
     assert_eq!(e.next_time(), Some(done));
-    assert_eq!(
-        e.advance_to(done + 1).unwrap(),
-        [Delivery {
-            time: done,
-            token: 7
-        }]
-    );
+    assert_eq!(e.advance_to(done + 1).unwrap(), [delivered(done, 7)]);
     assert_eq!(e.next_time(), None);
     // Going back does nothing.
     assert!(e.advance_to(us(1)).unwrap().is_empty());

@@ -14,6 +14,13 @@ fn opts() -> SimOptions {
     SimOptions::default()
 }
 
+/// The message of the error that simulating `s` under the model `spec` gives.
+fn sim_err(s: &Schedule, spec: &str) -> String {
+    simulate(s, &parse_model(spec).unwrap(), &opts())
+        .unwrap_err()
+        .to_string()
+}
+
 /// `s` under the model `spec` with its trace recorded.
 fn traced(s: &Schedule, spec: &str) -> SimResult {
     let o = SimOptions {
@@ -86,9 +93,8 @@ fn deadlock_names_dependencies_and_rendezvous_waits() {
     send(&mut progs[1], 0, 1, 8);
     recv(&mut progs[2], ANY_SOURCE, 3, 8, false);
     let s = schedule("deadlock", progs);
-    let e = simulate(&s, &parse_model("loggops:S=0").unwrap(), &opts()).unwrap_err();
     assert_eq!(
-        e.to_string(),
+        sim_err(&s, "loggops:S=0"),
         "deadlock: 4 ops on 3 ranks never completed: \
          rank 0 op 0 (send 8b to 1 tag 0) waits for op 1 to complete; \
          rank 1 op 0 (send 8b to 0 tag 1) waits for rank 0 to post a receive with tag 1 \
@@ -107,8 +113,7 @@ fn deadlock_report_is_capped() {
         })
         .collect();
     let s = schedule("ring of receives", progs);
-    let e = simulate(&s, &parse_model("postal").unwrap(), &opts()).unwrap_err();
-    let text = e.to_string();
+    let text = sim_err(&s, "postal");
     assert!(text.starts_with("deadlock: 10 ops on 10 ranks never completed: rank 0 op 0"));
     assert!(text.ends_with("; ..."), "{text}");
     assert_eq!(text.matches("waits for").count(), 4);
@@ -118,10 +123,9 @@ fn deadlock_report_is_capped() {
 fn messages_never_received_are_reported() {
     let mut progs = vec![Program::new(); 2];
     send(&mut progs[0], 1, 3, 8);
-    let s = schedule("unreceived", progs);
-    let e = simulate(&s, &parse_model("postal:alpha=1us").unwrap(), &opts()).unwrap_err();
+    let e = sim_err(&schedule("unreceived", progs), "postal:alpha=1us");
     assert_eq!(
-        e.to_string(),
+        e,
         "1 message was sent but never received: rank 0 op 0 (to rank 1 tag 3)"
     );
 }
@@ -140,9 +144,8 @@ fn too_many_cpus_is_refused() {
         })
         .collect();
     let s = schedule("wide", progs);
-    let e = simulate(&s, &parse_model("postal").unwrap(), &opts()).unwrap_err();
     assert_eq!(
-        e.to_string(),
+        sim_err(&s, "postal"),
         "schedule too large to simulate: 40000 ranks × 65536 CPUs per rank (limit 2147483648)"
     );
 }
@@ -349,15 +352,7 @@ fn ops_with_many_dependencies_wait_for_all_of_them() {
     for k in [1, 29, 30, 31, 32, 40, 300] {
         let s = fan_in(k, false);
         for model in ["postal:alpha=1us", "loggops"] {
-            let r = simulate(
-                &s,
-                &parse_model(model).unwrap(),
-                &SimOptions {
-                    trace: true,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+            let r = traced(&s, model);
             let t = r.trace.unwrap();
             // LogGOPS queues a freed local op at its CPU's free time (0 here: sleeps occupy
             // nothing), as LogGOPSim does; postal starts it when it is freed.

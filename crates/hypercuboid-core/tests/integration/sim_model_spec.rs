@@ -137,93 +137,98 @@ fn display_round_trips() {
 
 #[test]
 fn error_messages() {
-    assert_eq!(
-        err("foo"),
-        "unknown model 'foo'; accepted: postal, pipelined, loggops"
-    );
-    assert_eq!(
-        err("foo:alpha=1"),
-        "unknown model 'foo'; accepted: postal, pipelined, loggops"
-    );
-    assert_eq!(
-        err("pipelined:x=1"),
-        "invalid model spec 'pipelined:x=1': unknown key 'x' for pipelined; accepted: alpha_p, \
-         alpha_r, beta, gamma, delta"
-    );
-    assert_eq!(
-        err("postal:alpha_p=1"),
-        "invalid model spec 'postal:alpha_p=1': unknown key 'alpha_p' for postal; accepted: \
-         alpha, beta, gamma, delta"
-    );
-    assert_eq!(
-        err("loggops:l=1"),
-        "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, O, \
-         S, gamma, delta, copy, order"
-    );
-    assert_eq!(
-        err("postal:alpha=-1us"),
-        "invalid model spec 'postal:alpha=-1us': alpha=-1us: negative; times must be >= 0"
-    );
-    assert_eq!(
-        err("postal:beta=-0.1ns"),
-        "invalid model spec 'postal:beta=-0.1ns': beta=-0.1ns: negative; times must be >= 0"
-    );
-    assert_eq!(
-        err("pipelined:alpha_r=3 parsecs"),
-        "invalid model spec 'pipelined:alpha_r=3 parsecs': alpha_r=3 parsecs: unknown unit \
-         'parsecs'; accepted units are ps, ns, us, ms, s (a bare number is ns)"
-    );
-    assert_eq!(
-        err("postal:alpha=fast"),
-        "invalid model spec 'postal:alpha=fast': alpha=fast: unknown unit 'fast'; accepted units \
-         are ps, ns, us, ms, s (a bare number is ns)"
-    );
-    assert_eq!(
-        err("postal:alpha=1.2.3us"),
-        "invalid model spec 'postal:alpha=1.2.3us': alpha=1.2.3us: not a number; expected e.g. \
-         500ns, 1.5us or 3000"
-    );
-    assert_eq!(
-        err("postal:alpha="),
-        "invalid model spec 'postal:alpha=': key 'alpha' has no value"
-    );
-    assert_eq!(
-        err("postal:alpha=0.0001ns"),
-        "invalid model spec 'postal:alpha=0.0001ns': alpha=0.0001ns: finer than one picosecond, \
-         the simulator's resolution"
-    );
-    assert_eq!(
-        err("loggops:S=1.5"),
-        "invalid model spec 'loggops:S=1.5': S=1.5: not a whole number of bytes"
-    );
-    assert_eq!(
-        err("loggops:S=64 parsecs"),
-        "invalid model spec 'loggops:S=64 parsecs': S=64 parsecs: unknown unit 'parsecs'; \
-         accepted units are B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a \
-         bare number is bytes)"
-    );
-    assert_eq!(
-        err("postal:alpha=1us,alpha=2us"),
-        "invalid model spec 'postal:alpha=1us,alpha=2us': key 'alpha' given twice"
-    );
-    assert_eq!(
-        err("postal:alpha"),
-        "invalid model spec 'postal:alpha': 'alpha' is not key=value; postal takes keys alpha, \
-         beta, gamma, delta"
-    );
-    assert_eq!(
-        err("postal:"),
-        "invalid model spec 'postal:': nothing after ':'; expected key=value,..."
-    );
-    assert_eq!(
-        err(""),
-        "invalid model spec '': empty name; expected NAME or NAME:key=value,...; accepted: \
-         postal, pipelined, loggops"
-    );
-    assert_eq!(
-        err("postal:=1"),
-        "invalid model spec 'postal:=1': '=1' has no key"
-    );
+    let cases: &[(&str, &str)] = &[
+        (
+            "foo",
+            "unknown model 'foo'; accepted: postal, pipelined, loggops",
+        ),
+        (
+            "foo:alpha=1",
+            "unknown model 'foo'; accepted: postal, pipelined, loggops",
+        ),
+        (
+            "pipelined:x=1",
+            "invalid model spec 'pipelined:x=1': unknown key 'x' for pipelined; accepted: \
+             alpha_p, alpha_r, beta, gamma, delta",
+        ),
+        (
+            "postal:alpha_p=1",
+            "invalid model spec 'postal:alpha_p=1': unknown key 'alpha_p' for postal; accepted: \
+             alpha, beta, gamma, delta",
+        ),
+        (
+            "loggops:l=1",
+            "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, \
+             O, S, gamma, delta, copy, order",
+        ),
+        (
+            "postal:alpha=-1us",
+            "invalid model spec 'postal:alpha=-1us': alpha=-1us: negative; times must be >= 0",
+        ),
+        (
+            "postal:beta=-0.1ns",
+            "invalid model spec 'postal:beta=-0.1ns': beta=-0.1ns: negative; times must be >= 0",
+        ),
+        (
+            "pipelined:alpha_r=3 parsecs",
+            "invalid model spec 'pipelined:alpha_r=3 parsecs': alpha_r=3 parsecs: unknown unit \
+             'parsecs'; accepted units are ps, ns, us, ms, s (a bare number is ns)",
+        ),
+        (
+            "postal:alpha=fast",
+            "invalid model spec 'postal:alpha=fast': alpha=fast: unknown unit 'fast'; accepted \
+             units are ps, ns, us, ms, s (a bare number is ns)",
+        ),
+        (
+            "postal:alpha=1.2.3us",
+            "invalid model spec 'postal:alpha=1.2.3us': alpha=1.2.3us: not a number; expected \
+             e.g. 500ns, 1.5us or 3000",
+        ),
+        (
+            "postal:alpha=",
+            "invalid model spec 'postal:alpha=': key 'alpha' has no value",
+        ),
+        (
+            "postal:alpha=0.0001ns",
+            "invalid model spec 'postal:alpha=0.0001ns': alpha=0.0001ns: finer than one \
+             picosecond, the simulator's resolution",
+        ),
+        (
+            "loggops:S=1.5",
+            "invalid model spec 'loggops:S=1.5': S=1.5: not a whole number of bytes",
+        ),
+        (
+            "loggops:S=64 parsecs",
+            "invalid model spec 'loggops:S=64 parsecs': S=64 parsecs: unknown unit 'parsecs'; \
+             accepted units are B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; \
+             a bare number is bytes)",
+        ),
+        (
+            "postal:alpha=1us,alpha=2us",
+            "invalid model spec 'postal:alpha=1us,alpha=2us': key 'alpha' given twice",
+        ),
+        (
+            "postal:alpha",
+            "invalid model spec 'postal:alpha': 'alpha' is not key=value; postal takes keys \
+             alpha, beta, gamma, delta",
+        ),
+        (
+            "postal:",
+            "invalid model spec 'postal:': nothing after ':'; expected key=value,...",
+        ),
+        (
+            "",
+            "invalid model spec '': empty name; expected NAME or NAME:key=value,...; accepted: \
+             postal, pipelined, loggops",
+        ),
+        (
+            "postal:=1",
+            "invalid model spec 'postal:=1': '=1' has no key",
+        ),
+    ];
+    for (spec, want) in cases {
+        assert_eq!(err(spec), *want, "spec: {spec}");
+    }
     assert!(matches!(
         parse_model("loggops:G=x").unwrap_err(),
         ModelError::Spec(SpecError::BadValue {

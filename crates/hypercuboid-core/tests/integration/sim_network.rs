@@ -56,17 +56,21 @@ fn mlfm() -> Topology {
     topo
 }
 
+/// The zero-load path from endpoint 0 to 4 of [`mlfm`] without the serialisation:
+/// (h+2)L + (h+1)S for h = 2 router hops.
+fn mlfm_path() -> Time {
+    4 * ns(50) + 3 * NetParams::default().switch_latency
+}
+
 #[test]
 fn one_eager_message_on_an_idle_network_is_exact_at_packet_and_flow_level() {
     let topo = mlfm();
     let n = net(&topo, "min", 1);
-    let o = ns(700);
-    let p = NetParams::default();
+    let (o, sigma) = (ns(700), NetParams::default().serialisation(100.0));
     for bytes in [8u64, 256, 1000, 65_536] {
         let s = read_goal(&one_message(bytes));
         // Packet: o at the sender, (h+2)L + (h+1)S + n·σ on the wire, o at the receiver.
-        let packets = bytes.div_ceil(256);
-        let wire = 4 * ns(50) + 3 * p.switch_latency + packets * p.serialisation(100.0);
+        let wire = mlfm_path() + bytes.div_ceil(256) * sigma;
         let r = run(&s, &n, Level::Packet, host(o, 1 << 20));
         assert_eq!(r.result.completion, o + wire + o, "packet, {bytes} B");
         assert_eq!(r.result.rank_finish[4], o + wire + o);
@@ -75,7 +79,7 @@ fn one_eager_message_on_an_idle_network_is_exact_at_packet_and_flow_level() {
         assert_eq!(r.messages.queued_sum, 0);
         assert_eq!(r.messages.transfer_sum, wire as u128);
         // Flow: the same with bytes / bandwidth for the packets.
-        let wire = 4 * ns(50) + 3 * p.switch_latency + (bytes as f64 / 0.0125).ceil() as Time;
+        let wire = mlfm_path() + (bytes as f64 / 0.0125).ceil() as Time;
         let r = run(&s, &n, Level::Flow, host(o, 1 << 20));
         assert_eq!(r.result.completion, o + wire + o, "flow, {bytes} B");
         assert_eq!(r.messages.queued_sum, 0);
@@ -86,12 +90,9 @@ fn one_eager_message_on_an_idle_network_is_exact_at_packet_and_flow_level() {
 fn one_rendezvous_message_takes_a_request_a_clear_to_send_and_the_data() {
     let topo = mlfm();
     let n = net(&topo, "min", 1);
-    let o = ns(700);
-    let p = NetParams::default();
-    let bytes = 100_000u64;
+    let (o, bytes) = (ns(700), 100_000u64);
     let s = read_goal(&one_message(bytes));
-    let path = 4 * ns(50) + 3 * p.switch_latency;
-    let sigma = p.serialisation(100.0);
+    let (path, sigma) = (mlfm_path(), NetParams::default().serialisation(100.0));
     // The request (one packet) arrives at o + path + σ; the receive is posted, so it
     // matches then, after which the clear-to-send (one packet) goes back and the data
     // (⌈bytes/256⌉ packets) comes: both complete when it has arrived.
@@ -107,20 +108,31 @@ fn one_rendezvous_message_takes_a_request_a_clear_to_send_and_the_data() {
     assert_eq!(r.result.rank_finish, vec![done, 0, 0, 0, done]);
 }
 
-#[test]
-fn ranks_of_one_endpoint_exchange_through_memory_with_the_host_models_l_and_g() {
-    let topo = mlfm();
-    let n = net(&topo, "min", 1);
-    let h = LogGopsModel {
+/// The host model of the tests of ranks that share an endpoint: L = 300 ns, o = 100 ns,
+/// G = 1 ns/B and the gap `gap`.
+fn memory_host(gap: Time) -> LogGopsModel {
+    LogGopsModel {
         latency: ns(300),
         overhead: ns(100),
+        gap,
         gap_per_byte: 1000.0,
         ..LogGopsModel::default()
-    };
-    let s = read_goal(&one_message(1001));
-    let mut st = setup(Level::Packet, h);
+    }
+}
+
+/// `s` on [`mlfm`] (minimal routing, one thread) at `level` with the host model `host`, 8
+/// ranks per endpoint.
+fn on_one_endpoint(s: &Schedule, level: Level, host: LogGopsModel) -> NetworkRun {
+    let topo = mlfm();
+    let mut st = setup(level, host);
     st.ranks_per_endpoint = 8;
-    let r = simulate_on_network(&s, &n, &st, &SimOptions::default()).unwrap();
+    simulate_on_network(s, &net(&topo, "min", 1), &st, &SimOptions::default()).unwrap()
+}
+
+#[test]
+fn ranks_of_one_endpoint_exchange_through_memory_with_the_host_models_l_and_g() {
+    let h = memory_host(LogGopsModel::default().gap);
+    let r = on_one_endpoint(&read_goal(&one_message(1001)), Level::Packet, h);
     // Ranks 0 and 4 share endpoint 0: o + L, then o + (s−1)·G at the receiver.
     assert_eq!(
         r.result.rank_finish[4],
@@ -137,22 +149,12 @@ fn sends_between_ranks_of_one_endpoint_wait_for_the_senders_nic_as_in_loggops() 
     // the sender's NIC is busy g + (s−1)·G after the first, so the second leaves at 1,000 ns
     // (g = 0, G = 1 ns/B), and rank 0 finishes at 1,000 + o = 1,100 ns. The receiver is busy
     // o + (s−1)·G a message from o + L = 400 ns: 400 + 2·1,100 = 2,600 ns.
-    let topo = mlfm();
-    let n = net(&topo, "min", 1);
-    let h = LogGopsModel {
-        latency: ns(300),
-        overhead: ns(100),
-        gap: 0,
-        gap_per_byte: 1000.0,
-        ..LogGopsModel::default()
-    };
+    let h = memory_host(0);
     let s = read_goal(
         "num_ranks 5\nrank 0 {\nl0: send 1001b to 4 tag 1\nl1: send 1001b to 4 tag 2\n}\n\
          rank 4 {\nl0: recv 1001b from 0 tag 1\nl1: recv 1001b from 0 tag 2\n}\n",
     );
-    let mut st = setup(Level::Flow, h);
-    st.ranks_per_endpoint = 8;
-    let r = simulate_on_network(&s, &n, &st, &SimOptions::default()).unwrap();
+    let r = on_one_endpoint(&s, Level::Flow, h);
     assert_eq!(r.result.rank_finish, vec![ns(1100), 0, 0, 0, ns(2600)]);
     assert_eq!((r.messages.local, r.messages.network), (2, 0));
     let alone = hypercuboid_core::sim::simulate(

@@ -9,7 +9,7 @@ use crate::common;
 use common::*;
 use hypercuboid_core::model::{parse_model, ModelSpec, PostalModel};
 use hypercuboid_core::schedule::{Program, Schedule};
-use hypercuboid_core::sim::{simulate, SimOptions};
+use hypercuboid_core::sim::{simulate, SimOptions, SimResult};
 use hypercuboid_core::units::{ns, per_byte, us, Time};
 
 fn run(s: &Schedule, spec: &str) -> Time {
@@ -29,6 +29,11 @@ fn postal(alpha: Time, beta: f64, gamma: f64) -> ModelSpec {
     ModelSpec::Postal(PostalModel::postal(alpha, beta, gamma, 0))
 }
 
+/// `s` simulated in the postal model of `alpha`, `beta` and `gamma`.
+fn on_postal(s: &Schedule, alpha: Time, beta: f64, gamma: f64) -> SimResult {
+    simulate(s, &postal(alpha, beta, gamma), &SimOptions::default()).unwrap()
+}
+
 #[test]
 fn recursive_doubling_is_alpha_n_beta_n_gamma_log_n() {
     // Equation (1): (α + nβ + nγ)·log2 N.
@@ -36,7 +41,7 @@ fn recursive_doubling_is_alpha_n_beta_n_gamma_log_n() {
     for n in [2u32, 4, 8, 64, 1024] {
         for bytes in [0u64, 8, 1000, 1 << 20] {
             let s = recursive_doubling(n, bytes);
-            let r = simulate(&s, &postal(alpha, beta, gamma), &SimOptions::default()).unwrap();
+            let r = on_postal(&s, alpha, beta, gamma);
             let step = alpha + per_byte(bytes, beta) + per_byte(bytes, gamma);
             assert_eq!(
                 r.completion,
@@ -85,43 +90,49 @@ fn mpich_three_ranks_with_bandwidth_serialises_at_the_sender() {
     let bytes = 4096;
     let s = mpich_recursive_doubling(3, bytes);
     let link = alpha + per_byte(bytes, beta);
-    let r = simulate(&s, &postal(alpha, beta, gamma), &SimOptions::default()).unwrap();
+    let r = on_postal(&s, alpha, beta, gamma);
     assert_eq!(r.rank_finish[0], 3 * link + per_byte(bytes, gamma));
     assert_eq!(r.rank_finish[2], 2 * link + 2 * per_byte(bytes, gamma));
     assert_eq!(r.completion, 3 * link + per_byte(bytes, gamma));
 }
 
-#[test]
-fn ring_rotation_is_p_minus_one_alpha_beta_n() {
-    let (alpha, beta) = (ns(1500), 400.0);
-    for np in [2u32, 3, 5, 8, 33] {
-        for bytes in [8u64, 100_000] {
-            let s = ring_rotation(np, bytes);
-            let got = simulate(&s, &postal(alpha, beta, 0.0), &SimOptions::default())
-                .unwrap()
-                .completion;
-            assert_eq!(
-                got,
-                (np - 1) as u64 * (alpha + per_byte(bytes, beta)),
-                "P={np}"
-            );
+/// Asserts that the schedule `make(P, n)` completes in `form(P, α + nβ)` in the postal model
+/// of `alpha` and `beta` (no γ), for every P of `nps` and n of `sizes`.
+fn assert_link_form(
+    alpha: Time,
+    beta: f64,
+    nps: &[u32],
+    sizes: &[u64],
+    make: fn(u32, u64) -> Schedule,
+    form: fn(u32, Time) -> Time,
+) {
+    for &np in nps {
+        for &bytes in sizes {
+            let got = on_postal(&make(np, bytes), alpha, beta, 0.0).completion;
+            assert_eq!(got, form(np, alpha + per_byte(bytes, beta)), "P={np}");
         }
     }
 }
 
 #[test]
+fn ring_rotation_is_p_minus_one_alpha_beta_n() {
+    let (nps, sizes) = ([2, 3, 5, 8, 33], [8, 100_000]);
+    assert_link_form(ns(1500), 400.0, &nps, &sizes, ring_rotation, |np, link| {
+        (np - 1) as u64 * link
+    });
+}
+
+#[test]
 fn binomial_reduce_bcast_is_two_log_p_alpha_beta_n() {
-    let (alpha, beta) = (us(1), 1000.0);
-    for np in [2u32, 4, 8, 16, 256] {
-        for bytes in [8u64, 65536] {
-            let s = binomial_reduce_bcast(np, bytes);
-            let got = simulate(&s, &postal(alpha, beta, 0.0), &SimOptions::default())
-                .unwrap()
-                .completion;
-            let log = np.trailing_zeros() as u64;
-            assert_eq!(got, 2 * log * (alpha + per_byte(bytes, beta)), "P={np}");
-        }
-    }
+    let (nps, sizes) = ([2, 4, 8, 16, 256], [8, 65536]);
+    assert_link_form(
+        us(1),
+        1000.0,
+        &nps,
+        &sizes,
+        binomial_reduce_bcast,
+        |np, link| 2 * np.trailing_zeros() as u64 * link,
+    );
 }
 
 #[test]

@@ -60,21 +60,17 @@ fn section_2_1_2_cost_per_endpoint() {
 /// Seed Table 2: the 4-ML3B built by the MOLS procedure of section 2.2.4.
 #[test]
 fn table_2_four_ml3b() {
-    let want: Vec<Vec<u32>> = vec![
-        vec![9, 10, 11, 12],
-        vec![9, 0, 1, 2],
-        vec![9, 3, 4, 5],
-        vec![9, 6, 7, 8],
-        vec![10, 0, 3, 6],
-        vec![10, 1, 4, 7],
-        vec![10, 2, 5, 8],
-        vec![11, 0, 4, 8],
-        vec![11, 1, 5, 6],
-        vec![11, 2, 3, 7],
-        vec![12, 0, 5, 7],
-        vec![12, 1, 3, 8],
-        vec![12, 2, 4, 6],
-    ];
+    // The table's 13 rows, a line per first entry.
+    #[rustfmt::skip]
+    let want: Vec<Vec<u32>> = [
+        [9, 10, 11, 12], [9, 0, 1, 2], [9, 3, 4, 5], [9, 6, 7, 8],
+        [10, 0, 3, 6], [10, 1, 4, 7], [10, 2, 5, 8],
+        [11, 0, 4, 8], [11, 1, 5, 6], [11, 2, 3, 7],
+        [12, 0, 5, 7], [12, 1, 3, 8], [12, 2, 4, 6],
+    ]
+    .iter()
+    .map(|row| row.to_vec())
+    .collect();
     assert_eq!(ml3b(4).unwrap(), want);
     // The 4-OFT links L0 router i to exactly the L1 routers of row i.
     let t = generate("oft:k=4").unwrap();

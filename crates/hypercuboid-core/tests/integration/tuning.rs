@@ -1,6 +1,7 @@
 //! Schedule search: the enumerator's lists and counts, the closed form, the dynamic program
 //! against exhaustive search, b_opt (eq. 5), ranking and its limits.
 
+use crate::common::expected;
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::{
     b_opt, b_opt_integer, collapse_for, count_schedules, enumerate_schedules, estimate,
     for_each_schedule, inner_sizes, lambert_w0, multiplicative_partitions, optimal_factored,
@@ -45,18 +46,7 @@ fn enumerated_schedules_of_small_n_by_hand() {
     );
     // 7: inner sizes 6 (collapse 1 extra rank: c2m2) and 4 (collapse 3: c6m2), bodies with
     // factors below 7; the seed's Figs. 20-22 are among them.
-    assert_eq!(
-        list(7),
-        [
-            "a7",
-            "c2m2,a6,e2m2",
-            "c2m2,a3,a2,e2m2",
-            "m1g2a3,n1g3a2",
-            "c6m2,a4,e6m2",
-            "c6m2,a2,a2,e6m2",
-            "m3g2a2,n3g2a2",
-        ]
-    );
+    assert_eq!(list(7), expected("recursive_multiplying_schedules_of_7"));
     assert_eq!(list(8), ["a2,a2,a2", "a2,a4", "a4,a2", "a8"]);
     // 12 = 2²·3: inner size 8 with factors below 3.
     assert_eq!(

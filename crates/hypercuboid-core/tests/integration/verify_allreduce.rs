@@ -38,14 +38,19 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
-    fn new() -> Staged {
-        Staged {
+    /// A program that starts by copying its input to its output (stage 0), and that copy.
+    fn started() -> (Staged, u32) {
+        let mut st = Staged {
             p: Program::new(),
             stage: Vec::new(),
-        }
+        };
+        let c = st.at(0, |p| p.copy(input(C), out(C)));
+        (st, c)
     }
-    fn push(&mut self, st: u32, id: u32) -> u32 {
-        self.stage.push(st);
+    /// Adds the op that `add` pushes, in stage `stage`.
+    fn at(&mut self, stage: u32, add: impl FnOnce(&mut Program) -> u32) -> u32 {
+        let id = add(&mut self.p);
+        self.stage.push(stage);
         assert_eq!(self.stage.len() as u32, id + 1);
         id
     }
@@ -69,9 +74,7 @@ enum Fault {
 fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged> {
     (0..n)
         .map(|r| {
-            let mut st = Staged::new();
-            let c = st.p.copy(input(C), out(C));
-            st.push(0, c);
+            let (mut st, c) = Staged::started();
             let mut prev = vec![c];
             let mut k = 0;
             while 1 << k < n {
@@ -81,10 +84,8 @@ fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged>
                 } else {
                     dst
                 };
-                let s = st.p.send(to, k as i32, out(C));
-                st.push(k + 1, s);
-                let rv = st.p.recv(dst, k as i32, tmp(C));
-                st.push(k + 1, rv);
+                let s = st.at(k + 1, |p| p.send(to, k as i32, out(C)));
+                let rv = st.at(k + 1, |p| p.recv(dst, k as i32, tmp(C)));
                 st.p.requires_all(s, &prev);
                 st.p.requires_all(rv, &prev);
                 if fault == Fault::SkipReduce && r == 3 && k == 0 {
@@ -95,8 +96,7 @@ fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged>
                     } else {
                         Combine::After
                     };
-                    let red = st.p.reduce(tmp(C), out(C), combine);
-                    st.push(k + 1, red);
+                    let red = st.at(k + 1, |p| p.reduce(tmp(C), out(C), combine));
                     st.p.requires(red, rv);
                     if fault != Fault::Race {
                         st.p.requires(red, s);
@@ -115,19 +115,12 @@ fn recursive_doubling(n: u32, noncommutative: bool, fault: Fault) -> Vec<Staged>
 fn ring_rotate(n: u32) -> Vec<Staged> {
     (0..n)
         .map(|r| {
-            let mut st = Staged::new();
-            let c = st.p.copy(input(C), out(C));
-            st.push(0, c);
-            let mut prev = c;
+            let (mut st, mut prev) = Staged::started();
             for k in 0..n - 1 {
-                let s = st.p.send((r + 1) % n, k as i32, out(C));
-                st.push(k + 1, s);
-                let rv = st.p.recv((r + n - 1) % n, k as i32, tmp(C));
-                st.push(k + 1, rv);
-                let red = st.p.reduce(input(C), tmp(C), Combine::After);
-                st.push(k + 1, red);
-                let cp = st.p.copy(tmp(C), out(C));
-                st.push(k + 1, cp);
+                let s = st.at(k + 1, |p| p.send((r + 1) % n, k as i32, out(C)));
+                let rv = st.at(k + 1, |p| p.recv((r + n - 1) % n, k as i32, tmp(C)));
+                let red = st.at(k + 1, |p| p.reduce(input(C), tmp(C), Combine::After));
+                let cp = st.at(k + 1, |p| p.copy(tmp(C), out(C)));
                 st.p.requires(s, prev);
                 st.p.requires(rv, prev);
                 st.p.requires(red, rv);
@@ -146,10 +139,7 @@ fn tree(n: u32, coursework: bool) -> Vec<Staged> {
     let levels = n.trailing_zeros();
     (0..n)
         .map(|r| {
-            let mut st = Staged::new();
-            let c = st.p.copy(input(C), out(C));
-            st.push(0, c);
-            let mut prev = c;
+            let (mut st, mut prev) = Staged::started();
             for l in 0..levels {
                 let (half, active) = if coursework {
                     let i = n >> l;
@@ -167,16 +157,13 @@ fn tree(n: u32, coursework: bool) -> Vec<Staged> {
                     r % (2 * half) == 0
                 };
                 if receiver {
-                    let rv = st.p.recv(r + half, 0, tmp(C));
-                    st.push(l + 1, rv);
-                    let red = st.p.reduce(tmp(C), out(C), Combine::After);
-                    st.push(l + 1, red);
+                    let rv = st.at(l + 1, |p| p.recv(r + half, 0, tmp(C)));
+                    let red = st.at(l + 1, |p| p.reduce(tmp(C), out(C), Combine::After));
                     st.p.requires(rv, prev);
                     st.p.requires(red, rv);
                     prev = red;
                 } else {
-                    let s = st.p.send(r - half, 0, out(C));
-                    st.push(l + 1, s);
+                    let s = st.at(l + 1, |p| p.send(r - half, 0, out(C)));
                     st.p.requires(s, prev);
                     prev = s;
                 }
@@ -185,13 +172,11 @@ fn tree(n: u32, coursework: bool) -> Vec<Staged> {
             let mut l = levels + 1;
             while i < n {
                 if r < i {
-                    let s = st.p.send(r + i, 1, out(C));
-                    st.push(l, s);
+                    let s = st.at(l, |p| p.send(r + i, 1, out(C)));
                     st.p.requires(s, prev);
                     prev = s;
                 } else if r < 2 * i {
-                    let rv = st.p.recv(r - i, 1, out(C));
-                    st.push(l, rv);
+                    let rv = st.at(l, |p| p.recv(r - i, 1, out(C)));
                     st.p.requires(rv, prev);
                     prev = rv;
                 }

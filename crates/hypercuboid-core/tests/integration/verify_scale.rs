@@ -70,10 +70,9 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
 #[ignore]
 fn million_ranks_matching_and_deadlock() {
     let n = 1 << 20;
+    let rd = |p: &mut Program, r| rd_program(p, r, n, false);
     let s = timed("build 2^20 ranks x 40 ops", || {
-        build(n, Meta::sizes_only("rd 2^20"), |p, r| {
-            rd_program(p, r, n, false)
-        })
+        build(n, Meta::sizes_only("rd 2^20"), rd)
     });
     assert_eq!(s.total_ops(), 40 << 20);
     let rep = timed("verify (matching + deadlock)", || {

@@ -14,6 +14,33 @@ fn algs() -> Vec<Algorithm> {
     .collect()
 }
 
+/// The box `origin`, `extent` of every value of a 4x4x4 output array with 2 values per site.
+fn out_region(origin: [u32; 3], extent: [u32; 3]) -> Region {
+    Region {
+        slot: crate::schedule::Slot::Output,
+        dims: [4, 4, 4, 2],
+        origin,
+        extent,
+        values: Region::ALL_VALUES,
+    }
+}
+
+/// The first `len` elements of scratch buffer 0.
+fn scratch(len: u64) -> crate::schedule::Slice {
+    crate::schedule::Slice::new(crate::schedule::Slot::Scratch(0), 0, len)
+}
+
+/// The times of rank 0's computes, in program order.
+fn computes(s: &Schedule) -> Vec<u64> {
+    let v = s.rank(0);
+    (0..v.len())
+        .filter_map(|i| match v.op(i).kind {
+            OpKind::Compute { time } => Some(time),
+            _ => None,
+        })
+        .collect()
+}
+
 fn problem(lattice: [u32; 3], dims: [u32; 3], periodic: [bool; 3]) -> HaloProblem {
     HaloProblem::new(Decomposition::new(lattice, dims, periodic).unwrap())
 }
@@ -266,13 +293,7 @@ fn hand_broken_schedules_are_reported_exactly() {
 
 #[test]
 fn regions_name_their_runs_and_problems() {
-    let r = Region {
-        slot: crate::schedule::Slot::Output,
-        dims: [4, 4, 4, 2],
-        origin: [1, 0, 3],
-        extent: [2, 4, 1],
-        values: Region::ALL_VALUES,
-    };
+    let r = out_region([1, 0, 3], [2, 4, 1]);
     let mut runs = Vec::new();
     r.for_each_run(|s| runs.push((s.offset, s.len)));
     // z = 3 of every (i, j): runs of 2 values, one per row
@@ -311,25 +332,11 @@ fn overlap_puts_the_interior_between_start_and_end() {
     let mut p = problem([8, 8, 8], [2, 1, 1], [true; 3]);
     p.kernel = 1000;
     let s = generate(&Algorithm::parse("nonblocking:overlap=on").unwrap(), &p).unwrap();
-    let v = s.rank(0);
-    let computes: Vec<u64> = (0..v.len())
-        .filter_map(|i| match v.op(i).kind {
-            OpKind::Compute { time } => Some(time),
-            _ => None,
-        })
-        .collect();
     // 4x8x8 subdomain: interior 2x6x6 = 72 sites, boundary 256 - 72 = 184
-    assert_eq!(computes, vec![72 * 1000, 184 * 1000]);
+    assert_eq!(computes(&s), vec![72 * 1000, 184 * 1000]);
     assert!(verify(&s, &VerifyOptions::default()).is_sound());
     let s = generate(&Algorithm::parse("blocking").unwrap(), &p).unwrap();
-    let v = s.rank(0);
-    let computes: Vec<u64> = (0..v.len())
-        .filter_map(|i| match v.op(i).kind {
-            OpKind::Compute { time } => Some(time),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(computes, vec![256 * 1000]);
+    assert_eq!(computes(&s), vec![256 * 1000]);
 }
 
 #[test]
@@ -373,18 +380,9 @@ fn columns_carry_regions_both_ways() {
 
 #[test]
 fn region_ops_are_validated() {
-    let region = Region {
-        slot: crate::schedule::Slot::Output,
-        dims: [4, 4, 4, 2],
-        origin: [0, 0, 0],
-        extent: [1, 4, 4],
-        values: Region::ALL_VALUES,
-    };
+    let region = out_region([0, 0, 0], [1, 4, 4]);
     let mut prog = Program::new();
-    prog.pack(
-        region,
-        crate::schedule::Slice::new(crate::schedule::Slot::Scratch(0), 0, 31),
-    );
+    prog.pack(region, scratch(31));
     assert_eq!(
         prog.validate(0, 1).unwrap_err().to_string(),
         "rank 0 op 0: pack of 32 elements between out<4x4x4x2>[0:1,0:4,0:4,*] and \
@@ -392,7 +390,7 @@ fn region_ops_are_validated() {
     );
     let mut prog = Program::new();
     prog.unpack(
-        crate::schedule::Slice::new(crate::schedule::Slot::Scratch(0), 0, 32),
+        scratch(32),
         Region {
             slot: crate::schedule::Slot::Input,
             ..region
@@ -408,10 +406,7 @@ fn region_ops_are_validated() {
         ..region
     };
     let mut prog = Program::new();
-    prog.pack(
-        last,
-        crate::schedule::Slice::new(crate::schedule::Slot::Scratch(0), 0, 32),
-    );
+    prog.pack(last, scratch(32));
     assert_eq!(
         prog.check_extents(0, (0, 100), &[32])
             .unwrap_err()

@@ -6,14 +6,14 @@ fn shape(nx: usize, ny: usize, nz: usize) -> Shape {
 
 #[test]
 fn regions_partition_the_subdomain() {
-    for (nx, ny, nz) in [
-        (1, 1, 1),
-        (2, 3, 1),
-        (3, 3, 3),
-        (5, 4, 7),
-        (1, 6, 2),
-        (70, 3, 2),
-    ] {
+    // every shape whose sides are among these: single sites, thin slabs, cubes, a long side
+    let sides = [1, 2, 3, 4, 5, 6, 7, 70];
+    let shapes = sides.into_iter().flat_map(|nx| {
+        sides
+            .into_iter()
+            .flat_map(move |ny| sides.into_iter().map(move |nz| (nx, ny, nz)))
+    });
+    for (nx, ny, nz) in shapes {
         let s = shape(nx, ny, nz);
         let mut count = vec![0u8; nx * ny * nz];
         for r in [Region::Interior, Region::Shell] {
@@ -41,7 +41,13 @@ fn regions_partition_the_subdomain() {
 
 #[test]
 fn region_names() {
-    assert_eq!(Region::parse("shell").unwrap(), Region::Shell);
+    for (name, region) in [
+        ("all", Region::All),
+        ("interior", Region::Interior),
+        ("shell", Region::Shell),
+    ] {
+        assert_eq!(Region::parse(name).unwrap(), region, "{name}");
+    }
     assert_eq!(
         Region::parse("edge").unwrap_err().to_string(),
         "unknown region 'edge'; accepted: all, interior, shell"

@@ -1,13 +1,80 @@
 //! Helpers shared by the integration tests (`use crate::common;` in a test module): schedules
-//! built by hand with `Program` for the simulator tests (the real generators live elsewhere), and
-//! a minimal reader of GOAL text for the LogGOPSim golden files.
+//! built by hand with `Program` for the simulator tests (the real generators live elsewhere), a
+//! minimal reader of GOAL text for the LogGOPSim golden files, the ops of a rank as text, the
+//! packet engine's zero-load cases, and the lists the Python tests assert too.
 #![allow(dead_code)]
 
 use hypercuboid_core::network::Injection;
 use hypercuboid_core::schedule::{
-    Combine, Meta, Op, OpKind, Payload, Program, Schedule, ScheduleBuilder, Slice, Slot,
+    Combine, Dtype, Meta, Op, OpKind, Payload, Program, Rank, ReduceOp, Schedule, ScheduleBuilder,
+    Slice, Slot, ANY_SOURCE, ANY_TAG,
 };
 use hypercuboid_core::units::Time;
+
+/// A list of `tests/data/expected.json`, the file of lists that the Python tests assert too.
+pub(crate) fn expected(key: &str) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/expected.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let list = json[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{path}: no list {key}"));
+    list.iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The ops of one rank as text, e.g. `send in[0:3] to 4 tag 0`.
+pub(crate) fn ops_text(s: &Schedule, rank: Rank) -> Vec<String> {
+    let v = s.rank(rank);
+    (0..v.len()).map(|i| v.op(i).to_string()).collect()
+}
+
+/// `(peer, tag)` of the sends of one rank, in program order.
+pub(crate) fn sends(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
+    peers_and_tags(s, rank, true)
+}
+
+/// `(peer, tag)` of the receives of one rank, in program order.
+pub(crate) fn recvs(s: &Schedule, rank: Rank) -> Vec<(Rank, i32)> {
+    peers_and_tags(s, rank, false)
+}
+
+fn peers_and_tags(s: &Schedule, rank: Rank, of_sends: bool) -> Vec<(Rank, i32)> {
+    let v = s.rank(rank);
+    (0..v.len())
+        .filter_map(|i| match v.op(i).kind {
+            OpKind::Send { peer, tag, .. } if of_sends => Some((peer, tag)),
+            OpKind::Recv { peer, tag, .. } if !of_sends => Some((peer, tag)),
+            _ => None,
+        })
+        .collect()
+}
+
+// The packet engine's defaults, the seed's section 4.1: links 100 Gb/s, 50 ns; switch 100 ns;
+// 256 B packets (σ = 20.48 ns).
+pub(crate) const L: Time = 50_000;
+pub(crate) const S: Time = 100_000;
+pub(crate) const SIGMA: Time = 20_480;
+
+/// Zero-load latency of h router-to-router hops: h + 2 link latencies (two endpoint links),
+/// h + 1 switch traversals, one serialisation (virtual cut-through: the tail follows the head
+/// by σ at every hop, so only the last one counts).
+pub(crate) fn t0(h: Time) -> Time {
+    (h + 2) * L + (h + 1) * S + SIGMA
+}
+
+/// (topology, source endpoint, destination endpoint, router hops) of one message on an idle
+/// network.
+pub(crate) const ZERO_LOAD_CASES: [(&str, u32, u32, Time); 7] = [
+    ("mlfm:h=4", 0, 1, 0),  // same local router
+    ("mlfm:h=4", 0, 4, 2),  // LR (0,0) -> GR {0,1} -> LR (0,1)
+    ("mlfm:h=4", 0, 20, 2), // LR (0,0) -> LR (1,0), same column
+    ("oft:k=4", 0, 4, 2),   // L0 0 -> L1 -> L0 1
+    ("slimfly:q=5", 0, 4, 1),
+    ("slimfly:q=5", 0, 199, 2),
+    ("fattree:k=4,levels=3", 0, 15, 4),
+];
 
 /// A message injected into a network engine at `at`.
 pub(crate) fn msg(at: Time, src: u32, dst: u32, bytes: u64, token: u64) -> Injection {
@@ -255,4 +322,74 @@ pub(crate) fn multi_send_stage(b: u32, bytes: u64) -> Schedule {
 /// LogGOPSim), so these goldens check the parser too.
 pub(crate) fn read_goal(text: &str) -> Schedule {
     hypercuboid_core::schedule::goal::parse(text, "golden").unwrap()
+}
+
+/// Whose every-op-kind schedule [`all_kinds`] builds: the GOAL export's or the text form's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AllKinds {
+    Export,
+    Text,
+}
+
+/// Every op kind on two ranks: cpu/nic, both dependency kinds, a fused receive-reduce with a
+/// `requires` and an `irequires` dependent, and a wildcard receive of 3 bytes.
+///
+/// The two differ in rank 0's fused receive-reduce (on cpu 1 for the export), where its reduce
+/// of 4 elements lands (`out[0:4]` or `out[4:8]`), its compute's NIC (4 for the text form) and
+/// its wildcard receive's combine; the scratch buffer rank 1 receives into; a third, idle rank
+/// (the text form's); and the metadata.
+pub(crate) fn all_kinds(which: AllKinds) -> Schedule {
+    let text = which == AllKinds::Text;
+    let (fused_cpu, reduce_at, compute_nic) = if text { (0, 4, 4) } else { (1, 0, 0) };
+    let (wildcard, scratch, idle_ranks) = if text {
+        (Combine::Before, 12, 1)
+    } else {
+        (Combine::Assign, 0, 0)
+    };
+    let meta = if text {
+        Meta::allreduce(8, Dtype::Float64, ReduceOp::Max, "allreduce \"all\" kinds")
+    } else {
+        Meta::allreduce(8, Dtype::Float64, ReduceOp::Sum, "all kinds")
+    };
+    let v = |slot, a, b| Slice::new(slot, a, b - a);
+    let mut p0 = Program::new();
+    let copy = p0.copy(v(Slot::Input, 0, 8), v(Slot::Output, 0, 8));
+    let s = p0.send(1, 5, v(Slot::Input, 0, 8));
+    p0.ops[s as usize].cpu = 1;
+    p0.ops[s as usize].nic = 2;
+    let rr = p0.recv_reduce(1, 5, v(Slot::Output, 0, 8), Combine::After);
+    p0.ops[rr as usize].cpu = fused_cpu;
+    let red = p0.reduce(
+        v(Slot::Scratch(0), 0, 4),
+        v(Slot::Output, reduce_at, reduce_at + 4),
+        Combine::Before,
+    );
+    let sl = p0.sleep(1500);
+    let comp = p0.compute(10_000);
+    p0.ops[comp as usize].cpu = 3;
+    p0.ops[comp as usize].nic = compute_nic;
+    p0.push(Op::new(OpKind::Recv {
+        peer: ANY_SOURCE,
+        tag: ANY_TAG,
+        data: Payload::Bytes(3),
+        combine: wildcard,
+        operand: None,
+    }));
+    p0.irequires(s, copy);
+    p0.requires(rr, copy);
+    p0.requires(red, rr);
+    p0.irequires(sl, rr);
+    p0.requires(comp, red);
+    p0.requires(comp, sl);
+    let mut p1 = Program::new();
+    p1.send(0, 5, v(Slot::Input, 0, 8));
+    let r = p1.recv(0, 5, v(Slot::Scratch(scratch), 0, 8));
+    let red = p1.reduce(
+        v(Slot::Scratch(scratch), 0, 8),
+        v(Slot::Output, 0, 8),
+        Combine::After,
+    );
+    p1.requires(red, r);
+    let idle = std::iter::repeat_with(Program::new).take(idle_ranks);
+    Schedule::from_programs(meta, [p0, p1].into_iter().chain(idle)).unwrap()
 }
