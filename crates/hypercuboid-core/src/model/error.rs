@@ -45,8 +45,6 @@ impl fmt::Display for ModelError {
 
 impl std::error::Error for ModelError {}
 
-impl From<SpecError> for ModelError {
-    fn from(e: SpecError) -> Self {
-        ModelError::Spec(e)
-    }
-}
+crate::error_from::error_from!(ModelError {
+    SpecError => ModelError::Spec,
+});

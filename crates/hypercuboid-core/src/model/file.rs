@@ -326,40 +326,41 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert_eq!(
-            err(r#""node": "node:ranks=0,bw=1GB/s""#),
-            "its 'node': invalid node spec 'node:ranks=0,bw=1GB/s': ranks=0: accepted: a \
-             whole number of ranks per node, 1 or more"
-        );
-        assert_eq!(
-            err(r#""node": 16"#),
-            "its 'node' must be a string, not a number"
-        );
-        assert_eq!(
-            err(r#""library": ["x"]"#),
-            "its 'library' must be a string, not a list"
-        );
-        assert_eq!(
-            err(r#""nranks": 0"#),
-            "its 'nranks' must be a whole number from 1 to 4294967295, not 0"
-        );
-        assert_eq!(
-            err(r#""ranks_per_node": 2.5"#),
-            "its 'ranks_per_node' must be a whole number from 1 to 4294967295, not 2.5"
-        );
-        assert_eq!(
-            err(r#""models": ["postal"]"#),
-            "its 'models' must be an object of model spec strings by name, not a list"
-        );
-        assert_eq!(
-            err(r#""models": {"p": 1}"#),
-            "its 'models' entry 'p' must be a model spec string, not a number"
-        );
-        assert_eq!(
-            err(r#""models": {"p": "hockney"}"#),
-            "its 'models' entry 'p': unknown model 'hockney'; accepted: postal, pipelined, \
-             loggops"
-        );
+        for (extra, message) in [
+            (
+                r#""node": "node:ranks=0,bw=1GB/s""#,
+                "its 'node': invalid node spec 'node:ranks=0,bw=1GB/s': ranks=0: accepted: a \
+                 whole number of ranks per node, 1 or more",
+            ),
+            (r#""node": 16"#, "its 'node' must be a string, not a number"),
+            (
+                r#""library": ["x"]"#,
+                "its 'library' must be a string, not a list",
+            ),
+            (
+                r#""nranks": 0"#,
+                "its 'nranks' must be a whole number from 1 to 4294967295, not 0",
+            ),
+            (
+                r#""ranks_per_node": 2.5"#,
+                "its 'ranks_per_node' must be a whole number from 1 to 4294967295, not 2.5",
+            ),
+            (
+                r#""models": ["postal"]"#,
+                "its 'models' must be an object of model spec strings by name, not a list",
+            ),
+            (
+                r#""models": {"p": 1}"#,
+                "its 'models' entry 'p' must be a model spec string, not a number",
+            ),
+            (
+                r#""models": {"p": "hockney"}"#,
+                "its 'models' entry 'p': unknown model 'hockney'; accepted: postal, pipelined, \
+                 loggops",
+            ),
+        ] {
+            assert_eq!(err(extra), message, "{extra}");
+        }
         let dir = std::env::temp_dir().join(format!("hc-model-full-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("m.json");

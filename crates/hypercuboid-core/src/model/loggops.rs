@@ -159,21 +159,6 @@ impl LogGopsState {
     }
 }
 
-/// Local work of `cost` at `t` on a CPU whose clock is `cpu`, LogGOPSim's way: it waits for
-/// the CPU, occupies it for `cost` and completes at its start.
-#[inline]
-pub(super) fn local_on(cpu: &mut Time, t: Time, cost: Time) -> Attempt<LocalRun> {
-    if *cpu > t {
-        return Attempt::Retry(*cpu);
-    }
-    let end = t.saturating_add(cost);
-    *cpu = end;
-    Attempt::Go(LocalRun {
-        done: t,
-        busy_until: end,
-    })
-}
-
 /// A rank's finish time, LogGOPSim's way: the latest of its CPU clocks in `st` (and of its
 /// last op's completion).
 pub(super) fn finish_of(st: &LogGopsState, rank: Rank, last_done: Time) -> Time {
@@ -329,7 +314,7 @@ impl CostModel for LogGopsModel {
     #[inline]
     fn local(&self, st: &mut LogGopsState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         let c = st.c(site.rank, site.cpu);
-        local_on(&mut st.clk[c], t, cost)
+        LocalRun::on_cpu(&mut st.clk[c], t, cost, true)
     }
 
     #[inline]

@@ -168,6 +168,29 @@ pub struct LocalRun {
     pub busy_until: Time,
 }
 
+impl LocalRun {
+    /// Local work of `cost` at `t` on a CPU whose clock is `cpu`: it waits for the CPU and
+    /// occupies it for `cost`; it completes at its start (`done_at_start`, LogGOPSim's way) or
+    /// at its end (the postal models' way).
+    #[inline]
+    pub(crate) fn on_cpu(
+        cpu: &mut Time,
+        t: Time,
+        cost: Time,
+        done_at_start: bool,
+    ) -> Attempt<Self> {
+        if *cpu > t {
+            return Attempt::Retry(*cpu);
+        }
+        let end = t.saturating_add(cost);
+        *cpu = end;
+        Attempt::Go(LocalRun {
+            done: if done_at_start { t } else { end },
+            busy_until: end,
+        })
+    }
+}
+
 /// How ops of one rank freed by the same event are ordered among themselves after being grouped
 /// sends, receives, local ops (see [`crate::sim`]).
 ///

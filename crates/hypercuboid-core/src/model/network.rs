@@ -873,7 +873,7 @@ impl<'n> CostModel for NetworkModel<'n> {
 
     fn local(&self, st: &mut NetState<'n>, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         let c = st.host.c(site.rank, site.cpu);
-        super::loggops::local_on(&mut st.host.clk[c], t, cost)
+        LocalRun::on_cpu(&mut st.host.clk[c], t, cost, true)
     }
 
     fn reduce_cost(&self, bytes: u64) -> Time {

@@ -148,16 +148,7 @@ impl CostModel for PostalModel {
     fn local(&self, st: &mut PostalState, t: Time, site: OpSite, cost: Time) -> Attempt<LocalRun> {
         debug_assert_ne!(site.activity, Activity::Sleep);
         let i = st.cpu(site.rank, site.cpu);
-        let cpu = &mut st.clk[i];
-        if *cpu > t {
-            return Attempt::Retry(*cpu);
-        }
-        let end = t.saturating_add(cost);
-        *cpu = end;
-        Attempt::Go(LocalRun {
-            done: end,
-            busy_until: end,
-        })
+        LocalRun::on_cpu(&mut st.clk[i], t, cost, false)
     }
 
     #[inline]

@@ -52,17 +52,12 @@ pub enum NetworkError {
     Memory(crate::resources::TooLarge),
 }
 
-impl From<crate::resources::TooLarge> for NetworkError {
-    fn from(e: crate::resources::TooLarge) -> Self {
-        NetworkError::Memory(e)
-    }
-}
-
-impl From<crate::cancel::Interrupted> for NetworkError {
-    fn from(_: crate::cancel::Interrupted) -> Self {
-        NetworkError::Interrupted
-    }
-}
+crate::error_from::error_from!(NetworkError {
+    SpecError => NetworkError::Spec,
+    TopologyError => NetworkError::Topology,
+    crate::resources::TooLarge => NetworkError::Memory,
+    crate::cancel::Interrupted => |_| NetworkError::Interrupted,
+});
 
 impl fmt::Display for NetworkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -107,18 +102,6 @@ impl fmt::Display for NetworkError {
 }
 
 impl std::error::Error for NetworkError {}
-
-impl From<SpecError> for NetworkError {
-    fn from(e: SpecError) -> Self {
-        NetworkError::Spec(e)
-    }
-}
-
-impl From<TopologyError> for NetworkError {
-    fn from(e: TopologyError) -> Self {
-        NetworkError::Topology(e)
-    }
-}
 
 /// Shorthand for a [`NetworkError::Parameter`].
 pub(crate) fn param(

@@ -406,40 +406,9 @@ impl<'n> FlowEngine<'n> {
         lat + routers * self.params.switch_latency
     }
 
-    fn check(&self, m: &Injection) -> Result<(), NetworkError> {
-        let n = self.topo.num_endpoints() as u32;
-        for (name, e) in [("message source", m.src), ("message destination", m.dst)] {
-            if e >= n {
-                return Err(param(
-                    name,
-                    e,
-                    format!("the network has endpoints 0 to {}", n.saturating_sub(1)),
-                ));
-            }
-        }
-        if m.src == m.dst {
-            return Err(param(
-                "message destination",
-                m.dst,
-                "a message goes to another endpoint than its source",
-            ));
-        }
-        if m.at < self.now {
-            return Err(param(
-                "message start",
-                crate::units::format_time(m.at),
-                format!(
-                    "the engine has advanced to {}; a message starts at or after it",
-                    crate::units::format_time(self.now)
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     /// Queues message `m` (see [`super::Engine::inject`]).
     pub fn inject(&mut self, m: &Injection) -> Result<(), NetworkError> {
-        self.check(m)?;
+        m.check(self.topo.num_endpoints(), self.now)?;
         self.add(m, None);
         Ok(())
     }
@@ -452,7 +421,7 @@ impl<'n> FlowEngine<'n> {
         bytes: u64,
         token: u64,
     ) -> Result<(), NetworkError> {
-        self.check(first)?;
+        first.check(self.topo.num_endpoints(), self.now)?;
         self.add(first, Some((bytes, token)));
         Ok(())
     }

@@ -65,23 +65,11 @@ pub enum ScheduleError {
     Memory(crate::resources::TooLarge),
 }
 
-impl From<crate::resources::TooLarge> for ScheduleError {
-    fn from(e: crate::resources::TooLarge) -> Self {
-        ScheduleError::Memory(e)
-    }
-}
-
-impl From<crate::cancel::Interrupted> for ScheduleError {
-    fn from(_: crate::cancel::Interrupted) -> Self {
-        ScheduleError::Interrupted
-    }
-}
-
-impl From<crate::spec::SpecError> for ScheduleError {
-    fn from(e: crate::spec::SpecError) -> Self {
-        ScheduleError::Spec(Box::new(e))
-    }
-}
+crate::error_from::error_from!(ScheduleError {
+    crate::spec::SpecError => |e| ScheduleError::Spec(Box::new(e)),
+    crate::resources::TooLarge => ScheduleError::Memory,
+    crate::cancel::Interrupted => |_| ScheduleError::Interrupted,
+});
 
 impl fmt::Display for ScheduleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -125,17 +125,10 @@ pub enum SimError {
     Memory(crate::resources::TooLarge),
 }
 
-impl From<crate::resources::TooLarge> for SimError {
-    fn from(e: crate::resources::TooLarge) -> Self {
-        SimError::Memory(e)
-    }
-}
-
-impl From<crate::cancel::Interrupted> for SimError {
-    fn from(_: crate::cancel::Interrupted) -> Self {
-        SimError::Interrupted
-    }
-}
+crate::error_from::error_from!(SimError {
+    crate::resources::TooLarge => SimError::Memory,
+    crate::cancel::Interrupted => |_| SimError::Interrupted,
+});
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,6 +2,7 @@
 
 use crate::schedule::Rank;
 use crate::units::Time;
+use std::fmt;
 use std::io::{self, Write};
 
 /// The kind of a traced op: the op-kind code of the schedule's encoding.
@@ -61,6 +62,36 @@ fn us(out: &mut impl Write, t: Time) -> io::Result<()> {
     write!(out, "{}.{:06}", t / 1_000_000, t % 1_000_000)
 }
 
+/// The two metadata events of process `pid`: its name and its place (`pid`) in the list.
+fn process(out: &mut impl Write, pid: u64, name: impl fmt::Display) -> io::Result<()> {
+    write!(
+        out,
+        "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":\"{name}\"}}}},\n\
+         {{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{pid}}}}}"
+    )
+}
+
+/// The phase of a message's flow event at its send, and at its arrival (bound to the
+/// enclosing slice).
+const FLOW_START: &str = "\"ph\":\"s\"";
+const FLOW_END: &str = "\"ph\":\"f\",\"bp\":\"e\"";
+
+/// A flow event of message `m` (`phase`: [`FLOW_START`] or [`FLOW_END`]) on thread `tid` of
+/// rank `pid` at `t`, up to its `args`.
+fn flow(
+    out: &mut impl Write,
+    phase: &str,
+    m: usize,
+    (pid, tid): (Rank, u16),
+    t: Time,
+) -> io::Result<()> {
+    write!(
+        out,
+        "{{\"name\":\"message\",\"cat\":\"msg\",{phase},\"id\":{m},\"pid\":{pid},\"tid\":{tid},\"ts\":"
+    )?;
+    us(out, t)
+}
+
 /// Writes `trace` as Chrome / Perfetto trace-event JSON: one process per rank (named
 /// `rank N`), one thread per CPU index, each op a complete (`X`) event, each message a flow
 /// (`s` at the send's start on the sender, `f` at its arrival on the receiver).
@@ -100,15 +131,7 @@ pub fn write_chrome_trace_with(
         if last_rank != Some(r) {
             last_rank = Some(r);
             sep(&mut out)?;
-            write!(
-                out,
-                "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":0,\"args\":{{\"name\":\"rank {r}\"}}}}"
-            )?;
-            sep(&mut out)?;
-            write!(
-                out,
-                "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{r},\"tid\":0,\"args\":{{\"sort_index\":{r}}}}}"
-            )?;
+            process(&mut out, r as u64, format_args!("rank {r}"))?;
         }
         sep(&mut out)?;
         let (s, e) = (trace.op_start[i], trace.op_end[i].max(trace.op_start[i]));
@@ -130,35 +153,27 @@ pub fn write_chrome_trace_with(
             first_row.push(i);
         }
     }
-    let cpu_of = |rank: Rank, op: u32| -> u16 {
-        first_row
+    // The process and thread of op `op` of rank `rank`: the rank and the op's CPU.
+    let thread_of = |rank: Rank, op: u32| -> (Rank, u16) {
+        let cpu = first_row
             .get(rank as usize)
             .map(|&f| f + op as usize)
             .filter(|&row| row < trace.num_ops() && trace.op_rank[row] == rank)
-            .map_or(0, |row| trace.op_cpu[row])
+            .map_or(0, |row| trace.op_cpu[row]);
+        (rank, cpu)
     };
     for m in 0..trace.num_messages() {
         sep(&mut out)?;
-        write!(
-            out,
-            "{{\"name\":\"message\",\"cat\":\"msg\",\"ph\":\"s\",\"id\":{m},\"pid\":{},\"tid\":{},\"ts\":",
-            trace.msg_src[m],
-            cpu_of(trace.msg_src[m], trace.msg_src_op[m])
-        )?;
-        us(&mut out, trace.msg_start[m])?;
+        let send = thread_of(trace.msg_src[m], trace.msg_src_op[m]);
+        flow(&mut out, FLOW_START, m, send, trace.msg_start[m])?;
         write!(
             out,
             ",\"args\":{{\"bytes\":{},\"src_op\":{}}}}}",
             trace.msg_bytes[m], trace.msg_src_op[m]
         )?;
         sep(&mut out)?;
-        write!(
-            out,
-            "{{\"name\":\"message\",\"cat\":\"msg\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{m},\"pid\":{},\"tid\":{},\"ts\":",
-            trace.msg_dst[m],
-            cpu_of(trace.msg_dst[m], trace.msg_dst_op[m])
-        )?;
-        us(&mut out, trace.msg_arrival[m])?;
+        let receive = thread_of(trace.msg_dst[m], trace.msg_dst_op[m]);
+        flow(&mut out, FLOW_END, m, receive, trace.msg_arrival[m])?;
         write!(out, ",\"args\":{{\"dst_op\":{}}}}}", trace.msg_dst_op[m])?;
     }
     if !counters.is_empty() {
@@ -169,15 +184,7 @@ pub fn write_chrome_trace_with(
             .max()
             .map_or(0, |r| r as u64 + 1);
         sep(&mut out)?;
-        write!(
-            out,
-            "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":\"links\"}}}}"
-        )?;
-        sep(&mut out)?;
-        write!(
-            out,
-            "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{pid}}}}}"
-        )?;
+        process(&mut out, pid, "links")?;
         for c in counters {
             let name = c.name.replace('\\', "\\\\").replace('"', "\\\"");
             for &(t, v) in &c.points {

@@ -76,11 +76,10 @@ impl fmt::Display for TopologyError {
 
 impl std::error::Error for TopologyError {}
 
-impl From<SpecError> for TopologyError {
-    fn from(e: SpecError) -> Self {
-        TopologyError::Spec(e)
-    }
-}
+crate::error_from::error_from!(TopologyError {
+    SpecError => TopologyError::Spec,
+    crate::cancel::Interrupted => |_| TopologyError::Interrupted,
+});
 
 /// Shorthand for a [`TopologyError::Parameter`].
 pub(crate) fn param_err(
@@ -127,11 +126,5 @@ pub(crate) fn io_err(path: &str, e: &std::io::Error) -> TopologyError {
     TopologyError::Io {
         path: path.to_string(),
         reason,
-    }
-}
-
-impl From<crate::cancel::Interrupted> for TopologyError {
-    fn from(_: crate::cancel::Interrupted) -> Self {
-        TopologyError::Interrupted
     }
 }

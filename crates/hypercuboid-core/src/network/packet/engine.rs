@@ -32,6 +32,46 @@ pub struct Injection {
     pub token: u64,
 }
 
+impl Injection {
+    /// Refuses a message that an engine of `endpoints` endpoints, advanced to `now`, cannot
+    /// take: an endpoint out of range, a message to its own source, a start before `now`.
+    pub(crate) fn check(&self, endpoints: usize, now: Time) -> Result<(), NetworkError> {
+        for (name, e) in [
+            ("message source", self.src),
+            ("message destination", self.dst),
+        ] {
+            if e as usize >= endpoints {
+                return Err(param(
+                    name,
+                    e,
+                    format!(
+                        "the network has endpoints 0 to {}",
+                        endpoints.saturating_sub(1)
+                    ),
+                ));
+            }
+        }
+        if self.src == self.dst {
+            return Err(param(
+                "message destination",
+                self.dst,
+                "a message goes to another endpoint than its source",
+            ));
+        }
+        if self.at < now {
+            return Err(param(
+                "message start",
+                format_time(self.at),
+                format!(
+                    "the engine has advanced to {}; a message starts at or after it",
+                    format_time(now)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A message whose last packet was delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Delivery {
@@ -169,11 +209,7 @@ impl<'n> Engine<'n> {
     /// delivered before `t` and not returned yet, by time then token. Nothing happens when
     /// `t` is not after [`Engine::now`]. A deadlock (or an earlier one) is an error.
     pub fn advance_to(&mut self, t: Time) -> Result<&[Delivery], NetworkError> {
-        let start = Instant::now();
-        let r = self.run.advance(t, false);
-        self.wall += start.elapsed();
-        r?;
-        Ok(self.run.deliveries())
+        self.advance_timed(t, false)
     }
 
     /// Advances to the first delivery of a message, or to `t` if none comes at or before it,
@@ -197,11 +233,7 @@ impl<'n> Engine<'n> {
     /// every event before `t` has been handled. Messages injected at `t` afterwards are in
     /// time.
     pub fn advance_through(&mut self, t: Time) -> Result<&[Delivery], NetworkError> {
-        let start = Instant::now();
-        let r = self.run.advance(t, true);
-        self.wall += start.elapsed();
-        r?;
-        Ok(self.run.deliveries())
+        self.advance_timed(t, true)
     }
 
     /// Runs to the end: until the workload's duration (synthetic traffic without drain), or
@@ -209,8 +241,14 @@ impl<'n> Engine<'n> {
     /// returned yet. [`Engine::now`] is then the duration, or the time of the last event if
     /// that is later than where the engine was.
     pub fn finish(&mut self) -> Result<&[Delivery], NetworkError> {
+        self.advance_timed(NEVER, false)
+    }
+
+    /// Handles the events before `t` (and at `t` when `inclusive`), adding the wall time it
+    /// took to the report's, and returns the messages delivered and not returned yet.
+    fn advance_timed(&mut self, t: Time, inclusive: bool) -> Result<&[Delivery], NetworkError> {
         let start = Instant::now();
-        let r = self.run.advance(NEVER, false);
+        let r = self.run.advance(t, inclusive);
         self.wall += start.elapsed();
         r?;
         Ok(self.run.deliveries())
@@ -537,32 +575,7 @@ impl<const V: usize, S: Source> Runner<'_, V, S> {
                  workload",
             ));
         }
-        for (name, e) in [("message source", m.src), ("message destination", m.dst)] {
-            if e as usize >= n {
-                return Err(param(
-                    name,
-                    e,
-                    format!("the network has endpoints 0 to {}", n - 1),
-                ));
-            }
-        }
-        if m.src == m.dst {
-            return Err(param(
-                "message destination",
-                m.dst,
-                "a message goes to another endpoint than its source",
-            ));
-        }
-        if m.at < self.clock {
-            return Err(param(
-                "message start",
-                format_time(m.at),
-                format!(
-                    "the engine has advanced to {}; a message starts at or after it",
-                    format_time(self.clock)
-                ),
-            ));
-        }
+        m.check(n, self.clock)?;
         let packets = u32::try_from(m.bytes.div_ceil(self.packet_bytes).max(1)).map_err(|_| {
             param(
                 "message size",

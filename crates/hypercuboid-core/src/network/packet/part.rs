@@ -162,6 +162,29 @@ fn port_at_mut<T>(col: &mut [T], o: usize) -> &mut T {
     unsafe { col.get_unchecked_mut(o) }
 }
 
+/// Whether an element (output port, input port, NIC) whose pending wake-up is `*sched` needs
+/// one at `t`: not when one is pending from `now` to `t`. When it does, `*sched` becomes `t`
+/// and the caller queues the event.
+#[inline(always)]
+fn rearm(sched: &mut Time, now: Time, t: Time) -> bool {
+    let s = *sched;
+    if s != NEVER && s >= now && s <= t {
+        return false;
+    }
+    *sched = t;
+    true
+}
+
+/// The start of an element's turn at `now`: its pending wake-up, if it is this one, is spent;
+/// `Some(busy)` when it is busy until a later time `busy`.
+#[inline(always)]
+fn busy_after_turn(sched: &mut Time, busy: Time, now: Time) -> Option<Time> {
+    if *sched == now {
+        *sched = NEVER;
+    }
+    (busy > now).then_some(busy)
+}
+
 impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     /// The part `part` of the network (see [`Part`]), fed by `source`, its first injections
     /// scheduled.
@@ -353,32 +376,23 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 
     #[inline]
     pub(super) fn sched_out(&mut self, o: usize, t: Time) {
-        let s = self.outp[o].sched;
-        if s != NEVER && s >= self.now && s <= t {
-            return;
+        if rearm(&mut self.outp[o].sched, self.now, t) {
+            self.wheel.push(t, o as u32);
         }
-        self.outp[o].sched = t;
-        self.wheel.push(t, o as u32);
     }
 
     #[inline]
     pub(super) fn sched_in(&mut self, i: usize, t: Time) {
-        let s = self.inp[i].sched;
-        if s != NEVER && s >= self.now && s <= t {
-            return;
+        if rearm(&mut self.inp[i].sched, self.now, t) {
+            self.wheel.push(t, self.in_code + i as u32);
         }
-        self.inp[i].sched = t;
-        self.wheel.push(t, self.in_code + i as u32);
     }
 
     #[inline]
     pub(super) fn sched_nic(&mut self, e: usize, t: Time) {
-        let s = self.nics[e].sched;
-        if s != NEVER && s >= self.now && s <= t {
-            return;
+        if rearm(&mut self.nics[e].sched, self.now, t) {
+            self.wheel.push(t, self.nic_code + e as u32);
         }
-        self.nics[e].sched = t;
-        self.wheel.push(t, self.nic_code + e as u32);
     }
 
     /// Handles event `code` at `t`.
@@ -532,11 +546,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 
     fn nic_try(&mut self, e: usize) {
         let now = self.now;
-        if self.nics[e].sched == now {
-            self.nics[e].sched = NEVER;
-        }
-        if self.nics[e].busy > now {
-            let b = self.nics[e].busy;
+        let nic = &mut self.nics[e];
+        if let Some(b) = busy_after_turn(&mut nic.sched, nic.busy, now) {
             self.sched_nic(e, b);
             return;
         }
@@ -617,11 +628,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     fn out_try(&mut self, o: usize) {
         let now = self.now;
         let op = &mut self.outp[o];
-        if op.sched == now {
-            op.sched = NEVER;
-        }
-        if op.busy > now {
-            let b = op.busy;
+        if let Some(b) = busy_after_turn(&mut op.sched, op.busy, now) {
             self.sched_out(o, b);
             return;
         }
@@ -768,11 +775,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     fn in_try(&mut self, i: usize) {
         let now = self.now;
         let ip = &mut self.inp[i];
-        if ip.sched == now {
-            ip.sched = NEVER;
-        }
-        if ip.busy > now {
-            let b = ip.busy;
+        if let Some(b) = busy_after_turn(&mut ip.sched, ip.busy, now) {
             self.sched_in(i, b);
             return;
         }

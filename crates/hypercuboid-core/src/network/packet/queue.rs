@@ -385,6 +385,26 @@ mod tests {
         std::iter::from_fn(|| w.pop()).collect()
     }
 
+    /// Drains a wheel, calling `react` the first time event `at` comes out: what it pushes is
+    /// queued into the bucket being processed.
+    fn drain_reacting(
+        w: &mut Wheel,
+        at: (Time, u32),
+        react: impl FnOnce(&mut Wheel),
+    ) -> Vec<(Time, u32)> {
+        let mut react = Some(react);
+        let mut out = Vec::new();
+        while let Some(e) = w.pop() {
+            if e == at {
+                if let Some(react) = react.take() {
+                    react(w);
+                }
+            }
+            out.push(e);
+        }
+        out
+    }
+
     #[test]
     fn pops_in_time_then_code_order() {
         let mut w = Wheel::new(4, 3, 10); // 16 ps buckets, 8 buckets
@@ -402,20 +422,16 @@ mod tests {
         for &(t, c) in &evs {
             w.push(t, c);
         }
-        let mut out = Vec::new();
-        while let Some(e) = w.pop() {
-            if e == (17, 2) && !out.contains(&e) {
-                // scheduled into the current bucket while processing it
-                w.push(20, 0);
-                w.push(17, 5);
-                w.push(17, 2);
-                // Same bucket, queued late, before an event of the batch: (time, code) order
-                // still holds.
-                w.push(21, 1);
-                assert_eq!(w.peek_time(), Some(17));
-            }
-            out.push(e);
-        }
+        let out = drain_reacting(&mut w, (17, 2), |w| {
+            // scheduled into the current bucket while processing it
+            w.push(20, 0);
+            w.push(17, 5);
+            w.push(17, 2);
+            // Same bucket, queued late, before an event of the batch: (time, code) order
+            // still holds.
+            w.push(21, 1);
+            assert_eq!(w.peek_time(), Some(17));
+        });
         assert_eq!(
             out,
             vec![
@@ -509,22 +525,16 @@ mod tests {
             w.push(800, c);
         }
         w.push(1300, 1); // bucket 5
-        let mut out = Vec::new();
-        let mut again = true;
-        while let Some(e) = w.pop() {
-            if e == (800, 20) && again {
-                again = false;
-                w.push(800, 15); // before the current code: comes next
-                w.push(800, 35); // between remaining codes
-                w.push(800, 40); // twice: once from the bitmap, once from the heap
-                w.push(800, 20); // the current event again
-                w.push(850, 0); // a later time of the same bucket
-                w.push(900, 5); // twice, at a later time of the same bucket
-                w.push(900, 5);
-                assert_eq!(w.peek_time(), Some(800));
-            }
-            out.push(e);
-        }
+        let out = drain_reacting(&mut w, (800, 20), |w| {
+            w.push(800, 15); // before the current code: comes next
+            w.push(800, 35); // between remaining codes
+            w.push(800, 40); // twice: once from the bitmap, once from the heap
+            w.push(800, 20); // the current event again
+            w.push(850, 0); // a later time of the same bucket
+            w.push(900, 5); // twice, at a later time of the same bucket
+            w.push(900, 5);
+            assert_eq!(w.peek_time(), Some(800));
+        });
         assert_eq!(
             out,
             vec![
