@@ -66,13 +66,14 @@ import json, os, resource, sys, time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import hypercuboid as hc
 alg, n, model, goal = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+threads = int(sys.argv[5]) if sys.argv[5] else None
 def cpu():
     u = resource.getrusage(resource.RUSAGE_SELF)
     return u.ru_utime + u.ru_stime
 c0, t0 = cpu(), time.perf_counter()
 s = hc.schedules.allreduce(alg, n, 1, dtype="int64")
 t1 = time.perf_counter()
-r = s.simulate(model)
+r = s.simulate(model, threads=threads)
 t2, c2 = time.perf_counter(), cpu()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({
@@ -197,8 +198,11 @@ def measured(args: list[str]) -> Run:
         return Run(wall, usage.ru_maxrss / 1024, cpu, out.read())
 
 
-def ours(alg: str, n: int, goal: Path | None) -> dict:
-    run = measured([sys.executable, "-c", CHILD, alg, str(n), MODEL, str(goal or "")])
+def ours(alg: str, n: int, goal: Path | None, threads: int | None = None) -> dict:
+    """hypercuboid in a fresh process (:data:`CHILD`) on ``threads`` engine threads (``None``:
+    the engine's choice, every core from 2^19 ops)."""
+    args = [alg, str(n), MODEL, str(goal or ""), "" if threads is None else str(threads)]
+    run = measured([sys.executable, "-c", CHILD, *args])
     row = json.loads(run.stdout.splitlines()[0])
     row["total_s"] = row["generate_s"] + row["simulate_s"]
     row["events"] = row["ops"] + row["messages"]
@@ -239,10 +243,12 @@ def run(
     repeat: int = 1,
     log=print,
     o0_sizes: tuple[int, ...] | None = None,
+    threads: int | None = None,
 ) -> dict:
     """Runs every case (``repeat`` times each, side by side: ours, LogGOPSim ``-O3``, LogGOPSim
     ``-O0``, this one only at ``o0_sizes``, default every size: it is slow; the fastest of each
-    kept) and returns the ``"loggopsim"`` record of
+    kept; ours on ``threads`` engine threads, ``None`` for the engine's choice) and returns the
+    ``"loggopsim"`` record of
     ``benchmarks/results/peers.json``; ``log`` gets the table's lines as they come."""
     o3, o0 = find_loggopsim()
     builds = {"theirs": o3, "theirs_o0": o0}
@@ -267,7 +273,7 @@ def run(
                 for _ in range(repeat):
                     loads.append(os.getloadavg()[0])
                     goal = work / f"{alg}_{n}.goal" if o3 else None
-                    o = ours(alg, n, goal)
+                    o = ours(alg, n, goal, threads)
                     if not best or o["total_s"] < best["ours"]["total_s"]:
                         best["ours"] = o
                     if goal is None:
@@ -305,6 +311,7 @@ def run(
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "repeat": repeat,
+        "threads_asked": threads,
         "rows": rows,
     }
 
@@ -366,6 +373,12 @@ def main() -> None:
     ap.add_argument(
         "--o0-sizes", default=None, help="sizes that also run the -O0 build (default: all)"
     )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="hypercuboid's engine threads (default: its choice, every core from 2^19 ops)",
+    )
     _out.add(ap, "peers.json")
     args = ap.parse_args()
     args.out = _out.path(args.out, "peers.json")
@@ -374,6 +387,7 @@ def main() -> None:
         tuple(int(k) for k in args.sizes.split(",")),
         args.repeat,
         o0_sizes=tuple(int(k) for k in args.o0_sizes.split(",")) if args.o0_sizes else None,
+        threads=args.threads,
     )
     save(record, Path(args.out))
     print(f"wrote {args.out}")
