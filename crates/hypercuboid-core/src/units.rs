@@ -415,14 +415,18 @@ mod tests {
 
     #[test]
     fn parses_units() {
-        assert_eq!(parse_time("500ns").unwrap(), 500_000);
-        assert_eq!(parse_time("1.5us").unwrap(), 1_500_000);
-        assert_eq!(parse_time("1.5µs").unwrap(), 1_500_000);
-        assert_eq!(parse_time("3000").unwrap(), 3_000_000);
-        assert_eq!(parse_time("0").unwrap(), 0);
-        assert_eq!(parse_time("2ms").unwrap(), 2_000_000_000);
-        assert_eq!(parse_time("1s").unwrap(), 1_000_000_000_000);
-        assert_eq!(parse_time("0.4ns").unwrap(), 400);
+        for (text, ps) in [
+            ("500ns", 500_000),
+            ("1.5us", 1_500_000),
+            ("1.5µs", 1_500_000),
+            ("3000", 3_000_000),
+            ("0", 0),
+            ("2ms", 2_000_000_000),
+            ("1s", 1_000_000_000_000),
+            ("0.4ns", 400),
+        ] {
+            assert_eq!(parse_time(text).unwrap(), ps, "{text}");
+        }
         assert_eq!(parse_time_f64("0.0004ns").unwrap(), 0.4);
     }
 
@@ -450,34 +454,34 @@ mod tests {
 
     #[test]
     fn parses_sizes() {
-        assert_eq!(parse_size("256").unwrap(), 256);
-        assert_eq!(parse_size("256B").unwrap(), 256);
-        assert_eq!(parse_size("100KB").unwrap(), 102_400);
-        assert_eq!(parse_size("7.5KB").unwrap(), 7_680);
-        assert_eq!(parse_size("7.5 kib").unwrap(), 7_680);
-        assert_eq!(parse_size("1M").unwrap(), 1 << 20);
-        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
-        assert_eq!(parse_size("2GB").unwrap(), 2 << 30);
-        assert_eq!(parse_size("1T").unwrap(), 1 << 40);
-        assert_eq!(parse_size("1e3").unwrap(), 1000);
-        assert_eq!(parse_size("0").unwrap(), 0);
-        assert_eq!(
-            parse_size("1.5B").unwrap_err().to_string(),
-            "invalid size '1.5B': not a whole number of bytes"
-        );
-        assert_eq!(
-            parse_size("3 parsecs").unwrap_err().to_string(),
-            "invalid size '3 parsecs': unknown unit 'parsecs'; accepted units are B, K/KB/KiB, \
-             M/MB/MiB, G/GB/GiB, T/TB/TiB (binary: 1 KB = 1024 B; a bare number is bytes)"
-        );
-        assert_eq!(
-            parse_size("-1K").unwrap_err().to_string(),
-            "invalid size '-1K': negative; sizes must be >= 0"
-        );
-        assert_eq!(
-            parse_size("16777216T").unwrap_err().to_string(),
-            "invalid size '16777216T': too large: above 2^64 - 1 bytes"
-        );
+        for (text, bytes) in [
+            ("256", 256),
+            ("256B", 256),
+            ("100KB", 102_400),
+            ("7.5KB", 7_680),
+            ("7.5 kib", 7_680),
+            ("1M", 1 << 20),
+            ("1MiB", 1 << 20),
+            ("2GB", 2 << 30),
+            ("1T", 1 << 40),
+            ("1e3", 1000),
+            ("0", 0),
+        ] {
+            assert_eq!(parse_size(text).unwrap(), bytes, "{text}");
+        }
+        for (text, message) in [
+            ("1.5B", "not a whole number of bytes"),
+            (
+                "3 parsecs",
+                "unknown unit 'parsecs'; accepted units are B, K/KB/KiB, M/MB/MiB, G/GB/GiB, \
+                 T/TB/TiB (binary: 1 KB = 1024 B; a bare number is bytes)",
+            ),
+            ("-1K", "negative; sizes must be >= 0"),
+            ("16777216T", "too large: above 2^64 - 1 bytes"),
+        ] {
+            let e = parse_size(text).unwrap_err();
+            assert_eq!(e.to_string(), format!("invalid size '{text}': {message}"));
+        }
         assert!(parse_size("").is_err());
         assert!(parse_size("K").is_err());
         for b in [
@@ -506,26 +510,32 @@ mod tests {
 
     #[test]
     fn parses_bandwidths() {
-        assert_eq!(parse_bandwidth("100").unwrap(), 100.0);
-        assert_eq!(parse_bandwidth("100Gbps").unwrap(), 100.0);
-        assert_eq!(parse_bandwidth("100 Gb/s").unwrap(), 100.0);
-        assert_eq!(parse_bandwidth("400Mbps").unwrap(), 0.4);
-        assert_eq!(parse_bandwidth("1Tbps").unwrap(), 1000.0);
-        assert_eq!(parse_bandwidth("12.5GB/s").unwrap(), 100.0);
-        assert_eq!(parse_bandwidth("25GBps").unwrap(), 200.0);
-        assert_eq!(parse_bandwidth("1e9bps").unwrap(), 1.0);
-        assert_eq!(
-            parse_bandwidth("0").unwrap_err().to_string(),
-            "invalid bandwidth '0': a bandwidth must be > 0"
-        );
+        for (text, gbps) in [
+            ("100", 100.0),
+            ("100Gbps", 100.0),
+            ("100 Gb/s", 100.0),
+            ("400Mbps", 0.4),
+            ("1Tbps", 1000.0),
+            ("12.5GB/s", 100.0),
+            ("25GBps", 200.0),
+            ("1e9bps", 1.0),
+        ] {
+            assert_eq!(parse_bandwidth(text).unwrap(), gbps, "{text}");
+        }
+        for (text, message) in [
+            ("0", "a bandwidth must be > 0"),
+            ("-5", "negative; bandwidths must be > 0"),
+        ] {
+            let e = parse_bandwidth(text).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("invalid bandwidth '{text}': {message}")
+            );
+        }
         assert!(parse_bandwidth("100Gbit")
             .unwrap_err()
             .reason
             .starts_with("unknown unit 'Gbit'"));
-        assert_eq!(
-            parse_bandwidth("-5").unwrap_err().to_string(),
-            "invalid bandwidth '-5': negative; bandwidths must be > 0"
-        );
     }
 
     #[test]

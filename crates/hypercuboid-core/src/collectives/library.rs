@@ -186,6 +186,11 @@ struct Band {
     rest: u8,
 }
 
+/// A [`Band`]: one line of a table.
+const fn band(below: u64, cuts: &'static [(u64, u8)], rest: u8) -> Band {
+    Band { below, cuts, rest }
+}
+
 /// The algorithm a band table gives (the first band whose `below` exceeds `n`; the last
 /// band has no bound).
 fn pick(bands: &[Band], n: u32, bytes: u64) -> u8 {
@@ -204,152 +209,40 @@ const ANY: u64 = u64::MAX;
 /// `ompi_coll_tuned_allreduce_intra_dec_fixed`, commutative branch (Open MPI v5.0.9).
 /// Algorithms: 1 basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring,
 /// 5 segmented_ring, 6 rabenseifner.
+#[rustfmt::skip]
 const OMPI_ALLREDUCE: &[Band] = &[
-    Band {
-        below: 4,
-        cuts: &[
-            (8, 4),
-            (4096, 3),
-            (8192, 4),
-            (16384, 3),
-            (65536, 4),
-            (262144, 5),
-        ],
-        rest: 6,
-    },
-    Band {
-        below: 8,
-        cuts: &[(16, 4), (8192, 3)],
-        rest: 6,
-    },
-    Band {
-        below: 16,
-        cuts: &[(8192, 3)],
-        rest: 6,
-    },
-    Band {
-        below: 32,
-        cuts: &[(64, 5), (4096, 3)],
-        rest: 6,
-    },
-    Band {
-        below: 64,
-        cuts: &[(128, 5)],
-        rest: 6,
-    },
-    Band {
-        below: 128,
-        cuts: &[(262144, 3)],
-        rest: 6,
-    },
-    Band {
-        below: 256,
-        cuts: &[(131072, 2), (262144, 3)],
-        rest: 6,
-    },
-    Band {
-        below: 512,
-        cuts: &[(4096, 2)],
-        rest: 6,
-    },
-    Band {
-        below: 2048,
-        cuts: &[(2048, 2), (16384, 3)],
-        rest: 6,
-    },
-    Band {
-        below: 4096,
-        cuts: &[(2048, 2), (4096, 5), (16384, 3)],
-        rest: 6,
-    },
-    Band {
-        below: ANY,
-        cuts: &[(2048, 2), (16384, 5), (32768, 3)],
-        rest: 6,
-    },
+    band(4, &[(8, 4), (4096, 3), (8192, 4), (16384, 3), (65536, 4), (262144, 5)], 6),
+    band(8, &[(16, 4), (8192, 3)], 6),
+    band(16, &[(8192, 3)], 6),
+    band(32, &[(64, 5), (4096, 3)], 6),
+    band(64, &[(128, 5)], 6),
+    band(128, &[(262144, 3)], 6),
+    band(256, &[(131072, 2), (262144, 3)], 6),
+    band(512, &[(4096, 2)], 6),
+    band(2048, &[(2048, 2), (16384, 3)], 6),
+    band(4096, &[(2048, 2), (4096, 5), (16384, 3)], 6),
+    band(ANY, &[(2048, 2), (16384, 5), (32768, 3)], 6),
 ];
 
 /// `ompi_coll_tuned_alltoall_intra_dec_fixed` (Open MPI v5.0.9), for 2 ranks and more (the
 /// first band is `communicator_size == 2`). Algorithms: 1 linear, 2 pairwise,
 /// 3 modified_bruck, 4 linear_sync, 5 two_proc.
+#[rustfmt::skip]
 const OMPI_ALLTOALL: &[Band] = &[
-    Band {
-        below: 3,
-        cuts: &[
-            (2, 2),
-            (4, 5),
-            (16, 2),
-            (64, 5),
-            (256, 2),
-            (4096, 5),
-            (32768, 2),
-            (262144, 4),
-            (1048576, 5),
-        ],
-        rest: 2,
-    },
-    Band {
-        below: 8,
-        cuts: &[(8192, 4), (16384, 1), (65536, 4), (524288, 1), (1048576, 2)],
-        rest: 1,
-    },
-    Band {
-        below: 16,
-        cuts: &[(262144, 4)],
-        rest: 1,
-    },
-    Band {
-        below: 32,
-        cuts: &[
-            (4, 4),
-            (512, 3),
-            (8192, 4),
-            (32768, 1),
-            (262144, 4),
-            (524288, 1),
-        ],
-        rest: 4,
-    },
-    Band {
-        below: 64,
-        cuts: &[(512, 3), (524288, 1)],
-        rest: 4,
-    },
-    Band {
-        below: 128,
-        cuts: &[(1024, 3), (2048, 1), (4096, 4), (262144, 1)],
-        rest: 2,
-    },
-    Band {
-        below: 256,
-        cuts: &[(1024, 3), (2048, 4), (262144, 1)],
-        rest: 2,
-    },
-    Band {
-        below: 512,
-        cuts: &[(1024, 3), (8192, 4), (32768, 1)],
-        rest: 2,
-    },
-    Band {
-        below: 1024,
-        cuts: &[(512, 3), (8192, 4), (16384, 1), (131072, 4), (262144, 1)],
-        rest: 2,
-    },
-    Band {
-        below: 2048,
-        cuts: &[(512, 3), (1024, 4), (2048, 1), (16384, 4), (262144, 1)],
-        rest: 4,
-    },
-    Band {
-        below: 4096,
-        cuts: &[(1024, 3), (4096, 4), (8192, 1), (131072, 4)],
-        rest: 1,
-    },
-    Band {
-        below: ANY,
-        cuts: &[(2048, 3), (8192, 4), (16384, 1), (32768, 4), (65536, 1)],
-        rest: 4,
-    },
+    band(3, &[
+        (2, 2), (4, 5), (16, 2), (64, 5), (256, 2), (4096, 5), (32768, 2), (262144, 4), (1048576, 5),
+    ], 2),
+    band(8, &[(8192, 4), (16384, 1), (65536, 4), (524288, 1), (1048576, 2)], 1),
+    band(16, &[(262144, 4)], 1),
+    band(32, &[(4, 4), (512, 3), (8192, 4), (32768, 1), (262144, 4), (524288, 1)], 4),
+    band(64, &[(512, 3), (524288, 1)], 4),
+    band(128, &[(1024, 3), (2048, 1), (4096, 4), (262144, 1)], 2),
+    band(256, &[(1024, 3), (2048, 4), (262144, 1)], 2),
+    band(512, &[(1024, 3), (8192, 4), (32768, 1)], 2),
+    band(1024, &[(512, 3), (8192, 4), (16384, 1), (131072, 4), (262144, 1)], 2),
+    band(2048, &[(512, 3), (1024, 4), (2048, 1), (16384, 4), (262144, 1)], 4),
+    band(4096, &[(1024, 3), (4096, 4), (8192, 1), (131072, 4)], 1),
+    band(ANY, &[(2048, 3), (8192, 4), (16384, 1), (32768, 4), (65536, 1)], 4),
 ];
 
 /// The largest power of two ≤ `n` (`n ≥ 1`): the libraries' `pof2`.

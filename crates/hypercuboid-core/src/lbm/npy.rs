@@ -180,11 +180,10 @@ mod tests {
             }
         }
         assert_eq!(f[0], -1.0);
+        let read_err = |f: &mut [f64]| read_npy(p, f, s, [0; 3], lattice).unwrap_err().to_string();
         let mut err = |descr: &str, fortran: &str, shape: &str| {
             write_npy(&path, descr, fortran, shape, &data);
-            read_npy(p, &mut f, s, [0; 3], lattice)
-                .unwrap_err()
-                .to_string()
+            read_err(&mut f)
         };
         assert_eq!(
             err("<f4", "False", "4, 3, 5, 19"),
@@ -203,27 +202,18 @@ mod tests {
         );
         write_npy(&path, "<f8", "False", "4, 3, 5, 19", &data[..100]);
         assert_eq!(
-            read_npy(p, &mut f, s, [0; 3], lattice)
-                .unwrap_err()
-                .to_string(),
+            read_err(&mut f),
             format!("{p}: holds 928 bytes, fewer than the 9248 of its header's shape")
         );
         std::fs::write(&path, b"hello").unwrap();
         assert_eq!(
-            read_npy(p, &mut f, s, [0; 3], lattice)
-                .unwrap_err()
-                .to_string(),
+            read_err(&mut f),
             format!("{p}: not a .npy file (too short)")
         );
         // a version 2 header that claims 4 GiB: refused from the file's length, before any
         // buffer of that size (found by the fuzzer, fuzz/corpus/npy)
         std::fs::write(&path, b"\x93NUMPY\x02\x00\xff\xff\xff\xff{'descr': '<f8'}").unwrap();
-        assert_eq!(
-            read_npy(p, &mut f, s, [0; 3], lattice)
-                .unwrap_err()
-                .to_string(),
-            format!("{p}: truncated .npy header")
-        );
+        assert_eq!(read_err(&mut f), format!("{p}: truncated .npy header"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -150,6 +150,21 @@ fn bad_triple(name: &str, value: [u32; 3], reason: String) -> ScheduleError {
     }
 }
 
+/// Checks that the triple `name` has some `unit` (ranks, sites) along axis `a`.
+fn nonzero_along(name: &str, value: [u32; 3], a: usize, unit: &str) -> Result<(), ScheduleError> {
+    if value[a] == 0 {
+        return Err(bad_triple(
+            name,
+            value,
+            format!(
+                "it has 0 {unit} along {}; every dimension is a positive integer",
+                AXES[a]
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Decomposition {
     /// A decomposition of `lattice` on `dims` ranks. Each axis needs at least one site per rank
     /// and sites that fit a local array (`n + 2` below 2^32); the ranks are at most
@@ -160,16 +175,7 @@ impl Decomposition {
         periodic: [bool; 3],
     ) -> Result<Decomposition, ScheduleError> {
         for a in 0..3 {
-            if dims[a] == 0 {
-                return Err(bad_triple(
-                    "decomposition",
-                    dims,
-                    format!(
-                        "it has 0 ranks along {}; every dimension is a positive integer",
-                        AXES[a]
-                    ),
-                ));
-            }
+            nonzero_along("decomposition", dims, a, "ranks")?;
             if lattice[a] == 0 || lattice[a] > u32::MAX - 2 {
                 return Err(bad_triple(
                     "lattice",
@@ -257,16 +263,7 @@ impl Decomposition {
     ) -> Result<Decomposition, ScheduleError> {
         let mut lattice = [0u32; 3];
         for a in 0..3 {
-            if sub[a] == 0 {
-                return Err(bad_triple(
-                    "subdomain",
-                    sub,
-                    format!(
-                        "it has 0 sites along {}; every dimension is a positive integer",
-                        AXES[a]
-                    ),
-                ));
-            }
+            nonzero_along("subdomain", sub, a, "sites")?;
             lattice[a] = (sub[a] as u64 * dims[a] as u64)
                 .try_into()
                 .ok()

@@ -40,10 +40,7 @@ impl Dtype {
 
     /// The dtype's code, shared with Python and C: its index in [`Dtype::ALL`].
     pub fn code(self) -> u8 {
-        Dtype::ALL
-            .iter()
-            .position(|d| *d == self)
-            .expect("every dtype is in ALL") as u8
+        code_in(&Dtype::ALL, self)
     }
 
     /// Size of one element in bytes.
@@ -75,15 +72,7 @@ impl Dtype {
 
     /// Parses a NumPy name.
     pub fn parse(name: &str) -> Result<Dtype, ScheduleError> {
-        Dtype::ALL
-            .iter()
-            .copied()
-            .find(|d| d.name() == name)
-            .ok_or_else(|| ScheduleError::UnknownName {
-                what: "dtype",
-                name: name.to_string(),
-                accepted: Dtype::ALL.iter().map(|d| d.name().to_string()).collect(),
-            })
+        parse_in(&Dtype::ALL, Dtype::name, "dtype", name)
     }
 }
 
@@ -91,6 +80,31 @@ impl fmt::Display for Dtype {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// The code of `x`, shared with Python and C: its index in `all` (its type's `ALL`).
+fn code_in<T: PartialEq>(all: &[T], x: T) -> u8 {
+    all.iter()
+        .position(|a| *a == x)
+        .expect("every value is in its type's ALL") as u8
+}
+
+/// The value of `all` (its type's `ALL`) whose `name_of` is `name`, or the error that names
+/// `what` and every name of `all`.
+fn parse_in<T: Copy>(
+    all: &[T],
+    name_of: fn(T) -> &'static str,
+    what: &'static str,
+    name: &str,
+) -> Result<T, ScheduleError> {
+    all.iter()
+        .copied()
+        .find(|&x| name_of(x) == name)
+        .ok_or_else(|| ScheduleError::UnknownName {
+            what,
+            name: name.to_string(),
+            accepted: all.iter().map(|&x| name_of(x).to_string()).collect(),
+        })
 }
 
 /// The reduction operator of a reducing collective (MPI names, lower case).
@@ -109,10 +123,7 @@ impl ReduceOp {
 
     /// The operator's code, shared with Python and C: its index in [`ReduceOp::ALL`].
     pub fn code(self) -> u8 {
-        ReduceOp::ALL
-            .iter()
-            .position(|o| *o == self)
-            .expect("every operator is in ALL") as u8
+        code_in(&ReduceOp::ALL, self)
     }
 
     /// `sum`, `prod`, `max`, `min`.
@@ -127,15 +138,7 @@ impl ReduceOp {
 
     /// Parses `sum`, `prod`, `max` or `min`.
     pub fn parse(name: &str) -> Result<ReduceOp, ScheduleError> {
-        ReduceOp::ALL
-            .iter()
-            .copied()
-            .find(|o| o.name() == name)
-            .ok_or_else(|| ScheduleError::UnknownName {
-                what: "reduction op",
-                name: name.to_string(),
-                accepted: ReduceOp::ALL.iter().map(|o| o.name().to_string()).collect(),
-            })
+        parse_in(&ReduceOp::ALL, ReduceOp::name, "reduction op", name)
     }
 }
 

@@ -83,13 +83,10 @@ fn postal(m: &PostalModel) -> Result<(), ScheduleError> {
 /// exchanging `n` bytes. Exact in the model for every power of two (N = 1: 0).
 pub fn eq1(nranks: u32, bytes: u64, m: &PostalModel) -> Result<Time, ScheduleError> {
     postal(m)?;
-    if nranks == 0 || !nranks.is_power_of_two() {
-        return Err(not_exact(
-            "nranks",
-            nranks,
-            "eq. 1 holds for a power of two; use recursive_doubling for any N",
-        ));
-    }
+    power_of_two(
+        nranks,
+        "eq. 1 holds for a power of two; use recursive_doubling for any N",
+    )?;
     if bytes == 0 {
         return Ok(0);
     }
@@ -178,13 +175,10 @@ pub fn ring_rotate(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, Schedu
 /// power of two and `γ = 0`. See [`tree`] for any `P` and `γ`.
 pub fn tree_coursework(nranks: u32, bytes: u64, m: &PostalModel) -> Result<Time, ScheduleError> {
     postal(m)?;
-    if nranks == 0 || !nranks.is_power_of_two() {
-        return Err(not_exact(
-            "nranks",
-            nranks,
-            "the coursework's tree formula holds for a power of two; use tree for any P",
-        ));
-    }
+    power_of_two(
+        nranks,
+        "the coursework's tree formula holds for a power of two; use tree for any P",
+    )?;
     if m.gamma != 0.0 {
         return Err(ScheduleError::BadParameter {
             name: "gamma".into(),
@@ -262,16 +256,7 @@ pub fn ring(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
-    if !spec.count.is_multiple_of(spec.nranks as u64) {
-        return Err(ScheduleError::BadParameter {
-            name: "count".into(),
-            value: spec.count.to_string(),
-            reason: format!(
-                "the ring's closed form needs equal chunks: count divisible by nranks = {}",
-                spec.nranks
-            ),
-        });
-    }
+    equal_chunks(spec, "the ring's closed form")?;
     let chunk = bytes / spec.nranks as u64;
     let steps = spec.nranks as u128 - 1;
     fit(2 * steps * message(m, chunk) as u128 + steps * reduction(m, chunk) as u128)
@@ -340,23 +325,11 @@ pub fn mpich_recursive_multiplying(
 pub fn rabenseifner(spec: &AllreduceSpec, m: &PostalModel) -> Result<Time, ScheduleError> {
     postal(m)?;
     let bytes = checked(spec)?;
-    if !spec.nranks.is_power_of_two() {
-        return Err(not_exact(
-            "nranks",
-            spec.nranks,
-            "the closed form holds for a power of two; simulate otherwise",
-        ));
-    }
-    if !spec.count.is_multiple_of(spec.nranks as u64) {
-        return Err(ScheduleError::BadParameter {
-            name: "count".into(),
-            value: spec.count.to_string(),
-            reason: format!(
-                "the closed form needs equal chunks: count divisible by nranks = {}",
-                spec.nranks
-            ),
-        });
-    }
+    power_of_two(
+        spec.nranks,
+        "the closed form holds for a power of two; simulate otherwise",
+    )?;
+    equal_chunks(spec, "the closed form")?;
     if bytes == 0 || spec.nranks == 1 {
         return Ok(0);
     }
@@ -421,6 +394,32 @@ fn fit(t: u128) -> Result<Time, ScheduleError> {
         name: "cost".into(),
         value: format!("{t} ps"),
         reason: "exceeds the 2^64 - 1 ps (213 days) that simulated time can hold".into(),
+    })
+}
+
+/// Checks that `nranks` is a power of two, which the closed form needs; `otherwise` says
+/// what to use instead.
+fn power_of_two(nranks: u32, otherwise: &str) -> Result<(), ScheduleError> {
+    if nranks.is_power_of_two() {
+        Ok(())
+    } else {
+        Err(not_exact("nranks", nranks, otherwise))
+    }
+}
+
+/// Checks that `count` splits into `nranks` equal chunks, which `form` (the closed form, as
+/// its error names it) needs.
+fn equal_chunks(spec: &AllreduceSpec, form: &str) -> Result<(), ScheduleError> {
+    if spec.count.is_multiple_of(spec.nranks as u64) {
+        return Ok(());
+    }
+    Err(ScheduleError::BadParameter {
+        name: "count".into(),
+        value: spec.count.to_string(),
+        reason: format!(
+            "{form} needs equal chunks: count divisible by nranks = {}",
+            spec.nranks
+        ),
     })
 }
 

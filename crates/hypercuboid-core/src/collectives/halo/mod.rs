@@ -368,41 +368,40 @@ fn messages(
     rank: Rank,
     mask: impl Fn([i8; 3]) -> u64,
 ) -> (Vec<Message>, Vec<Message>) {
-    let mut sends = Vec::new();
-    let mut recvs = Vec::new();
-    let (mut so, mut ro) = (0u64, 0u64);
+    let (mut sends, mut recvs) = (Vec::new(), Vec::new());
     for d in DIRECTIONS {
         // send towards d: the receiver's halo at -d takes mask(-d)
-        let m = mask(opposite(d));
-        if m != 0 {
-            if let Some(peer) = spec.decomp.neighbour(rank, d) {
-                let region = spec.region(rank, Slot::Output, d, false, m);
-                let len = region.len();
-                sends.push(Message {
-                    dir: d,
-                    peer,
-                    region,
-                    buf: Slice::new(Slot::Scratch(0), so, len),
-                });
-                so += len;
-            }
-        }
-        let m = mask(d);
-        if m != 0 {
-            if let Some(peer) = spec.decomp.neighbour(rank, d) {
-                let region = spec.region(rank, Slot::Output, d, true, m);
-                let len = region.len();
-                recvs.push(Message {
-                    dir: d,
-                    peer,
-                    region,
-                    buf: Slice::new(Slot::Scratch(1), ro, len),
-                });
-                ro += len;
-            }
-        }
+        push_message(&mut sends, spec, rank, d, false, mask(opposite(d)));
+        push_message(&mut recvs, spec, rank, d, true, mask(d));
     }
     (sends, recvs)
+}
+
+/// Appends to `list` the message `rank` sends towards `d` (`recv`: receives from `d`) with
+/// the halo values `m`, if there are any and `rank` has a neighbour there; its buffer follows
+/// the list's last one in `scratch 0` (sends) or `scratch 1` (receives).
+fn push_message(
+    list: &mut Vec<Message>,
+    spec: &HaloSpec,
+    rank: Rank,
+    d: [i8; 3],
+    recv: bool,
+    m: u64,
+) {
+    if m == 0 {
+        return;
+    }
+    if let Some(peer) = spec.decomp.neighbour(rank, d) {
+        let region = spec.region(rank, Slot::Output, d, recv, m);
+        let at = list.last().map_or(0, |x| x.buf.offset + x.buf.len);
+        let buf = Slice::new(Slot::Scratch(recv as u16), at, region.len());
+        list.push(Message {
+            dir: d,
+            peer,
+            region,
+            buf,
+        });
+    }
 }
 
 /// Writes the exchange that posts every message at once, as the seed's

@@ -76,6 +76,41 @@ unsafe impl Real for __m256d {
     }
 }
 
+/// Invokes the macro `$m` on the 19 velocity indices (`$m!(0 1 … 18)`): the unrolled
+/// per-velocity loads, gathers and stores of the rows.
+macro_rules! each_q {
+    ($m:ident) => {
+        $m!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
+    };
+}
+
+/// The value offsets `l·step` of the eight lanes `l` of a row's gathers and scatters.
+#[inline(always)]
+unsafe fn lane_offsets8(step: usize) -> __m512i {
+    let stride = step as i64;
+    // SAFETY: called from the AVX-512F rows.
+    unsafe {
+        _mm512_setr_epi64(
+            0,
+            stride,
+            2 * stride,
+            3 * stride,
+            4 * stride,
+            5 * stride,
+            6 * stride,
+            7 * stride,
+        )
+    }
+}
+
+/// The value offsets `l·step` of the four lanes `l` of a row's gathers.
+#[inline(always)]
+unsafe fn lane_offsets4(step: usize) -> __m256i {
+    let stride = step as i64;
+    // SAFETY: called from the AVX2 rows.
+    unsafe { _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride) }
+}
+
 /// Panics unless every value a line pulls from `src` and writes to `dst` lies in the
 /// slices: the bounds argument of the rows' unchecked accesses.
 ///
@@ -109,17 +144,8 @@ pub(super) unsafe fn row_avx512(
 ) {
     check_row(src, dst, line, shift);
     let Line { base, n, step } = line;
-    let stride = step as i64;
-    let index = _mm512_setr_epi64(
-        0,
-        stride,
-        2 * stride,
-        3 * stride,
-        4 * stride,
-        5 * stride,
-        6 * stride,
-        7 * stride,
-    );
+    // SAFETY: this function has AVX-512F.
+    let index = unsafe { lane_offsets8(step) };
     // lanes past the row end collide this placeholder (a density of 19: no division by
     // zero) and are not stored
     let fill = _mm512_set1_pd(1.0);
@@ -141,7 +167,7 @@ pub(super) unsafe fn row_avx512(
                 };
             )*};
         }
-        gather!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18);
+        each_q!(gather);
         // SAFETY: this function has AVX-512F.
         let out = unsafe { collide_v(&f, omega) };
         let lo = transpose8([
@@ -264,8 +290,8 @@ pub(super) unsafe fn row_avx2(
 ) {
     check_row(src, dst, line, shift);
     let Line { base, n, step } = line;
-    let stride = step as i64;
-    let index = _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride);
+    // SAFETY: this function has AVX2.
+    let index = unsafe { lane_offsets4(step) };
     let fill = _mm256_set1_pd(1.0);
     let omega = _mm256_set1_pd(omega);
     // lanes 0–2 of a site's last vector (q 16–18)
@@ -289,7 +315,7 @@ pub(super) unsafe fn row_avx2(
                 };
             )*};
         }
-        gather!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18);
+        each_q!(gather);
         // SAFETY: this function has AVX2 (and so AVX).
         let out = unsafe { collide_v(&f, omega) };
         let t = [
@@ -402,11 +428,6 @@ pub(super) unsafe fn row_soa_avx512(
     let omega = _mm512_set1_pd(omega);
     let sp = src.as_ptr();
     let dp = dst.as_mut_ptr();
-    macro_rules! each_q {
-        ($m:ident) => {
-            $m!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
-        };
-    }
     let mut s = 0;
     if step == 1 && n >= 8 {
         // chunks of 8 sites of a z-row: plain loads and stores; the last chunk ends at the
@@ -444,17 +465,8 @@ pub(super) unsafe fn row_soa_avx512(
             s = at + 8;
         }
     }
-    let stride = step as i64;
-    let index = _mm512_setr_epi64(
-        0,
-        stride,
-        2 * stride,
-        3 * stride,
-        4 * stride,
-        5 * stride,
-        6 * stride,
-        7 * stride,
-    );
+    // SAFETY: this function has AVX-512F.
+    let index = unsafe { lane_offsets8(step) };
     while s < n {
         // the end of a z-row (masked loads and stores) or a line along y (masked gathers
         // and scatters); lanes past the end collide the placeholder 1.0 and are not stored
@@ -519,11 +531,6 @@ pub(super) unsafe fn row_soa_avx2(
     let omega = _mm256_set1_pd(omega);
     let sp = src.as_ptr();
     let dp = dst.as_mut_ptr();
-    macro_rules! each_q {
-        ($m:ident) => {
-            $m!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18)
-        };
-    }
     let mut s = 0;
     if step == 1 && n >= 4 {
         // as in row_soa_avx512: the last chunk overlaps the one before instead of masking
@@ -556,8 +563,8 @@ pub(super) unsafe fn row_soa_avx2(
             s = at + 4;
         }
     }
-    let stride = step as i64;
-    let index = _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride);
+    // SAFETY: this function has AVX2.
+    let index = unsafe { lane_offsets4(step) };
     while s < n {
         let m = (n - s).min(4);
         // lane l is live when its sign bit is set: l < m

@@ -158,6 +158,12 @@ impl Parser {
         self.pos(c.s, at).err(message)
     }
 
+    /// The error `MESSAGE, found WHAT` at byte `at`, `WHAT` being the word that stands there
+    /// (or `end of line`).
+    fn err_found(&self, c: &Cur, at: usize, message: impl std::fmt::Display) -> ScheduleError {
+        self.err(c, at, format!("{message}, found {}", found(c.s, at)))
+    }
+
     /// Feeds one line, without its `\n` (a trailing `\r` is dropped).
     /// The error for a line longer than [`MAX_LINE`] (a file that is no GOAL text, or
     /// `/dev/zero`), before it is read whole.
@@ -284,14 +290,7 @@ impl Parser {
         if self.trailing(c) {
             Ok(())
         } else {
-            Err(self.err(
-                c,
-                c.p,
-                format!(
-                    "expected end of line after {what}, found {}",
-                    found(c.s, c.p)
-                ),
-            ))
+            Err(self.err_found(c, c.p, format_args!("expected end of line after {what}")))
         }
     }
 
@@ -322,11 +321,7 @@ impl Parser {
         if c.eat(word.as_bytes()) {
             return Ok(());
         }
-        Err(self.err(
-            c,
-            c.p,
-            format!("expected '{word}' after {after}, found {}", found(c.s, c.p)),
-        ))
+        Err(self.err_found(c, c.p, format_args!("expected '{word}' after {after}")))
     }
 
     /// The digits at the cursor, or the error `expected WHAT, found ...` where none stand.
@@ -334,7 +329,7 @@ impl Parser {
         let at = c.p;
         let d = c.digits();
         if d.is_empty() {
-            return Err(self.err(c, at, format!("expected {what}, found {}", found(c.s, at))));
+            return Err(self.err_found(c, at, format_args!("expected {what}")));
         }
         Ok(d)
     }
@@ -521,13 +516,12 @@ impl Parser {
         let n_at = c.p;
         let name = c.ident();
         if name.is_empty() {
-            return Err(self.err(
+            return Err(self.err_found(
                 c,
                 n_at,
-                format!(
-                    "expected a collective ({}) after 'collective', found {}",
-                    Collective::NAMES.join(", "),
-                    found(c.s, n_at)
+                format_args!(
+                    "expected a collective ({}) after 'collective'",
+                    Collective::NAMES.join(", ")
                 ),
             ));
         }
@@ -546,14 +540,7 @@ impl Parser {
                 b"count" => {
                     let d = c.digits();
                     let v = to_u64(d).filter(|_| !d.is_empty()).ok_or_else(|| {
-                        self.err(
-                            c,
-                            v_at,
-                            format!(
-                                "expected an element count after 'count', found {}",
-                                found(c.s, v_at)
-                            ),
-                        )
+                        self.err_found(c, v_at, "expected an element count after 'count'")
                     })?;
                     count.replace(v).is_some()
                 }
@@ -565,14 +552,7 @@ impl Parser {
                 b"block" => {
                     let d = c.digits();
                     let v = to_u64(d).filter(|_| !d.is_empty()).ok_or_else(|| {
-                        self.err(
-                            c,
-                            v_at,
-                            format!(
-                                "expected the elements per rank pair after 'block', found {}",
-                                found(c.s, v_at)
-                            ),
-                        )
+                        self.err_found(c, v_at, "expected the elements per rank pair after 'block'")
                     })?;
                     block.replace((v, k_at)).is_some()
                 }
@@ -583,14 +563,11 @@ impl Parser {
                     op.replace(o).is_some()
                 }
                 _ => {
-                    return Err(self.err(
+                    return Err(self.err_found(
                         c,
                         k_at,
-                        format!(
-                            "expected 'count', 'dtype', 'op', 'block' or end of line after \
-                             the collective, found {}",
-                            found(c.s, k_at)
-                        ),
+                        "expected 'count', 'dtype', 'op', 'block' or end of line after \
+                             the collective",
                     ))
                 }
             };
@@ -721,14 +698,13 @@ impl Parser {
         c.ws();
         let k_at = c.p;
         let Some(kw) = Kw::ALL.into_iter().find(|k| c.eat(k.word().as_bytes())) else {
-            return Err(self.err(
+            return Err(self.err_found(
                 c,
                 k_at,
-                format!(
+                format_args!(
                     "expected an op (send, recv, calc, reduce, copy, sleep) after the label \
-                     '{}:', found {}",
-                    text(label),
-                    found(c.s, k_at)
+                     '{}:'",
+                    text(label)
                 ),
             ));
         };
@@ -747,14 +723,7 @@ impl Parser {
         let b_at = c.p;
         let b = c.ident();
         if b.is_empty() {
-            return Err(self.err(
-                c,
-                b_at,
-                format!(
-                    "expected a label after '{word}', found {}",
-                    found(c.s, b_at)
-                ),
-            ));
+            return Err(self.err_found(c, b_at, format_args!("expected a label after '{word}'")));
         }
         self.end_of_statement(c, "the dependency")?;
         if a == b {

@@ -70,21 +70,23 @@ fn tag(buf: &mut Vec<u8>, t: i32, rank: u32, i: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// `send Nb to P tag T` or `recv Nb from P tag T` (`kind`: a send or a receive) of op `i` of
-/// rank `r`, the words both writers start a message line with.
+/// `send Nb to P tag T` or `recv Nb from P tag T` (`kind`: a send or a receive of elements of
+/// `elem` bytes) of op `i` of rank `r`, the words both writers start a message line with.
 fn message_head(
     buf: &mut Vec<u8>,
     kind: &OpKind,
-    bytes: u64,
-    (p, t): (u32, i32),
+    elem: u32,
     (r, i): (u32, usize),
 ) -> io::Result<()> {
-    let (verb, to): (&[u8], &[u8]) = match kind {
-        OpKind::Send { .. } => (b"send ", b"b to "),
-        _ => (b"recv ", b"b from "),
+    let (verb, to, p, t, data): (&[u8], &[u8], _, _, _) = match *kind {
+        OpKind::Send { peer, tag, data } => (b"send ", b"b to ", peer, tag, data),
+        OpKind::Recv {
+            peer, tag, data, ..
+        } => (b"recv ", b"b from ", peer, tag, data),
+        _ => unreachable!("a message head is written for sends and receives only"),
     };
     buf.extend_from_slice(verb);
-    num(buf, bytes);
+    num(buf, data.bytes(elem));
     buf.extend_from_slice(to);
     peer(buf, p);
     buf.extend_from_slice(b" tag ");
@@ -265,18 +267,8 @@ pub fn write_goal(s: &Schedule, opts: &GoalExportOptions, out: &mut impl Write) 
                 buf.extend_from_slice(b": ");
             }
             match op.kind {
-                OpKind::Send {
-                    peer: p,
-                    tag: t,
-                    data,
-                }
-                | OpKind::Recv {
-                    peer: p,
-                    tag: t,
-                    data,
-                    ..
-                } => {
-                    message_head(&mut buf, &op.kind, data.bytes(elem), (p, t), (r, i))?;
+                OpKind::Send { .. } | OpKind::Recv { .. } => {
+                    message_head(&mut buf, &op.kind, elem, (r, i))?;
                     cpu_clause(&mut buf, op.cpu);
                     nic_clause(&mut buf, op.nic);
                     if matches!(op.kind, OpKind::Recv { combine, .. } if combine != Combine::Assign)
@@ -398,18 +390,8 @@ pub fn write_text(s: &Schedule, out: &mut impl Write) -> io::Result<()> {
                 buf.extend_from_slice(b": ");
             }
             match &op.kind {
-                OpKind::Send {
-                    peer: p,
-                    tag: t,
-                    data,
-                }
-                | OpKind::Recv {
-                    peer: p,
-                    tag: t,
-                    data,
-                    ..
-                } => {
-                    message_head(&mut buf, &op.kind, data.bytes(elem), (*p, *t), (r, i))?;
+                OpKind::Send { data, .. } | OpKind::Recv { data, .. } => {
+                    message_head(&mut buf, &op.kind, elem, (r, i))?;
                     data_clause(&mut buf, data);
                     if let OpKind::Recv {
                         combine, operand, ..

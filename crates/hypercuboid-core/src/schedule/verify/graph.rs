@@ -25,7 +25,7 @@
 //! order.
 
 use super::matching::{check_sizes, compatible, Links, DYN, NONE};
-use super::{Collector, CycleStep, Problem, Wait};
+use super::{Collector, CycleStep, Problem, Unmatched, Wait};
 use crate::schedule::{DepKind, Op, OpKind, Rank, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -453,16 +453,7 @@ impl<'a> Engine<'a> {
                     let what = s.rank(r).op(i as usize);
                     col.push(
                         super::Cat::Matching,
-                        Problem::UnmatchedSend {
-                            rank: r,
-                            op: i,
-                            what,
-                            bytes: what.bytes(elem),
-                            nth: 0,
-                            sends: 0,
-                            recvs: 0,
-                            wildcard: true,
-                        },
+                        Problem::UnmatchedSend(Unmatched::wildcard(r, i, what, elem)),
                     );
                 }
             }

@@ -13,7 +13,7 @@
 //! result, and the order of the problems reported, are those of one thread.
 
 use super::order::ShapeOrder;
-use super::{Cat, Collector, Problem};
+use super::{Cat, Collector, Problem, Unmatched};
 use crate::schedule::{Op, OpKind, PeerRule, Rank, Schedule, ANY_SOURCE, ANY_TAG};
 use rustc_hash::FxHashMap;
 use std::ops::Range;
@@ -439,38 +439,29 @@ fn match_with(
                     messages += 1;
                     bytes += check_sizes(s, (src, i), (d, j), equal_len, col);
                 }
+                let unmatched = |rank, op, what: Op, k: usize| Unmatched {
+                    rank,
+                    op,
+                    what,
+                    bytes: what.bytes(elem),
+                    nth: k as u32 + 1,
+                    sends: ns as u32,
+                    recvs: nr as u32,
+                    wildcard: false,
+                };
                 for k in nr..ns {
                     let (src, _, i) = sends[a + k];
                     let what = s.rank(src).op(i as usize);
                     col.push(
                         Cat::Matching,
-                        Problem::UnmatchedSend {
-                            rank: src,
-                            op: i,
-                            what,
-                            bytes: what.bytes(elem),
-                            nth: k as u32 + 1,
-                            sends: ns as u32,
-                            recvs: nr as u32,
-                            wildcard: false,
-                        },
+                        Problem::UnmatchedSend(unmatched(src, i, what, k)),
                     );
                 }
                 for k in ns..nr {
                     let j = recvs[b + k].2;
-                    let what = v.op(j as usize);
                     col.push(
                         Cat::Matching,
-                        Problem::UnmatchedRecv {
-                            rank: d,
-                            op: j,
-                            what,
-                            bytes: what.bytes(elem),
-                            nth: k as u32 + 1,
-                            sends: ns as u32,
-                            recvs: nr as u32,
-                            wildcard: false,
-                        },
+                        Problem::UnmatchedRecv(unmatched(d, j, v.op(j as usize), k)),
                     );
                 }
                 a = ea;

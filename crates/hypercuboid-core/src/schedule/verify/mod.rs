@@ -52,7 +52,7 @@ mod problem;
 mod symbolic;
 
 pub use halo::MAX_ELEMENTS as HALO_MAX_ELEMENTS;
-pub use problem::{CycleStep, Problem, Wait};
+pub use problem::{CycleStep, Problem, Unmatched, Wait};
 
 use crate::schedule::{Rank, Schedule, ScheduleError};
 use graph::{Engine, NoExec, Protocol};
@@ -412,16 +412,7 @@ pub fn verify(s: &Schedule, opts: &VerifyOptions) -> Report {
             let what = s.rank(r).op(i as usize);
             col.push(
                 Cat::Matching,
-                Problem::UnmatchedRecv {
-                    rank: r,
-                    op: i,
-                    what,
-                    bytes: what.bytes(s.elem_size()),
-                    nth: 0,
-                    sends: 0,
-                    recvs: 0,
-                    wildcard: true,
-                },
+                Problem::UnmatchedRecv(Unmatched::wildcard(r, i, what, s.elem_size())),
             );
         }
         hard_deadlock = !a.cycles.is_empty() || a.more > 0;

@@ -13,7 +13,7 @@
 
 use super::{Cat, Collector, Problem};
 use crate::schedule::{
-    Combine, DepKind, Op, OpKind, Payload, Rank, Schedule, Shape, Slice, Slot, ANY_TAG,
+    Combine, DepKind, Op, OpKind, Payload, Rank, RankView, Schedule, Shape, Slice, Slot, ANY_TAG,
 };
 use rustc_hash::FxHashSet;
 use std::cmp::Reverse;
@@ -563,13 +563,13 @@ pub(super) fn check_shapes(
             let (a, b) = (range(i), range(j));
             let lo = a.0.max(b.0);
             let hi = a.1.min(b.1);
-            let (x, y) = (i.min(j), i.max(j));
+            let (ops, what) = in_program_order(&view, i, j);
             col.push(
                 Cat::Race,
                 Problem::BufferRace {
                     rank: first,
-                    ops: [x, y],
-                    what: [view.op(x as usize), view.op(y as usize)],
+                    ops,
+                    what,
                     overlap: Slice::new(c.slot, lo, hi - lo),
                     ranks: ranks.len() as u64,
                 },
@@ -606,14 +606,10 @@ pub(super) fn check_shapes(
                                 None => starts_before_dfs(shape, ord, i, j, &mut seen, &mut stack),
                             };
                             if !ordered {
-                                let (a, b) = (i.min(j), i.max(j));
+                                let (ops, what) = in_program_order(&v, i, j);
                                 col.push(
                                     Cat::Ambiguous,
-                                    Problem::AmbiguousMatch {
-                                        rank: r,
-                                        ops: [a, b],
-                                        what: [v.op(a as usize), v.op(b as usize)],
-                                    },
+                                    Problem::AmbiguousMatch { rank: r, ops, what },
                                 );
                                 break 'pairs;
                             }
@@ -623,4 +619,11 @@ pub(super) fn check_shapes(
             }
         }
     }
+}
+
+/// Ops `i` and `j` of a rank in program order, with what they are: the `ops` and `what` of a
+/// problem about the two.
+fn in_program_order(v: &RankView<'_>, i: u32, j: u32) -> ([u32; 2], [Op; 2]) {
+    let (a, b) = (i.min(j), i.max(j));
+    ([a, b], [v.op(a as usize), v.op(b as usize)])
 }

@@ -608,7 +608,7 @@ mod tests {
                 let unmatched = r
                     .problems
                     .iter()
-                    .filter(|p| matches!(p, Problem::UnmatchedSend { .. }))
+                    .filter(|p| matches!(p, Problem::UnmatchedSend(_)))
                     .count();
                 let mismatched = r
                     .problems

@@ -9,32 +9,10 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Problem {
-    /// A send that no receive matches. Per channel (source, destination, tag) the k-th send
-    /// matches the k-th receive (MPI's non-overtaking rule); this is send number `nth` (1-based)
-    /// of a channel that has `sends` sends and `recvs` receives. `wildcard` is true when the
-    /// destination posts wildcard receives and the send was left over in the canonical matching.
-    UnmatchedSend {
-        rank: Rank,
-        op: u32,
-        what: Op,
-        bytes: u64,
-        nth: u32,
-        sends: u32,
-        recvs: u32,
-        wildcard: bool,
-    },
-    /// A receive that no send matches: it blocks forever once posted. Fields as for
-    /// [`Problem::UnmatchedSend`].
-    UnmatchedRecv {
-        rank: Rank,
-        op: u32,
-        what: Op,
-        bytes: u64,
-        nth: u32,
-        sends: u32,
-        recvs: u32,
-        wildcard: bool,
-    },
+    /// A send that no receive matches.
+    UnmatchedSend(Unmatched),
+    /// A receive that no send matches: it blocks forever once posted.
+    UnmatchedRecv(Unmatched),
     /// A matched pair whose sizes are not compatible: the send is larger than the receive
     /// (MPI_ERR_TRUNCATE), or, for a data-semantic schedule, the lengths differ at all.
     SizeMismatch {
@@ -103,6 +81,86 @@ pub enum Problem {
     },
 }
 
+/// An op that nothing matches ([`Problem::UnmatchedSend`], [`Problem::UnmatchedRecv`]). Per
+/// channel (source, destination, tag) the k-th send matches the k-th receive (MPI's
+/// non-overtaking rule); this is op number `nth` (1-based) of its kind on a channel that has
+/// `sends` sends and `recvs` receives. `wildcard` is true when the destination posts wildcard
+/// receives and the op was left over in the canonical matching (`nth`, `sends` and `recvs`
+/// are then 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmatched {
+    /// The rank.
+    pub rank: Rank,
+    /// The op's index in the rank's program.
+    pub op: u32,
+    /// The op.
+    pub what: Op,
+    /// The bytes it moves.
+    pub bytes: u64,
+    /// Its number among the channel's ops of its kind (1-based; 0 with `wildcard`).
+    pub nth: u32,
+    /// The channel's sends (0 with `wildcard`).
+    pub sends: u32,
+    /// The channel's receives (0 with `wildcard`).
+    pub recvs: u32,
+    /// Left over in the canonical matching of wildcard receives.
+    pub wildcard: bool,
+}
+
+impl Unmatched {
+    /// Op `op` of `rank` (`what`, elements of `elem` bytes), left over in the canonical
+    /// matching of wildcard receives.
+    pub(crate) fn wildcard(rank: Rank, op: u32, what: Op, elem: u32) -> Unmatched {
+        Unmatched {
+            rank,
+            op,
+            what,
+            bytes: what.bytes(elem),
+            nth: 0,
+            sends: 0,
+            recvs: 0,
+            wildcard: true,
+        }
+    }
+
+    /// Writes the problem's line; `send` says which kind of op is unmatched.
+    fn write(&self, f: &mut fmt::Formatter<'_>, send: bool) -> fmt::Result {
+        let Unmatched {
+            rank,
+            op,
+            what,
+            bytes,
+            nth,
+            sends,
+            recvs,
+            wildcard,
+        } = self;
+        let (kind, fate, left_over) = if send {
+            ("send", "is never received", "no receive took it")
+        } else {
+            ("receive", "blocks forever", "no message was left for it")
+        };
+        write!(
+            f,
+            "unmatched {kind}: rank {rank} op {op} ({what}, {bytes} bytes) {fate}: "
+        )?;
+        if *wildcard {
+            write!(
+                f,
+                "{left_over} in the canonical matching of the wildcard receives"
+            )
+        } else {
+            write!(
+                f,
+                "it is {kind} {nth} of channel {} which has {} and {}",
+                channel(*rank, what),
+                plural(*sends as u64, "send", "sends"),
+                plural(*recvs as u64, "receive", "receives")
+            )
+        }
+    }
+}
+
 /// One op of a deadlock cycle and what it waits for (the next step of the cycle).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CycleStep {
@@ -133,8 +191,8 @@ impl Problem {
     /// The rank the problem is reported on (the first rank of a cycle).
     pub fn rank(&self) -> Rank {
         match self {
-            Problem::UnmatchedSend { rank, .. }
-            | Problem::UnmatchedRecv { rank, .. }
+            Problem::UnmatchedSend(Unmatched { rank, .. })
+            | Problem::UnmatchedRecv(Unmatched { rank, .. })
             | Problem::AmbiguousMatch { rank, .. }
             | Problem::BufferRace { rank, .. }
             | Problem::OutOfBounds { rank, .. }
@@ -150,8 +208,8 @@ impl Problem {
     /// `out-of-bounds`, `uninitialized-read`, `wrong-result`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Problem::UnmatchedSend { .. } => "unmatched-send",
-            Problem::UnmatchedRecv { .. } => "unmatched-recv",
+            Problem::UnmatchedSend(_) => "unmatched-send",
+            Problem::UnmatchedRecv(_) => "unmatched-recv",
             Problem::SizeMismatch { .. } => "size-mismatch",
             Problem::AmbiguousMatch { .. } => "ambiguous-match",
             Problem::Deadlock {
@@ -264,58 +322,8 @@ fn write_cycle(f: &mut fmt::Formatter<'_>, cycle: &[CycleStep]) -> fmt::Result {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::UnmatchedSend {
-                rank,
-                op,
-                what,
-                bytes,
-                nth,
-                sends,
-                recvs,
-                wildcard,
-            }
-            | Problem::UnmatchedRecv {
-                rank,
-                op,
-                what,
-                bytes,
-                nth,
-                sends,
-                recvs,
-                wildcard,
-            } => {
-                let (kind, fate, left_over) = if matches!(self, Problem::UnmatchedSend { .. }) {
-                    (
-                        "send",
-                        "is never received",
-                        "no receive took it",
-                    )
-                } else {
-                    (
-                        "receive",
-                        "blocks forever",
-                        "no message was left for it",
-                    )
-                };
-                write!(
-                    f,
-                    "unmatched {kind}: rank {rank} op {op} ({what}, {bytes} bytes) {fate}: "
-                )?;
-                if *wildcard {
-                    write!(
-                        f,
-                        "{left_over} in the canonical matching of the wildcard receives"
-                    )
-                } else {
-                    write!(
-                        f,
-                        "it is {kind} {nth} of channel {} which has {} and {}",
-                        channel(*rank, what),
-                        plural(*sends as u64, "send", "sends"),
-                        plural(*recvs as u64, "receive", "receives")
-                    )
-                }
-            }
+            Problem::UnmatchedSend(u) => u.write(f, true),
+            Problem::UnmatchedRecv(u) => u.write(f, false),
             Problem::SizeMismatch {
                 send_rank,
                 send_op,

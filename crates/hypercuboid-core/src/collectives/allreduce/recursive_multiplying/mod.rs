@@ -229,6 +229,31 @@ impl MergeLayout {
         let g = self.group_of_remainder(q);
         self.start(g) + (q - self.rem_before(g))
     }
+
+    /// Inner number `y` to the level's outer number ([`Level::up`]).
+    fn up(&self, y: u32) -> u32 {
+        y + self.rem_before(y / self.base + 1)
+    }
+
+    /// Outer number `x` to its role in the level ([`Level::down`]).
+    fn down(&self, x: u32) -> Down {
+        let big = self.base + self.q + 1;
+        let g = if x < self.s * big {
+            x / big
+        } else {
+            self.s + (x - self.s * big) / (self.base + self.q)
+        };
+        let off = x - self.start(g);
+        let c = self.count(g);
+        if off < c {
+            Down::Remainder {
+                q: self.rem_before(g) + off,
+                group: g,
+            }
+        } else {
+            Down::Inner(g * self.base + off - c)
+        }
+    }
 }
 
 impl Level {
@@ -250,10 +275,7 @@ impl Level {
                 first_base,
                 first_groups,
                 ..
-            } => {
-                let l = MergeLayout::new(remainder, first_groups, first_base);
-                y + l.rem_before(y / first_base + 1)
-            }
+            } => MergeLayout::new(remainder, first_groups, first_base).up(y),
         }
     }
 
@@ -283,25 +305,7 @@ impl Level {
                 first_base,
                 first_groups,
                 ..
-            } => {
-                let l = MergeLayout::new(remainder, first_groups, first_base);
-                let big = first_base + l.q + 1;
-                let g = if x < l.s * big {
-                    x / big
-                } else {
-                    l.s + (x - l.s * big) / (first_base + l.q)
-                };
-                let off = x - l.start(g);
-                let c = l.count(g);
-                if off < c {
-                    Down::Remainder {
-                        q: l.rem_before(g) + off,
-                        group: g,
-                    }
-                } else {
-                    Down::Inner(g * first_base + off - c)
-                }
-            }
+            } => MergeLayout::new(remainder, first_groups, first_base).down(x),
         }
     }
 }

@@ -16,13 +16,12 @@ impl Parser {
             let Some(k) = allowed.iter().copied().find(|k| c.eat(k.word().as_bytes())) else {
                 let names: Vec<String> =
                     allowed.iter().map(|k| format!("'{}'", k.word())).collect();
-                return Err(self.err(
+                return Err(self.err_found(
                     c,
                     k_at,
-                    format!(
-                        "expected {} or end of line after the {word}, found {}",
-                        names.join(", "),
-                        found(c.s, k_at)
+                    format_args!(
+                        "expected {} or end of line after the {word}",
+                        names.join(", ")
                     ),
                 ));
             };
@@ -64,13 +63,10 @@ impl Parser {
     pub(super) fn size(&self, c: &mut Cur, word: &str) -> Result<u64> {
         let at = c.p;
         if c.at_negative() {
-            return Err(self.err(
+            return Err(self.err_found(
                 c,
                 at,
-                format!(
-                    "{word} size must be a whole number of bytes >= 0, found {}",
-                    found(c.s, at)
-                ),
+                format_args!("{word} size must be a whole number of bytes >= 0"),
             ));
         }
         let d = self.digits(c, format_args!("a size in bytes after '{word}' (e.g. 8b)"))?;
@@ -87,13 +83,12 @@ impl Parser {
         };
         c.ws();
         if !c.eat(b"b") {
-            return Err(self.err(
+            return Err(self.err_found(
                 c,
                 c.p,
-                format!(
+                format_args!(
                     "expected 'b' after the {word} size {size} (sizes are in bytes, e.g. \
-                     {size}b), found {}",
-                    found(c.s, c.p)
+                     {size}b)"
                 ),
             ));
         }
@@ -145,13 +140,10 @@ impl Parser {
         let neg = c.eat(b"-");
         let d = c.digits();
         if d.is_empty() {
-            return Err(self.err(
+            return Err(self.err_found(
                 c,
                 at,
-                format!(
-                    "expected a tag (an integer >= 0, or -1 for any) after 'tag', found {}",
-                    found(c.s, at)
-                ),
+                "expected a tag (an integer >= 0, or -1 for any) after 'tag'",
             ));
         }
         match (neg, to_u64(d)) {
@@ -189,13 +181,12 @@ impl Parser {
         } else if c.eat(b"after") {
             Ok(Combine::After)
         } else {
-            Err(self.err(
+            Err(self.err_found(
                 c,
                 c.p,
-                format!(
+                format_args!(
                     "expected 'before' (dst = src op dst) or 'after' (dst = dst op src) \
-                     {where_}, found {}",
-                    found(c.s, c.p)
+                     {where_}"
                 ),
             ))
         }
@@ -210,13 +201,12 @@ impl Parser {
             match to_u64(d) {
                 Some(k) if !d.is_empty() && k <= u16::MAX as u64 => Slot::Scratch(k as u16),
                 _ => {
-                    return Err(self.err(
+                    return Err(self.err_found(
                         c,
                         k_at,
-                        format!(
-                            "expected a scratch buffer number 0..{} after 'scratch', found {}",
-                            u16::MAX,
-                            found(c.s, k_at)
+                        format_args!(
+                            "expected a scratch buffer number 0..{} after 'scratch'",
+                            u16::MAX
                         ),
                     ))
                 }
@@ -226,49 +216,35 @@ impl Parser {
         } else if c.eat(b"in") {
             Slot::Input
         } else {
-            return Err(self.err(
+            return Err(self.err_found(
                 c,
                 at,
-                format!(
-                    "expected a buffer slice (in[a:b], out[a:b] or scratchK[a:b]), found {}",
-                    found(c.s, at)
-                ),
+                "expected a buffer slice (in[a:b], out[a:b] or scratchK[a:b])",
             ));
         };
         let bound = |c: &mut Cur, before: u8, what: &str| -> Result<u64> {
             if !c.eat(&[before]) {
-                return Err(self.err(
+                return Err(self.err_found(
                     c,
                     c.p,
-                    format!(
-                        "expected '{}' in the slice (e.g. in[0:8]), found {}",
-                        before as char,
-                        found(c.s, c.p)
-                    ),
+                    format_args!("expected '{}' in the slice (e.g. in[0:8])", before as char),
                 ));
             }
             let d_at = c.p;
             let d = c.digits();
             match to_u64(d) {
                 Some(v) if !d.is_empty() => Ok(v),
-                _ => Err(self.err(
+                _ => Err(self.err_found(
                     c,
                     d_at,
-                    format!(
-                        "expected the {what} element of the slice, found {}",
-                        found(c.s, d_at)
-                    ),
+                    format_args!("expected the {what} element of the slice"),
                 )),
             }
         };
         let a = bound(c, b'[', "first")?;
         let b = bound(c, b':', "end")?;
         if !c.eat(b"]") {
-            return Err(self.err(
-                c,
-                c.p,
-                format!("expected ']' to close the slice, found {}", found(c.s, c.p)),
-            ));
+            return Err(self.err_found(c, c.p, "expected ']' to close the slice"));
         }
         if b < a {
             return Err(self.err(
@@ -287,27 +263,22 @@ impl Parser {
         let expected = || {
             format!(
                 "expected a time after '{word}' (a number of ns, or with a unit: 250ns, \
-                 1.5us), found {}",
-                found(c.s, at)
+                 1.5us)"
             )
         };
         if c.at_negative() {
-            return Err(self.err(
-                c,
-                at,
-                format!("{word} time must be >= 0, found {}", found(c.s, at)),
-            ));
+            return Err(self.err_found(c, at, format_args!("{word} time must be >= 0")));
         }
         let int = c.digits();
         if int.is_empty() {
-            return Err(self.err(c, at, expected()));
+            return Err(self.err_found(c, at, expected()));
         }
         let mut frac: &[u8] = &[];
         if c.peek() == Some(b'.') {
             c.p += 1;
             frac = c.digits();
             if frac.is_empty() {
-                return Err(self.err(c, at, expected()));
+                return Err(self.err_found(c, at, expected()));
             }
         }
         let u_at = c.p;
