@@ -1,6 +1,8 @@
 """Regressions of the hostile-input probe's cases for the verbs of the second stop
 (``benchmarks/probe_verbs.py``): each class of problem it found, with the exact message now
-given. The Python writers keep an existing file unless ``force=True``;
+given. Readers of text and traces refuse ``/dev/zero`` instead of reading it without bound;
+whole-number arguments of ``predict`` and ``AppTrace.calls`` are refused with their name and
+range, not an ``OverflowError``; the Python writers keep an existing file unless ``force=True``;
 the OTF2 library's and the loader's own lines are not printed beside ours; and under mpiexec
 an option's own check is printed by rank 0 only."""
 
@@ -14,14 +16,66 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypercuboid import modelfile
+from hypercuboid import modelfile, topology
 from hypercuboid import predict as hp
 from hypercuboid.apptrace import AppTrace, synthetic
 from hypercuboid.cli import cli
+from hypercuboid.errors import ScheduleError, TopologyError
 from hypercuboid.schedule import OutputExistsError
 
 KEEP = b"KEEP: this file existed before the run\n"
 POSTAL = "postal:alpha=1us"
+TOO_BIG = "more than 268 MB (a text file of this kind is smaller)"
+
+
+def test_simgrid_and_topology_readers_refuse_dev_zero():
+    with pytest.raises(TopologyError) as e:
+        topology.generate("simgrid:/dev/zero")
+    assert str(e.value) == f"cannot access '/dev/zero': {TOO_BIG}"
+    with pytest.raises(TopologyError) as e:
+        topology.read_simgrid("/dev/zero")
+    assert str(e.value) == f"cannot access '/dev/zero': {TOO_BIG}"
+    with pytest.raises(TopologyError) as e:
+        topology.load("/dev/zero")
+    assert str(e.value) == (
+        f"/dev/zero: not a topology file ({TOO_BIG}; expected the JSON that "
+        "export(topology, 'json', path) writes)"
+    )
+
+
+def test_trace_reader_refuses_what_is_not_a_file():
+    with pytest.raises(ScheduleError) as e:
+        AppTrace.load("/dev/zero")
+    assert str(e.value) == (
+        "cannot read the trace /dev/zero: not a regular file (a trace is the file that "
+        "'trace run' writes)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sizes": [-8]}, "invalid sizes -8: accepted 0 to 2^64 - 1"),
+        ({"ranks": [2**70]}, f"invalid ranks {2**70}: accepted 0 to 2^32 - 1"),
+        ({"threads": -1}, "invalid threads -1: accepted 0 to 2^64 - 1"),
+    ],
+)
+def test_predict_names_a_whole_number_out_of_range(kwargs, message):
+    args = {"sizes": [8], "ranks": [4], **kwargs}
+    threads = args.pop("threads", 0)
+    with pytest.raises(ScheduleError) as e:
+        hp.predict("allreduce", args["sizes"], args["ranks"], POSTAL, threads=threads)
+    assert str(e.value) == message
+
+
+def test_trace_calls_names_a_negative_rank(tmp_path):
+    path = tmp_path / "s.hct"
+    synthetic(2, 1, path)
+    t = AppTrace.load(path)
+    with pytest.raises(ScheduleError) as e:
+        t.calls(-1)
+    assert str(e.value) == "invalid rank -1: accepted 0 to 2^32 - 1"
+    assert t.calls(1)[0] == "MPI_Init"
 
 
 def _kept(path: Path, write) -> None:
