@@ -170,89 +170,16 @@ def cases(d: Path, f: dict, cli, api, mpi) -> None:
     for m in ["postal:zz=1", "", "nosuch:a=1", "loggops:o=nan", "loggops:S=-1"]:
         cli(f"predict -m {m!r}", "predict", "-n", "4", "--sizes", "8", "-m", m)
         cli(f"tune alltoall -m {m!r}", "tune", "alltoall", "-n", "4", "-m", m)
+    ring4 = ["allreduce", "-a", "ring", "-n", "4"]
+    node2 = ["--node", "node:ranks=2,bw=1GB/s"]
     for node in NODES:
         cli(f"predict --node {node!r}", *P, "-n", "4", "--node", node)
-        cli(
-            f"simulate --node {node!r}",
-            "simulate",
-            "-m",
-            MODEL,
-            "--node",
-            node,
-            "allreduce",
-            "-a",
-            "ring",
-            "-n",
-            "4",
-            "-c",
-            "8",
-        )
-    cli(
-        "simulate --node on postal",
-        "simulate",
-        "-m",
-        "postal:alpha=1us",
-        "--node",
-        "node:ranks=2,bw=1GB/s",
-        "allreduce",
-        "-a",
-        "ring",
-        "-n",
-        "4",
-    )
-    cli(
-        "simulate --node with --topo",
-        "simulate",
-        "-m",
-        MODEL,
-        "-t",
-        "tree:fig5b",
-        "--node",
-        "node:ranks=2,bw=1GB/s",
-        "allreduce",
-        "-a",
-        "ring",
-        "-n",
-        "4",
-    )
-    cli(
-        "simulate --node huge -n",
-        "simulate",
-        "-m",
-        MODEL,
-        "--node",
-        "node:ranks=2,bw=1GB/s",
-        "allreduce",
-        "-a",
-        "ring",
-        "-n",
-        "4294967294",
-        "-c",
-        "1",
-    )
-    cli(
-        "simulate --node ranks>n",
-        "simulate",
-        "-m",
-        MODEL,
-        "--node",
-        "node:ranks=64,bw=1GB/s",
-        "allreduce",
-        "-a",
-        "ring",
-        "-n",
-        "4",
-    )
-    cli(
-        "simulate --node goal",
-        "simulate",
-        "-m",
-        MODEL,
-        "--node",
-        "node:ranks=2,bw=1GB/s",
-        "--goal",
-        f["garbage"],
-    )
+        cli(f"simulate --node {node!r}", "simulate", "-m", MODEL, "--node", node, *ring4, "-c", "8")
+    cli("simulate --node on postal", "simulate", "-m", "postal:alpha=1us", *node2, *ring4)
+    cli("simulate --node with --topo", "simulate", "-m", MODEL, "-t", "tree:fig5b", *node2, *ring4)
+    cli("simulate --node huge -n", "simulate", "-m", MODEL, *node2, *ring4[:4], "4294967294")
+    cli("simulate --node ranks>n", "simulate", "-m", MODEL, "--node", "node:ranks=64,bw=1", *ring4)
+    cli("simulate --node goal", "simulate", "-m", MODEL, *node2, "--goal", f["garbage"])
     cli("predict no model", "predict", "-n", "4")
     cli(
         "predict --emit-table alltoall",
@@ -548,54 +475,18 @@ def cases(d: Path, f: dict, cli, api, mpi) -> None:
     for spec in ["torus:dims=1000x1000", "slimfly:q=1000003"]:
         cli(f"topo export simgrid {spec}", "topo", "export", spec, "--format", "simgrid")
     cli("topo export -o x.XML", "topo", "export", "tree:fig5b", "-o", str(d / "x.XML"))
+    host = ["-m", "loggops:o=1us,g=1us"]
     for name in list(XMLS) + ["missing.xml", "dir.xml", "zero"]:
         path = {"zero": "/dev/zero", "dir.xml": str(d / "dir.xml")}.get(name, str(d / name))
         cli(f"topo show simgrid:{name}", "topo", "show", f"simgrid:{path}")
         if name != "zero":
             cli(f"topo show {name}", "topo", "show", path)
-        cli(
-            f"simulate -t {name}",
-            "simulate",
-            "-t",
-            f"simgrid:{path}",
-            "-m",
-            "loggops:o=1us,g=1us",
-            "allreduce",
-            "-a",
-            "ring",
-            "-n",
-            "2",
-        )
+        cli(f"simulate -t {name}", "simulate", "-t", f"simgrid:{path}", *host, *ring4[:4], "2")
         api(f"api topology.generate simgrid:{name}", f"topology.generate('simgrid:' + {path!r})")
-    cli(
-        "netsim run -t simgrid",
-        "netsim",
-        "run",
-        "-t",
-        xml,
-        "--load",
-        "0.1",
-        "-j",
-        "1",
-        "--time",
-        "2us",
-        "-x",
-        "1us",
-    )
+    net = f"netsim run -t {xml} --load 0.1 -j 1 --time 2us -x 1us"
+    cli("netsim run -t simgrid", *net.split())
     cli("alltoall phases -t simgrid", "alltoall", "phases", "-t", xml)
-    cli(
-        "simulate -t simgrid -n 3",
-        "simulate",
-        "-t",
-        xml,
-        "-m",
-        "loggops:o=1us,g=1us",
-        "allreduce",
-        "-a",
-        "ring",
-        "-n",
-        "3",
-    )
+    cli("simulate -t simgrid -n 3", "simulate", "-t", xml, *host, *ring4[:4], "3")
     cli("topo show simgrid:", "topo", "show", "simgrid:")
     cli("topo show SIMGRID:ok.xml", "topo", "show", f"SIMGRID:{xml}")
 
