@@ -89,8 +89,15 @@ def record(
     if not command:
         raise ValueError("no command to record: give it after --, e.g. -- mpiexec -n 4 ./app")
     lib = Path(library) if library is not None else library_path(which_mpi(command[0]))
-    if not lib.exists():
+    if not lib.is_file():
         raise ValueError(f"--recorder {lib}: no such file")
+    with open(lib, "rb") as fh:
+        if fh.read(4) != b"\x7fELF":
+            # else the loader says so on every process and the run records nothing
+            raise ValueError(
+                f"--recorder {lib}: not a shared library (no ELF header); give the "
+                "libhc_trace.so that 'make native' builds"
+            )
     out = Path(output)
     with tempfile.TemporaryDirectory(prefix="hctrace-") as tmp:
         prefix = Path(tmp) / "rank"
@@ -220,9 +227,12 @@ class AppTrace:
         )
         return Converted(Schedule(c.schedule), c.records, c.note, c.measured / 1000.0)
 
-    def export_chrome(self, path: str | Path) -> None:
-        """Writes the recorded calls as a Chrome / Perfetto trace (JSON)."""
-        self._core.write_chrome(str(path))
+    def export_chrome(self, path: str | Path, *, force: bool = False) -> None:
+        """Writes the recorded calls as a Chrome / Perfetto trace (JSON); an existing ``path``
+        raises :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``."""
+        from hypercuboid.schedule import refuse_existing
+
+        self._core.write_chrome(refuse_existing(path, force))
 
 
 def matrix_plot(matrix: list[list[int]], path: str | Path, *, title: str) -> Path:

@@ -142,11 +142,14 @@ def write(
     nranks: int | None = None,
     ranks_per_node: int | None = None,
     fits: Any = None,
+    force: bool = False,
 ) -> Path:
-    """Writes a model file. The model spec, the ``node`` spec and every spec of ``models`` are
-    checked by the core's parsers first; ``nranks`` and ``ranks_per_node`` must be whole
-    numbers >= 1, ``library`` a string, ``fits`` JSON-serialisable. Optional keys left as None
-    are not written, so the file reads as before."""
+    """Writes a model file (an existing ``path`` raises
+    :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``). The model spec, the
+    ``node`` spec and every spec of ``models`` are checked by the core's parsers first;
+    ``nranks`` and ``ranks_per_node`` must be whole numbers >= 1, ``library`` a string,
+    ``fits`` JSON-serialisable. Optional keys left as None are not written, so the file reads
+    as before."""
     doc: dict[str, Any] = {"model": check_spec(spec)}
     if node is not None:
         doc["node"] = check_node(node)
@@ -176,6 +179,8 @@ def write(
         text = json.dumps(doc, indent=2, allow_nan=False) + "\n"
     except (TypeError, ValueError) as e:
         raise ModelError(f"a model file holds JSON values only: {e}") from None
-    p = Path(path)
+    from hypercuboid.schedule import refuse_existing
+
+    p = Path(refuse_existing(path, force))
     p.write_text(text, encoding="utf-8")
     return p

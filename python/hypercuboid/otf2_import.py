@@ -328,6 +328,36 @@ class _Converter:
         return "\n".join(out)
 
 
+def _open(otf2, path: str):
+    """``otf2.reader.open(path)`` with the OTF2 C library's own error lines (written to file
+    descriptor 2) caught: a file that is not an archive is one error naming the path and what
+    the library said."""
+    import sys
+    import tempfile
+
+    failure = None
+    with tempfile.TemporaryFile() as said:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(said.fileno(), 2)
+        try:
+            reader = otf2.reader.open(path)
+        except Exception as err:  # the OTF2 library raises its own error types
+            failure = err
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        said.seek(0)
+        lines = said.read().decode(errors="replace").splitlines()
+    if failure is None:
+        return reader
+    why = next((ln.split("error: ", 1)[1] for ln in lines if "error: " in ln), str(failure))
+    raise ScheduleError(
+        f"cannot read OTF2 archive {path}: {why.strip()} (give the .otf2 anchor file that "
+        "Score-P writes)"
+    )
+
+
 def otf2_to_goal(
     archive: str | os.PathLike[str],
     *,
@@ -349,10 +379,7 @@ def otf2_to_goal(
         "library": library,
         "compute_scale": compute_scale,
     }
-    try:
-        reader = otf2.reader.open(path)
-    except Exception as err:  # the OTF2 library raises its own error types
-        raise ScheduleError(f"cannot read OTF2 archive {path}: {err}") from None
+    reader = _open(otf2, path)
     with reader as trace:
         conv = _Converter(otf2, trace, options)
         counts: dict[Any, int] = {}

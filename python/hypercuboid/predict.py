@@ -271,9 +271,12 @@ def table_text(p: Prediction) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(p: Prediction, path: str | Path) -> Path:
-    """Writes :func:`table_text` to ``path``."""
-    out = Path(path)
+def write_table(p: Prediction, path: str | Path, *, force: bool = False) -> Path:
+    """Writes :func:`table_text` to ``path`` (an existing one raises
+    :class:`~hypercuboid.errors.OutputExistsError` unless ``force=True``)."""
+    from hypercuboid.schedule import refuse_existing
+
+    out = Path(refuse_existing(path, force))
     out.write_text(table_text(p), encoding="utf-8")
     return out
 

@@ -1,5 +1,6 @@
 //! Application traces (`hypercuboid_core::apptrace`): read, summarise, convert, export.
 
+use crate::args::{RankParam, Whole};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::detach;
 use crate::schedule::PySchedule;
@@ -17,9 +18,20 @@ fn trace_err(e: TraceError) -> PyErr {
     }
 }
 
+/// The bytes of a trace file: a regular file only, so that `/dev/zero` or a pipe is refused
+/// before it is read without bound.
 fn read_file(path: &PathBuf) -> PyResult<Vec<u8>> {
-    std::fs::read(path)
-        .map_err(|e| Class::Schedule.err(format!("cannot read the trace {}: {e}", path.display())))
+    let bad = |e: std::io::Error| {
+        Class::Schedule.err(format!("cannot read the trace {}: {e}", path.display()))
+    };
+    if !std::fs::metadata(path).map_err(bad)?.is_file() {
+        return Err(Class::Schedule.err(format!(
+            "cannot read the trace {}: not a regular file (a trace is the file that 'trace run' \
+             writes)",
+            path.display()
+        )));
+    }
+    std::fs::read(path).map_err(bad)
 }
 
 /// A recorded run (`AppTrace.load(path)`): per rank, the calls of `libhc_trace.so`.
@@ -86,7 +98,8 @@ impl PyAppTrace {
     }
 
     /// The MPI call of each record of `rank`, in order.
-    fn calls(&self, rank: u32) -> PyResult<Vec<&'static str>> {
+    fn calls(&self, rank: Whole<RankParam, u32>) -> PyResult<Vec<&'static str>> {
+        let rank = rank.0;
         let r = self.inner.ranks.get(rank as usize).ok_or_else(|| {
             Class::Schedule.err(format!(
                 "rank {rank} is not in the trace (ranks 0..{})",

@@ -87,6 +87,10 @@ params! {
     EagerLimitParam = "eager_limit",
     MaxProblemsParam = "max_problems",
     KParam = "k",
+    SizesParam = "sizes",
+    RanksParam = "ranks",
+    ThreadsParam = "threads",
+    RankParam = "rank",
 }
 
 /// An unsigned integer type an argument converts to, with its largest value as a person reads

@@ -5,7 +5,7 @@ use hypercuboid_core::model::{parse_model, parse_node};
 use hypercuboid_core::predict::{self as grid, Collective, Grid};
 use pyo3::prelude::*;
 
-use crate::args::{DtypeArg, ModelParam, Text};
+use crate::args::{DtypeArg, ModelParam, RanksParam, SizesParam, Text, ThreadsParam, Whole};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 
@@ -39,17 +39,17 @@ pub(crate) struct PyPredicted {
 /// `threads` threads (0: every core); `tuning`, a postal or pipelined spec that
 /// `recursive_multiplying:auto` is tuned under when `model` is LogGOPS.
 #[pyfunction]
-#[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = 0, node = None, tuning = None))]
+#[pyo3(signature = (collective, algorithms, sizes, ranks, model, dtype = None, threads = Whole::of(0), node = None, tuning = None))]
 #[allow(clippy::too_many_arguments)]
 fn predict(
     py: Python<'_>,
     collective: &str,
     algorithms: Option<Vec<String>>,
-    sizes: Vec<u64>,
-    ranks: Vec<u32>,
+    sizes: Vec<Whole<SizesParam, u64>>,
+    ranks: Vec<Whole<RanksParam, u32>>,
     model: Text<ModelParam>,
     dtype: Option<DtypeArg>,
-    threads: usize,
+    threads: Whole<ThreadsParam, usize>,
     node: Option<&str>,
     tuning: Option<&str>,
 ) -> PyResult<PyPredicted> {
@@ -61,14 +61,14 @@ fn predict(
         let g = Grid {
             collective: c,
             algorithms: algorithms.unwrap_or_else(|| c.default_algorithms()),
-            sizes,
-            ranks,
+            sizes: sizes.iter().map(|s| s.0).collect(),
+            ranks: ranks.iter().map(|n| n.0).collect(),
             dtype: dtype.map_or(c.default_dtype(), |d| d.0),
             tuning,
         };
         let dtype = g.dtype.name();
         let p = guard::detach(py, move || {
-            grid::predict_on(&g, &spec, node.as_ref(), threads)
+            grid::predict_on(&g, &spec, node.as_ref(), threads.0)
         })
         .py()?;
         let rows = p

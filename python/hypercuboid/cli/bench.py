@@ -20,7 +20,7 @@ import click
 
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
-from hypercuboid.cli.common import error_message
+from hypercuboid.cli.common import error_message, usage_line
 
 _LAUNCHER_RANK_VARS = cliopts.LAUNCHER_RANK_VARS
 env_rank = cliopts.env_rank
@@ -30,6 +30,16 @@ class RankZeroErrors:
     """A click command under mpiexec: only rank 0 shows errors; every rank exits with the same
     status (bench, calibrate, validate)."""
 
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        # An option's own check (-i 0, --timeout nan) fails while the arguments are parsed,
+        # before invoke: only rank 0 shows it too.
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)  # type: ignore[misc]
+        except click.UsageError as e:
+            _rank_zero_exit(usage_line(e))
+        except click.ClickException as e:
+            _rank_zero_exit(e)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)  # type: ignore[misc]
@@ -37,11 +47,17 @@ class RankZeroErrors:
             err = error_message(e)
             if err is None:
                 raise
-        if env_rank() == 0:
-            err.show()
-            sys.stderr.flush()
-        _settle()
-        raise click.exceptions.Exit(err.exit_code)
+        _rank_zero_exit(err)
+
+
+def _rank_zero_exit(err: click.ClickException):
+    """Shows ``err`` on rank 0 only, lets the ranks leave together and exits every rank with
+    its status."""
+    if env_rank() == 0:
+        err.show()
+        sys.stderr.flush()
+    _settle()
+    raise click.exceptions.Exit(err.exit_code)
 
 
 class BenchGroup(RankZeroErrors, click.Group):
@@ -721,6 +737,7 @@ def bench_pingpong_cmd(
             "bench pingpong",
             fitted,
             modelfile.machine_info(_library(), comm.Get_size()),
+            force=c.force,
         )
         echo(f"model file      {model_file}: {spec}")
 
@@ -865,6 +882,7 @@ def bench_multicast_cmd(
             "bench multicast",
             fitted,
             modelfile.machine_info(_library(), comm.Get_size()),
+            force=c.force,
         )
         echo(f"model file      {model_file}: {spec}")
 

@@ -221,7 +221,7 @@ def predict(
     if plot:
         hp.plot(p, plot)
     if emit_table:
-        hp.write_table(p, emit_table)
+        hp.write_table(p, emit_table, force=force)
     if "-" in (as_json, as_csv):
         return
     click.echo(f"# {collective} under {p.model}, {p.dtype}; times in us, * the best of each size")

@@ -340,5 +340,5 @@ def export(trace_file, fmt, output, force) -> None:
     """Export the recorded calls for a trace viewer."""
     path = refuse_overwrite(output, force)
     t = _load(trace_file)
-    t.export_chrome(path)
+    t.export_chrome(path, force=force)
     click.echo(f"wrote {path} ({t.nranks} ranks, {fmt})", err=True)

@@ -431,6 +431,7 @@ def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Pat
         nranks=doc.get("nranks"),
         ranks_per_node=doc.get("ranks_per_node"),
         fits=doc.get("fits"),
+        force=force,
     )
 
 

@@ -65,13 +65,12 @@ def load(path: str | os.PathLike[str]) -> Topology:
 
         return read_simgrid(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = _core.read_text(path)  # bounded: /dev/zero is refused, not read on
     except OSError as err:
-        raise TopologyError(f"cannot access '{path}': {err.strerror}") from None
-    except UnicodeDecodeError:
+        if err.errno:
+            raise TopologyError(f"cannot access '{path}': {err.strerror}") from None
         raise TopologyError(
-            f"{path}: not a topology file (not UTF-8 text; expected the JSON that "
+            f"{path}: not a topology file ({err.strerror}; expected the JSON that "
             "export(topology, 'json', path) writes)"
         ) from None
     return _core.topology_from_json(text, path)
