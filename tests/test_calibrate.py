@@ -121,8 +121,11 @@ def test_the_fits_recover_a_known_machine_within_two_percent():
         assert parse_model(spec)
     assert c.node == "node:ranks=16,bw=" + cal._fmt_gbps(cont["bandwidth_GBps"]) + "GB/s"
     assert [cal._fmt_gbps(b) for b in (25.0, 12345.6, 0.00123456)] == ["25", "12350", "0.001235"]
-    # LogGOPS as simulated has no rendezvous handshake: its R² shows it
-    assert 0.9 < lg["r2"] < 0.95
+    # the rendezvous handshake is R, the segments' jump: without it the line does not fit
+    assert close(lg["R_us"], RENDEZVOUS) and lg["R_raw_us"] == lg["R_us"]
+    assert c.model.endswith(",R=" + cal._fmt_time_us(lg["R_us"]))
+    assert ",R=" in parse_model(c.model)
+    assert lg["r2"] > 0.99 and 0.9 < lg["r2_without_R"] < 0.95
     assert c.warnings == []
 
 
@@ -140,6 +143,7 @@ def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_p
     assert lg["fitted_to"] == "exchange steps" and lg["bytes"] == [float(s) for s in SIZES]
     assert close(lg["L_us"], L_X) and close(lg["G_ns_per_byte"], G_X * 1e3)
     assert close(lg["o_us"], OVH) and close(lg["g_us"], GAP) and lg["S"] == S
+    assert close(lg["R_us"], RENDEZVOUS)
     # the ping-pong less C/2 is the one-way time: its segments and the pipelined model are
     # those of the machine without the call cost
     pw = lk["piecewise"]
@@ -149,7 +153,8 @@ def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_p
     # the copy: LogGOPS's copy per byte
     assert close(c.fits["copy"]["copy_ns_per_byte"], COPY_US * 1e3)
     assert parse_model(c.model)
-    assert c.model.endswith(",copy=" + cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3))
+    copy = cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3)
+    assert f",copy={copy},R={cal._fmt_time_us(lg['R_us'])}" in c.model
     assert c.document()["call"] == cal._fmt_time_us(ex["call_us"])
     assert c.warnings == []
 
@@ -326,3 +331,18 @@ def test_bad_input_on_the_command_line(tmp_path):
         "Error: --plot fit.bmpx: unknown figure format 'bmpx'; accepted: .png, .pdf, .svg, "
         ".svgz, .eps, .ps, .jpg, .jpeg, .tif, .tiff, .webp\n",
     )
+
+
+def test_loggops_r_delays_only_messages_above_s_and_is_absent_by_default():
+    from hypercuboid import schedules
+
+    spec = "loggops:L=1us,o=100ns,g=100ns,G=1ns,S=64"
+    for count, delayed in ((4, False), (64, True)):  # 32 B (eager) and 512 B (rendezvous)
+        s = schedules.allreduce("recursive_doubling", 2, count)
+        base = s.simulate(spec).completion_time_ps
+        assert s.simulate(spec + ",R=0").completion_time_ps == base
+        # one exchange step: each rank's message arrives R later above S
+        assert s.simulate(spec + ",R=1us").completion_time_ps == base + (10**6 if delayed else 0)
+    # the canonical spec names R only when it is set
+    assert parse_model(spec) == "loggops:L=1us,o=100ns,g=100ns,G=1ns,O=0,S=64,gamma=0,delta=0"
+    assert parse_model(spec + ",R=2.5us").endswith(",delta=0,R=2500ns")

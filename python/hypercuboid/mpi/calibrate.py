@@ -104,12 +104,13 @@ def _time_program(
     iterations: int,
     warmup: int,
     block: int = 1,
-    data: tuple[str, str, int] | None = None,
+    data: tuple[str, str | None, int] | None = None,
 ) -> np.ndarray:
     """This rank's times (µs per run) of the schedule ``text`` run by the native runner on
     ``comm`` (``warmup`` untimed rounds, then ``iterations`` rounds of ``block`` runs, a
     barrier after each round). Collective over ``comm``. ``data``: (dtype, op, count) of the
-    input and output a reduction reads; None: a program that moves sizes only."""
+    input and output a reduction or copy reads (op None: a copy); None: a program that moves
+    sizes only."""
     from hypercuboid.mpi import native
     from hypercuboid.mpi.executor import private_comm
     from hypercuboid.schedule import Schedule
@@ -524,6 +525,16 @@ def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Pat
     )
 
 
+def _r_squared(y: Sequence[float], predicted: Sequence[float]) -> float:
+    """R² of ``predicted`` against ``y`` weighted by ``1/y`` (relative), as the core's fits."""
+    w2 = np.array([1.0 / v for v in y]) ** 2
+    yy, pp = np.asarray(y, dtype=float), np.asarray(predicted, dtype=float)
+    mean = float(np.sum(w2 * yy) / np.sum(w2))
+    ss_tot = float(np.sum(w2 * (yy - mean) ** 2))
+    ss_res = float(np.sum(w2 * (yy - pp) ** 2))
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float(ss_res == 0)
+
+
 def _r2_warning(warnings: list[str], what: str, r2: float) -> None:
     if not r2 >= R2_THRESHOLD:
         warnings.append(
@@ -604,6 +615,15 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
     eager = int(lg.eager_limit if lg.eager_limit is not None else max(x))
     big_g = lg.gap_per_byte
     beta = lg_pp.gap_per_byte
+    # R: the segments' jump at the switch (the rendezvous handshake), which the line
+    # L + 2o + (s-1)G lacks above S: the last segment's intercept less the first's
+    segs = lg.pingpong.segments
+    r_raw = segs[-1].intercept - segs[0].intercept if s_found else 0.0
+    rendezvous = max(r_raw, 0.0)
+    lg_times = [lg.latency + 2 * lg.overhead + max(s - 1, 0.0) * big_g for s in lx]
+    lg_pred = [t + (rendezvous if s > eager else 0.0) for s, t in zip(lx, lg_times, strict=True)]
+    lg_meas = ex["step_us"] if ex is not None else y
+    lg_r2 = _r_squared(lg_meas, lg_pred)
     # α_r: the issue cost per message (the train's slope); α_p: the rest of the small-message
     # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment
     alpha_r = lg.train.coef[1]
@@ -622,14 +642,14 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
         f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(beta)},{reduce_part}",
         "loggops": f"loggops:L={_fmt_time_us(lg.latency)},o={_fmt_time_us(lg.overhead)},"
         f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(big_g)},O=0,S={eager},{reduce_part}"
-        f"{copy_part}",
+        f"{copy_part}" + (f",R={_fmt_time_us(rendezvous)}" if rendezvous > 0 else ""),
     }
     _r2_warning(warnings, f"postal fit of the {kind} ping-pong", postal.r2)
     _r2_warning(warnings, f"pipelined fit (α_p, α_r) of the {kind} issue-rate train", lg.train.r2)
     _r2_warning(warnings, f"o fit of the {kind} delayed train", lg.overhead_train.r2)
     _r2_warning(warnings, f"piecewise fit of the {kind} ping-pong", pw.r2)
     on = "exchange steps" if ex is not None else "ping-pong"
-    _r2_warning(warnings, f"LogGOPS time L + 2o + (s-1)G on the {kind} {on}", lg.r2)
+    _r2_warning(warnings, f"LogGOPS time L + 2o + (s-1)G (+ R above S) on the {kind} {on}", lg_r2)
     if lg.latency_excess > 0:
         warnings.append(
             f"LogGOPS ({kind}): 2o = {2 * lg.overhead:.4g} us exceeds the small-message "
@@ -667,9 +687,12 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
             else "no switch in the sizes measured: the largest size",
             "fitted_to": on,
             "bytes": lx,
-            "r2": lg.r2,
-            "predicted_us": lg.predicted,
-            "residuals_us": lg.residuals,
+            "R_us": rendezvous,
+            "R_raw_us": r_raw,
+            "r2": lg_r2,
+            "r2_without_R": lg.r2,
+            "predicted_us": lg_pred,
+            "residuals_us": [m - p for m, p in zip(lg_meas, lg_pred, strict=True)],
         },
         "exchange": ex,
         "piecewise": {
