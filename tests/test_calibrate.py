@@ -156,6 +156,10 @@ def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_p
     copy = cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3)
     assert f",copy={copy},R={cal._fmt_time_us(lg['R_us'])}" in c.model
     assert c.document()["call"] == cal._fmt_time_us(ex["call_us"])
+    # the node's bandwidth is the contention fit's (25 GB/s) unless 2 exchange flows moved more
+    assert c.fits["contention"]["node_GBps"] == c.fits["contention"]["bandwidth_GBps"]
+    assert cal.node_bandwidth(25.0, 0.05) == 40.0 and cal.node_bandwidth(25.0, 0.1) == 25.0
+    assert cal.node_bandwidth(25.0, None) == 25.0
     assert c.warnings == []
 
 

@@ -90,6 +90,11 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
             f"contention per-flow GB/s by flows per node {pts}; "
             f"BW = {cont['bandwidth_GBps']:.4g} GB/s{bound} (R^2 {cont['r2']:.3f})"
         )
+        if cont.get("node_GBps", cont["bandwidth_GBps"]) != cont["bandwidth_GBps"]:
+            lines.append(
+                f"  node level {cont['node_GBps']:.4g} GB/s: 2/G of the exchanges, whose G "
+                "already carries 2 flows"
+            )
     key = cal.fits["reduction_model"]
     red = cal.fits["reduction"].get(key)
     if red is not None:

@@ -739,6 +739,16 @@ def _copy_fit(measured: dict | None, warnings: list[str]) -> dict | None:
     }
 
 
+def node_bandwidth(fitted_gbps: float, exchange_g_ns: float | None) -> float:
+    """The node level's shared bandwidth (GB/s): the contention fit's, but not below what the
+    exchange steps moved (2 flows at once, one each way: ``2/G``). LogGOPS's ``G`` fitted on
+    the exchanges already carries the sharing of those 2 flows; a node bandwidth below ``2/G``
+    would charge it twice."""
+    if exchange_g_ns is None or exchange_g_ns <= 0:
+        return fitted_gbps
+    return max(fitted_gbps, 2.0 / exchange_g_ns)
+
+
 def _fit_contention(rows: list[dict], big_g_ns: float, warnings: list[str]) -> dict | None:
     if not rows:
         return None
@@ -791,7 +801,9 @@ def fit(measured: dict, library: str = "") -> Calibration:
     rpn = measured["ranks_per_node"]
     node = None
     if cont is not None:
-        node = f"node:ranks={rpn},bw={_fmt_gbps(cont['bandwidth_GBps'])}GB/s"
+        ex_g = links[primary]["loggops"]["G_ns_per_byte"] if links[primary]["exchange"] else None
+        cont["node_GBps"] = node_bandwidth(cont["bandwidth_GBps"], ex_g)
+        node = f"node:ranks={rpn},bw={_fmt_gbps(cont['node_GBps'])}GB/s"
     fits = {
         "r2_threshold": R2_THRESHOLD,
         "primary": primary,
