@@ -31,19 +31,39 @@ def _rows(xs, ys, key="bytes"):
     return [{key: x, "median_us": float(y)} for x, y in zip(xs, ys, strict=True)]
 
 
-def synthetic(one_way=None, amp: float = 0.01, links=("intra",)) -> dict:
-    """What :func:`cal.measure` returns, for the known machine with ``amp`` relative noise."""
+# The exchange steps of the known machine: both ranks busy costs more (L_X, G_X), and every
+# call through the runner costs CALL more; a copy costs COPY_US per byte.
+CALL, L_X, G_X, COPY_US = 0.2, 0.6, 1.5e-4, 1e-5
+
+
+def exchange_rows(amp: float = 0.01) -> list[dict]:
+    """:func:`cal.exchange`'s rows for the known machine: ``CALL + k·x(s)``."""
+    rows = []
+    for j, s in enumerate(SIZES):
+        step = L_X + 2 * OVH + (s - 1) * G_X + (RENDEZVOUS if s > S else 0.0)
+        for k in cal.EXCHANGE_STEPS:
+            t = (CALL + k * step) * _noise(1, amp, 100 * j + k)[0]
+            rows.append({"bytes": s, "steps": k, "median_us": float(t)})
+    return rows
+
+
+def synthetic(one_way=None, amp: float = 0.01, links=("intra",), exchange=False) -> dict:
+    """What :func:`cal.measure` returns, for the known machine with ``amp`` relative noise;
+    with ``exchange``, also the exchanges and copies (and the ping-pong pays ``CALL``)."""
     x = np.array(SIZES, dtype=float)
     if one_way is None:
         one_way = L + 2 * OVH + (x - 1) * G_US + np.where(x > S, RENDEZVOUS, 0.0)
     n = np.array(cal.TRAIN, dtype=float)
+    half_call = CALL / 2 if exchange else 0.0
     link = {
         "peer": 1,
-        "pingpong": _rows(SIZES, one_way * _noise(len(x), amp, 1)),
+        "pingpong": _rows(SIZES, (one_way + half_call) * _noise(len(x), amp, 1)),
         "train": _rows(cal.TRAIN, (0.05 + GAP * n) * _noise(len(n), amp, 2), "messages"),
         "delayed": _rows(cal.TRAIN, 20.0 + OVH * n * _noise(len(n), amp, 3), "messages"),
         "delay_us": 20.0,
     }
+    if exchange:
+        link["exchange"] = exchange_rows(amp)
     k = np.arange(1, 9, dtype=float)
     bw = np.minimum(SINGLE, BW / k) * _noise(len(k), amp, 4)
     contention = [
@@ -57,7 +77,10 @@ def synthetic(one_way=None, amp: float = 0.01, links=("intra",)) -> dict:
             "median_us": list(DELTA_US + GAMMA_US * rb),
         }
     }
+    rb_copy = np.array(cal.REDUCE_BYTES, dtype=float)
+    copy = {"bytes": list(cal.REDUCE_BYTES), "median_us": list(0.005 + COPY_US * rb_copy)}
     return {
+        **({"copy": copy} if exchange else {}),
         "nranks": 16,
         "nodes": [0] * 8 + [1] * 8 if len(links) > 1 else [0] * 16,
         "nnodes": len(links),
@@ -98,9 +121,89 @@ def test_the_fits_recover_a_known_machine_within_two_percent():
         assert parse_model(spec)
     assert c.node == "node:ranks=16,bw=" + cal._fmt_gbps(cont["bandwidth_GBps"]) + "GB/s"
     assert [cal._fmt_gbps(b) for b in (25.0, 12345.6, 0.00123456)] == ["25", "12350", "0.001235"]
-    # LogGOPS as simulated has no rendezvous handshake: its R² shows it
-    assert 0.9 < lg["r2"] < 0.95
+    # the rendezvous handshake is R, the segments' jump: without it the line does not fit
+    assert close(lg["R_us"], RENDEZVOUS) and lg["R_raw_us"] == lg["R_us"]
+    assert c.model.endswith(",R=" + cal._fmt_time_us(lg["R_us"]))
+    assert ",R=" in parse_model(c.model)
+    assert lg["r2"] > 0.99 and 0.9 < lg["r2_without_R"] < 0.95
     assert c.warnings == []
+
+
+def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_percent():
+    # C is an intercept of 2 to 4 steps: its error is several times the noise, so 0.2 %
+    c = cal.fit(synthetic(exchange=True, amp=0.002), "Open MPI test")
+    lk = c.fits["links"]["intra"]
+    ex = lk["exchange"]
+    assert close(ex["call_us"], CALL) and c.call_us == ex["call_us"]
+    assert ex["bytes"] == SIZES and ex["r2"] > 0.99
+    for s, step in zip(SIZES, ex["step_us"], strict=True):
+        assert close(step, L_X + 2 * OVH + (s - 1) * G_X + (RENDEZVOUS if s > S else 0.0))
+    # LogGOPS is fitted to the exchange steps: L and G of both ranks busy, o and g as before
+    lg = lk["loggops"]
+    assert lg["fitted_to"] == "exchange steps" and lg["bytes"] == [float(s) for s in SIZES]
+    assert close(lg["L_us"], L_X) and close(lg["G_ns_per_byte"], G_X * 1e3)
+    assert close(lg["o_us"], OVH) and close(lg["g_us"], GAP) and lg["S"] == S
+    assert close(lg["R_us"], RENDEZVOUS)
+    # the ping-pong less C/2 is the one-way time: its segments and the pipelined model are
+    # those of the machine without the call cost
+    pw = lk["piecewise"]
+    assert close(pw["segments"][0]["alpha_us"], L + 2 * OVH)
+    assert close(lk["pipelined"]["alpha_p_us"] + lk["pipelined"]["alpha_r_us"], L + 2 * OVH)
+    assert close(lk["pipelined"]["beta_ns_per_byte"], G_US * 1e3)
+    # the copy: LogGOPS's copy per byte
+    assert close(c.fits["copy"]["copy_ns_per_byte"], COPY_US * 1e3)
+    assert parse_model(c.model)
+    copy = cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3)
+    assert f",copy={copy},R={cal._fmt_time_us(lg['R_us'])}" in c.model
+    assert c.document()["call"] == cal._fmt_time_us(ex["call_us"])
+    # the node's bandwidth is the contention fit's (25 GB/s) unless 2 exchange flows moved more
+    assert c.fits["contention"]["node_GBps"] == c.fits["contention"]["bandwidth_GBps"]
+    assert cal.node_bandwidth(25.0, 0.05) == 40.0 and cal.node_bandwidth(25.0, 0.1) == 25.0
+    assert cal.node_bandwidth(25.0, None) == 25.0
+    assert c.warnings == []
+
+
+def test_the_call_cost_round_trips_and_predict_adds_it_exactly(tmp_path):
+    from hypercuboid import predict as hp
+
+    c = cal.fit(synthetic(exchange=True), "Open MPI test")
+    path = tmp_path / "model.json"
+    cal.write_model_file(path, c.document())
+    doc = json.loads(path.read_text())
+    assert doc["call"] == c.document()["call"]
+    assert list(doc) == [
+        "model", "node", "models", "library", "nranks", "ranks_per_node", "fits", "call",
+        "source", "fitted", "machine", "date",
+    ]  # fmt: skip
+    mf = hp.read_model_file(path)
+    assert mf.call == doc["call"] and modelfile.load(path) == c.model
+    from hypercuboid.units import parse_time
+
+    call_ns = parse_time(mf.call) / 1e3
+    args = ("allreduce", [8, 65536], [2, 4], mf.model)
+    kw = {"algorithms": ["recursive_doubling", "ring"]}
+    plain = hp.predict(*args, **kw)
+    with_call = hp.predict(*args, **kw, call=mf.call)
+    assert with_call.model == f"{plain.model} + call={mf.call}"
+    for a, b in zip(plain.rows, with_call.rows, strict=True):
+        assert b.time_ns == (parse_time(mf.call) + round(a.time_ns * 1e3)) / 1e3
+        assert b.best == a.best
+    assert abs(with_call.rows[0].time_ns - plain.rows[0].time_ns - call_ns) < 1e-9
+    # a file without 'call' reads as before; a bad one is a one-line error naming it
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"model": "postal:alpha=1us"}))
+    assert hp.read_model_file(old).call is None
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"model": "postal:alpha=1us", "call": 3}))
+    with pytest.raises(ModelError) as e:
+        hp.read_model_file(bad)
+    assert str(e.value) == (
+        f"{bad}: its 'call' must be a time such as '200ns' or '0.2us' (the runner's cost per "
+        "call), not 3"
+    )
+    with pytest.raises(ModelError) as e:
+        modelfile.write(tmp_path / "w.json", "postal:alpha=1us", "t", {}, {}, call="fast")
+    assert str(e.value).endswith("not 'fast'")
 
 
 def test_one_line_gives_postal_alpha_and_beta_and_no_switch():
@@ -232,3 +335,18 @@ def test_bad_input_on_the_command_line(tmp_path):
         "Error: --plot fit.bmpx: unknown figure format 'bmpx'; accepted: .png, .pdf, .svg, "
         ".svgz, .eps, .ps, .jpg, .jpeg, .tif, .tiff, .webp\n",
     )
+
+
+def test_loggops_r_delays_only_messages_above_s_and_is_absent_by_default():
+    from hypercuboid import schedules
+
+    spec = "loggops:L=1us,o=100ns,g=100ns,G=1ns,S=64"
+    for count, delayed in ((4, False), (64, True)):  # 32 B (eager) and 512 B (rendezvous)
+        s = schedules.allreduce("recursive_doubling", 2, count)
+        base = s.simulate(spec).completion_time_ps
+        assert s.simulate(spec + ",R=0").completion_time_ps == base
+        # one exchange step: each rank's message arrives R later above S
+        assert s.simulate(spec + ",R=1us").completion_time_ps == base + (10**6 if delayed else 0)
+    # the canonical spec names R only when it is set
+    assert parse_model(spec) == "loggops:L=1us,o=100ns,g=100ns,G=1ns,O=0,S=64,gamma=0,delta=0"
+    assert parse_model(spec + ",R=2.5us").endswith(",delta=0,R=2500ns")

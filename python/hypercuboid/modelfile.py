@@ -56,6 +56,23 @@ def check_spec(spec: str) -> str:
     return spec.strip()
 
 
+def check_call(text: Any) -> str:
+    """A model file's ``call`` (the runner's cost per collective call) as written: a time
+    such as ``201.3ns``; anything else is a :class:`ModelError` naming it."""
+    from hypercuboid.units import parse_time
+
+    try:
+        if not isinstance(text, str):
+            raise ValueError
+        parse_time(text)
+    except ValueError:
+        raise ModelError(
+            f"'call' must be a time such as '200ns' or '0.2us' (the runner's cost per call), "
+            f"not {text!r}"
+        ) from None
+    return text
+
+
 def check_node(spec: str) -> str:
     """Checks a node spec with the core's parser and returns it stripped; raises
     :class:`~hypercuboid.errors.ModelError` naming what is wrong."""
@@ -142,6 +159,7 @@ def write(
     nranks: int | None = None,
     ranks_per_node: int | None = None,
     fits: Any = None,
+    call: str | None = None,
     force: bool = False,
 ) -> Path:
     """Writes a model file (an existing ``path`` raises
@@ -149,7 +167,9 @@ def write(
     ``node`` spec and every spec of ``models`` are checked by the core's parsers first;
     ``nranks`` and ``ranks_per_node`` must be whole numbers >= 1, ``library`` a string,
     ``fits`` JSON-serialisable. Optional keys left as None are not written, so the file reads
-    as before."""
+    as before. ``call`` (a time such as ``201.3ns``: the native runner's cost per collective
+    call beyond its messages, which predict and validate add to every simulated call) is
+    checked by :func:`hypercuboid.units.parse_time`."""
     doc: dict[str, Any] = {"model": check_spec(spec)}
     if node is not None:
         doc["node"] = check_node(node)
@@ -167,6 +187,8 @@ def write(
         doc["ranks_per_node"] = _count("ranks_per_node", ranks_per_node)
     if fits is not None:
         doc["fits"] = fits
+    if call is not None:
+        doc["call"] = check_call(call)
     doc.update(
         {
             "source": source,

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hypercuboid import _core
+from hypercuboid import _core, units
 
 
 def collectives() -> list[str]:
@@ -105,6 +105,7 @@ def predict(
     threads: int = 0,
     node: str | None = None,
     tuning: str | None = None,
+    call: str | None = None,
 ) -> Prediction:
     """Simulates every algorithm (None: :func:`algorithms`) of ``collective`` at every size in
     ``sizes`` (bytes of each rank's vector; per pair of ranks for an alltoall) and rank count in
@@ -114,7 +115,10 @@ def predict(
     row's ``error``. With ``node`` (``node:ranks=R,bw=BW``, see ``docs/simulate.md``) the
     points run on the node level, ``model`` its LogGOPS host model. ``tuning`` (a postal or
     pipelined spec, such as a calibrated model file's ``models["pipelined"]``) is the model
-    ``recursive_multiplying:auto`` is tuned under when ``model`` is LogGOPS."""
+    ``recursive_multiplying:auto`` is tuned under when ``model`` is LogGOPS. ``call`` (a time
+    such as ``201.3ns``, a calibrated model file's ``call``: the native runner's cost per
+    collective call beyond its messages) is added to every simulated time, and named after
+    the model; it shifts every algorithm of a point alike, so the best stays the same."""
     p = _core.predict(
         collective,
         None if algorithms is None else list(algorithms),
@@ -126,13 +130,14 @@ def predict(
         node,
         tuning,
     )
+    call_ps = 0 if call is None else units.parse_time(call)
     rows = [
         Row(
             nranks=r.nranks,
             bytes=r.bytes,
             algorithm=r.algorithm,
             schedule=r.schedule,
-            time_ns=None if r.time_ps is None else r.time_ps / 1e3,
+            time_ns=None if r.time_ps is None else (r.time_ps + call_ps) / 1e3,
             error=r.error,
             best=r.best,
         )
@@ -141,7 +146,7 @@ def predict(
     algs = list(dict.fromkeys(r.algorithm for r in rows))
     return Prediction(
         collective=p.collective,
-        model=p.model,
+        model=p.model if call is None else f"{p.model} + call={call}",
         dtype=p.dtype,
         algorithms=algs,
         sizes=[int(s) for s in sizes],
@@ -165,6 +170,9 @@ class ModelFile:
     tuning: str | None = None
     """The file's pipelined model (``models["pipelined"]``): what ``recursive_multiplying:auto``
     is tuned under when ``model`` is LogGOPS."""
+    call: str | None = None
+    """The file's ``call``: the native runner's cost per collective call (None: not
+    measured), which :func:`predict` adds to every simulated time."""
 
 
 def read_model_file(path: str | Path) -> ModelFile:
@@ -186,7 +194,20 @@ def read_model_file(path: str | Path) -> ModelFile:
         library=library if isinstance(library, str) else None,
         nranks=nranks if isinstance(nranks, int) and not isinstance(nranks, bool) else None,
         tuning=f.models.get("pipelined"),
+        call=None if doc.get("call") is None else _call_of(path, doc["call"]),
     )
+
+
+def _call_of(path: str | Path, text: Any) -> str:
+    """A model file's ``call``, checked (a :class:`~hypercuboid.errors.ModelError` starting
+    with the path)."""
+    from hypercuboid.errors import ModelError
+    from hypercuboid.modelfile import check_call
+
+    try:
+        return check_call(text)
+    except ModelError as e:
+        raise ModelError(f"{path}: its {e}") from None
 
 
 class ModelFileWarning(UserWarning):

@@ -54,6 +54,12 @@ def test_calibrate_writes_a_model_file_simulate_reads(comm, tmp_path):
     pp = doc["fits"]["links"][doc["fits"]["primary"]]["measured"]["pingpong"]
     assert [r["bytes"] for r in pp] == [1, 2, 4, 8, 16, 32, 64]
     assert all(r["iterations"] == 3 for r in pp)
+    ex = doc["fits"]["links"][doc["fits"]["primary"]]["measured"]["exchange"]
+    assert [(r["bytes"], r["steps"]) for r in ex] == [
+        (s, k) for s in (1, 2, 4, 8, 16, 32, 64) for k in (1, 2, 4)
+    ]
+    assert doc["call"] == modelfile.check_call(doc["call"])
+    assert (",copy=" in doc["model"]) == (doc["fits"]["copy"] is not None)
     # stderr (warnings of fits that R² finds poor at these few sizes) is in res.output too
     lines = [x for x in res.output.splitlines() if not x.startswith("warning: ")]
     assert lines[0].startswith(f"# calibrate: {comm.size} ranks on ")

@@ -48,6 +48,8 @@ def _progress(quiet: bool, progress: bool | None, comm: Any) -> cliopts.Progress
 
 
 def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]:
+    from hypercuboid.modelfile import fmt_time
+
     nn = measured["nnodes"]
     lines = [
         f"# calibrate: {cal.nranks} ranks on {nn} node{'s' if nn > 1 else ''} "
@@ -71,6 +73,13 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
             for s in lk["piecewise"]["segments"]
         )
         lines.append(f"  segments   {segs}")
+        ex = lk["exchange"]
+        if ex is not None:
+            lines.append(
+                f"  exchange   per call C = {ex['call_us']:.4g} us; one step of both ranks "
+                f"busy: L = {lg['L_us']:.4g} us, G = {lg['G_ns_per_byte']:.4g} ns/B for the "
+                f"model (R^2 {ex['r2']:.3f})"
+            )
     cont = cal.fits["contention"]
     if cont is not None:
         pts = ", ".join(
@@ -81,6 +90,11 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
             f"contention per-flow GB/s by flows per node {pts}; "
             f"BW = {cont['bandwidth_GBps']:.4g} GB/s{bound} (R^2 {cont['r2']:.3f})"
         )
+        if cont.get("node_GBps", cont["bandwidth_GBps"]) != cont["bandwidth_GBps"]:
+            lines.append(
+                f"  node level {cont['node_GBps']:.4g} GB/s: 2/G of the exchanges, whose G "
+                "already carries 2 flows"
+            )
     key = cal.fits["reduction_model"]
     red = cal.fits["reduction"].get(key)
     if red is not None:
@@ -89,7 +103,12 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
             f"{red['delta_ns']:.4g} ns (R^2 {red['r2']:.3f}; {len(cal.fits['reduction'])} "
             "dtype/op pairs in the file)"
         )
+    cp = cal.fits.get("copy")
+    if cp is not None:
+        lines.append(f"copies     {cp['copy_ns_per_byte']:.4g} ns/B (R^2 {cp['r2']:.3f})")
     lines.append(f"model file {output}")
+    if cal.call_us is not None:
+        lines.append(f"  call     {fmt_time(cal.call_us * 1e-6)}")
     lines.append(f"  model    {cal.model}")
     if cal.node is not None:
         lines.append(f"  node     {cal.node}")
@@ -149,10 +168,12 @@ def calibrate(
     2 or more ranks).
 
     Ping-pong by size (piecewise segments and the eager/rendezvous switch; within and between
-    nodes where the job spans several), issue-rate trains (o, g; alpha_p, alpha_r), k flows at
-    once (the node's shared bandwidth) and the native runner's reductions (gamma, delta per
-    dtype and op). The file's model is the fitted LogGOPS, with the postal and pipelined fits,
-    the node spec, every fit's R^2 and residuals, and the raw medians. A fit with R^2 below
+    nodes where the job spans several), issue-rate trains (o, g; alpha_p, alpha_r), 1, 2 and 4
+    exchanges in a row by size (the runner's cost per call, C, and LogGOPS's L and G of both
+    ranks busy), k flows at once (the node's shared bandwidth) and the native runner's
+    reductions (gamma, delta per dtype and op) and copies. The file's model is the fitted
+    LogGOPS, with the postal and pipelined fits, the runner's per-call cost, the node spec,
+    every fit's R^2 and residuals, and the raw medians. A fit with R^2 below
     """
     from hypercuboid.mpi import calibrate as cal_mod
     from hypercuboid.mpi import native

@@ -212,6 +212,7 @@ def predict(
         threads=threads or 0,
         node=node,
         tuning=None if mf is None else mf.tuning,
+        call=None if mf is None else mf.call,
     )
     say("done")
     if as_json:

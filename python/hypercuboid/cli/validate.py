@@ -103,7 +103,7 @@ def validate(
         at = node if node is not None or mf is None else mf.node
         box["p"] = hp.predict(
             collective, size_list, [n], spec, algorithms=algs, dtype=dtype, node=at,
-            tuning=None if mf is None else mf.tuning,
+            tuning=None if mf is None else mf.tuning, call=None if mf is None else mf.call,
         )  # fmt: skip
 
     _agree(comm, predicted)

@@ -53,6 +53,8 @@ FLOW_MESSAGES = 2
 REDUCE_BYTES = (64, 4096, 65536, 1 << 20)
 #: Most segments of the ping-pong's piecewise fit.
 MAX_SEGMENTS = 3
+#: Steps of the exchange plans: ``k`` exchanges in a row, ``time(k, s) = C + k·x(s)``.
+EXCHANGE_STEPS = (1, 2, 4)
 
 
 class CalibrateError(HypercuboidError, ValueError):
@@ -102,12 +104,13 @@ def _time_program(
     iterations: int,
     warmup: int,
     block: int = 1,
-    data: tuple[str, str, int] | None = None,
+    data: tuple[str, str | None, int] | None = None,
 ) -> np.ndarray:
     """This rank's times (µs per run) of the schedule ``text`` run by the native runner on
     ``comm`` (``warmup`` untimed rounds, then ``iterations`` rounds of ``block`` runs, a
     barrier after each round). Collective over ``comm``. ``data``: (dtype, op, count) of the
-    input and output a reduction reads; None: a program that moves sizes only."""
+    input and output a reduction or copy reads (op None: a copy); None: a program that moves
+    sizes only."""
     from hypercuboid.mpi import native
     from hypercuboid.mpi.executor import private_comm
     from hypercuboid.schedule import Schedule
@@ -197,6 +200,50 @@ def train(
     return rows
 
 
+def _slowest(comm: Any, t: np.ndarray, ranks: Sequence[int]) -> np.ndarray | None:
+    """On rank 0, the elementwise maximum of the samples ``t`` of ``ranks`` (each round's
+    slowest rank, as validate times a call); None elsewhere. Collective."""
+    got = comm.gather(t if comm.Get_rank() in ranks else None, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    return np.max(np.stack([g for g in got if g is not None]), axis=0)
+
+
+def exchange(
+    comm: Any,
+    peer: int,
+    sizes: Sequence[int],
+    iterations: int | None,
+    warmup: int | None,
+    progress: Progress = None,
+) -> list[dict]:
+    """Rank 0 and ``peer`` exchange ``s`` bytes ``k`` times in a row, for every ``k`` of
+    :data:`EXCHANGE_STEPS` and ``s`` of ``sizes``: in each step both send and receive at once
+    (a step's send waits for the previous step's receive, as an allreduce's steps do). Rows
+    (``bytes``, ``steps`` and the statistics of each round's slower rank, µs) on rank 0."""
+    n = comm.Get_size()
+    rows = []
+    for s in sizes:
+        for k in EXCHANGE_STEPS:
+            if progress:
+                progress(f"exchange 0-{peer} {s:>9} B x {k}")
+            progs = {}
+            for me, other in ((0, peer), (peer, 0)):
+                lines = []
+                for i in range(k):
+                    lines += [
+                        f"s{i}: send {s}b to {other} tag {i}",
+                        f"r{i}: recv {s}b from {other} tag {i}",
+                    ]
+                lines += [f"s{i} requires r{i - 1}" for i in range(1, k)]
+                progs[me] = lines
+            it, wu = _counts(s, iterations, warmup)
+            t = _slowest(comm, _time_program(comm, _text(n, progs), it, wu), (0, peer))
+            if t is not None:
+                rows.append({"bytes": s, "steps": k, "iterations": it, **_stats(t)})
+    return rows
+
+
 def flow_sets(nranks: int) -> list[tuple[str, list[tuple[int, int]]]]:
     """The contention test's flow sets: ``k`` disjoint pairs ``2i → 2i+1`` for ``k = 1 …
     N/2``, then every rank sending to the next (``r → r+1 mod N``)."""
@@ -260,6 +307,22 @@ def contention(
     return rows
 
 
+def _alone(dt: str, op: str | None, iterations: int | None, line: str, header: str) -> list[float]:
+    """The median µs of the one-op program ``line`` (``{n}``: the element count) on
+    ``MPI_COMM_SELF`` at every size of :data:`REDUCE_BYTES` of dtype ``dt``."""
+    from mpi4py import MPI
+
+    it = max(5, min(iterations if iterations is not None else 10, 10))
+    med = []
+    for nb in REDUCE_BYTES:
+        n = nb // _core.DTYPES[dt]
+        text = _text(1, {0: [line.format(n=n)]}, header.format(n=n))
+        block = max(1, min(1000, (1 << 16) // nb))
+        t = _time_program(MPI.COMM_SELF, text, it, 1, block, data=(dt, op, n))
+        med.append(float(np.median(t)))
+    return med
+
+
 def reductions(
     comm: Any,
     iterations: int | None,
@@ -270,29 +333,41 @@ def reductions(
     default every dtype and op the runner has) over :data:`REDUCE_BYTES`, as a one-op program
     on ``MPI_COMM_SELF``; per ``"dtype op"`` the bytes and the median µs per reduction. Empty
     elsewhere."""
-    from mpi4py import MPI
-
     out: dict[str, dict] = {}
     if pairs is None:
         pairs = [(dt, op) for dt in _core.DTYPES for op in _core.REDUCE_OPS]
     if comm.Get_rank() == 0:
-        it = max(5, min(iterations if iterations is not None else 10, 10))
         for dt, op in pairs:
-            size = _core.DTYPES[dt]
             if progress:
                 progress(f"reductions: {dt} {op}")
-            med = []
-            for nb in REDUCE_BYTES:
-                n = nb // size
-                text = _text(
-                    1,
-                    {0: [f"reduce in[0:{n}] into out[0:{n}] after"]},
-                    f"collective allreduce count {n} dtype {dt} op {op}",
-                )
-                block = max(1, min(1000, (1 << 16) // nb))
-                t = _time_program(MPI.COMM_SELF, text, it, 1, block, data=(dt, op, n))
-                med.append(float(np.median(t)))
+            med = _alone(
+                dt,
+                op,
+                iterations,
+                "reduce in[0:{n}] into out[0:{n}] after",
+                f"collective allreduce count {{n}} dtype {dt} op {op}",
+            )
             out[f"{dt} {op}"] = {"bytes": list(REDUCE_BYTES), "median_us": med}
+    comm.Barrier()
+    return out
+
+
+def copies(comm: Any, iterations: int | None, progress: Progress = None) -> dict | None:
+    """On rank 0 alone: the runner's copy (``copy in into out``, what an alltoall's own block
+    costs) over :data:`REDUCE_BYTES`; the bytes and the median µs per copy on rank 0, None
+    elsewhere."""
+    out = None
+    if comm.Get_rank() == 0:
+        if progress:
+            progress("copies")
+        med = _alone(
+            "uint8",
+            None,
+            iterations,
+            "copy in[0:{n}] to out[0:{n}]",
+            "collective alltoall count {n} dtype uint8 block {n}",
+        )
+        out = {"bytes": list(REDUCE_BYTES), "median_us": med}
     comm.Barrier()
     return out
 
@@ -336,9 +411,18 @@ def measure(
         longest = comm.bcast(tr[-1]["median_us"] if comm.Get_rank() == 0 else None, root=0)
         delay = max(10.0, 2.0 * longest)
         dl = train(comm, peer, TRAIN, iterations, warmup, delay, progress)
-        links[kind] = {"peer": peer, "pingpong": pp, "train": tr, "delayed": dl, "delay_us": delay}
+        ex = exchange(comm, peer, sizes, iterations, warmup, progress)
+        links[kind] = {
+            "peer": peer,
+            "pingpong": pp,
+            "train": tr,
+            "delayed": dl,
+            "delay_us": delay,
+            "exchange": ex,
+        }
     cont = contention(comm, nodes, max(sizes), iterations, warmup, progress)
     red = reductions(comm, iterations, progress, reduce_pairs)
+    cp = copies(comm, iterations, progress)
     if comm.Get_rank() != 0:
         return None
     per_node: dict[int, int] = {}
@@ -352,6 +436,7 @@ def measure(
         "links": links,
         "contention": cont,
         "reduction": red,
+        "copy": cp,
     }
 
 
@@ -387,6 +472,9 @@ class Calibration:
     """Each fit's parameters, R², residuals and break points, and the raw medians."""
     warnings: list[str]
     """The fits that do not describe their measurements (also in the file's ``fits``)."""
+    call_us: float | None = None
+    """The native runner's cost per collective call beyond its messages (``C`` of
+    :func:`fit_exchange`), the model file's ``call``; None where no exchange was measured."""
 
     def document(self, machine: dict | None = None, source: str = "calibrate") -> dict:
         """The model file's JSON object (see :func:`write_model_file`)."""
@@ -394,6 +482,8 @@ class Calibration:
         doc: dict[str, Any] = {"model": self.model}
         if self.node is not None:
             doc["node"] = self.node
+        if self.call_us is not None:
+            doc["call"] = _fmt_time_us(self.call_us)
         doc.update(
             {
                 "models": self.models,
@@ -431,8 +521,19 @@ def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Pat
         nranks=doc.get("nranks"),
         ranks_per_node=doc.get("ranks_per_node"),
         fits=doc.get("fits"),
+        call=doc.get("call"),
         force=force,
     )
+
+
+def _r_squared(y: Sequence[float], predicted: Sequence[float]) -> float:
+    """R² of ``predicted`` against ``y`` weighted by ``1/y`` (relative), as the core's fits."""
+    w2 = np.array([1.0 / v for v in y]) ** 2
+    yy, pp = np.asarray(y, dtype=float), np.asarray(predicted, dtype=float)
+    mean = float(np.sum(w2 * yy) / np.sum(w2))
+    ss_tot = float(np.sum(w2 * (yy - mean) ** 2))
+    ss_res = float(np.sum(w2 * (yy - pp) ** 2))
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float(ss_res == 0)
 
 
 def _r2_warning(warnings: list[str], what: str, r2: float) -> None:
@@ -457,22 +558,73 @@ def _reduction_fits(measured: dict) -> dict[str, dict]:
     return out
 
 
-def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> dict:
-    """The postal, pipelined and LogGOPS fits of one link (ping-pong and trains), and their
-    specs."""
+def fit_exchange(rows: Sequence[dict]) -> dict:
+    """The runner's per-call cost ``C`` and the time ``x(s)`` of one exchange step of every
+    size from :func:`exchange`'s rows: ``time(k, s) = C + k·x(s)``, one non-negative least
+    squares fit over every row (columns: 1, and per size ``k`` where the row has that size;
+    weights ``1/time``). Returns ``call_us``, ``bytes``, ``step_us`` (``x`` by size), ``r2``
+    and ``residuals_us``."""
+    sizes = sorted({int(r["bytes"]) for r in rows})
+    y = [float(r["median_us"]) for r in rows]
+    columns = [[1.0] * len(rows)] + [
+        [float(r["steps"]) if int(r["bytes"]) == b else 0.0 for r in rows] for b in sizes
+    ]
+    f = _core.fit_least_squares(columns, y, [1.0 / v for v in y], nonnegative=True)
+    return {
+        "call_us": f.coef[0],
+        "bytes": sizes,
+        "step_us": list(f.coef[1:]),
+        "r2": f.r2,
+        "residuals_us": f.residuals,
+    }
+
+
+def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings: list[str]) -> dict:
+    """The postal, pipelined and LogGOPS fits of one link (ping-pong, trains and, where
+    measured, exchanges), and their specs. With exchanges, the runner's per-call cost ``C``
+    (:func:`fit_exchange`) is taken out of the ping-pong (a round trip is ``C`` and two
+    one-way messages), and LogGOPS's ``L``, ``G`` and ``S`` are fitted to the exchange steps
+    (both ranks sending and receiving at once, as every step of an allreduce or alltoall on
+    2 ranks does) instead of the one-way time."""
     pp = link["pingpong"]
+    ex = fit_exchange(link["exchange"]) if link.get("exchange") else None
+    half_call = ex["call_us"] / 2.0 if ex is not None else 0.0
     x = [float(r["bytes"]) for r in pp]
-    y = [r["median_us"] for r in pp]
+    shortest = min(r["median_us"] for r in pp)
+    if half_call >= shortest:
+        warnings.append(
+            f"exchange ({kind}): the runner's per-call cost C = {2 * half_call:.4g} us is not "
+            f"below the shortest ping-pong round trip {2 * shortest:.4g} us: the ping-pong is "
+            "fitted as measured (the measurements disagree; measure on a quieter machine)"
+        )
+        half_call = 0.0
+    y = [r["median_us"] - half_call for r in pp]
     tn = [float(r["messages"]) for r in link["train"]]
     tt = [r["median_us"] for r in link["train"]]
     dn = [float(r["messages"]) for r in link["delayed"]]
     dt = [r["median_us"] for r in link["delayed"]]
-    lg = _core.fit_loggops(x, y, tn, tt, dn, dt, MAX_SEGMENTS)
+    lg_pp = _core.fit_loggops(x, y, tn, tt, dn, dt, MAX_SEGMENTS)
+    if ex is not None:
+        lx = [float(b) for b in ex["bytes"]]
+        lg = _core.fit_loggops(lx, ex["step_us"], tn, tt, dn, dt, MAX_SEGMENTS)
+        _r2_warning(warnings, f"exchange fit C + k·x(s) of the {kind} exchanges", ex["r2"])
+    else:
+        lx, lg = x, lg_pp
     postal = _core.fit_line(x, y, relative=True)
-    pw = lg.pingpong
+    pw = lg_pp.pingpong
     s_found = lg.eager_limit is not None
     eager = int(lg.eager_limit if lg.eager_limit is not None else max(x))
     big_g = lg.gap_per_byte
+    beta = lg_pp.gap_per_byte
+    # R: the segments' jump at the switch (the rendezvous handshake), which the line
+    # L + 2o + (s-1)G lacks above S: the last segment's intercept less the first's
+    segs = lg.pingpong.segments
+    r_raw = segs[-1].intercept - segs[0].intercept if s_found else 0.0
+    rendezvous = max(r_raw, 0.0)
+    lg_times = [lg.latency + 2 * lg.overhead + max(s - 1, 0.0) * big_g for s in lx]
+    lg_pred = [t + (rendezvous if s > eager else 0.0) for s, t in zip(lx, lg_times, strict=True)]
+    lg_meas = ex["step_us"] if ex is not None else y
+    lg_r2 = _r_squared(lg_meas, lg_pred)
     # α_r: the issue cost per message (the train's slope); α_p: the rest of the small-message
     # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment
     alpha_r = lg.train.coef[1]
@@ -488,15 +640,17 @@ def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> d
         "postal": f"postal:alpha={_fmt_time_us(postal.coef[0])},"
         f"beta={_fmt_time_us(postal.coef[1])},{reduce_part}",
         "pipelined": f"pipelined:alpha_p={_fmt_time_us(alpha_p)},"
-        f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(big_g)},{reduce_part}",
+        f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(beta)},{reduce_part}",
         "loggops": f"loggops:L={_fmt_time_us(lg.latency)},o={_fmt_time_us(lg.overhead)},"
-        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(big_g)},O=0,S={eager},{reduce_part}",
+        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(big_g)},O=0,S={eager},{reduce_part}"
+        f"{copy_part}" + (f",R={_fmt_time_us(rendezvous)}" if rendezvous > 0 else ""),
     }
     _r2_warning(warnings, f"postal fit of the {kind} ping-pong", postal.r2)
     _r2_warning(warnings, f"pipelined fit (α_p, α_r) of the {kind} issue-rate train", lg.train.r2)
     _r2_warning(warnings, f"o fit of the {kind} delayed train", lg.overhead_train.r2)
     _r2_warning(warnings, f"piecewise fit of the {kind} ping-pong", pw.r2)
-    _r2_warning(warnings, f"LogGOPS one-way time L + 2o + (s-1)G on the {kind} ping-pong", lg.r2)
+    on = "exchange steps" if ex is not None else "ping-pong"
+    _r2_warning(warnings, f"LogGOPS time L + 2o + (s-1)G (+ R above S) on the {kind} {on}", lg_r2)
     if lg.latency_excess > 0:
         warnings.append(
             f"LogGOPS ({kind}): 2o = {2 * lg.overhead:.4g} us exceeds the small-message "
@@ -515,7 +669,7 @@ def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> d
             "alpha_p_us": alpha_p,
             "alpha_r_us": alpha_r,
             "issue_intercept_us": lg.train.coef[0],
-            "beta_ns_per_byte": big_g * 1e3,
+            "beta_ns_per_byte": beta * 1e3,
             "r2": lg.train.r2,
             "residuals_us": lg.train.residuals,
         },
@@ -532,10 +686,16 @@ def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> d
             "S_source": "break point (eager/rendezvous switch)"
             if s_found
             else "no switch in the sizes measured: the largest size",
-            "r2": lg.r2,
-            "predicted_us": lg.predicted,
-            "residuals_us": lg.residuals,
+            "fitted_to": on,
+            "bytes": lx,
+            "R_us": rendezvous,
+            "R_raw_us": r_raw,
+            "r2": lg_r2,
+            "r2_without_R": lg.r2,
+            "predicted_us": lg_pred,
+            "residuals_us": [m - p for m, p in zip(lg_meas, lg_pred, strict=True)],
         },
+        "exchange": ex,
         "piecewise": {
             "breaks": pw.breaks,
             "r2": pw.r2,
@@ -557,8 +717,37 @@ def _fit_link(kind: str, link: dict, reduce_part: str, warnings: list[str]) -> d
             "train": link["train"],
             "delayed": link["delayed"],
             "delay_us": link["delay_us"],
+            "exchange": link.get("exchange"),
         },
     }
+
+
+def _copy_fit(measured: dict | None, warnings: list[str]) -> dict | None:
+    """The copy's time per byte (LogGOPS's ``copy``) and per call, by a line through
+    :func:`copies`' medians; None when not measured or when the slope is 0."""
+    if not measured:
+        return None
+    f = _core.fit_line([float(b) for b in measured["bytes"]], measured["median_us"], True)
+    _r2_warning(warnings, "copy fit", f.r2)
+    if f.coef[1] <= 0:
+        return None
+    return {
+        "copy_ns_per_byte": f.coef[1] * 1e3,
+        "per_call_ns": f.coef[0] * 1e3,
+        "r2": f.r2,
+        "residuals_us": f.residuals,
+        **measured,
+    }
+
+
+def node_bandwidth(fitted_gbps: float, exchange_g_ns: float | None) -> float:
+    """The node level's shared bandwidth (GB/s): the contention fit's, but not below what the
+    exchange steps moved (2 flows at once, one each way: ``2/G``). LogGOPS's ``G`` fitted on
+    the exchanges already carries the sharing of those 2 flows; a node bandwidth below ``2/G``
+    would charge it twice."""
+    if exchange_g_ns is None or exchange_g_ns <= 0:
+        return fitted_gbps
+    return max(fitted_gbps, 2.0 / exchange_g_ns)
 
 
 def _fit_contention(rows: list[dict], big_g_ns: float, warnings: list[str]) -> dict | None:
@@ -594,8 +783,10 @@ def fit(measured: dict, library: str = "") -> Calibration:
     if default in red:
         _r2_warning(warnings, f"reduction fit ({default})", red[default]["r2"])
     reduce_part = f"gamma={_fmt_time_us(gamma * 1e-3)},delta={_fmt_time_us(delta * 1e-3)}"
+    cp = _copy_fit(measured.get("copy"), warnings)
+    copy_part = f",copy={_fmt_time_us(cp['copy_ns_per_byte'] * 1e-3)}" if cp else ""
     links = {
-        kind: _fit_link(kind, link, reduce_part, warnings)
+        kind: _fit_link(kind, link, reduce_part, copy_part, warnings)
         for kind, link in measured["links"].items()
     }
     primary = "inter" if "inter" in links else "intra"
@@ -603,12 +794,17 @@ def fit(measured: dict, library: str = "") -> Calibration:
     if primary == "inter" and "intra" in links:
         models.update({f"{k}_intra": v for k, v in links["intra"]["specs"].items()})
     cont = _fit_contention(
-        measured["contention"], links[primary]["loggops"]["G_ns_per_byte"], warnings
+        # the flows are one-way: the ping-pong's G (the pipelined model's β) is one flow's
+        measured["contention"],
+        links[primary]["pipelined"]["beta_ns_per_byte"],
+        warnings,
     )
     rpn = measured["ranks_per_node"]
     node = None
     if cont is not None:
-        node = f"node:ranks={rpn},bw={_fmt_gbps(cont['bandwidth_GBps'])}GB/s"
+        ex_g = links[primary]["loggops"]["G_ns_per_byte"] if links[primary]["exchange"] else None
+        cont["node_GBps"] = node_bandwidth(cont["bandwidth_GBps"], ex_g)
+        node = f"node:ranks={rpn},bw={_fmt_gbps(cont['node_GBps'])}GB/s"
     fits = {
         "r2_threshold": R2_THRESHOLD,
         "primary": primary,
@@ -616,9 +812,11 @@ def fit(measured: dict, library: str = "") -> Calibration:
         "contention": cont,
         "reduction": red,
         "reduction_model": default,
+        "copy": cp,
         "nodes": measured["nodes"],
         "nnodes": measured["nnodes"],
     }
+    ex = links[primary]["exchange"]
     return Calibration(
         model=models["loggops"],
         models=models,
@@ -628,6 +826,7 @@ def fit(measured: dict, library: str = "") -> Calibration:
         ranks_per_node=rpn,
         fits=fits,
         warnings=warnings,
+        call_us=ex["call_us"] if ex is not None else None,
     )
 
 
@@ -647,14 +846,27 @@ def plot(cal: Calibration, path: str | Path, title: str | None = None) -> Path:
     ax = axes[0][0]
     for kind, lk in cal.fits["links"].items():
         pp = lk["measured"]["pingpong"]
+        ex = lk["exchange"]
+        half_call = ex["call_us"] / 2 if ex is not None else 0.0
         x = np.array([r["bytes"] for r in pp], dtype=float)
-        y = [r["median_us"] for r in pp]
-        pts = ax.plot(x, y, "o", ms=4, label=f"measured ({kind})")[0]
+        y = [r["median_us"] - half_call for r in pp]
+        pts = ax.plot(x, y, "o", ms=4, label=f"one-way ({kind})")[0]
         color = pts.get_color()
+        if ex is not None:
+            ax.plot(
+                ex["bytes"],
+                ex["step_us"],
+                "s",
+                ms=4,
+                mfc="none",
+                color=color,
+                label=f"exchange step ({kind}), C = {ex['call_us']:.3g} us",
+            )
         for s in lk["piecewise"]["segments"]:
             xs = np.geomspace(max(s["from_bytes"], 1.0), max(s["to_bytes"], 1.0), 20)
             ax.plot(xs, s["alpha_us"] + s["beta_ns_per_byte"] * 1e-3 * xs, "-", color=color)
-        ax.plot(x, lk["loggops"]["predicted_us"], ":", color=color, label=f"LogGOPS ({kind})")
+        lg = lk["loggops"]
+        ax.plot(lg["bytes"], lg["predicted_us"], ":", color=color, label=f"LogGOPS ({kind})")
         po = lk["postal"]
         ax.plot(
             x,
@@ -669,7 +881,7 @@ def plot(cal: Calibration, path: str | Path, title: str | None = None) -> Path:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (bytes); dashed verticals: break points")
-    ax.set_ylabel("one-way time (µs, median)")
+    ax.set_ylabel("time (µs, median; the runner's per-call C taken out)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     if cont is not None:

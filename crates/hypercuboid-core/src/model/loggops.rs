@@ -23,7 +23,8 @@ use crate::units::{per_byte, ByteRate, Time};
 ///   a send or local op whose resources have become busy meanwhile is queued again at their
 ///   new free time, keeping its place among equal times.
 /// - **Send** of `s` bytes at `t`: `cpu = t + o + (s−1)·O`, `nic_send = t + g + (s−1)·G`;
-///   the message reaches the receiver at `t + o + L`. If `s ≤ S` (eager) the send completes at
+///   the message reaches the receiver at `t + o + L` (`t + o + L + R` when `s > S`: `R` is the
+///   rendezvous handshake's cost, 0 by default as in LogGOPSim). If `s ≤ S` (eager) the send completes at
 ///   `t`; otherwise (rendezvous) when the receiver matches it, and the sender's clocks are then
 ///   moved up to the match time.
 /// - **Message** reaching its receiver at `t`: waits until the receiver's clocks
@@ -70,6 +71,9 @@ pub struct LogGopsModel {
     pub overhead_per_byte: f64,
     /// `S`, largest eager message (bytes).
     pub eager_limit: u64,
+    /// `R`, the extra latency of a message above `S` (the rendezvous handshake); 0 in
+    /// LogGOPSim, measured by `hypercuboid calibrate` as the jump of its piecewise segments.
+    pub rendezvous: Time,
     /// γ, ps per reduced byte.
     pub gamma: f64,
     /// δ, fixed cost per reduction.
@@ -94,6 +98,7 @@ impl Default for LogGopsModel {
             gap_per_byte: 6_000.0,
             overhead_per_byte: 0.0,
             eager_limit: 65_535,
+            rendezvous: 0,
             gamma: 0.0,
             delta: 0,
             copy: 0.0,
@@ -257,9 +262,15 @@ impl CostModel for LogGopsModel {
         st.clk[n] = t
             .saturating_add(self.gap)
             .saturating_add(Self::per_extra_byte(m.bytes, st.g_rate));
+        let eager = m.bytes <= self.eager_limit;
+        let handshake = if eager { 0 } else { self.rendezvous };
         Attempt::Go(SendIssue {
-            arrival: Some(t.saturating_add(self.overhead).saturating_add(self.latency)),
-            completion: if m.bytes <= self.eager_limit {
+            arrival: Some(
+                t.saturating_add(self.overhead)
+                    .saturating_add(self.latency)
+                    .saturating_add(handshake),
+            ),
+            completion: if eager {
                 SendCompletion::At(t)
             } else {
                 SendCompletion::OnMatch

@@ -469,9 +469,10 @@ impl CostModel for NodeModel {
                 busy_until: cpu_end,
             })
         } else {
-            // The request to send; the data flows once it is matched.
+            // The request to send (and the handshake's measured cost, R); the data flows once
+            // it is matched.
             Attempt::Go(SendIssue {
-                arrival: Some(at.saturating_add(h.latency)),
+                arrival: Some(at.saturating_add(h.latency).saturating_add(h.rendezvous)),
                 completion: SendCompletion::OnMatch,
                 busy_until: cpu_end,
             })

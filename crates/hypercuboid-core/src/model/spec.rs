@@ -79,6 +79,10 @@ const LOGGOPS: Form = Form {
              (default 0)",
         ),
         Key::new(
+            "R",
+            "extra latency of a message above S: the rendezvous handshake (default 0)",
+        ),
+        Key::new(
             "order",
             "issue order of the sends (and of the receives) one event frees on a rank: \
              program (as the program lists them, MPI's order; default) or gcc (a stock \
@@ -206,6 +210,7 @@ fn loggops(s: &Spec) -> Result<ModelSpec, SpecError> {
         gamma: rate(s, "gamma", d.gamma)?,
         delta: time(s, "delta", d.delta)?,
         copy: rate(s, "copy", d.copy)?,
+        rendezvous: time(s, "R", d.rendezvous)?,
         order: s.value("order", |v| ORDERS.read(v))?.unwrap_or(d.order),
     }))
 }
@@ -276,6 +281,9 @@ impl fmt::Display for ModelSpec {
                 if m.copy != 0.0 {
                     write!(f, ",copy={}", fmt_rate(m.copy))?;
                 }
+                if m.rendezvous != 0 {
+                    write!(f, ",R={}", format_time_exact(m.rendezvous))?;
+                }
                 if m.order != LogGopsModel::default().order {
                     write!(f, ",order={}", ORDERS.name(m.order))?;
                 }
@@ -307,7 +315,7 @@ mod tests {
         for (entry, keys) in MODELS.iter().zip([
             "alpha, beta, gamma, delta",
             "alpha_p, alpha_r, beta, gamma, delta",
-            "L, o, g, G, O, S, gamma, delta, copy, order",
+            "L, o, g, G, O, S, gamma, delta, copy, R, order",
         ]) {
             let name = entry.form.name;
             let e = err(&format!("{name}:zeta=1"));

@@ -22,6 +22,7 @@ const LOGGOPSIM_DEFAULTS: LogGopsModel = LogGopsModel {
     gap_per_byte: 6000.0,
     overhead_per_byte: 0.0,
     eager_limit: 65535,
+    rendezvous: 0,
     gamma: 0.0,
     delta: 0,
     copy: 0.0,
@@ -159,7 +160,7 @@ fn error_messages() {
         (
             "loggops:l=1",
             "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, \
-             O, S, gamma, delta, copy, order",
+             O, S, gamma, delta, copy, R, order",
         ),
         (
             "postal:alpha=-1us",
