@@ -454,31 +454,25 @@ HC_EXPORT int MPI_Finalize(void)
          TO(comm, dest, stag) r->bytes = tsize(dt, (uint64_t)count);                          \
          RECV_HALF(source, rtag, status))
 
-SEND(MPI_Send, K_SEND, int)
-SEND(MPI_Ssend, K_SSEND, int)
-SEND(MPI_Bsend, K_BSEND, int)
-SEND(MPI_Rsend, K_RSEND, int)
-ISEND(MPI_Isend, K_ISEND, int)
-ISEND(MPI_Issend, K_ISSEND, int)
-ISEND(MPI_Ibsend, K_IBSEND, int)
-ISEND(MPI_Irsend, K_IRSEND, int)
-RECV(MPI_Recv, int)
-IRECV(MPI_Irecv, int)
-SENDRECV(MPI_Sendrecv, int)
-SENDRECV_REPLACE(MPI_Sendrecv_replace, int)
+/* every point-to-point call in the form SUF gives (int counts, or the large-count _c forms) */
+#define P2P_ALL(SUF, CT)                                                                       \
+    SEND(SUF(Send), K_SEND, CT)                                                                \
+    SEND(SUF(Ssend), K_SSEND, CT)                                                              \
+    SEND(SUF(Bsend), K_BSEND, CT)                                                              \
+    SEND(SUF(Rsend), K_RSEND, CT)                                                              \
+    ISEND(SUF(Isend), K_ISEND, CT)                                                             \
+    ISEND(SUF(Issend), K_ISSEND, CT)                                                           \
+    ISEND(SUF(Ibsend), K_IBSEND, CT)                                                           \
+    ISEND(SUF(Irsend), K_IRSEND, CT)                                                           \
+    RECV(SUF(Recv), CT)                                                                        \
+    IRECV(SUF(Irecv), CT)                                                                      \
+    SENDRECV(SUF(Sendrecv), CT)                                                                \
+    SENDRECV_REPLACE(SUF(Sendrecv_replace), CT)
+#define INT_(X) MPI_##X
+P2P_ALL(INT_, int)
 #if MPI_VERSION >= 4
-SEND(MPI_Send_c, K_SEND, MPI_Count)
-SEND(MPI_Ssend_c, K_SSEND, MPI_Count)
-SEND(MPI_Bsend_c, K_BSEND, MPI_Count)
-SEND(MPI_Rsend_c, K_RSEND, MPI_Count)
-ISEND(MPI_Isend_c, K_ISEND, MPI_Count)
-ISEND(MPI_Issend_c, K_ISSEND, MPI_Count)
-ISEND(MPI_Ibsend_c, K_IBSEND, MPI_Count)
-ISEND(MPI_Irsend_c, K_IRSEND, MPI_Count)
-RECV(MPI_Recv_c, MPI_Count)
-IRECV(MPI_Irecv_c, MPI_Count)
-SENDRECV(MPI_Sendrecv_c, MPI_Count)
-SENDRECV_REPLACE(MPI_Sendrecv_replace_c, MPI_Count)
+#define COUNT_(X) MPI_##X##_c
+P2P_ALL(COUNT_, MPI_Count)
 #endif
 
 WRAP(MPI_Probe, K_PROBE, 0, (int source, int tag, MPI_Comm comm, MPI_Status *status),
