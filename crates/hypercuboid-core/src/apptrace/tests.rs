@@ -342,8 +342,8 @@ fn bad_input_names_rank_record_and_call() {
     });
     assert_eq!(
         err(&f),
-        "rank 0, record 12 (MPI_Barrier): collective 2 of its communicator (ranks 0 1 2 3) is \
-         not made by rank 1, which makes 1"
+        "rank 0, record 12 (MPI_Barrier): collective 3 of its communicator (ranks 0 1 2 3) is \
+         not made by rank 1, which makes 2"
     );
     // a communicator never created
     let mut f = app();
@@ -393,28 +393,41 @@ fn bad_input_names_rank_record_and_call() {
 
 #[test]
 fn partial_trace_converts_up_to_the_crash() {
-    let mut f = app();
-    // rank 1 crashed after its allreduce: its file ends there
-    let t = read_rank(&f[1], "r1").unwrap();
-    let after_allreduce = 24 + 4 + 64 * 6 + 8 * 6;
-    assert_eq!(t.records[5].call.name, "MPI_Allreduce");
-    f[1].truncate(after_allreduce);
-    let t = load(&f);
-    assert!(!t.complete());
     let opts = ConvertOptions {
         partial: true,
         ..ConvertOptions::default()
     };
+    let mut f = app();
+    // rank 1 crashed after its allreduce: its file ends there; the others' MPI_Comm_split, a
+    // collective of the world, waits for it, so they are cut there
+    let t = read_rank(&f[1], "r1").unwrap();
+    let after_allreduce = 24 + 4 + 64 * 6 + 8 * 6;
+    assert_eq!(t.records[5].call.name, "MPI_Allreduce");
+    let whole = f[1].clone();
+    f[1].truncate(after_allreduce);
+    let t = load(&f);
+    assert!(!t.complete());
     let c = convert(&t, &opts).unwrap();
     assert!(verify(&c.schedule, &VerifyOptions::default()).is_sound());
-    // rank 3 shares the odd communicator with rank 1: its bcast there is cut; the even ranks
-    // finish
     assert_eq!(
         c.note.unwrap(),
         "partial trace: rank 1 stops after record 5 (MPI_Allreduce) without MPI_Finalize; \
+         converted up to record 8 (MPI_Comm_split) on rank 0, up to record 6 (MPI_Comm_split) \
+         on rank 2, up to record 6 (MPI_Comm_split) on rank 3, whole on the other ranks"
+    );
+    assert_eq!(c.records, 8 + 6 + 6 + 6);
+    // rank 1 crashed after the split: rank 3 shares the odd communicator with it, so its bcast
+    // there is cut; the even ranks finish
+    f[1] = whole;
+    f[1].truncate(after_allreduce + 64 + 8 * 2);
+    let c = convert(&load(&f), &opts).unwrap();
+    assert!(verify(&c.schedule, &VerifyOptions::default()).is_sound());
+    assert_eq!(
+        c.note.unwrap(),
+        "partial trace: rank 1 stops after record 6 (MPI_Comm_split) without MPI_Finalize; \
          converted up to record 7 (MPI_Bcast) on rank 3, whole on the other ranks"
     );
-    assert_eq!(c.records, 13 + 6 + 11 + 7);
+    assert_eq!(c.records, 13 + 7 + 11 + 7);
 }
 
 #[test]
