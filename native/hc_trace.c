@@ -9,10 +9,10 @@
  *                             file (default 4 MiB, at least 64 KiB): a crashed run leaves every
  *                             record up to its last flush.
  *
- * Each call appends one fixed record of 64 bytes (and, for a wait on several requests, a
- * v-collective or a communicator creation, a few 8-byte words after it) to a per-rank buffer;
- * the file is opened at MPI_Init, the header written at once, the buffer appended when full and
- * at MPI_Finalize. Calls are recorded from the thread that makes them with no lock: recorded
+ * Each call appends one record (a dozen bytes in the compact form of docs/trace.md, and, for a
+ * wait on several requests, a v-collective or a communicator creation, a few 8-byte words after
+ * it) to a per-rank buffer; the file is opened at MPI_Init, the header written at once, the
+ * buffer appended when full and at MPI_Finalize. Calls are recorded from the thread that makes them with no lock: recorded
  * applications call MPI from one thread at a time (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED).
  * Fortran bindings are not intercepted. */
 #define _POSIX_C_SOURCE 200809L
@@ -39,6 +39,9 @@ static struct {
     FILE *f;
     unsigned char *buf;
     size_t len, cap;
+    size_t tail;     /* where the last record starts */
+    int pending;     /* whether it is still to be encoded */
+    uint64_t last;   /* the now() reading the last encoded record returned at */
     uint32_t next_req, next_comm;
     int world_rank;
 } g;
@@ -53,8 +56,77 @@ static size_t ncomms, capcomms;
 static table reqs, persistent;
 
 
+/* -- the compact form (docs/trace.md, "Record"): the call, a mask of the fields that differ
+ * from their defaults, the times as tick deltas, those fields as LEB128 varints (signed ones
+ * zigzagged), then the extra words as they are. A call's record is filled in at the buffer's
+ * end and encoded in place when the next one is claimed or the buffer is written out, so the
+ * wrappers fill in plain fields and the buffer holds a dozen bytes a call, not 64. */
+
+#define SLACK 32 /* an encoded record is at most sizeof(rec) + SLACK bytes (docs/trace.md) */
+
+static inline unsigned char *uvar(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static inline unsigned char *svar(unsigned char *p, int32_t v)
+{
+    return uvar(p, (uint32_t)((uint32_t)v << 1) ^ (uint32_t)(v >> 31));
+}
+
+/* Encodes the record at the buffer's end (g.pending) where it lies. */
+static void encode(void)
+{
+    unsigned char *at = g.buf + g.tail;
+    const rec *R = (const rec *)at;
+    /* field by field into registers: the encoding overwrites the record */
+    const rec r = {.kind = R->kind, .op = R->op, .comm = R->comm, .t0 = R->t0, .t1 = R->t1,
+                   .peer = R->peer, .tag = R->tag, .src = R->src, .mtag = R->mtag,
+                   .bytes = R->bytes, .rbytes = R->rbytes, .req = R->req, .nextra = R->nextra};
+    uint64_t dt0 = r.t0 > g.last ? r.t0 - g.last : 0; /* a clock read on another core */
+    uint64_t t0 = g.last + dt0, dur = r.t1 > t0 ? r.t1 - t0 : 0;
+    g.last = t0 + dur;
+    unsigned mask = (unsigned)(r.op != 0) | (unsigned)(r.comm != 0) << 1 |
+                    (unsigned)(r.peer != P_NONE) << 2 | (unsigned)(r.tag != 0) << 3 |
+                    (unsigned)(r.src != P_NONE) << 4 | (unsigned)(r.mtag != -1) << 5 |
+                    (unsigned)(r.bytes != 0) << 6 | (unsigned)(r.rbytes != 0) << 7 |
+                    (unsigned)(r.req != 0) << 8 | (unsigned)(r.nextra != 0) << 9;
+    /* in place, or (extra words, which a long head could overwrite) in h first */
+    size_t words = 8u * (size_t)r.nextra;
+    unsigned char h[sizeof r + SLACK], *p = words ? h : at;
+    *p++ = (unsigned char)r.kind;
+    p = uvar(p, mask);
+    p = uvar(p, dt0);
+    p = uvar(p, dur);
+    if (mask & 1) p = uvar(p, r.op);
+    if (mask & 2) p = uvar(p, r.comm);
+    if (mask & 4) p = svar(p, r.peer);
+    if (mask & 8) p = svar(p, r.tag);
+    if (mask & 16) p = svar(p, r.src);
+    if (mask & 32) p = svar(p, r.mtag);
+    if (mask & 64) p = uvar(p, r.bytes);
+    if (mask & 128) p = uvar(p, r.rbytes);
+    if (mask & 256) p = uvar(p, r.req);
+    if (mask & 512) p = uvar(p, r.nextra);
+    if (!words) {
+        g.len = (size_t)(p - g.buf);
+    } else {
+        size_t n = (size_t)(p - h);
+        memmove(at + n, at + sizeof r, words);
+        memcpy(at, h, n);
+        g.len = g.tail + n + words;
+    }
+    g.pending = 0;
+}
+
 static void flush_buf(void)
 {
+    if (g.pending) encode();
     if (g.f && g.len) {
         fwrite(g.buf, 1, g.len, g.f);
         fflush(g.f);
@@ -62,28 +134,34 @@ static void flush_buf(void)
     g.len = 0;
 }
 
-/* Room for a record and `extra` words; NULL when recording is off. */
-static rec *claim(int kind, uint64_t t0, uint32_t extra)
+/* Room for `need` bytes when the buffer has none left: written out, or grown for one record
+ * larger than it; 0 when out of memory. */
+static __attribute__((noinline)) int make_room(size_t need)
 {
+    flush_buf();
+    if (need <= g.cap) return 1;
+    unsigned char *b = realloc(g.buf, need);
+    if (!b) return 0;
+    g.buf = b;
+    g.cap = need;
+    return 1;
+}
+
+/* The record of the call `kind` entered at t0 (returned now) with `extra` words after it;
+ * NULL when recording is off. Its fields are zero but peer and src (P_NONE) and mtag (-1). */
+static inline rec *claim(int kind, uint64_t t0, uint32_t extra)
+{
+    uint64_t t1 = now();
     if (!g.on) return NULL;
-    size_t need = sizeof(rec) + 8u * (size_t)extra;
-    if (g.len + need > g.cap) flush_buf();
-    if (need > g.cap) { /* one record larger than the buffer: grow it */
-        unsigned char *b = realloc(g.buf, need);
-        if (!b) return NULL;
-        g.buf = b;
-        g.cap = need;
-    }
+    if (g.pending) encode();
+    size_t need = sizeof(rec) + SLACK + 8u * (size_t)extra;
+    if (__builtin_expect(g.len + need > g.cap, 0) && !make_room(need)) return NULL;
     rec *r = (rec *)(g.buf + g.len);
-    g.len += need;
-    memset(r, 0, sizeof *r);
-    r->kind = (uint16_t)kind;
-    r->t0 = t0;
-    r->t1 = now();
-    r->peer = P_NONE;
-    r->src = P_NONE;
-    r->mtag = -1;
-    r->nextra = extra;
+    g.tail = g.len;
+    g.len += sizeof(rec) + 8u * (size_t)extra;
+    g.pending = 1;
+    *r = (rec){.kind = (uint16_t)kind, .t0 = t0, .t1 = t1, .peer = P_NONE, .src = P_NONE,
+               .mtag = -1, .nextra = extra};
     return r;
 }
 
@@ -120,12 +198,15 @@ static void comm_remove(MPI_Comm c)
         }
 }
 
-static uint64_t req_key(const MPI_Request *r)
+/* A handle's bits (the first 8 bytes of it), the key of the tables on handles. */
+static uint64_t handle_key(const void *h, size_t n)
 {
     uint64_t k = 0;
-    memcpy(&k, r, sizeof *r < sizeof k ? sizeof *r : sizeof k);
+    memcpy(&k, h, n < sizeof k ? n : sizeof k);
     return k;
 }
+
+static uint64_t req_key(const MPI_Request *r) { return handle_key(r, sizeof *r); }
 
 static uint32_t req_take(uint64_t key) { return find(&reqs, key, 1); }
 
@@ -137,22 +218,63 @@ static uint32_t new_req(MPI_Request *r)
     return id;
 }
 
-static uint64_t tsize(MPI_Datatype t, uint64_t count)
+/* The sizes of the datatypes seen, direct-mapped on the handle's bits (size -1: empty), so that
+ * a call's record does not ask MPI each time; MPI_Type_free empties it, as a freed handle may
+ * come back as another type. */
+#define TYPES 64
+static struct {
+    uint64_t key;
+    int64_t size;
+} types[TYPES];
+
+static void types_clear(void)
 {
-    int s = 0;
-    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &s) != MPI_SUCCESS || s < 0) return 0;
-    return (uint64_t)s * count;
+    for (size_t i = 0; i < TYPES; i++) types[i].size = -1;
 }
 
-static int32_t elem_size(MPI_Datatype t) { return (int32_t)tsize(t, 1); }
+static inline int64_t type_size(MPI_Datatype t)
+{
+    uint64_t k = handle_key(&t, sizeof t);
+    size_t i = (size_t)((k ^ k >> 6 ^ k >> 12) % TYPES);
+    if (__builtin_expect(types[i].key == k && types[i].size >= 0, 1)) return types[i].size;
+    int s = 0;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size(t, &s) != MPI_SUCCESS || s < 0) return 0;
+    types[i].key = k;
+    types[i].size = s;
+    return s;
+}
+
+static inline uint64_t tsize(MPI_Datatype t, uint64_t count)
+{
+    return (uint64_t)type_size(t) * count;
+}
+
+static inline int32_t elem_size(MPI_Datatype t) { return (int32_t)type_size(t); }
+
+HC_EXPORT int MPI_Type_free(MPI_Datatype *t)
+{
+    types_clear();
+    return PMPI_Type_free(t);
+}
 
 static uint16_t op_code(MPI_Op op)
 {
+    static MPI_Op last = MPI_OP_NULL;
+    static uint16_t last_code;
+    if (op == last && op != MPI_OP_NULL) return last_code;
     MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,    MPI_LAND,   MPI_LOR,    MPI_LXOR,
                     MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE};
+    uint16_t code = 255;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (op == ops[i]) return (uint16_t)(i + 1);
-    return 255;
+        if (op == ops[i]) {
+            code = (uint16_t)(i + 1);
+            break;
+        }
+    if (code != 255) { /* user ops may be freed and their handles reused: not cached */
+        last = op;
+        last_code = code;
+    }
+    return code;
 }
 
 static int32_t peer_of(int p)
@@ -201,24 +323,30 @@ static void start(void)
     long long cap = fl ? atoll(fl) : 0;
     g.cap = cap >= (1 << 16) ? (size_t)cap : (size_t)4 << 20;
     g.buf = malloc(g.cap);
+    if (g.buf) memset(g.buf, 0, g.cap); /* its pages faulted in now, not in recorded calls */
     if (!g.buf) {
         fclose(g.f);
         g.f = NULL;
         return;
     }
-    unsigned char h[24] = "HCTRACE";
+    clock_gettime(CLOCK_MONOTONIC, &clk.base);
+    calibrate();
+    rebase();
+    types_clear();
+    /* the rate of the ticks: ns per tick, 32.32 fixed point */
+    uint64_t rate = clk.tsc_mult ? clk.tsc_mult : (uint64_t)1 << 32;
+    unsigned char h[32] = "HCTRACE";
     uint32_t v[4] = {HCT_VERSION, (uint32_t)rank, (uint32_t)size, (uint32_t)len};
     memcpy(h + 8, v, sizeof v);
+    memcpy(h + 24, &rate, sizeof rate);
     fwrite(h, 1, sizeof h, g.f);
     fwrite(lib, 1, (size_t)len, g.f);
     fflush(g.f);
     g.world_rank = rank;
     g.next_comm = 2;
+    g.last = origin();
     g.on = 1;
-    clock_gettime(CLOCK_MONOTONIC, &clk.base);
-    calibrate();
-    rebase();
-    claim(K_INIT, 0, 0);
+    claim(K_INIT, origin(), 0);
 }
 
 HC_EXPORT int MPI_Init(int *argc, char ***argv)
@@ -249,230 +377,127 @@ HC_EXPORT int MPI_Finalize(void)
     return PMPI_Finalize();
 }
 
-/* -- point-to-point ----------------------------------------------------------------------- */
+/* -- the wrappers ------------------------------------------------------------------------- */
 
 /* PCALL(MPI_Send) is PMPI_Send, after its argument is expanded. */
 #define PCALL(NAME) PCALL_(NAME)
 #define PCALL_(NAME) P##NAME
 
+/* The wrapper NAME PARAMS: calls PMPI_NAME ARGS and records the call KIND with EXTRA words,
+ * whose fields the statements after them fill in (r: the record; rc: what the call returned;
+ * STATUS(s): the status to fill, own where the caller ignores it). */
+#define WRAP(NAME, KIND, EXTRA, PARAMS, ARGS, ...)                                             \
+    HC_EXPORT int NAME PARAMS                                                                  \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        MPI_Status own __attribute__((unused));                                                \
+        int rc = PCALL(NAME) ARGS;                                                             \
+        rec *r = claim(KIND, t0, EXTRA);                                                       \
+        if (r) {                                                                               \
+            __VA_ARGS__                                                                        \
+        }                                                                                      \
+        return rc;                                                                             \
+    }
+#define STATUS(s) ((s) == MPI_STATUS_IGNORE ? &own : (s))
+
+/* the fields of a point-to-point call: communicator, peer and tag */
+#define TO(COMM, PEER, TAG)                                                                    \
+    r->comm = comm_id(COMM);                                                                   \
+    r->peer = peer_of(PEER);                                                                   \
+    r->tag = TAG;
+/* a request started: its id */
+#define STARTED(REQ)                                                                           \
+    if (rc == MPI_SUCCESS) r->req = new_req(REQ);
+/* a persistent request made: its id */
+#define PERSISTENT(REQ)                                                                        \
+    if (rc == MPI_SUCCESS) {                                                                   \
+        r->req = ++g.next_req;                                                                 \
+        put(&persistent, req_key(REQ), r->req);                                                \
+    }
+
+/* -- point-to-point ----------------------------------------------------------------------- */
+
+#define SEND_P(CT) const void *buf, CT count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm
+#define RECV_P(CT) void *buf, CT count, MPI_Datatype dt, int source, int tag, MPI_Comm comm
 #define SEND(NAME, KIND, CT)                                                                   \
-    HC_EXPORT int NAME(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,          \
-                       MPI_Comm comm)                                                          \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm);                                     \
-        rec *r = claim(KIND, t0, 0);                                                           \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(dest);                                                           \
-            r->tag = tag;                                                                      \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    WRAP(NAME, KIND, 0, (SEND_P(CT)), (buf, count, dt, dest, tag, comm), TO(comm, dest, tag)   \
+         r->bytes = tsize(dt, (uint64_t)count);)
 #define ISEND(NAME, KIND, CT)                                                                  \
-    HC_EXPORT int NAME(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,          \
-                       MPI_Comm comm, MPI_Request *req)                                        \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm, req);                                \
-        rec *r = claim(KIND, t0, 0);                                                           \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(dest);                                                           \
-            r->tag = tag;                                                                      \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-            if (rc == MPI_SUCCESS) r->req = new_req(req);                                      \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    WRAP(NAME, KIND, 0, (SEND_P(CT), MPI_Request *req), (buf, count, dt, dest, tag, comm, req), \
+         TO(comm, dest, tag) r->bytes = tsize(dt, (uint64_t)count); STARTED(req))
 #define RECV(NAME, CT)                                                                         \
-    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int source, int tag,              \
-                       MPI_Comm comm, MPI_Status *status)                                      \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        MPI_Status own;                                                                        \
-        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                          \
-        int rc = PCALL(NAME)(buf, count, dt, source, tag, comm, st);                               \
-        rec *r = claim(K_RECV, t0, 0);                                                         \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(source);                                                         \
-            r->tag = tag;                                                                      \
-            put_status(r, st);                                                                 \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    WRAP(NAME, K_RECV, 0, (RECV_P(CT), MPI_Status *status),                                     \
+         (buf, count, dt, source, tag, comm, STATUS(status)), TO(comm, source, tag)            \
+         put_status(r, STATUS(status));)
 #define IRECV(NAME, CT)                                                                        \
-    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int source, int tag,              \
-                       MPI_Comm comm, MPI_Request *req)                                        \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(buf, count, dt, source, tag, comm, req);                              \
-        rec *r = claim(K_IRECV, t0, 0);                                                        \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(source);                                                         \
-            r->tag = tag;                                                                      \
-            r->rbytes = tsize(dt, (uint64_t)count);                                            \
-            if (rc == MPI_SUCCESS) r->req = new_req(req);                                      \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    WRAP(NAME, K_IRECV, 0, (RECV_P(CT), MPI_Request *req),                                      \
+         (buf, count, dt, source, tag, comm, req), TO(comm, source, tag)                       \
+         r->rbytes = tsize(dt, (uint64_t)count); STARTED(req))
+/* Sendrecv: the receive's source (low 32 bits) and tag (high) in one extra word */
+#define RECV_HALF(source, rtag, status)                                                        \
+    put_status(r, STATUS(status));                                                             \
+    extra_of(r)[0] = (uint64_t)(uint32_t)peer_of(source) | (uint64_t)(uint32_t)rtag << 32;
 #define SENDRECV(NAME, CT)                                                                     \
-    HC_EXPORT int NAME(const void *sbuf, CT scount, MPI_Datatype stype, int dest, int stag,    \
-                       void *rbuf, CT rcount, MPI_Datatype rtype, int source, int rtag,        \
-                       MPI_Comm comm, MPI_Status *status)                                      \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        MPI_Status own;                                                                        \
-        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                          \
-        int rc = PCALL(NAME)(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,   \
-                         comm, st);                                                            \
-        rec *r = claim(K_SENDRECV, t0, 1);                                                     \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(dest);                                                           \
-            r->tag = stag;                                                                     \
-            r->bytes = tsize(stype, (uint64_t)scount);                                         \
-            put_status(r, st);                                                                 \
-            extra_of(r)[0] = (uint64_t)(uint32_t)peer_of(source) |                             \
-                             (uint64_t)(uint32_t)rtag << 32;                                   \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    WRAP(NAME, K_SENDRECV, 1,                                                                  \
+         (const void *sbuf, CT scount, MPI_Datatype stype, int dest, int stag, void *rbuf,     \
+          CT rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,                  \
+          MPI_Status *status),                                                                 \
+         (sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,            \
+          STATUS(status)),                                                                     \
+         TO(comm, dest, stag) r->bytes = tsize(stype, (uint64_t)scount);                      \
+         RECV_HALF(source, rtag, status))
 #define SENDRECV_REPLACE(NAME, CT)                                                             \
-    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int dest, int stag, int source,    \
-                       int rtag, MPI_Comm comm, MPI_Status *status)                            \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        MPI_Status own;                                                                        \
-        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                          \
-        int rc = PCALL(NAME)(buf, count, dt, dest, stag, source, rtag, comm, st);                  \
-        rec *r = claim(K_SENDRECV, t0, 1);                                                     \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(dest);                                                           \
-            r->tag = stag;                                                                     \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-            put_status(r, st);                                                                 \
-            extra_of(r)[0] = (uint64_t)(uint32_t)peer_of(source) |                             \
-                             (uint64_t)(uint32_t)rtag << 32;                                   \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
+    WRAP(NAME, K_SENDRECV, 1,                                                                  \
+         (void *buf, CT count, MPI_Datatype dt, int dest, int stag, int source, int rtag,      \
+          MPI_Comm comm, MPI_Status *status),                                                  \
+         (buf, count, dt, dest, stag, source, rtag, comm, STATUS(status)),                     \
+         TO(comm, dest, stag) r->bytes = tsize(dt, (uint64_t)count);                          \
+         RECV_HALF(source, rtag, status))
 
-SEND(MPI_Send, K_SEND, int)
-SEND(MPI_Ssend, K_SSEND, int)
-SEND(MPI_Bsend, K_BSEND, int)
-SEND(MPI_Rsend, K_RSEND, int)
-ISEND(MPI_Isend, K_ISEND, int)
-ISEND(MPI_Issend, K_ISSEND, int)
-ISEND(MPI_Ibsend, K_IBSEND, int)
-ISEND(MPI_Irsend, K_IRSEND, int)
-RECV(MPI_Recv, int)
-IRECV(MPI_Irecv, int)
-SENDRECV(MPI_Sendrecv, int)
-SENDRECV_REPLACE(MPI_Sendrecv_replace, int)
+/* every point-to-point call in the form SUF gives (int counts, or the large-count _c forms) */
+#define P2P_ALL(SUF, CT)                                                                       \
+    SEND(SUF(Send), K_SEND, CT)                                                                \
+    SEND(SUF(Ssend), K_SSEND, CT)                                                              \
+    SEND(SUF(Bsend), K_BSEND, CT)                                                              \
+    SEND(SUF(Rsend), K_RSEND, CT)                                                              \
+    ISEND(SUF(Isend), K_ISEND, CT)                                                             \
+    ISEND(SUF(Issend), K_ISSEND, CT)                                                           \
+    ISEND(SUF(Ibsend), K_IBSEND, CT)                                                           \
+    ISEND(SUF(Irsend), K_IRSEND, CT)                                                           \
+    RECV(SUF(Recv), CT)                                                                        \
+    IRECV(SUF(Irecv), CT)                                                                      \
+    SENDRECV(SUF(Sendrecv), CT)                                                                \
+    SENDRECV_REPLACE(SUF(Sendrecv_replace), CT)
+#define INT_(X) MPI_##X
+P2P_ALL(INT_, int)
 #if MPI_VERSION >= 4
-SEND(MPI_Send_c, K_SEND, MPI_Count)
-SEND(MPI_Ssend_c, K_SSEND, MPI_Count)
-SEND(MPI_Bsend_c, K_BSEND, MPI_Count)
-SEND(MPI_Rsend_c, K_RSEND, MPI_Count)
-ISEND(MPI_Isend_c, K_ISEND, MPI_Count)
-ISEND(MPI_Issend_c, K_ISSEND, MPI_Count)
-ISEND(MPI_Ibsend_c, K_IBSEND, MPI_Count)
-ISEND(MPI_Irsend_c, K_IRSEND, MPI_Count)
-RECV(MPI_Recv_c, MPI_Count)
-IRECV(MPI_Irecv_c, MPI_Count)
-SENDRECV(MPI_Sendrecv_c, MPI_Count)
-SENDRECV_REPLACE(MPI_Sendrecv_replace_c, MPI_Count)
+#define COUNT_(X) MPI_##X##_c
+P2P_ALL(COUNT_, MPI_Count)
 #endif
 
-HC_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    int rc = PMPI_Probe(source, tag, comm, st);
-    rec *r = claim(K_PROBE, t0, 0);
-    if (r) {
-        r->comm = comm_id(comm);
-        r->peer = peer_of(source);
-        r->tag = tag;
-        put_status(r, st);
-    }
-    return rc;
-}
-
-HC_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    int rc = PMPI_Iprobe(source, tag, comm, flag, st);
-    rec *r = claim(K_IPROBE, t0, 0);
-    if (r) {
-        r->comm = comm_id(comm);
-        r->peer = peer_of(source);
-        r->tag = tag;
-        if (*flag) put_status(r, st);
-    }
-    return rc;
-}
+WRAP(MPI_Probe, K_PROBE, 0, (int source, int tag, MPI_Comm comm, MPI_Status *status),
+     (source, tag, comm, STATUS(status)), TO(comm, source, tag) put_status(r, STATUS(status));)
+WRAP(MPI_Iprobe, K_IPROBE, 0,
+     (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+     (source, tag, comm, flag, STATUS(status)), TO(comm, source, tag)
+     if (*flag) put_status(r, STATUS(status));)
 
 /* -- persistent requests ------------------------------------------------------------------ */
 
 /* A persistent request gets an id at its creation (MPI_Send_init ...: the record's req); each
  * MPI_Start gives it a new request id for the operation it starts, which the waits complete. */
 #define SEND_INIT(NAME)                                                                        \
-    HC_EXPORT int NAME(const void *buf, int count, MPI_Datatype dt, int dest, int tag,         \
-                       MPI_Comm comm, MPI_Request *req)                                        \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(buf, count, dt, dest, tag, comm, req);                            \
-        rec *r = claim(K_SEND_INIT, t0, 0);                                                    \
-        if (r) {                                                                               \
-            r->comm = comm_id(comm);                                                           \
-            r->peer = peer_of(dest);                                                           \
-            r->tag = tag;                                                                      \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-            if (rc == MPI_SUCCESS) {                                                           \
-                r->req = ++g.next_req;                                                         \
-                put(&persistent, req_key(req), r->req);                                        \
-            }                                                                                  \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
+    WRAP(NAME, K_SEND_INIT, 0, (SEND_P(int), MPI_Request *req),                                 \
+         (buf, count, dt, dest, tag, comm, req), TO(comm, dest, tag)                           \
+         r->bytes = tsize(dt, (uint64_t)count); PERSISTENT(req))
 
 SEND_INIT(MPI_Send_init)
 SEND_INIT(MPI_Ssend_init)
 SEND_INIT(MPI_Bsend_init)
 SEND_INIT(MPI_Rsend_init)
-
-HC_EXPORT int MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag,
-                            MPI_Comm comm, MPI_Request *req)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    int rc = PMPI_Recv_init(buf, count, dt, source, tag, comm, req);
-    rec *r = claim(K_RECV_INIT, t0, 0);
-    if (r) {
-        r->comm = comm_id(comm);
-        r->peer = peer_of(source);
-        r->tag = tag;
-        r->rbytes = tsize(dt, (uint64_t)count);
-        if (rc == MPI_SUCCESS) {
-            r->req = ++g.next_req;
-            put(&persistent, req_key(req), r->req);
-        }
-    }
-    return rc;
-}
+WRAP(MPI_Recv_init, K_RECV_INIT, 0, (RECV_P(int), MPI_Request *req),
+     (buf, count, dt, source, tag, comm, req), TO(comm, source, tag)
+     r->rbytes = tsize(dt, (uint64_t)count); PERSISTENT(req))
 
 /* One word per started request: the persistent id (low 32 bits), the new request id (high). */
 static uint64_t started(MPI_Request *req)
@@ -696,18 +721,6 @@ HC_EXPORT int MPI_Testsome(int n, MPI_Request rq[], int *outcount, int indices[]
 
 /* -- collectives -------------------------------------------------------------------------- */
 
-/* The record of a collective on comm: `req` set for the non-blocking forms. */
-static rec *coll(int kind, uint64_t t0, MPI_Comm comm, uint32_t extra, MPI_Request *req,
-                 int rc)
-{
-    rec *r = claim(req ? kind + K_NB : kind, t0, extra);
-    if (r) {
-        r->comm = comm_id(comm);
-        if (req && rc == MPI_SUCCESS) r->req = new_req(req);
-    }
-    return r;
-}
-
 static int csize(MPI_Comm comm)
 {
     int n = 0;
@@ -716,149 +729,91 @@ static int csize(MPI_Comm comm)
 }
 
 /* Each collective has a blocking form (F = B) and a non-blocking one (F = NB): ARGS_F is the
- * request parameter, PASS_F passes it on, REQ_F gives it to coll(). */
+ * request parameter, PASS_F passes it on, KIND_F(K) is the code of the form, REQ_F records the
+ * request's id. */
 #define ARGS_B
 #define ARGS_NB , MPI_Request *req
 #define PASS_B
 #define PASS_NB , req
-#define REQ_B NULL
-#define REQ_NB req
+#define UNPAREN(...) __VA_ARGS__
+#define KIND_B(K) K
+#define KIND_NB(K) (K + K_NB)
+#define REQ_B
+#define REQ_NB STARTED(req)
 
-#define DEF_BARRIER(NAME, F)                                                                   \
-    HC_EXPORT int NAME(MPI_Comm comm ARGS_##F)                                                 \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(comm PASS_##F);                                                       \
-        coll(K_BARRIER, t0, comm, 0, REQ_##F, rc);                                             \
-        return rc;                                                                             \
-    }
+/* COLL(NAME, F, K, EXTRA, PARAMS, ARGS, fields...): the collective K on comm */
+#define COLL(NAME, F, K, EXTRA, PARAMS, ARGS, ...)                                             \
+    WRAP(NAME, KIND_##F(K), EXTRA, (UNPAREN PARAMS ARGS_##F), (UNPAREN ARGS PASS_##F),         \
+         r->comm = comm_id(comm);                                                              \
+         REQ_##F __VA_ARGS__)
+/* the datatype's size and a count of it */
+#define SIZES(DT, COUNT)                                                                       \
+    r->tag = elem_size(DT);                                                                    \
+    r->bytes = tsize(DT, (uint64_t)(COUNT));
 
+#define DEF_BARRIER(NAME, F) COLL(NAME, F, K_BARRIER, 0, (MPI_Comm comm), (comm))
 #define DEF_BCAST(NAME, F, CT)                                                                 \
-    HC_EXPORT int NAME(void *buf, CT count, MPI_Datatype dt, int root, MPI_Comm comm ARGS_##F) \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(buf, count, dt, root, comm PASS_##F);                                 \
-        rec *r = coll(K_BCAST, t0, comm, 0, REQ_##F, rc);                                      \
-        if (r) {                                                                               \
-            r->peer = root;                                                                    \
-            r->tag = elem_size(dt);                                                            \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    COLL(NAME, F, K_BCAST, 0, (void *buf, CT count, MPI_Datatype dt, int root, MPI_Comm comm),  \
+         (buf, count, dt, root, comm), r->peer = root; SIZES(dt, count))
 #define DEF_REDUCE(NAME, F, CT)                                                                \
-    HC_EXPORT int NAME(const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,     \
-                       int root, MPI_Comm comm ARGS_##F)                                       \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(sbuf, rbuf, count, dt, op, root, comm PASS_##F);                      \
-        rec *r = coll(K_REDUCE, t0, comm, 0, REQ_##F, rc);                                     \
-        if (r) {                                                                               \
-            r->peer = root;                                                                    \
-            r->op = op_code(op);                                                               \
-            r->tag = elem_size(dt);                                                            \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    COLL(NAME, F, K_REDUCE, 0,                                                                 \
+         (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op, int root,        \
+          MPI_Comm comm),                                                                       \
+         (sbuf, rbuf, count, dt, op, root, comm), r->peer = root; r->op = op_code(op);          \
+         SIZES(dt, count))
 /* Allreduce, Scan, Exscan, Reduce_scatter_block (count: each rank's block) */
 #define DEF_ALLRED(NAME, KIND, F, CT)                                                          \
-    HC_EXPORT int NAME(const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,     \
-                       MPI_Comm comm ARGS_##F)                                                 \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(sbuf, rbuf, count, dt, op, comm PASS_##F);                            \
-        rec *r = coll(KIND, t0, comm, 0, REQ_##F, rc);                                         \
-        if (r) {                                                                               \
-            r->op = op_code(op);                                                               \
-            r->tag = elem_size(dt);                                                            \
-            r->bytes = tsize(dt, (uint64_t)count);                                             \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    COLL(NAME, F, KIND, 0,                                                                     \
+         (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),   \
+         (sbuf, rbuf, count, dt, op, comm), r->op = op_code(op); SIZES(dt, count))
 /* Allgather, Alltoall: bytes = one rank's block (the receive side's when sending in place) */
 #define DEF_ALLX(NAME, KIND, F, CT)                                                            \
-    HC_EXPORT int NAME(const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf, CT rcount, \
-                       MPI_Datatype rtype, MPI_Comm comm ARGS_##F)                             \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(sbuf, scount, stype, rbuf, rcount, rtype, comm PASS_##F);             \
-        rec *r = coll(KIND, t0, comm, 0, REQ_##F, rc);                                         \
-        if (r) {                                                                               \
-            r->tag = elem_size(rtype);                                                         \
-            r->bytes = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcount)                   \
-                                            : tsize(stype, (uint64_t)scount);                  \
-            r->rbytes = tsize(rtype, (uint64_t)rcount);                                        \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
-#define DEF_ALLGATHERV(NAME, F, CT, DT)                                                            \
-    HC_EXPORT int NAME(const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf,            \
-                       const CT rcounts[], const DT displs[], MPI_Datatype rtype,          \
-                       MPI_Comm comm ARGS_##F)                                                 \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm PASS_##F);    \
-        int n = g.on ? csize(comm) : 0;                                                        \
-        rec *r = coll(K_ALLGATHERV, t0, comm, (uint32_t)n, REQ_##F, rc);                       \
-        if (r) {                                                                               \
-            r->tag = elem_size(rtype);                                                         \
-            for (int i = 0; i < n; i++) extra_of(r)[i] = tsize(rtype, (uint64_t)rcounts[i]);   \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
-#define DEF_ALLTOALLV(NAME, F, CT, DT)                                                             \
-    HC_EXPORT int NAME(const void *sbuf, const CT scounts[], const DT sdispls[],               \
-                       MPI_Datatype stype, void *rbuf, const CT rcounts[],                     \
-                       const DT rdispls[], MPI_Datatype rtype, MPI_Comm comm ARGS_##F)        \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype,         \
-                         comm PASS_##F);                                                       \
-        int n = g.on ? csize(comm) : 0;                                                        \
-        rec *r = coll(K_ALLTOALLV, t0, comm, 2u * (uint32_t)n, REQ_##F, rc);                   \
-        if (r) {                                                                               \
-            int inplace = sbuf == MPI_IN_PLACE;                                                \
-            r->tag = elem_size(rtype);                                                         \
-            for (int i = 0; i < n; i++) {                                                      \
-                extra_of(r)[i] = inplace ? tsize(rtype, (uint64_t)rcounts[i])                  \
-                                         : tsize(stype, (uint64_t)scounts[i]);                 \
-                extra_of(r)[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                       \
-            }                                                                                  \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
-
+    COLL(NAME, F, KIND, 0,                                                                     \
+         (const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf, CT rcount,              \
+          MPI_Datatype rtype, MPI_Comm comm),                                                   \
+         (sbuf, scount, stype, rbuf, rcount, rtype, comm),                                      \
+         r->tag = elem_size(rtype);                                                            \
+         r->bytes = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcount)                      \
+                                         : tsize(stype, (uint64_t)scount);                     \
+         r->rbytes = tsize(rtype, (uint64_t)rcount);)
+/* the v-forms: one extra word per rank of comm (Alltoallv: two) */
+#define DEF_ALLGATHERV(NAME, F, CT, DT)                                                        \
+    COLL(NAME, F, K_ALLGATHERV, g.on ? (uint32_t)csize(comm) : 0,                              \
+         (const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf, const CT rcounts[],     \
+          const DT displs[], MPI_Datatype rtype, MPI_Comm comm),                                \
+         (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),                             \
+         r->tag = elem_size(rtype);                                                            \
+         for (uint32_t i = 0; i < r->nextra; i++)                                              \
+             extra_of(r)[i] = tsize(rtype, (uint64_t)rcounts[i]);)
+#define DEF_ALLTOALLV(NAME, F, CT, DT)                                                         \
+    COLL(NAME, F, K_ALLTOALLV, g.on ? 2u * (uint32_t)csize(comm) : 0,                          \
+         (const void *sbuf, const CT scounts[], const DT sdispls[], MPI_Datatype stype,        \
+          void *rbuf, const CT rcounts[], const DT rdispls[], MPI_Datatype rtype,              \
+          MPI_Comm comm),                                                                       \
+         (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),                  \
+         r->tag = elem_size(rtype);                                                            \
+         for (uint32_t i = 0, n = r->nextra / 2; i < n; i++) {                                 \
+             extra_of(r)[i] = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcounts[i])        \
+                                                   : tsize(stype, (uint64_t)scounts[i]);       \
+             extra_of(r)[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                          \
+         })
 #define DEF_REDSCAT(NAME, F, CT)                                                               \
-    HC_EXPORT int NAME(const void *sbuf, void *rbuf, const CT rcounts[], MPI_Datatype dt,      \
-                       MPI_Op op, MPI_Comm comm ARGS_##F)                                      \
-    {                                                                                          \
-        uint64_t t0 = g.on ? now() : 0;                                                        \
-        int rc = PCALL(NAME)(sbuf, rbuf, rcounts, dt, op, comm PASS_##F);                          \
-        int n = g.on ? csize(comm) : 0;                                                        \
-        rec *r = coll(K_REDUCE_SCATTER, t0, comm, (uint32_t)n, REQ_##F, rc);                   \
-        if (r) {                                                                               \
-            r->op = op_code(op);                                                               \
-            r->tag = elem_size(dt);                                                            \
-            for (int i = 0; i < n; i++) extra_of(r)[i] = tsize(dt, (uint64_t)rcounts[i]);      \
-        }                                                                                      \
-        return rc;                                                                             \
-    }
+    COLL(NAME, F, K_REDUCE_SCATTER, g.on ? (uint32_t)csize(comm) : 0,                          \
+         (const void *sbuf, void *rbuf, const CT rcounts[], MPI_Datatype dt, MPI_Op op,        \
+          MPI_Comm comm),                                                                       \
+         (sbuf, rbuf, rcounts, dt, op, comm), r->op = op_code(op); r->tag = elem_size(dt);      \
+         for (uint32_t i = 0; i < r->nextra; i++)                                              \
+             extra_of(r)[i] = tsize(dt, (uint64_t)rcounts[i]);)
 
 #define DEF_ALL(SUF, F, CT)                                                                    \
-    DEF_BCAST(SUF(Bcast, bcast), F, CT)                                                               \
-    DEF_REDUCE(SUF(Reduce, reduce), F, CT)                                                             \
-    DEF_ALLRED(SUF(Allreduce, allreduce), K_ALLREDUCE, F, CT)                                             \
-    DEF_ALLRED(SUF(Scan, scan), K_SCAN, F, CT)                                                       \
-    DEF_ALLRED(SUF(Exscan, exscan), K_EXSCAN, F, CT)                                                   \
-    DEF_ALLRED(SUF(Reduce_scatter_block, reduce_scatter_block), K_REDUCE_SCATTER_BLOCK, F, CT)                       \
-    DEF_ALLX(SUF(Allgather, allgather), K_ALLGATHER, F, CT)                                               \
-    DEF_ALLX(SUF(Alltoall, alltoall), K_ALLTOALL, F, CT)                                                 \
+    DEF_BCAST(SUF(Bcast, bcast), F, CT)                                                        \
+    DEF_REDUCE(SUF(Reduce, reduce), F, CT)                                                     \
+    DEF_ALLRED(SUF(Allreduce, allreduce), K_ALLREDUCE, F, CT)                                  \
+    DEF_ALLRED(SUF(Scan, scan), K_SCAN, F, CT)                                                 \
+    DEF_ALLRED(SUF(Exscan, exscan), K_EXSCAN, F, CT)                                           \
+    DEF_ALLRED(SUF(Reduce_scatter_block, reduce_scatter_block), K_REDUCE_SCATTER_BLOCK, F, CT) \
+    DEF_ALLX(SUF(Allgather, allgather), K_ALLGATHER, F, CT)                                    \
+    DEF_ALLX(SUF(Alltoall, alltoall), K_ALLTOALL, F, CT)                                       \
     DEF_REDSCAT(SUF(Reduce_scatter, reduce_scatter), F, CT)
 
 /* SUF(Name, name): the blocking or non-blocking form's name */

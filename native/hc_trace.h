@@ -12,18 +12,75 @@
 
 /* -- the format (docs/trace.md) ----------------------------------------------------------- */
 
-#define HCT_VERSION 1u
+#define HCT_VERSION 2u
+
+/* Every call the format knows: X(code, K_ constant, MPI name). The one list of the codes:
+ * apptrace::CALLS in the Rust reader (crates/hypercuboid-core/src/apptrace/mod.rs) has the same
+ * codes and names, which its test `calls_match_the_recorder` checks against this list. The
+ * large-count forms (MPI_Send_c ...) record the codes of their int forms. */
+#define HC_CALLS(X) \
+    X(0, K_INIT, MPI_Init) \
+    X(1, K_FINALIZE, MPI_Finalize) \
+    X(10, K_SEND, MPI_Send) \
+    X(11, K_SSEND, MPI_Ssend) \
+    X(12, K_BSEND, MPI_Bsend) \
+    X(13, K_RSEND, MPI_Rsend) \
+    X(14, K_ISEND, MPI_Isend) \
+    X(15, K_ISSEND, MPI_Issend) \
+    X(16, K_IBSEND, MPI_Ibsend) \
+    X(17, K_IRSEND, MPI_Irsend) \
+    X(20, K_RECV, MPI_Recv) \
+    X(21, K_IRECV, MPI_Irecv) \
+    X(22, K_SENDRECV, MPI_Sendrecv) \
+    X(23, K_SENDRECV_REPLACE, MPI_Sendrecv_replace) \
+    X(24, K_PROBE, MPI_Probe) \
+    X(25, K_IPROBE, MPI_Iprobe) \
+    X(26, K_SEND_INIT, MPI_Send_init) \
+    X(27, K_RECV_INIT, MPI_Recv_init) \
+    X(28, K_START, MPI_Start) \
+    X(29, K_STARTALL, MPI_Startall) \
+    X(30, K_WAIT, MPI_Wait) \
+    X(31, K_WAITALL, MPI_Waitall) \
+    X(32, K_WAITANY, MPI_Waitany) \
+    X(33, K_WAITSOME, MPI_Waitsome) \
+    X(34, K_TEST, MPI_Test) \
+    X(35, K_TESTALL, MPI_Testall) \
+    X(36, K_TESTANY, MPI_Testany) \
+    X(37, K_TESTSOME, MPI_Testsome) \
+    X(50, K_BARRIER, MPI_Barrier) \
+    X(51, K_BCAST, MPI_Bcast) \
+    X(52, K_REDUCE, MPI_Reduce) \
+    X(53, K_ALLREDUCE, MPI_Allreduce) \
+    X(54, K_ALLGATHER, MPI_Allgather) \
+    X(55, K_ALLGATHERV, MPI_Allgatherv) \
+    X(56, K_ALLTOALL, MPI_Alltoall) \
+    X(57, K_ALLTOALLV, MPI_Alltoallv) \
+    X(58, K_REDUCE_SCATTER, MPI_Reduce_scatter) \
+    X(59, K_REDUCE_SCATTER_BLOCK, MPI_Reduce_scatter_block) \
+    X(60, K_SCAN, MPI_Scan) \
+    X(61, K_EXSCAN, MPI_Exscan) \
+    X(70, K_IBARRIER, MPI_Ibarrier) \
+    X(71, K_IBCAST, MPI_Ibcast) \
+    X(72, K_IREDUCE, MPI_Ireduce) \
+    X(73, K_IALLREDUCE, MPI_Iallreduce) \
+    X(74, K_IALLGATHER, MPI_Iallgather) \
+    X(75, K_IALLGATHERV, MPI_Iallgatherv) \
+    X(76, K_IALLTOALL, MPI_Ialltoall) \
+    X(77, K_IALLTOALLV, MPI_Ialltoallv) \
+    X(78, K_IREDUCE_SCATTER, MPI_Ireduce_scatter) \
+    X(79, K_IREDUCE_SCATTER_BLOCK, MPI_Ireduce_scatter_block) \
+    X(80, K_ISCAN, MPI_Iscan) \
+    X(81, K_IEXSCAN, MPI_Iexscan) \
+    X(90, K_COMM_DUP, MPI_Comm_dup) \
+    X(91, K_COMM_SPLIT, MPI_Comm_split) \
+    X(92, K_COMM_CREATE, MPI_Comm_create) \
+    X(93, K_COMM_SPLIT_TYPE, MPI_Comm_split_type) \
 
 enum {
-    K_INIT = 0, K_FINALIZE = 1,
-    K_SEND = 10, K_SSEND, K_BSEND, K_RSEND, K_ISEND, K_ISSEND, K_IBSEND, K_IRSEND,
-    K_RECV = 20, K_IRECV, K_SENDRECV, K_SENDRECV_REPLACE, K_PROBE, K_IPROBE,
-    K_SEND_INIT, K_RECV_INIT, K_START, K_STARTALL, /* 26 .. 29: persistent requests */
-    K_WAIT = 30, K_WAITALL, K_WAITANY, K_WAITSOME, K_TEST, K_TESTALL, K_TESTANY, K_TESTSOME,
-    K_BARRIER = 50, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER, K_ALLGATHERV, K_ALLTOALL,
-    K_ALLTOALLV, K_REDUCE_SCATTER, K_REDUCE_SCATTER_BLOCK, K_SCAN, K_EXSCAN,
-    K_NB = 20, /* the non-blocking form of collective K is K + K_NB (70 Ibarrier .. 81 Iexscan) */
-    K_COMM_DUP = 90, K_COMM_SPLIT, K_COMM_CREATE, K_COMM_SPLIT_TYPE,
+#define HC_CODE(CODE, K, NAME) K = CODE,
+    HC_CALLS(HC_CODE)
+#undef HC_CODE
+    K_NB = K_IBARRIER - K_BARRIER, /* the non-blocking form of collective K is K + K_NB */
 };
 
 /* peer values besides a rank of the communicator */
@@ -31,11 +88,13 @@ enum {
 #define P_NONE (-2)
 #define P_NULL (-3)
 
+/* A call's record as the wrappers fill it in; encode() (hc_trace.c) writes it in the file's
+ * compact form (docs/trace.md). */
 typedef struct {
     uint16_t kind;   /* the call (K_*) */
     uint16_t op;     /* reduction operator (op_code), 0 none */
     uint32_t comm;   /* the communicator's id: 0 world, 1 self, 2... in creation order */
-    uint64_t t0, t1; /* ns since MPI_Init returned: call entered, call returned */
+    uint64_t t0, t1; /* now() readings: call entered, call returned */
     int32_t peer;    /* dest, source or root as a rank of comm; P_ANY, P_NONE, P_NULL */
     int32_t tag;     /* point-to-point: the tag (-1 any); collectives: datatype size */
     int32_t src;     /* the source the status gives (receives), else P_NONE */
@@ -125,18 +184,18 @@ static uint64_t mono(void)
            (uint64_t)clk.base.tv_nsec;
 }
 
-/* ns since MPI_Init returned. On x86-64 with an invariant TSC (constant_tsc and nonstop_tsc in
- * /proc/cpuinfo, checked at start) the time stamp counter scaled by the rate calibrated against
- * CLOCK_MONOTONIC at MPI_Init: about a third of clock_gettime's cost, which is most of what a
- * recorded call costs; elsewhere CLOCK_MONOTONIC. */
+/* The clock of the records. A recorded call reads it twice, so its cost is most of what recording
+ * costs: on x86-64 with an invariant TSC (constant_tsc and nonstop_tsc in /proc/cpuinfo,
+ * checked at start) now() is the bare time stamp counter (one rdtsc, no fence: the call it
+ * brackets takes far longer than the reordering window), recorded as it is: the file's header
+ * gives the rate calibrated against CLOCK_MONOTONIC at MPI_Init (ns per tick, 32.32 fixed
+ * point) and the reader scales; elsewhere now() is CLOCK_MONOTONIC in ns (rate 1). */
 #if defined(__x86_64__)
 #include <x86intrin.h>
-static uint64_t now(void)
-{
-    if (!clk.tsc_mult) return mono();
-    uint64_t d = __rdtsc() - clk.tsc0;
-    return (uint64_t)(((unsigned __int128)d * clk.tsc_mult) >> 32);
-}
+static inline uint64_t now(void) { return clk.tsc_mult ? __rdtsc() : mono(); }
+
+/* The now() reading of time 0. */
+static inline uint64_t origin(void) { return clk.tsc_mult ? clk.tsc0 : 0; }
 
 /* Whether /proc/cpuinfo says the TSC runs at a constant rate in every state. */
 static int invariant_tsc(void)
@@ -171,7 +230,8 @@ static void rebase(void)
     clk.tsc0 = __rdtsc();
 }
 #else
-static uint64_t now(void) { return mono(); }
+static inline uint64_t now(void) { return mono(); }
+static inline uint64_t origin(void) { return 0; }
 static void calibrate(void) {}
 static void rebase(void) { clock_gettime(CLOCK_MONOTONIC, &clk.base); }
 #endif

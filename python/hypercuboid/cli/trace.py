@@ -22,16 +22,25 @@ def _load(path: str):
     return AppTrace.load(path)
 
 
+# the options of convert; whatif shares --compute-scale and --partial
+_COMPUTE_SCALE = click.option(
+    "--compute-scale",
+    type=cliopts.Finite(min=0.0),
+    default=1.0,
+    show_default=True,
+    help="Multiply the compute time between MPI calls (0.5: a CPU twice as fast).",
+)
+_PARTIAL = click.option(
+    "--partial",
+    is_flag=True,
+    help="Use a trace whose ranks stop before MPI_Finalize (a crashed run) up to where they stop.",
+)
+
+
 def _convert_options(f):
     for o in reversed(
         [
-            click.option(
-                "--compute-scale",
-                type=cliopts.Finite(min=0.0),
-                default=1.0,
-                show_default=True,
-                help="Multiply the compute time between MPI calls (0.5: a CPU twice as fast).",
-            ),
+            _COMPUTE_SCALE,
             click.option(
                 "--allreduce",
                 default=None,
@@ -61,12 +70,7 @@ def _convert_options(f):
                 help="library: each allreduce and alltoall whose algorithm is not given as the "
                 "recorded MPI library (Open MPI or MPICH) would run it.",
             ),
-            click.option(
-                "--partial",
-                is_flag=True,
-                help="Convert a trace whose ranks stop before MPI_Finalize (a crashed run) up "
-                "to where they stop.",
-            ),
+            _PARTIAL,
         ]
     ):
         f = o(f)
@@ -217,13 +221,7 @@ def _choices(text: str | None, option: str) -> list[str | None]:
 @click.option("--model", "-m", default=None, help="The cost model (a spec).")
 @click.option("--model-file", type=cliopts.InputFile(), default=None, help="A model file (JSON).")
 @cliopts.topo_option("Replay on this network (a topology spec) instead of a cost model.")
-@click.option(
-    "--compute-scale",
-    type=cliopts.Finite(min=0.0),
-    default=1.0,
-    show_default=True,
-    help="Multiply the compute time between MPI calls.",
-)
+@_COMPUTE_SCALE
 @click.option(
     "--collectives",
     type=click.Choice(["default", "library"], case_sensitive=False),
@@ -231,7 +229,7 @@ def _choices(text: str | None, option: str) -> list[str | None]:
     show_default=True,
     help="library: also the choice the recorded MPI library would make (allreduce, alltoall).",
 )
-@click.option("--partial", is_flag=True, help="Replay a partial trace up to where it stops.")
+@_PARTIAL
 @cliopts.json_option("Print JSON")
 @cliopts.plot_option("Draw the predicted time of each choice to FILE.")
 @cliopts.force_option("existing --json and --plot files")

@@ -141,7 +141,10 @@ impl Build<'_> {
     ) -> Result<Vec<OpId>, TraceError> {
         let m = members.len() as u32;
         let i = members.iter().position(|&w| w == t.rank).unwrap_or(0) as u32;
-        let name = collective_of(rec.call.code).expect("checked in pass 1");
+        // A communicator creation holds its parent's members until all have called it (the
+        // library agrees on a context id with an allreduce; a split also gathers colours and
+        // keys): replayed as a barrier of the parent.
+        let name = collective_of(rec.call.code).unwrap_or("barrier");
         let elem = rec.tag.max(1);
         let v = name.ends_with('v') || name == "reduce_scatter";
         let key = (rec.call.code, m, i, rec.peer, rec.bytes, elem);

@@ -472,6 +472,10 @@ fn resolve(
                 }
             }
             Class::Comm => {
+                // a collective of the parent: replayed as its barrier (build.rs)
+                let s = seq.entry(gid).or_insert(0);
+                out.evs.push((Ev::Coll { gid, seq: *s }, i32i));
+                *s += 1;
                 if r.req != NO_COMM {
                     let ws: Arc<[u32]> = t.extra_of(r).iter().map(|&w| w as u32).collect();
                     if !ws.contains(&t.rank) || ws.iter().any(|&w| w >= n) {

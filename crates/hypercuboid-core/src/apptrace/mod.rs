@@ -27,8 +27,8 @@ mod summary;
 pub use convert::{convert, ConvertOptions, Converted, DEFAULT_ALLREDUCE, DEFAULT_ALLTOALL};
 pub use error::TraceError;
 pub use read::{
-    pack, read, read_rank, AppTrace, RankTrace, Record, PACK_MAGIC, RANK_MAGIC, RECORD_BYTES,
-    VERSION,
+    pack, read, read_rank, AppTrace, RankTrace, Record, HEADER_BYTES, PACK_MAGIC, PACK_VERSION,
+    RANK_MAGIC, RECORD_BYTES, VERSION, VERSION_FIXED,
 };
 pub use summary::{summary, write_chrome, Summary};
 

@@ -7,10 +7,16 @@ use super::{call_of, Call, Class, TraceError, NO_COMM};
 pub const RANK_MAGIC: &[u8; 8] = b"HCTRACE\0";
 /// Magic of a packed trace.
 pub const PACK_MAGIC: &[u8; 8] = b"HCTPACK\0";
-/// The format version this reader reads.
-pub const VERSION: u32 = 1;
-/// Bytes of a record without its extra words.
+/// The rank files' format version the recorder writes: compact records (docs/trace.md).
+pub const VERSION: u32 = 2;
+/// The first version, with fixed records of [`RECORD_BYTES`]; still read.
+pub const VERSION_FIXED: u32 = 1;
+/// The packed trace's version.
+pub const PACK_VERSION: u32 = 1;
+/// Bytes of a version-1 record without its extra words.
 pub const RECORD_BYTES: usize = 64;
+/// Bytes of a version-2 rank file's header (a version-1 header has 24).
+pub const HEADER_BYTES: usize = 32;
 /// Longest library string accepted.
 const MAX_LIBRARY: u32 = 1 << 16;
 /// Most ranks a trace may have.
@@ -136,35 +142,59 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
         )));
     }
     let version = u32_at(bytes, 8);
-    if version != VERSION {
+    let head = match version {
+        VERSION_FIXED => 24,
+        VERSION if bytes.len() >= HEADER_BYTES => HEADER_BYTES,
+        VERSION => {
+            return Err(file_err(format!(
+                "{name}: a version-{VERSION} rank file has a {HEADER_BYTES}-byte header; this \
+                 has {} bytes",
+                bytes.len()
+            )))
+        }
+        _ => {
+            return Err(file_err(format!(
+                "{name}: format version {version}; this reader reads versions {VERSION_FIXED} \
+                 and {VERSION}"
+            )))
+        }
+    };
+    let (rank, nranks, liblen) = (u32_at(bytes, 12), u32_at(bytes, 16), u32_at(bytes, 20));
+    // version 2: ns per clock tick, 32.32 fixed point
+    let rate = if version == VERSION {
+        u64_at(bytes, 24)
+    } else {
+        1 << 32
+    };
+    if rate == 0 {
         return Err(file_err(format!(
-            "{name}: format version {version}; this reader reads version {VERSION}"
+            "{name}: rank {rank}: a clock rate of 0 ns per tick (a damaged header)"
         )));
     }
-    let (rank, nranks, liblen) = (u32_at(bytes, 12), u32_at(bytes, 16), u32_at(bytes, 20));
     if nranks == 0 || nranks > MAX_RANKS || rank >= nranks {
         return Err(file_err(format!(
             "{name}: rank {rank} of {nranks} ranks: expected a rank below a world size of 1 to \
              {MAX_RANKS}"
         )));
     }
-    if liblen > MAX_LIBRARY || 24 + liblen as usize > bytes.len() {
+    if liblen > MAX_LIBRARY || head + liblen as usize > bytes.len() {
         return Err(file_err(format!(
             "{name}: rank {rank}: a library string of {liblen} bytes does not fit the file's {} \
              bytes",
             bytes.len()
         )));
     }
-    let library = String::from_utf8_lossy(&bytes[24..24 + liblen as usize]).into_owned();
+    let library = String::from_utf8_lossy(&bytes[head..head + liblen as usize]).into_owned();
     let mut t = RankTrace {
         rank,
         nranks,
         library,
         ..RankTrace::default()
     };
-    let mut at = 24 + liblen as usize;
+    let mut at = head + liblen as usize;
     let mut finalized = false;
     let mut last_t1 = 0u64;
+    let mut ticks = 0u64; // version 2: the clock when the record before returned
     while at < bytes.len() {
         let n = t.records.len() as u64;
         let err = |call: String, reason: String| TraceError::Record {
@@ -179,14 +209,18 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
                 format!("{} bytes follow the MPI_Finalize record", bytes.len() - at),
             ));
         }
-        let code = if bytes.len() - at >= 2 {
-            u16_at(bytes, at)
+        let decoded = if version == VERSION {
+            decode(&bytes[at..], rate, &mut ticks)
         } else {
-            u16::MAX
+            decode_fixed(&bytes[at..])
+        };
+        let (code, fields) = match decoded {
+            Decoded::Record(code, fields) => (code, Some(fields)),
+            Decoded::Cut(code) => (code, None),
         };
         let call = call_of(code);
         let cname = || call.map_or(format!("call code {code}"), |c| c.name.to_string());
-        if bytes.len() - at < RECORD_BYTES {
+        let Some((f, head_len)) = fields else {
             t.stop = Some(format!(
                 "rank {rank}: the file ends inside record {n} ({}); the rank stops after record \
                  {}",
@@ -194,7 +228,7 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
                 n.saturating_sub(1)
             ));
             return Ok(t);
-        }
+        };
         let Some(call) = call else {
             return Err(err(
                 cname(),
@@ -203,24 +237,11 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
                     .into(),
             ));
         };
-        let b = &bytes[at..at + RECORD_BYTES];
-        let i32_at = |o: usize| u32_at(b, o) as i32;
-        let nextra = u32_at(b, 60);
+        let nextra = f.nextra;
         let rec = Record {
             call,
-            op: u16_at(b, 2),
-            comm: u32_at(b, 4),
-            t0: u64_at(b, 8),
-            t1: u64_at(b, 16),
-            peer: i32_at(24),
-            tag: i32_at(28),
-            src: i32_at(32),
-            mtag: i32_at(36),
-            bytes: u64_at(b, 40),
-            rbytes: u64_at(b, 48),
-            req: u32_at(b, 56),
             extra_at: t.extra.len() as u32,
-            nextra,
+            ..f
         };
         let most = max_extra(call, nranks);
         if nextra > most {
@@ -239,7 +260,7 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
                 ),
             ));
         }
-        let end = at + RECORD_BYTES + 8 * nextra as usize;
+        let end = (at + head_len).saturating_add(8 * nextra as usize);
         if end > bytes.len() {
             t.stop = Some(format!(
                 "rank {rank}: the file ends inside record {n} ({}); the rank stops after record \
@@ -252,7 +273,7 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
         if t.extra.len() as u64 + nextra as u64 > u32::MAX as u64 {
             return Err(err(call.name.into(), "more than 2^32 extra words".into()));
         }
-        let mut o = at + RECORD_BYTES;
+        let mut o = at + head_len;
         for _ in 0..nextra {
             t.extra.push(u64_at(bytes, o));
             o += 8;
@@ -276,6 +297,119 @@ pub fn read_rank(bytes: &[u8], name: &str) -> Result<RankTrace, TraceError> {
         ));
     }
     Ok(t)
+}
+
+/// A record's fields as a file holds them, with the bytes before its extra words; or where the
+/// file ends inside it (with the call code read, `u16::MAX` when not even that is there).
+enum Decoded {
+    Record(u16, (Record, usize)),
+    Cut(u16),
+}
+
+/// The call of fields not yet looked up (replaced by the reader).
+const NO_CALL: &Call = &super::CALLS[0];
+
+/// A version-1 record: 64 fixed bytes.
+fn decode_fixed(b: &[u8]) -> Decoded {
+    let code = if b.len() >= 2 { u16_at(b, 0) } else { u16::MAX };
+    if b.len() < RECORD_BYTES {
+        return Decoded::Cut(code);
+    }
+    let i32_at = |o: usize| u32_at(b, o) as i32;
+    let rec = Record {
+        call: NO_CALL,
+        op: u16_at(b, 2),
+        comm: u32_at(b, 4),
+        t0: u64_at(b, 8),
+        t1: u64_at(b, 16),
+        peer: i32_at(24),
+        tag: i32_at(28),
+        src: i32_at(32),
+        mtag: i32_at(36),
+        bytes: u64_at(b, 40),
+        rbytes: u64_at(b, 48),
+        req: u32_at(b, 56),
+        extra_at: 0,
+        nextra: u32_at(b, 60),
+    };
+    Decoded::Record(code, (rec, RECORD_BYTES))
+}
+
+/// A LEB128 varint at `*at`, advanced past it; `None` where the bytes end first or it does not
+/// fit 64 bits.
+fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
+        if byte < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A version-2 record (docs/trace.md): the call (u8), the mask of the fields present, the
+/// entry time and the duration in clock ticks, then the fields present, as varints (signed
+/// ones zigzagged). `ticks` is the clock when the record before returned; `rate` ns per tick
+/// (32.32). A varint too long for its field counts as a cut file: it can only be the last
+/// bytes of a crashed run or damage, and both stop the rank there.
+fn decode(b: &[u8], rate: u64, ticks: &mut u64) -> Decoded {
+    let Some(&code) = b.first() else {
+        return Decoded::Cut(u16::MAX);
+    };
+    let code = u16::from(code);
+    let mut at = 1;
+    let mut next = || varint(b, &mut at);
+    let fields = (|| {
+        let mask = next()?;
+        let t0 = ticks.checked_add(next()?)?;
+        let t1 = t0.checked_add(next()?)?;
+        let mut field = |bit: u32, default: u64| -> Option<u64> {
+            if mask & (1 << bit) != 0 {
+                next()
+            } else {
+                Some(default)
+            }
+        };
+        let unzig = |v: u64| -> Option<i32> {
+            let v = u32::try_from(v).ok()?;
+            Some(((v >> 1) as i32) ^ -((v & 1) as i32))
+        };
+        let small = |v: u64| u32::try_from(v).ok();
+        let ns =
+            |t: u64| ((u128::from(t) * u128::from(rate)) >> 32).min(u128::from(u64::MAX)) as u64;
+        let rec = Record {
+            call: NO_CALL,
+            op: u16::try_from(field(0, 0)?).ok()?,
+            comm: small(field(1, 0)?)?,
+            peer: unzig(field(2, zig(super::PEER_NONE))?)?,
+            tag: unzig(field(3, 0)?)?,
+            src: unzig(field(4, zig(super::PEER_NONE))?)?,
+            mtag: unzig(field(5, zig(-1))?)?,
+            bytes: field(6, 0)?,
+            rbytes: field(7, 0)?,
+            req: small(field(8, 0)?)?,
+            nextra: small(field(9, 0)?)?,
+            t0: ns(t0),
+            t1: ns(t1),
+            extra_at: 0,
+        };
+        Some((rec, t1))
+    })();
+    match fields {
+        Some((rec, t1)) => {
+            *ticks = t1;
+            Decoded::Record(code, (rec, at))
+        }
+        None => Decoded::Cut(code),
+    }
+}
+
+/// The zigzag form of a signed field (what the recorder writes).
+fn zig(v: i32) -> u64 {
+    u64::from(((v as u32) << 1) ^ ((v >> 31) as u32))
 }
 
 /// Most extra words a record of `call` has on `nranks` ranks.
@@ -304,9 +438,9 @@ pub fn read(bytes: &[u8], name: &str) -> Result<AppTrace, TraceError> {
         )));
     }
     let version = u32_at(bytes, 8);
-    if version != VERSION {
+    if version != PACK_VERSION {
         return Err(file_err(format!(
-            "{name}: packed format version {version}; this reader reads version {VERSION}"
+            "{name}: packed format version {version}; this reader reads version {PACK_VERSION}"
         )));
     }
     let nfiles = u32_at(bytes, 12) as usize;
@@ -395,7 +529,7 @@ pub fn pack(files: &[Vec<u8>]) -> Vec<u8> {
     let total: usize = files.iter().map(|f| f.len()).sum();
     let mut out = Vec::with_capacity(16 + 8 * files.len() + total);
     out.extend_from_slice(PACK_MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&PACK_VERSION.to_le_bytes());
     out.extend_from_slice(&(files.len() as u32).to_le_bytes());
     for f in files {
         out.extend_from_slice(&(f.len() as u64).to_le_bytes());

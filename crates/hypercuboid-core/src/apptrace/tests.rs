@@ -1,5 +1,6 @@
-//! Traces written here record by record (as native/hc_trace.c lays them out), read, converted,
-//! verified, simulated and round-tripped through GOAL text.
+//! Traces written here record by record (in the fixed records of version 1, and re-encoded in
+//! the compact ones of version 2 that native/hc_trace.c writes), read, converted, verified,
+//! simulated and round-tripped through GOAL text.
 
 use super::*;
 use crate::model::parse_model;
@@ -43,7 +44,7 @@ const D: F = F {
 impl W {
     fn new(rank: u32, n: u32) -> W {
         let mut buf = RANK_MAGIC.to_vec();
-        for v in [VERSION, rank, n, 4] {
+        for v in [VERSION_FIXED, rank, n, 4] {
             buf.extend_from_slice(&v.to_le_bytes());
         }
         buf.extend_from_slice(b"test");
@@ -341,8 +342,8 @@ fn bad_input_names_rank_record_and_call() {
     });
     assert_eq!(
         err(&f),
-        "rank 0, record 12 (MPI_Barrier): collective 2 of its communicator (ranks 0 1 2 3) is \
-         not made by rank 1, which makes 1"
+        "rank 0, record 12 (MPI_Barrier): collective 3 of its communicator (ranks 0 1 2 3) is \
+         not made by rank 1, which makes 2"
     );
     // a communicator never created
     let mut f = app();
@@ -392,28 +393,41 @@ fn bad_input_names_rank_record_and_call() {
 
 #[test]
 fn partial_trace_converts_up_to_the_crash() {
-    let mut f = app();
-    // rank 1 crashed after its allreduce: its file ends there
-    let t = read_rank(&f[1], "r1").unwrap();
-    let after_allreduce = 24 + 4 + 64 * 6 + 8 * 6;
-    assert_eq!(t.records[5].call.name, "MPI_Allreduce");
-    f[1].truncate(after_allreduce);
-    let t = load(&f);
-    assert!(!t.complete());
     let opts = ConvertOptions {
         partial: true,
         ..ConvertOptions::default()
     };
+    let mut f = app();
+    // rank 1 crashed after its allreduce: its file ends there; the others' MPI_Comm_split, a
+    // collective of the world, waits for it, so they are cut there
+    let t = read_rank(&f[1], "r1").unwrap();
+    let after_allreduce = 24 + 4 + 64 * 6 + 8 * 6;
+    assert_eq!(t.records[5].call.name, "MPI_Allreduce");
+    let whole = f[1].clone();
+    f[1].truncate(after_allreduce);
+    let t = load(&f);
+    assert!(!t.complete());
     let c = convert(&t, &opts).unwrap();
     assert!(verify(&c.schedule, &VerifyOptions::default()).is_sound());
-    // rank 3 shares the odd communicator with rank 1: its bcast there is cut; the even ranks
-    // finish
     assert_eq!(
         c.note.unwrap(),
         "partial trace: rank 1 stops after record 5 (MPI_Allreduce) without MPI_Finalize; \
+         converted up to record 8 (MPI_Comm_split) on rank 0, up to record 6 (MPI_Comm_split) \
+         on rank 2, up to record 6 (MPI_Comm_split) on rank 3, whole on the other ranks"
+    );
+    assert_eq!(c.records, 8 + 6 + 6 + 6);
+    // rank 1 crashed after the split: rank 3 shares the odd communicator with it, so its bcast
+    // there is cut; the even ranks finish
+    f[1] = whole;
+    f[1].truncate(after_allreduce + 64 + 8 * 2);
+    let c = convert(&load(&f), &opts).unwrap();
+    assert!(verify(&c.schedule, &VerifyOptions::default()).is_sound());
+    assert_eq!(
+        c.note.unwrap(),
+        "partial trace: rank 1 stops after record 6 (MPI_Comm_split) without MPI_Finalize; \
          converted up to record 7 (MPI_Bcast) on rank 3, whole on the other ranks"
     );
-    assert_eq!(c.records, 13 + 6 + 11 + 7);
+    assert_eq!(c.records, 13 + 7 + 11 + 7);
 }
 
 #[test]
@@ -522,4 +536,119 @@ fn the_library_chooses_allreduce_and_alltoall() {
         "the trace's MPI library 'test' is neither Open MPI nor MPICH: no selector knows what \
          it runs; name the algorithms (--allreduce, --alltoall)"
     );
+}
+
+fn uvar(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(v: i32) -> u64 {
+    (((v as u32) << 1) ^ ((v >> 31) as u32)) as u64
+}
+
+/// A version-1 rank file of [`W`] re-encoded as the recorder writes version 2, with a clock of
+/// `ns_per_tick` (its times must be multiples of it).
+fn compact(v1: &[u8], ns_per_tick: u64) -> Vec<u8> {
+    let u32_at = |o: usize| u32::from_le_bytes(v1[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(v1[o..o + 8].try_into().unwrap());
+    let liblen = u32_at(20) as usize;
+    let mut out = RANK_MAGIC.to_vec();
+    for v in [VERSION, u32_at(12), u32_at(16), liblen as u32] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&(ns_per_tick << 32).to_le_bytes());
+    out.extend_from_slice(&v1[24..24 + liblen]);
+    let (mut at, mut last) = (24 + liblen, 0u64);
+    while at < v1.len() {
+        let i32_at = |o: usize| u32_at(at + o) as i32;
+        let (t0, t1) = (u64_at(at + 8) / ns_per_tick, u64_at(at + 16) / ns_per_tick);
+        let nextra = u32_at(at + 60);
+        let fields: [(u64, u64); 10] = [
+            (u64::from(u16::from_le_bytes([v1[at + 2], v1[at + 3]])), 0),
+            (u32_at(at + 4) as u64, 0),
+            (zigzag(i32_at(24)), zigzag(PEER_NONE)),
+            (zigzag(i32_at(28)), 0),
+            (zigzag(i32_at(32)), zigzag(PEER_NONE)),
+            (zigzag(i32_at(36)), zigzag(-1)),
+            (u64_at(at + 40), 0),
+            (u64_at(at + 48), 0),
+            (u32_at(at + 56) as u64, 0),
+            (nextra as u64, 0),
+        ];
+        let mask = (0..10).fold(0, |m, i| m | ((fields[i].0 != fields[i].1) as u64) << i);
+        out.push(v1[at]);
+        uvar(&mut out, mask);
+        uvar(&mut out, t0 - last);
+        uvar(&mut out, t1 - t0);
+        last = t1;
+        for (i, (v, _)) in fields.iter().enumerate() {
+            if mask & 1 << i != 0 {
+                uvar(&mut out, *v);
+            }
+        }
+        let words = 8 * nextra as usize;
+        out.extend_from_slice(&v1[at + RECORD_BYTES..at + RECORD_BYTES + words]);
+        at += RECORD_BYTES + words;
+    }
+    out
+}
+
+#[test]
+fn compact_records_read_as_the_fixed_ones() {
+    let fixed = app();
+    for ns_per_tick in [1, 2, 1000] {
+        let small: Vec<Vec<u8>> = fixed.iter().map(|f| compact(f, ns_per_tick)).collect();
+        assert_eq!(load(&small), load(&fixed));
+        // every record of rank 0 in 7 to 31 bytes (the fixed ones take 64 and their extras)
+        assert!(
+            small[0].len() < fixed[0].len() / 2,
+            "{} bytes",
+            small[0].len()
+        );
+    }
+    // a file cut anywhere reads up to the record it cuts, and says so
+    let whole = compact(&fixed[1], 1);
+    let n = read_rank(&whole, "r1").unwrap().records.len();
+    let mut seen = 0;
+    for len in HEADER_BYTES + 4..whole.len() {
+        let t = read_rank(&whole[..len], "r1").unwrap();
+        assert!(t.records.len() < n && t.records.len() >= seen);
+        seen = t.records.len();
+        assert!(t.stop.unwrap().starts_with("rank 1"));
+    }
+    assert_eq!(seen, n - 1);
+    // a version this reader does not know
+    let mut future = whole.clone();
+    future[8] = 3;
+    assert_eq!(
+        read_rank(&future, "r1").unwrap_err().to_string(),
+        "r1: format version 3; this reader reads versions 1 and 2"
+    );
+    let mut zero = whole;
+    zero[24..32].fill(0);
+    assert_eq!(
+        read_rank(&zero, "r1").unwrap_err().to_string(),
+        "r1: rank 1: a clock rate of 0 ns per tick (a damaged header)"
+    );
+}
+
+#[test]
+fn calls_match_the_recorder() {
+    // native/hc_trace.h's HC_CALLS list: `X(code, K_NAME, MPI_Name) \`
+    let header = include_str!("../../../../native/hc_trace.h");
+    let listed: Vec<(u16, String)> = header
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("X(")?.strip_suffix(") \\"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(", ").collect();
+            (f[0].parse().unwrap(), f[2].to_string())
+        })
+        .collect();
+    let ours: Vec<(u16, String)> = CALLS.iter().map(|c| (c.code, c.name.into())).collect();
+    assert_eq!(listed, ours);
+    assert_eq!(listed.len(), 56);
 }
