@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -50,7 +50,7 @@ class RankZeroErrors:
         _rank_zero_exit(err)
 
 
-def _rank_zero_exit(err: click.ClickException):
+def _rank_zero_exit(err: click.ClickException) -> NoReturn:
     """Shows ``err`` on rank 0 only, lets the ranks leave together and exits every rank with
     its status."""
     if env_rank() == 0:
