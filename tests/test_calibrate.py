@@ -163,6 +163,30 @@ def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_p
     assert c.warnings == []
 
 
+def test_an_exchange_fit_that_leaves_a_step_no_time_falls_back_to_the_ping_pong():
+    # MPICH at 3 ranks once measured exchanges below the others' C: C took all of a size, and a step
+    # time of 0 cannot carry LogGOPS (every fitted time is > 0)
+    m = synthetic(exchange=True, amp=0.002)
+    rows = m["links"]["intra"]["exchange"]
+    first = min(r["bytes"] for r in rows)
+    for r in rows:
+        if r["bytes"] == first:
+            r["median_us"] = 0.01
+    c = cal.fit(m, "MPICH test")
+    lk = c.fits["links"]["intra"]
+    assert lk["exchange"] is None and lk["loggops"]["fitted_to"] == "ping-pong"
+    assert c.call_us is None and "call" not in c.document()
+    (w,) = [w for w in c.warnings if w.startswith("exchange (intra)")]
+    assert w.startswith(
+        f"exchange (intra): the fit C + k·x(s) leaves no time for a step of {first} B (C = "
+    )
+    assert w.endswith(
+        "us): LogGOPS is fitted to the ping-pong and no per-call cost is written (measure on a "
+        "quieter machine)"
+    )
+    assert parse_model(c.model)
+
+
 def test_the_call_cost_round_trips_and_predict_adds_it_exactly(tmp_path):
     from hypercuboid import predict as hp
 

@@ -588,6 +588,16 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
     2 ranks does) instead of the one-way time."""
     pp = link["pingpong"]
     ex = fit_exchange(link["exchange"]) if link.get("exchange") else None
+    if ex is not None and min(ex["step_us"]) <= 0:
+        # C took a whole size's time (a noisy or oversubscribed run): the steps cannot carry
+        # LogGOPS, whose times are all > 0
+        empty = ex["bytes"][ex["step_us"].index(min(ex["step_us"]))]
+        warnings.append(
+            f"exchange ({kind}): the fit C + k·x(s) leaves no time for a step of {empty} B "
+            f"(C = {ex['call_us']:.4g} us): LogGOPS is fitted to the ping-pong and no per-call "
+            "cost is written (measure on a quieter machine)"
+        )
+        ex = None
     half_call = ex["call_us"] / 2.0 if ex is not None else 0.0
     x = [float(r["bytes"]) for r in pp]
     shortest = min(r["median_us"] for r in pp)
