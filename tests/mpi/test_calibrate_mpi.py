@@ -58,7 +58,11 @@ def test_calibrate_writes_a_model_file_simulate_reads(comm, tmp_path):
     assert [(r["bytes"], r["steps"]) for r in ex] == [
         (s, k) for s in (1, 2, 4, 8, 16, 32, 64) for k in (1, 2, 4)
     ]
-    assert doc["call"] == modelfile.check_call(doc["call"])
+    # the per-call cost, unless the exchanges left a size no time (a loaded run): then a warning
+    if "call" in doc:
+        assert doc["call"] == modelfile.check_call(doc["call"])
+    else:
+        assert any(w.startswith("exchange (") for w in doc["fits"]["warnings"])
     assert (",copy=" in doc["model"]) == (doc["fits"]["copy"] is not None)
     # stderr (warnings of fits that R² finds poor at these few sizes) is in res.output too
     lines = [x for x in res.output.splitlines() if not x.startswith("warning: ")]
