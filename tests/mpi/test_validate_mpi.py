@@ -43,6 +43,40 @@ def test_validate_table_json_and_summary(comm, tmp_path):
     assert lines[-1].startswith("median |error| ") and lines[-1].endswith(" of 2")
 
 
+def test_validate_calibrates_in_its_own_job(comm, tmp_path):
+    from hypercuboid import modelfile
+    from hypercuboid.cli.validate import validate
+    from hypercuboid.schedule import parse_model
+
+    mf, out = tmp_path / "cal.json", tmp_path / "v.json"
+    both = CliRunner().invoke(validate, ["--calibrate", str(mf), "-m", POSTAL, "-q"])
+    assert both.exit_code == 1 and not mf.exists()
+    if comm.rank == 0:
+        assert both.output == "Error: give --calibrate FILE or --model/--model-file, not both\n"
+    if comm.size < 2:
+        return
+    args = ["--calibrate", str(mf), "-a", "recursive_doubling", "--sizes", "8,64K"]
+    res = CliRunner().invoke(
+        validate, [*args, "-i", "3", "-x", "1", "--json", str(out), "-q"], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.output
+    # the file is the user's now: a second run (every rank: it is collective) refuses to
+    # overwrite it
+    again = CliRunner().invoke(validate, [*args, "-i", "3", "-x", "1", "-q"])
+    assert again.exit_code == 1
+    if comm.rank != 0:
+        assert again.output == ""
+        assert not any(x for x in res.output.splitlines() if not x.startswith("warning: "))
+        return
+    assert again.output == f"Error: {mf} exists; pass --force to overwrite it\n"
+    model = modelfile.load(mf)
+    assert model.startswith("loggops:L=")
+    d = json.loads(out.read_text())
+    # the prediction ran under the file just written (its model, then its node level)
+    assert d["model"].startswith(parse_model(model) + " + node:ranks=")
+    assert [r["bytes"] for r in d["rows"]] == [8, 65536]
+
+
 def test_ctrl_c_keeps_the_sizes_measured(comm, tmp_path, monkeypatch):
     """Ctrl-C during the second size: the first size's rows are written, exit status 130."""
     from hypercuboid.cli import cli

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -115,6 +116,50 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
     return lines
 
 
+def measure_and_write(
+    comm: Any,
+    output: str,
+    force: bool,
+    *,
+    sizes: list[int] | None = None,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    pairs: list[tuple[str, str]] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> tuple[Any, dict, dict, float] | None:
+    """calibrate's work, in this job: measure on every rank, then on rank 0 fit and write the
+    model file ``output``. Returns (the calibration, the file's document, the measurements,
+    the seconds they took) on rank 0, None elsewhere. Collective; ``validate --calibrate``
+    runs it in its own job so that prediction and measurement see the same placement."""
+    from hypercuboid import modelfile
+    from hypercuboid.mpi import calibrate as cal_mod
+    from hypercuboid.mpi import native
+
+    _bench._agree(comm, native.load)
+    t0 = time.monotonic()
+    measured = _bench._run_collective(
+        comm,
+        lambda: cal_mod.measure(
+            comm,
+            sizes if sizes is not None else _bench._sizes(DEFAULT_SIZES),
+            iterations=iterations,
+            warmup=warmup,
+            reduce_pairs=pairs if pairs is not None else _reduce_pairs(None, None),
+            progress=say,
+        ),
+        verb="calibrate",
+    )
+    seconds = time.monotonic() - t0
+    if comm.Get_rank() != 0:
+        return None
+    library = _bench._library()
+    cal = cal_mod.fit(measured, library)
+    doc = cal.document(modelfile.machine_info(library, comm.Get_size()))
+    doc["fits"]["seconds"] = seconds
+    cal_mod.write_model_file(output, doc, force=force)
+    return cal, doc, measured, seconds
+
+
 @click.command("calibrate", cls=_bench.RankZeroCommand)
 @click.option(
     "--output",
@@ -176,7 +221,6 @@ def calibrate(
     every fit's R^2 and residuals, and the raw medians. A fit with R^2 below
     """
     from hypercuboid.mpi import calibrate as cal_mod
-    from hypercuboid.mpi import native
 
     size_list = _bench._sizes(sizes)
     try:
@@ -191,30 +235,19 @@ def calibrate(
             "calibrate needs at least 2 ranks: mpiexec -n 2 (or more) hypercuboid calibrate ..."
         )
     _bench._agree(comm, _bench._outputs_free(force, output, as_json, plot))
-    _bench._agree(comm, native.load)
-    t0 = time.monotonic()
-    measured = _bench._run_collective(
+    done = measure_and_write(
         comm,
-        lambda: cal_mod.measure(
-            comm,
-            size_list,
-            iterations=iterations,
-            warmup=warmup,
-            reduce_pairs=pairs,
-            progress=_progress(quiet, progress, comm),
-        ),
-        verb="calibrate",
+        output,
+        force,
+        sizes=size_list,
+        iterations=iterations,
+        warmup=warmup,
+        pairs=pairs,
+        say=_progress(quiet, progress, comm),
     )
-    seconds = time.monotonic() - t0
-    if comm.Get_rank() != 0:
+    if done is None:
         return
-    from hypercuboid import modelfile
-
-    library = _bench._library()
-    cal = cal_mod.fit(measured, library)
-    doc = cal.document(modelfile.machine_info(library, comm.Get_size()))
-    doc["fits"]["seconds"] = seconds
-    cal_mod.write_model_file(output, doc, force=force)
+    cal, doc, measured, seconds = done
     for w in cal.warnings:
         click.echo(f"warning: {w}", err=True)
     if _bench._table(as_json, None):

@@ -41,6 +41,17 @@ from hypercuboid.cli.predict import with_options as _with
     help="native: the compiled C runner, timed by its C loop (what the model should "
     "predict); python: the mpi4py engine and a Python loop.",
 )
+@click.option(
+    "--calibrate",
+    "calibrate_to",
+    type=cliopts.OutFile(),
+    default=None,
+    metavar="FILE",
+    help="Calibrate in this job first (calibrate's sizes; -i/-x apply to both), write the "
+    "model file FILE and "
+    "predict with it: the prediction then sees the ranks' placement the measurement sees "
+    "(on a VM a message's cost can differ 2x from one launch to the next).",
+)
 @_iterations
 @_warmup
 @cliopts.json_option("The rows, the picks and the summary as JSON")
@@ -60,6 +71,7 @@ def validate(
     model_file,
     node,
     runner,
+    calibrate_to,
     iterations,
     warmup,
     as_json,
@@ -79,12 +91,15 @@ def validate(
     \b
     mpiexec -n 2 hypercuboid bench pingpong --model-file postal.json
     mpiexec -n 2 hypercuboid validate --model-file postal.json -a recursive_doubling,ring
+    mpiexec -n 2 hypercuboid validate --calibrate cal.json -a recursive_doubling,ring
     """
     import hypercuboid.predict as hp
     from hypercuboid.mpi import validate as hv
 
     if as_json == "-" and as_csv == "-":
         raise click.ClickException("--json and --csv cannot both go to stdout; give one a FILE")
+    if calibrate_to is not None and (model is not None or model_file is not None):
+        raise click.ClickException("give --calibrate FILE or --model/--model-file, not both")
     algs = grid_algorithms(collective, algorithms)
     size_list = grid_sizes(sizes, counts, collective, dtype)
     comm = _world()
@@ -95,7 +110,18 @@ def validate(
             "validate needs 2 or more ranks to measure a collective: mpiexec -n 2 hypercuboid "
             "validate ..."
         )
-    _agree(comm, _outputs_free(force, as_json, as_csv, plot))
+    _agree(comm, _outputs_free(force, as_json, as_csv, plot, calibrate_to))
+    say = _progress(quiet, progress, comm)
+    if calibrate_to is not None:
+        from hypercuboid.cli.calibrate import measure_and_write
+
+        done = measure_and_write(
+            comm, calibrate_to, force, iterations=iterations, warmup=warmup, say=say
+        )
+        if done is not None:
+            for w in done[0].warnings:
+                click.echo(f"warning: {w}", err=True)
+        model_file = calibrate_to
     box: dict = {}
 
     def predicted() -> None:
@@ -108,7 +134,6 @@ def validate(
 
     _agree(comm, predicted)
     p = comm.bcast(box.get("p"), root=0)
-    say = _progress(quiet, progress, comm)
     measured, stopped = _run_collective(
         comm,
         lambda: _sweep(

@@ -178,6 +178,7 @@ MEANINGS: list[Meaning] = [
     _m("--top", "Rows of the ranking to print", "int"),
     # predict and validate
     _m("--emit-table", "Write the PMPI library's decision table to FILE", "file"),
+    _m("--calibrate", "Calibrate in the same job first and write the model file FILE", "file"),
     _m("--simulate", "Also simulate the best schedules", "flag"),
     _m("--pool", "How many schedules --simulate runs", "int"),
     _m("--max-schedules", "Enumerate at most this many schedules (0: no cap)", "int"),
