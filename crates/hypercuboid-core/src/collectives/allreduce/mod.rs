@@ -180,32 +180,7 @@ pub enum Prepared {
 }
 
 impl Family for Allreduce {
-    const NAME: &'static str = "allreduce";
-    const WHAT: &'static str = "allreduce algorithm";
-    type Algorithm = Algorithm;
-    type Problem = AllreduceSpec;
-    type Prepared = Prepared;
-    type CostModel = crate::model::PostalModel;
-
-    fn algorithms() -> &'static [&'static Entry<Allreduce>] {
-        ALGORITHMS
-    }
-
-    fn nranks(problem: &AllreduceSpec) -> u32 {
-        problem.nranks
-    }
-
-    fn validate(problem: &AllreduceSpec) -> Result<(), ScheduleError> {
-        problem.validate()
-    }
-
-    fn entry(alg: &Algorithm) -> &'static Entry<Allreduce> {
-        alg.entry()
-    }
-
-    fn meta(alg: &Algorithm, problem: &AllreduceSpec) -> Meta {
-        problem.meta(alg)
-    }
+    registry::family_items!(Allreduce, "allreduce", problem: AllreduceSpec, delegated);
 
     fn rank_classes(
         alg: &Algorithm,

@@ -182,32 +182,7 @@ pub enum Prepared {
 }
 
 impl Family for Alltoall {
-    const NAME: &'static str = "alltoall";
-    const WHAT: &'static str = "alltoall algorithm";
-    type Algorithm = Algorithm;
-    type Problem = AlltoallSpec;
-    type Prepared = Prepared;
-    type CostModel = crate::model::PostalModel;
-
-    fn algorithms() -> &'static [&'static Entry<Alltoall>] {
-        ALGORITHMS
-    }
-
-    fn nranks(problem: &AlltoallSpec) -> u32 {
-        problem.nranks
-    }
-
-    fn validate(problem: &AlltoallSpec) -> Result<(), ScheduleError> {
-        problem.validate()
-    }
-
-    fn entry(alg: &Algorithm) -> &'static Entry<Alltoall> {
-        alg.entry()
-    }
-
-    fn meta(alg: &Algorithm, problem: &AlltoallSpec) -> Meta {
-        problem.meta(alg)
-    }
+    registry::family_items!(Alltoall, "alltoall", problem: AlltoallSpec, delegated);
 }
 
 /// [`Entry::prepare`] of the algorithms that need nothing beyond the spec.

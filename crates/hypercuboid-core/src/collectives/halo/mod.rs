@@ -264,16 +264,7 @@ pub struct Prepared {
 }
 
 impl Family for Halo {
-    const NAME: &'static str = "halo";
-    const WHAT: &'static str = "halo algorithm";
-    type Algorithm = Algorithm;
-    type Problem = HaloProblem;
-    type Prepared = Prepared;
-    type CostModel = crate::model::PostalModel;
-
-    fn algorithms() -> &'static [&'static Entry<Halo>] {
-        ALGORITHMS
-    }
+    registry::family_items!(Halo, "halo", problem: HaloProblem);
 
     fn nranks(problem: &HaloProblem) -> u32 {
         problem.decomp.nranks()
@@ -295,10 +286,6 @@ impl Family for Halo {
             });
         }
         HaloSpec::new(problem.decomp, problem.values, HaloStencil::Full).map(|_| ())
-    }
-
-    fn entry(alg: &Algorithm) -> &'static Entry<Halo> {
-        alg.entry()
     }
 
     fn meta(alg: &Algorithm, problem: &HaloProblem) -> Meta {
