@@ -15,7 +15,7 @@
 //! of ranks); `(2B)²` dependencies between consecutive blocks.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{prepared_build, Cost, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, ScheduleError, Slot};
 use crate::spec::{Form, Key};
 
@@ -52,10 +52,7 @@ pub static ENTRY: Entry<Alltoall> = Entry {
         _ => unreachable!("a linear_shifted algorithm"),
     },
     build: prepared_build!(Prepared::Param(b) => with_own_copy(build, *b)),
-    cost: Some(Cost {
-        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
-        time: super::cost::alltoall,
-    }),
+    cost: Some(super::cost::DIRECT_COST),
     guarantees: &[],
     examples: &[
         "linear_shifted",

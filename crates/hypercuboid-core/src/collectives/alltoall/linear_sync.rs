@@ -16,7 +16,7 @@
 //! ranks), one dependency per op beyond the first `M` of each direction.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{prepared_build, Cost, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, Slot};
 use crate::spec::{Form, Key};
 
@@ -46,10 +46,7 @@ pub static ENTRY: Entry<Alltoall> = Entry {
         _ => unreachable!("a linear_sync algorithm"),
     },
     build: prepared_build!(Prepared::Param(max) => with_own_copy(build, *max)),
-    cost: Some(Cost {
-        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
-        time: super::cost::alltoall,
-    }),
+    cost: Some(super::cost::DIRECT_COST),
     guarantees: &[],
     examples: &[
         "linear_sync",
