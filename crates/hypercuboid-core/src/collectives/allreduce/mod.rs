@@ -55,7 +55,6 @@ use crate::schedule::{
     Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
 };
 use std::borrow::Cow;
-use std::fmt;
 
 /// The allreduce collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its
 /// problem ([`AllreduceSpec`]) and its schedules' metadata.
@@ -162,11 +161,7 @@ impl Algorithm {
     }
 }
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
-    }
-}
+crate::name_display::display_by_name!(Algorithm);
 
 /// What building an allreduce needs beyond its spec, once per problem.
 #[derive(Clone, Debug)]

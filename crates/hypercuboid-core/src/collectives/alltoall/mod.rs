@@ -51,7 +51,6 @@ use crate::schedule::{
     Dtype, Meta, Program, Rank, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
 };
 use std::borrow::Cow;
-use std::fmt;
 
 /// The alltoall collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its problem
 /// ([`AlltoallSpec`]) and its schedules' metadata.
@@ -161,11 +160,7 @@ impl Algorithm {
     }
 }
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
-    }
-}
+crate::name_display::display_by_name!(Algorithm);
 
 /// What building an alltoall needs beyond its spec, once per problem. A topology-aware entry
 /// adds its own variant (a phase table).

@@ -44,7 +44,6 @@ use crate::schedule::{
 };
 use crate::spec::{Choice, Choices, Key, Spec};
 use crate::units::Time;
-use std::fmt;
 
 pub use crate::schedule::halo::{
     dims_create, direction_index, format_triple, order, side_box, Decomposition, HaloSpec,
@@ -181,11 +180,7 @@ impl Algorithm {
     }
 }
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
-    }
-}
+crate::name_display::display_by_name!(Algorithm);
 
 /// The `overlap` key of the non-blocking exchanges.
 pub(crate) const OVERLAP_KEY: Key = Key::new(
