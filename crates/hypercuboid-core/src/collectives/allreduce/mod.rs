@@ -52,7 +52,7 @@ pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
 use super::registry::{self, ClassDecl, Context, Entry, Family, Guarantee, Property, RankClasses};
 use crate::schedule::{
-    Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
+    Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot,
 };
 use std::borrow::Cow;
 
@@ -301,21 +301,12 @@ impl AllreduceSpec {
     /// Checks that the spec can be generated: 1 ..= [`MAX_RANKS`] ranks, a vector whose byte size
     /// fits in a `u64`, and a numeric dtype (`byte` has no arithmetic to reduce with).
     pub fn validate(&self) -> Result<(), ScheduleError> {
-        if self.nranks == 0 || self.nranks as u64 > MAX_RANKS {
-            return Err(ScheduleError::BadRankCount {
-                nranks: self.nranks as u64,
-                reason: format!("an allreduce has 1 to {MAX_RANKS} ranks"),
-            });
-        }
-        if self.dtype == Dtype::Byte {
-            return Err(ScheduleError::BadParameter {
-                name: "dtype".into(),
-                value: "byte".into(),
-                reason: "an allreduce needs a numeric dtype to reduce; accepted: int8, int16, \
-                         int32, int64, uint8, uint16, uint32, uint64, float32, float64"
-                    .into(),
-            });
-        }
+        ScheduleError::check_nranks(self.nranks as u64, "an allreduce")?;
+        ScheduleError::refuse_byte(
+            self.dtype,
+            "an allreduce needs a numeric dtype to reduce; accepted: int8, int16, \
+             int32, int64, uint8, uint16, uint32, uint64, float32, float64",
+        )?;
         if self.bytes().is_none() {
             return Err(ScheduleError::BadParameter {
                 name: "count".into(),

@@ -271,15 +271,11 @@ impl Family for Halo {
             problem.decomp.dims,
             problem.decomp.periodic,
         )?;
-        if problem.dtype == Dtype::Byte {
-            return Err(ScheduleError::BadParameter {
-                name: "dtype".into(),
-                value: "byte".into(),
-                reason: "a halo exchange moves typed values; accepted: float64, float32, int16, \
-                         uint8 (bytes 8, 4, 2, 1)"
-                    .into(),
-            });
-        }
+        ScheduleError::refuse_byte(
+            problem.dtype,
+            "a halo exchange moves typed values; accepted: float64, float32, int16, \
+             uint8 (bytes 8, 4, 2, 1)",
+        )?;
         HaloSpec::new(problem.decomp, problem.values, HaloStencil::Full).map(|_| ())
     }
 
