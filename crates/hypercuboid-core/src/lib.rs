@@ -102,6 +102,7 @@ mod hint;
 pub mod lattice;
 pub mod lbm;
 pub mod model;
+mod name_display;
 pub mod native;
 pub mod network;
 pub mod predict;

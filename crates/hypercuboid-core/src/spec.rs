@@ -95,6 +95,26 @@ impl Form {
         }
     }
 
+    /// This form with other names accepted for it.
+    pub const fn with_aliases(self, aliases: &'static [&'static str]) -> Form {
+        Form { aliases, ..self }
+    }
+
+    /// This form with its accepted keys.
+    pub const fn with_keys(self, keys: &'static [Key]) -> Form {
+        Form { keys, ..self }
+    }
+
+    /// This form with a positional argument.
+    pub const fn with_positional(self, positional: Positional) -> Form {
+        Form { positional, ..self }
+    }
+
+    /// This form with an example other than its name.
+    pub const fn with_example(self, example: &'static str) -> Form {
+        Form { example, ..self }
+    }
+
     /// Whether `name` names this entry (its name or an alias, by [`answers_to`]'s rule).
     pub fn answers_to(&self, name: &str) -> bool {
         answers_to(self.name, self.aliases, name)

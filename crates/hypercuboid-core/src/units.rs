@@ -170,21 +170,24 @@ fn number_and_unit<S>(
     Ok((value, scale))
 }
 
-const SIZE_UNITS: &[(&str, u64)] = &[
-    ("b", 1),
-    ("k", 1 << 10),
-    ("kb", 1 << 10),
-    ("kib", 1 << 10),
-    ("m", 1 << 20),
-    ("mb", 1 << 20),
-    ("mib", 1 << 20),
-    ("g", 1 << 30),
-    ("gb", 1 << 30),
-    ("gib", 1 << 30),
-    ("t", 1 << 40),
-    ("tb", 1 << 40),
-    ("tib", 1 << 40),
-];
+/// The binary multiples by their letter, each also spelt with `B` or `iB` after it (`K`, `KB`,
+/// `KiB`): a size's scale is 2 to the power of its shift.
+const SIZE_PREFIXES: &[(&str, u32)] = &[("k", 10), ("m", 20), ("g", 30), ("t", 40)];
+
+/// The bytes of a lower-case size unit (`b`, `k`, `kb`, `kib`, ... `tib`), if it is one.
+fn size_scale(unit: &str) -> Option<u64> {
+    if unit == "b" {
+        return Some(1);
+    }
+    let prefix = unit
+        .strip_suffix("ib")
+        .or_else(|| unit.strip_suffix('b'))
+        .unwrap_or(unit);
+    SIZE_PREFIXES
+        .iter()
+        .find(|(p, _)| *p == prefix)
+        .map(|(_, shift)| 1 << shift)
+}
 
 /// Parses a size in bytes: `256`, `256B`, `7.5KB`, `1K`, `1MiB`, `4M`, `2GB`, `1T` (binary
 /// multiples: K = KB = KiB = 1024 B; a bare number is bytes). The result must be a whole
@@ -197,16 +200,12 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
                 return Ok(1);
             }
             let u = unit.to_ascii_lowercase();
-            SIZE_UNITS
-                .iter()
-                .find(|(n, _)| *n == u)
-                .map(|(_, s)| *s)
-                .ok_or_else(|| {
-                    format!(
+            size_scale(&u).ok_or_else(|| {
+                format!(
                     "unknown unit '{unit}'; accepted units are {UNITS} (binary: 1 KB = 1024 B; \
                      a bare number is bytes)"
                 )
-                })
+            })
         })?;
     let err = |reason: String| UnitError {
         what: "size",
@@ -450,6 +449,23 @@ mod tests {
             .unwrap_err()
             .reason
             .contains("picosecond"));
+    }
+
+    #[test]
+    fn size_units_are_b_and_each_multiple_bare_with_b_or_ib() {
+        let mut accepted = vec![("b".to_string(), 1u64)];
+        for (letter, shift) in [("k", 10), ("m", 20), ("g", 30), ("t", 40)] {
+            for suffix in ["", "b", "ib"] {
+                accepted.push((format!("{letter}{suffix}"), 1 << shift));
+            }
+        }
+        assert_eq!(accepted.len(), 13);
+        for (unit, bytes) in &accepted {
+            assert_eq!(size_scale(unit), Some(*bytes), "{unit}");
+        }
+        for unit in ["", "ib", "bb", "kbb", "kibb", "p", "pb", "kk", "bk", "iib"] {
+            assert_eq!(size_scale(unit), None, "{unit}");
+        }
     }
 
     #[test]

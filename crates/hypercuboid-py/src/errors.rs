@@ -186,11 +186,7 @@ impl ToPyErr for ScheduleStringError {
 
 impl ToPyErr for ModelError {
     fn to_pyerr(self) -> PyErr {
-        let accepted = match &self {
-            ModelError::Spec(e) => e.accepted(),
-            _ => Vec::new(),
-        };
-        Class::Model.with_accepted(self.to_string(), accepted)
+        Class::Model.with_accepted(self.to_string(), self.accepted())
     }
 }
 
@@ -199,11 +195,7 @@ impl ToPyErr for TopologyError {
         if let TopologyError::Interrupted = self {
             return interrupted();
         }
-        let accepted = match &self {
-            TopologyError::Spec(e) => e.accepted(),
-            _ => Vec::new(),
-        };
-        Class::Topology.with_accepted(self.to_string(), accepted)
+        Class::Topology.with_accepted(self.to_string(), self.accepted())
     }
 }
 

@@ -65,9 +65,7 @@ fn load_model_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<PyModel
 /// Validates a node spec; returns it in canonical form.
 #[pyfunction(name = "parse_node")]
 fn parse_node_py(spec: &str) -> PyResult<String> {
-    call(Class::Model, "parse_node", || {
-        Ok(parse_node(spec).py()?.to_string())
-    })
+    crate::sim::canonical("parse_node", parse_node, spec)
 }
 
 /// The node specs a spec may name (one: `node`).

@@ -198,17 +198,23 @@ fn network_mappings() -> String {
 /// Validates a cost-model spec; returns it in canonical form.
 #[pyfunction(name = "parse_model")]
 fn parse_model_py(spec: &str) -> PyResult<String> {
-    call(Class::Model, "parse_model", || {
-        Ok(parse_model(spec).py()?.to_string())
-    })
+    canonical("parse_model", parse_model, spec)
+}
+
+/// `parse`'s canonical form of `spec` (what the binding's `parse_*` functions return), its
+/// error raised as such where it is none.
+pub(crate) fn canonical<T: std::fmt::Display, E: crate::errors::ToPyErr>(
+    what: &str,
+    parse: fn(&str) -> Result<T, E>,
+    spec: &str,
+) -> PyResult<String> {
+    call(Class::Model, what, || Ok(parse(spec).py()?.to_string()))
 }
 
 /// Validates a noise spec; returns it in canonical form.
 #[pyfunction(name = "parse_noise")]
 fn parse_noise_py(spec: &str) -> PyResult<String> {
-    call(Class::Model, "parse_noise", || {
-        Ok(parse_noise(spec).py()?.to_string())
-    })
+    canonical("parse_noise", parse_noise, spec)
 }
 
 /// The cost models a spec may name.

@@ -202,12 +202,12 @@ def sync_cmd(
 @alltoall.command("generate")
 @_topo_option
 @_mapping_option
-@click.option(
+@cliopts.choice_option(
     "--sync",
-    type=click.Choice([c.name for c in _core.choices("sync")], case_sensitive=False),
+    choices=[c.name for c in _core.choices("sync")],
     default="pairwise-reduced",
-    show_default=True,
     help="How the phases are kept apart.",
+    case_sensitive=False,
 )
 @click.option(
     "--min-size",

@@ -644,12 +644,8 @@ def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
 @click.option("--sizes", default="1:1M", show_default=True, help="Message sizes (as allreduce).")
 @_iterations
 @_warmup
-@click.option(
-    "--stat",
-    type=click.Choice(["median", "min"]),
-    default="median",
-    show_default=True,
-    help="Statistic the model is fitted to.",
+@cliopts.choice_option(
+    "--stat", choices=["median", "min"], default="median", help="Statistic the model is fitted to."
 )
 @_measure_reductions
 @click.option(
@@ -756,11 +752,10 @@ def bench_pingpong_cmd(
 @cliopts.renamed("--bytes", target="nbytes", new="--message")
 @click.option("--iterations", "-i", type=cliopts.Range(1), default=1000, show_default=True)
 @click.option("--warmup", "-x", type=cliopts.Range(0), default=100, show_default=True)
-@click.option(
+@cliopts.choice_option(
     "--mode",
-    type=click.Choice(["issue", "ack"]),
+    choices=["issue", "ack"],
     default="issue",
-    show_default=True,
     help="issue: time the Isends and their Waitall on rank 0 (the paper's §5.1); ack: until "
     "every peer acknowledged, less a one-way latency measured in the same run.",
 )

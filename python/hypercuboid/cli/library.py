@@ -29,12 +29,12 @@ def _collectives() -> list[str]:
     multiple=True,
     help="The MPI library (repeatable; default: every one, side by side).",
 )
-@click.option(
+@cliopts.choice_option(
     "--collective",
-    type=click.Choice(_collectives(), case_sensitive=False),
+    choices=_collectives(),
     default="allreduce",
-    show_default=True,
     help="The collective.",
+    case_sensitive=False,
 )
 @click.option("--ranks", "-n", "nranks", type=cliopts.Range(1), required=True, help="Ranks.")
 @click.option(

@@ -100,11 +100,10 @@ def _router_options(f: Callable) -> Callable:
             "after the other on a network of 4096 ports or more, one when they run side by "
             "side). Results do not depend on it",
         ),
-        click.option(
+        cliopts.choice_option(
             "--executor",
-            type=click.Choice(["auto", "mpi", "processes", "serial"]),
+            choices=["auto", "mpi", "processes", "serial"],
             default="auto",
-            show_default=True,
             help="auto: MPI ranks under mpiexec, local processes otherwise.",
         ),
         cliopts.json_option("One JSON object per point"),
@@ -408,11 +407,10 @@ def _print_exchange(results: list[Report]) -> None:
     default=None,
     help="Bytes per pair (default: 7.5KB for a2a, 512KB for nn).",
 )
-@click.option(
+@cliopts.choice_option(
     "--order",
-    type=click.Choice(["interleaved", "sequential"]),
+    choices=["interleaved", "sequential"],
     default="interleaved",
-    show_default=True,
     help="a2a: packets interleaved over a random destination order, or whole messages.",
 )
 @cliopts.plot_option("Bar chart of effective throughput", name="plot_path")

@@ -13,7 +13,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,19 @@ def at_least(n: int) -> Range:
 def int_option(*decls: str, least: int, default: int, help: str) -> Callable:
     """An int option of at least ``least`` whose default the help shows."""
     return click.option(*decls, type=Range(least), default=default, show_default=True, help=help)
+
+
+def choice_option(
+    *decls: str, choices: Sequence[str], default: str, help: str, case_sensitive: bool = True
+) -> Callable:
+    """An option of one of ``choices`` whose default the help shows."""
+    return click.option(
+        *decls,
+        type=click.Choice(choices, case_sensitive=case_sensitive),
+        default=default,
+        show_default=True,
+        help=help,
+    )
 
 
 class Size(click.ParamType):

@@ -55,10 +55,12 @@ def _sweep_table(
     return table(shown, columns if checked else columns[:-checked_columns])
 
 
+# The columns every sweep table starts with: what ran, on which runner, at which size.
+_SWEEP_COLUMNS = [("algorithm", "algorithm", ""), ("runner", "runner", ""), ("size", "size", "")]
+_VALID = ("valid", "valid", "")
+
 ALLREDUCE_COLUMNS = [
-    ("algorithm", "algorithm", ""),
-    ("runner", "runner", ""),
-    ("size", "size", ""),
+    *_SWEEP_COLUMNS,
     ("min_us", "min us", ".2f"),
     ("p25_us", "p25 us", ".2f"),
     ("median_us", "median us", ".2f"),
@@ -66,7 +68,7 @@ ALLREDUCE_COLUMNS = [
     ("max_us", "max us", ".2f"),
     ("avg_us", "avg us", ".2f"),
     ("busbw_GBps", "busbw GB/s", ".3f"),
-    ("valid", "valid", ""),
+    _VALID,
     ("same_bits", "same bits", ""),
 ]
 
@@ -78,14 +80,12 @@ def allreduce_table(rows: Sequence[dict]) -> str:
 
 
 ALLTOALL_COLUMNS = [
-    ("algorithm", "algorithm", ""),
-    ("runner", "runner", ""),
-    ("size", "size", ""),
+    *_SWEEP_COLUMNS,
     ("avg_us", "avg latency us", ".2f"),
     ("min_us", "min latency us", ".2f"),
     ("max_us", "max latency us", ".2f"),
     ("iterations", "iterations", ""),
-    ("valid", "valid", ""),
+    _VALID,
 ]
 
 

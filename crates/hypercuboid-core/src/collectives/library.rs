@@ -502,24 +502,33 @@ mod tests {
     #[test]
     fn mpich_edges() {
         let m = Library::Mpich;
-        assert_eq!(alg(m, "allreduce", 16, 8), "recursive_doubling");
-        // 16 B of float64 on 16 ranks: count 2 < pof2 16.
-        assert_eq!(alg(m, "allreduce", 16, 16), "recursive_doubling");
-        assert_eq!(alg(m, "allreduce", 16, 120), "recursive_doubling");
-        assert_eq!(alg(m, "allreduce", 16, 128), "rabenseifner");
-        assert_eq!(alg(m, "allreduce", 31, 128), "rabenseifner");
-        assert_eq!(alg(m, "allreduce", 32, 128), "recursive_doubling");
-        assert_eq!(alg(m, "allreduce", 2, 16), "rabenseifner");
+        // (collective, ranks, bytes, the algorithm MPICH picks)
+        for (collective, nranks, bytes, want) in [
+            ("allreduce", 16, 8, "recursive_doubling"),
+            // 16 B of float64 on 16 ranks: count 2 < pof2 16.
+            ("allreduce", 16, 16, "recursive_doubling"),
+            ("allreduce", 16, 120, "recursive_doubling"),
+            ("allreduce", 16, 128, "rabenseifner"),
+            ("allreduce", 31, 128, "rabenseifner"),
+            ("allreduce", 32, 128, "recursive_doubling"),
+            ("allreduce", 2, 16, "rabenseifner"),
+            ("alltoall", 8, 256, "bruck"),
+            ("alltoall", 8, 257, "linear_shifted:block=32"),
+            ("alltoall", 7, 256, "linear_shifted:block=32"),
+            ("alltoall", 7, 32768, "linear_shifted:block=32"),
+            ("alltoall", 7, 32776, "pairwise"),
+            ("alltoall", 1000, 32776, "pairwise"),
+        ] {
+            assert_eq!(
+                alg(m, collective, nranks, bytes),
+                want,
+                "{collective} {nranks} {bytes}"
+            );
+        }
         assert_eq!(
             library_choice(m, "allreduce", 4, 0).unwrap().native,
             "MPIR_Allreduce_intra_smp"
         );
-        assert_eq!(alg(m, "alltoall", 8, 256), "bruck");
-        assert_eq!(alg(m, "alltoall", 8, 257), "linear_shifted:block=32");
-        assert_eq!(alg(m, "alltoall", 7, 256), "linear_shifted:block=32");
-        assert_eq!(alg(m, "alltoall", 7, 32768), "linear_shifted:block=32");
-        assert_eq!(alg(m, "alltoall", 7, 32776), "pairwise");
-        assert_eq!(alg(m, "alltoall", 1000, 32776), "pairwise");
     }
 
     #[test]

@@ -122,6 +122,64 @@ macro_rules! keyless_entry {
 }
 pub(crate) use keyless_entry;
 
+/// The `build` of an [`Entry`] whose `prepare` yields `$prepared`: takes the binding out of the
+/// prepared value (any other variant is unreachable: the entry's own `prepare` made it) and
+/// builds with `$build($arg, ..)` behind the family's `$guard`, which handles the trivial
+/// problems.
+macro_rules! prepared_build {
+    ($prepared:pat => $guard:ident($build:ident, $arg:expr)) => {
+        |p, spec, rank, out| {
+            let $prepared = p else {
+                unreachable!("prepared by prepare")
+            };
+            $guard(spec, rank, out, |spec, rank, out| {
+                $build($arg, spec, rank, out)
+            })
+        }
+    };
+}
+pub(crate) use prepared_build;
+
+/// The items every [`Family`] impl spells the same way, inside `impl Family for $family`:
+/// `NAME` and `WHAT` (`$name` and "`$name` algorithm"), the module's `Algorithm` and
+/// `Prepared`, the postal cost model, the module's `ALGORITHMS` and each algorithm's own
+/// `entry()`. With `problem: $problem` only the problem type; with `problem: $problem,
+/// delegated` also `nranks`, `validate` and `meta` as the problem's own field and methods.
+macro_rules! family_items {
+    ($family:ty, $name:literal, problem: $problem:ty) => {
+        const NAME: &'static str = $name;
+        const WHAT: &'static str = concat!($name, " algorithm");
+        type Algorithm = Algorithm;
+        type Problem = $problem;
+        type Prepared = Prepared;
+        type CostModel = $crate::model::PostalModel;
+
+        fn algorithms() -> &'static [&'static Entry<$family>] {
+            ALGORITHMS
+        }
+
+        fn entry(alg: &Algorithm) -> &'static Entry<$family> {
+            alg.entry()
+        }
+    };
+    ($family:ty, $name:literal, problem: $problem:ty, delegated) => {
+        $crate::collectives::registry::family_items!($family, $name, problem: $problem);
+
+        fn nranks(problem: &$problem) -> u32 {
+            problem.nranks
+        }
+
+        fn validate(problem: &$problem) -> Result<(), ScheduleError> {
+            problem.validate()
+        }
+
+        fn meta(alg: &Algorithm, problem: &$problem) -> Meta {
+            problem.meta(alg)
+        }
+    };
+}
+pub(crate) use family_items;
+
 /// What an algorithm needs beyond its problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Needs {

@@ -45,6 +45,16 @@ impl fmt::Display for ModelError {
 
 impl std::error::Error for ModelError {}
 
+impl ModelError {
+    /// The accepted values the error names (names, keys), if it names any.
+    pub fn accepted(&self) -> Vec<String> {
+        match self {
+            ModelError::Spec(e) => e.accepted(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 crate::error_from::error_from!(ModelError {
     SpecError => ModelError::Spec,
 });

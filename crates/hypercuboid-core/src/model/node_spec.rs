@@ -4,7 +4,7 @@
 
 use super::error::ModelError;
 use super::ModelSpec;
-use crate::spec::{self, Choice, Choices, Form, Key, Positional, Spec, SpecError};
+use crate::spec::{self, Choice, Choices, Form, Key, Spec, SpecError};
 use std::fmt;
 
 /// How ranks are placed on nodes.
@@ -35,32 +35,30 @@ pub const NODE_MAPS: Choices<NodeMap> = Choices::new(
     ],
 );
 
-const NODE: Form = Form {
-    name: "node",
-    aliases: &[],
-    summary: "ranks of a node share its memory bandwidth (and its NIC) by max-min fair flows, \
-              on top of a LogGOPS host model",
-    keys: &[
-        Key::new("ranks", "ranks per node, R >= 1 (required)"),
-        Key::new(
-            "bw",
-            "bandwidth all concurrent transfers between ranks of one node share (memory \
-             copies), such as 12GB/s (no limit when left out)",
-        ),
-        Key::new(
-            "nic",
-            "bandwidth a node's transfers to other nodes share, and its transfers from other \
-             nodes share, such as 25GB/s (no limit when left out: LogGOPS between nodes)",
-        ),
-        Key::new(
-            "map",
-            "rank to node: block (rank r on node r / R; default) or round_robin (r mod the \
-             node count)",
-        ),
-    ],
-    positional: Positional::None,
-    example: "node:ranks=16,bw=12GB/s",
-};
+const NODE: Form = Form::named(
+    "node",
+    "ranks of a node share its memory bandwidth (and its NIC) by max-min fair flows, \
+     on top of a LogGOPS host model",
+)
+.with_keys(&[
+    Key::new("ranks", "ranks per node, R >= 1 (required)"),
+    Key::new(
+        "bw",
+        "bandwidth all concurrent transfers between ranks of one node share (memory \
+         copies), such as 12GB/s (no limit when left out)",
+    ),
+    Key::new(
+        "nic",
+        "bandwidth a node's transfers to other nodes share, and its transfers from other \
+         nodes share, such as 25GB/s (no limit when left out: LogGOPS between nodes)",
+    ),
+    Key::new(
+        "map",
+        "rank to node: block (rank r on node r / R; default) or round_robin (r mod the \
+         node count)",
+    ),
+])
+.with_example("node:ranks=16,bw=12GB/s");
 
 /// The node specs [`parse_node`] accepts (one entry: `node`).
 pub const NODES: &[Form] = &[NODE];

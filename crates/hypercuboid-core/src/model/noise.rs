@@ -6,7 +6,7 @@
 
 use super::error::ModelError;
 use super::spec::fmt_rate;
-use crate::spec::{self, Form, Key, Positional, Spec, SpecError};
+use crate::spec::{self, Form, Key, Spec, SpecError};
 use crate::units::Time;
 use std::fmt;
 
@@ -19,47 +19,25 @@ pub struct NoiseEntry {
     pub build: fn(&Spec) -> Result<NoiseSpec, SpecError>,
 }
 
-const NONE: Form = Form {
-    name: "none",
-    aliases: &[],
-    summary: "no noise",
-    keys: &[],
-    positional: Positional::None,
-    example: "none",
-};
+const NONE: Form = Form::named("none", "no noise");
 
-const EXP: Form = Form {
-    name: "exp",
-    aliases: &[],
-    summary: "exponential delays",
-    keys: &[Key::new("mean", "mean delay (required)")],
-    positional: Positional::None,
-    example: "exp:mean=100ns",
-};
+const EXP: Form = Form::named("exp", "exponential delays")
+    .with_keys(&[Key::new("mean", "mean delay (required)")])
+    .with_example("exp:mean=100ns");
 
-const UNIFORM: Form = Form {
-    name: "uniform",
-    aliases: &[],
-    summary: "uniform delays on [min, max)",
-    keys: &[
+const UNIFORM: Form = Form::named("uniform", "uniform delays on [min, max)")
+    .with_keys(&[
         Key::new("min", "smallest delay (default 0)"),
         Key::new("max", "largest delay (required)"),
-    ],
-    positional: Positional::None,
-    example: "uniform:min=0,max=1us",
-};
+    ])
+    .with_example("uniform:min=0,max=1us");
 
-const NORMAL: Form = Form {
-    name: "normal",
-    aliases: &[],
-    summary: "normal delays, truncated at 0",
-    keys: &[
+const NORMAL: Form = Form::named("normal", "normal delays, truncated at 0")
+    .with_keys(&[
         Key::new("mean", "mean of the untruncated normal (required)"),
         Key::new("sd", "standard deviation (required)"),
-    ],
-    positional: Positional::None,
-    example: "normal:mean=200ns,sd=50ns",
-};
+    ])
+    .with_example("normal:mean=200ns,sd=50ns");
 
 /// Every noise distribution [`parse_noise`] accepts, in the order error messages list them.
 pub const NOISES: &[NoiseEntry] = &[

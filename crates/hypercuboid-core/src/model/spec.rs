@@ -4,7 +4,7 @@
 
 use super::error::ModelError;
 use super::{LogGopsModel, PostalModel, TieOrder};
-use crate::spec::{self, Choice, Choices, Form, Key, Positional, Spec, SpecError};
+use crate::spec::{self, Choice, Choices, Form, Key, Spec, SpecError};
 use crate::units::{format_time_exact, Time};
 use std::fmt;
 
@@ -21,77 +21,71 @@ const GAMMA: Key = Key::new("gamma", "γ, time per reduced byte (default 0)");
 const DELTA: Key = Key::new("delta", "δ, time per reduction (default 0)");
 const BETA: Key = Key::new("beta", "β, time per byte sent (default 0)");
 
-const POSTAL: Form = Form {
-    name: "postal",
-    aliases: &[],
-    summary: "postal model: alpha + n·beta per message, one message at a time",
-    keys: &[
-        Key::new("alpha", "α, latency per message (default 0)"),
-        BETA,
-        GAMMA,
-        DELTA,
-    ],
-    positional: Positional::None,
-    example: "postal:alpha=1us,beta=0.4ns,gamma=0",
-};
+const POSTAL: Form = Form::named(
+    "postal",
+    "postal model: alpha + n·beta per message, one message at a time",
+)
+.with_keys(&[
+    Key::new("alpha", "α, latency per message (default 0)"),
+    BETA,
+    GAMMA,
+    DELTA,
+])
+.with_example("postal:alpha=1us,beta=0.4ns,gamma=0");
 
-const PIPELINED: Form = Form {
-    name: "pipelined",
-    aliases: &[],
-    summary: "pipelined postal model (Ruefenacht, Bull and Booth 2017): alpha_r + n·beta at \
-              the sender, alpha_p overlapped",
-    keys: &[
-        Key::new(
-            "alpha_p",
-            "α_p, latency that overlaps with later sends (default 0)",
-        ),
-        Key::new(
-            "alpha_r",
-            "α_r, per-message cost serialised at the sender (default 0)",
-        ),
-        BETA,
-        GAMMA,
-        DELTA,
-    ],
-    positional: Positional::None,
-    example: "pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0",
-};
+const PIPELINED: Form = Form::named(
+    "pipelined",
+    "pipelined postal model (Ruefenacht, Bull and Booth 2017): alpha_r + n·beta at \
+     the sender, alpha_p overlapped",
+)
+.with_keys(&[
+    Key::new(
+        "alpha_p",
+        "α_p, latency that overlaps with later sends (default 0)",
+    ),
+    Key::new(
+        "alpha_r",
+        "α_r, per-message cost serialised at the sender (default 0)",
+    ),
+    BETA,
+    GAMMA,
+    DELTA,
+])
+.with_example("pipelined:alpha_p=500ns,alpha_r=100ns,beta=0.4ns,gamma=0");
 
-const LOGGOPS: Form = Form {
-    name: "loggops",
-    aliases: &[],
-    summary: "LogGOPS with the semantics of LogGOPSim (Hoefler, Schneider and Lumsdaine 2010)",
-    keys: &[
-        Key::new("L", "wire latency (default 2500ns)"),
-        Key::new("o", "CPU overhead per message (default 1500ns)"),
-        Key::new("g", "NIC gap per message (default 1000ns)"),
-        Key::new("G", "NIC gap per byte (default 6ns)"),
-        Key::new("O", "CPU overhead per byte (default 0)"),
-        Key::new(
-            "S",
-            "largest eager message, a size such as 65535 or 64KiB (default 65535)",
-        ),
-        GAMMA,
-        DELTA,
-        Key::new(
-            "copy",
-            "CPU time per copied byte: copies, and the packs and unpacks of halo exchanges \
-             (default 0)",
-        ),
-        Key::new(
-            "R",
-            "extra latency of a message above S: the rendezvous handshake (default 0)",
-        ),
-        Key::new(
-            "order",
-            "issue order of the sends (and of the receives) one event frees on a rank: \
-             program (as the program lists them, MPI's order; default) or gcc (a stock \
-             LogGOPSim's std::sort, which permutes more than 16)",
-        ),
-    ],
-    positional: Positional::None,
-    example: "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535",
-};
+const LOGGOPS: Form = Form::named(
+    "loggops",
+    "LogGOPS with the semantics of LogGOPSim (Hoefler, Schneider and Lumsdaine 2010)",
+)
+.with_keys(&[
+    Key::new("L", "wire latency (default 2500ns)"),
+    Key::new("o", "CPU overhead per message (default 1500ns)"),
+    Key::new("g", "NIC gap per message (default 1000ns)"),
+    Key::new("G", "NIC gap per byte (default 6ns)"),
+    Key::new("O", "CPU overhead per byte (default 0)"),
+    Key::new(
+        "S",
+        "largest eager message, a size such as 65535 or 64KiB (default 65535)",
+    ),
+    GAMMA,
+    DELTA,
+    Key::new(
+        "copy",
+        "CPU time per copied byte: copies, and the packs and unpacks of halo exchanges \
+         (default 0)",
+    ),
+    Key::new(
+        "R",
+        "extra latency of a message above S: the rendezvous handshake (default 0)",
+    ),
+    Key::new(
+        "order",
+        "issue order of the sends (and of the receives) one event frees on a rank: \
+         program (as the program lists them, MPI's order; default) or gcc (a stock \
+         LogGOPSim's std::sort, which permutes more than 16)",
+    ),
+])
+.with_example("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535");
 
 /// The values of the `loggops` key `order`, the default first.
 const ORDERS: Choices<TieOrder> = Choices::new(

@@ -48,14 +48,7 @@ const fn traffic(
     build: fn(&Spec) -> Result<TrafficSpec, SpecError>,
 ) -> TrafficEntry {
     TrafficEntry {
-        form: Form {
-            name,
-            aliases,
-            summary,
-            keys: &[],
-            positional: Positional::None,
-            example: name,
-        },
+        form: Form::named(name, summary).with_aliases(aliases),
         build,
     }
 }
@@ -87,14 +80,10 @@ pub const TRAFFICS: &[TrafficEntry] = &[
         |_| Ok(TrafficSpec::Permutation),
     ),
     TrafficEntry {
-        form: Form {
-            name: SHIFT,
-            aliases: &[],
-            summary: "node e sends to node (e + K) mod N",
-            keys: &[Key::new("k", "the offset K, a whole number")],
-            positional: Positional::OneOrKey("K", "k"),
-            example: "shift:12",
-        },
+        form: Form::named(SHIFT, "node e sends to node (e + K) mod N")
+            .with_keys(&[Key::new("k", "the offset K, a whole number")])
+            .with_positional(Positional::OneOrKey("K", "k"))
+            .with_example("shift:12"),
         build: |s| {
             let k = s
                 .positional
@@ -121,14 +110,8 @@ const NN: &str = "nn";
 /// Every exchange [`ExchangeSpec::parse`] accepts, in the order error messages list them.
 pub const EXCHANGES: &[ExchangeEntry] = &[
     ExchangeEntry {
-        form: Form {
-            name: A2A,
-            aliases: &["alltoall", "all-to-all"],
-            summary: "all-to-all: 7.5 KB from every node to every other",
-            keys: &[],
-            positional: Positional::None,
-            example: A2A,
-        },
+        form: Form::named(A2A, "all-to-all: 7.5 KB from every node to every other")
+            .with_aliases(&["alltoall", "all-to-all"]),
         build: |_| {
             Ok(ExchangeSpec::AllToAll {
                 bytes: 7680,
@@ -137,14 +120,11 @@ pub const EXCHANGES: &[ExchangeEntry] = &[
         },
     },
     ExchangeEntry {
-        form: Form {
-            name: NN,
-            aliases: &["nearest-neighbor", "nearest-neighbour", "halo"],
-            summary: "3-D torus nearest neighbour: 512 KB to each of 6 neighbours",
-            keys: &[],
-            positional: Positional::None,
-            example: NN,
-        },
+        form: Form::named(
+            NN,
+            "3-D torus nearest neighbour: 512 KB to each of 6 neighbours",
+        )
+        .with_aliases(&["nearest-neighbor", "nearest-neighbour", "halo"]),
         build: |_| {
             Ok(ExchangeSpec::NearestNeighbor {
                 dims: None,

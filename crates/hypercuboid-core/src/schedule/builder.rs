@@ -62,12 +62,7 @@ pub const MAX_RANKS: u64 = (u32::MAX - 1) as u64;
 impl ScheduleBuilder {
     /// A builder for `nranks` ranks (1 ..= [`MAX_RANKS`]).
     pub fn new(nranks: u64, meta: Meta) -> Result<ScheduleBuilder, ScheduleError> {
-        if nranks == 0 || nranks > MAX_RANKS {
-            return Err(ScheduleError::BadRankCount {
-                nranks,
-                reason: format!("a schedule has 1 to {MAX_RANKS} ranks"),
-            });
-        }
+        ScheduleError::check_nranks(nranks, "a schedule")?;
         if let Collective::Alltoall { block } = meta.collective {
             if block.checked_mul(nranks) != Some(meta.count) {
                 return Err(ScheduleError::BadParameter {

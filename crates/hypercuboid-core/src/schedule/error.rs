@@ -152,4 +152,30 @@ impl ScheduleError {
             _ => Vec::new(),
         }
     }
+
+    /// Checks a rank count against 1 ..= [`MAX_RANKS`](super::MAX_RANKS): else
+    /// [`ScheduleError::BadRankCount`], saying that `what` (`a schedule`, `an allreduce`) has
+    /// that many ranks.
+    pub fn check_nranks(nranks: u64, what: &str) -> Result<(), ScheduleError> {
+        if nranks == 0 || nranks > super::MAX_RANKS {
+            return Err(ScheduleError::BadRankCount {
+                nranks,
+                reason: format!("{what} has 1 to {} ranks", super::MAX_RANKS),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses the opaque `byte` dtype where values are typed: else
+    /// [`ScheduleError::BadParameter`] on `dtype`, saying `reason`.
+    pub fn refuse_byte(dtype: super::Dtype, reason: &str) -> Result<(), ScheduleError> {
+        if dtype == super::Dtype::Byte {
+            return Err(ScheduleError::BadParameter {
+                name: "dtype".into(),
+                value: "byte".into(),
+                reason: reason.into(),
+            });
+        }
+        Ok(())
+    }
 }

@@ -55,6 +55,15 @@ impl Program {
         }))
     }
 
+    /// [`Program::send`] that requires `after` where there is one.
+    pub fn send_after(&mut self, peer: Rank, tag: i32, data: Slice, after: Option<OpId>) -> OpId {
+        let s = self.send(peer, tag, data);
+        if let Some(a) = after {
+            self.requires(s, a);
+        }
+        s
+    }
+
     /// `recv data from peer` with `tag`, overwriting `data`.
     pub fn recv(&mut self, peer: Rank, tag: i32, data: Slice) -> OpId {
         self.push(Op::new(OpKind::Recv {

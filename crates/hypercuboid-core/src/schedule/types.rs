@@ -2,7 +2,6 @@
 //! operator ([`ReduceOp`]), the collective ([`Collective`]) and the [`Meta`] that holds them.
 
 use super::{halo, Rank, ScheduleError};
-use std::fmt;
 
 /// Element type of the vectors a collective works on (NumPy names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,11 +75,7 @@ impl Dtype {
     }
 }
 
-impl fmt::Display for Dtype {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::name_display::display_by_name!(Dtype);
 
 /// The code of `x`, shared with Python and C: its index in `all` (its type's `ALL`).
 fn code_in<T: PartialEq>(all: &[T], x: T) -> u8 {
@@ -142,11 +137,7 @@ impl ReduceOp {
     }
 }
 
-impl fmt::Display for ReduceOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::name_display::display_by_name!(ReduceOp);
 
 /// What a schedule computes (its data semantics), which tells the verifier what "correct" means
 /// and the executor which buffers a rank has. Each collective carries what it needs: the

@@ -46,6 +46,16 @@ pub enum TopologyError {
     Interrupted,
 }
 
+impl TopologyError {
+    /// The accepted values the error names (names, keys), if it names any.
+    pub fn accepted(&self) -> Vec<String> {
+        match self {
+            TopologyError::Spec(e) => e.accepted(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl fmt::Display for TopologyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -449,6 +449,20 @@ mod tests {
             "{}",
             err(bus)
         );
+        assert_eq!(
+            err(
+                "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n<host id=\"a\" \
+                 speed=\"1\"/>\n<router id=\"a\"/></zone></platform>"
+            ),
+            "cannot read p.xml: line 3: netpoint 'a' is declared twice"
+        );
+        assert_eq!(
+            err(
+                "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n<link id=\"l\" \
+                 bandwidth=\"1Bps\"/>\n\n<link id=\"l\" bandwidth=\"1Bps\"/></zone></platform>"
+            ),
+            "cannot read p.xml: line 4: link 'l' is declared twice"
+        );
     }
 
     #[test]

@@ -78,14 +78,9 @@ const fn generated(
     build: fn(&Spec) -> Result<Topology, TopologyError>,
 ) -> Family {
     Family {
-        form: Form {
-            name,
-            aliases: &[],
-            summary,
-            keys,
-            positional: Positional::None,
-            example,
-        },
+        form: Form::named(name, summary)
+            .with_keys(keys)
+            .with_example(example),
         arg: None,
         build,
     }
@@ -102,14 +97,10 @@ const fn read(
     build: fn(&Spec) -> Result<Topology, TopologyError>,
 ) -> Family {
     Family {
-        form: Form {
-            name,
-            aliases: &[],
-            summary,
-            keys,
-            positional: Positional::One(placeholder),
-            example,
-        },
+        form: Form::named(name, summary)
+            .with_keys(keys)
+            .with_positional(Positional::One(placeholder))
+            .with_example(example),
         arg: Some(arg),
         build,
     }

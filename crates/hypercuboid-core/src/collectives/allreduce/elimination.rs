@@ -195,10 +195,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     for i in 0..k {
         let peer = el.real_rank(v ^ el.mask(i));
         let tag = 1 + i as i32;
-        let s = out.send(peer, tag, value);
-        if let Some(l) = last {
-            out.requires(s, l);
-        }
+        let s = out.send_after(peer, tag, value, last);
         if i + 1 == k && (triple_t0 || triple_t1) {
             // The 3-2 elimination's delivery to t2 (after the exchange partner).
             let t2 = if triple_t0 { rank + 2 } else { rank + 1 };
@@ -221,10 +218,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         j += 1;
     }
     if matches!(el.role(rank), Role::PairP1(_)) {
-        let s = out.send(rank - 1, expand_tag, output);
-        if let Some(l) = last {
-            out.requires(s, l);
-        }
+        out.send_after(rank - 1, expand_tag, output, last);
     }
 }
 

@@ -52,10 +52,9 @@ pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
 use super::registry::{self, ClassDecl, Context, Entry, Family, Guarantee, Property, RankClasses};
 use crate::schedule::{
-    Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
+    Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot,
 };
 use std::borrow::Cow;
-use std::fmt;
 
 /// The allreduce collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its
 /// problem ([`AllreduceSpec`]) and its schedules' metadata.
@@ -162,11 +161,7 @@ impl Algorithm {
     }
 }
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
-    }
-}
+crate::name_display::display_by_name!(Algorithm);
 
 /// What building an allreduce needs beyond its spec, once per problem.
 #[derive(Clone, Debug)]
@@ -180,32 +175,7 @@ pub enum Prepared {
 }
 
 impl Family for Allreduce {
-    const NAME: &'static str = "allreduce";
-    const WHAT: &'static str = "allreduce algorithm";
-    type Algorithm = Algorithm;
-    type Problem = AllreduceSpec;
-    type Prepared = Prepared;
-    type CostModel = crate::model::PostalModel;
-
-    fn algorithms() -> &'static [&'static Entry<Allreduce>] {
-        ALGORITHMS
-    }
-
-    fn nranks(problem: &AllreduceSpec) -> u32 {
-        problem.nranks
-    }
-
-    fn validate(problem: &AllreduceSpec) -> Result<(), ScheduleError> {
-        problem.validate()
-    }
-
-    fn entry(alg: &Algorithm) -> &'static Entry<Allreduce> {
-        alg.entry()
-    }
-
-    fn meta(alg: &Algorithm, problem: &AllreduceSpec) -> Meta {
-        problem.meta(alg)
-    }
+    registry::family_items!(Allreduce, "allreduce", problem: AllreduceSpec, delegated);
 
     fn rank_classes(
         alg: &Algorithm,
@@ -331,21 +301,12 @@ impl AllreduceSpec {
     /// Checks that the spec can be generated: 1 ..= [`MAX_RANKS`] ranks, a vector whose byte size
     /// fits in a `u64`, and a numeric dtype (`byte` has no arithmetic to reduce with).
     pub fn validate(&self) -> Result<(), ScheduleError> {
-        if self.nranks == 0 || self.nranks as u64 > MAX_RANKS {
-            return Err(ScheduleError::BadRankCount {
-                nranks: self.nranks as u64,
-                reason: format!("an allreduce has 1 to {MAX_RANKS} ranks"),
-            });
-        }
-        if self.dtype == Dtype::Byte {
-            return Err(ScheduleError::BadParameter {
-                name: "dtype".into(),
-                value: "byte".into(),
-                reason: "an allreduce needs a numeric dtype to reduce; accepted: int8, int16, \
-                         int32, int64, uint8, uint16, uint32, uint64, float32, float64"
-                    .into(),
-            });
-        }
+        ScheduleError::check_nranks(self.nranks as u64, "an allreduce")?;
+        ScheduleError::refuse_byte(
+            self.dtype,
+            "an allreduce needs a numeric dtype to reduce; accepted: int8, int16, \
+             int32, int64, uint8, uint16, uint32, uint64, float32, float64",
+        )?;
         if self.bytes().is_none() {
             return Err(ScheduleError::BadParameter {
                 name: "count".into(),

@@ -36,34 +36,25 @@
 //! but not in rank order.
 
 use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
-use crate::collectives::registry::{Context, Cost, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Context, Cost, Entry, Needs};
 use crate::schedule::{Combine, OpId, Program, Rank, ScheduleError, Slot};
-use crate::spec::{Form, Key, Positional, Spec};
+use crate::spec::{Form, Key, Spec};
 
 /// The `mpich_recursive_multiplying` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "mpich_recursive_multiplying",
-        aliases: &[],
-        summary: "MPICH's single-radix recursive multiplying (radix k, default 2)",
-        keys: &[Key::new(
-            "k",
-            "the radix, 2 ..= 65536 (default 2, as MPICH)",
-        )],
-        positional: Positional::None,
-        example: "mpich_recursive_multiplying:k=4",
-    },
+    form: Form::named(
+        "mpich_recursive_multiplying",
+        "MPICH's single-radix recursive multiplying (radix k, default 2)",
+    )
+    .with_keys(&[Key::new(
+        "k",
+        "the radix, 2 ..= 65536 (default 2, as MPICH)",
+    )])
+    .with_example("mpich_recursive_multiplying:k=4"),
     parse,
     needs: Needs::Nothing,
     prepare,
-    build: |p, spec, rank, out| {
-        let Prepared::Radix(k) = p else {
-            unreachable!("prepared by prepare")
-        };
-        unless_trivial(spec, rank, out, |spec, rank, out| {
-            build(*k, spec, rank, out)
-        })
-    },
+    build: prepared_build!(Prepared::Radix(k) => unless_trivial(build, *k)),
     cost: Some(Cost {
         formula: "j(k - 1)(α + nβ + nγ) for N = k^j; exact",
         time: |a, spec, m| {

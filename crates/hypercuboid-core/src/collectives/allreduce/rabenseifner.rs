@@ -152,9 +152,6 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     }
 
     if collapsed {
-        let s = out.send(rank - 1, expand_tag, output);
-        if let Some(l) = last {
-            out.requires(s, l);
-        }
+        out.send_after(rank - 1, expand_tag, output, last);
     }
 }

@@ -159,10 +159,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         last = Some(r);
     }
     if collapsed {
-        let s = out.send(rank - 1, expand_tag, output);
-        if let Some(prev) = last {
-            out.requires(s, prev);
-        }
+        out.send_after(rank - 1, expand_tag, output, last);
     }
 }
 

@@ -200,10 +200,7 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
 
     // Broadcast to the children, largest subtree first.
     for i in (0..nchildren).rev() {
-        let s = out.send(rank + (1 << i), levels + i as i32, output);
-        if let Some(have) = result {
-            out.requires(s, have);
-        }
+        out.send_after(rank + (1 << i), levels + i as i32, output, result);
     }
 }
 

@@ -31,7 +31,7 @@
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
 use crate::collectives::registry::{Cost, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, Slice, Slot};
-use crate::spec::{Form, Key, Positional};
+use crate::spec::{Form, Key};
 
 /// Largest radix: a radix `k` uses scratch buffers up to `2k − 2`, numbered with 16 bits.
 pub const MAX_K: u32 = 32768;
@@ -42,15 +42,8 @@ pub const DEFAULT_K: u32 = 2;
 
 /// The `bruck` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "bruck",
-        aliases: &[],
-        summary: "ceil(log2 N) exchanges of the blocks whose bit is set, with local rotations \
-                  (MPICH's short-message Bruck)",
-        keys: &[],
-        positional: Positional::None,
-        example: "bruck",
-    },
+    form: Form::named("bruck", "ceil(log2 N) exchanges of the blocks whose bit is set, with local rotations \
+                  (MPICH's short-message Bruck)"),
     parse: |_| Ok(Algorithm::Bruck),
     needs: Needs::Nothing,
     prepare: |_, _, _| Ok(Prepared::Param(2)),
@@ -65,15 +58,13 @@ pub static ENTRY: Entry<Alltoall> = Entry {
 
 /// The `k_bruck` entry of [`super::ALGORITHMS`].
 pub static K_ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "k_bruck",
-        aliases: &[],
-        summary: "radix-k Bruck: per base-k digit, k - 1 exchanges together (MPICH's \
-                  k_brucks)",
-        keys: &[Key::new("k", "the radix, 2 ..= 32768 (default 2)")],
-        positional: Positional::None,
-        example: "k_bruck:k=4",
-    },
+    form: Form::named(
+        "k_bruck",
+        "radix-k Bruck: per base-k digit, k - 1 exchanges together (MPICH's \
+         k_brucks)",
+    )
+    .with_keys(&[Key::new("k", "the radix, 2 ..= 32768 (default 2)")])
+    .with_example("k_bruck:k=4"),
     parse: |spec| {
         Ok(Algorithm::KBruck {
             k: whole_key(spec, "k", 2, MAX_K, DEFAULT_K)?,

@@ -21,10 +21,21 @@
 //! The simulator equals these to the picosecond for every algorithm and every N up to 64
 //! (`tests/integration/alltoall_verified.rs`).
 
-use super::{bruck, Algorithm, AlltoallSpec};
+use super::{bruck, Algorithm, Alltoall, AlltoallSpec};
+use crate::collectives::registry::Cost;
 use crate::model::PostalModel;
 use crate::schedule::ScheduleError;
 use crate::units::{per_byte, Time};
+
+/// The closed form of the algorithms whose every rank sends its N - 1 blocks in N - 1 messages
+/// (`linear`, `linear_shifted`, `linear_sync`, `pairwise`).
+pub(crate) const DIRECT: &str = "(N - 1)(α + βm) for blocks of m bytes; exact";
+
+/// [`DIRECT`] as an entry's cost, computed by [`alltoall`].
+pub(crate) const DIRECT_COST: Cost<Alltoall> = Cost {
+    formula: DIRECT,
+    time: alltoall,
+};
 
 /// The time of `alg` on `spec` in the postal model `m`.
 pub fn alltoall(

@@ -17,7 +17,7 @@ use crate::schedule::{Program, Rank, Slot};
 pub static ENTRY: Entry<Alltoall> = keyless_entry! {
     "linear" => Algorithm::Linear, build: with_own_copy(build),
     summary: "post every receive and send at once, wait for all (LAM/MPI)",
-    cost: "(N - 1)(α + βm) for blocks of m bytes; exact" => super::cost::alltoall,
+    cost: super::cost::DIRECT => super::cost::alltoall,
     guarantees: &[],
 };
 

@@ -15,28 +15,27 @@
 //! of ranks); `(2B)²` dependencies between consecutive blocks.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{Cost, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, ScheduleError, Slot};
-use crate::spec::{Form, Key, Positional};
+use crate::spec::{Form, Key};
 
 /// MPICH's default block (`MPIR_CVAR_ALLTOALL_THROTTLE`).
 pub const DEFAULT_BLOCK: u32 = 32;
 
 /// The `linear_shifted` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "linear_shifted",
-        aliases: &["scattered"],
-        summary: "peers rank+i in blocks of `block` posted requests, a wait between blocks \
-                  (MPICH's medium-message scattered)",
-        keys: &[Key::new(
-            "block",
-            "peers per block of posted requests, 1 ..= 2147483647 (default 32, MPICH's \
-             MPIR_CVAR_ALLTOALL_THROTTLE)",
-        )],
-        positional: Positional::None,
-        example: "linear_shifted:block=8",
-    },
+    form: Form::named(
+        "linear_shifted",
+        "peers rank+i in blocks of `block` posted requests, a wait between blocks \
+         (MPICH's medium-message scattered)",
+    )
+    .with_aliases(&["scattered"])
+    .with_keys(&[Key::new(
+        "block",
+        "peers per block of posted requests, 1 ..= 2147483647 (default 32, MPICH's \
+         MPIR_CVAR_ALLTOALL_THROTTLE)",
+    )])
+    .with_example("linear_shifted:block=8"),
     parse: |spec| {
         Ok(Algorithm::LinearShifted {
             block: whole_key(spec, "block", 1, i32::MAX as u32, DEFAULT_BLOCK)?,
@@ -52,16 +51,8 @@ pub static ENTRY: Entry<Alltoall> = Entry {
         Algorithm::LinearShifted { block } => Ok(Prepared::Param(block)),
         _ => unreachable!("a linear_shifted algorithm"),
     },
-    build: |p, spec, rank, out| {
-        let Prepared::Param(b) = *p else {
-            unreachable!("prepared by prepare")
-        };
-        with_own_copy(spec, rank, out, |spec, rank, out| build(b, spec, rank, out))
-    },
-    cost: Some(Cost {
-        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
-        time: super::cost::alltoall,
-    }),
+    build: prepared_build!(Prepared::Param(b) => with_own_copy(build, *b)),
+    cost: Some(super::cost::DIRECT_COST),
     guarantees: &[],
     examples: &[
         "linear_shifted",

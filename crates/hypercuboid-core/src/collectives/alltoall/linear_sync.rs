@@ -16,27 +16,25 @@
 //! ranks), one dependency per op beyond the first `M` of each direction.
 
 use super::{shift, whole_key, with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{Cost, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, Slot};
-use crate::spec::{Form, Key, Positional};
+use crate::spec::{Form, Key};
 
 /// The window a caller that names none gets.
 pub const DEFAULT_MAX: u32 = 8;
 
 /// The `linear_sync` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "linear_sync",
-        aliases: &[],
-        summary: "receives from rank+i and sends to rank-i with at most `max` of each \
-                  outstanding (Open MPI's linear_sync)",
-        keys: &[Key::new(
-            "max",
-            "requests outstanding in each direction, 0 ..= 2147483647; 0: no limit (default 8)",
-        )],
-        positional: Positional::None,
-        example: "linear_sync:max=4",
-    },
+    form: Form::named(
+        "linear_sync",
+        "receives from rank+i and sends to rank-i with at most `max` of each \
+         outstanding (Open MPI's linear_sync)",
+    )
+    .with_keys(&[Key::new(
+        "max",
+        "requests outstanding in each direction, 0 ..= 2147483647; 0: no limit (default 8)",
+    )])
+    .with_example("linear_sync:max=4"),
     parse: |spec| {
         Ok(Algorithm::LinearSync {
             max: whole_key(spec, "max", 0, i32::MAX as u32, DEFAULT_MAX)?,
@@ -47,18 +45,8 @@ pub static ENTRY: Entry<Alltoall> = Entry {
         Algorithm::LinearSync { max } => Ok(Prepared::Param(max)),
         _ => unreachable!("a linear_sync algorithm"),
     },
-    build: |p, spec, rank, out| {
-        let Prepared::Param(max) = *p else {
-            unreachable!("prepared by prepare")
-        };
-        with_own_copy(spec, rank, out, |spec, rank, out| {
-            build(max, spec, rank, out)
-        })
-    },
-    cost: Some(Cost {
-        formula: "(N - 1)(α + βm) for blocks of m bytes; exact",
-        time: super::cost::alltoall,
-    }),
+    build: prepared_build!(Prepared::Param(max) => with_own_copy(build, *max)),
+    cost: Some(super::cost::DIRECT_COST),
     guarantees: &[],
     examples: &[
         "linear_sync",

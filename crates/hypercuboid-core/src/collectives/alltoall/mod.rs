@@ -47,11 +47,8 @@ pub mod scheduled;
 pub mod sync;
 
 use super::registry::{self, Context, Entry, Family};
-use crate::schedule::{
-    Dtype, Meta, Program, Rank, Schedule, ScheduleError, Slice, Slot, MAX_RANKS,
-};
+use crate::schedule::{Dtype, Meta, Program, Rank, Schedule, ScheduleError, Slice, Slot};
 use std::borrow::Cow;
-use std::fmt;
 
 /// The alltoall collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its problem
 /// ([`AlltoallSpec`]) and its schedules' metadata.
@@ -161,11 +158,7 @@ impl Algorithm {
     }
 }
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
-    }
-}
+crate::name_display::display_by_name!(Algorithm);
 
 /// What building an alltoall needs beyond its spec, once per problem. A topology-aware entry
 /// adds its own variant (a phase table).
@@ -182,32 +175,7 @@ pub enum Prepared {
 }
 
 impl Family for Alltoall {
-    const NAME: &'static str = "alltoall";
-    const WHAT: &'static str = "alltoall algorithm";
-    type Algorithm = Algorithm;
-    type Problem = AlltoallSpec;
-    type Prepared = Prepared;
-    type CostModel = crate::model::PostalModel;
-
-    fn algorithms() -> &'static [&'static Entry<Alltoall>] {
-        ALGORITHMS
-    }
-
-    fn nranks(problem: &AlltoallSpec) -> u32 {
-        problem.nranks
-    }
-
-    fn validate(problem: &AlltoallSpec) -> Result<(), ScheduleError> {
-        problem.validate()
-    }
-
-    fn entry(alg: &Algorithm) -> &'static Entry<Alltoall> {
-        alg.entry()
-    }
-
-    fn meta(alg: &Algorithm, problem: &AlltoallSpec) -> Meta {
-        problem.meta(alg)
-    }
+    registry::family_items!(Alltoall, "alltoall", problem: AlltoallSpec, delegated);
 }
 
 /// [`Entry::prepare`] of the algorithms that need nothing beyond the spec.
@@ -250,22 +218,13 @@ impl AlltoallSpec {
     /// Checks that the spec can be generated: 1 ..= [`MAX_RANKS`] ranks, buffers of
     /// `nranks × count` elements whose byte size fits in a `u64`, and a numeric dtype.
     pub fn validate(&self) -> Result<(), ScheduleError> {
-        if self.nranks == 0 || self.nranks as u64 > MAX_RANKS {
-            return Err(ScheduleError::BadRankCount {
-                nranks: self.nranks as u64,
-                reason: format!("an alltoall has 1 to {MAX_RANKS} ranks"),
-            });
-        }
-        if self.dtype == Dtype::Byte {
-            return Err(ScheduleError::BadParameter {
-                name: "dtype".into(),
-                value: "byte".into(),
-                reason: "an alltoall moves typed elements (byte marks size-only schedules); \
-                         accepted: int8, int16, int32, int64, uint8, uint16, uint32, uint64, \
-                         float32, float64 (uint8 for bytes)"
-                    .into(),
-            });
-        }
+        ScheduleError::check_nranks(self.nranks as u64, "an alltoall")?;
+        ScheduleError::refuse_byte(
+            self.dtype,
+            "an alltoall moves typed elements (byte marks size-only schedules); \
+             accepted: int8, int16, int32, int64, uint8, uint16, uint32, uint64, \
+             float32, float64 (uint8 for bytes)",
+        )?;
         let bytes = self
             .buffer_len()
             .and_then(|e| e.checked_mul(self.dtype.size() as u64));

@@ -21,7 +21,7 @@ pub static ENTRY: Entry<Alltoall> = keyless_entry! {
     "pairwise" => Algorithm::Pairwise, build: with_own_copy(build),
     summary: "N - 1 exchange steps: partner rank ^ j for N a power of two, else send to \
              rank + j and receive from rank - j (MPICH's long-message algorithm)",
-    cost: "(N - 1)(α + βm) for blocks of m bytes; exact" => super::cost::alltoall,
+    cost: super::cost::DIRECT => super::cost::alltoall,
     guarantees: &[],
 };
 

@@ -27,38 +27,36 @@
 use super::phases::{self, LinkRoutes, Method, PhaseTable, Routing};
 use super::sync::{self, Message, Sync, MAX_PAIRWISE_SYNCS, SYNCS};
 use super::{with_own_copy, Algorithm, Alltoall, AlltoallSpec, Prepared};
-use crate::collectives::registry::{Context, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Context, Entry, Needs};
 use crate::schedule::{OpId, Program, Rank, ScheduleError, Slice, Slot};
-use crate::spec::{Form, Key, Positional};
+use crate::spec::{Form, Key};
 use crate::topology::Topology;
 use std::sync::Arc;
 
 /// The `scheduled` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Alltoall> = Entry {
-    form: Form {
-        name: "scheduled",
-        aliases: &[],
-        summary: "the Faraj-Yuan contention-free phases of a tree of switches (any topology: \
-                  the phase heuristic), kept apart by synchronisation",
-        keys: &[
-            Key::new(
-                "topo",
-                "the topology the ranks run on (tree:fig1, tree:FILE, ...; ';' for the commas \
-                 of its spec); required unless the caller gives one",
-            ),
-            Key::new(
-                "sync",
-                "pairwise-reduced (default), pairwise, barrier or none",
-            ),
-            Key::new(
-                "mapping",
-                "a file with one machine (endpoint name or index) per rank; default: rank r on \
-                 machine r",
-            ),
-        ],
-        positional: Positional::None,
-        example: "scheduled:topo=tree:fig1,sync=pairwise",
-    },
+    form: Form::named(
+        "scheduled",
+        "the Faraj-Yuan contention-free phases of a tree of switches (any topology: \
+         the phase heuristic), kept apart by synchronisation",
+    )
+    .with_keys(&[
+        Key::new(
+            "topo",
+            "the topology the ranks run on (tree:fig1, tree:FILE, ...; ';' for the commas \
+             of its spec); required unless the caller gives one",
+        ),
+        Key::new(
+            "sync",
+            "pairwise-reduced (default), pairwise, barrier or none",
+        ),
+        Key::new(
+            "mapping",
+            "a file with one machine (endpoint name or index) per rank; default: rank r on \
+             machine r",
+        ),
+    ])
+    .with_example("scheduled:topo=tree:fig1,sync=pairwise"),
     parse: |spec| {
         let sync = spec
             .value("sync", |v| SYNCS.read(v))?
@@ -71,14 +69,7 @@ pub static ENTRY: Entry<Alltoall> = Entry {
     },
     needs: Needs::Nothing,
     prepare,
-    build: |p, spec, rank, out| {
-        let Prepared::Scheduled(plan) = p else {
-            unreachable!("prepared by prepare")
-        };
-        with_own_copy(spec, rank, out, |spec, rank, out| {
-            build(plan, spec, rank, out)
-        })
-    },
+    build: prepared_build!(Prepared::Scheduled(plan) => with_own_copy(build, plan)),
     cost: None,
     guarantees: &[],
     examples: &[

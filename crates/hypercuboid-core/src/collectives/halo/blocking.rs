@@ -19,19 +19,16 @@ use super::{finish_compute, opposite, prepare, tag, Algorithm, Halo, HaloSpec, P
 use crate::collectives::registry::{Entry, Needs};
 use crate::schedule::halo::side_box;
 use crate::schedule::{OpId, Program, Rank, Region, Slice, Slot};
-use crate::spec::{Form, Positional};
+use crate::spec::Form;
 
 /// The `halo_blocking` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Halo> = Entry {
-    form: Form {
-        name: "halo_blocking",
-        aliases: &["blocking"],
-        summary: "dimension by dimension, 2 messages and a wait per dimension, edges and corners \
-                  forwarded: 6 messages (Ludwig's lb_halo_via_copy)",
-        keys: &[],
-        positional: Positional::None,
-        example: "halo_blocking",
-    },
+    form: Form::named(
+        "halo_blocking",
+        "dimension by dimension, 2 messages and a wait per dimension, edges and corners \
+         forwarded: 6 messages (Ludwig's lb_halo_via_copy)",
+    )
+    .with_aliases(&["blocking"]),
     parse: |_| Ok(Algorithm::Blocking),
     needs: Needs::Nothing,
     prepare,

@@ -44,7 +44,6 @@ use crate::schedule::{
 };
 use crate::spec::{Choice, Choices, Key, Spec};
 use crate::units::Time;
-use std::fmt;
 
 pub use crate::schedule::halo::{
     dims_create, direction_index, format_triple, order, side_box, Decomposition, HaloSpec,
@@ -181,11 +180,7 @@ impl Algorithm {
     }
 }
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name())
-    }
-}
+crate::name_display::display_by_name!(Algorithm);
 
 /// The `overlap` key of the non-blocking exchanges.
 pub(crate) const OVERLAP_KEY: Key = Key::new(
@@ -264,16 +259,7 @@ pub struct Prepared {
 }
 
 impl Family for Halo {
-    const NAME: &'static str = "halo";
-    const WHAT: &'static str = "halo algorithm";
-    type Algorithm = Algorithm;
-    type Problem = HaloProblem;
-    type Prepared = Prepared;
-    type CostModel = crate::model::PostalModel;
-
-    fn algorithms() -> &'static [&'static Entry<Halo>] {
-        ALGORITHMS
-    }
+    registry::family_items!(Halo, "halo", problem: HaloProblem);
 
     fn nranks(problem: &HaloProblem) -> u32 {
         problem.decomp.nranks()
@@ -285,20 +271,12 @@ impl Family for Halo {
             problem.decomp.dims,
             problem.decomp.periodic,
         )?;
-        if problem.dtype == Dtype::Byte {
-            return Err(ScheduleError::BadParameter {
-                name: "dtype".into(),
-                value: "byte".into(),
-                reason: "a halo exchange moves typed values; accepted: float64, float32, int16, \
-                         uint8 (bytes 8, 4, 2, 1)"
-                    .into(),
-            });
-        }
+        ScheduleError::refuse_byte(
+            problem.dtype,
+            "a halo exchange moves typed values; accepted: float64, float32, int16, \
+             uint8 (bytes 8, 4, 2, 1)",
+        )?;
         HaloSpec::new(problem.decomp, problem.values, HaloStencil::Full).map(|_| ())
-    }
-
-    fn entry(alg: &Algorithm) -> &'static Entry<Halo> {
-        alg.entry()
     }
 
     fn meta(alg: &Algorithm, problem: &HaloProblem) -> Meta {

@@ -14,26 +14,25 @@
 use super::{build_posted, prepare, Algorithm, Halo, Unpack, OVERLAP_KEY, UNPACKS};
 use crate::collectives::registry::{Entry, Needs};
 use crate::schedule::Region;
-use crate::spec::{Form, Key, Positional};
+use crate::spec::{Form, Key};
 
 /// The `halo_nonblocking` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Halo> = Entry {
-    form: Form {
-        name: "halo_nonblocking",
-        aliases: &["nonblocking"],
-        summary: "26 messages (6 faces, 12 edges, 8 corners) posted at once with synchronous \
-                  sends, one wait (the seed's non-blocking version)",
-        keys: &[
-            Key::new(
-                "unpack",
-                "at_end (default): unpack every buffer after one wait for all messages; \
-                 on_arrival: each buffer as its receive completes",
-            ),
-            OVERLAP_KEY,
-        ],
-        positional: Positional::None,
-        example: "halo_nonblocking:unpack=on_arrival",
-    },
+    form: Form::named(
+        "halo_nonblocking",
+        "26 messages (6 faces, 12 edges, 8 corners) posted at once with synchronous \
+         sends, one wait (the seed's non-blocking version)",
+    )
+    .with_aliases(&["nonblocking"])
+    .with_keys(&[
+        Key::new(
+            "unpack",
+            "at_end (default): unpack every buffer after one wait for all messages; \
+             on_arrival: each buffer as its receive completes",
+        ),
+        OVERLAP_KEY,
+    ])
+    .with_example("halo_nonblocking:unpack=on_arrival"),
     parse: |spec| {
         let unpack = spec
             .value("unpack", |v| UNPACKS.read(v))?

@@ -14,19 +14,17 @@ use crate::collectives::registry::{Entry, Needs};
 use crate::lattice::d3q19;
 use crate::schedule::halo::{order, DIRECTIONS};
 use crate::schedule::Rank;
-use crate::spec::{Form, Positional};
+use crate::spec::Form;
 
 /// The `halo_reduced` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Halo> = Entry {
-    form: Form {
-        name: "halo_reduced",
-        aliases: &["reduced"],
-        summary: "what a D3Q19 stream step reads: 18 neighbours, 5 distributions per face and 1 \
-                  per edge, posted at once (needs 19 values per site)",
-        keys: &[OVERLAP_KEY],
-        positional: Positional::None,
-        example: "halo_reduced",
-    },
+    form: Form::named(
+        "halo_reduced",
+        "what a D3Q19 stream step reads: 18 neighbours, 5 distributions per face and 1 \
+         per edge, posted at once (needs 19 values per site)",
+    )
+    .with_aliases(&["reduced"])
+    .with_keys(&[OVERLAP_KEY]),
     parse: |spec| {
         Ok(Algorithm::Reduced {
             overlap: super::overlap_key(spec)?,

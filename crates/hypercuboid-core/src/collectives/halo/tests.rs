@@ -478,3 +478,14 @@ fn repeated_calls_simulate_every_op_every_call() {
          call) (limit 1)"
     );
 }
+
+#[test]
+fn byte_values_are_refused_in_a_halo_exchanges_words() {
+    let mut p = problem([4, 4, 4], [2, 1, 1], [true; 3]);
+    p.dtype = Dtype::Byte;
+    assert_eq!(
+        generate(&algs()[0], &p).unwrap_err().to_string(),
+        "invalid dtype 'byte': a halo exchange moves typed values; accepted: float64, float32, \
+         int16, uint8 (bytes 8, 4, 2, 1)"
+    );
+}

@@ -45,7 +45,7 @@
 //! virtual channel of a link (`channel.rs`).
 
 use super::error::NetworkError;
-use crate::spec::{self, Choice, Choices, Form, FormTable, Key, Positional, Spec, SpecError};
+use crate::spec::{self, Choice, Choices, Form, FormTable, Key, Spec, SpecError};
 use crate::topology::{router_distances, Topology};
 use std::fmt;
 
@@ -84,45 +84,37 @@ const UGAL_KEYS: [Key; 5] = [
     Key::new("cost", "auto (default), ratio or const"),
 ];
 
-const MIN: Form = Form {
-    name: "min",
-    aliases: &["minimal"],
-    summary: "minimal paths",
-    keys: &[CHOICE, VCS],
-    positional: Positional::None,
-    example: "min:choice=lowest",
-};
-const INR: Form = Form {
-    name: "inr",
-    aliases: &["valiant"],
-    summary: "Valiant: minimal to a random intermediate router, then minimal to the destination",
-    keys: &[CHOICE, VCS],
-    positional: Positional::None,
-    example: "inr",
-};
-const UGAL: Form = Form {
-    name: "ugal",
-    aliases: &["ugal-l"],
-    summary: "UGAL-local: the minimal or an indirect path by output buffer occupancy",
-    keys: &UGAL_KEYS,
-    positional: Positional::None,
-    example: "ugal:n=8,c=1.5",
-};
-const UGAL_TH: Form = Form {
-    name: "ugal-th",
-    aliases: &["ugal_th", "ugalth"],
-    summary: "UGAL-local with a threshold: minimal while its buffer is below t%",
-    keys: &[
-        UGAL_KEYS[0],
-        UGAL_KEYS[1],
-        UGAL_KEYS[2],
-        UGAL_KEYS[3],
-        UGAL_KEYS[4],
-        Key::new("t", "threshold, % of the output buffer (default 10)"),
-    ],
-    positional: Positional::None,
-    example: "ugal-th:t=20",
-};
+const MIN: Form = Form::named("min", "minimal paths")
+    .with_aliases(&["minimal"])
+    .with_keys(&[CHOICE, VCS])
+    .with_example("min:choice=lowest");
+const INR: Form = Form::named(
+    "inr",
+    "Valiant: minimal to a random intermediate router, then minimal to the destination",
+)
+.with_aliases(&["valiant"])
+.with_keys(&[CHOICE, VCS]);
+const UGAL: Form = Form::named(
+    "ugal",
+    "UGAL-local: the minimal or an indirect path by output buffer occupancy",
+)
+.with_aliases(&["ugal-l"])
+.with_keys(&UGAL_KEYS)
+.with_example("ugal:n=8,c=1.5");
+const UGAL_TH: Form = Form::named(
+    "ugal-th",
+    "UGAL-local with a threshold: minimal while its buffer is below t%",
+)
+.with_aliases(&["ugal_th", "ugalth"])
+.with_keys(&[
+    UGAL_KEYS[0],
+    UGAL_KEYS[1],
+    UGAL_KEYS[2],
+    UGAL_KEYS[3],
+    UGAL_KEYS[4],
+    Key::new("t", "threshold, % of the output buffer (default 10)"),
+])
+.with_example("ugal-th:t=20");
 
 /// Every routing [`RoutingSpec::parse`] accepts, in the order error messages list them: the
 /// network simulator's routings of packets and flows, specs with keys (`ugal:n=8,c=1.5`). Not

@@ -2,8 +2,7 @@ use super::*;
 use crate::collectives::{allreduce, alltoall};
 use crate::model::{parse_model, parse_noise, ModelSpec};
 use crate::schedule::{
-    Combine, Dtype, Meta, Op, OpKind, Payload, Program, ReduceOp, ScheduleBuilder, ANY_SOURCE,
-    ANY_TAG,
+    Combine, Dtype, Meta, Op, OpKind, Payload, Program, ReduceOp, ANY_SOURCE, ANY_TAG,
 };
 
 /// Runs `s` with and without deferred receives; asserts equal results (traces included
@@ -196,11 +195,7 @@ pub(super) fn random_schedule(seed: u64, n: u32) -> Schedule {
             }
         }
     }
-    let mut b = ScheduleBuilder::new(n as u64, Meta::sizes_only("random")).unwrap();
-    for p in &mut programs {
-        b.push(p).unwrap();
-    }
-    b.finish().unwrap()
+    Schedule::from_programs(Meta::sizes_only("random"), programs).unwrap()
 }
 
 #[test]

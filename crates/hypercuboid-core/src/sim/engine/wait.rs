@@ -182,11 +182,7 @@ mod tests {
                 p.requires(id, rnd(id as u64) as u32);
             }
         }
-        let mut b = ScheduleBuilder::new(n as u64, Meta::sizes_only("busy")).unwrap();
-        for p in &mut programs {
-            b.push(p).unwrap();
-        }
-        b.finish().unwrap()
+        Schedule::from_programs(Meta::sizes_only("busy"), programs).unwrap()
     }
 
     #[test]

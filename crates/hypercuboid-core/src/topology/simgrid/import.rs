@@ -100,6 +100,23 @@ fn elements<'a, 'i>(node: Node<'a, 'i>) -> impl Iterator<Item = Node<'a, 'i>> {
     node.children().filter(|c| c.is_element())
 }
 
+/// Appends `item`, the `what` named `name`, to `items` and indexes it by its name in `index`;
+/// its index, or why not (the name is taken).
+fn declare<T>(
+    index: &mut HashMap<String, usize>,
+    items: &mut Vec<T>,
+    name: &str,
+    item: T,
+    what: &str,
+) -> Result<usize, String> {
+    if index.contains_key(name) {
+        return Err(format!("{what} '{name}' is declared twice"));
+    }
+    index.insert(name.to_string(), items.len());
+    items.push(item);
+    Ok(items.len() - 1)
+}
+
 impl Platform {
     fn netpoint(
         &mut self,
@@ -108,14 +125,18 @@ impl Platform {
         name: &str,
         kind: Kind,
     ) -> Result<(), TopologyError> {
-        if self.by_name.contains_key(name) {
-            return Err(r.err(node, format!("netpoint '{name}' is declared twice")));
-        }
-        self.by_name.insert(name.to_string(), self.netpoints.len());
-        self.netpoints.push(Netpoint {
+        let point = Netpoint {
             name: name.to_string(),
             kind,
-        });
+        };
+        declare(
+            &mut self.by_name,
+            &mut self.netpoints,
+            name,
+            point,
+            "netpoint",
+        )
+        .map_err(|e| r.err(node, e))?;
         Ok(())
     }
 
@@ -126,15 +147,11 @@ impl Platform {
         id: &str,
         params: LinkParams,
     ) -> Result<usize, TopologyError> {
-        if self.link_by_id.contains_key(id) {
-            return Err(r.err(node, format!("link '{id}' is declared twice")));
-        }
-        self.link_by_id.insert(id.to_string(), self.links.len());
-        self.links.push(SgLink {
+        let link = SgLink {
             id: id.to_string(),
             params,
-        });
-        Ok(self.links.len() - 1)
+        };
+        declare(&mut self.link_by_id, &mut self.links, id, link, "link").map_err(|e| r.err(node, e))
     }
 
     fn zone(&mut self, r: &Reader<'_>, zone: Node<'_, '_>) -> Result<(), TopologyError> {

@@ -73,23 +73,21 @@ pub mod search;
 pub use grammar::{Plan, ScheduleString, ScheduleStringError, Stage};
 
 use super::{unless_trivial, whole, Algorithm, Allreduce, AllreduceSpec, Prepared};
-use crate::collectives::registry::{Context, Cost, Entry, Needs};
+use crate::collectives::registry::{prepared_build, Context, Cost, Entry, Needs};
 use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, ScheduleError, Slice, Slot};
 use crate::spec::{Form, Positional};
 use grammar::Level;
 
 /// The `recursive_multiplying` entry of [`super::ALGORITHMS`].
 pub static ENTRY: Entry<Allreduce> = Entry {
-    form: Form {
-        name: "recursive_multiplying",
-        aliases: &[],
-        summary: "the mixed-radix recursive multiplying of Ruefenacht, Bull and Booth, driven by \
-                  a schedule of stages (also accepted bare: a8,a3,a4); 'hypercuboid tune \
-                  allreduce -n N' ranks the schedules of N ranks",
-        keys: &[],
-        positional: Positional::List("SCHEDULE"),
-        example: "recursive_multiplying:a8,a3,a4",
-    },
+    form: Form::named(
+        "recursive_multiplying",
+        "the mixed-radix recursive multiplying of Ruefenacht, Bull and Booth, driven by \
+         a schedule of stages (also accepted bare: a8,a3,a4); 'hypercuboid tune \
+         allreduce -n N' ranks the schedules of N ranks",
+    )
+    .with_positional(Positional::List("SCHEDULE"))
+    .with_example("recursive_multiplying:a8,a3,a4"),
     parse: |spec| {
         let text = spec
             .positional
@@ -101,14 +99,7 @@ pub static ENTRY: Entry<Allreduce> = Entry {
     },
     needs: Needs::Nothing,
     prepare,
-    build: |p, spec, rank, out| {
-        let Prepared::Plan(plan) = p else {
-            unreachable!("prepared by prepare")
-        };
-        unless_trivial(spec, rank, out, |spec, rank, out| {
-            build(plan, spec, rank, out)
-        })
-    },
+    build: prepared_build!(Prepared::Plan(plan) => unless_trivial(build, plan)),
     cost: Some(Cost {
         formula: "Σ (B_i - 1)(α + nβ + nγ) for a factored schedule aB_1,...,aB_s; exact",
         time: |a, spec, m| {
