@@ -135,6 +135,33 @@ def test_cli_model_file(tmp_path):
     assert "no 'model' key; keys: notmodel" in res.output
 
 
+def test_cli_model_file_of_loggops_uses_its_pipelined_fit_or_refuses_in_one_line(tmp_path):
+    cal = tmp_path / "cal.json"
+    doc = {
+        "model": "loggops:L=1us,o=100ns,g=100ns,G=0.1ns",
+        "models": {"pipelined": "pipelined:alpha_p=1.51us,alpha_r=0.38us"},
+        "nranks": 2,
+    }
+    cal.write_text(json.dumps(doc))
+    args = ["tune", "allreduce", "-n", "96", "--model-file", str(cal), "--top", "1"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert (
+        res.stderr == f"warning: model file {cal} was measured on 2 ranks, this grid has 96 ranks\n"
+    )
+    # the file's pipelined fit ranks, as in test_cli_model_file
+    assert "   1  a4,a4,a6       3           8.710" in res.stdout
+    del doc["models"]
+    cal.write_text(json.dumps(doc))
+    res = CliRunner().invoke(cli, args)
+    assert (res.exit_code, res.stderr) == (
+        1,
+        f"Error: {cal}: its model is loggops and it has no models.pipelined; tune ranks by the "
+        "pipelined postal model's closed form (give a postal or pipelined model file, or one "
+        "from calibrate)\n",
+    )
+
+
 def test_cli_errors():
     res = run(["tune", "allreduce", "-n", "8"])
     assert res.exit_code == 1

@@ -115,9 +115,21 @@ def allreduce(
     if model_file is not None:
         if alpha_p is not None or alpha_r is not None:
             raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
-        from hypercuboid.cli.predict import grid_model
+        from hypercuboid.predict import mismatches, read_model_file
 
-        model, _ = grid_model(None, model_file, [nranks])
+        mf = read_model_file(model_file)
+        model = mf.model
+        if model.split(":")[0] not in ("postal", "pipelined"):
+            # the closed form is the pipelined postal model's: a calibrated file carries one
+            if mf.tuning is None:
+                raise click.ClickException(
+                    f"{model_file}: its model is {model.split(':')[0]} and it has no "
+                    "models.pipelined; tune ranks by the pipelined postal model's closed form "
+                    "(give a postal or pipelined model file, or one from calibrate)"
+                )
+            model = mf.tuning
+        for m in mismatches(mf, ranks=[nranks]):
+            click.echo(f"warning: {m}", err=True)
     else:
         if alpha_p is None or alpha_r is None:
             raise click.ClickException(
