@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import hypercuboid as hc
+import hypercuboid.topology
 import numpy as np
 import pytest
 from hypercuboid import _core
@@ -55,10 +56,16 @@ def test_the_module_still_works_after_a_panic():
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
 
+#: The child takes SIGINT as an interactive Python does, whatever the test runner inherited: a
+#: shell's background job starts with SIGINT ignored, Python keeps an ignored SIGINT, and the
+#: core (rightly) leaves an ignored SIGINT ignored.
+_AS_AT_A_TERMINAL = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def _python(code: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", _AS_AT_A_TERMINAL + textwrap.dedent(code)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
