@@ -606,31 +606,49 @@ static void many(int kind, uint64_t t0, int n, const uint64_t *keys, const int *
     if (id != ids) free(id);
 }
 
-static int all(int kind, int n, MPI_Request *rq, int *flag, MPI_Status *statuses)
-{
-    if (!g.on)
-        return kind == K_WAITALL ? PMPI_Waitall(n, rq, statuses)
-                                 : PMPI_Testall(n, rq, flag, statuses);
-    uint64_t t0 = now();
+/* Waitall/Testall and Waitsome/Testsome: the requests' keys and, where the caller ignores the
+ * statuses, statuses of our own; on the stack up to SMALL requests. */
+struct scratch {
     uint64_t kb[SMALL];
     MPI_Status sb[SMALL];
-    uint64_t *keys = n <= SMALL ? kb : malloc((size_t)n * sizeof *keys);
-    MPI_Status *st = statuses != MPI_STATUSES_IGNORE ? statuses
-                     : n <= SMALL                    ? sb
-                                                     : malloc((size_t)n * sizeof *st);
-    if (!keys || !st) {
-        if (keys != kb) free(keys);
-        if (st != sb && st != statuses) free(st);
+    uint64_t *keys;
+    MPI_Status *st;
+    MPI_Status *given;
+};
+
+/* 1 with s->keys and s->st ready for n requests; 0 (nothing held) when memory ran out */
+static int scratch_get(struct scratch *s, int n, MPI_Status *statuses)
+{
+    s->given = statuses;
+    s->keys = n <= SMALL ? s->kb : malloc((size_t)n * sizeof *s->keys);
+    s->st = statuses != MPI_STATUSES_IGNORE ? statuses
+            : n <= SMALL                    ? s->sb
+                                            : malloc((size_t)n * sizeof *s->st);
+    if (s->keys && s->st) return 1;
+    if (s->keys != s->kb) free(s->keys);
+    if (s->st != s->sb && s->st != statuses) free(s->st);
+    return 0;
+}
+
+static void scratch_free(struct scratch *s)
+{
+    if (s->keys != s->kb) free(s->keys);
+    if (s->st != s->sb && s->st != s->given) free(s->st);
+}
+
+static int all(int kind, int n, MPI_Request *rq, int *flag, MPI_Status *statuses)
+{
+    struct scratch s;
+    uint64_t t0 = g.on ? now() : 0;
+    if (!g.on || !scratch_get(&s, n, statuses))
         return kind == K_WAITALL ? PMPI_Waitall(n, rq, statuses)
                                  : PMPI_Testall(n, rq, flag, statuses);
-    }
-    ids_of(n, rq, keys);
+    ids_of(n, rq, s.keys);
     int done = 1;
-    int rc = kind == K_WAITALL ? PMPI_Waitall(n, rq, st) : PMPI_Testall(n, rq, &done, st);
+    int rc = kind == K_WAITALL ? PMPI_Waitall(n, rq, s.st) : PMPI_Testall(n, rq, &done, s.st);
     if (flag) *flag = done;
-    many(kind, t0, n, keys, NULL, done ? n : 0, st);
-    if (keys != kb) free(keys);
-    if (st != sb && st != statuses) free(st);
+    many(kind, t0, n, s.keys, NULL, done ? n : 0, s.st);
+    scratch_free(&s);
     return rc;
 }
 
@@ -681,29 +699,17 @@ HC_EXPORT int MPI_Testany(int n, MPI_Request rq[], int *index, int *flag, MPI_St
 static int some(int kind, int n, MPI_Request *rq, int *outcount, int *indices,
                 MPI_Status *statuses)
 {
-    if (!g.on)
+    struct scratch s;
+    uint64_t t0 = g.on ? now() : 0;
+    if (!g.on || !scratch_get(&s, n, statuses))
         return kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, statuses)
                                   : PMPI_Testsome(n, rq, outcount, indices, statuses);
-    uint64_t t0 = now();
-    uint64_t kb[SMALL];
-    MPI_Status sb[SMALL];
-    uint64_t *keys = n <= SMALL ? kb : malloc((size_t)n * sizeof *keys);
-    MPI_Status *st = statuses != MPI_STATUSES_IGNORE ? statuses
-                     : n <= SMALL                    ? sb
-                                                     : malloc((size_t)n * sizeof *st);
-    if (!keys || !st) {
-        if (keys != kb) free(keys);
-        if (st != sb && st != statuses) free(st);
-        return kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, statuses)
-                                  : PMPI_Testsome(n, rq, outcount, indices, statuses);
-    }
-    ids_of(n, rq, keys);
-    int rc = kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, st)
-                                : PMPI_Testsome(n, rq, outcount, indices, st);
+    ids_of(n, rq, s.keys);
+    int rc = kind == K_WAITSOME ? PMPI_Waitsome(n, rq, outcount, indices, s.st)
+                                : PMPI_Testsome(n, rq, outcount, indices, s.st);
     int got = *outcount == MPI_UNDEFINED ? 0 : *outcount;
-    many(kind, t0, n, keys, indices, got, st);
-    if (keys != kb) free(keys);
-    if (st != sb && st != statuses) free(st);
+    many(kind, t0, n, s.keys, indices, got, s.st);
+    scratch_free(&s);
     return rc;
 }
 
