@@ -4,12 +4,16 @@ model, the best of each size marked; JSON, CSV, a plot and the PMPI library's de
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json
 from hypercuboid.cli.simulate import MODEL_HELP
+
+if TYPE_CHECKING:
+    from hypercuboid.predict import ModelFile
 
 
 def _collectives() -> list[str]:
@@ -128,12 +132,20 @@ def grid_model(model: str | None, model_file: str | None, ranks: Sequence[int], 
         raise click.ClickException("missing --model (or --model-file); " + MODEL_HELP)
     if model_file is None:
         return model, None
-    from hypercuboid.predict import mismatches, read_model_file
+    from hypercuboid.predict import read_model_file
 
     mf = read_model_file(model_file)
+    echo_mismatches(mf, ranks, library)
+    return mf.model, mf
+
+
+def echo_mismatches(mf: ModelFile, ranks: Sequence[int], library: str | None = None) -> None:
+    """A model file's mismatches with where it is used (another MPI library, other rank
+    counts), one warning line each on stderr."""
+    from hypercuboid.predict import mismatches
+
     for m in mismatches(mf, library=library, ranks=ranks):
         click.echo(f"warning: {m}", err=True)
-    return mf.model, mf
 
 
 @click.command("predict")

@@ -115,7 +115,8 @@ def allreduce(
     if model_file is not None:
         if alpha_p is not None or alpha_r is not None:
             raise click.ClickException("give --alpha-p/--alpha-r or --model-file, not both")
-        from hypercuboid.predict import mismatches, read_model_file
+        from hypercuboid.cli.predict import echo_mismatches
+        from hypercuboid.predict import read_model_file
 
         mf = read_model_file(model_file)
         model = mf.model
@@ -128,8 +129,7 @@ def allreduce(
                     "(give a postal or pipelined model file, or one from calibrate)"
                 )
             model = mf.tuning
-        for m in mismatches(mf, ranks=[nranks]):
-            click.echo(f"warning: {m}", err=True)
+        echo_mismatches(mf, [nranks])
     else:
         if alpha_p is None or alpha_r is None:
             raise click.ClickException(
