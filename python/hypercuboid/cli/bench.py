@@ -335,15 +335,6 @@ def _check_dtype(dtype: str, check: bool) -> Any:
     return dt
 
 
-def _with(options: list) -> Callable:
-    def deco(f: Callable) -> Callable:
-        for o in reversed(options):
-            f = o(f)
-        return f
-
-    return deco
-
-
 def _schedule_runs(native: str) -> list:
     """The options of how the schedules of a collective sweep run: --no-verify, --seed of the
     input data and --runner (`native` is the library's own call, timed beside them)."""
@@ -492,9 +483,9 @@ def _failed(rows: list, stopped: bool, verdict: str) -> None:
     help="Compare every result with MPI_Allreduce and a fixed-order reference (exact, max "
     "ulp, identical bits on all ranks); fills the 'valid' column.",
 )
-@_with(_schedule_runs("MPI_Allreduce"))
+@cliopts.with_options(_schedule_runs("MPI_Allreduce"))
 @cliopts.plot_option("Draw median latency against size (log-log, one line per algorithm)")
-@_with([*_common, _old_sizes, _old_algorithms])
+@cliopts.with_options([*_common, _old_sizes, _old_algorithms])
 def bench_allreduce_cmd(
     algorithms: str,
     sizes: str,
@@ -567,8 +558,8 @@ def bench_allreduce_cmd(
     help="Compare every algorithm's result bitwise with MPI_Alltoall on every rank first; "
     "fills the 'valid' column.",
 )
-@_with(_schedule_runs("MPI_Alltoall"))
-@_with([*_common, _old_sizes, _old_algorithms])
+@cliopts.with_options(_schedule_runs("MPI_Alltoall"))
+@cliopts.with_options([*_common, _old_sizes, _old_algorithms])
 def bench_alltoall_cmd(
     algorithms: str,
     sizes: str,
@@ -654,7 +645,7 @@ def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
     default=None,
     help="Write the fitted postal model for 'simulate --model-file'.",
 )
-@_with([*_common, _old_sizes, _old_gamma])
+@cliopts.with_options([*_common, _old_sizes, _old_gamma])
 def bench_pingpong_cmd(
     sizes: str,
     iterations: int | None,
@@ -772,7 +763,7 @@ def bench_pingpong_cmd(
     default=None,
     help="Write the fitted pipelined postal model for 'simulate --model-file'.",
 )
-@_with([*_common, _old_gamma])
+@cliopts.with_options([*_common, _old_gamma])
 def bench_multicast_cmd(
     messages: int,
     nbytes: int,

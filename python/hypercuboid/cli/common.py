@@ -168,12 +168,6 @@ class Generator:
     build: Callable[..., Any]
 
 
-def _apply(options: list[Callable], f: Callable) -> Callable:
-    for opt in reversed(options):
-        f = opt(f)
-    return f
-
-
 def schedule_verb(
     name: str,
     help: str,
@@ -213,7 +207,7 @@ def schedule_verb(
         help="Read the schedule from a GOAL file (or hypercuboid's lossless text form).",
     )
     group = click.group(name, help=help, invoke_without_command=True)(
-        _apply([goal_opt, *verb_options], click.pass_context(group_callback))
+        cliopts.with_options([goal_opt, *verb_options])(click.pass_context(group_callback))
     )
     for opt in verb_options:
         probe = opt(lambda: None)
@@ -240,7 +234,7 @@ def schedule_verb(
                 action(gen.build(**kwargs), **verb_kwargs)
 
             return click.command(gen.name, help=gen.help)(
-                _apply([*gen.options, *verb_options], click.pass_context(callback))
+                cliopts.with_options([*gen.options, *verb_options])(click.pass_context(callback))
             )
 
         group.add_command(make(gen))

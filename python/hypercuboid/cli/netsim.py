@@ -119,9 +119,7 @@ def _router_options(f: Callable) -> Callable:
         cliopts.quiet_option(),
         cliopts.progress_option(),
     ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    return cliopts.with_options(opts)(f)
 
 
 def _common(kw: dict[str, Any]) -> dict[str, Any]:

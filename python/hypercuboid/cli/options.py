@@ -302,6 +302,18 @@ def renamed(*decls: str, target: str | None, new: str, **kw: Any) -> Callable:
 # -- options of every verb ----------------------------------------------------------------------
 
 
+def with_options(options: Sequence[Callable]) -> Callable:
+    """A decorator applying click options in the order listed (the first is the first in
+    ``--help``)."""
+
+    def deco(f: Callable) -> Callable:
+        for o in reversed(options):
+            f = o(f)
+        return f
+
+    return deco
+
+
 def json_option(help: str = "Print one JSON object") -> Callable:
     """``--json [FILE]``: JSON on stdout, or in FILE (a name that ends in .json, or
     ``--json=FILE``)."""

@@ -37,44 +37,40 @@ _PARTIAL = click.option(
 )
 
 
-def _convert_options(f):
-    for o in reversed(
-        [
-            _COMPUTE_SCALE,
-            click.option(
-                "--allreduce",
-                default=None,
-                metavar="ALG",
-                help="Allreduce algorithm of the replay (schedule list) "
-                f"[default: {_core.TRACE_DEFAULTS['allreduce']}].",
-            ),
-            click.option(
-                "--alltoall",
-                default=None,
-                metavar="ALG",
-                help="Alltoall algorithm of the replay "
-                f"[default: {_core.TRACE_DEFAULTS['alltoall']}].",
-            ),
-            click.option(
-                "--reduce-ns-per-byte",
-                type=cliopts.Finite(min=0.0),
-                default=0.0,
-                show_default=True,
-                help="Compute cost of the collectives' local reductions, in ns per byte.",
-            ),
-            click.option(
-                "--collectives",
-                type=click.Choice(["default", "library"], case_sensitive=False),
-                default="default",
-                show_default=True,
-                help="library: each allreduce and alltoall whose algorithm is not given as the "
-                "recorded MPI library (Open MPI or MPICH) would run it.",
-            ),
-            _PARTIAL,
-        ]
-    ):
-        f = o(f)
-    return f
+_convert_options = cliopts.with_options(
+    [
+        _COMPUTE_SCALE,
+        click.option(
+            "--allreduce",
+            default=None,
+            metavar="ALG",
+            help="Allreduce algorithm of the replay (schedule list) "
+            f"[default: {_core.TRACE_DEFAULTS['allreduce']}].",
+        ),
+        click.option(
+            "--alltoall",
+            default=None,
+            metavar="ALG",
+            help=f"Alltoall algorithm of the replay [default: {_core.TRACE_DEFAULTS['alltoall']}].",
+        ),
+        click.option(
+            "--reduce-ns-per-byte",
+            type=cliopts.Finite(min=0.0),
+            default=0.0,
+            show_default=True,
+            help="Compute cost of the collectives' local reductions, in ns per byte.",
+        ),
+        click.option(
+            "--collectives",
+            type=click.Choice(["default", "library"], case_sensitive=False),
+            default="default",
+            show_default=True,
+            help="library: each allreduce and alltoall whose algorithm is not given as the "
+            "recorded MPI library (Open MPI or MPICH) would run it.",
+        ),
+        _PARTIAL,
+    ]
+)
 
 
 @trace.command(
