@@ -366,6 +366,25 @@ def progress_option() -> Callable:
     )
 
 
+def compute_scale_option() -> Callable:
+    """``--compute-scale``: an application's compute time times this (trace, import-otf2)."""
+    return click.option(
+        "--compute-scale",
+        type=Finite(min=0.0),
+        default=1.0,
+        show_default=True,
+        help="Multiply the compute time between MPI calls (0.5: a CPU twice as fast).",
+    )
+
+
+def reduce_ns_option(help: str) -> Callable:
+    """``--reduce-ns-per-byte``: the calc cost of a schedule's reductions (GOAL export, trace
+    replay)."""
+    return click.option(
+        "--reduce-ns-per-byte", type=Finite(min=0.0), default=0.0, show_default=True, help=help
+    )
+
+
 def long_verb(f: Callable) -> Callable:
     """``--quiet/-q`` and ``--progress/--no-progress``: the options of every long verb."""
     return quiet_option()(progress_option()(f))

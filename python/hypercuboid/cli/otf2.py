@@ -30,13 +30,7 @@ from hypercuboid.cli.library import _libraries
     help="Expand each collective into what this MPI library would run (instead of "
     "--allreduce and --alltoall).",
 )
-@click.option(
-    "--compute-scale",
-    type=cliopts.Finite(0.0),
-    default=1.0,
-    show_default=True,
-    help="Multiply the compute time between MPI calls (0.5: a CPU twice as fast).",
-)
+@cliopts.compute_scale_option()
 @cliopts.force_option("an existing -o file")
 def import_otf2(
     archive: str,

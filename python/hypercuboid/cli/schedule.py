@@ -39,13 +39,7 @@ def _out_options() -> list:
             help="C export: the routine's name, a C identifier (default: hc_allreduce for an "
             "allreduce, hc_alltoall for an alltoall, hc_schedule for a sizes-only schedule).",
         ),
-        click.option(
-            "--reduce-ns-per-byte",
-            type=cliopts.Finite(min=0.0),
-            default=0.0,
-            show_default=True,
-            help="GOAL export: calc cost of reductions, in ns per reduced byte.",
-        ),
+        cliopts.reduce_ns_option("GOAL export: calc cost of reductions, in ns per reduced byte."),
         cliopts.force_option("an existing output file"),
     ]
 

@@ -23,18 +23,24 @@ def _load(path: str):
 
 
 # the options of convert; whatif shares --compute-scale and --partial
-_COMPUTE_SCALE = click.option(
-    "--compute-scale",
-    type=cliopts.Finite(min=0.0),
-    default=1.0,
-    show_default=True,
-    help="Multiply the compute time between MPI calls (0.5: a CPU twice as fast).",
-)
+_COMPUTE_SCALE = cliopts.compute_scale_option()
 _PARTIAL = click.option(
     "--partial",
     is_flag=True,
     help="Use a trace whose ranks stop before MPI_Finalize (a crashed run) up to where they stop.",
 )
+
+
+def _collectives_option(help: str):
+    """``--collectives default|library``: whether the recorded MPI library's choice of
+    collective algorithms is used (convert) or compared (whatif)."""
+    return click.option(
+        "--collectives",
+        type=click.Choice(["default", "library"], case_sensitive=False),
+        default="default",
+        show_default=True,
+        help=help,
+    )
 
 
 _convert_options = cliopts.with_options(
@@ -53,20 +59,12 @@ _convert_options = cliopts.with_options(
             metavar="ALG",
             help=f"Alltoall algorithm of the replay [default: {_core.TRACE_DEFAULTS['alltoall']}].",
         ),
-        click.option(
-            "--reduce-ns-per-byte",
-            type=cliopts.Finite(min=0.0),
-            default=0.0,
-            show_default=True,
-            help="Compute cost of the collectives' local reductions, in ns per byte.",
+        cliopts.reduce_ns_option(
+            "Compute cost of the collectives' local reductions, in ns per byte."
         ),
-        click.option(
-            "--collectives",
-            type=click.Choice(["default", "library"], case_sensitive=False),
-            default="default",
-            show_default=True,
-            help="library: each allreduce and alltoall whose algorithm is not given as the "
-            "recorded MPI library (Open MPI or MPICH) would run it.",
+        _collectives_option(
+            "library: each allreduce and alltoall whose algorithm is not given as the "
+            "recorded MPI library (Open MPI or MPICH) would run it."
         ),
         _PARTIAL,
     ]
@@ -218,12 +216,8 @@ def _choices(text: str | None, option: str) -> list[str | None]:
 @click.option("--model-file", type=cliopts.InputFile(), default=None, help="A model file (JSON).")
 @cliopts.topo_option("Replay on this network (a topology spec) instead of a cost model.")
 @_COMPUTE_SCALE
-@click.option(
-    "--collectives",
-    type=click.Choice(["default", "library"], case_sensitive=False),
-    default="default",
-    show_default=True,
-    help="library: also the choice the recorded MPI library would make (allreduce, alltoall).",
+@_collectives_option(
+    "library: also the choice the recorded MPI library would make (allreduce, alltoall)."
 )
 @_PARTIAL
 @cliopts.json_option("Print JSON")
