@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from hypercuboid.cli import options as cliopts
@@ -15,6 +17,24 @@ MODEL_HELP = (
     + " | ".join(f["example"] for f in model_forms())
     + " (a bare number is ns)."
 )
+
+
+def model_options(written_by: str) -> list[Callable]:
+    """``--model/-m`` and ``--model-file`` (simulate, predict, validate): a spec, or a model file
+    that `written_by` names the writers of, whose ``node`` spec applies too unless ``--node`` is
+    given."""
+    return [
+        click.option("--model", "-m", default=None, help=MODEL_HELP),
+        click.option(
+            "--model-file",
+            type=cliopts.InputFile(),
+            default=None,
+            help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
+            f"by {written_by}; its 'node' spec too, if it has one (--node wins).",
+        ),
+    ]
+
+
 NOISE_HELP = "Per-op delay: " + " | ".join(f["example"] for f in noise_forms()) + "."
 
 
@@ -280,15 +300,7 @@ simulate = schedule_verb(
     "per-rank finish times, and optionally a Chrome trace and a timeline figure; on a network "
     "also the busiest links and the time messages spent queued.",
     [
-        click.option("--model", "-m", default=None, help=MODEL_HELP),
-        click.option(
-            "--model-file",
-            type=cliopts.InputFile(),
-            default=None,
-            help="Read the model from a model file (JSON with a 'model' spec), e.g. one written "
-            "by 'hypercuboid bench pingpong', 'bench multicast' or 'calibrate'; its 'node' "
-            "spec too, if it has one (--node wins).",
-        ),
+        *model_options("'hypercuboid bench pingpong', 'bench multicast' or 'calibrate'"),
         click.option(
             "--node",
             default=None,
