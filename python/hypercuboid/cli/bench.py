@@ -258,6 +258,17 @@ class _Common:
         """The check that --json, --csv and `more` files may be written."""
         return _outputs_free(self.force, self.as_json, self.as_csv, *more)
 
+    def start(self, *more: str | None, one_rank: str | None = None) -> Any:
+        """Starts the job on every rank (:func:`_start`, --timeout) and agrees that the output
+        files and `more` may be written; a job of one rank is refused with `one_rank` where a
+        verb needs a peer. Returns the communicator."""
+        comm = _world()
+        _start(comm, self.timeout)
+        if one_rank is not None and comm.Get_size() < 2:
+            raise click.ClickException(one_rank)
+        _agree(comm, self.outputs_free(*more))
+        return comm
+
     def progress_of(self, comm: Any) -> Callable[[str], None] | None:
         """The progress callback (rank 0, unless quiet)."""
         return _progress(self.quiet, self.progress, comm)
@@ -381,9 +392,7 @@ def _collective_bench(
     (unless stdout holds the JSON or CSV), writes --json/--csv, draws `plot` with `draw(rows,
     nranks, plot)`, and reports a Ctrl-C or the rows that failed --check (`verdict`). The other
     ranks return, or raise KeyboardInterrupt once the sweep was stopped."""
-    comm = _world()
-    _start(comm, c.timeout)
-    _agree(comm, c.outputs_free(plot))
+    comm = c.start(plot)
     if names_known is not None:
         _agree(comm, names_known)
     rows, stopped = _run_collective(
@@ -665,11 +674,9 @@ def bench_pingpong_cmd(
     if len(size_list) < 2:
         raise click.ClickException(f"--sizes '{sizes}': a fit needs at least two sizes")
     c = _Common(**common)
-    comm = _world()
-    _start(comm, c.timeout)
-    if comm.Get_size() < 2:
-        raise click.ClickException("pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ...")
-    _agree(comm, c.outputs_free(model_file))
+    comm = c.start(
+        model_file, one_rank="pingpong needs 2 ranks: mpiexec -n 2 hypercuboid bench ..."
+    )
     rows = _run_collective(
         comm,
         lambda: hb.pingpong(
@@ -703,10 +710,7 @@ def bench_pingpong_cmd(
     )
     _write_outputs(rows, c.as_json, c.as_csv)
     if model_file:
-        alpha = max(fit["alpha_us"], 0.0)
-        beta = max(fit["beta_ns_per_byte"], 0.0)
-        if fit["alpha_us"] < 0 or fit["beta_ns_per_byte"] < 0:
-            click.echo("warning: a negative fitted value was clamped to 0", err=True)
+        alpha, beta = _clamped(fit["alpha_us"], fit["beta_ns_per_byte"])
         spec = (
             f"postal:alpha={modelfile.fmt_time(alpha * 1e-6)},"
             f"beta={modelfile.fmt_time(beta * 1e-9)},{_reduction_spec(g, d)}"
@@ -718,15 +722,7 @@ def bench_pingpong_cmd(
             "sizes": [r["bytes"] for r in rows],
             f"{stat}_us": [r[f"{stat}_us"] for r in rows],
         }
-        modelfile.write(
-            model_file,
-            spec,
-            "bench pingpong",
-            fitted,
-            modelfile.machine_info(_library(), comm.Get_size()),
-            force=c.force,
-        )
-        echo(f"model file      {model_file}: {spec}")
+        _write_model(model_file, spec, "bench pingpong", fitted, comm, c.force, echo)
 
 
 @bench.command("multicast")
@@ -786,11 +782,7 @@ def bench_multicast_cmd(
     if beta is not None:
         beta_s = _parse_time(beta)
     c = _Common(**common)
-    comm = _world()
-    _start(comm, c.timeout)
-    if comm.Get_size() < 2:
-        raise click.ClickException("multicast needs 2 or more ranks: mpiexec -n 2 ...")
-    _agree(comm, c.outputs_free(model_file))
+    comm = c.start(model_file, one_rank="multicast needs 2 or more ranks: mpiexec -n 2 ...")
     prog = c.progress_of(comm)
 
     def body() -> tuple:
@@ -840,9 +832,7 @@ def bench_multicast_cmd(
             beta_s = max(pf["beta_ns_per_byte"], 0.0) * 1e-9
         g, d = _reduction_cost(measure_reductions)
         f = fits["median"]
-        ap, ar = max(f["alpha_p_us"], 0.0), max(f["alpha_r_us"], 0.0)
-        if f["alpha_p_us"] < 0 or f["alpha_r_us"] < 0:
-            click.echo("warning: a negative fitted value was clamped to 0", err=True)
+        ap, ar = _clamped(f["alpha_p_us"], f["alpha_r_us"])
         spec = (
             f"pipelined:alpha_p={modelfile.fmt_time(ap * 1e-6)},"
             f"alpha_r={modelfile.fmt_time(ar * 1e-6)},beta={modelfile.fmt_time(beta_s)},"
@@ -862,15 +852,33 @@ def bench_multicast_cmd(
             "min_us": [r["min_us"] for r in rows],
             "median_us": [r["median_us"] for r in rows],
         }
-        modelfile.write(
-            model_file,
-            spec,
-            "bench multicast",
-            fitted,
-            modelfile.machine_info(_library(), comm.Get_size()),
-            force=c.force,
-        )
-        echo(f"model file      {model_file}: {spec}")
+        _write_model(model_file, spec, "bench multicast", fitted, comm, c.force, echo)
+
+
+def _clamped(*fitted: float) -> list[float]:
+    """The fitted values with a negative one taken as 0, and a warning on stderr if one was."""
+    if any(v < 0 for v in fitted):
+        click.echo("warning: a negative fitted value was clamped to 0", err=True)
+    return [max(v, 0.0) for v in fitted]
+
+
+def _write_model(
+    path: str,
+    spec: str,
+    source: str,
+    fitted: dict,
+    comm: Any,
+    force: bool,
+    echo: Callable[..., None],
+) -> None:
+    """Writes the model file of a fit (with the machine and library it was measured on) and
+    says so."""
+    from hypercuboid import modelfile
+
+    modelfile.write(
+        path, spec, source, fitted, modelfile.machine_info(_library(), comm.Get_size()), force=force
+    )
+    echo(f"model file      {path}: {spec}")
 
 
 def _parse_time(text: str) -> float:
