@@ -294,6 +294,24 @@ _measure_reductions = click.option(
     help="Measure γ and δ (per byte and per call of the executor's NumPy reductions) for the "
     "model; else 0.",
 )
+
+
+def _model_out(model: str) -> Callable:
+    """``--measure-reductions`` and ``--model-file`` (written) of a verb that fits a `model`
+    (pingpong, multicast)."""
+    return cliopts.with_options(
+        [
+            _measure_reductions,
+            click.option(
+                "--model-file",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help=f"Write the fitted {model} model for 'simulate --model-file'.",
+            ),
+        ]
+    )
+
+
 _iterations = click.option(
     "--iterations",
     "-i",
@@ -647,13 +665,7 @@ def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
 @cliopts.choice_option(
     "--stat", choices=["median", "min"], default="median", help="Statistic the model is fitted to."
 )
-@_measure_reductions
-@click.option(
-    "--model-file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the fitted postal model for 'simulate --model-file'.",
-)
+@_model_out("postal")
 @cliopts.with_options([*_common, _old_sizes, _old_gamma])
 def bench_pingpong_cmd(
     sizes: str,
@@ -752,13 +764,7 @@ def bench_pingpong_cmd(
     help="β for the model file (e.g. 0.35ns); default: fitted from a short pingpong sweep "
     "(64K:1M) in the same run.",
 )
-@_measure_reductions
-@click.option(
-    "--model-file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the fitted pipelined postal model for 'simulate --model-file'.",
-)
+@_model_out("pipelined postal")
 @cliopts.with_options([*_common, _old_gamma])
 def bench_multicast_cmd(
     messages: int,
