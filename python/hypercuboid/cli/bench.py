@@ -349,6 +349,16 @@ def _sizes(text: str) -> list[int]:
     return size_list
 
 
+def _sweep_inputs(
+    algorithms: str, known: list[str], sizes: str, dtype: str, check: bool
+) -> tuple[list[str], list[int], Any]:
+    """The --algorithm list, the --sizes and the NumPy --dtype of a collective sweep, checked
+    in the order sizes, dtype (exact for --check), algorithms."""
+    size_list = _sizes(sizes)
+    dt = _check_dtype(dtype, check)
+    return _algorithms(algorithms, known), size_list, dt
+
+
 def _check_dtype(dtype: str, check: bool) -> Any:
     import numpy as np
 
@@ -399,17 +409,18 @@ def _collective_bench(
     names_known: Callable[[], None] | None = None,
     plot: str | None = None,
     draw: Callable[[list, int, str], object] | None = None,
-    c: _Common,
     no_verify: bool,
     seed: int | None,
     **kw: Any,
 ) -> None:
     """Starts the job (every rank: same arguments, --timeout, outputs free, `names_known`
-    agreed) and runs `bench_fn` (``bench_allreduce`` or ``bench_alltoall``, with `kw`) over
-    the sweep one size at a time. Rank 0 then prints `header(nranks)` and `table(rows)`
-    (unless stdout holds the JSON or CSV), writes --json/--csv, draws `plot` with `draw(rows,
-    nranks, plot)`, and reports a Ctrl-C or the rows that failed --check (`verdict`). The other
-    ranks return, or raise KeyboardInterrupt once the sweep was stopped."""
+    agreed) and runs `bench_fn` (``bench_allreduce`` or ``bench_alltoall``, with `kw` less the
+    options of every verb, :class:`_Common`) over the sweep one size at a time. Rank 0 then
+    prints `header(nranks)` and `table(rows)` (unless stdout holds the JSON or CSV), writes
+    --json/--csv, draws `plot` with `draw(rows, nranks, plot)`, and reports a Ctrl-C or the
+    rows that failed --check (`verdict`). The other ranks return, or raise KeyboardInterrupt
+    once the sweep was stopped."""
+    c = _Common.take(kw)
     comm = c.start(plot)
     if names_known is not None:
         _agree(comm, names_known)
@@ -531,10 +542,7 @@ def bench_allreduce_cmd(
     from hypercuboid.mpi import bench as hb
     from hypercuboid.mpi.report import allreduce_table, plot_latency
 
-    size_list = _sizes(sizes)
-    dt = _check_dtype(dtype, check)
-    algs = _algorithms(algorithms, _known_algorithms())
-    c = _Common.take(opts)  # the rest of opts goes to the benchmark
+    algs, size_list, dt = _sweep_inputs(algorithms, _known_algorithms(), sizes, dtype, check)
     _collective_bench(
         hb.bench_allreduce,
         algs,
@@ -546,7 +554,6 @@ def bench_allreduce_cmd(
         draw=lambda rows, n, path: plot_latency(
             rows, path, title=f"allreduce on {n} ranks ({dt.name} {op})"
         ),
-        c=c,
         dtype=dt,
         op=op,
         block=block,
@@ -601,11 +608,9 @@ def bench_alltoall_cmd(
     from hypercuboid.mpi.report import alltoall_table
     from hypercuboid.schedules import algorithms as registry
 
-    size_list = _sizes(sizes)
-    dt = _check_dtype(dtype, check)
     known = [a.name for a in registry("alltoall")]
     known += [alias for a in registry("alltoall") for alias in a.aliases]
-    algs = _algorithms(algorithms, known)
+    algs, size_list, dt = _sweep_inputs(algorithms, known, sizes, dtype, check)
 
     def names_known() -> None:
         from hypercuboid.schedules import alltoall
@@ -614,7 +619,6 @@ def bench_alltoall_cmd(
             if a != "native":
                 alltoall(a, 1, 0)  # parses the name and its parameters: a one-line error
 
-    c = _Common.take(opts)  # the rest of opts goes to the benchmark
     _collective_bench(
         hb.bench_alltoall,
         algs,
@@ -623,7 +627,6 @@ def bench_alltoall_cmd(
         table=alltoall_table,
         verdict="differ from MPI_Alltoall",
         names_known=names_known,
-        c=c,
         dtype=dt,
         check=check,
         **opts,
