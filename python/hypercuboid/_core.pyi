@@ -4,10 +4,30 @@
 Times cross the boundary as integer picoseconds (``*_ps``) unless a name says otherwise.
 Errors are raised as the classes of :mod:`hypercuboid.errors`. Defaults are written ``...``:
 their values are the core's (``DEFAULTS``), not typed again here. ``make lint`` checks these
-stubs against the module (mypy's stubtest).
+stubs against the module (mypy's stubtest). The topology part (``Topology``, its analyses, the
+``topology_*`` functions, SimGrid platforms) is declared in ``_core_topology.pyi`` and
+re-exported here.
 """
 
 from typing import Any, Final, final
+
+from typing_extensions import TypedDict, Unpack
+
+from hypercuboid._core_topology import Bisection as Bisection
+from hypercuboid._core_topology import CompareRow as CompareRow
+from hypercuboid._core_topology import Topology as Topology
+from hypercuboid._core_topology import TopologyAnalysis as TopologyAnalysis
+from hypercuboid._core_topology import TreeAnalysis as TreeAnalysis
+from hypercuboid._core_topology import topology_compare as topology_compare
+from hypercuboid._core_topology import topology_families as topology_families
+from hypercuboid._core_topology import topology_from_json as topology_from_json
+from hypercuboid._core_topology import topology_from_parts as topology_from_parts
+from hypercuboid._core_topology import topology_from_simgrid as topology_from_simgrid
+from hypercuboid._core_topology import topology_generate as topology_generate
+from hypercuboid._core_topology import topology_graphml_source as topology_graphml_source
+from hypercuboid._core_topology import topology_ml3b as topology_ml3b
+from hypercuboid._core_topology import topology_to_simgrid as topology_to_simgrid
+from hypercuboid._core_topology import topology_tree_preset as topology_tree_preset
 
 __version__: str
 
@@ -461,134 +481,6 @@ def predict(
 def predict_algorithms(collective: str) -> list[str]: ...
 def predict_collectives() -> list[tuple[str, str]]: ...
 
-# -- topologies ---------------------------------------------------------------------------------
-
-@final
-class Topology:
-    """A topology held in Rust memory."""
-
-    name: Final[str]
-    family: Final[str]
-    params: Final[list[tuple[str, str]]]
-    num_routers: Final[int]
-    num_endpoints: Final[int]
-    num_links: Final[int]
-    kinds: Final[list[str]]
-    coord_names: Final[list[str]]
-    def router_kinds(self) -> list[int]: ...
-    def coords(self) -> list[list[int]]: ...
-    def endpoint_routers(self) -> list[int]: ...
-    def endpoint_links(self) -> list[tuple[float, int]]: ...
-    def links(self) -> list[tuple[int, int, float, int]]: ...
-    def csr(self) -> tuple[list[int], list[int], list[int]]: ...
-    def router_endpoints(self, r: int) -> list[int]: ...
-    def router_names(self) -> list[str] | None: ...
-    def endpoint_names(self) -> list[str] | None: ...
-    def analyze(self) -> TopologyAnalysis: ...
-    def distances(self) -> bytes: ...
-    def refine_bisection(self, sides: list[bool]) -> Bisection: ...
-    def bisect(self, starts: int = ..., seed: int = ...) -> Bisection: ...
-    def to_json(self) -> str: ...
-    def to_graphml(self) -> str: ...
-    def to_anynet(self, cycle_ps: int | None = ...) -> str: ...
-    def to_dot(self, endpoints: bool = ...) -> str: ...
-
-def topology_generate(spec: str) -> Topology: ...
-def topology_from_json(text: str, what: str = ...) -> Topology: ...
-def topology_from_parts(
-    name: str,
-    family: str,
-    params: list[tuple[str, str]],
-    kinds: list[str],
-    router_kinds: list[int],
-    coord_names: list[str],
-    coords: list[int],
-    endpoint_routers: list[int],
-    endpoint_links: list[tuple[float, int]],
-    links: list[tuple[int, int, float, int]],
-    router_names: list[str] | None = ...,
-    endpoint_names: list[str] | None = ...,
-) -> Topology: ...
-
-@final
-class TopologyAnalysis:
-    """A topology's graph analysis (``hypercuboid.topology.analyze`` gives it as a dict):
-    ``kinds`` as (name, count, network_degree, endpoints), ``path_histogram`` as (paths,
-    pairs), ``paths_by_distance`` as (distance, pairs, mean_paths, max_paths),
-    ``moore_bound`` as (degree, diameter, bound, fraction)."""
-
-    endpoints: Final[int]
-    routers: Final[int]
-    endpoint_routers: Final[int]
-    network_links: Final[int]
-    router_radix: Final[int]
-    network_radix: Final[int]
-    kinds: Final[list[tuple[str, int, tuple[int, int], tuple[int, int]]]]
-    total_ports: Final[int]
-    ports_per_endpoint: Final[float]
-    total_links: Final[int]
-    links_per_endpoint: Final[float]
-    connected: Final[bool]
-    diameter: Final[int | None]
-    router_diameter: Final[int | None]
-    avg_hops: Final[float]
-    avg_router_distance: Final[float]
-    distance_histogram: Final[list[int]]
-    path_histogram: Final[list[tuple[int, int]]]
-    path_mean: Final[float]
-    path_max: Final[int]
-    paths_by_distance: Final[list[tuple[int, int, float, int]]]
-    moore_bound: Final[tuple[int, int, int, float] | None]
-    tree: Final[TreeAnalysis | None]
-
-@final
-class TreeAnalysis:
-    """The all-to-all analysis of a tree; ``subtrees`` as (top, machines)."""
-
-    bottleneck: Final[str]
-    bottleneck_link: Final[int | None]
-    bottleneck_endpoint: Final[int | None]
-    m_u: Final[int]
-    m_v: Final[int]
-    load: Final[int]
-    endpoint_load: Final[int]
-    bottleneck_bandwidth_gbps: Final[float]
-    peak_throughput_gbps: Final[float]
-    root: Final[int]
-    root_name: Final[str]
-    subtrees: Final[list[tuple[str, int]]]
-    link_loads: Final[list[int]]
-
-@final
-class Bisection:
-    router_side: Final[list[bool]]
-    endpoint_side: Final[list[bool]]
-    endpoints: Final[list[int]]
-    routers: Final[list[int]]
-    cut_links: Final[int]
-    cut_endpoint_links: Final[int]
-    cut_bandwidth_gbps: Final[float]
-    per_endpoint: Final[float]
-
-@final
-class CompareRow:
-    label: Final[str]
-    spec: Final[str]
-    endpoints: Final[int]
-    routers: Final[int]
-    network_links: Final[int]
-    router_radix: Final[int]
-    network_radix: Final[int]
-    diameter: Final[int]
-    ports_per_endpoint: Final[float]
-    links_per_endpoint: Final[float]
-
-def topology_families() -> list[SpecForm]: ...
-def topology_graphml_source(spec: str) -> tuple[str, int] | None: ...
-def topology_compare(radix: int) -> list[CompareRow]: ...
-def topology_tree_preset(name: str) -> str: ...
-def topology_ml3b(k: int) -> list[list[int]]: ...
-
 # -- network simulator (hypercuboid.netsim) --------------------------------------------------
 @final
 class ChannelGraph:
@@ -644,23 +536,28 @@ class NetReport:
     effective_throughput: Final[float | None]
     dims: Final[tuple[int, int, int] | None]
 
+class _NetsimOptions(TypedDict, total=False):
+    """The router and report keywords of :func:`netsim_run` and :func:`netsim_exchange`."""
+
+    seed: int
+    packet_bytes: int
+    buffer_bytes: int
+    switch_latency_ps: int
+    watchdog_ps: int
+    top_links: int
+    links: bool
+    threads: int
+
 def netsim_run(
     topology: Topology,
     routing: str,
     traffic: str,
     loads: list[float],
     *,
-    seed: int = ...,
     warmup_ps: int = ...,
     duration_ps: int = ...,
     drain: bool = ...,
-    packet_bytes: int = ...,
-    buffer_bytes: int = ...,
-    switch_latency_ps: int = ...,
-    watchdog_ps: int = ...,
-    top_links: int = ...,
-    links: bool = ...,
-    threads: int = ...,
+    **options: Unpack[_NetsimOptions],
 ) -> list[NetReport]: ...
 def netsim_exchange(
     topology: Topology,
@@ -670,14 +567,7 @@ def netsim_exchange(
     dims: tuple[int, int, int] | None = ...,
     message_bytes: int | None = ...,
     interleave: bool = ...,
-    seed: int = ...,
-    packet_bytes: int = ...,
-    buffer_bytes: int = ...,
-    switch_latency_ps: int = ...,
-    watchdog_ps: int = ...,
-    top_links: int = ...,
-    links: bool = ...,
-    threads: int = ...,
+    **options: Unpack[_NetsimOptions],
 ) -> NetReport: ...
 def netsim_cdg(topology: Topology, routing: str) -> ChannelGraph: ...
 def netsim_pattern(topology: Topology, traffic: str, *, seed: int = ...) -> list[int] | None: ...
@@ -935,25 +825,17 @@ class AppTrace:
     def convert(
         self,
         *,
-        compute_scale: float = 1.0,
-        allreduce: str | None = None,
-        alltoall: str | None = None,
-        reduce_ns_per_byte: float = 0.0,
-        partial: bool = False,
-        name: str | None = None,
-        library: bool = False,
+        compute_scale: float = ...,
+        allreduce: str | None = ...,
+        alltoall: str | None = ...,
+        reduce_ns_per_byte: float = ...,
+        partial: bool = ...,
+        name: str | None = ...,
+        library: bool = ...,
     ) -> ConvertedTrace: ...
     def write_chrome(self, path: str) -> None: ...
 
 def trace_pack(files: list[str], out: str) -> None: ...
-
-# -- SimGrid platforms (topology::simgrid) ------------------------------------------------------
-
-def topology_to_simgrid(topology: Topology) -> str:
-    """The topology as a SimGrid platform (version 4.1, one Floyd zone)."""
-
-def topology_from_simgrid(text: str, what: str = ...) -> Topology:
-    """Reads a SimGrid platform; errors name ``what`` and the line."""
 
 # -- what the MPI library would run (collectives::library) --------------------------------------
 
@@ -1003,12 +885,14 @@ def simulate_node(
 
 # -- calibration fits (crates/hypercuboid-py/src/fit.rs) ----------------------------------------
 
-@final
-class LinearFit:
-    coef: Final[list[float]]
+class _Fit:
     r2: Final[float]
     predicted: Final[list[float]]
     residuals: Final[list[float]]
+
+@final
+class LinearFit(_Fit):
+    coef: Final[list[float]]
 
 @final
 class FitSegment:
@@ -1021,24 +905,18 @@ class FitSegment:
     r2: Final[float]
 
 @final
-class PiecewiseFit:
+class PiecewiseFit(_Fit):
     segments: Final[list[FitSegment]]
     breaks: Final[list[float]]
-    r2: Final[float]
-    predicted: Final[list[float]]
-    residuals: Final[list[float]]
     sse: Final[list[float]]
 
 @final
-class ContentionFit:
+class ContentionFit(_Fit):
     bandwidth: Final[float]
     saturated: Final[bool]
-    r2: Final[float]
-    predicted: Final[list[float]]
-    residuals: Final[list[float]]
 
 @final
-class LogGopsFit:
+class LogGopsFit(_Fit):
     latency: Final[float]
     latency_excess: Final[float]
     overhead: Final[float]
@@ -1048,9 +926,6 @@ class LogGopsFit:
     pingpong: Final[PiecewiseFit]
     train: Final[LinearFit]
     overhead_train: Final[LinearFit]
-    r2: Final[float]
-    predicted: Final[list[float]]
-    residuals: Final[list[float]]
 
 def fit_least_squares(
     columns: list[list[float]],

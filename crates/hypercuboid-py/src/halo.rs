@@ -2,18 +2,17 @@
 //! schedules and programs, the reduced exchange's saving and the directions' order.
 
 use hypercuboid_core::collectives::halo::{
-    self, reduced, Algorithm, Decomposition, HaloProblem, DIRECTIONS,
+    reduced, Algorithm, Decomposition, Halo, HaloProblem, DIRECTIONS,
 };
-use hypercuboid_core::schedule::{Program, Rank, MAX_RANKS};
+use hypercuboid_core::schedule::{Dtype, Rank, ScheduleError, MAX_RANKS};
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::args::{AlgorithmParam, RankArg, Text};
+use crate::args::RankArg;
+use crate::collective::Binding;
 use crate::errors::{Class, PyResultExt};
-use crate::guard::{self, call};
-use crate::program::PyProgram;
-use crate::schedule::PySchedule;
+use crate::guard::call;
 
 /// A 3-D Cartesian decomposition of a lattice (ranks in `MPI_Cart_create` order, z fastest;
 /// `MPI_Dims_create`-style dimensions by default; subdomains differing by at most one site).
@@ -25,10 +24,15 @@ pub struct PyDecomposition {
 
 impl PyDecomposition {
     fn rank(&self, rank: RankArg) -> PyResult<Rank> {
-        rank.within(self.inner.nranks(), |r, last| {
-            format!("invalid rank {r}: the decomposition has ranks 0..{last}")
-        })
+        rank_in(&self.inner, rank)
     }
+}
+
+/// `rank` when it is one of `decomp`'s ranks, else the error naming the range.
+fn rank_in(decomp: &Decomposition, rank: RankArg) -> PyResult<Rank> {
+    rank.within(decomp.nranks(), |r, last| {
+        format!("invalid rank {r}: the decomposition has ranks 0..{last}")
+    })
 }
 
 fn triple(name: &str, v: (i64, i64, i64)) -> PyResult<[u32; 3]> {
@@ -169,74 +173,62 @@ impl PyDecomposition {
     }
 }
 
-fn problem(
-    decomp: &PyDecomposition,
-    values: i64,
-    bytes: i64,
-    kernel_ps: i64,
-) -> PyResult<HaloProblem> {
-    if values <= 0 || values > u32::MAX as i64 {
-        return Err(Class::Schedule.err(format!(
-            "invalid values '{values}': values per site are 1 to 4294967295 (19 for D3Q19)"
-        )));
-    }
-    if kernel_ps < 0 {
-        return Err(Class::Schedule.err(format!(
-            "invalid kernel '{kernel_ps}' ps: a time per site is >= 0"
-        )));
-    }
-    let dtype = HaloProblem::dtype_of_bytes(bytes.max(0) as u64).py()?;
-    Ok(HaloProblem {
-        decomp: decomp.inner,
-        values: values as u32,
-        dtype,
-        kernel: kernel_ps as Time,
-    })
-}
+impl Binding for Halo {
+    type Args<'a> = (&'a PyDecomposition, i64, i64, i64);
 
-/// The halo-exchange schedule of `algorithm` (`halo_blocking`, `halo_nonblocking`,
-/// `halo_nonblocking:unpack=on_arrival`, `halo_reduced`, or without the `halo_` prefix) on
-/// `decomp`, `values` values of `bytes` bytes per site, computing `kernel_ps` per site where
-/// the algorithm computes (GIL released while generating).
-#[pyfunction(name = "halo")]
-#[pyo3(signature = (algorithm, decomp, values = 19, bytes = 8, kernel_ps = 0))]
-fn halo_schedule(
-    py: Python<'_>,
-    algorithm: Text<AlgorithmParam>,
-    decomp: &PyDecomposition,
-    values: i64,
-    bytes: i64,
-    kernel_ps: i64,
-) -> PyResult<PySchedule> {
-    call(Class::Schedule, "halo", || {
-        let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let p = problem(decomp, values, bytes, kernel_ps)?;
-        let s = guard::detach(py, move || halo::generate(&alg, &p)).py()?;
-        Ok(PySchedule::new(s))
-    })
-}
+    fn parse(text: &str) -> Result<Algorithm, ScheduleError> {
+        Algorithm::parse(text)
+    }
 
-/// The program of one rank of a halo exchange, built alone, as a `Program` checked against
-/// that rank's local array.
-#[pyfunction]
-#[pyo3(signature = (algorithm, decomp, rank, values = 19, bytes = 8, kernel_ps = 0))]
-fn halo_program(
-    algorithm: Text<AlgorithmParam>,
-    decomp: &PyDecomposition,
-    rank: RankArg,
-    values: i64,
-    bytes: i64,
-    kernel_ps: i64,
-) -> PyResult<PyProgram> {
-    call(Class::Schedule, "halo_program", || {
-        let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let p = problem(decomp, values, bytes, kernel_ps)?;
-        let r = decomp.rank(rank)?;
-        let build = |prog: &mut Program| halo::program(&alg, &p, r, prog);
-        PyProgram::built(r, decomp.inner.nranks(), p.dtype, build, || {
-            Ok((0, p.spec(&alg).py()?.local_len(r)))
+    fn problem((decomp, values, bytes, kernel_ps): Self::Args<'_>) -> PyResult<HaloProblem> {
+        if values <= 0 || values > u32::MAX as i64 {
+            return Err(Class::Schedule.err(format!(
+                "invalid values '{values}': values per site are 1 to 4294967295 (19 for D3Q19)"
+            )));
+        }
+        if kernel_ps < 0 {
+            return Err(Class::Schedule.err(format!(
+                "invalid kernel '{kernel_ps}' ps: a time per site is >= 0"
+            )));
+        }
+        let dtype = HaloProblem::dtype_of_bytes(bytes.max(0) as u64).py()?;
+        Ok(HaloProblem {
+            decomp: decomp.inner,
+            values: values as u32,
+            dtype,
+            kernel: kernel_ps as Time,
         })
-    })
+    }
+
+    fn rank(p: &HaloProblem, rank: RankArg) -> PyResult<u32> {
+        rank_in(&p.decomp, rank)
+    }
+
+    fn dtype(p: &HaloProblem) -> Dtype {
+        p.dtype
+    }
+
+    /// The rank's local array: no input, its subdomain with halos as output.
+    fn lens(alg: &Algorithm, p: &HaloProblem, rank: u32) -> PyResult<(u64, u64)> {
+        Ok((0, p.spec(alg).py()?.local_len(rank)))
+    }
+}
+
+collective! {
+    /// The halo-exchange schedule of `algorithm` (`halo_blocking`, `halo_nonblocking`,
+    /// `halo_nonblocking:unpack=on_arrival`, `halo_reduced`, or without the `halo_` prefix) on
+    /// `decomp`, `values` values of `bytes` bytes per site, computing `kernel_ps` per site where
+    /// the algorithm computes (GIL released while generating).
+    fn halo_schedule as "halo";
+    /// The program of one rank of a halo exchange, built alone, as a `Program` checked against
+    /// that rank's local array.
+    fn halo_program;
+    Halo: (
+        decomp: &PyDecomposition,
+        values: i64 = [19],
+        bytes: i64 = [8],
+        kernel_ps: i64 = [0],
+    )
 }
 
 /// Values rank `rank` sends per exchange, `(full, reduced)`: the 26-direction exchange of all

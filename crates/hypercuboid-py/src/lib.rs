@@ -13,6 +13,8 @@ macro_rules! add {
 
 mod apptrace;
 mod args;
+#[macro_use]
+mod collective;
 mod defaults;
 mod errors;
 mod fit;

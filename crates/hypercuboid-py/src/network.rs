@@ -10,6 +10,7 @@ use hypercuboid_core::network::{
     self as net, cdg, ExchangeSpec, NetParams, Network, Report, Routes, RoutingSpec, Synthetic,
     TrafficSpec, Workload,
 };
+use hypercuboid_core::topology::Topology;
 use hypercuboid_core::units::{self, Time};
 use pyo3::prelude::*;
 
@@ -142,145 +143,172 @@ pub(crate) struct PyChannelGraph {
     ugal_cost: &'static str,
 }
 
-/// Runs synthetic traffic at each load; returns one `NetReport` per load.
-#[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (
-    topology,
-    routing,
-    traffic,
-    loads,
-    *,
-    seed = Whole::of(NetParams::default().seed),
-    warmup_ps = DEFAULT_WARMUP,
-    duration_ps = DEFAULT_DURATION,
-    drain = false,
-    packet_bytes = NetParams::default().packet_bytes,
-    buffer_bytes = NetParams::default().buffer_bytes,
-    switch_latency_ps = NetParams::default().switch_latency,
-    watchdog_ps = NetParams::default().watchdog,
-    top_links = DEFAULT_TOP_LINKS,
-    links = false,
-    threads = NetParams::default().threads,
-))]
-fn netsim_run(
-    py: Python<'_>,
-    topology: &PyTopology,
-    routing: Text<RoutingParam>,
+/// A netsim run's common arguments: the topology, the routing, the router's parameters and
+/// what the report lists.
+struct Netsim<'a, 'py> {
+    py: Python<'py>,
+    topo: &'a Topology,
+    spec: RoutingSpec,
+    seed: u64,
+    params: NetParams,
+    top_links: usize,
+    links: bool,
+}
+
+impl Netsim<'_, '_> {
+    /// The network of the topology under the routing (built with the GIL released).
+    fn network(&self) -> PyResult<Network<'_>> {
+        let (topo, spec, p) = (self.topo, &self.spec, self.params.clone());
+        guard::detach(self.py, move || Network::new(topo, spec, p)).py()
+    }
+
+    /// The report of one run on `network`.
+    fn report(&self, network: &Network, rep: Report) -> PyNetReport {
+        PyNetReport::of(
+            self.topo.name(),
+            network.routes(),
+            rep,
+            self.top_links,
+            self.links,
+        )
+    }
+}
+
+/// Declares a netsim entry point: `$name(topology, routing, <its arguments>, *, <its
+/// keywords>, <the router's and the report's keywords>)`, which reads the topology and the
+/// routing and hands them with the common keywords ([`Netsim`]) and its own arguments to
+/// `$run`. Its keywords are written `name: Type = [default]`.
+macro_rules! netsim {
+    (
+        $(#[doc = $doc:literal])*
+        fn $name:ident(
+            $($arg:ident: $ty:ty),*;
+            $($kw:ident: $kty:ty = [$($kdef:tt)*]),* $(,)?
+        ) -> $ret:ty = $run:ident;
+    ) => {
+        $(#[doc = $doc])*
+        #[pyfunction]
+        #[allow(clippy::too_many_arguments)]
+        #[pyo3(signature = (
+            topology,
+            routing,
+            $($arg,)*
+            *,
+            $($kw = $($kdef)*,)*
+            seed = Whole::of(NetParams::default().seed),
+            packet_bytes = NetParams::default().packet_bytes,
+            buffer_bytes = NetParams::default().buffer_bytes,
+            switch_latency_ps = NetParams::default().switch_latency,
+            watchdog_ps = NetParams::default().watchdog,
+            top_links = DEFAULT_TOP_LINKS,
+            links = false,
+            threads = NetParams::default().threads,
+        ))]
+        fn $name(
+            py: Python<'_>,
+            topology: &PyTopology,
+            routing: Text<RoutingParam>,
+            $($arg: $ty,)*
+            $($kw: $kty,)*
+            seed: Whole<SeedParam, u64>,
+            packet_bytes: u32,
+            buffer_bytes: u64,
+            switch_latency_ps: Time,
+            watchdog_ps: Time,
+            top_links: usize,
+            links: bool,
+            threads: usize,
+        ) -> PyResult<$ret> {
+            call(Class::Network, stringify!($name), || {
+                let net = Netsim {
+                    py,
+                    topo: topology.topology(),
+                    spec: RoutingSpec::parse(routing.as_str()).py()?,
+                    seed: seed.0,
+                    params: params(
+                        seed.0,
+                        packet_bytes,
+                        buffer_bytes,
+                        switch_latency_ps,
+                        watchdog_ps,
+                        threads,
+                    ),
+                    top_links,
+                    links,
+                };
+                $run(&net, $($arg,)* $($kw,)*)
+            })
+        }
+    };
+}
+
+netsim! {
+    /// Runs synthetic traffic at each load; returns one `NetReport` per load.
+    fn netsim_run(
+        traffic: Text<TrafficParam>, loads: Vec<f64>;
+        warmup_ps: Time = [DEFAULT_WARMUP],
+        duration_ps: Time = [DEFAULT_DURATION],
+        drain: bool = [false],
+    ) -> Vec<PyNetReport> = run;
+}
+
+/// `netsim_run`: the network, the pattern resolved once, one run per load.
+fn run(
+    net: &Netsim<'_, '_>,
     traffic: Text<TrafficParam>,
     loads: Vec<f64>,
-    seed: Whole<SeedParam, u64>,
     warmup_ps: Time,
     duration_ps: Time,
     drain: bool,
-    packet_bytes: u32,
-    buffer_bytes: u64,
-    switch_latency_ps: Time,
-    watchdog_ps: Time,
-    top_links: usize,
-    links: bool,
-    threads: usize,
 ) -> PyResult<Vec<PyNetReport>> {
-    call(Class::Network, "netsim_run", || {
-        let topo = topology.topology();
-        let spec = RoutingSpec::parse(routing.as_str()).py()?;
-        let tspec = TrafficSpec::parse(traffic.as_str()).py()?;
-        let p = params(
-            seed.0,
-            packet_bytes,
-            buffer_bytes,
-            switch_latency_ps,
-            watchdog_ps,
-            threads,
-        );
-        let mut out = Vec::with_capacity(loads.len());
-        let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
-        let pattern = guard::detach(py, || tspec.resolve(topo, network.routes(), seed.0)).py()?;
-        let name = tspec.to_string();
-        for load in loads {
-            let s = Synthetic {
-                pattern: pattern.clone(),
-                load,
-                warmup: warmup_ps,
-                duration: duration_ps,
-                drain,
-            };
-            let rep = guard::detach(py, || network.run(&Workload::Synthetic(s), &name)).py()?;
-            out.push(PyNetReport::of(
-                topo.name(),
-                network.routes(),
-                rep,
-                top_links,
-                links,
-            ));
-        }
-        Ok(out)
-    })
+    let (py, topo, seed) = (net.py, net.topo, net.seed);
+    let tspec = TrafficSpec::parse(traffic.as_str()).py()?;
+    let mut out = Vec::with_capacity(loads.len());
+    let network = net.network()?;
+    let pattern = guard::detach(py, || tspec.resolve(topo, network.routes(), seed)).py()?;
+    let name = tspec.to_string();
+    for load in loads {
+        let s = Synthetic {
+            pattern: pattern.clone(),
+            load,
+            warmup: warmup_ps,
+            duration: duration_ps,
+            drain,
+        };
+        let rep = guard::detach(py, || network.run(&Workload::Synthetic(s), &name)).py()?;
+        out.push(net.report(&network, rep));
+    }
+    Ok(out)
 }
 
-/// Runs an exchange (`a2a` or `nn`) to completion; returns its `NetReport`.
-#[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (
-    topology,
-    routing,
-    pattern,
-    *,
-    dims = None,
-    message_bytes = None,
-    interleave = true,
-    seed = Whole::of(NetParams::default().seed),
-    packet_bytes = NetParams::default().packet_bytes,
-    buffer_bytes = NetParams::default().buffer_bytes,
-    switch_latency_ps = NetParams::default().switch_latency,
-    watchdog_ps = NetParams::default().watchdog,
-    top_links = DEFAULT_TOP_LINKS,
-    links = false,
-    threads = NetParams::default().threads,
-))]
-fn netsim_exchange(
-    py: Python<'_>,
-    topology: &PyTopology,
-    routing: Text<RoutingParam>,
+netsim! {
+    /// Runs an exchange (`a2a` or `nn`) to completion; returns its `NetReport`.
+    fn netsim_exchange(
+        pattern: &str;
+        dims: Option<[u32; 3]> = [None],
+        message_bytes: Option<u64> = [None],
+        interleave: bool = [true],
+    ) -> PyNetReport = exchange;
+}
+
+/// `netsim_exchange`: the network, the exchange's plan, one run to completion.
+fn exchange(
+    net: &Netsim<'_, '_>,
     pattern: &str,
     dims: Option<[u32; 3]>,
     message_bytes: Option<u64>,
     interleave: bool,
-    seed: Whole<SeedParam, u64>,
-    packet_bytes: u32,
-    buffer_bytes: u64,
-    switch_latency_ps: Time,
-    watchdog_ps: Time,
-    top_links: usize,
-    links: bool,
-    threads: usize,
 ) -> PyResult<PyNetReport> {
-    call(Class::Network, "netsim_exchange", || {
-        let topo = topology.topology();
-        let spec = RoutingSpec::parse(routing.as_str()).py()?;
-        let x = ExchangeSpec::parse(pattern)
-            .and_then(|x| x.with_options(dims, message_bytes, interleave))
-            .py()?;
-        let p = params(
-            seed.0,
-            packet_bytes,
-            buffer_bytes,
-            switch_latency_ps,
-            watchdog_ps,
-            threads,
-        );
-        let network = guard::detach(py, || Network::new(topo, &spec, p)).py()?;
-        let plan = guard::detach(py, || x.plan(topo, packet_bytes, seed.0)).py()?;
-        let name = x.name();
-        let rep = guard::detach(py, || network.run(&Workload::Exchange(plan), name)).py()?;
-        Ok(PyNetReport::of(
-            topo.name(),
-            network.routes(),
-            rep,
-            top_links,
-            links,
-        ))
-    })
+    let (py, topo, seed) = (net.py, net.topo, net.seed);
+    let packet_bytes = net.params.packet_bytes;
+    let x = ExchangeSpec::parse(pattern)
+        .and_then(|x| x.with_options(dims, message_bytes, interleave))
+        .py()?;
+    let network = net.network()?;
+    let plan = guard::detach(py, || x.plan(topo, packet_bytes, seed)).py()?;
+    let name = x.name();
+    let rep = guard::detach(py, || network.run(&Workload::Exchange(plan), name)).py()?;
+    Ok(net.report(&network, rep))
 }
 
 /// The channel dependency graph of a routing on a topology: VC scheme, VCs, size, and a cycle

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use hypercuboid_core::collectives::allreduce::{self, cost, Algorithm, AllreduceSpec};
-use hypercuboid_core::collectives::alltoall::{self, AlltoallSpec};
+use hypercuboid_core::collectives::allreduce::{self, cost, Algorithm, Allreduce, AllreduceSpec};
+use hypercuboid_core::collectives::alltoall::{self, Alltoall, AlltoallSpec};
 use hypercuboid_core::collectives::registry::{self, Needs};
 use hypercuboid_core::model::PostalModel;
 use hypercuboid_core::network::NetParams;
 use hypercuboid_core::schedule::goal::{self, GoalExportOptions};
 use hypercuboid_core::schedule::verify::{self, VerifyOptions};
 use hypercuboid_core::schedule::{
-    self, CExport, CExportOptions, Columns, DepKind, Program, ReduceOp, Schedule, ScheduleError,
+    self, CExport, CExportOptions, Columns, DepKind, Dtype, ReduceOp, Schedule, ScheduleError,
 };
 use hypercuboid_core::units::Time;
 use pyo3::prelude::*;
@@ -19,6 +19,7 @@ use crate::args::{
     AlgorithmParam, Count, DtypeArg, EagerLimitParam, LevelParam, MappingParam, MaxProblemsParam,
     ModelParam, NRanks, NicParam, NoiseParam, OpArg, RankArg, RoutingParam, SeedParam, Text, Whole,
 };
+use crate::collective::Binding;
 use crate::errors::{Class, PyResultExt};
 use crate::guard::{self, call};
 use crate::program::PyProgram;
@@ -463,111 +464,80 @@ fn rank_of(rank: RankArg, nranks: u32) -> PyResult<u32> {
     rank.within(nranks, |r, last| format!("rank {r} is not in 0..{last}"))
 }
 
-/// The allreduce schedule of `algorithm` on `nranks` ranks (GIL released while generating).
-#[pyfunction(name = "allreduce")]
-#[pyo3(signature = (
-    algorithm,
-    nranks,
-    count = Count(allreduce::DEFAULT_COUNT),
-    dtype = DtypeArg(allreduce::DEFAULT_DTYPE),
-    op = OpArg(allreduce::DEFAULT_OP),
-))]
-fn allreduce_schedule(
-    py: Python<'_>,
-    algorithm: Text<AlgorithmParam>,
-    nranks: NRanks,
-    count: Count,
-    dtype: DtypeArg,
-    op: OpArg,
-) -> PyResult<PySchedule> {
-    call(Class::Schedule, "allreduce", || {
-        let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = allreduce_spec(nranks, count, dtype, op);
-        let s = guard::detach(py, move || allreduce::generate(&alg, &sp)).py()?;
-        Ok(PySchedule::new(s))
-    })
+impl Binding for Allreduce {
+    type Args<'a> = (NRanks, Count, DtypeArg, OpArg);
+
+    fn parse(text: &str) -> Result<Algorithm, ScheduleError> {
+        Algorithm::parse(text)
+    }
+
+    fn problem((nranks, count, dtype, op): Self::Args<'_>) -> PyResult<AllreduceSpec> {
+        Ok(allreduce_spec(nranks, count, dtype, op))
+    }
+
+    fn rank(sp: &AllreduceSpec, rank: RankArg) -> PyResult<u32> {
+        rank_of(rank, sp.nranks)
+    }
+
+    fn dtype(sp: &AllreduceSpec) -> Dtype {
+        sp.dtype
+    }
+
+    fn lens(_: &Algorithm, sp: &AllreduceSpec, _: u32) -> PyResult<(u64, u64)> {
+        Ok((sp.count, sp.count))
+    }
 }
 
-/// The program of one rank of an allreduce, built alone (O(its own ops)), as a `Program`
-/// (the columns of `hypercuboid_core::schedule::columns`).
-#[pyfunction]
-#[pyo3(signature = (
-    algorithm,
-    nranks,
-    rank,
-    count = Count(allreduce::DEFAULT_COUNT),
-    dtype = DtypeArg(allreduce::DEFAULT_DTYPE),
-    op = OpArg(allreduce::DEFAULT_OP),
-))]
-fn allreduce_program(
-    algorithm: Text<AlgorithmParam>,
-    nranks: NRanks,
-    rank: RankArg,
-    count: Count,
-    dtype: DtypeArg,
-    op: OpArg,
-) -> PyResult<PyProgram> {
-    call(Class::Schedule, "allreduce_program", || {
-        let alg = Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = allreduce_spec(nranks, count, dtype, op);
-        let rank = rank_of(rank, sp.nranks)?;
-        let build = |p: &mut Program| allreduce::program(&alg, &sp, rank, p);
-        PyProgram::built(rank, sp.nranks, sp.dtype, build, || {
-            Ok((sp.count, sp.count))
-        })
-    })
+impl Binding for Alltoall {
+    type Args<'a> = (NRanks, Count, DtypeArg);
+
+    fn parse(text: &str) -> Result<alltoall::Algorithm, ScheduleError> {
+        alltoall::Algorithm::parse(text)
+    }
+
+    fn problem((nranks, count, dtype): Self::Args<'_>) -> PyResult<AlltoallSpec> {
+        Ok(AlltoallSpec::new(nranks.0, count.0, dtype.0))
+    }
+
+    fn rank(sp: &AlltoallSpec, rank: RankArg) -> PyResult<u32> {
+        rank_of(rank, sp.nranks)
+    }
+
+    fn dtype(sp: &AlltoallSpec) -> Dtype {
+        sp.dtype
+    }
+
+    fn lens(_: &alltoall::Algorithm, sp: &AlltoallSpec, _: u32) -> PyResult<(u64, u64)> {
+        let len = sp.buffer_len().expect("validated by program");
+        Ok((len, len))
+    }
 }
 
-/// The alltoall schedule of `algorithm` on `nranks` ranks, `count` elements per rank pair
-/// (GIL released while generating).
-#[pyfunction(name = "alltoall")]
-#[pyo3(signature = (
-    algorithm,
-    nranks,
-    count = Count(alltoall::DEFAULT_COUNT),
-    dtype = DtypeArg(alltoall::DEFAULT_DTYPE),
-))]
-fn alltoall_schedule(
-    py: Python<'_>,
-    algorithm: Text<AlgorithmParam>,
-    nranks: NRanks,
-    count: Count,
-    dtype: DtypeArg,
-) -> PyResult<PySchedule> {
-    call(Class::Schedule, "alltoall", || {
-        let alg = alltoall::Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = AlltoallSpec::new(nranks.0, count.0, dtype.0);
-        let s = guard::detach(py, move || alltoall::generate(&alg, &sp)).py()?;
-        Ok(PySchedule::new(s))
-    })
+collective! {
+    /// The allreduce schedule of `algorithm` on `nranks` ranks (GIL released while generating).
+    fn allreduce_schedule as "allreduce";
+    /// The program of one rank of an allreduce, built alone (O(its own ops)), as a `Program`
+    /// (the columns of `hypercuboid_core::schedule::columns`).
+    fn allreduce_program;
+    Allreduce: (
+        nranks: NRanks,
+        count: Count = [Count(allreduce::DEFAULT_COUNT)],
+        dtype: DtypeArg = [DtypeArg(allreduce::DEFAULT_DTYPE)],
+        op: OpArg = [OpArg(allreduce::DEFAULT_OP)],
+    )
 }
 
-/// The program of one rank of an alltoall, built alone (O(its own ops)), as a `Program`.
-#[pyfunction]
-#[pyo3(signature = (
-    algorithm,
-    nranks,
-    rank,
-    count = Count(alltoall::DEFAULT_COUNT),
-    dtype = DtypeArg(alltoall::DEFAULT_DTYPE),
-))]
-fn alltoall_program(
-    algorithm: Text<AlgorithmParam>,
-    nranks: NRanks,
-    rank: RankArg,
-    count: Count,
-    dtype: DtypeArg,
-) -> PyResult<PyProgram> {
-    call(Class::Schedule, "alltoall_program", || {
-        let alg = alltoall::Algorithm::parse(algorithm.as_str()).py()?;
-        let sp = AlltoallSpec::new(nranks.0, count.0, dtype.0);
-        let rank = rank_of(rank, sp.nranks)?;
-        let build = |p: &mut Program| alltoall::program(&alg, &sp, rank, p);
-        PyProgram::built(rank, sp.nranks, sp.dtype, build, || {
-            let len = sp.buffer_len().expect("validated by program");
-            Ok((len, len))
-        })
-    })
+collective! {
+    /// The alltoall schedule of `algorithm` on `nranks` ranks, `count` elements per rank pair
+    /// (GIL released while generating).
+    fn alltoall_schedule as "alltoall";
+    /// The program of one rank of an alltoall, built alone (O(its own ops)), as a `Program`.
+    fn alltoall_program;
+    Alltoall: (
+        nranks: NRanks,
+        count: Count = [Count(alltoall::DEFAULT_COUNT)],
+        dtype: DtypeArg = [DtypeArg(alltoall::DEFAULT_DTYPE)],
+    )
 }
 
 /// Names of the allreduce algorithms.
