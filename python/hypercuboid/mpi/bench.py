@@ -203,18 +203,17 @@ def time_algorithm(
     (the C loop on a private communicator)."""
     from hypercuboid.mpi import executor, native, programs
 
-    iters, warm, block = loop
     allreduce = collective == "allreduce"
+    if in_c and alg == "native" and allreduce:
+        return native.time_library_allreduce(comm, x, y, op, *loop)  # type: ignore[arg-type]
     if in_c and alg == "native":
-        if allreduce:
-            return native.time_library_allreduce(comm, x, y, op, iters, warm, block)  # type: ignore[arg-type]
-        return native.time_library_alltoall(comm, x, y, iters, warm, block)
+        return native.time_library_alltoall(comm, x, y, *loop)
     if in_c:
         size, rank = comm.Get_size(), comm.Get_rank()
         prog = programs.program_for(alg, size, rank, count, x.dtype, op, verify, collective)
         bound = native.NativeBound(prog, x, y, op)
         try:
-            return bound.time(executor.private_comm(comm), iters, warm, block)
+            return bound.time(executor.private_comm(comm), *loop)
         finally:
             bound.free()
     if alg == "native" and allreduce:
@@ -238,7 +237,7 @@ def time_algorithm(
         def fn() -> None:
             run(comm, x, y, alg, verify=verify, runner="python", **kw)
 
-    return time_calls(comm, fn, iters, warm, block)
+    return time_calls(comm, fn, *loop)
 
 
 def bench_allreduce(
