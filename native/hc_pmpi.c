@@ -132,20 +132,15 @@ static int ntypes;
 
 /* -- messages ----------------------------------------------------------------------------- */
 
-/* Prints a line on stderr unless this process printed the same line before; after SAID_MAX
- * different lines, says so once and prints no more. */
-static void say_once(const char *fmt, ...)
+/* Whether this process printed `line` before; after SAID_MAX different lines, `line` (of
+ * `size` bytes) becomes the line that says so, once, and every later line counts as seen. */
+static int seen_before(char *line, size_t size)
 {
-    char line[SPEC_LEN + ERR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
     pthread_mutex_lock(&lock);
     int seen = nsaid > SAID_MAX;
     for (int i = 0; i < nsaid && i < SAID_MAX && !seen; i++) seen = strcmp(said[i], line) == 0;
     if (!seen && nsaid == SAID_MAX) {
-        snprintf(line, sizeof line, "%d different messages; no more are shown", SAID_MAX);
+        snprintf(line, size, "%d different messages; no more are shown", SAID_MAX);
         nsaid++;
     } else if (!seen) {
         size_t n = strlen(line) + 1;
@@ -153,7 +148,26 @@ static void say_once(const char *fmt, ...)
         if (said[nsaid]) memcpy(said[nsaid++], line, n);
     }
     pthread_mutex_unlock(&lock);
-    if (!seen) fprintf(stderr, "hypercuboid: %s\n", line);
+    return seen;
+}
+
+/* Prints "hypercuboid: ", the line `fmt` formats from `ap` and `tail` on stderr; with `once`,
+ * unless seen_before. */
+static void say(int once, const char *tail, const char *fmt, va_list ap)
+{
+    char line[SPEC_LEN + ERR_LEN];
+    vsnprintf(line, sizeof line, fmt, ap);
+    if (!once || !seen_before(line, sizeof line))
+        fprintf(stderr, "hypercuboid: %s%s\n", line, tail);
+}
+
+/* Prints a line on stderr unless this process printed the same line before (seen_before). */
+static void say_once(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(1, "", fmt, ap);
+    va_end(ap);
 }
 
 static const char *type_name(MPI_Datatype t, char *buf)
@@ -221,13 +235,11 @@ static const char *env(const char *name)
 /* Says why the library stays out of the way (rank 0 of MPI_COMM_WORLD only). */
 static void refuse(const char *fmt, ...)
 {
-    char msg[ERR_LEN + SPEC_LEN];
+    if (g.world_rank != 0) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say(0, "; MPI_Allreduce stays the MPI library's own", fmt, ap);
     va_end(ap);
-    if (g.world_rank == 0)
-        fprintf(stderr, "hypercuboid: %s; MPI_Allreduce stays the MPI library's own\n", msg);
 }
 
 static size_t dtype_size(int code);

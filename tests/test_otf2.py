@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 otf2 = pytest.importorskip("otf2", reason="OTF2 import needs the otf2 package (hypercuboid[otf2])")
@@ -42,25 +44,30 @@ def _archive(tmp_path, nranks, body):
     return path / "traces.otf2"
 
 
+@contextmanager
+def _span(w, region, enter, leave):
+    """The events written inside it, between entering ``region`` at ``enter`` and leaving it
+    at ``leave`` on writer ``w``: one MPI call."""
+    w.enter(enter, region)
+    yield
+    w.leave(leave, region)
+
+
 def _pingpong(w, comm, region):
     send, recv = region("MPI_Send"), region("MPI_Recv")
     main = region("main")
     w[0].enter(0, main)
     w[1].enter(0, main)
     # rank 0: 1000 ns compute, send 64 B, receive 64 B back
-    w[0].enter(1000, send)
-    w[0].mpi_send(1000, 1, comm, 7, 64)
-    w[0].leave(1200, send)
-    w[0].enter(1200, recv)
-    w[0].mpi_recv(3000, 1, comm, 8, 64)
-    w[0].leave(3000, recv)
+    with _span(w[0], send, 1000, 1200):
+        w[0].mpi_send(1000, 1, comm, 7, 64)
+    with _span(w[0], recv, 1200, 3000):
+        w[0].mpi_recv(3000, 1, comm, 8, 64)
     # rank 1: receive, 500 ns compute, send back
-    w[1].enter(0, recv)
-    w[1].mpi_recv(1500, 0, comm, 7, 64)
-    w[1].leave(1500, recv)
-    w[1].enter(2000, send)
-    w[1].mpi_send(2000, 0, comm, 8, 64)
-    w[1].leave(2100, send)
+    with _span(w[1], recv, 0, 1500):
+        w[1].mpi_recv(1500, 0, comm, 7, 64)
+    with _span(w[1], send, 2000, 2100):
+        w[1].mpi_send(2000, 0, comm, 8, 64)
 
 
 def test_pingpong_with_compute(tmp_path):
@@ -94,24 +101,19 @@ def _nonblocking_and_collectives(w, comm, region):
     for r in range(4):
         peer = r ^ 1
         t = 0
-        w[r].enter(t, irecv)
-        w[r].mpi_irecv_request(t, 100 + r)
-        w[r].leave(t + 1, irecv)
-        w[r].enter(t + 2, isend)
-        w[r].mpi_isend(t + 2, peer, comm, 3, 32, 200 + r)
-        w[r].leave(t + 3, isend)
-        w[r].enter(t + 10, wait)
-        w[r].mpi_irecv(t + 11, peer, comm, 3, 32, 100 + r)
-        w[r].mpi_isend_complete(t + 12, 200 + r)
-        w[r].leave(t + 13, wait)
-        w[r].enter(t + 20, allreduce)
-        w[r].mpi_collective_begin(t + 20)
-        w[r].mpi_collective_end(t + 30, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, 64, 64)
-        w[r].leave(t + 31, allreduce)
-        w[r].enter(t + 40, alltoall)
-        w[r].mpi_collective_begin(t + 40)
-        w[r].mpi_collective_end(t + 50, CollectiveOp.ALLTOALL, comm, 0xFFFFFFFF, 4 * 16, 64)
-        w[r].leave(t + 51, alltoall)
+        with _span(w[r], irecv, t, t + 1):
+            w[r].mpi_irecv_request(t, 100 + r)
+        with _span(w[r], isend, t + 2, t + 3):
+            w[r].mpi_isend(t + 2, peer, comm, 3, 32, 200 + r)
+        with _span(w[r], wait, t + 10, t + 13):
+            w[r].mpi_irecv(t + 11, peer, comm, 3, 32, 100 + r)
+            w[r].mpi_isend_complete(t + 12, 200 + r)
+        with _span(w[r], allreduce, t + 20, t + 31):
+            w[r].mpi_collective_begin(t + 20)
+            w[r].mpi_collective_end(t + 30, CollectiveOp.ALLREDUCE, comm, 0xFFFFFFFF, 64, 64)
+        with _span(w[r], alltoall, t + 40, t + 51):
+            w[r].mpi_collective_begin(t + 40)
+            w[r].mpi_collective_end(t + 50, CollectiveOp.ALLTOALL, comm, 0xFFFFFFFF, 4 * 16, 64)
 
 
 def test_nonblocking_and_collectives_verify(tmp_path):

@@ -436,6 +436,8 @@ class Schedule:
             raise SimulationError(
                 f"invalid calls {calls} with a trace: a trace records one call (calls=1)"
             )
+        want_trace = trace or chrome_trace is not None
+        ct = None if chrome_trace is None else str(chrome_trace)
         if node is not None:
             from hypercuboid.errors import SimulationError
 
@@ -453,50 +455,58 @@ class Schedule:
                 self._core,
                 model,
                 node,
-                trace or chrome_trace is not None,
+                want_trace,
                 noise,
                 0 if seed is None else seed,
-                None if chrome_trace is None else str(chrome_trace),
+                ct,
                 int(calls),
             )
-            return self._result(r, trace)
-        if network is not None:
-            return self._simulate_network(
-                network,
+        elif network is not None:
+            from hypercuboid.topology import Topology, generate
+            from hypercuboid.units import parse_size, parse_time
+
+            topo = network if isinstance(network, Topology) else generate(str(network))
+            endpoints = None
+            if not isinstance(mapping, str):
+                endpoints = [int(x) for x in mapping]
+                mapping = "list"
+            r = self._core.simulate_network(
+                topo,
                 model,
-                trace=trace,
-                noise=noise,
-                seed=seed,
-                chrome_trace=chrome_trace,
                 routing=routing,
                 level=level,
                 mapping=mapping,
-                ranks_per_endpoint=ranks_per_endpoint,
+                mapping_endpoints=endpoints,
+                ranks_per_endpoint=int(ranks_per_endpoint),
                 nic=nic,
-                packet_size=packet_size,
-                buffer=buffer,
-                switch_latency=switch_latency,
-                threads=1 if threads is None else threads,
-                records=records,
-                link_timeline=link_timeline,
-                calls=calls,
+                seed=1 if seed is None else int(seed),
+                packet_bytes=parse_size(str(packet_size)),
+                buffer_bytes=parse_size(str(buffer)),
+                switch_latency_ps=parse_time(str(switch_latency)),
+                threads=1 if threads is None else int(threads),
+                trace=want_trace,
+                chrome_trace=ct,
+                records=bool(records),
+                sample_links=bool(link_timeline),
+                calls=int(calls),
+                noise=noise,
             )
-        if model is None:
+        elif model is None:
             from hypercuboid.errors import ModelError
 
             raise ModelError(
                 "simulate needs a model (postal:..., pipelined:..., loggops:...) or a network"
             )
-        want_trace = trace or chrome_trace is not None
-        r = self._core.simulate(
-            model,
-            want_trace,
-            noise,
-            0 if seed is None else seed,
-            None if chrome_trace is None else str(chrome_trace),
-            int(calls),
-            _core.DEFAULTS["simulate"]["threads"] if threads is None else int(threads),
-        )
+        else:
+            r = self._core.simulate(
+                model,
+                want_trace,
+                noise,
+                0 if seed is None else seed,
+                ct,
+                int(calls),
+                _core.DEFAULTS["simulate"]["threads"] if threads is None else int(threads),
+            )
         return self._result(r, trace)
 
     def _result(self, r: _core.SimulationResult, trace: bool) -> SimResult:
@@ -529,41 +539,6 @@ class Schedule:
             network=None if n is None else _network_result(n),
             threads=r.threads,
         )
-
-    def _simulate_network(self, network: Any, model: str | None, **o: Any) -> SimResult:
-        from hypercuboid.topology import Topology, generate
-        from hypercuboid.units import parse_size, parse_time
-
-        topo = network if isinstance(network, Topology) else generate(str(network))
-        mapping = o["mapping"]
-        endpoints = None
-        if not isinstance(mapping, str):
-            endpoints = [int(x) for x in mapping]
-            mapping = "list"
-        want_trace = o["trace"] or o["chrome_trace"] is not None
-        ct = o["chrome_trace"]
-        r = self._core.simulate_network(
-            topo,
-            model,
-            routing=o["routing"],
-            level=o["level"],
-            mapping=mapping,
-            mapping_endpoints=endpoints,
-            ranks_per_endpoint=int(o["ranks_per_endpoint"]),
-            nic=o["nic"],
-            seed=1 if o["seed"] is None else int(o["seed"]),
-            packet_bytes=parse_size(str(o["packet_size"])),
-            buffer_bytes=parse_size(str(o["buffer"])),
-            switch_latency_ps=parse_time(str(o["switch_latency"])),
-            threads=int(o["threads"]),
-            trace=want_trace,
-            chrome_trace=None if ct is None else str(ct),
-            records=bool(o["records"]),
-            sample_links=bool(o["link_timeline"]),
-            calls=int(o["calls"]),
-            noise=o["noise"],
-        )
-        return self._result(r, o["trace"])
 
     # -- text ---------------------------------------------------------------------------------
     def to_goal(self, *, reduce_ns_per_byte: float = 0.0) -> str:

@@ -87,9 +87,13 @@ def split_algorithms(text: str, known: Sequence[str]) -> list[str]:
     return out
 
 
-def osu_counts(nbytes: int) -> tuple[int, int]:
-    """OSU's default (iterations, warm-up) for a message size."""
-    return (1000, 100) if nbytes <= LARGE_MESSAGE else (100, 10)
+def osu_counts(
+    nbytes: int, iterations: int | None = None, warmup: int | None = None
+) -> tuple[int, int]:
+    """(iterations, warm-up) for a message size: ``iterations`` and ``warmup`` where given,
+    else OSU's defaults."""
+    iters, warm = (1000, 100) if nbytes <= LARGE_MESSAGE else (100, 10)
+    return (iterations if iterations is not None else iters, warmup if warmup is not None else warm)
 
 
 def summarize(samples_us: np.ndarray) -> dict:
@@ -149,40 +153,91 @@ def _gather_samples(comm: Any, samples: np.ndarray) -> np.ndarray | None:
     return np.concatenate(parts)
 
 
-def _points(
+def _sweep(
+    comm: Any,
+    algorithms: Sequence[str],
     sizes: Sequence[int],
     dt: np.dtype,
     iterations: int | None,
     warmup: int | None,
-    rank: int,
     progress: Callable[[str], None] | None,
-) -> Iterator[tuple[int, int, int, int]]:
-    """(bytes, count, iterations, warm-up) of every size of the sweep that is a positive
-    multiple of ``dt`` (rank 0 reports the others skipped); OSU's counts where not given."""
+    make_input: Callable[[int], np.ndarray],
+) -> Iterator[tuple[str, int, int, int, int, np.ndarray, np.ndarray]]:
+    """(algorithm, bytes, count, iterations, warm-up, input, output) of every point of a
+    sweep: every size that is a positive multiple of ``dt`` (rank 0 reports the others
+    skipped) with OSU's counts where not given, its input ``make_input(count)`` and a zeroed
+    output made once for all ``algorithms``, each announced by rank 0."""
+    rank = comm.Get_rank()
     for nbytes in sizes:
         if nbytes % dt.itemsize or nbytes == 0:
             if rank == 0 and progress:
                 progress(f"skipping {nbytes} B: not a positive multiple of {dt} ({dt.itemsize} B)")
             continue
-        iters, warm = osu_counts(nbytes)
-        iters = iterations if iterations is not None else iters
-        warm = warmup if warmup is not None else warm
-        yield nbytes, nbytes // dt.itemsize, iters, warm
+        count = nbytes // dt.itemsize
+        iters, warm = osu_counts(nbytes, iterations, warmup)
+        x = make_input(count)
+        y = np.zeros_like(x)
+        for alg in algorithms:
+            if rank == 0 and progress:
+                progress(f"{nbytes:>10} B  {alg}")
+            yield alg, nbytes, count, iters, warm, x, y
 
 
-def _time_native(
-    comm: Any, prog: Any, x: np.ndarray, y: np.ndarray, op: str | None, *loop: int
+def time_algorithm(
+    comm: Any,
+    collective: str,
+    alg: str,
+    x: np.ndarray,
+    y: np.ndarray,
+    op: str | None,
+    count: int,
+    in_c: bool,
+    loop: tuple[int, int, int],
+    verify: bool = True,
 ) -> np.ndarray:
-    """The samples of ``prog`` run by the native runner on ``x`` → ``y`` and timed by its C
-    loop (``loop``: iterations, warm-up, calls per sample), on a private communicator."""
-    from hypercuboid.mpi import native
-    from hypercuboid.mpi.executor import private_comm
+    """This rank's samples (µs) of ``alg`` run on ``x`` → ``y``: a schedule (an algorithm
+    spec, as :func:`~hypercuboid.mpi.programs.program_for` takes it with ``count``) run by
+    the native runner and timed by its C loop when ``in_c``, else by the Python executor and
+    timed by :func:`time_calls`; ``native`` is the library's own ``MPI_Allreduce`` /
+    ``MPI_Alltoall``, timed by the same loop. ``loop``: iterations, warm-up, calls per sample
+    (the C loop on a private communicator)."""
+    from hypercuboid.mpi import executor, native, programs
 
-    bound = native.NativeBound(prog, x, y, op)
-    try:
-        return bound.time(private_comm(comm), *loop)
-    finally:
-        bound.free()
+    allreduce = collective == "allreduce"
+    if in_c and alg == "native" and allreduce:
+        return native.time_library_allreduce(comm, x, y, op, *loop)  # type: ignore[arg-type]
+    if in_c and alg == "native":
+        return native.time_library_alltoall(comm, x, y, *loop)
+    if in_c:
+        size, rank = comm.Get_size(), comm.Get_rank()
+        prog = programs.program_for(alg, size, rank, count, x.dtype, op, verify, collective)
+        bound = native.NativeBound(prog, x, y, op)
+        try:
+            return bound.time(executor.private_comm(comm), *loop)
+        finally:
+            bound.free()
+    if alg == "native" and allreduce:
+        from hypercuboid.mpi.check import mpi_datatype, mpi_op
+
+        mdt = mpi_datatype(x.dtype)
+        sb, rb, mop = [x, mdt], [y, mdt], mpi_op(op)  # type: ignore[arg-type]
+
+        def fn() -> None:
+            comm.Allreduce(sb, rb, mop)
+
+    elif alg == "native":
+
+        def fn() -> None:
+            comm.Alltoall(x, y)
+
+    else:
+        kw: dict[str, Any] = {"op": op} if allreduce else {}
+        run = executor.allreduce if allreduce else executor.alltoall
+
+        def fn() -> None:
+            run(comm, x, y, alg, verify=verify, runner="python", **kw)
+
+    return time_calls(comm, fn, *loop)
 
 
 def bench_allreduce(
@@ -214,9 +269,8 @@ def bench_allreduce(
     ``algbw_GBps, busbw_GBps`` (from ``avg_us``), ``valid`` (``None`` without ``check``) and,
     with ``check``, ``check`` (the :class:`~hypercuboid.mpi.check.CheckResult` as a dict).
     """
-    from hypercuboid.mpi import native, programs
-    from hypercuboid.mpi.check import check_allreduce, make_input, mpi_datatype, mpi_op
-    from hypercuboid.mpi.executor import allreduce
+    from hypercuboid.mpi import native
+    from hypercuboid.mpi.check import check_allreduce, make_input, mpi_datatype
     from hypercuboid.mpi.programs import check_dtype_op
 
     dt = np.dtype(dtype)
@@ -224,65 +278,50 @@ def bench_allreduce(
     runner = native.check_runner(runner)
     in_c = native.use_native(runner, dt)
     ran = "native" if in_c else "python"
-    mop = mpi_op(op)
-    mdt = mpi_datatype(dt) if "native" in algorithms else None
+    if "native" in algorithms:
+        mpi_datatype(dt)  # the library's MPI_Allreduce needs one: a TypeError before any timing
     if block < 1:
         raise BenchError(f"block {block}: must be at least 1")
     size = comm.Get_size()
     rank = comm.Get_rank()
     rows: list[dict] = []
-    for nbytes, count, iters, warm in _points(sizes, dt, iterations, warmup, rank, progress):
-        x = make_input(rank, size, count, dt, op, seed)
-        y = np.zeros_like(x)
-        for alg in algorithms:
-            if rank == 0 and progress:
-                progress(f"{nbytes:>10} B  {alg}")
-            res = None
-            if check:
-                res = check_allreduce(
-                    comm, alg, count, dt, op, seed=seed + 1, verify=verify, runner=ran
-                )
-            if in_c and alg == "native":
-                samples = native.time_library_allreduce(comm, x, y, op, iters, warm, block)
-            elif in_c:
-                prog = programs.program_for(alg, size, rank, count, dt, op, verify)
-                samples = _time_native(comm, prog, x, y, op, iters, warm, block)
-            else:
-                if alg == "native":
-                    sb, rb = [x, mdt], [y, mdt]
 
-                    def fn(sb=sb, rb=rb) -> None:
-                        comm.Allreduce(sb, rb, mop)
+    def inputs(count: int) -> np.ndarray:
+        return make_input(rank, size, count, dt, op, seed)
 
-                else:
-
-                    def fn(alg=alg, x=x, y=y) -> None:  # type: ignore[misc]
-                        allreduce(comm, x, y, alg, op=op, verify=verify, runner="python")
-
-                samples = time_calls(comm, fn, iters, warm, block)
-            allsamples = _gather_samples(comm, samples)
-            if rank == 0:
-                st = summarize(allsamples)  # type: ignore[arg-type]
-                alg_bw, bus_bw = bus_bandwidth(nbytes, st["avg_us"] * 1e-6, size)
-                row = {
-                    "algorithm": alg,
-                    "runner": ran,
-                    "bytes": nbytes,
-                    "count": count,
-                    "dtype": dt.name,
-                    "op": op,
-                    "nranks": size,
-                    "iterations": iters,
-                    "warmup": warm,
-                    "block": block,
-                    **st,
-                    "algbw_GBps": alg_bw,
-                    "busbw_GBps": bus_bw,
-                    "valid": None if res is None else res.valid,
-                }
-                if res is not None:
-                    row["check"] = res.to_dict()
-                rows.append(row)
+    for alg, nbytes, count, iters, warm, x, y in _sweep(
+        comm, algorithms, sizes, dt, iterations, warmup, progress, inputs
+    ):
+        res = None
+        if check:
+            res = check_allreduce(
+                comm, alg, count, dt, op, seed=seed + 1, verify=verify, runner=ran
+            )
+        loop = (iters, warm, block)
+        samples = time_algorithm(comm, "allreduce", alg, x, y, op, count, in_c, loop, verify)
+        allsamples = _gather_samples(comm, samples)
+        if rank == 0:
+            st = summarize(allsamples)  # type: ignore[arg-type]
+            alg_bw, bus_bw = bus_bandwidth(nbytes, st["avg_us"] * 1e-6, size)
+            row = {
+                "algorithm": alg,
+                "runner": ran,
+                "bytes": nbytes,
+                "count": count,
+                "dtype": dt.name,
+                "op": op,
+                "nranks": size,
+                "iterations": iters,
+                "warmup": warm,
+                "block": block,
+                **st,
+                "algbw_GBps": alg_bw,
+                "busbw_GBps": bus_bw,
+                "valid": None if res is None else res.valid,
+            }
+            if res is not None:
+                row["check"] = res.to_dict()
+            rows.append(row)
     return rows
 
 
@@ -330,7 +369,7 @@ def bench_alltoall(
     """
     from mpi4py import MPI
 
-    from hypercuboid.mpi import native, programs
+    from hypercuboid.mpi import native
     from hypercuboid.mpi.executor import alltoall
 
     dt = np.dtype(dtype)
@@ -345,60 +384,46 @@ def bench_alltoall(
     size = comm.Get_size()
     rank = comm.Get_rank()
     rows: list[dict] = []
-    for nbytes, count, iters, warm in _points(sizes, dt, iterations, warmup, rank, progress):
-        x = alltoall_input(rank, size, count, dt, seed)
-        y = np.zeros_like(x)
-        for alg in algorithms:
-            if rank == 0 and progress:
-                progress(f"{nbytes:>10} B  {alg}")
-            valid = None
-            if check:
-                ref = np.empty_like(x)
-                comm.Alltoall(x, ref)
-                got = np.zeros_like(x)
-                if alg == "native":
-                    comm.Alltoall(x, got)
-                else:
-                    alltoall(comm, x, got, alg, verify=verify, runner=ran)
-                valid = bool(comm.allreduce(got.tobytes() == ref.tobytes(), op=MPI.LAND))
-            if in_c and alg == "native":
-                samples = native.time_library_alltoall(comm, x, y, iters, warm)
-            elif in_c:
-                prog = programs.program_for(alg, size, rank, count, dt, None, verify, "alltoall")
-                samples = _time_native(comm, prog, x, y, None, iters, warm, 1)
+
+    def inputs(count: int) -> np.ndarray:
+        return alltoall_input(rank, size, count, dt, seed)
+
+    for alg, nbytes, count, iters, warm, x, y in _sweep(
+        comm, algorithms, sizes, dt, iterations, warmup, progress, inputs
+    ):
+        valid = None
+        if check:
+            ref = np.empty_like(x)
+            comm.Alltoall(x, ref)
+            got = np.zeros_like(x)
+            if alg == "native":
+                comm.Alltoall(x, got)
             else:
-                if alg == "native":
-
-                    def fn(x=x, y=y) -> None:
-                        comm.Alltoall(x, y)
-
-                else:
-
-                    def fn(alg=alg, x=x, y=y) -> None:  # type: ignore[misc]
-                        alltoall(comm, x, y, alg, verify=verify, runner="python")
-
-                samples = time_calls(comm, fn, iters, warm)
-            means = comm.gather(float(samples.mean()), root=0)
-            allsamples = _gather_samples(comm, samples)
-            if rank == 0:
-                m = np.asarray(means)
-                rows.append(
-                    {
-                        "algorithm": alg,
-                        "runner": ran,
-                        "bytes": nbytes,
-                        "count": count,
-                        "dtype": dt.name,
-                        "nranks": size,
-                        "iterations": iters,
-                        "warmup": warm,
-                        "avg_us": float(m.mean()),
-                        "min_us": float(m.min()),
-                        "max_us": float(m.max()),
-                        "median_us": float(np.median(allsamples)),  # type: ignore[arg-type]
-                        "valid": valid,
-                    }
-                )
+                alltoall(comm, x, got, alg, verify=verify, runner=ran)
+            valid = bool(comm.allreduce(got.tobytes() == ref.tobytes(), op=MPI.LAND))
+        loop = (iters, warm, 1)
+        samples = time_algorithm(comm, "alltoall", alg, x, y, None, count, in_c, loop, verify)
+        means = comm.gather(float(samples.mean()), root=0)
+        allsamples = _gather_samples(comm, samples)
+        if rank == 0:
+            m = np.asarray(means)
+            rows.append(
+                {
+                    "algorithm": alg,
+                    "runner": ran,
+                    "bytes": nbytes,
+                    "count": count,
+                    "dtype": dt.name,
+                    "nranks": size,
+                    "iterations": iters,
+                    "warmup": warm,
+                    "avg_us": float(m.mean()),
+                    "min_us": float(m.min()),
+                    "max_us": float(m.max()),
+                    "median_us": float(np.median(allsamples)),  # type: ignore[arg-type]
+                    "valid": valid,
+                }
+            )
     return rows
 
 
@@ -422,9 +447,7 @@ def pingpong(
     rows = []
     buf = np.zeros(max(sizes, default=0), dtype=np.uint8)
     for nbytes in sizes:
-        iters, warm = osu_counts(nbytes)
-        iters = iterations if iterations is not None else iters
-        warm = warmup if warmup is not None else warm
+        iters, warm = osu_counts(nbytes, iterations, warmup)
         if rank == 0 and progress:
             progress(f"{nbytes:>10} B")
         b = buf[:nbytes]

@@ -42,38 +42,24 @@ def measure(
     slowest rank's: :func:`hypercuboid.mpi.bench.summarize`) with ``iterations`` and
     ``warmup``; None elsewhere. Collective."""
     from hypercuboid.mpi import bench as hb
-    from hypercuboid.mpi import executor, native, programs
+    from hypercuboid.mpi import native
     from hypercuboid.mpi.check import make_input
 
     dt = np.dtype(dtype)
     size, rank = comm.Get_size(), comm.Get_rank()
     count = nbytes // dt.itemsize
-    iters, warm = hb.osu_counts(nbytes)
-    iters = iterations if iterations is not None else iters
-    warm = warmup if warmup is not None else warm
+    iters, warm = hb.osu_counts(nbytes, iterations, warmup)
     if collective == "allreduce":
         op: str | None = "sum"
         x = make_input(rank, size, count, dt, "sum")
-        run = executor.allreduce
     else:
         op = None
         x = hb.alltoall_input(rank, size, count, dt)
-        run = executor.alltoall  # type: ignore[assignment]
     y = np.zeros_like(x)
-    if native.use_native(native.check_runner(runner), dt):
-        prog = programs.program_for(schedule, size, rank, count, dt, op, verify, collective)
-        bound = native.NativeBound(prog, x, y, op)
-        try:
-            samples = bound.time(executor.private_comm(comm), iters, warm, 1)
-        finally:
-            bound.free()
-    else:
-        kw: dict[str, Any] = {"op": op} if op is not None else {}
-
-        def fn() -> None:
-            run(comm, x, y, schedule, verify=verify, runner="python", **kw)
-
-        samples = hb.time_calls(comm, fn, iters, warm)
+    in_c = native.use_native(native.check_runner(runner), dt)
+    samples = hb.time_algorithm(
+        comm, collective, schedule, x, y, op, count, in_c, (iters, warm, 1), verify
+    )
     parts = comm.gather(samples, root=0)
     if rank != 0:
         return None

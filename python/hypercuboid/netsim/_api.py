@@ -101,13 +101,15 @@ def _topology(t: Topology | str) -> Topology:
     return generate(t) if isinstance(t, str) else t
 
 
-def _core_options(opts: dict[str, Any]) -> dict[str, Any]:
+def _core_options(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The core's keyword arguments of ``opts`` (checked, defaults filled in): the engine and
+    report options that runs and exchanges share, and a run's measurement window."""
     unknown = set(opts) - set(DEFAULTS)
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)}; accepted: {sorted(DEFAULTS)}")
     o = {**DEFAULTS, **opts}
     buffer = parse_size(o["buffer"])
-    return {
+    engine = {
         "seed": int(o["seed"]),
         "packet_bytes": int(o["packet_bytes"]),
         "buffer_bytes": buffer,
@@ -116,16 +118,13 @@ def _core_options(opts: dict[str, Any]) -> dict[str, Any]:
         "top_links": int(o["top_links"]),
         "links": bool(o["links"]),
         "threads": _threads(o["threads"]),
-        "_warmup_ps": parse_time(o["warmup"]),
-        "_duration_ps": parse_time(o["duration"]),
-        "_drain": bool(o["drain"]),
     }
-
-
-def _engine_kwargs(o: dict[str, Any]) -> dict[str, Any]:
-    """The engine and report options that runs and exchanges share."""
-    keys = ("seed", "packet_bytes", "buffer_bytes", "switch_latency_ps", "watchdog_ps")
-    return {k: o[k] for k in keys + ("top_links", "links", "threads")}
+    window = {
+        "warmup_ps": parse_time(o["warmup"]),
+        "duration_ps": parse_time(o["duration"]),
+        "drain": bool(o["drain"]),
+    }
+    return engine, window
 
 
 def _threads(value: Any) -> int:
@@ -174,17 +173,8 @@ def run_loads(
     (0, 1]) and returns one :class:`Report` per load, in order. The network and its routing
     tables are built once. Options as :func:`run`."""
     loads = parse_loads(loads)
-    o = _core_options(options)
-    reps = _core.netsim_run(
-        _topology(topology),
-        routing,
-        traffic,
-        loads,
-        warmup_ps=o["_warmup_ps"],
-        duration_ps=o["_duration_ps"],
-        drain=o["_drain"],
-        **_engine_kwargs(o),
-    )
+    engine, window = _core_options(options)
+    reps = _core.netsim_run(_topology(topology), routing, traffic, loads, **window, **engine)
     return [Report._of_core(r) for r in reps]
 
 
@@ -208,7 +198,7 @@ def exchange(
         raise NetworkError(f"invalid order '{order}': accepted: interleaved, sequential")
     if isinstance(dims, str):
         dims = _parse_dims(dims)
-    o = _core_options(options)
+    engine, _ = _core_options(options)
     rep = _core.netsim_exchange(
         _topology(topology),
         routing,
@@ -216,7 +206,7 @@ def exchange(
         dims=list(dims) if dims is not None else None,  # type: ignore[arg-type]
         message_bytes=parse_size(message) if message is not None else None,
         interleave=order == "interleaved",
-        **_engine_kwargs(o),
+        **engine,
     )
     return Report._of_core(rep)
 
