@@ -10,45 +10,61 @@ mod common;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hypercuboid_core::collectives::allreduce::{generate, Algorithm, AllreduceSpec};
 use hypercuboid_core::model::parse_model;
-use hypercuboid_core::schedule::{Dtype, ReduceOp};
+use hypercuboid_core::schedule::{Dtype, ReduceOp, Schedule};
 use hypercuboid_core::sim::{simulate, SimOptions};
 use std::hint::black_box;
 
-fn recursive_doubling_loggops(c: &mut Criterion) {
-    let model = parse_model("loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535").unwrap();
-    let mut g = c.benchmark_group("sim/recursive_doubling_8B_loggops");
+/// Times `simulate` of `schedule(N)` under `model` for N = 2^14 and 2^17 in the group `name`,
+/// with `with_generate` also generating the schedule inside the timed call.
+fn simulate_group(
+    c: &mut Criterion,
+    name: &str,
+    model: &str,
+    schedule: fn(u32) -> Schedule,
+    with_generate: bool,
+) {
+    let model = parse_model(model).unwrap();
+    let mut g = c.benchmark_group(name);
     g.sample_size(10);
     for log_n in [14u32, 17] {
         let n = 1u32 << log_n;
-        let s = common::recursive_doubling(n, 8);
+        let s = schedule(n);
         g.throughput(Throughput::Elements(s.total_ops()));
         g.bench_with_input(BenchmarkId::new("simulate", n), &s, |b, s| {
             b.iter(|| simulate(black_box(s), &model, &SimOptions::default()).unwrap())
         });
-        g.bench_with_input(BenchmarkId::new("generate+simulate", n), &n, |b, &n| {
-            b.iter(|| {
-                let s = common::recursive_doubling(black_box(n), 8);
-                simulate(&s, &model, &SimOptions::default()).unwrap()
-            })
-        });
+        if with_generate {
+            g.bench_with_input(BenchmarkId::new("generate+simulate", n), &n, |b, &n| {
+                b.iter(|| {
+                    simulate(&schedule(black_box(n)), &model, &SimOptions::default()).unwrap()
+                })
+            });
+        }
     }
     g.finish();
 }
 
+fn recursive_doubling_loggops(c: &mut Criterion) {
+    simulate_group(
+        c,
+        "sim/recursive_doubling_8B_loggops",
+        "loggops:L=3000,o=1500,g=1000,G=6,O=0,S=65535",
+        |n| common::recursive_doubling(n, 8),
+        true,
+    );
+}
+
 fn tree_loggops(c: &mut Criterion) {
-    let model = parse_model("loggops:L=3000,o=1500,g=1000,G=6,order=gcc").unwrap();
-    let mut g = c.benchmark_group("sim/tree_8B_loggops_gcc");
-    g.sample_size(10);
-    for log_n in [14u32, 17] {
-        let n = 1u32 << log_n;
-        let spec = AllreduceSpec::new(n, 1, Dtype::Int64, ReduceOp::Sum);
-        let s = generate(&Algorithm::Tree, &spec).unwrap();
-        g.throughput(Throughput::Elements(s.total_ops()));
-        g.bench_with_input(BenchmarkId::new("simulate", n), &s, |b, s| {
-            b.iter(|| simulate(black_box(s), &model, &SimOptions::default()).unwrap())
-        });
-    }
-    g.finish();
+    simulate_group(
+        c,
+        "sim/tree_8B_loggops_gcc",
+        "loggops:L=3000,o=1500,g=1000,G=6,order=gcc",
+        |n| {
+            let spec = AllreduceSpec::new(n, 1, Dtype::Int64, ReduceOp::Sum);
+            generate(&Algorithm::Tree, &spec).unwrap()
+        },
+        false,
+    );
 }
 
 criterion_group!(benches, recursive_doubling_loggops, tree_loggops);

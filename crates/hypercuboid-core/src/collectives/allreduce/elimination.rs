@@ -38,8 +38,9 @@
 //! ranges of ranks: the result is not in rank order (not for a non-commutative operator). A
 //! power of two has no triple and keeps recursive doubling's rank order.
 
+use super::recursive_doubling::Running;
 use super::{floor_log2, whole, AllreduceSpec};
-use crate::schedule::{Combine, OpId, Program, Rank, Slot};
+use crate::schedule::{Combine, Program, Rank, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
 use crate::collectives::registry::{keyless_entry, Entry};
@@ -181,13 +182,9 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         }
     };
     let mut j = 0u32;
-    let mut value = input;
-    let mut last: Option<OpId> = None;
-    let mut prev_send: Option<OpId> = None;
+    let mut run = Running::new(input);
     if let Some((peer, combine)) = folds_in {
-        let d = dst(j);
-        last = Some(out.recv_reduce_into(peer, 0, input, d, combine));
-        value = d;
+        run.fold_in(out, peer, 0, dst(j), combine);
         j += 1;
     }
     let triple_t1 = matches!(el.role(rank), Role::TripleT1(_));
@@ -195,30 +192,17 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
     for i in 0..k {
         let peer = el.real_rank(v ^ el.mask(i));
         let tag = 1 + i as i32;
-        let s = out.send_after(peer, tag, value, last);
+        let s = run.send(out, peer, tag);
         if i + 1 == k && (triple_t0 || triple_t1) {
             // The 3-2 elimination's delivery to t2 (after the exchange partner).
             let t2 = if triple_t0 { rank + 2 } else { rank + 1 };
-            let s2 = out.send(t2, tag, value);
-            if let Some(l) = last {
-                out.requires(s2, l);
-            }
+            run.send(out, t2, tag);
         }
-        let d = dst(j);
-        let r = out.recv_reduce_into(peer, tag, value, d, Combine::rank_order(rank, peer));
-        if let Some(l) = last {
-            out.requires(r, l);
-        }
-        if let Some(ps) = prev_send {
-            out.requires(r, ps);
-        }
-        prev_send = Some(s);
-        value = d;
-        last = Some(r);
+        run.exchange(out, rank, peer, tag, s, dst(j));
         j += 1;
     }
     if matches!(el.role(rank), Role::PairP1(_)) {
-        out.send_after(rank - 1, expand_tag, output, last);
+        out.send_after(rank - 1, expand_tag, output, run.last);
     }
 }
 

@@ -32,7 +32,7 @@
 //! receive's operand order relative to its peer, so this costs no extra program shapes.
 
 use super::{floor_log2, whole, AllreduceSpec};
-use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, Slot};
+use crate::schedule::{Combine, OpId, PeerRule, Program, Rank, Slice, Slot};
 
 use super::{plain, unless_trivial, Algorithm, Allreduce};
 use crate::collectives::registry::{keyless_entry, Entry};
@@ -94,6 +94,73 @@ impl Fold {
     }
 }
 
+/// The running value of a rank in a recursive exchange (the doubling steps here, the
+/// elimination's steps in [`super::elimination`]): where it is, the op that wrote it (`None`:
+/// it is still the input) and the previous step's send, whose buffer the next receive
+/// overwrites.
+pub(super) struct Running {
+    /// Where the value is.
+    value: Slice,
+    /// The op that wrote it.
+    pub(super) last: Option<OpId>,
+    /// The previous step's send.
+    prev_send: Option<OpId>,
+}
+
+impl Running {
+    /// The input, not yet touched.
+    pub(super) fn new(input: Slice) -> Running {
+        Running {
+            value: input,
+            last: None,
+            prev_send: None,
+        }
+    }
+
+    /// Receives `peer`'s value with `tag` and reduces it with the input into `dst`
+    /// (`combine`), which becomes the value.
+    pub(super) fn fold_in(
+        &mut self,
+        out: &mut Program,
+        peer: Rank,
+        tag: i32,
+        dst: Slice,
+        combine: Combine,
+    ) {
+        self.last = Some(out.recv_reduce_into(peer, tag, self.value, dst, combine));
+        self.value = dst;
+    }
+
+    /// Sends the value to `peer` with `tag` once it is written.
+    pub(super) fn send(&self, out: &mut Program, peer: Rank, tag: i32) -> OpId {
+        out.send_after(peer, tag, self.value, self.last)
+    }
+
+    /// The receive of an exchange step whose send is `sent`: `peer`'s value with `tag`,
+    /// reduced with the value in rank order into `dst`, which becomes the value. It waits for
+    /// the value and for the previous step's send.
+    pub(super) fn exchange(
+        &mut self,
+        out: &mut Program,
+        rank: Rank,
+        peer: Rank,
+        tag: i32,
+        sent: OpId,
+        dst: Slice,
+    ) {
+        let r = out.recv_reduce_into(peer, tag, self.value, dst, Combine::rank_order(rank, peer));
+        if let Some(l) = self.last {
+            out.requires(r, l);
+        }
+        if let Some(ps) = self.prev_send {
+            out.requires(r, ps);
+        }
+        self.prev_send = Some(sent);
+        self.value = dst;
+        self.last = Some(r);
+    }
+}
+
 /// The peer of each op of every rank's program when `nranks ≥ 2` is a power of two (all ranks
 /// then run one program up to peers): step `k`'s send and receive go to `rank XOR 2^k`.
 pub(super) fn rules(nranks: u32) -> Vec<PeerRule> {
@@ -129,37 +196,19 @@ pub(super) fn build(spec: &AllreduceSpec, rank: Rank, out: &mut Program) {
         return;
     };
     let collapsed = rank < 2 * fold.rem;
-    // The running value and the op that wrote it (None: it is still the input).
-    let mut value = input;
-    let mut last: Option<OpId> = None;
-    // The previous step's send, whose buffer the next receive overwrites.
-    let mut prev_send: Option<OpId> = None;
+    let mut run = Running::new(input);
     if collapsed {
         // value = incoming (rank − 1) ⊕ own input.
-        let d = dst(-1);
-        let r = out.recv_reduce_into(rank - 1, collapse_tag, input, d, Combine::Before);
-        value = d;
-        last = Some(r);
+        run.fold_in(out, rank - 1, collapse_tag, dst(-1), Combine::Before);
     }
     for k in 0..steps {
         let peer = fold.real_rank(v ^ (1 << k));
         let tag = k as i32;
-        let s = out.send(peer, tag, value);
-        let d = dst(k as i64);
-        let r = out.recv_reduce_into(peer, tag, value, d, Combine::rank_order(rank, peer));
-        if let Some(prev) = last {
-            out.requires(s, prev);
-            out.requires(r, prev);
-        }
-        if let Some(ps) = prev_send {
-            out.requires(r, ps);
-        }
-        prev_send = Some(s);
-        value = d;
-        last = Some(r);
+        let s = run.send(out, peer, tag);
+        run.exchange(out, rank, peer, tag, s, dst(k as i64));
     }
     if collapsed {
-        out.send_after(rank - 1, expand_tag, output, last);
+        out.send_after(rank - 1, expand_tag, output, run.last);
     }
 }
 

@@ -20,6 +20,7 @@
 use super::scheduled::Plan;
 use super::sync::Sync;
 use crate::schedule::check_c_name;
+use crate::schedule::export_c::STATE_OF_C;
 use crate::schedule::ScheduleError;
 use std::fmt::Write as _;
 
@@ -155,6 +156,8 @@ pub fn routine(plan: &Plan, opts: &RoutineOptions) -> Result<String, ScheduleErr
     arr(&mut t, "hce_out_start", &us(&out_start));
     arr(&mut t, "hce_out_peer", &out_peer);
     arr(&mut t, "hce_out_tag", &out_tag);
+    t.push_str(ROUTINE_STATE_C);
+    t.push_str(STATE_OF_C);
     t.push_str(&ROUTINE_C.replace("@NAME@", &opts.name));
     if opts.pmpi {
         t.push_str(&PMPI_C.replace("@NAME@", &opts.name));
@@ -162,7 +165,8 @@ pub fn routine(plan: &Plan, opts: &RoutineOptions) -> Result<String, ScheduleErr
     Ok(t)
 }
 
-const ROUTINE_C: &str = r#"
+/// The routine's state, before [`STATE_OF_C`]: the private duplicate of `comm`.
+const ROUTINE_STATE_C: &str = r#"
 /* ==== the routine ============================================================================ */
 
 typedef struct hce_state {
@@ -183,40 +187,10 @@ static int hce_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     return rc;
 }
 
-/* The private duplicate of comm: found, or made on the first call (collective). */
-static int hce_comm_of(MPI_Comm comm, MPI_Comm *out)
-{
-    int rc, flag = 0;
-    void *found = NULL;
-    hce_state *s;
-    if (hce_keyval == MPI_KEYVAL_INVALID) {
-        rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, hce_delete, &hce_keyval, NULL);
-        if (rc != MPI_SUCCESS) return rc;
-    }
-    if ((rc = MPI_Comm_get_attr(comm, hce_keyval, &found, &flag)) != MPI_SUCCESS) return rc;
-    if (flag) {
-        *out = ((hce_state *)found)->comm;
-        return MPI_SUCCESS;
-    }
-    if (HCE_MAX_TAG > 32767) { /* above the bound every MPI library has: ask */
-        void *ub = NULL;
-        if ((rc = MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag)) != MPI_SUCCESS) return rc;
-        if (!flag || HCE_MAX_TAG > *(int *)ub) return MPI_ERR_TAG;
-    }
-    s = (hce_state *)calloc(1, sizeof *s);
-    if (!s) return MPI_ERR_NO_MEM;
-    s->comm = MPI_COMM_NULL;
-    rc = MPI_Comm_dup(comm, &s->comm);
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(comm, hce_keyval, s);
-    if (rc != MPI_SUCCESS) {
-        if (s->comm != MPI_COMM_NULL) MPI_Comm_free(&s->comm);
-        free(s);
-        return rc;
-    }
-    *out = s->comm;
-    return MPI_SUCCESS;
-}
+"#;
 
+/// The rest of the routine, after [`STATE_OF_C`].
+const ROUTINE_C: &str = r#"
 /* The rank's phases on the private communicator c. */
 static int hce_phases(const char *sbuf, int scount, MPI_Datatype stype, MPI_Aint sblock,
                       char *rbuf, int rcount, MPI_Datatype rtype, MPI_Aint rblock,
@@ -275,7 +249,7 @@ int @NAME@(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
 {
     int rc, inter = 0, size = 0, rank = 0, tsize = 0;
     MPI_Aint lb, sext, rext, tlb, text;
-    MPI_Comm c;
+    hce_state *s;
     const char *sbuf = (const char *)sendbuf;
     char *tmp = NULL;
     if (comm == MPI_COMM_NULL) return MPI_ERR_COMM;
@@ -292,7 +266,7 @@ int @NAME@(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
     if ((rc = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS) return rc;
     if ((rc = MPI_Type_get_extent(sendtype, &lb, &sext)) != MPI_SUCCESS) return rc;
     if ((rc = MPI_Type_get_extent(recvtype, &lb, &rext)) != MPI_SUCCESS) return rc;
-    if ((rc = hce_comm_of(comm, &c)) != MPI_SUCCESS) return rc;
+    if ((rc = hce_state_of(comm, &s)) != MPI_SUCCESS) return rc;
     if (sendbuf == MPI_IN_PLACE) {
         /* A copy of recvbuf's span (true lower bound to true upper bound of all blocks). */
         MPI_Aint span;
@@ -303,7 +277,7 @@ int @NAME@(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recv
         sbuf = tmp - tlb;
     }
     rc = hce_phases(sbuf, sendcount, sendtype, (MPI_Aint)sendcount * sext, (char *)recvbuf,
-                    recvcount, recvtype, (MPI_Aint)recvcount * rext, rank, c);
+                    recvcount, recvtype, (MPI_Aint)recvcount * rext, rank, s->comm);
     free(tmp);
     return rc;
 }

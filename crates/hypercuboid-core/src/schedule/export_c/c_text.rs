@@ -191,8 +191,8 @@ pub(super) fn inline_include(text: &str, name: &str, body: &str) -> String {
     )
 }
 
-/// What every entry point shares: the per-communicator state and its attribute, the checks,
-/// the run.
+/// What every entry point shares, before [`STATE_OF_C`] and [`ENTRY_RUN`]: the
+/// per-communicator state and its attribute, the checks.
 pub(super) const ENTRY_COMMON: &str = r#"
 /* ==== the entry point ======================================================================= */
 
@@ -246,7 +246,15 @@ static int hce_check(MPI_Comm comm)
     return size == HCE_NRANKS ? MPI_SUCCESS : MPI_ERR_COMM;
 }
 
-/* The state of a checked comm: found, or made on the first call (collective: duplicates comm). */
+"#;
+
+/// The state of a communicator (the C type `hce_state`, with the private duplicate `comm` as
+/// a member): found as `comm`'s attribute `hce_keyval`, or made on the first call
+/// (collective: duplicates `comm`), after checking that the largest tag `HCE_MAX_TAG` fits.
+/// The file defines `hce_state`, `hce_keyval` and its delete function `hce_delete` before it.
+/// Shared by the export's entry point and the alltoall routine generator's
+/// ([`crate::collectives::alltoall::routine`]).
+pub(crate) const STATE_OF_C: &str = r#"/* The state of a checked comm: found, or made on the first call (collective: duplicates comm). */
 static int hce_state_of(MPI_Comm comm, hce_state **out)
 {
     int rc, flag = 0;
@@ -283,7 +291,10 @@ static int hce_state_of(MPI_Comm comm, hce_state **out)
     *out = s;
     return MPI_SUCCESS;
 }
+"#;
 
+/// The rest of what every entry point shares: running the rank's program.
+pub(super) const ENTRY_RUN: &str = r#"
 /* Runs the rank's program on input and output: binds its plan on the first call, rebinds it
  * on the next. */
 static int hce_run(hce_state *s, const void *input, void *output)

@@ -56,6 +56,7 @@ pub mod sources;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use c_text::STATE_OF_C;
 pub use names::check_c_name;
 
 use super::{Collective, Columns, Dtype, OpCode, ReduceOp, Schedule, ScheduleError, Slot};
@@ -561,7 +562,10 @@ impl<'a> CExport<'a> {
         } else {
             ENTRY_SIZES_ONLY
         };
-        format!("{ENTRY_COMMON}{}", entry.replace("@NAME@", &self.name))
+        format!(
+            "{ENTRY_COMMON}{STATE_OF_C}{ENTRY_RUN}{}",
+            entry.replace("@NAME@", &self.name)
+        )
     }
 }
 

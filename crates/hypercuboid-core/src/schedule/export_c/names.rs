@@ -2,7 +2,7 @@
 
 use super::super::ScheduleError;
 use super::bad;
-use super::c_text::{ENTRY_BUFFERS, ENTRY_COMMON, ENTRY_SIZES_ONLY};
+use super::c_text::{ENTRY_BUFFERS, ENTRY_COMMON, ENTRY_RUN, ENTRY_SIZES_ONLY, STATE_OF_C};
 use super::sources;
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -26,6 +26,8 @@ pub(super) fn file_identifiers() -> &'static HashSet<String> {
         let sources = sources::sources();
         let texts = sources.iter().map(|(_, t)| t.as_str()).chain([
             ENTRY_COMMON,
+            STATE_OF_C,
+            ENTRY_RUN,
             ENTRY_BUFFERS,
             ENTRY_SIZES_ONLY,
         ]);

@@ -26,7 +26,7 @@
 
 use super::matching::{check_sizes, compatible, Links, DYN, NONE};
 use super::{Collector, CycleStep, Problem, Unmatched, Wait};
-use crate::schedule::{DepKind, Op, OpKind, Rank, Schedule};
+use crate::schedule::{DepKind, Op, OpKind, Rank, RankView, Schedule};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -104,6 +104,24 @@ pub(super) fn unnode(k: Node) -> (Rank, u32, bool) {
         ((k >> 1) & 0x7fff_ffff) as u32,
         k & 1 == 1,
     )
+}
+
+/// Calls `release(flat index, start node)` for every dependent of op `i` of rank `r` (view
+/// `v`, whose ops start at flat index `base`) that waits for `kind` of it: an op's start
+/// releases its `IRequires` dependents, its end its `Requires` ones.
+#[inline]
+pub(super) fn release_dependents(
+    v: &RankView<'_>,
+    i: u32,
+    base: usize,
+    kind: DepKind,
+    mut release: impl FnMut(usize, Node),
+) {
+    for &(k2, k) in v.dependents(i as usize) {
+        if k == kind {
+            release(base + k2 as usize, node(v.rank, k2, false));
+        }
+    }
 }
 
 fn get_bit(v: &[u64], b: usize) -> bool {
@@ -291,21 +309,17 @@ impl<'a> Engine<'a> {
         let base = s.op_offset(r) as usize;
         if end {
             exec.end(s, &self.links, r, i);
-            for &(k2, kind) in v.dependents(i as usize) {
-                if kind == DepKind::Requires {
-                    self.dec_start(q, base + k2 as usize, node(r, k2, false));
-                }
-            }
+            release_dependents(&v, i, base, DepKind::Requires, |f, k2| {
+                self.dec_start(q, f, k2)
+            });
             return;
         }
         exec.start(s, &self.links, r, i);
         let f = base + i as usize;
         self.dec_end(q, f, k);
-        for &(k2, kind) in v.dependents(i as usize) {
-            if kind == DepKind::IRequires {
-                self.dec_start(q, base + k2 as usize, node(r, k2, false));
-            }
-        }
+        release_dependents(&v, i, base, DepKind::IRequires, |f, k2| {
+            self.dec_start(q, f, k2)
+        });
         match v.shape.ops[i as usize].kind {
             OpKind::Send { tag, .. } => {
                 let peer = v.peer(i as usize);

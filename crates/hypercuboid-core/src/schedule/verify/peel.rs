@@ -24,7 +24,8 @@
 //! reaches zero.
 
 use super::graph::{
-    initial_pending, node, unnode, Node, Protocol, END_MASK, START_ONE, START_SHIFT, SYNC,
+    initial_pending, node, release_dependents, unnode, Node, Protocol, END_MASK, START_ONE,
+    START_SHIFT, SYNC,
 };
 use super::matching::{op_words, OpState, DYN, NONE};
 use crate::schedule::{DepKind, OpKind, Rank, Schedule, ANY_SOURCE};
@@ -352,20 +353,16 @@ impl Peel<'_> {
         let v = s.rank(r);
         let base = s.op_offset(r) as usize;
         if end {
-            for &(k2, kind) in v.dependents(i as usize) {
-                if kind == DepKind::Requires {
-                    self.dec_start(stack, base + k2 as usize, node(r, k2, false));
-                }
-            }
+            release_dependents(&v, i, base, DepKind::Requires, |f, k2| {
+                self.dec_start(stack, f, k2)
+            });
             return;
         }
         let f = base + i as usize;
         self.dec_end(stack, f, k);
-        for &(k2, kind) in v.dependents(i as usize) {
-            if kind == DepKind::IRequires {
-                self.dec_start(stack, base + k2 as usize, node(r, k2, false));
-            }
-        }
+        release_dependents(&v, i, base, DepKind::IRequires, |f, k2| {
+            self.dec_start(stack, f, k2)
+        });
         let p = self.partner(f);
         if p == NONE || p == DYN {
             return;
