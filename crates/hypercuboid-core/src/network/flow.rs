@@ -215,6 +215,55 @@ impl MaxMin {
     }
 }
 
+/// The event loop of a flow level, which the flow engine and the node level's flows
+/// (`model/node.rs`) share: deliveries first, then the starts and ends of transfers, the rates
+/// constant in between, until a delivery or a time limit.
+pub(crate) trait FlowClock {
+    /// The earliest pending delivery ([`Time::MAX`] for none).
+    fn next_delivery(&self) -> Time;
+    /// The earliest pending start or end of a transfer ([`Time::MAX`] for none).
+    fn next_change(&mut self) -> Time;
+    /// Moves the active flows' bytes on to `t`.
+    fn drain_to(&mut self, t: Time);
+    /// Handles the starts and ends at `t`, then recomputes the rates.
+    fn change_at(&mut self, t: Time);
+    /// Takes the messages delivered at `d` (the earliest pending delivery).
+    fn deliver(&mut self, d: Time);
+    /// The time reached.
+    fn now_mut(&mut self) -> &mut Time;
+
+    /// Advances to the first delivery at or before `limit` ([`Time::MAX`]: wherever it is)
+    /// and takes the messages delivered then ([`FlowClock::deliver`]), or advances to
+    /// `limit`. Stops with [`crate::cancel::Interrupted`] on a request to stop.
+    fn advance(&mut self, limit: Time) -> Result<(), crate::cancel::Interrupted> {
+        let mut changes = 0u64;
+        loop {
+            changes += 1;
+            if changes.is_multiple_of(crate::cancel::EVERY) {
+                crate::cancel::check()?;
+            }
+            let d = self.next_delivery();
+            let c = self.next_change();
+            if d <= c && d <= limit && d != NEVER {
+                self.drain_to(d);
+                *self.now_mut() = d;
+                self.deliver(d);
+                return Ok(());
+            }
+            if c == NEVER || c > limit {
+                if limit != NEVER {
+                    self.drain_to(limit);
+                    let now = self.now_mut();
+                    *now = (*now).max(limit);
+                }
+                return Ok(());
+            }
+            *self.now_mut() = c;
+            self.change_at(c);
+        }
+    }
+}
+
 impl<'n> FlowEngine<'n> {
     /// An engine on `topo` with `routes` (its routing must be `min` or `inr`).
     pub fn new(
@@ -492,25 +541,6 @@ impl<'n> FlowEngine<'n> {
         self.path = pool;
     }
 
-    /// Moves the flows' bytes on to `t` (and, when sent bytes are counted, the links').
-    fn drain_to(&mut self, t: Time) {
-        if t <= self.last {
-            return;
-        }
-        let dt = (t - self.last) as f64;
-        for &f in &self.active {
-            let fl = &mut self.flows[f as usize];
-            let sent = (fl.rate * dt).min(fl.left);
-            fl.left = (fl.left - fl.rate * dt).max(0.0);
-            if let Some(c) = &mut self.sent {
-                for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
-                    c[l as usize] += sent * w;
-                }
-            }
-        }
-        self.last = t;
-    }
-
     /// Counts the bytes each link has sent as time goes ([`FlowEngine::sent_bytes`]).
     pub fn count_sent(&mut self) {
         if self.sent.is_none() {
@@ -565,6 +595,25 @@ impl<'n> FlowEngine<'n> {
         }
     }
 
+    /// Advances to the first delivery at or before `t` (or to `t`; `None`: to the first
+    /// delivery wherever it is) and returns the time reached and the messages delivered then
+    /// (see [`super::Engine::advance_to_delivery`]).
+    /// Stops with [`NetworkError::Interrupted`] on a request to stop ([`crate::cancel`]).
+    pub fn advance_to_delivery(
+        &mut self,
+        t: Option<Time>,
+    ) -> Result<(Time, &[Delivery]), NetworkError> {
+        self.ready.clear();
+        self.advance(t.unwrap_or(NEVER))?;
+        Ok((self.now, &self.ready))
+    }
+}
+
+impl FlowClock for FlowEngine<'_> {
+    fn next_delivery(&self) -> Time {
+        self.deliveries.peek().map_or(NEVER, |r| r.0 .0)
+    }
+
     /// The earliest pending start or end of a transfer.
     fn next_change(&mut self) -> Time {
         while let Some(&Reverse((_, f, v))) = self.ends.peek() {
@@ -577,6 +626,25 @@ impl<'n> FlowEngine<'n> {
         let s = self.starts.peek().map_or(NEVER, |r| r.0 .0);
         let e = self.ends.peek().map_or(NEVER, |r| r.0 .0);
         s.min(e)
+    }
+
+    /// Moves the flows' bytes on to `t` (and, when sent bytes are counted, the links').
+    fn drain_to(&mut self, t: Time) {
+        if t <= self.last {
+            return;
+        }
+        let dt = (t - self.last) as f64;
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            let sent = (fl.rate * dt).min(fl.left);
+            fl.left = (fl.left - fl.rate * dt).max(0.0);
+            if let Some(c) = &mut self.sent {
+                for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
+                    c[l as usize] += sent * w;
+                }
+            }
+        }
+        self.last = t;
     }
 
     /// Handles the starts and transfer ends at `t`, then recomputes the rates.
@@ -644,61 +712,34 @@ impl<'n> FlowEngine<'n> {
         }
     }
 
-    /// Advances to the first delivery at or before `t` (or to `t`; `None`: to the first
-    /// delivery wherever it is) and returns the time reached and the messages delivered then
-    /// (see [`super::Engine::advance_to_delivery`]).
-    /// Stops with [`NetworkError::Interrupted`] on a request to stop ([`crate::cancel`]).
-    pub fn advance_to_delivery(
-        &mut self,
-        t: Option<Time>,
-    ) -> Result<(Time, &[Delivery]), NetworkError> {
-        self.ready.clear();
-        let limit = t.unwrap_or(NEVER);
-        let mut changes = 0u64;
-        loop {
-            changes += 1;
-            if changes.is_multiple_of(crate::cancel::EVERY) {
-                crate::cancel::check()?;
+    /// Delivers the messages due at `d` (changes at `d` come after them, as in the packet
+    /// engine where a message delivered at `d` is known before `d`), and starts the replies
+    /// of chained ones.
+    fn deliver(&mut self, d: Time) {
+        while let Some(&Reverse((at, token, f))) = self.deliveries.peek() {
+            if at != d {
+                break;
             }
-            let d = self.deliveries.peek().map_or(NEVER, |r| r.0 .0);
-            let c = self.next_change();
-            if d <= c && d <= limit && d != NEVER {
-                // Deliveries at d (changes at d come after them, as in the packet engine
-                // where a message delivered at d is known before d).
-                self.drain_to(d);
-                self.now = d;
-                while let Some(&Reverse((at, token, f))) = self.deliveries.peek() {
-                    if at != d {
-                        break;
-                    }
-                    self.deliveries.pop();
-                    self.events += 1;
-                    self.ready.push(Delivery { time: d, token });
-                    let fl = &self.flows[f as usize];
-                    if let Some((bytes, tok)) = fl.then {
-                        let back = Injection {
-                            at: d,
-                            src: fl.dst,
-                            dst: fl.src,
-                            bytes,
-                            token: tok,
-                        };
-                        self.add(&back, None);
-                    }
-                    self.free.push(f);
-                }
-                return Ok((d, &self.ready));
+            self.deliveries.pop();
+            self.events += 1;
+            self.ready.push(Delivery { time: d, token });
+            let fl = &self.flows[f as usize];
+            if let Some((bytes, tok)) = fl.then {
+                let back = Injection {
+                    at: d,
+                    src: fl.dst,
+                    dst: fl.src,
+                    bytes,
+                    token: tok,
+                };
+                self.add(&back, None);
             }
-            if c == NEVER || c > limit {
-                if limit != NEVER {
-                    self.drain_to(limit);
-                    self.now = self.now.max(limit);
-                }
-                return Ok((self.now, &self.ready));
-            }
-            self.now = c;
-            self.change_at(c);
+            self.free.push(f);
         }
+    }
+
+    fn now_mut(&mut self) -> &mut Time {
+        &mut self.now
     }
 }
 
