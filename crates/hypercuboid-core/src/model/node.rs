@@ -46,7 +46,7 @@ use super::{
     Attempt, CostModel, LocalRun, LogGopsModel, LogGopsState, Message, ModelError, ModelSpec,
     Notice, OpSite, SendCompletion, SendIssue, TieOrder,
 };
-use crate::network::flow::{FlowClock, MaxMin};
+use crate::network::flow::{first_time, pop_due, FlowClock, MaxMin};
 use crate::network::NetworkError;
 use crate::schedule::Rank;
 use crate::units::{per_byte, Time};
@@ -328,14 +328,11 @@ impl Flows {
 
 impl FlowClock for Flows {
     fn next_delivery(&self) -> Time {
-        self.deliveries.peek().map_or(NEVER, |r| r.0 .0)
+        first_time(&self.deliveries)
     }
 
     fn next_change(&mut self) -> Time {
-        self.starts
-            .peek()
-            .map_or(NEVER, |r| r.0 .0)
-            .min(self.next_end)
+        first_time(&self.starts).min(self.next_end)
     }
 
     /// Moves the active flows' bytes on to `t`.
@@ -355,11 +352,7 @@ impl FlowClock for Flows {
     fn change_at(&mut self, t: Time) {
         self.drain_to(t);
         let mut changed = false;
-        while let Some(&Reverse((at, _, k))) = self.starts.peek() {
-            if at != t {
-                break;
-            }
-            self.starts.pop();
+        while let Some((_, k)) = pop_due(&mut self.starts, t) {
             if self.flows[k as usize].left <= 0.0 {
                 // An empty message: only its latency.
                 self.deliver_at(t, k);
@@ -389,11 +382,7 @@ impl FlowClock for Flows {
 
     /// Appends the messages delivered at `d` to `ready`: (time, id, rendezvous).
     fn deliver(&mut self, d: Time) {
-        while let Some(&Reverse((at, _, k))) = self.deliveries.peek() {
-            if at != d {
-                break;
-            }
-            self.deliveries.pop();
+        while let Some((_, k)) = pop_due(&mut self.deliveries, d) {
             let f = &self.flows[k as usize];
             self.ready.push((d, f.id, f.rdv));
             self.free.push(k);

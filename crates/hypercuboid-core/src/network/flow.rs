@@ -215,6 +215,25 @@ impl MaxMin {
     }
 }
 
+/// The time of the earliest entry of an event heap ([`Time::MAX`] for none).
+pub(crate) fn first_time<A: Ord, B: Ord>(heap: &BinaryHeap<Reverse<(Time, A, B)>>) -> Time {
+    heap.peek().map_or(NEVER, |r| r.0 .0)
+}
+
+/// Pops the earliest entry of an event heap if it is due at `t`.
+pub(crate) fn pop_due<A: Ord + Copy, B: Ord + Copy>(
+    heap: &mut BinaryHeap<Reverse<(Time, A, B)>>,
+    t: Time,
+) -> Option<(A, B)> {
+    match heap.peek() {
+        Some(&Reverse((at, a, b))) if at == t => {
+            heap.pop();
+            Some((a, b))
+        }
+        _ => None,
+    }
+}
+
 /// The event loop of a flow level, which the flow engine and the node level's flows
 /// (`model/node.rs`) share: deliveries first, then the starts and ends of transfers, the rates
 /// constant in between, until a delivery or a time limit.
@@ -611,7 +630,7 @@ impl<'n> FlowEngine<'n> {
 
 impl FlowClock for FlowEngine<'_> {
     fn next_delivery(&self) -> Time {
-        self.deliveries.peek().map_or(NEVER, |r| r.0 .0)
+        first_time(&self.deliveries)
     }
 
     /// The earliest pending start or end of a transfer.
@@ -623,8 +642,8 @@ impl FlowClock for FlowEngine<'_> {
             }
             self.ends.pop();
         }
-        let s = self.starts.peek().map_or(NEVER, |r| r.0 .0);
-        let e = self.ends.peek().map_or(NEVER, |r| r.0 .0);
+        let s = first_time(&self.starts);
+        let e = first_time(&self.ends);
         s.min(e)
     }
 
@@ -651,11 +670,7 @@ impl FlowClock for FlowEngine<'_> {
     fn change_at(&mut self, t: Time) {
         self.drain_to(t);
         let mut changed = false;
-        while let Some(&Reverse((at, _, f))) = self.starts.peek() {
-            if at != t {
-                break;
-            }
-            self.starts.pop();
+        while let Some((_, f)) = pop_due(&mut self.starts, t) {
             self.events += 1;
             let fl = &mut self.flows[f as usize];
             if fl.left <= 0.0 {
@@ -678,11 +693,7 @@ impl FlowClock for FlowEngine<'_> {
             self.active.push(f);
             changed = true;
         }
-        while let Some(&Reverse((at, f, v))) = self.ends.peek() {
-            if at != t {
-                break;
-            }
-            self.ends.pop();
+        while let Some((f, v)) = pop_due(&mut self.ends, t) {
             let fl = &mut self.flows[f as usize];
             if !fl.active || fl.version != v {
                 continue;
@@ -716,11 +727,7 @@ impl FlowClock for FlowEngine<'_> {
     /// engine where a message delivered at `d` is known before `d`), and starts the replies
     /// of chained ones.
     fn deliver(&mut self, d: Time) {
-        while let Some(&Reverse((at, token, f))) = self.deliveries.peek() {
-            if at != d {
-                break;
-            }
-            self.deliveries.pop();
+        while let Some((token, f)) = pop_due(&mut self.deliveries, d) {
             self.events += 1;
             self.ready.push(Delivery { time: d, token });
             let fl = &self.flows[f as usize];
