@@ -16,65 +16,64 @@
 use super::{collide_v, Line, Real, Q};
 use std::arch::x86_64::*;
 
-// SAFETY: the methods are only called from `row_avx512`, whose callers checked AVX-512F.
-unsafe impl Real for __m512d {
-    #[inline(always)]
-    unsafe fn splat(x: f64) -> Self {
-        unsafe { _mm512_set1_pd(x) }
-    }
-    #[inline(always)]
-    unsafe fn add(self, o: Self) -> Self {
-        unsafe { _mm512_add_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn sub(self, o: Self) -> Self {
-        unsafe { _mm512_sub_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn mul(self, o: Self) -> Self {
-        unsafe { _mm512_mul_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn div(self, o: Self) -> Self {
-        unsafe { _mm512_div_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn neg(self) -> Self {
-        // the sign bit flipped (AVX-512F has the integer xor; the double one is DQ)
-        unsafe {
-            let sign = _mm512_set1_epi64(i64::MIN);
-            _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(self), sign))
+/// [`Real`] for a vector type: `splat`, `add`, `sub`, `mul` and `div` are one intrinsic each,
+/// `neg` an expression of `$v`.
+macro_rules! real {
+    ($t:ty, $set1:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, |$v:ident| $neg:expr) => {
+        // SAFETY: the methods are only called from the rows of the vector's instruction set,
+        // whose callers checked it.
+        unsafe impl Real for $t {
+            #[inline(always)]
+            unsafe fn splat(x: f64) -> Self {
+                unsafe { $set1(x) }
+            }
+            #[inline(always)]
+            unsafe fn add(self, o: Self) -> Self {
+                unsafe { $add(self, o) }
+            }
+            #[inline(always)]
+            unsafe fn sub(self, o: Self) -> Self {
+                unsafe { $sub(self, o) }
+            }
+            #[inline(always)]
+            unsafe fn mul(self, o: Self) -> Self {
+                unsafe { $mul(self, o) }
+            }
+            #[inline(always)]
+            unsafe fn div(self, o: Self) -> Self {
+                unsafe { $div(self, o) }
+            }
+            #[inline(always)]
+            unsafe fn neg(self) -> Self {
+                let $v = self;
+                unsafe { $neg }
+            }
         }
-    }
+    };
 }
 
-// SAFETY: the methods are only called from `row_avx2`, whose callers checked AVX2.
-unsafe impl Real for __m256d {
-    #[inline(always)]
-    unsafe fn splat(x: f64) -> Self {
-        unsafe { _mm256_set1_pd(x) }
-    }
-    #[inline(always)]
-    unsafe fn add(self, o: Self) -> Self {
-        unsafe { _mm256_add_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn sub(self, o: Self) -> Self {
-        unsafe { _mm256_sub_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn mul(self, o: Self) -> Self {
-        unsafe { _mm256_mul_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn div(self, o: Self) -> Self {
-        unsafe { _mm256_div_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn neg(self) -> Self {
-        unsafe { _mm256_xor_pd(self, _mm256_set1_pd(-0.0)) }
-    }
-}
+real!(
+    __m512d,
+    _mm512_set1_pd,
+    _mm512_add_pd,
+    _mm512_sub_pd,
+    _mm512_mul_pd,
+    _mm512_div_pd,
+    // the sign bit flipped (AVX-512F has the integer xor; the double one is DQ)
+    |v| _mm512_castsi512_pd(_mm512_xor_si512(
+        _mm512_castpd_si512(v),
+        _mm512_set1_epi64(i64::MIN)
+    ))
+);
+real!(
+    __m256d,
+    _mm256_set1_pd,
+    _mm256_add_pd,
+    _mm256_sub_pd,
+    _mm256_mul_pd,
+    _mm256_div_pd,
+    |v| _mm256_xor_pd(v, _mm256_set1_pd(-0.0))
+);
 
 /// Invokes the macro `$m` on the 19 velocity indices (`$m!(0 1 … 18)`): the unrolled
 /// per-velocity loads, gathers and stores of the rows.
