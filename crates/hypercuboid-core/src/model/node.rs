@@ -335,17 +335,11 @@ impl FlowClock for Flows {
         first_time(&self.starts).min(self.next_end)
     }
 
-    /// Moves the active flows' bytes on to `t`.
-    fn drain_to(&mut self, t: Time) {
-        if t <= self.last {
-            return;
-        }
-        let dt = (t - self.last) as f64;
+    fn drain(&mut self, dt: f64) {
         for &k in &self.active {
             let f = &mut self.flows[k as usize];
             f.left = (f.left - f.rate * dt).max(0.0);
         }
-        self.last = t;
     }
 
     /// Handles the starts and ends at `t`, then recomputes the rates.
@@ -391,6 +385,10 @@ impl FlowClock for Flows {
 
     fn now_mut(&mut self) -> &mut Time {
         &mut self.now
+    }
+
+    fn last_mut(&mut self) -> &mut Time {
+        &mut self.last
     }
 }
 

@@ -242,14 +242,28 @@ pub(crate) trait FlowClock {
     fn next_delivery(&self) -> Time;
     /// The earliest pending start or end of a transfer ([`Time::MAX`] for none).
     fn next_change(&mut self) -> Time;
-    /// Moves the active flows' bytes on to `t`.
-    fn drain_to(&mut self, t: Time);
+    /// Moves the active flows' bytes on by `dt` picoseconds.
+    fn drain(&mut self, dt: f64);
     /// Handles the starts and ends at `t`, then recomputes the rates.
     fn change_at(&mut self, t: Time);
     /// Takes the messages delivered at `d` (the earliest pending delivery).
     fn deliver(&mut self, d: Time);
     /// The time reached.
     fn now_mut(&mut self) -> &mut Time;
+    /// The time the flows' bytes left refer to.
+    fn last_mut(&mut self) -> &mut Time;
+
+    /// Moves the active flows' bytes on to `t` ([`FlowClock::drain`]) where `t` is later than
+    /// the time they refer to.
+    fn drain_to(&mut self, t: Time) {
+        let last = self.last_mut();
+        if t <= *last {
+            return;
+        }
+        let dt = (t - *last) as f64;
+        *last = t;
+        self.drain(dt);
+    }
 
     /// Advances to the first delivery at or before `limit` ([`Time::MAX`]: wherever it is)
     /// and takes the messages delivered then ([`FlowClock::deliver`]), or advances to
@@ -647,12 +661,8 @@ impl FlowClock for FlowEngine<'_> {
         s.min(e)
     }
 
-    /// Moves the flows' bytes on to `t` (and, when sent bytes are counted, the links').
-    fn drain_to(&mut self, t: Time) {
-        if t <= self.last {
-            return;
-        }
-        let dt = (t - self.last) as f64;
+    /// Moves the flows' bytes on by `dt` (and, when sent bytes are counted, the links').
+    fn drain(&mut self, dt: f64) {
         for &f in &self.active {
             let fl = &mut self.flows[f as usize];
             let sent = (fl.rate * dt).min(fl.left);
@@ -663,7 +673,6 @@ impl FlowClock for FlowEngine<'_> {
                 }
             }
         }
-        self.last = t;
     }
 
     /// Handles the starts and transfer ends at `t`, then recomputes the rates.
@@ -747,6 +756,10 @@ impl FlowClock for FlowEngine<'_> {
 
     fn now_mut(&mut self) -> &mut Time {
         &mut self.now
+    }
+
+    fn last_mut(&mut self) -> &mut Time {
+        &mut self.last
     }
 }
 
