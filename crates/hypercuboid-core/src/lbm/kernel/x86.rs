@@ -16,10 +16,10 @@
 use super::{collide_v, Line, Real, Q};
 use std::arch::x86_64::*;
 
-/// [`Real`] for a vector type: `splat`, `add`, `sub`, `mul` and `div` are one intrinsic each,
+/// [`Real`] for a vector type: `splat` and the four binary operations are one intrinsic each,
 /// `neg` an expression of `$v`.
 macro_rules! real {
-    ($t:ty, $set1:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, |$v:ident| $neg:expr) => {
+    ($t:ty, $set1:ident, [$($op:ident = $intrinsic:ident),*], |$v:ident| $neg:expr) => {
         // SAFETY: the methods are only called from the rows of the vector's instruction set,
         // whose callers checked it.
         unsafe impl Real for $t {
@@ -27,22 +27,12 @@ macro_rules! real {
             unsafe fn splat(x: f64) -> Self {
                 unsafe { $set1(x) }
             }
-            #[inline(always)]
-            unsafe fn add(self, o: Self) -> Self {
-                unsafe { $add(self, o) }
-            }
-            #[inline(always)]
-            unsafe fn sub(self, o: Self) -> Self {
-                unsafe { $sub(self, o) }
-            }
-            #[inline(always)]
-            unsafe fn mul(self, o: Self) -> Self {
-                unsafe { $mul(self, o) }
-            }
-            #[inline(always)]
-            unsafe fn div(self, o: Self) -> Self {
-                unsafe { $div(self, o) }
-            }
+            $(
+                #[inline(always)]
+                unsafe fn $op(self, o: Self) -> Self {
+                    unsafe { $intrinsic(self, o) }
+                }
+            )*
             #[inline(always)]
             unsafe fn neg(self) -> Self {
                 let $v = self;
@@ -55,10 +45,12 @@ macro_rules! real {
 real!(
     __m512d,
     _mm512_set1_pd,
-    _mm512_add_pd,
-    _mm512_sub_pd,
-    _mm512_mul_pd,
-    _mm512_div_pd,
+    [
+        add = _mm512_add_pd,
+        sub = _mm512_sub_pd,
+        mul = _mm512_mul_pd,
+        div = _mm512_div_pd
+    ],
     // the sign bit flipped (AVX-512F has the integer xor; the double one is DQ)
     |v| _mm512_castsi512_pd(_mm512_xor_si512(
         _mm512_castpd_si512(v),
@@ -68,10 +60,12 @@ real!(
 real!(
     __m256d,
     _mm256_set1_pd,
-    _mm256_add_pd,
-    _mm256_sub_pd,
-    _mm256_mul_pd,
-    _mm256_div_pd,
+    [
+        add = _mm256_add_pd,
+        sub = _mm256_sub_pd,
+        mul = _mm256_mul_pd,
+        div = _mm256_div_pd
+    ],
     |v| _mm256_xor_pd(v, _mm256_set1_pd(-0.0))
 );
 
@@ -417,38 +411,6 @@ unsafe fn row_aos<V: Lanes>(
     }
 }
 
-/// [`row_aos`] with eight sites per vector.
-///
-/// # Safety
-/// The processor has AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn row_avx512(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    shift: &[isize; Q],
-    omega: f64,
-) {
-    // SAFETY: this function has AVX-512F.
-    unsafe { row_aos::<__m512d>(src, dst, line, shift, omega) }
-}
-
-/// [`row_aos`] with four sites per vector.
-///
-/// # Safety
-/// The processor has AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn row_avx2(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    shift: &[isize; Q],
-    omega: f64,
-) {
-    // SAFETY: this function has AVX2 (and so AVX).
-    unsafe { row_aos::<__m256d>(src, dst, line, shift, omega) }
-}
-
 /// `r[q][l]` → `t[l][q]` for an 8 × 8 block of doubles.
 #[inline(always)]
 unsafe fn transpose8(r: [__m512d; 8]) -> [__m512d; 8] {
@@ -684,39 +646,46 @@ unsafe fn row_soa<V: Lanes>(
     }
 }
 
-/// [`row_soa`] with eight sites per vector.
-///
-/// # Safety
-/// The processor has AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn row_soa_avx512(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    pull: &[isize; Q],
-    sq: usize,
-    ahead: usize,
-    omega: f64,
-) {
-    // SAFETY: this function has AVX-512F.
-    unsafe { row_soa::<__m512d>(src, dst, line, pull, sq, ahead, omega) }
+/// The rows of one instruction set, which the kernel calls after checking it: [`row_aos`] and
+/// [`row_soa`] on its vector type, compiled with its `#[target_feature]`.
+macro_rules! rows {
+    ($aos:ident, $soa:ident, $v:ty, $feature:literal, $isa:literal) => {
+        #[doc = concat!("[`row_aos`] on ", $isa, " vectors.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The processor has ", $isa, ".")]
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $aos(
+            src: &[f64],
+            dst: &mut [f64],
+            line: Line,
+            shift: &[isize; Q],
+            omega: f64,
+        ) {
+            // SAFETY: this function has the instruction set of the vector type.
+            unsafe { row_aos::<$v>(src, dst, line, shift, omega) }
+        }
+
+        #[doc = concat!("[`row_soa`] on ", $isa, " vectors.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The processor has ", $isa, ".")]
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $soa(
+            src: &[f64],
+            dst: &mut [f64],
+            line: Line,
+            pull: &[isize; Q],
+            sq: usize,
+            ahead: usize,
+            omega: f64,
+        ) {
+            // SAFETY: this function has the instruction set of the vector type.
+            unsafe { row_soa::<$v>(src, dst, line, pull, sq, ahead, omega) }
+        }
+    };
 }
 
-/// [`row_soa`] with four sites per vector (AVX2: masked loads and stores at the end of a
-/// z-row; along y, gathers and per-lane stores, AVX2 having no scatter).
-///
-/// # Safety
-/// The processor has AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn row_soa_avx2(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    pull: &[isize; Q],
-    sq: usize,
-    ahead: usize,
-    omega: f64,
-) {
-    // SAFETY: this function has AVX2 (and so AVX).
-    unsafe { row_soa::<__m256d>(src, dst, line, pull, sq, ahead, omega) }
-}
+rows!(row_avx512, row_soa_avx512, __m512d, "avx512f", "AVX-512F");
+// (AVX2 implies AVX, whose loads and stores the AVX2 rows also use.)
+rows!(row_avx2, row_soa_avx2, __m256d, "avx2", "AVX2");
