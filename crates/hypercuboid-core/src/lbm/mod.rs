@@ -206,10 +206,11 @@ impl Bgk {
 pub const BYTES_PER_UPDATE: usize = 2 * d3q19::Q * 8;
 
 /// An error of the lattice-Boltzmann solver: bad input, named with what is accepted.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LbmError {
     /// A subdomain side of 0.
+    #[error("subdomain {nx}x{ny}x{nz}: every side must be at least 1")]
     EmptyShape {
         /// Sites along x.
         nx: usize,
@@ -219,6 +220,11 @@ pub enum LbmError {
         nz: usize,
     },
     /// An array whose length is not that of the subdomain with its halo.
+    #[error(
+        "{what} array has {got} values; a {shape} subdomain with its halo has {} = {}",
+        padded_values(shape),
+        shape.len()
+    )]
     BadLength {
         /// Which array.
         what: &'static str,
@@ -228,21 +234,31 @@ pub enum LbmError {
         shape: Shape,
     },
     /// A relaxation time that is not finite and greater than ½.
+    #[error(
+        "tau {tau}: must be a number greater than 0.5 (the viscosity (tau - 0.5)/3 must be \
+         positive)"
+    )]
     BadTau {
         /// The value given.
         tau: f64,
     },
     /// An unknown region name.
+    #[error("unknown region '{name}'; accepted: {}", Region::NAMES.join(", "))]
     BadRegion {
         /// The name given.
         name: String,
     },
     /// An unknown layout name.
+    #[error("unknown layout '{name}'; accepted: {}", LAYOUTS.names().join(", "))]
     BadLayout {
         /// The name given.
         name: String,
     },
     /// An initial condition that does not parse or is out of range.
+    #[error(
+        "initial condition '{text}': {reason}; accepted: {}",
+        Init::FORMS.join(", ")
+    )]
     BadInit {
         /// The text given.
         text: String,
@@ -250,6 +266,10 @@ pub enum LbmError {
         reason: String,
     },
     /// A subdomain that does not lie inside the global lattice.
+    #[error(
+        "subdomain {shape} at offset {}x{}x{} does not fit in the {}x{}x{} lattice",
+        offset[0], offset[1], offset[2], lattice[0], lattice[1], lattice[2]
+    )]
     Outside {
         /// The subdomain.
         shape: Shape,
@@ -259,11 +279,16 @@ pub enum LbmError {
         lattice: [usize; 3],
     },
     /// Arrays of a triad whose lengths differ.
+    #[error(
+        "triad arrays of {}, {} and {} elements; accepted: three arrays of one length",
+        lengths[0], lengths[1], lengths[2]
+    )]
     TriadLengths {
         /// The lengths of `a`, `b` and `c`.
         lengths: [usize; 3],
     },
     /// An initial-condition file that cannot be read or does not hold the lattice.
+    #[error("{path}: {message}")]
     File {
         /// The file.
         path: String,
@@ -272,63 +297,11 @@ pub enum LbmError {
     },
 }
 
-impl fmt::Display for LbmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LbmError::EmptyShape { nx, ny, nz } => {
-                write!(f, "subdomain {nx}x{ny}x{nz}: every side must be at least 1")
-            }
-            LbmError::BadLength { what, got, shape } => {
-                let [a, b, c] = shape.padded();
-                write!(
-                    f,
-                    "{what} array has {got} values; a {shape} subdomain with its halo has \
-                     {a}x{b}x{c}x{} = {}",
-                    d3q19::Q,
-                    shape.len()
-                )
-            }
-            LbmError::BadTau { tau } => write!(
-                f,
-                "tau {tau}: must be a number greater than 0.5 (the viscosity (tau - 0.5)/3 must \
-                 be positive)"
-            ),
-            LbmError::BadRegion { name } => write!(
-                f,
-                "unknown region '{name}'; accepted: {}",
-                Region::NAMES.join(", ")
-            ),
-            LbmError::BadLayout { name } => write!(
-                f,
-                "unknown layout '{name}'; accepted: {}",
-                LAYOUTS.names().join(", ")
-            ),
-            LbmError::BadInit { text, reason } => {
-                write!(
-                    f,
-                    "initial condition '{text}': {reason}; accepted: {}",
-                    Init::FORMS.join(", ")
-                )
-            }
-            LbmError::Outside {
-                shape,
-                offset,
-                lattice,
-            } => write!(
-                f,
-                "subdomain {shape} at offset {}x{}x{} does not fit in the {}x{}x{} lattice",
-                offset[0], offset[1], offset[2], lattice[0], lattice[1], lattice[2]
-            ),
-            LbmError::TriadLengths { lengths: [a, b, c] } => write!(
-                f,
-                "triad arrays of {a}, {b} and {c} elements; accepted: three arrays of one length"
-            ),
-            LbmError::File { path, message } => write!(f, "{path}: {message}"),
-        }
-    }
+/// `AxBxCxQ = N`'s left side: the values of a subdomain with its halo, side by side.
+fn padded_values(shape: &Shape) -> String {
+    let [a, b, c] = shape.padded();
+    format!("{a}x{b}x{c}x{}", d3q19::Q)
 }
-
-impl std::error::Error for LbmError {}
 
 impl LbmError {
     /// The values a bad name or form would have been (empty where the error names none).

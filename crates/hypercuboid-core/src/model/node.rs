@@ -46,7 +46,7 @@ use super::{
     Attempt, CostModel, LocalRun, LogGopsModel, LogGopsState, Message, ModelError, ModelSpec,
     Notice, OpSite, SendCompletion, SendIssue, TieOrder,
 };
-use crate::network::flow::MaxMin;
+use crate::network::flow::{first_time, pop_due, FlowClock, MaxMin};
 use crate::network::NetworkError;
 use crate::schedule::Rank;
 use crate::units::{per_byte, Time};
@@ -227,6 +227,8 @@ struct Flows {
     capacity: Vec<f64>,
     fill: MaxMin,
     rates: Vec<f64>,
+    /// The messages the last advance delivered: (time, id, rendezvous).
+    ready: Vec<(Time, u64, bool)>,
 }
 
 /// The whole picoseconds `left` bytes take at `rate`: rounded up, except that a quotient
@@ -263,6 +265,7 @@ impl Flows {
             fill: MaxMin::new(capacity.len()),
             capacity,
             rates: Vec::new(),
+            ready: Vec::new(),
         }
     }
 
@@ -298,28 +301,52 @@ impl Flows {
         self.deliveries.push(Reverse((when, self.seq, k)));
     }
 
-    /// Moves the active flows' bytes on to `t`.
-    fn drain_to(&mut self, t: Time) {
-        if t <= self.last {
-            return;
+    /// Max–min fair rates of the active flows ([`MaxMin`]), and their ends.
+    fn recompute(&mut self) {
+        // (Sorted, so that the rates do not depend on the order flows ended in.)
+        self.active.sort_unstable();
+        self.rates.clear();
+        self.rates.resize(self.active.len(), 0.0);
+        let (flows, active) = (&self.flows, &self.active);
+        self.fill.fill(
+            &self.capacity,
+            |i| flows[active[i] as usize].path.res(),
+            &mut self.rates,
+        );
+        for (i, &k) in self.active.iter().enumerate() {
+            self.flows[k as usize].rate = self.rates[i];
         }
-        let dt = (t - self.last) as f64;
+        let now = self.last;
+        self.next_end = NEVER;
+        for &k in &self.active {
+            let f = &mut self.flows[k as usize];
+            f.end = now.saturating_add(transfer_time(f.left, f.rate));
+            self.next_end = self.next_end.min(f.end);
+        }
+    }
+}
+
+impl FlowClock for Flows {
+    fn next_delivery(&self) -> Time {
+        first_time(&self.deliveries)
+    }
+
+    fn next_change(&mut self) -> Time {
+        first_time(&self.starts).min(self.next_end)
+    }
+
+    fn drain(&mut self, dt: f64) {
         for &k in &self.active {
             let f = &mut self.flows[k as usize];
             f.left = (f.left - f.rate * dt).max(0.0);
         }
-        self.last = t;
     }
 
     /// Handles the starts and ends at `t`, then recomputes the rates.
     fn change_at(&mut self, t: Time) {
         self.drain_to(t);
         let mut changed = false;
-        while let Some(&Reverse((at, _, k))) = self.starts.peek() {
-            if at != t {
-                break;
-            }
-            self.starts.pop();
+        while let Some((_, k)) = pop_due(&mut self.starts, t) {
             if self.flows[k as usize].left <= 0.0 {
                 // An empty message: only its latency.
                 self.deliver_at(t, k);
@@ -347,74 +374,21 @@ impl Flows {
         }
     }
 
-    /// Max–min fair rates of the active flows ([`MaxMin`]), and their ends.
-    fn recompute(&mut self) {
-        // (Sorted, so that the rates do not depend on the order flows ended in.)
-        self.active.sort_unstable();
-        self.rates.clear();
-        self.rates.resize(self.active.len(), 0.0);
-        let (flows, active) = (&self.flows, &self.active);
-        self.fill.fill(
-            &self.capacity,
-            |i| flows[active[i] as usize].path.res(),
-            &mut self.rates,
-        );
-        for (i, &k) in self.active.iter().enumerate() {
-            self.flows[k as usize].rate = self.rates[i];
-        }
-        let now = self.last;
-        self.next_end = NEVER;
-        for &k in &self.active {
-            let f = &mut self.flows[k as usize];
-            f.end = now.saturating_add(transfer_time(f.left, f.rate));
-            self.next_end = self.next_end.min(f.end);
+    /// Appends the messages delivered at `d` to `ready`: (time, id, rendezvous).
+    fn deliver(&mut self, d: Time) {
+        while let Some((_, k)) = pop_due(&mut self.deliveries, d) {
+            let f = &self.flows[k as usize];
+            self.ready.push((d, f.id, f.rdv));
+            self.free.push(k);
         }
     }
 
-    /// Advances to the first delivery at or before `until` (`None`: wherever it is), or to
-    /// `until`, and appends the messages delivered then to `out`: (time, id, rendezvous).
-    fn advance(
-        &mut self,
-        until: Option<Time>,
-        out: &mut Vec<(Time, u64, bool)>,
-    ) -> Result<(), NetworkError> {
-        let limit = until.unwrap_or(NEVER);
-        let mut changes = 0u64;
-        loop {
-            changes += 1;
-            if changes.is_multiple_of(crate::cancel::EVERY) {
-                crate::cancel::check()?;
-            }
-            let d = self.deliveries.peek().map_or(NEVER, |r| r.0 .0);
-            let c = self
-                .starts
-                .peek()
-                .map_or(NEVER, |r| r.0 .0)
-                .min(self.next_end);
-            if d <= c && d <= limit && d != NEVER {
-                self.drain_to(d);
-                self.now = d;
-                while let Some(&Reverse((at, _, k))) = self.deliveries.peek() {
-                    if at != d {
-                        break;
-                    }
-                    self.deliveries.pop();
-                    let f = &self.flows[k as usize];
-                    out.push((d, f.id, f.rdv));
-                    self.free.push(k);
-                }
-                return Ok(());
-            }
-            if c == NEVER || c > limit {
-                if limit != NEVER {
-                    self.drain_to(limit);
-                    self.now = self.now.max(limit);
-                }
-                return Ok(());
-            }
-            self.now = c;
-            self.change_at(c);
-        }
+    fn now_mut(&mut self) -> &mut Time {
+        &mut self.now
+    }
+
+    fn last_mut(&mut self) -> &mut Time {
+        &mut self.last
     }
 }
 
@@ -543,9 +517,9 @@ impl CostModel for NodeModel {
         until: Option<Time>,
         out: &mut Vec<Notice>,
     ) -> Result<(), NetworkError> {
-        let mut got = Vec::new();
-        st.flows.advance(until, &mut got)?;
-        out.extend(got.into_iter().map(|(time, id, rdv)| {
+        st.flows.ready.clear();
+        st.flows.advance(until.unwrap_or(NEVER))?;
+        out.extend(st.flows.ready.drain(..).map(|(time, id, rdv)| {
             if rdv {
                 Notice::RendezvousDone { time, id }
             } else {

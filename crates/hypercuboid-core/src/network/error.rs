@@ -8,13 +8,15 @@ use std::fmt;
 
 /// What can go wrong configuring or running a network simulation. Every message names the bad
 /// value and what is accepted.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NetworkError {
     /// A routing, traffic or exchange spec string that was refused: an unknown name or key, a
     /// repeated key, a bad value, a malformed string (see [`SpecError`]).
+    #[error("{0}")]
     Spec(SpecError),
     /// A parameter outside its accepted range (`reason` says what is accepted).
+    #[error("invalid {name} {value}: {reason}")]
     Parameter {
         /// The parameter (`load`, `buffer`, `ugal.c`, ...).
         name: &'static str,
@@ -25,6 +27,7 @@ pub enum NetworkError {
     },
     /// A routing or traffic pattern that this topology cannot serve (disconnected routers,
     /// no intermediate router, no worst case defined, too many virtual channels, ...).
+    #[error("{what} cannot run on {topology}: {reason}")]
     Unsupported {
         /// The routing or traffic (`inr`, `worst`, ...).
         what: String,
@@ -34,9 +37,15 @@ pub enum NetworkError {
         reason: String,
     },
     /// The topology could not be generated or analysed.
+    #[error("{0}")]
     Topology(TopologyError),
     /// The network stopped delivering packets while some were in flight: `cycle` is a cycle of
     /// virtual channels each of whose buffers is full and whose head packet waits for the next.
+    #[error(
+        "deadlock at {}: {in_flight} packets in the network stopped moving{}",
+        crate::units::format_time(*time),
+        cycle_note(cycle)
+    )]
     Deadlock {
         /// Simulated time (ps) at which the watchdog fired.
         time: u64,
@@ -47,8 +56,10 @@ pub enum NetworkError {
         cycle: Vec<Channel>,
     },
     /// The run stopped because a stop was asked for ([`crate::cancel::request`], Ctrl-C).
+    #[error("network simulation interrupted")]
     Interrupted,
     /// The request needs more memory than the limit ([`crate::resources::check`]).
+    #[error("{0}")]
     Memory(crate::resources::TooLarge),
 }
 
@@ -59,49 +70,18 @@ crate::error_from::error_from!(NetworkError {
     crate::cancel::Interrupted => |_| NetworkError::Interrupted,
 });
 
-impl fmt::Display for NetworkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NetworkError::Spec(e) => write!(f, "{e}"),
-            NetworkError::Parameter {
-                name,
-                value,
-                reason,
-            } => write!(f, "invalid {name} {value}: {reason}"),
-            NetworkError::Unsupported {
-                what,
-                topology,
-                reason,
-            } => write!(f, "{what} cannot run on {topology}: {reason}"),
-            NetworkError::Topology(e) => write!(f, "{e}"),
-            NetworkError::Deadlock {
-                time,
-                in_flight,
-                cycle,
-            } => {
-                write!(
-                    f,
-                    "deadlock at {}: {in_flight} packets in the network stopped moving",
-                    crate::units::format_time(*time)
-                )?;
-                if cycle.is_empty() {
-                    write!(f, " (no cycle of waiting channels found)")
-                } else {
-                    write!(
-                        f,
-                        "; cycle of {} waiting channels: {}",
-                        cycle.len(),
-                        format_cycle(cycle)
-                    )
-                }
-            }
-            NetworkError::Memory(e) => write!(f, "{e}"),
-            NetworkError::Interrupted => write!(f, "network simulation interrupted"),
-        }
+/// What a deadlock's message says of its cycle of waiting channels.
+fn cycle_note(cycle: &[Channel]) -> String {
+    if cycle.is_empty() {
+        " (no cycle of waiting channels found)".to_string()
+    } else {
+        format!(
+            "; cycle of {} waiting channels: {}",
+            cycle.len(),
+            format_cycle(cycle)
+        )
     }
 }
-
-impl std::error::Error for NetworkError {}
 
 /// Shorthand for a [`NetworkError::Parameter`].
 pub(crate) fn param(

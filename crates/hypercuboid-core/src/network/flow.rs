@@ -215,6 +215,88 @@ impl MaxMin {
     }
 }
 
+/// The time of the earliest entry of an event heap ([`Time::MAX`] for none).
+pub(crate) fn first_time<A: Ord, B: Ord>(heap: &BinaryHeap<Reverse<(Time, A, B)>>) -> Time {
+    heap.peek().map_or(NEVER, |r| r.0 .0)
+}
+
+/// Pops the earliest entry of an event heap if it is due at `t`.
+pub(crate) fn pop_due<A: Ord + Copy, B: Ord + Copy>(
+    heap: &mut BinaryHeap<Reverse<(Time, A, B)>>,
+    t: Time,
+) -> Option<(A, B)> {
+    match heap.peek() {
+        Some(&Reverse((at, a, b))) if at == t => {
+            heap.pop();
+            Some((a, b))
+        }
+        _ => None,
+    }
+}
+
+/// The event loop of a flow level, which the flow engine and the node level's flows
+/// (`model/node.rs`) share: deliveries first, then the starts and ends of transfers, the rates
+/// constant in between, until a delivery or a time limit.
+pub(crate) trait FlowClock {
+    /// The earliest pending delivery ([`Time::MAX`] for none).
+    fn next_delivery(&self) -> Time;
+    /// The earliest pending start or end of a transfer ([`Time::MAX`] for none).
+    fn next_change(&mut self) -> Time;
+    /// Moves the active flows' bytes on by `dt` picoseconds.
+    fn drain(&mut self, dt: f64);
+    /// Handles the starts and ends at `t`, then recomputes the rates.
+    fn change_at(&mut self, t: Time);
+    /// Takes the messages delivered at `d` (the earliest pending delivery).
+    fn deliver(&mut self, d: Time);
+    /// The time reached.
+    fn now_mut(&mut self) -> &mut Time;
+    /// The time the flows' bytes left refer to.
+    fn last_mut(&mut self) -> &mut Time;
+
+    /// Moves the active flows' bytes on to `t` ([`FlowClock::drain`]) where `t` is later than
+    /// the time they refer to.
+    fn drain_to(&mut self, t: Time) {
+        let last = self.last_mut();
+        if t <= *last {
+            return;
+        }
+        let dt = (t - *last) as f64;
+        *last = t;
+        self.drain(dt);
+    }
+
+    /// Advances to the first delivery at or before `limit` ([`Time::MAX`]: wherever it is)
+    /// and takes the messages delivered then ([`FlowClock::deliver`]), or advances to
+    /// `limit`. Stops with [`crate::cancel::Interrupted`] on a request to stop.
+    fn advance(&mut self, limit: Time) -> Result<(), crate::cancel::Interrupted> {
+        let mut changes = 0u64;
+        loop {
+            changes += 1;
+            if changes.is_multiple_of(crate::cancel::EVERY) {
+                crate::cancel::check()?;
+            }
+            let d = self.next_delivery();
+            let c = self.next_change();
+            if d <= c && d <= limit && d != NEVER {
+                self.drain_to(d);
+                *self.now_mut() = d;
+                self.deliver(d);
+                return Ok(());
+            }
+            if c == NEVER || c > limit {
+                if limit != NEVER {
+                    self.drain_to(limit);
+                    let now = self.now_mut();
+                    *now = (*now).max(limit);
+                }
+                return Ok(());
+            }
+            *self.now_mut() = c;
+            self.change_at(c);
+        }
+    }
+}
+
 impl<'n> FlowEngine<'n> {
     /// An engine on `topo` with `routes` (its routing must be `min` or `inr`).
     pub fn new(
@@ -492,25 +574,6 @@ impl<'n> FlowEngine<'n> {
         self.path = pool;
     }
 
-    /// Moves the flows' bytes on to `t` (and, when sent bytes are counted, the links').
-    fn drain_to(&mut self, t: Time) {
-        if t <= self.last {
-            return;
-        }
-        let dt = (t - self.last) as f64;
-        for &f in &self.active {
-            let fl = &mut self.flows[f as usize];
-            let sent = (fl.rate * dt).min(fl.left);
-            fl.left = (fl.left - fl.rate * dt).max(0.0);
-            if let Some(c) = &mut self.sent {
-                for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
-                    c[l as usize] += sent * w;
-                }
-            }
-        }
-        self.last = t;
-    }
-
     /// Counts the bytes each link has sent as time goes ([`FlowEngine::sent_bytes`]).
     pub fn count_sent(&mut self) {
         if self.sent.is_none() {
@@ -565,6 +628,25 @@ impl<'n> FlowEngine<'n> {
         }
     }
 
+    /// Advances to the first delivery at or before `t` (or to `t`; `None`: to the first
+    /// delivery wherever it is) and returns the time reached and the messages delivered then
+    /// (see [`super::Engine::advance_to_delivery`]).
+    /// Stops with [`NetworkError::Interrupted`] on a request to stop ([`crate::cancel`]).
+    pub fn advance_to_delivery(
+        &mut self,
+        t: Option<Time>,
+    ) -> Result<(Time, &[Delivery]), NetworkError> {
+        self.ready.clear();
+        self.advance(t.unwrap_or(NEVER))?;
+        Ok((self.now, &self.ready))
+    }
+}
+
+impl FlowClock for FlowEngine<'_> {
+    fn next_delivery(&self) -> Time {
+        first_time(&self.deliveries)
+    }
+
     /// The earliest pending start or end of a transfer.
     fn next_change(&mut self) -> Time {
         while let Some(&Reverse((_, f, v))) = self.ends.peek() {
@@ -574,20 +656,30 @@ impl<'n> FlowEngine<'n> {
             }
             self.ends.pop();
         }
-        let s = self.starts.peek().map_or(NEVER, |r| r.0 .0);
-        let e = self.ends.peek().map_or(NEVER, |r| r.0 .0);
+        let s = first_time(&self.starts);
+        let e = first_time(&self.ends);
         s.min(e)
+    }
+
+    /// Moves the flows' bytes on by `dt` (and, when sent bytes are counted, the links').
+    fn drain(&mut self, dt: f64) {
+        for &f in &self.active {
+            let fl = &mut self.flows[f as usize];
+            let sent = (fl.rate * dt).min(fl.left);
+            fl.left = (fl.left - fl.rate * dt).max(0.0);
+            if let Some(c) = &mut self.sent {
+                for &(l, w) in &self.path[fl.start as usize..fl.end as usize] {
+                    c[l as usize] += sent * w;
+                }
+            }
+        }
     }
 
     /// Handles the starts and transfer ends at `t`, then recomputes the rates.
     fn change_at(&mut self, t: Time) {
         self.drain_to(t);
         let mut changed = false;
-        while let Some(&Reverse((at, _, f))) = self.starts.peek() {
-            if at != t {
-                break;
-            }
-            self.starts.pop();
+        while let Some((_, f)) = pop_due(&mut self.starts, t) {
             self.events += 1;
             let fl = &mut self.flows[f as usize];
             if fl.left <= 0.0 {
@@ -610,11 +702,7 @@ impl<'n> FlowEngine<'n> {
             self.active.push(f);
             changed = true;
         }
-        while let Some(&Reverse((at, f, v))) = self.ends.peek() {
-            if at != t {
-                break;
-            }
-            self.ends.pop();
+        while let Some((f, v)) = pop_due(&mut self.ends, t) {
             let fl = &mut self.flows[f as usize];
             if !fl.active || fl.version != v {
                 continue;
@@ -644,61 +732,34 @@ impl<'n> FlowEngine<'n> {
         }
     }
 
-    /// Advances to the first delivery at or before `t` (or to `t`; `None`: to the first
-    /// delivery wherever it is) and returns the time reached and the messages delivered then
-    /// (see [`super::Engine::advance_to_delivery`]).
-    /// Stops with [`NetworkError::Interrupted`] on a request to stop ([`crate::cancel`]).
-    pub fn advance_to_delivery(
-        &mut self,
-        t: Option<Time>,
-    ) -> Result<(Time, &[Delivery]), NetworkError> {
-        self.ready.clear();
-        let limit = t.unwrap_or(NEVER);
-        let mut changes = 0u64;
-        loop {
-            changes += 1;
-            if changes.is_multiple_of(crate::cancel::EVERY) {
-                crate::cancel::check()?;
+    /// Delivers the messages due at `d` (changes at `d` come after them, as in the packet
+    /// engine where a message delivered at `d` is known before `d`), and starts the replies
+    /// of chained ones.
+    fn deliver(&mut self, d: Time) {
+        while let Some((token, f)) = pop_due(&mut self.deliveries, d) {
+            self.events += 1;
+            self.ready.push(Delivery { time: d, token });
+            let fl = &self.flows[f as usize];
+            if let Some((bytes, tok)) = fl.then {
+                let back = Injection {
+                    at: d,
+                    src: fl.dst,
+                    dst: fl.src,
+                    bytes,
+                    token: tok,
+                };
+                self.add(&back, None);
             }
-            let d = self.deliveries.peek().map_or(NEVER, |r| r.0 .0);
-            let c = self.next_change();
-            if d <= c && d <= limit && d != NEVER {
-                // Deliveries at d (changes at d come after them, as in the packet engine
-                // where a message delivered at d is known before d).
-                self.drain_to(d);
-                self.now = d;
-                while let Some(&Reverse((at, token, f))) = self.deliveries.peek() {
-                    if at != d {
-                        break;
-                    }
-                    self.deliveries.pop();
-                    self.events += 1;
-                    self.ready.push(Delivery { time: d, token });
-                    let fl = &self.flows[f as usize];
-                    if let Some((bytes, tok)) = fl.then {
-                        let back = Injection {
-                            at: d,
-                            src: fl.dst,
-                            dst: fl.src,
-                            bytes,
-                            token: tok,
-                        };
-                        self.add(&back, None);
-                    }
-                    self.free.push(f);
-                }
-                return Ok((d, &self.ready));
-            }
-            if c == NEVER || c > limit {
-                if limit != NEVER {
-                    self.drain_to(limit);
-                    self.now = self.now.max(limit);
-                }
-                return Ok((self.now, &self.ready));
-            }
-            self.now = c;
-            self.change_at(c);
+            self.free.push(f);
         }
+    }
+
+    fn now_mut(&mut self) -> &mut Time {
+        &mut self.now
+    }
+
+    fn last_mut(&mut self) -> &mut Time {
+        &mut self.last
     }
 }
 

@@ -5,13 +5,15 @@ use std::fmt;
 
 /// What can go wrong generating, reading, analysing or exporting a topology. Every message names
 /// the bad value and what is accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TopologyError {
     /// A spec string that was refused: an unknown family or key, a repeated key, a bad value,
     /// a malformed string (see [`SpecError`]).
+    #[error("{0}")]
     Spec(SpecError),
     /// A generator parameter outside its accepted values (`reason` names the accepted ones).
+    #[error("{family}: invalid {name}={value}: {reason}")]
     Parameter {
         family: &'static str,
         name: &'static str,
@@ -20,29 +22,37 @@ pub enum TopologyError {
     },
     /// An Ethernet switched tree description that is not a tree (loop, machine that is not a
     /// leaf, disconnected part).
+    #[error("not a tree: {reason}")]
     NotATree { reason: String },
     /// Malformed input text (a topology JSON, a tree description, an edge list).
+    #[error("cannot read {what}: {reason}")]
     Parse { what: String, reason: String },
     /// Reading or writing a file failed.
+    #[error("cannot access '{path}': {reason}")]
     Io { path: String, reason: String },
     /// A graph that violates an invariant of [`Topology`](super::Topology) (self-loop, index out
     /// of range, ...).
+    #[error("invalid topology: {reason}")]
     Invalid { reason: String },
     /// The requested topology is larger than this library builds in memory.
+    #[error("{family}: too large: {what} (limit {limit})")]
     TooLarge {
         family: &'static str,
         what: String,
         limit: String,
     },
     /// An export format that cannot represent this topology.
+    #[error("cannot export to {format}: {reason}")]
     Export {
         format: &'static str,
         reason: String,
     },
     /// An analysis that does not apply to this topology (for example a bisection of a
     /// topology with fewer than two endpoints).
+    #[error("cannot analyse: {reason}")]
     Analysis { reason: String },
     /// A run stopped on a request to stop ([`crate::cancel`]).
+    #[error("interrupted")]
     Interrupted,
 }
 
@@ -55,36 +65,6 @@ impl TopologyError {
         }
     }
 }
-
-impl fmt::Display for TopologyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TopologyError::Spec(e) => write!(f, "{e}"),
-            TopologyError::Parameter {
-                family,
-                name,
-                value,
-                reason,
-            } => write!(f, "{family}: invalid {name}={value}: {reason}"),
-            TopologyError::NotATree { reason } => write!(f, "not a tree: {reason}"),
-            TopologyError::Parse { what, reason } => write!(f, "cannot read {what}: {reason}"),
-            TopologyError::Io { path, reason } => write!(f, "cannot access '{path}': {reason}"),
-            TopologyError::Invalid { reason } => write!(f, "invalid topology: {reason}"),
-            TopologyError::TooLarge {
-                family,
-                what,
-                limit,
-            } => write!(f, "{family}: too large: {what} (limit {limit})"),
-            TopologyError::Export { format, reason } => {
-                write!(f, "cannot export to {format}: {reason}")
-            }
-            TopologyError::Analysis { reason } => write!(f, "cannot analyse: {reason}"),
-            TopologyError::Interrupted => write!(f, "interrupted"),
-        }
-    }
-}
-
-impl std::error::Error for TopologyError {}
 
 crate::error_from::error_from!(TopologyError {
     SpecError => TopologyError::Spec,

@@ -62,6 +62,9 @@ const DELAY: Key = Key::new(
     "ethernet: forwarding delay with unit (default 4us)",
 );
 
+/// `p` where it defaults to one endpoint per router ([`endpoints`]).
+const P: Key = Key::new("p", "endpoints per router (default 1)");
+
 /// A family's own keys, then the link and switch keys every family with links accepts.
 macro_rules! link_keys {
     ($($own:expr),* $(,)?) => {
@@ -163,7 +166,7 @@ pub const FAMILIES: &[Family] = &[
             Mlfm {
                 h,
                 l: s.value("l", spec::whole)?.unwrap_or(h),
-                p: s.value("p", spec::whole)?.unwrap_or(h),
+                p: endpoints(s, h)?,
                 link: link(s)?,
             }
             .build()
@@ -181,7 +184,7 @@ pub const FAMILIES: &[Family] = &[
             let k = s.required("k", spec::whole)?;
             Oft {
                 k,
-                p: s.value("p", spec::whole)?.unwrap_or(k),
+                p: endpoints(s, k)?,
                 link: link(s)?,
             }
             .build()
@@ -255,7 +258,7 @@ pub const FAMILIES: &[Family] = &[
         "torus (k-ary n-cube)",
         link_keys![
             Key::new("dims", "dimension sizes, e.g. 4x4x4 (required)"),
-            Key::new("p", "endpoints per router (default 1)"),
+            P,
         ],
         "torus:dims=4x4x4",
         |s| torus(s, true),
@@ -263,25 +266,19 @@ pub const FAMILIES: &[Family] = &[
     generated(
         "mesh",
         "mesh (no wrap-around)",
-        link_keys![
-            Key::new("dims", "dimension sizes, e.g. 8x8 (required)"),
-            Key::new("p", "endpoints per router (default 1)"),
-        ],
+        link_keys![Key::new("dims", "dimension sizes, e.g. 8x8 (required)"), P],
         "mesh:dims=8x8",
         |s| torus(s, false),
     ),
     generated(
         "fullmesh",
         "full mesh of n routers, diameter 1",
-        link_keys![
-            Key::new("n", "routers >= 2 (required)"),
-            Key::new("p", "endpoints per router (default 1)"),
-        ],
+        link_keys![Key::new("n", "routers >= 2 (required)"), P],
         "fullmesh:n=16,p=8",
         |s| {
             FullMesh {
                 n: s.required("n", spec::whole)?,
-                p: s.value("p", spec::whole)?.unwrap_or(1),
+                p: endpoints(s, 1)?,
                 link: link(s)?,
             }
             .build()
@@ -325,17 +322,12 @@ pub const FAMILIES: &[Family] = &[
     read(
         "edgelist",
         "routers and links from an edge list ('a b [bandwidth_gbps [latency]]' lines)",
-        link_keys![Key::new("p", "endpoints per router (default 1)"),],
+        link_keys![P],
         ("file", "path of the edge list"),
         "edgelist:links.txt,p=2",
         |s| {
             let path = arg(s);
-            from_edge_list(
-                &read_file(path)?,
-                path,
-                s.value("p", spec::whole)?.unwrap_or(1),
-                link(s)?,
-            )
+            from_edge_list(&read_file(path)?, path, endpoints(s, 1)?, link(s)?)
         },
     ),
     read(
@@ -363,6 +355,11 @@ fn arg(s: &Spec) -> &str {
     s.positional
         .as_deref()
         .expect("the spec grammar checks that a file or preset is given")
+}
+
+/// The endpoints per router, `p`, or `default` where the spec does not give it.
+fn endpoints(s: &Spec, default: u32) -> Result<u32, SpecError> {
+    Ok(s.value("p", spec::whole)?.unwrap_or(default))
 }
 
 /// Reads `8x8`, `4x4x4` with [`spec::parse_dims`] (for [`Spec::value`]).
@@ -450,7 +447,7 @@ fn torus(s: &Spec, wrap: bool) -> Result<Topology, TopologyError> {
     Torus {
         sizes: s.required("dims", dims)?,
         wrap,
-        p: s.value("p", spec::whole)?.unwrap_or(1),
+        p: endpoints(s, 1)?,
         link: link(s)?,
     }
     .build()
@@ -486,10 +483,7 @@ pub fn graphml_source(text: &str) -> Result<Option<(String, u32)>, TopologyError
     if family.form.name != GRAPHML {
         return Ok(None);
     }
-    Ok(Some((
-        arg(&s).to_string(),
-        s.value("p", spec::whole)?.unwrap_or(1),
-    )))
+    Ok(Some((arg(&s).to_string(), endpoints(&s, 1)?)))
 }
 
 #[cfg(test)]

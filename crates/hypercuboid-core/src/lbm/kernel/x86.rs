@@ -2,79 +2,72 @@
 //! per velocity (a vector holds consecutive sites of the row), the collision on those vectors,
 //! and the results transposed in registers back to the sites' contiguous 19 values.
 //!
-//! The collision itself is one generic body (`collide_v` over [`Real`](super::Real)), which
-//! both instruction sets share. The per-ISA row functions stay side by side here because what
-//! is left in them has no common form: the vector width (8 or 4 sites), the gather, masked
-//! load and store intrinsics and their mask types (`__mmask8` against a vector of sign bits)
-//! and the in-register transposes (8 × 8 and 3 × 8 against 4 × 4) differ per instruction set,
-//! and each function must carry its own `#[target_feature]` to be compiled for it. A generic
-//! body over a trait of those operations would have to be inlined into a `#[target_feature]`
-//! caller per ISA anyway and would hide the intrinsics the bitwise equality depends on.
+//! Both instruction sets share one generic body per row kind: the collision (`collide_v` over
+//! [`Real`](super::Real)), the array-of-structures row ([`row_aos`]) and the
+//! structure-of-arrays row ([`row_soa`]), over [`Lanes`], the operations that differ per
+//! instruction set: the vector width (8 or 4 sites), the plain, masked, gathered and
+//! scattered loads and stores and their masks (`__mmask8` against a vector of sign bits), and
+//! the in-register transposes of the array-of-structures stores (8 × 8 and 3 × 8 against
+//! 4 × 4, with their own masked stores). The bodies are inlined into one `#[target_feature]`
+//! function per instruction set, as `collide_v` is, so that each is compiled for its own.
 // The AVX-512 intrinsics and the `avx512f` target feature are stable since Rust 1.89, the
 // workspace's declared rust-version.
 
 use super::{collide_v, Line, Real, Q};
 use std::arch::x86_64::*;
 
-// SAFETY: the methods are only called from `row_avx512`, whose callers checked AVX-512F.
-unsafe impl Real for __m512d {
-    #[inline(always)]
-    unsafe fn splat(x: f64) -> Self {
-        unsafe { _mm512_set1_pd(x) }
-    }
-    #[inline(always)]
-    unsafe fn add(self, o: Self) -> Self {
-        unsafe { _mm512_add_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn sub(self, o: Self) -> Self {
-        unsafe { _mm512_sub_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn mul(self, o: Self) -> Self {
-        unsafe { _mm512_mul_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn div(self, o: Self) -> Self {
-        unsafe { _mm512_div_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn neg(self) -> Self {
-        // the sign bit flipped (AVX-512F has the integer xor; the double one is DQ)
-        unsafe {
-            let sign = _mm512_set1_epi64(i64::MIN);
-            _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(self), sign))
+/// [`Real`] for a vector type: `splat` and the four binary operations are one intrinsic each,
+/// `neg` an expression of `$v`.
+macro_rules! real {
+    ($t:ty, $set1:ident, [$($op:ident = $intrinsic:ident),*], |$v:ident| $neg:expr) => {
+        // SAFETY: the methods are only called from the rows of the vector's instruction set,
+        // whose callers checked it.
+        unsafe impl Real for $t {
+            #[inline(always)]
+            unsafe fn splat(x: f64) -> Self {
+                unsafe { $set1(x) }
+            }
+            $(
+                #[inline(always)]
+                unsafe fn $op(self, o: Self) -> Self {
+                    unsafe { $intrinsic(self, o) }
+                }
+            )*
+            #[inline(always)]
+            unsafe fn neg(self) -> Self {
+                let $v = self;
+                unsafe { $neg }
+            }
         }
-    }
+    };
 }
 
-// SAFETY: the methods are only called from `row_avx2`, whose callers checked AVX2.
-unsafe impl Real for __m256d {
-    #[inline(always)]
-    unsafe fn splat(x: f64) -> Self {
-        unsafe { _mm256_set1_pd(x) }
-    }
-    #[inline(always)]
-    unsafe fn add(self, o: Self) -> Self {
-        unsafe { _mm256_add_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn sub(self, o: Self) -> Self {
-        unsafe { _mm256_sub_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn mul(self, o: Self) -> Self {
-        unsafe { _mm256_mul_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn div(self, o: Self) -> Self {
-        unsafe { _mm256_div_pd(self, o) }
-    }
-    #[inline(always)]
-    unsafe fn neg(self) -> Self {
-        unsafe { _mm256_xor_pd(self, _mm256_set1_pd(-0.0)) }
-    }
-}
+real!(
+    __m512d,
+    _mm512_set1_pd,
+    [
+        add = _mm512_add_pd,
+        sub = _mm512_sub_pd,
+        mul = _mm512_mul_pd,
+        div = _mm512_div_pd
+    ],
+    // the sign bit flipped (AVX-512F has the integer xor; the double one is DQ)
+    |v| _mm512_castsi512_pd(_mm512_xor_si512(
+        _mm512_castpd_si512(v),
+        _mm512_set1_epi64(i64::MIN)
+    ))
+);
+real!(
+    __m256d,
+    _mm256_set1_pd,
+    [
+        add = _mm256_add_pd,
+        sub = _mm256_sub_pd,
+        mul = _mm256_mul_pd,
+        div = _mm256_div_pd
+    ],
+    |v| _mm256_xor_pd(v, _mm256_set1_pd(-0.0))
+);
 
 /// Invokes the macro `$m` on the 19 velocity indices (`$m!(0 1 … 18)`): the unrolled
 /// per-velocity loads, gathers and stores of the rows.
@@ -84,105 +77,132 @@ macro_rules! each_q {
     };
 }
 
-/// The value offsets `l·step` of the eight lanes `l` of a row's gathers and scatters.
-#[inline(always)]
-unsafe fn lane_offsets8(step: usize) -> __m512i {
-    let stride = step as i64;
-    // SAFETY: called from the AVX-512F rows.
-    unsafe {
-        _mm512_setr_epi64(
-            0,
-            stride,
-            2 * stride,
-            3 * stride,
-            4 * stride,
-            5 * stride,
-            6 * stride,
-            7 * stride,
-        )
-    }
-}
-
-/// The value offsets `l·step` of the four lanes `l` of a row's gathers.
-#[inline(always)]
-unsafe fn lane_offsets4(step: usize) -> __m256i {
-    let stride = step as i64;
-    // SAFETY: called from the AVX2 rows.
-    unsafe { _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride) }
-}
-
-/// Panics unless every value a line pulls from `src` and writes to `dst` lies in the
-/// slices: the bounds argument of the rows' unchecked accesses.
-///
-/// Site `l < n` of the line starts at `base + l·step`; it reads value `q` of its neighbour
-/// `− c_q`, index `base + l·step + q − shift[q]`. With `reach = max |shift[q]| + Q` and
-/// `last = base + (n − 1)·step`, every such index lies in `[base − reach, last + reach)`.
-/// It writes `[base + l·step, base + l·step + Q)`, inside `[base, last + Q)`.
-#[inline(always)]
-fn check_row(src: &[f64], dst: &[f64], line: Line, shift: &[isize; Q]) {
-    let Line { base, n, step } = line;
-    let reach = shift.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0) + Q;
-    let last = base + n.saturating_sub(1) * step;
-    assert!(
-        step >= Q && base >= reach && last + reach <= src.len() && last + Q <= dst.len(),
-        "line of {n} sites at {base}, {step} apart, outside the arrays"
-    );
-}
-
-/// `n` consecutive sites of a z-row starting at value index `base`, eight at a time (the
-/// last chunk masked): gather, collide, transpose, store.
+/// What the rows do differently per instruction set, on a vector of [`Lanes::W`] consecutive
+/// sites.
 ///
 /// # Safety
-/// The processor has AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn row_avx512(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    shift: &[isize; Q],
-    omega: f64,
-) {
-    check_row(src, dst, line, shift);
-    let Line { base, n, step } = line;
-    // SAFETY: this function has AVX-512F.
-    let index = unsafe { lane_offsets8(step) };
-    // lanes past the row end collide this placeholder (a density of 19: no division by
-    // zero) and are not stored
-    let fill = _mm512_set1_pd(1.0);
-    let omega = _mm512_set1_pd(omega);
-    let mut s = 0;
-    while s < n {
-        let m = (n - s).min(8);
-        let mask: __mmask8 = (0xffu16 >> (8 - m)) as u8;
-        let b = base + s * step;
-        let mut f = [fill; Q];
-        macro_rules! gather {
-            ($($q:literal)*) => {$(
-                // SAFETY: check_row: the lanes l < m read index
-                // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
-                // src; masked-off lanes read nothing.
-                f[$q] = unsafe {
-                    let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
-                    _mm512_mask_i64gather_pd::<8>(fill, mask, index, p)
-                };
-            )*};
+/// As [`Real`]: the methods are only called from functions whose callers checked the
+/// instruction set of the type.
+unsafe trait Lanes: Real {
+    /// Sites per vector.
+    const W: usize;
+    /// Which lanes of a chunk are live (its first `m`).
+    type Mask: Copy;
+    /// The value offsets of the lanes of a gather or scatter.
+    type Index: Copy;
+    /// The offsets `l·step` of the lanes `l`.
+    unsafe fn index(step: usize) -> Self::Index;
+    /// The mask of the first `m` lanes.
+    unsafe fn live(m: usize) -> Self::Mask;
+    /// `p[0..W]`.
+    unsafe fn load(p: *const f64) -> Self;
+    /// Writes `p[0..W]`.
+    unsafe fn store(p: *mut f64, v: Self);
+    /// The live lanes `l` of `p[l]`, `fill` in the others (which read nothing).
+    unsafe fn load_masked(fill: Self, mask: Self::Mask, p: *const f64) -> Self;
+    /// Writes the live lanes `l` to `p[l]`.
+    unsafe fn store_masked(p: *mut f64, mask: Self::Mask, v: Self);
+    /// The live lanes `l` of `p[index[l]]`, `fill` in the others (which read nothing).
+    unsafe fn gather(fill: Self, mask: Self::Mask, index: Self::Index, p: *const f64) -> Self;
+    /// Writes the live lanes `l < m` to `p[index[l]] = p[l·step]`.
+    unsafe fn scatter(
+        p: *mut f64,
+        mask: Self::Mask,
+        index: Self::Index,
+        v: Self,
+        step: usize,
+        m: usize,
+    );
+    /// Whether the chunk that starts at site `at` of a z-row asks the cache for the values
+    /// ahead ([`hint_streams`]): once per cache line of 8 values.
+    fn hints_at(at: usize) -> bool;
+    /// Writes the 19 values of each live site `l < m` of a chunk of an array-of-structures
+    /// row, `out[q]` holding value `q` of the chunk's sites, to `[d + b + l·step, … + Q)`.
+    unsafe fn store_sites(out: &[Self; Q], d: *mut f64, b: usize, step: usize, m: usize);
+}
+
+// SAFETY: the methods are only called from `row_avx512` and `row_soa_avx512`, whose callers
+// checked AVX-512F.
+unsafe impl Lanes for __m512d {
+    const W: usize = 8;
+    type Mask = __mmask8;
+    type Index = __m512i;
+
+    #[inline(always)]
+    unsafe fn index(step: usize) -> __m512i {
+        let stride = step as i64;
+        // SAFETY: the trait's contract.
+        unsafe {
+            _mm512_setr_epi64(
+                0,
+                stride,
+                2 * stride,
+                3 * stride,
+                4 * stride,
+                5 * stride,
+                6 * stride,
+                7 * stride,
+            )
         }
-        each_q!(gather);
-        // SAFETY: this function has AVX-512F.
-        let out = unsafe { collide_v(&f, omega) };
-        let lo = transpose8([
-            out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
-        ]);
-        let hi = transpose8([
-            out[8], out[9], out[10], out[11], out[12], out[13], out[14], out[15],
-        ]);
-        let last = transpose3(out[16], out[17], out[18]);
-        let d = dst.as_mut_ptr();
+    }
+    #[inline(always)]
+    unsafe fn live(m: usize) -> __mmask8 {
+        (0xffu16 >> (8 - m)) as u8
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> Self {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm512_loadu_pd(p) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: Self) {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm512_storeu_pd(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn load_masked(fill: Self, mask: __mmask8, p: *const f64) -> Self {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm512_mask_loadu_pd(fill, mask, p) }
+    }
+    #[inline(always)]
+    unsafe fn store_masked(p: *mut f64, mask: __mmask8, v: Self) {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm512_mask_storeu_pd(p, mask, v) }
+    }
+    #[inline(always)]
+    unsafe fn gather(fill: Self, mask: __mmask8, index: __m512i, p: *const f64) -> Self {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm512_mask_i64gather_pd::<8>(fill, mask, index, p) }
+    }
+    #[inline(always)]
+    unsafe fn scatter(p: *mut f64, mask: __mmask8, index: __m512i, v: Self, _: usize, _: usize) {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm512_mask_i64scatter_pd::<8>(p, mask, index, v) }
+    }
+    #[inline(always)]
+    fn hints_at(_at: usize) -> bool {
+        // a chunk is a cache line
+        true
+    }
+    #[inline(always)]
+    unsafe fn store_sites(out: &[Self; Q], d: *mut f64, b: usize, step: usize, m: usize) {
+        // SAFETY: the trait's contract.
+        let (lo, hi, last) = unsafe {
+            (
+                transpose8([
+                    out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+                ]),
+                transpose8([
+                    out[8], out[9], out[10], out[11], out[12], out[13], out[14], out[15],
+                ]),
+                transpose3(out[16], out[17], out[18]),
+            )
+        };
         macro_rules! store_site {
             ($l:expr) => {{
                 let l: usize = $l;
-                // SAFETY: check_row: site l < m of the chunk owns values
-                // [b + l·step, b + l·step + Q) of dst; the masked store of q 16–18 writes
+                // SAFETY: the caller's bounds: site l < m of the chunk owns values
+                // [b + l·step, b + l·step + Q) of d; the masked store of q 16–18 writes
                 // lanes 16–18 of the site (lanes 12–15 of the pointer when the values sit
                 // in the upper half of the vector are masked off).
                 unsafe {
@@ -211,6 +231,182 @@ pub(super) unsafe fn row_avx512(
                 store_site!(l);
             }
         }
+    }
+}
+
+// SAFETY: the methods are only called from `row_avx2` and `row_soa_avx2`, whose callers
+// checked AVX2.
+unsafe impl Lanes for __m256d {
+    const W: usize = 4;
+    /// Lane `l` is live when its sign bit is set.
+    type Mask = __m256i;
+    type Index = __m256i;
+
+    #[inline(always)]
+    unsafe fn index(step: usize) -> __m256i {
+        let stride = step as i64;
+        // SAFETY: the trait's contract.
+        unsafe { _mm256_setr_epi64x(0, stride, 2 * stride, 3 * stride) }
+    }
+    #[inline(always)]
+    unsafe fn live(m: usize) -> __m256i {
+        // SAFETY: the trait's contract.
+        unsafe {
+            let lane = _mm256_setr_epi64x(0, 1, 2, 3);
+            _mm256_cmpgt_epi64(_mm256_set1_epi64x(m as i64), lane)
+        }
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> Self {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm256_loadu_pd(p) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: Self) {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm256_storeu_pd(p, v) }
+    }
+    #[inline(always)]
+    unsafe fn load_masked(fill: Self, live: __m256i, p: *const f64) -> Self {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe {
+            let v = _mm256_maskload_pd(p, live);
+            // masked-off lanes load 0: give them the placeholder
+            _mm256_blendv_pd(fill, v, _mm256_castsi256_pd(live))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_masked(p: *mut f64, live: __m256i, v: Self) {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm256_maskstore_pd(p, live, v) }
+    }
+    #[inline(always)]
+    unsafe fn gather(fill: Self, live: __m256i, index: __m256i, p: *const f64) -> Self {
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe { _mm256_mask_i64gather_pd::<8>(fill, p, index, _mm256_castsi256_pd(live)) }
+    }
+    #[inline(always)]
+    unsafe fn scatter(p: *mut f64, _: __m256i, _: __m256i, v: Self, step: usize, m: usize) {
+        // AVX2 has no scatter: one store per live lane.
+        // SAFETY: the trait's contract; the caller's bounds.
+        unsafe {
+            let mut lanes = [0.0f64; 4];
+            _mm256_storeu_pd(lanes.as_mut_ptr(), v);
+            for (l, v) in lanes.iter().enumerate().take(m) {
+                *p.add(l * step) = *v;
+            }
+        }
+    }
+    #[inline(always)]
+    fn hints_at(at: usize) -> bool {
+        // one hint per 8 sites: a cache line
+        at.is_multiple_of(8)
+    }
+    #[inline(always)]
+    unsafe fn store_sites(out: &[Self; Q], d: *mut f64, b: usize, step: usize, m: usize) {
+        // SAFETY: the trait's contract.
+        let (t, three) = unsafe {
+            (
+                [
+                    transpose4([out[0], out[1], out[2], out[3]]),
+                    transpose4([out[4], out[5], out[6], out[7]]),
+                    transpose4([out[8], out[9], out[10], out[11]]),
+                    transpose4([out[12], out[13], out[14], out[15]]),
+                    transpose4([out[16], out[17], out[18], out[18]]),
+                ],
+                // lanes 0–2 of a site's last vector (q 16–18)
+                _mm256_setr_epi64x(-1, -1, -1, 0),
+            )
+        };
+        macro_rules! store_site {
+            ($l:expr) => {{
+                let l: usize = $l;
+                // SAFETY: the caller's bounds: site l < m of the chunk owns values
+                // [b + l·step, b + l·step + Q) of d; the last store writes lanes 0–2 only.
+                unsafe {
+                    let p = d.add(b + l * step);
+                    _mm256_storeu_pd(p, t[0][l]);
+                    _mm256_storeu_pd(p.add(4), t[1][l]);
+                    _mm256_storeu_pd(p.add(8), t[2][l]);
+                    _mm256_storeu_pd(p.add(12), t[3][l]);
+                    _mm256_maskstore_pd(p.add(16), three, t[4][l]);
+                }
+            }};
+        }
+        if m == 4 {
+            store_site!(0);
+            store_site!(1);
+            store_site!(2);
+            store_site!(3);
+        } else {
+            for l in 0..m {
+                store_site!(l);
+            }
+        }
+    }
+}
+
+/// Panics unless every value a line pulls from `src` and writes to `dst` lies in the
+/// slices: the bounds argument of the rows' unchecked accesses.
+///
+/// Site `l < n` of the line starts at `base + l·step`; it reads value `q` of its neighbour
+/// `− c_q`, index `base + l·step + q − shift[q]`. With `reach = max |shift[q]| + Q` and
+/// `last = base + (n − 1)·step`, every such index lies in `[base − reach, last + reach)`.
+/// It writes `[base + l·step, base + l·step + Q)`, inside `[base, last + Q)`.
+#[inline(always)]
+fn check_row(src: &[f64], dst: &[f64], line: Line, shift: &[isize; Q]) {
+    let Line { base, n, step } = line;
+    let reach = shift.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0) + Q;
+    let last = base + n.saturating_sub(1) * step;
+    assert!(
+        step >= Q && base >= reach && last + reach <= src.len() && last + Q <= dst.len(),
+        "line of {n} sites at {base}, {step} apart, outside the arrays"
+    );
+}
+
+/// `n` consecutive sites of a z-row starting at value index `base`, [`Lanes::W`] at a time
+/// (the last chunk masked): gather, collide, transpose, store.
+///
+/// # Safety
+/// The processor has the instruction set of `V`.
+#[inline(always)]
+unsafe fn row_aos<V: Lanes>(
+    src: &[f64],
+    dst: &mut [f64],
+    line: Line,
+    shift: &[isize; Q],
+    omega: f64,
+) {
+    check_row(src, dst, line, shift);
+    let Line { base, n, step } = line;
+    // lanes past the row end collide the placeholder `fill` (a density of 19: no division
+    // by zero) and are not stored
+    // SAFETY: the caller has V's instruction set.
+    let (index, fill, omega) = unsafe { (V::index(step), V::splat(1.0), V::splat(omega)) };
+    let mut s = 0;
+    while s < n {
+        let m = (n - s).min(V::W);
+        // SAFETY: the caller has V's instruction set.
+        let mask = unsafe { V::live(m) };
+        let b = base + s * step;
+        let mut f = [fill; Q];
+        macro_rules! gather {
+            ($($q:literal)*) => {$(
+                // SAFETY: check_row: the lanes l < m read index
+                // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
+                // src; masked-off lanes read nothing.
+                f[$q] = unsafe {
+                    let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
+                    V::gather(fill, mask, index, p)
+                };
+            )*};
+        }
+        each_q!(gather);
+        // SAFETY: the caller has V's instruction set.
+        let out = unsafe { collide_v(&f, omega) };
+        // SAFETY: check_row: site l < m of the chunk owns values [b + l·step, b + l·step + Q)
+        // of dst.
+        unsafe { V::store_sites(&out, dst.as_mut_ptr(), b, step, m) };
         s += m;
     }
 }
@@ -218,7 +414,7 @@ pub(super) unsafe fn row_avx512(
 /// `r[q][l]` → `t[l][q]` for an 8 × 8 block of doubles.
 #[inline(always)]
 unsafe fn transpose8(r: [__m512d; 8]) -> [__m512d; 8] {
-    // SAFETY: called from `row_avx512` (AVX-512F).
+    // SAFETY: called from the AVX-512F rows.
     unsafe {
         // pairs: [r0_0 r1_0 r0_2 r1_2 r0_4 r1_4 r0_6 r1_6] and the odd lanes
         let a0 = _mm512_unpacklo_pd(r[0], r[1]);
@@ -258,7 +454,7 @@ unsafe fn transpose8(r: [__m512d; 8]) -> [__m512d; 8] {
 /// lanes 0–2 and of site `l + 4` in lanes 4–6.
 #[inline(always)]
 unsafe fn transpose3(r0: __m512d, r1: __m512d, r2: __m512d) -> [__m512d; 4] {
-    // SAFETY: called from `row_avx512` (AVX-512F).
+    // SAFETY: called from the AVX-512F rows.
     unsafe {
         let a0 = _mm512_unpacklo_pd(r0, r1);
         let a1 = _mm512_unpackhi_pd(r0, r1);
@@ -275,83 +471,21 @@ unsafe fn transpose3(r0: __m512d, r1: __m512d, r2: __m512d) -> [__m512d; 4] {
     }
 }
 
-/// `n` consecutive sites of a z-row starting at value index `base`, four at a time (the
-/// last chunk masked): gather, collide, transpose, store.
-///
-/// # Safety
-/// The processor has AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn row_avx2(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    shift: &[isize; Q],
-    omega: f64,
-) {
-    check_row(src, dst, line, shift);
-    let Line { base, n, step } = line;
-    // SAFETY: this function has AVX2.
-    let index = unsafe { lane_offsets4(step) };
-    let fill = _mm256_set1_pd(1.0);
-    let omega = _mm256_set1_pd(omega);
-    // lanes 0–2 of a site's last vector (q 16–18)
-    let three = _mm256_setr_epi64x(-1, -1, -1, 0);
-    let mut s = 0;
-    while s < n {
-        let m = (n - s).min(4);
-        // lane l is gathered when its sign bit is set: l < m
-        let lane = _mm256_setr_epi64x(0, 1, 2, 3);
-        let mask = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_set1_epi64x(m as i64), lane));
-        let b = base + s * step;
-        let mut f = [fill; Q];
-        macro_rules! gather {
-            ($($q:literal)*) => {$(
-                // SAFETY: check_row: the lanes l < m read index
-                // b + l·step + q − shift[q] = base + (s + l)·step + q − shift[q], inside
-                // src; masked-off lanes read nothing.
-                f[$q] = unsafe {
-                    let p = src.as_ptr().add(b + $q).offset(-shift[$q]);
-                    _mm256_mask_i64gather_pd::<8>(fill, p, index, mask)
-                };
-            )*};
-        }
-        each_q!(gather);
-        // SAFETY: this function has AVX2 (and so AVX).
-        let out = unsafe { collide_v(&f, omega) };
-        let t = [
-            transpose4([out[0], out[1], out[2], out[3]]),
-            transpose4([out[4], out[5], out[6], out[7]]),
-            transpose4([out[8], out[9], out[10], out[11]]),
-            transpose4([out[12], out[13], out[14], out[15]]),
-            transpose4([out[16], out[17], out[18], out[18]]),
-        ];
-        let d = dst.as_mut_ptr();
-        macro_rules! store_site {
-            ($l:expr) => {{
-                let l: usize = $l;
-                // SAFETY: check_row: site l < m of the chunk owns values
-                // [b + l·step, b + l·step + Q) of dst; the last store writes lanes 0–2 only.
-                unsafe {
-                    let p = d.add(b + l * step);
-                    _mm256_storeu_pd(p, t[0][l]);
-                    _mm256_storeu_pd(p.add(4), t[1][l]);
-                    _mm256_storeu_pd(p.add(8), t[2][l]);
-                    _mm256_storeu_pd(p.add(12), t[3][l]);
-                    _mm256_maskstore_pd(p.add(16), three, t[4][l]);
-                }
-            }};
-        }
-        if m == 4 {
-            store_site!(0);
-            store_site!(1);
-            store_site!(2);
-            store_site!(3);
-        } else {
-            for l in 0..m {
-                store_site!(l);
-            }
-        }
-        s += m;
+/// `r[q][l]` → `t[l][q]` for a 4 × 4 block of doubles.
+#[inline(always)]
+unsafe fn transpose4(r: [__m256d; 4]) -> [__m256d; 4] {
+    // SAFETY: called from the AVX2 rows (AVX).
+    unsafe {
+        let a0 = _mm256_unpacklo_pd(r[0], r[1]); // r0_0 r1_0 r0_2 r1_2
+        let a1 = _mm256_unpackhi_pd(r[0], r[1]); // r0_1 r1_1 r0_3 r1_3
+        let a2 = _mm256_unpacklo_pd(r[2], r[3]);
+        let a3 = _mm256_unpackhi_pd(r[2], r[3]);
+        [
+            _mm256_permute2f128_pd::<0x20>(a0, a2),
+            _mm256_permute2f128_pd::<0x20>(a1, a3),
+            _mm256_permute2f128_pd::<0x31>(a0, a2),
+            _mm256_permute2f128_pd::<0x31>(a1, a3),
+        ]
     }
 }
 
@@ -406,14 +540,14 @@ unsafe fn hint_streams(
 }
 
 /// `n` sites of a line on the structure-of-arrays layout (a z-row, `step` 1, or a line
-/// along y), eight at a time: per velocity one plain vector load of the 8 pulled values
+/// along y), [`Lanes::W`] at a time: per velocity one plain vector load of the pulled values
 /// (masked for the last chunk of a row; a gather along y), the collision in registers, one
 /// plain vector store per velocity (masked; a scatter along y).
 ///
 /// # Safety
-/// The processor has AVX-512F.
-#[target_feature(enable = "avx512f")]
-pub(super) unsafe fn row_soa_avx512(
+/// The processor has the instruction set of `V`.
+#[inline(always)]
+unsafe fn row_soa<V: Lanes>(
     src: &[f64],
     dst: &mut [f64],
     line: Line,
@@ -424,21 +558,22 @@ pub(super) unsafe fn row_soa_avx512(
 ) {
     check_soa(src, dst, line, pull, sq);
     let Line { base, n, step } = line;
-    let fill = _mm512_set1_pd(1.0);
-    let omega = _mm512_set1_pd(omega);
+    let w = V::W;
+    // SAFETY: the caller has V's instruction set.
+    let (fill, omega) = unsafe { (V::splat(1.0), V::splat(omega)) };
     let sp = src.as_ptr();
     let dp = dst.as_mut_ptr();
     let mut s = 0;
-    if step == 1 && n >= 8 {
-        // chunks of 8 sites of a z-row: plain loads and stores; the last chunk ends at the
+    if step == 1 && n >= w {
+        // chunks of W sites of a z-row: plain loads and stores; the last chunk ends at the
         // row's end, overlapping the one before (its overlapped sites are computed again
         // by the same operations and stored again with the same bits), so that no chunk is
         // masked: masked stores cost more than the overlap (a 64³ interior, rows of 62
         // sites, ran slower than the whole step with them)
         while s < n {
-            let at = s.min(n - 8);
+            let at = s.min(n - w);
             let b = base + at;
-            if ahead > 0 {
+            if ahead > 0 && V::hints_at(at) {
                 // SAFETY: a prefetch reads nothing and cannot fault, whatever the address
                 // (computed with wrapping arithmetic: no pointer is dereferenced).
                 unsafe { hint_streams(sp, dp, b, pull, sq, ahead) };
@@ -446,32 +581,33 @@ pub(super) unsafe fn row_soa_avx512(
             let mut f = [fill; Q];
             macro_rules! load {
                 ($($q:literal)*) => {$(
-                    // SAFETY: check_soa: sites at..at + 8 ≤ n read b + l + pull[q],
-                    // l < 8, inside src.
-                    f[$q] = unsafe { _mm512_loadu_pd(sp.add(b).offset(pull[$q])) };
+                    // SAFETY: check_soa: sites at..at + W ≤ n read b + l + pull[q],
+                    // l < W, inside src.
+                    f[$q] = unsafe { V::load(sp.add(b).offset(pull[$q])) };
                 )*};
             }
             each_q!(load);
-            // SAFETY: this function has AVX-512F.
+            // SAFETY: the caller has V's instruction set.
             let out = unsafe { collide_v(&f, omega) };
             macro_rules! store {
                 ($($q:literal)*) => {$(
-                    // SAFETY: check_soa: sites at..at + 8 ≤ n write b + l + q·sq,
-                    // l < 8, inside dst.
-                    unsafe { _mm512_storeu_pd(dp.add(b + $q * sq), out[$q]) };
+                    // SAFETY: check_soa: sites at..at + W ≤ n write b + l + q·sq,
+                    // l < W, inside dst.
+                    unsafe { V::store(dp.add(b + $q * sq), out[$q]) };
                 )*};
             }
             each_q!(store);
-            s = at + 8;
+            s = at + w;
         }
     }
-    // SAFETY: this function has AVX-512F.
-    let index = unsafe { lane_offsets8(step) };
+    // SAFETY: the caller has V's instruction set.
+    let index = unsafe { V::index(step) };
     while s < n {
         // the end of a z-row (masked loads and stores) or a line along y (masked gathers
         // and scatters); lanes past the end collide the placeholder 1.0 and are not stored
-        let m = (n - s).min(8);
-        let mask: __mmask8 = (0xffu16 >> (8 - m)) as u8;
+        let m = (n - s).min(w);
+        // SAFETY: the caller has V's instruction set.
+        let mask = unsafe { V::live(m) };
         let b = base + s * step;
         let mut f = [fill; Q];
         macro_rules! load {
@@ -481,15 +617,15 @@ pub(super) unsafe fn row_soa_avx512(
                 f[$q] = unsafe {
                     let p = sp.add(b).offset(pull[$q]);
                     if step == 1 {
-                        _mm512_mask_loadu_pd(fill, mask, p)
+                        V::load_masked(fill, mask, p)
                     } else {
-                        _mm512_mask_i64gather_pd::<8>(fill, mask, index, p)
+                        V::gather(fill, mask, index, p)
                     }
                 };
             )*};
         }
         each_q!(load);
-        // SAFETY: this function has AVX-512F.
+        // SAFETY: the caller has V's instruction set.
         let out = unsafe { collide_v(&f, omega) };
         macro_rules! store {
             ($($q:literal)*) => {$(
@@ -498,9 +634,9 @@ pub(super) unsafe fn row_soa_avx512(
                 unsafe {
                     let p = dp.add(b + $q * sq);
                     if step == 1 {
-                        _mm512_mask_storeu_pd(p, mask, out[$q]);
+                        V::store_masked(p, mask, out[$q]);
                     } else {
-                        _mm512_mask_i64scatter_pd::<8>(p, mask, index, out[$q]);
+                        V::scatter(p, mask, index, out[$q], step, m);
                     }
                 }
             )*};
@@ -510,125 +646,46 @@ pub(super) unsafe fn row_soa_avx512(
     }
 }
 
-/// [`row_soa_avx512`] with four sites per vector (AVX2: masked loads and stores at the end
-/// of a z-row; along y, gathers and per-lane stores, AVX2 having no scatter).
-///
-/// # Safety
-/// The processor has AVX2.
-#[target_feature(enable = "avx2")]
-pub(super) unsafe fn row_soa_avx2(
-    src: &[f64],
-    dst: &mut [f64],
-    line: Line,
-    pull: &[isize; Q],
-    sq: usize,
-    ahead: usize,
-    omega: f64,
-) {
-    check_soa(src, dst, line, pull, sq);
-    let Line { base, n, step } = line;
-    let fill = _mm256_set1_pd(1.0);
-    let omega = _mm256_set1_pd(omega);
-    let sp = src.as_ptr();
-    let dp = dst.as_mut_ptr();
-    let mut s = 0;
-    if step == 1 && n >= 4 {
-        // as in row_soa_avx512: the last chunk overlaps the one before instead of masking
-        while s < n {
-            let at = s.min(n - 4);
-            let b = base + at;
-            if ahead > 0 && at % 8 == 0 {
-                // SAFETY: as in row_soa_avx512 (one hint per 8 sites: a cache line).
-                unsafe { hint_streams(sp, dp, b, pull, sq, ahead) };
-            }
-            let mut f = [fill; Q];
-            macro_rules! load {
-                ($($q:literal)*) => {$(
-                    // SAFETY: check_soa: sites at..at + 4 ≤ n read b + l + pull[q],
-                    // l < 4, inside src.
-                    f[$q] = unsafe { _mm256_loadu_pd(sp.add(b).offset(pull[$q])) };
-                )*};
-            }
-            each_q!(load);
-            // SAFETY: this function has AVX2 (and so AVX).
-            let out = unsafe { collide_v(&f, omega) };
-            macro_rules! store {
-                ($($q:literal)*) => {$(
-                    // SAFETY: check_soa: sites at..at + 4 ≤ n write b + l + q·sq,
-                    // l < 4, inside dst.
-                    unsafe { _mm256_storeu_pd(dp.add(b + $q * sq), out[$q]) };
-                )*};
-            }
-            each_q!(store);
-            s = at + 4;
+/// The rows of one instruction set, which the kernel calls after checking it: [`row_aos`] and
+/// [`row_soa`] on its vector type, compiled with its `#[target_feature]`.
+macro_rules! rows {
+    ($aos:ident, $soa:ident, $v:ty, $feature:literal, $isa:literal) => {
+        #[doc = concat!("[`row_aos`] on ", $isa, " vectors.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The processor has ", $isa, ".")]
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $aos(
+            src: &[f64],
+            dst: &mut [f64],
+            line: Line,
+            shift: &[isize; Q],
+            omega: f64,
+        ) {
+            // SAFETY: this function has the instruction set of the vector type.
+            unsafe { row_aos::<$v>(src, dst, line, shift, omega) }
         }
-    }
-    // SAFETY: this function has AVX2.
-    let index = unsafe { lane_offsets4(step) };
-    while s < n {
-        let m = (n - s).min(4);
-        // lane l is live when its sign bit is set: l < m
-        let lane = _mm256_setr_epi64x(0, 1, 2, 3);
-        let live = _mm256_cmpgt_epi64(_mm256_set1_epi64x(m as i64), lane);
-        let b = base + s * step;
-        let mut f = [fill; Q];
-        macro_rules! load {
-            ($($q:literal)*) => {$(
-                // SAFETY: check_soa: the lanes l < m read b + l·step + pull[q] (sites
-                // s + l < n), inside src; masked-off lanes read nothing.
-                f[$q] = unsafe {
-                    let p = sp.add(b).offset(pull[$q]);
-                    if step == 1 {
-                        let v = _mm256_maskload_pd(p, live);
-                        // masked-off lanes load 0: give them the placeholder
-                        _mm256_blendv_pd(fill, v, _mm256_castsi256_pd(live))
-                    } else {
-                        let mask = _mm256_castsi256_pd(live);
-                        _mm256_mask_i64gather_pd::<8>(fill, p, index, mask)
-                    }
-                };
-            )*};
+
+        #[doc = concat!("[`row_soa`] on ", $isa, " vectors.")]
+        ///
+        /// # Safety
+        #[doc = concat!("The processor has ", $isa, ".")]
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $soa(
+            src: &[f64],
+            dst: &mut [f64],
+            line: Line,
+            pull: &[isize; Q],
+            sq: usize,
+            ahead: usize,
+            omega: f64,
+        ) {
+            // SAFETY: this function has the instruction set of the vector type.
+            unsafe { row_soa::<$v>(src, dst, line, pull, sq, ahead, omega) }
         }
-        each_q!(load);
-        // SAFETY: this function has AVX2 (and so AVX).
-        let out = unsafe { collide_v(&f, omega) };
-        macro_rules! store {
-            ($($q:literal)*) => {$(
-                // SAFETY: check_soa: the lanes l < m write b + l·step + q·sq, inside dst;
-                // masked-off lanes write nothing.
-                unsafe {
-                    let p = dp.add(b + $q * sq);
-                    if step == 1 {
-                        _mm256_maskstore_pd(p, live, out[$q]);
-                    } else {
-                        let mut lanes = [0.0f64; 4];
-                        _mm256_storeu_pd(lanes.as_mut_ptr(), out[$q]);
-                        for (l, v) in lanes.iter().enumerate().take(m) {
-                            *p.add(l * step) = *v;
-                        }
-                    }
-                }
-            )*};
-        }
-        each_q!(store);
-        s += m;
-    }
+    };
 }
 
-/// `r[q][l]` → `t[l][q]` for a 4 × 4 block of doubles.
-#[inline(always)]
-unsafe fn transpose4(r: [__m256d; 4]) -> [__m256d; 4] {
-    // SAFETY: called from `row_avx2` (AVX).
-    unsafe {
-        let a0 = _mm256_unpacklo_pd(r[0], r[1]); // r0_0 r1_0 r0_2 r1_2
-        let a1 = _mm256_unpackhi_pd(r[0], r[1]); // r0_1 r1_1 r0_3 r1_3
-        let a2 = _mm256_unpacklo_pd(r[2], r[3]);
-        let a3 = _mm256_unpackhi_pd(r[2], r[3]);
-        [
-            _mm256_permute2f128_pd::<0x20>(a0, a2),
-            _mm256_permute2f128_pd::<0x20>(a1, a3),
-            _mm256_permute2f128_pd::<0x31>(a0, a2),
-            _mm256_permute2f128_pd::<0x31>(a1, a3),
-        ]
-    }
-}
+rows!(row_avx512, row_soa_avx512, __m512d, "avx512f", "AVX-512F");
+// (AVX2 implies AVX, whose loads and stores the AVX2 rows also use.)
+rows!(row_avx2, row_soa_avx2, __m256d, "avx2", "AVX2");
