@@ -10,10 +10,11 @@ Programs (--app):
   pair    the recorder's cost per call inside one launch: each of ROUNDS rounds runs ITERS
           8-byte allreduces through MPI_Allreduce (the recorder) and then ITERS through
           PMPI_Allreduce (none), so that both see the same launch (this VM's launches land in a
-          fast or a slow state) and the same load; the figures are the fastest round of each and
-          the median of the rounds' differences;
+          fast or a slow state) and the same load; the figures are each launch's fastest round
+          of each, their difference, and the median of the rounds' differences;
   clocks  what one reading of each clock costs on this machine (rdtsc, rdtscp, lfence + rdtsc,
-          clock_gettime through the vDSO), the fastest of 300 rounds of 100,000 back to back.
+          clock_gettime through the vDSO, and the thread's CPU time, a system call), the
+          fastest of 300 rounds of 100,000 back to back.
 
     make native
     python benchmarks/trace_overhead.py [--app loop|lbm|pair|clocks] [--np 2] [--iters 20000]
@@ -134,6 +135,8 @@ int main(void) {
           clock_gettime(CLOCK_MONOTONIC_RAW, &ts); acc += ts.tv_nsec);
     BENCH("clock_gettime(CLOCK_MONOTONIC_COARSE)",
           clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); acc += ts.tv_nsec);
+    BENCH("clock_gettime(CLOCK_THREAD_CPUTIME_ID)",
+          clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); acc += ts.tv_nsec);
     return 0;
 }
 """
