@@ -562,6 +562,20 @@ static void put_done(uint64_t *w, uint32_t id, const MPI_Status *st)
 
 #define SMALL 64
 
+/* Sets n statuses as Open MPI completes a send's (source MPI_PROC_NULL, tag MPI_ANY_TAG, no
+ * elements) before a wait or test fills them: MPICH leaves a completed send's status as it
+ * was, and put_done() reads it, so that without this a send's completion would record
+ * whatever the memory held. */
+static void blank(MPI_Status *st, int n)
+{
+    if (n <= 0) return;
+    memset(st, 0, (size_t)n * sizeof *st);
+    for (int i = 0; i < n; i++) {
+        st[i].MPI_SOURCE = MPI_PROC_NULL;
+        st[i].MPI_TAG = MPI_ANY_TAG;
+    }
+}
+
 /* The ids of n requests (before the call completes them); `ids` has room for n. */
 static void ids_of(int n, const MPI_Request *rq, uint64_t *keys)
 {
@@ -575,6 +589,7 @@ static int one(int kind, MPI_Request *req, int *flag, MPI_Status *status)
     uint64_t key = *req == MPI_REQUEST_NULL ? 0 : req_key(req);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (g.on) blank(st, 1);
     int done = 1;
     int rc = kind == K_WAIT ? PMPI_Wait(req, st) : PMPI_Test(req, &done, st);
     if (flag) *flag = done;
@@ -637,7 +652,7 @@ struct scratch {
     MPI_Status *given;
 };
 
-/* 1 with s->keys and s->st ready for n requests; 0 (nothing held) when memory ran out */
+/* 1 with s->keys and s->st (blank) ready for n requests; 0 (nothing held) when memory ran out */
 static int scratch_get(struct scratch *s, int n, MPI_Status *statuses)
 {
     s->given = statuses;
@@ -645,7 +660,10 @@ static int scratch_get(struct scratch *s, int n, MPI_Status *statuses)
     s->st = statuses != MPI_STATUSES_IGNORE ? statuses
             : n <= SMALL                    ? s->sb
                                             : malloc((size_t)n * sizeof *s->st);
-    if (s->keys && s->st) return 1;
+    if (s->keys && s->st) {
+        blank(s->st, n);
+        return 1;
+    }
     if (s->keys != s->kb) free(s->keys);
     if (s->st != s->sb && s->st != statuses) free(s->st);
     return 0;
@@ -697,6 +715,7 @@ static int any(int kind, int n, MPI_Request *rq, int *index, int *flag, MPI_Stat
     ids_of(n, rq, keys);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    blank(st, 1);
     int done = 1;
     int rc = kind == K_WAITANY ? PMPI_Waitany(n, rq, index, st)
                                : PMPI_Testany(n, rq, index, &done, st);
