@@ -390,8 +390,8 @@ HC_EXPORT int MPI_Finalize(void)
 #define PCALL_(NAME) P##NAME
 
 /* The wrapper NAME PARAMS: calls PMPI_NAME ARGS and records the call KIND with EXTRA words,
- * whose fields the statements after them fill in (r: the record; rc: what the call returned;
- * STATUS(s): the status to fill, own where the caller ignores it). */
+ * whose fields the statements after them fill in (r: the record; x: its extra words; rc: what
+ * the call returned; STATUS(s): the status to fill, own where the caller ignores it). */
 #define WRAP(NAME, KIND, EXTRA, PARAMS, ARGS, ...)                                             \
     HC_EXPORT int NAME PARAMS                                                                  \
     {                                                                                          \
@@ -839,9 +839,9 @@ static int csize(MPI_Comm comm)
          (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),                  \
          r->tag = elem_size(rtype);                                                            \
          for (uint32_t i = 0, n = r->nextra / 2; i < n; i++) {                                 \
-             x[i] = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcounts[i])        \
-                                                   : tsize(stype, (uint64_t)scounts[i]);       \
-             x[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                          \
+             x[i] = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcounts[i])                  \
+                           : tsize(stype, (uint64_t)scounts[i]);                               \
+             x[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                                    \
          })
 #define DEF_REDSCAT(NAME, F, CT)                                                               \
     COLL(NAME, F, K_REDUCE_SCATTER, g.on ? (uint32_t)csize(comm) : 0,                          \
