@@ -13,6 +13,12 @@ Each program runs in a fresh temporary directory (HPCG writes its reports into t
 one); --reps records each several times. The load average is printed with each row: on a
 shared machine the measured time holds the waits of ranks that had no core, which the replay
 does not see. Writes benchmarks/results/trace_replay.json.
+
+Open MPI runs with `--oversubscribe --bind-to none`: with more ranks than cores it then sets
+mpi_yield_when_idle itself (a waiting rank calls sched_yield between polls). --env KEY=VALUE
+sets a variable for the recorded runs (repeatable), e.g. the other yield strategy,
+OMPI_MCA_threads_pthreads_yield_strategy=nanosleep, or MPICH's MPIR_CVAR_ENABLE_HEAVY_YIELD=1
+(--mpiexec of the MPICH venv; Hydra gets no Open MPI options).
 """
 
 from __future__ import annotations
@@ -54,11 +60,25 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--mpiexec", default=str(Path(sys.executable).parent / "mpiexec"))
     ap.add_argument("--keep", default=None, help="keep the traces in this directory")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     programs = _programs(args.program, ap)
+    extra = {}
+    for spec in args.env:
+        key, eq, value = spec.partition("=")
+        if not key or not eq:
+            ap.error(f"--env {spec!r}: expected KEY=VALUE")
+        extra[key] = value
+    sys.path.insert(0, str(ROOT / "python"))
+    from hypercuboid.apptrace import which_mpi
+
+    openmpi = which_mpi(args.mpiexec) == "openmpi"
     nps = [int(n) for n in args.np.split(",")]
     hc = [str(Path(sys.executable).parent / "hypercuboid")]
-    env = {**os.environ, **OMPI_ENV, "PYTHONPATH": str(ROOT / "python")}
+    env = {**os.environ, **(OMPI_ENV if openmpi else {}), **extra}
+    env["PYTHONPATH"] = str(ROOT / "python")
+    if extra:
+        print("with " + " ".join(f"{k}={v}" for k, v in extra.items()))
     rows = []
     print(f"{'program':10} {'np':>3} {'measured ms':>12} {'predicted ms':>13} {'error':>8} load")
     for name, cmd in programs.items():
@@ -68,7 +88,8 @@ def main() -> None:
                     keep = Path(args.keep) if args.keep else Path(tmp)
                     keep.mkdir(parents=True, exist_ok=True)
                     hct = keep / f"{name}{np_}-{rep}.hct"
-                    launch = [args.mpiexec, "--oversubscribe", "--bind-to", "none"]
+                    launch = [args.mpiexec]
+                    launch += ["--oversubscribe", "--bind-to", "none"] if openmpi else []
                     launch += ["-n", str(np_), *cmd]
                     rec = [*hc, "trace", "run", "-o", str(hct), "--force", "--", *launch]
                     subprocess.run(rec, env=env, cwd=tmp, check=True, capture_output=True)
@@ -94,6 +115,7 @@ def main() -> None:
                             "error_percent": err,
                             "loadavg": load,
                             "command": cmd,
+                            "env": extra,
                         }
                     )
                     print(

@@ -12,8 +12,10 @@
  * Each call appends one record (a dozen bytes in the compact form of docs/trace.md, and, for a
  * wait on several requests, a v-collective or a communicator creation, a few 8-byte words after
  * it) to a per-rank buffer; the file is opened at MPI_Init, the header written at once, the
- * buffer appended when full and at MPI_Finalize. Calls are recorded from the thread that makes them with no lock: recorded
- * applications call MPI from one thread at a time (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED).
+ * buffer appended when full and at MPI_Finalize. Calls are recorded from the thread that makes
+ * them with no lock: recorded applications call MPI from one thread at a time
+ * (MPI_THREAD_SINGLE, FUNNELED or SERIALIZED), so the state is plain static data, not
+ * thread-local (which in a shared library would cost a __tls_get_addr call per access).
  * Fortran bindings are not intercepted. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -39,8 +41,6 @@ static struct {
     FILE *f;
     unsigned char *buf;
     size_t len, cap;
-    size_t tail;     /* where the last record starts */
-    int pending;     /* whether it is still to be encoded */
     uint64_t last;   /* the now() reading the last encoded record returned at */
     uint32_t next_req, next_comm;
     int world_rank;
@@ -58,11 +58,15 @@ static table reqs, persistent;
 
 /* -- the compact form (docs/trace.md, "Record"): the call, a mask of the fields that differ
  * from their defaults, the times as tick deltas, those fields as LEB128 varints (signed ones
- * zigzagged), then the extra words as they are. A call's record is filled in at the buffer's
- * end and encoded in place when the next one is claimed or the buffer is written out, so the
- * wrappers fill in plain fields and the buffer holds a dozen bytes a call, not 64. */
+ * zigzagged), then the extra words as they are. A wrapper fills in its call's record as a local
+ * `rec` and its extra words where claim() says, and emit() encodes the record at the buffer's
+ * end in one pass: the record never goes through memory, and, inlined into the wrapper, the
+ * fields the call never sets are constants that the compiler folds out of the mask and the
+ * varints (MPI_Allreduce tests only its comm, op, element size and bytes). The buffer holds a
+ * dozen bytes a call, not 64. */
 
 #define SLACK 32 /* an encoded record is at most sizeof(rec) + SLACK bytes (docs/trace.md) */
+#define HEAD_MAX (sizeof(rec) + SLACK) /* room claimed for an encoded head */
 
 static inline unsigned char *uvar(unsigned char *p, uint64_t v)
 {
@@ -79,54 +83,8 @@ static inline unsigned char *svar(unsigned char *p, int32_t v)
     return uvar(p, (uint32_t)((uint32_t)v << 1) ^ (uint32_t)(v >> 31));
 }
 
-/* Encodes the record at the buffer's end (g.pending) where it lies. */
-static void encode(void)
-{
-    unsigned char *at = g.buf + g.tail;
-    const rec *R = (const rec *)at;
-    /* field by field into registers: the encoding overwrites the record */
-    const rec r = {.kind = R->kind, .op = R->op, .comm = R->comm, .t0 = R->t0, .t1 = R->t1,
-                   .peer = R->peer, .tag = R->tag, .src = R->src, .mtag = R->mtag,
-                   .bytes = R->bytes, .rbytes = R->rbytes, .req = R->req, .nextra = R->nextra};
-    uint64_t dt0 = r.t0 > g.last ? r.t0 - g.last : 0; /* a clock read on another core */
-    uint64_t t0 = g.last + dt0, dur = r.t1 > t0 ? r.t1 - t0 : 0;
-    g.last = t0 + dur;
-    unsigned mask = (unsigned)(r.op != 0) | (unsigned)(r.comm != 0) << 1 |
-                    (unsigned)(r.peer != P_NONE) << 2 | (unsigned)(r.tag != 0) << 3 |
-                    (unsigned)(r.src != P_NONE) << 4 | (unsigned)(r.mtag != -1) << 5 |
-                    (unsigned)(r.bytes != 0) << 6 | (unsigned)(r.rbytes != 0) << 7 |
-                    (unsigned)(r.req != 0) << 8 | (unsigned)(r.nextra != 0) << 9;
-    /* in place, or (extra words, which a long head could overwrite) in h first */
-    size_t words = 8u * (size_t)r.nextra;
-    unsigned char h[sizeof r + SLACK], *p = words ? h : at;
-    *p++ = (unsigned char)r.kind;
-    p = uvar(p, mask);
-    p = uvar(p, dt0);
-    p = uvar(p, dur);
-    if (mask & 1) p = uvar(p, r.op);
-    if (mask & 2) p = uvar(p, r.comm);
-    if (mask & 4) p = svar(p, r.peer);
-    if (mask & 8) p = svar(p, r.tag);
-    if (mask & 16) p = svar(p, r.src);
-    if (mask & 32) p = svar(p, r.mtag);
-    if (mask & 64) p = uvar(p, r.bytes);
-    if (mask & 128) p = uvar(p, r.rbytes);
-    if (mask & 256) p = uvar(p, r.req);
-    if (mask & 512) p = uvar(p, r.nextra);
-    if (!words) {
-        g.len = (size_t)(p - g.buf);
-    } else {
-        size_t n = (size_t)(p - h);
-        memmove(at + n, at + sizeof r, words);
-        memcpy(at, h, n);
-        g.len = g.tail + n + words;
-    }
-    g.pending = 0;
-}
-
 static void flush_buf(void)
 {
-    if (g.pending) encode();
     if (g.f && g.len) {
         fwrite(g.buf, 1, g.len, g.f);
         fflush(g.f);
@@ -147,25 +105,64 @@ static __attribute__((noinline)) int make_room(size_t need)
     return 1;
 }
 
-/* The record of the call `kind` entered at t0 (returned now) with `extra` words after it;
- * NULL when recording is off. Its fields are zero but peer and src (P_NONE) and mtag (-1). */
-static inline rec *claim(int kind, uint64_t t0, uint32_t extra)
+/* Starts the record *r of the call `kind` entered at t0 (returning now) with `extra` words
+ * after it: its fields zero but peer and src (P_NONE) and mtag (-1), and *x where the extra
+ * words go (8-byte aligned, past the room of its head). 0 when recording is off or memory ran
+ * out: nothing to record. */
+static inline __attribute__((always_inline)) int claim(rec *r, uint64_t **x, int kind,
+                                                       uint64_t t0, uint32_t extra)
 {
+    if (!g.on) return 0;
     uint64_t t1 = now();
-    if (!g.on) return NULL;
-    if (g.pending) encode();
-    size_t need = sizeof(rec) + SLACK + 8u * (size_t)extra;
-    if (__builtin_expect(g.len + need > g.cap, 0) && !make_room(need)) return NULL;
-    rec *r = (rec *)(g.buf + g.len);
-    g.tail = g.len;
-    g.len += sizeof(rec) + 8u * (size_t)extra;
-    g.pending = 1;
+    size_t need = HEAD_MAX + 7 + 8u * (size_t)extra;
+    if (__builtin_expect(g.len + need > g.cap, 0) && !make_room(need)) return 0;
     *r = (rec){.kind = (uint16_t)kind, .t0 = t0, .t1 = t1, .peer = P_NONE, .src = P_NONE,
                .mtag = -1, .nextra = extra};
-    return r;
+    *x = (uint64_t *)(g.buf + ((g.len + HEAD_MAX + 7) & ~(size_t)7));
+    return 1;
 }
 
-static uint64_t *extra_of(rec *r) { return (uint64_t *)(r + 1); }
+/* Encodes the record r, with the extra words at x that claim() gave, at the buffer's end. */
+static inline __attribute__((always_inline)) void emit(const rec *r, const uint64_t *x)
+{
+    uint64_t dt0 = r->t0 > g.last ? r->t0 - g.last : 0; /* a clock read on another core */
+    uint64_t t0 = g.last + dt0, dur = r->t1 > t0 ? r->t1 - t0 : 0;
+    g.last = t0 + dur;
+    unsigned mask = (unsigned)(r->op != 0) | (unsigned)(r->comm != 0) << 1 |
+                    (unsigned)(r->peer != P_NONE) << 2 | (unsigned)(r->tag != 0) << 3 |
+                    (unsigned)(r->src != P_NONE) << 4 | (unsigned)(r->mtag != -1) << 5 |
+                    (unsigned)(r->bytes != 0) << 6 | (unsigned)(r->rbytes != 0) << 7 |
+                    (unsigned)(r->req != 0) << 8 | (unsigned)(r->nextra != 0) << 9;
+    unsigned char *p = g.buf + g.len;
+    *p++ = (unsigned char)r->kind;
+    p = uvar(p, mask);
+    p = uvar(p, dt0);
+    p = uvar(p, dur);
+    if (mask & 1) p = uvar(p, r->op);
+    if (mask & 2) p = uvar(p, r->comm);
+    if (mask & 4) p = svar(p, r->peer);
+    if (mask & 8) p = svar(p, r->tag);
+    if (mask & 16) p = svar(p, r->src);
+    if (mask & 32) p = svar(p, r->mtag);
+    if (mask & 64) p = uvar(p, r->bytes);
+    if (mask & 128) p = uvar(p, r->rbytes);
+    if (mask & 256) p = uvar(p, r->req);
+    if (mask & 512) p = uvar(p, r->nextra);
+    if (r->nextra) { /* the head is shorter than its room: the words move down */
+        memmove(p, x, 8u * (size_t)r->nextra);
+        p += 8u * (size_t)r->nextra;
+    }
+    g.len = (size_t)(p - g.buf);
+}
+
+/* Records the call `kind` entered at t0 with its fields at their defaults
+ * (MPI_Init, MPI_Finalize). */
+static void record(int kind, uint64_t t0)
+{
+    rec r;
+    uint64_t *x;
+    if (claim(&r, &x, kind, t0, 0)) emit(&r, x);
+}
 
 static uint32_t comm_id(MPI_Comm c)
 {
@@ -257,11 +254,15 @@ HC_EXPORT int MPI_Type_free(MPI_Datatype *t)
     return PMPI_Type_free(t);
 }
 
-static uint16_t op_code(MPI_Op op)
+/* The last operator a reduction used and its code (most programs reduce with one or two);
+ * MPI_OP_NULL's code is 255, as op_lookup() gives it. */
+static struct {
+    MPI_Op op;
+    uint16_t code;
+} last_op = {MPI_OP_NULL, 255};
+
+static __attribute__((noinline)) uint16_t op_lookup(MPI_Op op)
 {
-    static MPI_Op last = MPI_OP_NULL;
-    static uint16_t last_code;
-    if (op == last && op != MPI_OP_NULL) return last_code;
     MPI_Op ops[] = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN,    MPI_LAND,   MPI_LOR,    MPI_LXOR,
                     MPI_BAND, MPI_BOR,  MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE};
     uint16_t code = 255;
@@ -271,10 +272,15 @@ static uint16_t op_code(MPI_Op op)
             break;
         }
     if (code != 255) { /* user ops may be freed and their handles reused: not cached */
-        last = op;
-        last_code = code;
+        last_op.op = op;
+        last_op.code = code;
     }
     return code;
+}
+
+static inline uint16_t op_code(MPI_Op op)
+{
+    return op == last_op.op ? last_op.code : op_lookup(op);
 }
 
 static int32_t peer_of(int p)
@@ -346,7 +352,7 @@ static void start(void)
     g.next_comm = 2;
     g.last = origin();
     g.on = 1;
-    claim(K_INIT, origin(), 0);
+    record(K_INIT, origin());
 }
 
 HC_EXPORT int MPI_Init(int *argc, char ***argv)
@@ -366,7 +372,7 @@ HC_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 HC_EXPORT int MPI_Finalize(void)
 {
     if (g.on) {
-        claim(K_FINALIZE, now(), 0);
+        record(K_FINALIZE, now());
         flush_buf();
         fclose(g.f);
         g.f = NULL;
@@ -384,17 +390,19 @@ HC_EXPORT int MPI_Finalize(void)
 #define PCALL_(NAME) P##NAME
 
 /* The wrapper NAME PARAMS: calls PMPI_NAME ARGS and records the call KIND with EXTRA words,
- * whose fields the statements after them fill in (r: the record; rc: what the call returned;
- * STATUS(s): the status to fill, own where the caller ignores it). */
+ * whose fields the statements after them fill in (r: the record; x: its extra words; rc: what
+ * the call returned; STATUS(s): the status to fill, own where the caller ignores it). */
 #define WRAP(NAME, KIND, EXTRA, PARAMS, ARGS, ...)                                             \
     HC_EXPORT int NAME PARAMS                                                                  \
     {                                                                                          \
         uint64_t t0 = g.on ? now() : 0;                                                        \
         MPI_Status own __attribute__((unused));                                                \
         int rc = PCALL(NAME) ARGS;                                                             \
-        rec *r = claim(KIND, t0, EXTRA);                                                       \
-        if (r) {                                                                               \
+        rec R, *r = &R;                                                                        \
+        uint64_t *x;                                                                           \
+        if (claim(r, &x, KIND, t0, EXTRA)) {                                                   \
             __VA_ARGS__                                                                        \
+            emit(r, x);                                                                        \
         }                                                                                      \
         return rc;                                                                             \
     }
@@ -436,7 +444,7 @@ HC_EXPORT int MPI_Finalize(void)
 /* Sendrecv: the receive's source (low 32 bits) and tag (high) in one extra word */
 #define RECV_HALF(source, rtag, status)                                                        \
     put_status(r, STATUS(status));                                                             \
-    extra_of(r)[0] = (uint64_t)(uint32_t)peer_of(source) | (uint64_t)(uint32_t)rtag << 32;
+    x[0] = (uint64_t)(uint32_t)peer_of(source) | (uint64_t)(uint32_t)rtag << 32;
 #define SENDRECV(NAME, CT)                                                                     \
     WRAP(NAME, K_SENDRECV, 1,                                                                  \
          (const void *sbuf, CT scount, MPI_Datatype stype, int dest, int stag, void *rbuf,     \
@@ -511,8 +519,12 @@ HC_EXPORT int MPI_Start(MPI_Request *req)
 {
     uint64_t t0 = g.on ? now() : 0;
     int rc = PMPI_Start(req);
-    rec *r = claim(K_START, t0, 1);
-    if (r) extra_of(r)[0] = rc == MPI_SUCCESS ? started(req) : 0;
+    rec r;
+    uint64_t *x;
+    if (claim(&r, &x, K_START, t0, 1)) {
+        x[0] = rc == MPI_SUCCESS ? started(req) : 0;
+        emit(&r, x);
+    }
     return rc;
 }
 
@@ -520,9 +532,12 @@ HC_EXPORT int MPI_Startall(int n, MPI_Request rq[])
 {
     uint64_t t0 = g.on ? now() : 0;
     int rc = PMPI_Startall(n, rq);
-    rec *r = claim(K_STARTALL, t0, n > 0 ? (uint32_t)n : 0);
-    if (r)
-        for (int i = 0; i < n; i++) extra_of(r)[i] = rc == MPI_SUCCESS ? started(&rq[i]) : 0;
+    rec r;
+    uint64_t *x;
+    if (claim(&r, &x, K_STARTALL, t0, n > 0 ? (uint32_t)n : 0)) {
+        for (int i = 0; i < n; i++) x[i] = rc == MPI_SUCCESS ? started(&rq[i]) : 0;
+        emit(&r, x);
+    }
     return rc;
 }
 
@@ -547,6 +562,20 @@ static void put_done(uint64_t *w, uint32_t id, const MPI_Status *st)
 
 #define SMALL 64
 
+/* Sets n statuses as Open MPI completes a send's (source MPI_PROC_NULL, tag MPI_ANY_TAG, no
+ * elements) before a wait or test fills them: MPICH leaves a completed send's status as it
+ * was, and put_done() reads it, so that without this a send's completion would record
+ * whatever the memory held. */
+static void blank(MPI_Status *st, int n)
+{
+    if (n <= 0) return;
+    memset(st, 0, (size_t)n * sizeof *st);
+    for (int i = 0; i < n; i++) {
+        st[i].MPI_SOURCE = MPI_PROC_NULL;
+        st[i].MPI_TAG = MPI_ANY_TAG;
+    }
+}
+
 /* The ids of n requests (before the call completes them); `ids` has room for n. */
 static void ids_of(int n, const MPI_Request *rq, uint64_t *keys)
 {
@@ -560,13 +589,18 @@ static int one(int kind, MPI_Request *req, int *flag, MPI_Status *status)
     uint64_t key = *req == MPI_REQUEST_NULL ? 0 : req_key(req);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    if (g.on) blank(st, 1);
     int done = 1;
     int rc = kind == K_WAIT ? PMPI_Wait(req, st) : PMPI_Test(req, &done, st);
     if (flag) *flag = done;
     if (!g.on) return rc;
     uint32_t id = done && key ? req_take(key) : 0;
-    rec *r = claim(kind, t0, id ? 3 : 0);
-    if (r && id) put_done(extra_of(r), id, st);
+    rec r;
+    uint64_t *x;
+    if (claim(&r, &x, kind, t0, id ? 3 : 0)) {
+        if (id) put_done(x, id, st);
+        emit(&r, x);
+    }
     return rc;
 }
 
@@ -594,14 +628,16 @@ static void many(int kind, uint64_t t0, int n, const uint64_t *keys, const int *
         id[j] = i >= 0 && i < n && keys[i] ? req_take(keys[i]) : 0;
         k += id[j] != 0;
     }
-    rec *r = claim(kind, t0, 3 * k);
-    if (r) {
-        uint64_t *w = extra_of(r);
+    rec r;
+    uint64_t *x;
+    if (claim(&r, &x, kind, t0, 3 * k)) {
+        uint64_t *w = x;
         for (int j = 0; j < nidx; j++)
             if (id[j]) {
                 put_done(w, id[j], st ? &st[j] : NULL);
                 w += 3;
             }
+        emit(&r, x);
     }
     if (id != ids) free(id);
 }
@@ -616,7 +652,7 @@ struct scratch {
     MPI_Status *given;
 };
 
-/* 1 with s->keys and s->st ready for n requests; 0 (nothing held) when memory ran out */
+/* 1 with s->keys and s->st (blank) ready for n requests; 0 (nothing held) when memory ran out */
 static int scratch_get(struct scratch *s, int n, MPI_Status *statuses)
 {
     s->given = statuses;
@@ -624,7 +660,10 @@ static int scratch_get(struct scratch *s, int n, MPI_Status *statuses)
     s->st = statuses != MPI_STATUSES_IGNORE ? statuses
             : n <= SMALL                    ? s->sb
                                             : malloc((size_t)n * sizeof *s->st);
-    if (s->keys && s->st) return 1;
+    if (s->keys && s->st) {
+        blank(s->st, n);
+        return 1;
+    }
     if (s->keys != s->kb) free(s->keys);
     if (s->st != s->sb && s->st != statuses) free(s->st);
     return 0;
@@ -676,6 +715,7 @@ static int any(int kind, int n, MPI_Request *rq, int *index, int *flag, MPI_Stat
     ids_of(n, rq, keys);
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    blank(st, 1);
     int done = 1;
     int rc = kind == K_WAITANY ? PMPI_Waitany(n, rq, index, st)
                                : PMPI_Testany(n, rq, index, &done, st);
@@ -790,7 +830,7 @@ static int csize(MPI_Comm comm)
          (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),                             \
          r->tag = elem_size(rtype);                                                            \
          for (uint32_t i = 0; i < r->nextra; i++)                                              \
-             extra_of(r)[i] = tsize(rtype, (uint64_t)rcounts[i]);)
+             x[i] = tsize(rtype, (uint64_t)rcounts[i]);)
 #define DEF_ALLTOALLV(NAME, F, CT, DT)                                                         \
     COLL(NAME, F, K_ALLTOALLV, g.on ? 2u * (uint32_t)csize(comm) : 0,                          \
          (const void *sbuf, const CT scounts[], const DT sdispls[], MPI_Datatype stype,        \
@@ -799,9 +839,9 @@ static int csize(MPI_Comm comm)
          (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),                  \
          r->tag = elem_size(rtype);                                                            \
          for (uint32_t i = 0, n = r->nextra / 2; i < n; i++) {                                 \
-             extra_of(r)[i] = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcounts[i])        \
-                                                   : tsize(stype, (uint64_t)scounts[i]);       \
-             extra_of(r)[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                          \
+             x[i] = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcounts[i])                  \
+                           : tsize(stype, (uint64_t)scounts[i]);                               \
+             x[n + i] = tsize(rtype, (uint64_t)rcounts[i]);                                    \
          })
 #define DEF_REDSCAT(NAME, F, CT)                                                               \
     COLL(NAME, F, K_REDUCE_SCATTER, g.on ? (uint32_t)csize(comm) : 0,                          \
@@ -809,7 +849,7 @@ static int csize(MPI_Comm comm)
           MPI_Comm comm),                                                                       \
          (sbuf, rbuf, rcounts, dt, op, comm), r->op = op_code(op); r->tag = elem_size(dt);      \
          for (uint32_t i = 0; i < r->nextra; i++)                                              \
-             extra_of(r)[i] = tsize(dt, (uint64_t)rcounts[i]);)
+             x[i] = tsize(dt, (uint64_t)rcounts[i]);)
 
 #define DEF_ALL(SUF, F, CT)                                                                    \
     DEF_BCAST(SUF(Bcast, bcast), F, CT)                                                        \
@@ -822,26 +862,26 @@ static int csize(MPI_Comm comm)
     DEF_ALLX(SUF(Alltoall, alltoall), K_ALLTOALL, F, CT)                                       \
     DEF_REDSCAT(SUF(Reduce_scatter, reduce_scatter), F, CT)
 
+/* every collective but the barrier in its blocking (names BSUF) and non-blocking (NBSUF) form
+ * with counts CT and displacements DT */
+#define DEF_BOTH(BSUF, NBSUF, CT, DT)                                                          \
+    DEF_ALL(BSUF, B, CT)                                                                       \
+    DEF_ALL(NBSUF, NB, CT)                                                                     \
+    DEF_ALLGATHERV(BSUF(Allgatherv, allgatherv), B, CT, DT)                                    \
+    DEF_ALLGATHERV(NBSUF(Allgatherv, allgatherv), NB, CT, DT)                                  \
+    DEF_ALLTOALLV(BSUF(Alltoallv, alltoallv), B, CT, DT)                                       \
+    DEF_ALLTOALLV(NBSUF(Alltoallv, alltoallv), NB, CT, DT)
+
 /* SUF(Name, name): the blocking or non-blocking form's name */
 #define B_(X, x) MPI_##X
 #define NB_(X, x) MPI_I##x
 DEF_BARRIER(MPI_Barrier, B)
 DEF_BARRIER(MPI_Ibarrier, NB)
-DEF_ALL(B_, B, int)
-DEF_ALL(NB_, NB, int)
-DEF_ALLGATHERV(MPI_Allgatherv, B, int, int)
-DEF_ALLGATHERV(MPI_Iallgatherv, NB, int, int)
-DEF_ALLTOALLV(MPI_Alltoallv, B, int, int)
-DEF_ALLTOALLV(MPI_Ialltoallv, NB, int, int)
+DEF_BOTH(B_, NB_, int, int)
 #if MPI_VERSION >= 4
 #define BC_(X, x) MPI_##X##_c
 #define NBC_(X, x) MPI_I##x##_c
-DEF_ALL(BC_, B, MPI_Count)
-DEF_ALL(NBC_, NB, MPI_Count)
-DEF_ALLGATHERV(MPI_Allgatherv_c, B, MPI_Count, MPI_Aint)
-DEF_ALLGATHERV(MPI_Iallgatherv_c, NB, MPI_Count, MPI_Aint)
-DEF_ALLTOALLV(MPI_Alltoallv_c, B, MPI_Count, MPI_Aint)
-DEF_ALLTOALLV(MPI_Ialltoallv_c, NB, MPI_Count, MPI_Aint)
+DEF_BOTH(BC_, NBC_, MPI_Count, MPI_Aint)
 #endif
 
 /* -- communicators ------------------------------------------------------------------------ */
@@ -851,10 +891,12 @@ static void created(int kind, uint64_t t0, MPI_Comm parent, MPI_Comm *out, int r
 {
     if (!g.on) return;
     if (rc != MPI_SUCCESS || *out == MPI_COMM_NULL) {
-        rec *r = claim(kind, t0, 0);
-        if (r) {
-            r->comm = comm_id(parent);
-            r->req = UINT32_MAX; /* no new communicator on this rank */
+        rec r;
+        uint64_t *x;
+        if (claim(&r, &x, kind, t0, 0)) {
+            r.comm = comm_id(parent);
+            r.req = UINT32_MAX; /* no new communicator on this rank */
+            emit(&r, x);
         }
         return;
     }
@@ -871,12 +913,14 @@ static void created(int kind, uint64_t t0, MPI_Comm parent, MPI_Comm *out, int r
     PMPI_Group_free(&wg);
     uint32_t id = g.next_comm++;
     comm_add(*out, id);
-    rec *r = claim(kind, t0, (uint32_t)n);
-    if (r) {
-        r->comm = comm_id(parent);
-        r->req = id;
-        r->bytes = (uint64_t)n;
-        for (int i = 0; i < n; i++) extra_of(r)[i] = (uint64_t)(uint32_t)world[i];
+    rec r;
+    uint64_t *x;
+    if (claim(&r, &x, kind, t0, (uint32_t)n)) {
+        r.comm = comm_id(parent);
+        r.req = id;
+        r.bytes = (uint64_t)n;
+        for (int i = 0; i < n; i++) x[i] = (uint64_t)(uint32_t)world[i];
+        emit(&r, x);
     }
     free(mine);
 }

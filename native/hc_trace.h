@@ -88,7 +88,7 @@ enum {
 #define P_NONE (-2)
 #define P_NULL (-3)
 
-/* A call's record as the wrappers fill it in; encode() (hc_trace.c) writes it in the file's
+/* A call's record as the wrappers fill it in; emit() (hc_trace.c) writes it in the file's
  * compact form (docs/trace.md). */
 typedef struct {
     uint16_t kind;   /* the call (K_*) */
