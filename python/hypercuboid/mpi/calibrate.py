@@ -627,11 +627,12 @@ def fit_steps(o_us: float, one_way: dict, exchange: dict | None) -> dict:
     exchanges (None: none measured), e.g. the slopes in ``k`` of :func:`fit_exchange`; ``o_us``
     is the train's ``o``.
 
-    ``G`` is the slope of the one-way steps' segment of the largest sizes (one flow alone);
-    ``G2``, that of the exchange steps (two flows, one each way, which share the node: its
-    bandwidth is ``2/G2``; ``G`` where they share nothing). The switches (:func:`_switches`
-    of the piecewise fits of both, over every size and over the sizes up to
-    :data:`SWITCH_RANGE`): ``S`` at the largest jump, ``S2`` at the next. Then one
+    The switches (:func:`_switches` of the piecewise fits of both, over every size and over
+    the sizes up to :data:`SWITCH_RANGE`): ``S`` at the largest jump, ``S2`` at the next.
+    ``G`` is the slope of the one-way steps above ``S`` (one flow alone; the largest sizes'
+    segment where fewer than 3 sizes lie above ``S``); ``G2``, that of the exchange steps (two
+    flows, one each way, which share the node: its bandwidth is ``2/G2``; ``G`` where they
+    share nothing). Then one
     non-negative least squares fit over both kinds of step: ``t − (s−1)·G' = c + R2·[s > S2]
     + R·[s > S] + X·[exchange]`` (``G'`` = ``G`` one way, ``G2`` for the exchanges; weights
     ``1/t``); ``L = c − 2o``."""
@@ -643,11 +644,19 @@ def fit_steps(o_us: float, one_way: dict, exchange: dict | None) -> dict:
         n = sum(1 for v in x if v <= SWITCH_RANGE)
         if n >= 6:
             small.append(_core.fit_piecewise(x[:n], y[:n], MAX_SEGMENTS, 3))
-    big_g = pws[0].segments[-1].slope
-    g2 = max(pws[-1].segments[-1].slope, big_g)
     sw = _switches(*pws, *small)
     eager = sw[0][0] if sw else int(max(one_way["bytes"]))
     s2 = sw[1][0] if len(sw) > 1 else None
+
+    def per_byte(d: dict, pw: Any) -> float:
+        # the slope of the steps above S (one protocol), else of the largest sizes' segment
+        above = [(float(b), t) for b, t in zip(d["bytes"], d["step_us"], strict=True) if b > eager]
+        if len(above) < 3:
+            return pw.segments[-1].slope
+        return _core.fit_line(*map(list, zip(*above, strict=True)), relative=True).coef[1]
+
+    big_g = per_byte(one_way, pws[0])
+    g2 = max(per_byte(sets[-1][0], pws[-1]), big_g)
     rows = [
         (float(b), t, x) for d, x in sets for b, t in zip(d["bytes"], d["step_us"], strict=True)
     ]
