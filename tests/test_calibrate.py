@@ -11,13 +11,16 @@ import pytest
 from click.testing import CliRunner
 from hypercuboid import _core, modelfile
 from hypercuboid.cli import cli
+from hypercuboid.cli.calibrate import draw
 from hypercuboid.errors import ModelError, OutputExistsError
 from hypercuboid.mpi import calibrate as cal
 from hypercuboid.schedule import parse_model
 
-# A known machine (µs, bytes): LogGOPS L, o, g, G; eager up to S, then a rendezvous handshake.
+# A known machine (µs, bytes): LogGOPS L, o, g, G; eager up to S, then a rendezvous handshake;
+# and a second switch above S2 (a library's inline-send limit) that costs R2.
 L, OVH, GAP, G_US, S = 0.5, 0.08, 0.1, 1e-4, 4096
 RENDEZVOUS = 2.0
+S2, R2 = 256, 0.3
 BW, SINGLE = 25.0, 1.0 / (G_US * 1e3)  # GB/s: 10 GB/s per flow, 25 GB/s shared
 GAMMA_US, DELTA_US = 2e-5, 0.01
 SIZES = [1 << k for k in range(23)]
@@ -31,16 +34,24 @@ def _rows(xs, ys, key="bytes"):
     return [{key: x, "median_us": float(y)} for x, y in zip(xs, ys, strict=True)]
 
 
-# The exchange steps of the known machine: both ranks busy costs more (L_X, G_X), and every
-# call through the runner costs CALL more; a copy costs COPY_US per byte.
-CALL, L_X, G_X, COPY_US = 0.2, 0.6, 1.5e-4, 1e-5
+# The exchange steps of the known machine: its two flows share the node, so a byte costs G_X
+# per flow, and a message waits X longer at a rank that is sending too; every call through the
+# runner costs CALL more; a copy costs COPY_US per byte.
+CALL, G_X, X, COPY_US = 0.2, 1.5e-4, 0.15, 1e-5
 
 
-def exchange_rows(amp: float = 0.01) -> list[dict]:
-    """:func:`cal.exchange`'s rows for the known machine: ``CALL + k·x(s)``."""
+def step_time(s: int, per_byte: float = G_US, latency: float = L) -> float:
+    """One step of ``s`` bytes on the known machine."""
+    switches = (RENDEZVOUS if s > S else 0.0) + (R2 if s > S2 else 0.0)
+    return latency + 2 * OVH + (s - 1) * per_byte + switches
+
+
+def exchange_rows(amp: float = 0.01, one_way: bool = False) -> list[dict]:
+    """:func:`cal.exchange`'s rows for the known machine: ``CALL + k·x(s)`` (exchanges; with
+    ``one_way``, the chains of one-way messages)."""
     rows = []
     for j, s in enumerate(SIZES):
-        step = L_X + 2 * OVH + (s - 1) * G_X + (RENDEZVOUS if s > S else 0.0)
+        step = step_time(s) if one_way else step_time(s, G_X) + X
         for k in cal.EXCHANGE_STEPS:
             t = (CALL + k * step) * _noise(1, amp, 100 * j + k)[0]
             rows.append({"bytes": s, "steps": k, "median_us": float(t)})
@@ -52,7 +63,7 @@ def synthetic(one_way=None, amp: float = 0.01, links=("intra",), exchange=False)
     with ``exchange``, also the exchanges and copies (and the ping-pong pays ``CALL``)."""
     x = np.array(SIZES, dtype=float)
     if one_way is None:
-        one_way = L + 2 * OVH + (x - 1) * G_US + np.where(x > S, RENDEZVOUS, 0.0)
+        one_way = np.array([step_time(s) for s in SIZES])
     n = np.array(cal.TRAIN, dtype=float)
     half_call = CALL / 2 if exchange else 0.0
     link = {
@@ -64,6 +75,7 @@ def synthetic(one_way=None, amp: float = 0.01, links=("intra",), exchange=False)
     }
     if exchange:
         link["exchange"] = exchange_rows(amp)
+        link["oneway"] = exchange_rows(amp, one_way=True)
     k = np.arange(1, 9, dtype=float)
     bw = np.minimum(SINGLE, BW / k) * _noise(len(k), amp, 4)
     contention = [
@@ -99,11 +111,12 @@ def test_the_fits_recover_a_known_machine_within_two_percent():
     c = cal.fit(synthetic(), "Open MPI test")
     lg = c.fits["links"]["intra"]["loggops"]
     assert close(lg["L_us"], L) and close(lg["o_us"], OVH) and close(lg["g_us"], GAP)
-    assert close(lg["G_ns_per_byte"], G_US * 1e3)
+    assert close(lg["G_ns_per_byte"], G_US * 1e3) and lg["G2_ns_per_byte"] == lg["G_ns_per_byte"]
     assert lg["S"] == S and lg["S_source"] == "break point (eager/rendezvous switch)"
+    assert lg["fitted_to"] == "ping-pong"
     pw = c.fits["links"]["intra"]["piecewise"]
-    assert pw["breaks"] == [2 * S]
-    assert close(pw["segments"][1]["alpha_us"], L + 2 * OVH + RENDEZVOUS)
+    assert pw["breaks"] == [2 * S2, 2 * S]
+    assert close(pw["segments"][2]["alpha_us"], L + 2 * OVH + R2 + RENDEZVOUS)
     cont = c.fits["contention"]
     assert cont["saturated"] and close(cont["bandwidth_GBps"], BW)
     red = c.fits["reduction"]["float64 sum"]
@@ -121,29 +134,41 @@ def test_the_fits_recover_a_known_machine_within_two_percent():
         assert parse_model(spec)
     assert c.node == "node:ranks=16,bw=" + cal._fmt_gbps(cont["bandwidth_GBps"]) + "GB/s"
     assert [cal._fmt_gbps(b) for b in (25.0, 12345.6, 0.00123456)] == ["25", "12350", "0.001235"]
-    # the rendezvous handshake is R, the segments' jump: without it the line does not fit
-    assert close(lg["R_us"], RENDEZVOUS) and lg["R_raw_us"] == lg["R_us"]
-    assert c.model.endswith(",R=" + cal._fmt_time_us(lg["R_us"]))
-    assert ",R=" in parse_model(c.model)
-    assert lg["r2"] > 0.99 and 0.9 < lg["r2_without_R"] < 0.95
+    # the rendezvous handshake is R and the second switch R2 above S2, the segments' jumps
+    assert close(lg["R_us"], RENDEZVOUS) and close(lg["R2_us"], R2) and lg["S2"] == S2
+    assert [w["bytes"] for w in lg["switches"]] == [S, S2]
+    assert c.model.endswith(
+        f",R={cal._fmt_time_us(lg['R_us'])},S2={S2},R2={cal._fmt_time_us(lg['R2_us'])}"
+    )
+    assert ",R=" in parse_model(c.model) and f",S2={S2},R2=" in parse_model(c.model)
+    assert lg["r2"] > 0.99
     assert c.warnings == []
 
 
-def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_percent():
+def test_the_exchange_and_one_way_chains_give_the_call_cost_g_x_and_the_node_within_two_percent():
     # C is an intercept of 2 to 4 steps: its error is several times the noise, so 0.2 %
     c = cal.fit(synthetic(exchange=True, amp=0.002), "Open MPI test")
     lk = c.fits["links"]["intra"]
     ex = lk["exchange"]
-    assert close(ex["call_us"], CALL) and c.call_us == ex["call_us"]
-    assert ex["bytes"] == SIZES and ex["r2"] > 0.99
+    assert close(ex["call_us"], CALL) and ex["bytes"] == SIZES and ex["r2"] > 0.99
     for s, step in zip(SIZES, ex["step_us"], strict=True):
-        assert close(step, L_X + 2 * OVH + (s - 1) * G_X + (RENDEZVOUS if s > S else 0.0))
-    # LogGOPS is fitted to the exchange steps: L and G of both ranks busy, o and g as before
+        assert close(step, step_time(s, G_X) + X)
+    for s, step in zip(SIZES, lk["oneway"]["step_us"], strict=True):
+        assert close(step, step_time(s))
+    # LogGOPS fitted to both kinds of step: G of one flow alone (the one-way chains), G2 of the
+    # exchanges' two flows (the node's bandwidth 2/G2), X what an exchange step costs beyond a
+    # lone message; L, S, R, S2, R2 of both; o and g of the trains; the call's C the exchanges'
     lg = lk["loggops"]
-    assert lg["fitted_to"] == "exchange steps" and lg["bytes"] == [float(s) for s in SIZES]
-    assert close(lg["L_us"], L_X) and close(lg["G_ns_per_byte"], G_X * 1e3)
+    assert lg["fitted_to"] == "one-way steps and exchange steps"
+    assert c.call_us == ex["call_us"] and len(lg["rows"]) == 2 * len(SIZES)
+    assert close(lg["L_us"], L) and close(lg["G_ns_per_byte"], G_US * 1e3)
+    assert close(lg["G2_ns_per_byte"], G_X * 1e3) and close(lg["X_us"], X)
     assert close(lg["o_us"], OVH) and close(lg["g_us"], GAP) and lg["S"] == S
-    assert close(lg["R_us"], RENDEZVOUS)
+    assert close(lg["R_us"], RENDEZVOUS) and lg["S2"] == S2 and close(lg["R2_us"], R2)
+    assert lg["r2"] > 0.99
+    cont = c.fits["contention"]
+    assert close(cont["node_GBps"], 2.0 / (G_X * 1e3))
+    assert c.node == f"node:ranks=16,bw={cal._fmt_gbps(cont['node_GBps'])}GB/s"
     # the ping-pong less C/2 is the one-way time: its segments and the pipelined model are
     # those of the machine without the call cost
     pw = lk["piecewise"]
@@ -154,13 +179,37 @@ def test_the_exchange_gives_the_call_cost_and_loggops_of_busy_steps_within_two_p
     assert close(c.fits["copy"]["copy_ns_per_byte"], COPY_US * 1e3)
     assert parse_model(c.model)
     copy = cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3)
-    assert f",copy={copy},R={cal._fmt_time_us(lg['R_us'])}" in c.model
+    assert f",copy={copy},R={cal._fmt_time_us(lg['R_us'])},S2={S2}," in c.model
+    assert c.model.endswith(f",X={cal._fmt_time_us(lg['X_us'])}")
     assert c.document()["call"] == cal._fmt_time_us(ex["call_us"])
-    # the node's bandwidth is the contention fit's (25 GB/s) unless 2 exchange flows moved more
-    assert c.fits["contention"]["node_GBps"] == c.fits["contention"]["bandwidth_GBps"]
-    assert cal.node_bandwidth(25.0, 0.05) == 40.0 and cal.node_bandwidth(25.0, 0.1) == 25.0
-    assert cal.node_bandwidth(25.0, None) == 25.0
     assert c.warnings == []
+
+
+def test_the_fitted_model_simulates_the_steps_it_was_fitted_to():
+    # LogGOPS with the node level, simulated on chains of 1, 2 and 4 steps as calibrate times
+    # them, gives k times the step the fit predicts: X and R2 are what the simulator charges
+    from hypercuboid.schedule import Schedule
+
+    c = cal.fit(synthetic(exchange=True, amp=0.0), "Open MPI test")
+    for row in c.fits["links"]["intra"]["loggops"]["rows"]:
+        s = int(row["bytes"])
+        if s > S:
+            continue  # the node level's rendezvous takes a clear-to-send more than LogGOPS's
+        for k in cal.EXCHANGE_STEPS:
+            text = cal._text(2, cal._chain(1, s, k, row["exchange"]))
+            t = Schedule.parse(text, "chain").simulate(c.model, node=c.node).completion_time_ps
+            want = k * row["predicted_us"] * 1e6
+            assert abs(t - want) <= 0.002 * want, (s, k, row["exchange"], t, want)
+
+
+def test_node_bandwidth_takes_two_exchange_flows_unless_more_flows_saw_less():
+    rows = [{"flows_per_node": k} for k in (1, 2, 4)]
+    cont = {"bandwidth_GBps": 25.0, "saturated": True, "measured": rows}
+    assert cal.node_bandwidth(cont, 0.05) == 25.0 and cal.node_bandwidth(cont, 0.1) == 20.0
+    assert cal.node_bandwidth(cont, None) == 25.0
+    two = {"bandwidth_GBps": 25.0, "saturated": True, "measured": rows[:2]}
+    assert cal.node_bandwidth(two, 0.05) == 40.0
+    assert cal.node_bandwidth(dict(cont, saturated=False), 0.05) == 40.0
 
 
 def test_an_exchange_fit_that_leaves_a_step_no_time_falls_back_to_the_ping_pong():
@@ -322,7 +371,7 @@ def test_the_model_file_is_read_by_the_core_and_simulate(tmp_path):
 
 def test_the_figure(tmp_path):
     png = tmp_path / "fit.png"
-    cal.plot(cal.fit(synthetic(links=("intra", "inter"))), png)
+    draw(cal.fit(synthetic(links=("intra", "inter"))), png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -374,3 +423,47 @@ def test_loggops_r_delays_only_messages_above_s_and_is_absent_by_default():
     # the canonical spec names R only when it is set
     assert parse_model(spec) == "loggops:L=1us,o=100ns,g=100ns,G=1ns,O=0,S=64,gamma=0,delta=0"
     assert parse_model(spec + ",R=2.5us").endswith(",delta=0,R=2500ns")
+
+
+def _added(algorithm: str, count: int, spec: str, extra: str, node: str | None) -> int:
+    """What ``extra`` adds to ``spec``'s time of ``algorithm`` on 2 ranks (ps)."""
+    from hypercuboid import schedules
+
+    s = schedules.allreduce(algorithm, 2, count)
+    with_extra = s.simulate(spec + extra, node=node).completion_time_ps
+    return with_extra - s.simulate(spec, node=node).completion_time_ps
+
+
+@pytest.mark.parametrize("node", [None, "node:ranks=2,bw=10GB/s"])
+def test_loggops_r2_and_x_delay_only_their_messages_and_are_absent_by_default(node):
+    spec = "loggops:L=1us,o=100ns,g=100ns,G=1ns,S=64,R=1us"
+    for count in (1, 4, 64):  # 8 B, 32 B (above S2), 512 B (above S2 and S)
+        rd = ("recursive_doubling", count, spec)
+        for nothing in (",S2=16,R2=0", ",S2=1G,R2=1us", ",X=0"):
+            assert _added(*rd, nothing, node) == 0
+        # one exchange step: above S2 each rank's message arrives R2 later (on top of R above
+        # S), and it waits X at a rank that is sending too
+        assert _added(*rd, ",S2=16,R2=300ns", node) == (300_000 if count > 1 else 0)
+        assert _added(*rd, ",X=250ns", node) == 250_000
+        # the tree on 2 ranks sends one way, then back: no rank receives while it sends
+        assert _added("tree", count, spec, ",X=250ns", node) == 0
+    assert parse_model(spec + ",S2=256,R2=150ns,X=0").endswith(",R=1us,S2=256,R2=150ns")
+    assert parse_model(spec + ",S2=256").endswith(",R=1us,S2=256")
+    assert parse_model(spec + ",X=0.25us").endswith(",R=1us,X=250ns")
+
+
+def test_one_way_chains_that_leave_a_step_no_time_give_way_to_the_ping_pong():
+    m = synthetic(exchange=True, amp=0.002)
+    for r in m["links"]["intra"]["oneway"]:
+        if r["bytes"] == 1:
+            r["median_us"] = 0.01
+    c = cal.fit(m, "MPICH test")
+    lk = c.fits["links"]["intra"]
+    assert lk["oneway"] is None and lk["exchange"] is not None and c.call_us is not None
+    assert lk["loggops"]["fitted_to"] == "ping-pong and exchange steps"
+    (w,) = [w for w in c.warnings if w.startswith("one-way (intra)")]
+    assert w.endswith(
+        "us): LogGOPS's lone message is the ping-pong's (measure on a quieter machine)"
+    )
+    assert close(lk["loggops"]["L_us"], L) and close(lk["loggops"]["X_us"], X)
+    assert parse_model(c.model)

@@ -54,10 +54,11 @@ def test_calibrate_writes_a_model_file_simulate_reads(comm, tmp_path):
     pp = doc["fits"]["links"][doc["fits"]["primary"]]["measured"]["pingpong"]
     assert [r["bytes"] for r in pp] == [1, 2, 4, 8, 16, 32, 64]
     assert all(r["iterations"] == 3 for r in pp)
-    ex = doc["fits"]["links"][doc["fits"]["primary"]]["measured"]["exchange"]
-    assert [(r["bytes"], r["steps"]) for r in ex] == [
-        (s, k) for s in (1, 2, 4, 8, 16, 32, 64) for k in (1, 2, 4)
-    ]
+    measured = doc["fits"]["links"][doc["fits"]["primary"]]["measured"]
+    for chains in (measured["exchange"], measured["oneway"]):
+        assert [(r["bytes"], r["steps"]) for r in chains] == [
+            (s, k) for s in (1, 2, 4, 8, 16, 32, 64) for k in (1, 2, 4)
+        ]
     # the per-call cost, unless the exchanges left a size no time (a loaded run): then a warning
     if "call" in doc:
         assert doc["call"] == modelfile.check_call(doc["call"])

@@ -65,8 +65,10 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
             f"  pipelined  alpha_p = {pi['alpha_p_us']:.4g} us, alpha_r = "
             f"{pi['alpha_r_us']:.4g} us  (R^2 {pi['r2']:.3f})",
             f"  loggops    L = {lg['L_us']:.4g} us, o = {lg['o_us']:.4g} us, g = "
-            f"{lg['g_us']:.4g} us, G = {lg['G_ns_per_byte']:.4g} ns/B, S = {lg['S']}  "
-            f"(R^2 {lg['r2']:.3f})",
+            f"{lg['g_us']:.4g} us, G = {lg['G_ns_per_byte']:.4g} ns/B, S = {lg['S']}, R = "
+            f"{lg['R_us']:.4g} us"
+            + (f", S2 = {lg['S2']}, R2 = {lg['R2_us']:.4g} us" if lg["R2_us"] > 0 else "")
+            + f"  (R^2 {lg['r2']:.3f} on the {lg['fitted_to']})",
         ]
         segs = "; ".join(
             f"{s['from_bytes']:.0f}..{s['to_bytes']:.0f} B: {s['alpha_us']:.4g} us + "
@@ -77,9 +79,8 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
         ex = lk["exchange"]
         if ex is not None:
             lines.append(
-                f"  exchange   per call C = {ex['call_us']:.4g} us; one step of both ranks "
-                f"busy: L = {lg['L_us']:.4g} us, G = {lg['G_ns_per_byte']:.4g} ns/B for the "
-                f"model (R^2 {ex['r2']:.3f})"
+                f"  exchange   per call C = {ex['call_us']:.4g} us (R^2 {ex['r2']:.3f}); two "
+                f"flows at once: G2 = {lg['G2_ns_per_byte']:.4g} ns/B each"
             )
     cont = cal.fits["contention"]
     if cont is not None:
@@ -92,10 +93,7 @@ def _summary(cal: Any, measured: dict, seconds: float, output: str) -> list[str]
             f"BW = {cont['bandwidth_GBps']:.4g} GB/s{bound} (R^2 {cont['r2']:.3f})"
         )
         if cont.get("node_GBps", cont["bandwidth_GBps"]) != cont["bandwidth_GBps"]:
-            lines.append(
-                f"  node level {cont['node_GBps']:.4g} GB/s: 2/G of the exchanges, whose G "
-                "already carries 2 flows"
-            )
+            lines.append(f"  node level {cont['node_GBps']:.4g} GB/s: 2/G2 of the exchanges")
     key = cal.fits["reduction_model"]
     red = cal.fits["reduction"].get(key)
     if red is not None:
@@ -213,10 +211,12 @@ def calibrate(
     2 or more ranks).
 
     Ping-pong by size (piecewise segments and the eager/rendezvous switch; within and between
-    nodes where the job spans several), issue-rate trains (o, g; alpha_p, alpha_r), 1, 2 and 4
-    exchanges in a row by size (the runner's cost per call, C, and LogGOPS's L and G of both
-    ranks busy), k flows at once (the node's shared bandwidth) and the native runner's
-    reductions (gamma, delta per dtype and op) and copies. The file's model is the fitted
+    nodes where the job spans several), issue-rate trains (o, g; alpha_p, alpha_r), chains of
+    1, 2 and 4 one-way messages and of 1, 2 and 4 exchanges by size (the runner's cost per
+    call, C; LogGOPS's L, G, the switches S, R and S2, R2, and X, what an exchange costs
+    beyond a lone message; the node's bandwidth for two flows), k flows at once (the node's
+    shared bandwidth) and the native runner's reductions (gamma, delta per dtype and op) and
+    copies. The file's model is the fitted
     LogGOPS, with the postal and pipelined fits, the runner's per-call cost, the node spec,
     every fit's R^2 and residuals, and the raw medians. A fit with R^2 below
     """
@@ -257,7 +257,94 @@ def calibrate(
 
         cliopts.write_out(as_json, json.dumps(doc, indent=2) + "\n")
     if plot:
-        cal_mod.plot(cal, plot)
+        draw(cal, plot)
 
 
 calibrate.help = (calibrate.help or "").rstrip() + f" {R2_THRESHOLD} is named in a warning."
+
+
+# -- the figure ------------------------------------------------------------------------------
+
+
+def draw(cal: Any, path: str, title: str | None = None) -> None:
+    """Fit against measurement: one-way time against size (measured medians, the piecewise
+    segments, LogGOPS and postal; break points dashed) and, where measured, per-flow bandwidth
+    against flows per node with ``min(1/G, BW/k)``."""
+    import numpy as np
+
+    from hypercuboid.plot import _pyplot, wrap_title
+
+    plt = _pyplot()
+    cont = cal.fits["contention"]
+    ncols = 2 if cont is not None else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 4.5), dpi=120, squeeze=False)
+    ax = axes[0][0]
+    for kind, lk in cal.fits["links"].items():
+        pp = lk["measured"]["pingpong"]
+        ex = lk["exchange"]
+        half_call = ex["call_us"] / 2 if ex is not None else 0.0
+        x = np.array([r["bytes"] for r in pp], dtype=float)
+        y = [r["median_us"] - half_call for r in pp]
+        pts = ax.plot(x, y, "o", ms=4, label=f"ping-pong, half ({kind})")[0]
+        color = pts.get_color()
+        steps = (
+            (lk["exchange"], "s", "exchange step"),
+            (lk.get("oneway"), "^", "one-way step"),
+        )
+        for st, marker, what in steps:
+            if st is not None:
+                ax.plot(
+                    st["bytes"],
+                    st["step_us"],
+                    marker,
+                    ms=4,
+                    mfc="none",
+                    color=color,
+                    label=f"{what} ({kind}), C = {st['call_us']:.3g} us",
+                )
+        for s in lk["piecewise"]["segments"]:
+            xs = np.geomspace(max(s["from_bytes"], 1.0), max(s["to_bytes"], 1.0), 20)
+            ax.plot(xs, s["alpha_us"] + s["beta_ns_per_byte"] * 1e-3 * xs, "-", color=color)
+        for part in (False, True):  # one step of each kind
+            one = [r for r in lk["loggops"]["rows"] if r["exchange"] == part]
+            ax.plot([r["bytes"] for r in one], [r["predicted_us"] for r in one], ":", color=color)
+        ax.plot([], [], ":", color=color, label=f"LogGOPS ({kind})")
+        po = lk["postal"]
+        ax.plot(
+            x,
+            po["alpha_us"] + po["beta_ns_per_byte"] * 1e-3 * x,
+            "--",
+            color=color,
+            alpha=0.5,
+            label=f"postal ({kind})",
+        )
+        for b in lk["piecewise"]["breaks"]:
+            ax.axvline(b, color=color, ls="--", lw=0.8, alpha=0.6)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes); dashed verticals: break points")
+    ax.set_ylabel("time (µs, median; the runner's per-call C taken out)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    if cont is not None:
+        ax2 = axes[0][1]
+        rows = cont["measured"]
+        k = [r["flows_per_node"] for r in rows]
+        ax2.plot(k, [r["per_flow_GBps"] for r in rows], "o", label="measured")
+        ks = np.linspace(1, max(k), 50)
+        ax2.plot(
+            ks,
+            np.minimum(cont["single_GBps"], cont["bandwidth_GBps"] / ks),
+            "-",
+            label=f"min(1/G, BW/k), BW = {cont['bandwidth_GBps']:.3g} GB/s"
+            + ("" if cont["saturated"] else " (lower bound)"),
+        )
+        ax2.set_xlabel("flows per node")
+        ax2.set_ylabel("per-flow bandwidth (GB/s)")
+        ax2.set_ylim(bottom=0)
+        ax2.grid(True, alpha=0.3)
+        ax2.legend(fontsize=8)
+    fig.suptitle(wrap_title(title or f"calibrate: {cal.nranks} ranks; {cal.model}"), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -12,6 +12,10 @@ when it runs a collective:
   the rest of the small-message one-way time), and the same with a delay after the sends that
   lets the messages leave, so that only posting is timed (slope: the sender's CPU time per
   send, ``o``);
+* **chains** of ``k = 1, 2, 4`` exchanges (both ranks send and receive at once) and of ``k``
+  one-way messages (there and back), timed as ``validate`` times a collective: one step of
+  each kind by size (:func:`fit_steps`: LogGOPS's ``L``, ``G``, the switches ``S``/``R`` and
+  ``S2``/``R2``, ``X``, and the node's bandwidth for two flows) and the runner's cost per call;
 * **contention**: ``k`` flows at once, ``k = 1 … N/2`` disjoint pairs, then every rank sending
   to the next: the per-flow bandwidth against the flows per node gives the node's shared
   bandwidth ``BW`` (``bw(k) ≈ min(1/G, BW/k)``);
@@ -27,7 +31,8 @@ contention fit, LogGOPS). A fit whose R² is below :data:`R2_THRESHOLD` is kept 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +57,13 @@ FLOW_MESSAGES = 2
 #: Bytes of the reductions timed (each a multiple of every dtype's size).
 REDUCE_BYTES = (64, 4096, 65536, 1 << 20)
 #: Most segments of the ping-pong's piecewise fit.
-MAX_SEGMENTS = 3
+MAX_SEGMENTS = 4
+#: A break point is a protocol switch when the next segment lies this fraction above the previous
+#: one there (the core's ``calibrate::SWITCH_JUMP``).
+SWITCH_JUMP = 0.05
+#: Protocol switches are also looked for in the sizes up to this alone, where the cost per
+#: message shows (above, the cost per byte and the memory system's noise hide a jump).
+SWITCH_RANGE = 1 << 16
 #: Steps of the exchange plans: ``k`` exchanges in a row, ``time(k, s) = C + k·x(s)``.
 EXCHANGE_STEPS = (1, 2, 4)
 
@@ -139,6 +150,47 @@ def _stats(samples: np.ndarray) -> dict:
     return summarize(samples)
 
 
+def _chain(peer: int, s: int, k: int, both: bool) -> dict[int, list[str]]:
+    """The programs of rank 0 and ``peer`` for ``k`` steps of ``s`` bytes in a row: with
+    ``both`` every step an exchange (both ranks send and receive at once), else one message,
+    from rank 0 at even steps and from ``peer`` at odd ones. A rank's send at step ``i`` waits
+    for its receive at step ``i − 1``, as an allreduce's steps do."""
+    progs: dict[int, list[str]] = {0: [], peer: []}
+    deps: dict[int, list[str]] = {0: [], peer: []}
+    for i in range(k):
+        for me, other in ((0, peer), (peer, 0)):
+            sends = both or (me == 0) == (i % 2 == 0)
+            if sends:
+                progs[me].append(f"s{i}: send {s}b to {other} tag {i}")
+                if i > 0:
+                    deps[me].append(f"s{i} requires r{i - 1}")
+            if both or not sends:
+                progs[me].append(f"r{i}: recv {s}b from {other} tag {i}")
+    return {r: progs[r] + deps[r] for r in progs}
+
+
+def _run_chains(
+    comm: Any,
+    peer: int,
+    sizes: Sequence[int],
+    steps: Sequence[int],
+    both: bool,
+    counts: tuple[int | None, int | None],
+    progress: Progress,
+    label: str,
+) -> Iterator[tuple[int, int, int, np.ndarray]]:
+    """Runs :func:`_chain` of every size of ``sizes`` and step count of ``steps``
+    (``counts``: the iterations and warm-up rounds asked for): per chain its size, steps,
+    iterations and this rank's times (µs per run). Collective."""
+    for s in sizes:
+        for k in steps:
+            if progress:
+                progress(f"{label} 0-{peer} {s:>9} B" + (f" x {k}" if len(steps) > 1 else ""))
+            it, wu = _counts(s, *counts)
+            text = _text(comm.Get_size(), _chain(peer, s, k, both))
+            yield s, k, it, _time_program(comm, text, it, wu)
+
+
 def pingpong(
     comm: Any,
     peer: int,
@@ -147,28 +199,13 @@ def pingpong(
     warmup: int | None,
     progress: Progress = None,
 ) -> list[dict]:
-    """Half round trips between rank 0 and ``peer`` (rows on rank 0, empty elsewhere)."""
-    n = comm.Get_size()
-    rows = []
-    for s in sizes:
-        if progress:
-            progress(f"ping-pong 0-{peer} {s:>9} B")
-        text = _text(
-            n,
-            {
-                0: [f"send {s}b to {peer} tag 0", f"recv {s}b from {peer} tag 0"],
-                peer: [
-                    f"l0: recv {s}b from 0 tag 0",
-                    f"l1: send {s}b to 0 tag 0",
-                    "l1 requires l0",
-                ],
-            },
-        )
-        it, wu = _counts(s, iterations, warmup)
-        t = _time_program(comm, text, it, wu)
-        if comm.Get_rank() == 0:
-            rows.append({"bytes": s, "iterations": it, **_stats(t / 2.0)})
-    return rows
+    """Half round trips between rank 0 and ``peer``, timed on rank 0 (rows on rank 0, empty
+    elsewhere)."""
+    chains = _run_chains(
+        comm, peer, sizes, (2,), False, (iterations, warmup), progress, "ping-pong"
+    )
+    rows = [{"bytes": s, "iterations": it, **_stats(t / 2.0)} for s, _, it, t in chains]
+    return rows if comm.Get_rank() == 0 else []
 
 
 def train(
@@ -216,31 +253,20 @@ def exchange(
     iterations: int | None,
     warmup: int | None,
     progress: Progress = None,
+    both: bool = True,
 ) -> list[dict]:
-    """Rank 0 and ``peer`` exchange ``s`` bytes ``k`` times in a row, for every ``k`` of
-    :data:`EXCHANGE_STEPS` and ``s`` of ``sizes``: in each step both send and receive at once
-    (a step's send waits for the previous step's receive, as an allreduce's steps do). Rows
-    (``bytes``, ``steps`` and the statistics of each round's slower rank, µs) on rank 0."""
-    n = comm.Get_size()
+    """``k`` steps in a row between rank 0 and ``peer`` (:func:`_chain`), for every ``k`` of
+    :data:`EXCHANGE_STEPS` and ``s`` of ``sizes``: exchanges (``both``) or one-way messages
+    (a chain of hops, there and back). Rows (``bytes``, ``steps`` and the statistics of each
+    round's slower rank, µs) on rank 0."""
+    label = "exchange" if both else "one-way"
     rows = []
-    for s in sizes:
-        for k in EXCHANGE_STEPS:
-            if progress:
-                progress(f"exchange 0-{peer} {s:>9} B x {k}")
-            progs = {}
-            for me, other in ((0, peer), (peer, 0)):
-                lines = []
-                for i in range(k):
-                    lines += [
-                        f"s{i}: send {s}b to {other} tag {i}",
-                        f"r{i}: recv {s}b from {other} tag {i}",
-                    ]
-                lines += [f"s{i} requires r{i - 1}" for i in range(1, k)]
-                progs[me] = lines
-            it, wu = _counts(s, iterations, warmup)
-            t = _slowest(comm, _time_program(comm, _text(n, progs), it, wu), (0, peer))
-            if t is not None:
-                rows.append({"bytes": s, "steps": k, "iterations": it, **_stats(t)})
+    for s, k, it, t in _run_chains(
+        comm, peer, sizes, EXCHANGE_STEPS, both, (iterations, warmup), progress, label
+    ):
+        slowest = _slowest(comm, t, (0, peer))
+        if slowest is not None:
+            rows.append({"bytes": s, "steps": k, "iterations": it, **_stats(slowest)})
     return rows
 
 
@@ -412,6 +438,7 @@ def measure(
         delay = max(10.0, 2.0 * longest)
         dl = train(comm, peer, TRAIN, iterations, warmup, delay, progress)
         ex = exchange(comm, peer, sizes, iterations, warmup, progress)
+        hops = exchange(comm, peer, sizes, iterations, warmup, progress, both=False)
         links[kind] = {
             "peer": peer,
             "pingpong": pp,
@@ -419,6 +446,7 @@ def measure(
             "delayed": dl,
             "delay_us": delay,
             "exchange": ex,
+            "oneway": hops,
         }
     cont = contention(comm, nodes, max(sizes), iterations, warmup, progress)
     red = reductions(comm, iterations, progress, reduce_pairs)
@@ -579,25 +607,124 @@ def fit_exchange(rows: Sequence[dict]) -> dict:
     }
 
 
+def _switches(*fits: Any) -> list[tuple[int, float]]:
+    """The protocol switches of piecewise fits, largest jump first: for every break point
+    where the next segment lies more than :data:`SWITCH_JUMP` above the previous one there, the
+    largest size before it and the jump (µs); a size that several fits give once, with the
+    mean of their jumps."""
+    found: dict[int, list[float]] = {}
+    for f in fits:
+        for a, b in itertools.pairwise(f.segments):
+            before, after = a.intercept + a.slope * b.lo, b.intercept + b.slope * b.lo
+            if after > before * (1.0 + SWITCH_JUMP):
+                found.setdefault(int(a.hi), []).append(after - before)
+    return sorted(((s, sum(j) / len(j)) for s, j in found.items()), key=lambda w: -w[1])
+
+
+def fit_steps(o_us: float, one_way: dict, exchange: dict | None) -> dict:
+    """LogGOPS's ``L``, ``G``, ``S``, ``R``, ``S2``, ``R2``, ``X`` and the per-byte time of two
+    flows at once, from one step by size (``bytes``, ``step_us``) of one-way messages and of
+    exchanges (None: none measured), e.g. the slopes in ``k`` of :func:`fit_exchange`; ``o_us``
+    is the train's ``o``.
+
+    The switches (:func:`_switches` of the piecewise fits of both, over every size and over
+    the sizes up to :data:`SWITCH_RANGE`): ``S`` at the largest jump, ``S2`` at the next.
+    ``G`` is the slope of the one-way steps above ``S`` (one flow alone; the largest sizes'
+    segment where fewer than 3 sizes lie above ``S``); ``G2``, that of the exchange steps (two
+    flows, one each way, which share the node: its bandwidth is ``2/G2``; ``G`` where they
+    share nothing). Then one
+    non-negative least squares fit over both kinds of step: ``t − (s−1)·G' = c + R2·[s > S2]
+    + R·[s > S] + X·[exchange]`` (``G'`` = ``G`` one way, ``G2`` for the exchanges; weights
+    ``1/t``); ``L = c − 2o``."""
+    sets = [(one_way, False)] + ([(exchange, True)] if exchange is not None else [])
+    pws, small = [], []
+    for d, _ in sets:
+        x, y = [float(b) for b in d["bytes"]], list(d["step_us"])
+        pws.append(_core.fit_piecewise(x, y, MAX_SEGMENTS, 3))
+        n = sum(1 for v in x if v <= SWITCH_RANGE)
+        if n >= 6:
+            small.append(_core.fit_piecewise(x[:n], y[:n], MAX_SEGMENTS, 3))
+    sw = _switches(*pws, *small)
+    eager = sw[0][0] if sw else int(max(one_way["bytes"]))
+    s2 = sw[1][0] if len(sw) > 1 else None
+
+    def per_byte(d: dict, pw: Any) -> float:
+        # the slope of the steps above S (one protocol), else of the largest sizes' segment
+        above = [(float(b), t) for b, t in zip(d["bytes"], d["step_us"], strict=True) if b > eager]
+        if len(above) < 3:
+            return pw.segments[-1].slope
+        return _core.fit_line(*map(list, zip(*above, strict=True)), relative=True).coef[1]
+
+    big_g = per_byte(one_way, pws[0])
+    g2 = max(per_byte(sets[-1][0], pws[-1]), big_g)
+    rows = [
+        (float(b), t, x) for d, x in sets for b, t in zip(d["bytes"], d["step_us"], strict=True)
+    ]
+    names, cols = ["c"], [[1.0] * len(rows)]
+    for name, limit in (("R2", s2), ("R", eager if sw else None)):
+        if limit is not None:
+            names.append(name)
+            cols.append([float(s > limit) for s, _, _ in rows])
+    if exchange is not None:
+        names.append("X")
+        cols.append([float(x) for _, _, x in rows])
+    rest = [t - max(s - 1.0, 0.0) * (g2 if x else big_g) for s, t, x in rows]
+    f = _core.fit_least_squares(cols, rest, [1.0 / t for _, t, _ in rows], nonnegative=True)
+    coef = dict(zip(names, f.coef, strict=True))
+    ts = [t for _, t, _ in rows]
+    pred = [t - r for t, r in zip(ts, f.residuals, strict=True)]
+    return {
+        "L_us": max(coef["c"] - 2.0 * o_us, 0.0),
+        "L_excess_us": max(2.0 * o_us - coef["c"], 0.0),
+        "G_us": big_g,
+        "G2_us": g2,
+        "S": eager,
+        "S_found": bool(sw),
+        "R_us": coef.get("R", 0.0),
+        "S2": s2,
+        "R2_us": coef.get("R2", 0.0),
+        "X_us": coef.get("X", 0.0),
+        "switches": [{"bytes": b, "jump_us": j} for b, j in sw],
+        "breaks": [p.breaks for p in pws],
+        "r2": _r_squared(ts, pred),
+        "rows": [
+            {"bytes": s, "exchange": x, "step_us": t, "predicted_us": p}
+            for (s, t, x), p in zip(rows, pred, strict=True)
+        ],
+    }
+
+
+def _steps(rows: list[dict] | None, what: str, kind: str, warnings: list[str]) -> dict | None:
+    """:func:`fit_exchange` of ``rows``, or None (with a warning) when ``C`` leaves a size no
+    time (a noisy or oversubscribed run: the steps cannot carry LogGOPS, whose times are > 0)."""
+    if not rows:
+        return None
+    ex = fit_exchange(rows)
+    if min(ex["step_us"]) <= 0:
+        empty = ex["bytes"][ex["step_us"].index(min(ex["step_us"]))]
+        instead = (
+            "LogGOPS is fitted to the ping-pong and no per-call cost is written"
+            if what == "exchange"
+            else "LogGOPS's lone message is the ping-pong's"
+        )
+        warnings.append(
+            f"{what} ({kind}): the fit C + k·x(s) leaves no time for a step of {empty} B "
+            f"(C = {ex['call_us']:.4g} us): {instead} (measure on a quieter machine)"
+        )
+        return None
+    _r2_warning(warnings, f"{what} fit C + k·x(s) of the {kind} {what}s", ex["r2"])
+    return ex
+
+
 def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings: list[str]) -> dict:
     """The postal, pipelined and LogGOPS fits of one link (ping-pong, trains and, where
-    measured, exchanges), and their specs. With exchanges, the runner's per-call cost ``C``
-    (:func:`fit_exchange`) is taken out of the ping-pong (a round trip is ``C`` and two
-    one-way messages), and LogGOPS's ``L``, ``G`` and ``S`` are fitted to the exchange steps
-    (both ranks sending and receiving at once, as every step of an allreduce or alltoall on
-    2 ranks does) instead of the one-way time."""
+    measured, chains of exchanges and of one-way messages), and their specs. With exchanges,
+    the runner's per-call cost ``C`` (:func:`fit_exchange`) is taken out of the ping-pong (a
+    round trip is ``C`` and two one-way messages); LogGOPS is :func:`fit_steps` of the one-way
+    chain (the ping-pong where none was measured) and the exchanges."""
     pp = link["pingpong"]
-    ex = fit_exchange(link["exchange"]) if link.get("exchange") else None
-    if ex is not None and min(ex["step_us"]) <= 0:
-        # C took a whole size's time (a noisy or oversubscribed run): the steps cannot carry
-        # LogGOPS, whose times are all > 0
-        empty = ex["bytes"][ex["step_us"].index(min(ex["step_us"]))]
-        warnings.append(
-            f"exchange ({kind}): the fit C + k·x(s) leaves no time for a step of {empty} B "
-            f"(C = {ex['call_us']:.4g} us): LogGOPS is fitted to the ping-pong and no per-call "
-            "cost is written (measure on a quieter machine)"
-        )
-        ex = None
+    ex = _steps(link.get("exchange"), "exchange", kind, warnings)
+    hops = _steps(link.get("oneway"), "one-way", kind, warnings) if ex is not None else None
     half_call = ex["call_us"] / 2.0 if ex is not None else 0.0
     x = [float(r["bytes"]) for r in pp]
     shortest = min(r["median_us"] for r in pp)
@@ -613,28 +740,11 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
     tt = [r["median_us"] for r in link["train"]]
     dn = [float(r["messages"]) for r in link["delayed"]]
     dt = [r["median_us"] for r in link["delayed"]]
-    lg_pp = _core.fit_loggops(x, y, tn, tt, dn, dt, MAX_SEGMENTS)
-    if ex is not None:
-        lx = [float(b) for b in ex["bytes"]]
-        lg = _core.fit_loggops(lx, ex["step_us"], tn, tt, dn, dt, MAX_SEGMENTS)
-        _r2_warning(warnings, f"exchange fit C + k·x(s) of the {kind} exchanges", ex["r2"])
-    else:
-        lx, lg = x, lg_pp
+    lg = _core.fit_loggops(x, y, tn, tt, dn, dt, MAX_SEGMENTS)
+    st = fit_steps(lg.overhead, hops or {"bytes": x, "step_us": y}, ex)
     postal = _core.fit_line(x, y, relative=True)
-    pw = lg_pp.pingpong
-    s_found = lg.eager_limit is not None
-    eager = int(lg.eager_limit if lg.eager_limit is not None else max(x))
-    big_g = lg.gap_per_byte
-    beta = lg_pp.gap_per_byte
-    # R: the segments' jump at the switch (the rendezvous handshake), which the line
-    # L + 2o + (s-1)G lacks above S: the last segment's intercept less the first's
-    segs = lg.pingpong.segments
-    r_raw = segs[-1].intercept - segs[0].intercept if s_found else 0.0
-    rendezvous = max(r_raw, 0.0)
-    lg_times = [lg.latency + 2 * lg.overhead + max(s - 1, 0.0) * big_g for s in lx]
-    lg_pred = [t + (rendezvous if s > eager else 0.0) for s, t in zip(lx, lg_times, strict=True)]
-    lg_meas = ex["step_us"] if ex is not None else y
-    lg_r2 = _r_squared(lg_meas, lg_pred)
+    pw = lg.pingpong
+    beta = lg.gap_per_byte
     # α_r: the issue cost per message (the train's slope); α_p: the rest of the small-message
     # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment
     alpha_r = lg.train.coef[1]
@@ -646,25 +756,29 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
             f"pipelined ({kind}): α_r = {alpha_r:.4g} us exceeds the small-message one-way "
             f"time {first.intercept:.4g} us: α_p is 0"
         )
+    switch2 = f",S2={st['S2']},R2={_fmt_time_us(st['R2_us'])}" if st["R2_us"] > 0 else ""
+    switch2 += f",X={_fmt_time_us(st['X_us'])}" if st["X_us"] > 0 else ""
     specs = {
         "postal": f"postal:alpha={_fmt_time_us(postal.coef[0])},"
         f"beta={_fmt_time_us(postal.coef[1])},{reduce_part}",
         "pipelined": f"pipelined:alpha_p={_fmt_time_us(alpha_p)},"
         f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(beta)},{reduce_part}",
-        "loggops": f"loggops:L={_fmt_time_us(lg.latency)},o={_fmt_time_us(lg.overhead)},"
-        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(big_g)},O=0,S={eager},{reduce_part}"
-        f"{copy_part}" + (f",R={_fmt_time_us(rendezvous)}" if rendezvous > 0 else ""),
+        "loggops": f"loggops:L={_fmt_time_us(st['L_us'])},o={_fmt_time_us(lg.overhead)},"
+        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(st['G_us'])},O=0,S={st['S']},{reduce_part}"
+        f"{copy_part}" + (f",R={_fmt_time_us(st['R_us'])}" if st["R_us"] > 0 else "") + switch2,
     }
     _r2_warning(warnings, f"postal fit of the {kind} ping-pong", postal.r2)
     _r2_warning(warnings, f"pipelined fit (α_p, α_r) of the {kind} issue-rate train", lg.train.r2)
     _r2_warning(warnings, f"o fit of the {kind} delayed train", lg.overhead_train.r2)
     _r2_warning(warnings, f"piecewise fit of the {kind} ping-pong", pw.r2)
-    on = "exchange steps" if ex is not None else "ping-pong"
-    _r2_warning(warnings, f"LogGOPS time L + 2o + (s-1)G (+ R above S) on the {kind} {on}", lg_r2)
-    if lg.latency_excess > 0:
+    on = ("one-way steps" if hops is not None else "ping-pong") + (
+        " and exchange steps" if ex is not None else ""
+    )
+    _r2_warning(warnings, f"LogGOPS (with R, R2, X) on the {kind} {on}", st["r2"])
+    if st["L_excess_us"] > 0:
         warnings.append(
             f"LogGOPS ({kind}): 2o = {2 * lg.overhead:.4g} us exceeds the small-message "
-            f"one-way time by {lg.latency_excess:.4g} us: L is 0 (o is over-estimated)"
+            f"step time by {st['L_excess_us']:.4g} us: L is 0 (o is over-estimated)"
         )
     return {
         "peer": link["peer"],
@@ -684,28 +798,31 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
             "residuals_us": lg.train.residuals,
         },
         "loggops": {
-            "L_us": lg.latency,
-            "L_excess_us": lg.latency_excess,
+            "L_us": st["L_us"],
+            "L_excess_us": st["L_excess_us"],
             "o_us": lg.overhead,
             "o_r2": lg.overhead_train.r2,
             "g_us": lg.gap,
             "g_r2": lg.train.r2,
-            "G_ns_per_byte": big_g * 1e3,
+            "G_ns_per_byte": st["G_us"] * 1e3,
+            "G2_ns_per_byte": st["G2_us"] * 1e3,
             "O_ns_per_byte": 0.0,
-            "S": eager,
+            "S": st["S"],
             "S_source": "break point (eager/rendezvous switch)"
-            if s_found
+            if st["S_found"]
             else "no switch in the sizes measured: the largest size",
+            "R_us": st["R_us"],
+            "S2": st["S2"],
+            "R2_us": st["R2_us"],
+            "switches": st["switches"],
+            "X_us": st["X_us"],
+            "step_breaks": st["breaks"],
             "fitted_to": on,
-            "bytes": lx,
-            "R_us": rendezvous,
-            "R_raw_us": r_raw,
-            "r2": lg_r2,
-            "r2_without_R": lg.r2,
-            "predicted_us": lg_pred,
-            "residuals_us": [m - p for m, p in zip(lg_meas, lg_pred, strict=True)],
+            "r2": st["r2"],
+            "rows": st["rows"],
         },
         "exchange": ex,
+        "oneway": hops,
         "piecewise": {
             "breaks": pw.breaks,
             "r2": pw.r2,
@@ -728,6 +845,7 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
             "delayed": link["delayed"],
             "delay_us": link["delay_us"],
             "exchange": link.get("exchange"),
+            "oneway": link.get("oneway"),
         },
     }
 
@@ -750,14 +868,17 @@ def _copy_fit(measured: dict | None, warnings: list[str]) -> dict | None:
     }
 
 
-def node_bandwidth(fitted_gbps: float, exchange_g_ns: float | None) -> float:
-    """The node level's shared bandwidth (GB/s): the contention fit's, but not below what the
-    exchange steps moved (2 flows at once, one each way: ``2/G``). LogGOPS's ``G`` fitted on
-    the exchanges already carries the sharing of those 2 flows; a node bandwidth below ``2/G``
-    would charge it twice."""
-    if exchange_g_ns is None or exchange_g_ns <= 0:
-        return fitted_gbps
-    return max(fitted_gbps, 2.0 / exchange_g_ns)
+def node_bandwidth(contention: dict, two_flows_g_ns: float | None) -> float:
+    """The node level's shared bandwidth (GB/s): ``2/G2`` of the exchanges (two flows at
+    once, one each way, at every size measured; ``G2`` ns per byte per flow), but the
+    contention fit's where that is lower and saw more than 2 flows per node sharing; the
+    contention fit's where no exchange was measured."""
+    fitted = contention["bandwidth_GBps"]
+    if two_flows_g_ns is None or two_flows_g_ns <= 0:
+        return fitted
+    most = max(r["flows_per_node"] for r in contention["measured"])
+    two = 2.0 / two_flows_g_ns
+    return min(fitted, two) if contention["saturated"] and most > 2 else two
 
 
 def _fit_contention(rows: list[dict], big_g_ns: float, warnings: list[str]) -> dict | None:
@@ -812,8 +933,10 @@ def fit(measured: dict, library: str = "") -> Calibration:
     rpn = measured["ranks_per_node"]
     node = None
     if cont is not None:
-        ex_g = links[primary]["loggops"]["G_ns_per_byte"] if links[primary]["exchange"] else None
-        cont["node_GBps"] = node_bandwidth(cont["bandwidth_GBps"], ex_g)
+        lp = links[primary]["loggops"]
+        cont["node_GBps"] = node_bandwidth(
+            cont, lp["G2_ns_per_byte"] if links[primary]["exchange"] else None
+        )
         node = f"node:ranks={rpn},bw={_fmt_gbps(cont['node_GBps'])}GB/s"
     fits = {
         "r2_threshold": R2_THRESHOLD,
@@ -826,7 +949,6 @@ def fit(measured: dict, library: str = "") -> Calibration:
         "nodes": measured["nodes"],
         "nnodes": measured["nnodes"],
     }
-    ex = links[primary]["exchange"]
     return Calibration(
         model=models["loggops"],
         models=models,
@@ -836,85 +958,5 @@ def fit(measured: dict, library: str = "") -> Calibration:
         ranks_per_node=rpn,
         fits=fits,
         warnings=warnings,
-        call_us=ex["call_us"] if ex is not None else None,
+        call_us=ex["call_us"] if (ex := links[primary]["exchange"]) is not None else None,
     )
-
-
-# -- the figure ------------------------------------------------------------------------------
-
-
-def plot(cal: Calibration, path: str | Path, title: str | None = None) -> Path:
-    """Fit against measurement: one-way time against size (measured medians, the piecewise
-    segments, LogGOPS and postal; break points dashed) and, where measured, per-flow bandwidth
-    against flows per node with ``min(1/G, BW/k)``."""
-    from hypercuboid.plot import _pyplot, wrap_title
-
-    plt = _pyplot()
-    cont = cal.fits["contention"]
-    ncols = 2 if cont is not None else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(6.5 * ncols, 4.5), dpi=120, squeeze=False)
-    ax = axes[0][0]
-    for kind, lk in cal.fits["links"].items():
-        pp = lk["measured"]["pingpong"]
-        ex = lk["exchange"]
-        half_call = ex["call_us"] / 2 if ex is not None else 0.0
-        x = np.array([r["bytes"] for r in pp], dtype=float)
-        y = [r["median_us"] - half_call for r in pp]
-        pts = ax.plot(x, y, "o", ms=4, label=f"one-way ({kind})")[0]
-        color = pts.get_color()
-        if ex is not None:
-            ax.plot(
-                ex["bytes"],
-                ex["step_us"],
-                "s",
-                ms=4,
-                mfc="none",
-                color=color,
-                label=f"exchange step ({kind}), C = {ex['call_us']:.3g} us",
-            )
-        for s in lk["piecewise"]["segments"]:
-            xs = np.geomspace(max(s["from_bytes"], 1.0), max(s["to_bytes"], 1.0), 20)
-            ax.plot(xs, s["alpha_us"] + s["beta_ns_per_byte"] * 1e-3 * xs, "-", color=color)
-        lg = lk["loggops"]
-        ax.plot(lg["bytes"], lg["predicted_us"], ":", color=color, label=f"LogGOPS ({kind})")
-        po = lk["postal"]
-        ax.plot(
-            x,
-            po["alpha_us"] + po["beta_ns_per_byte"] * 1e-3 * x,
-            "--",
-            color=color,
-            alpha=0.5,
-            label=f"postal ({kind})",
-        )
-        for b in lk["piecewise"]["breaks"]:
-            ax.axvline(b, color=color, ls="--", lw=0.8, alpha=0.6)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes); dashed verticals: break points")
-    ax.set_ylabel("time (µs, median; the runner's per-call C taken out)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    if cont is not None:
-        ax2 = axes[0][1]
-        rows = cont["measured"]
-        k = [r["flows_per_node"] for r in rows]
-        ax2.plot(k, [r["per_flow_GBps"] for r in rows], "o", label="measured")
-        ks = np.linspace(1, max(k), 50)
-        ax2.plot(
-            ks,
-            np.minimum(cont["single_GBps"], cont["bandwidth_GBps"] / ks),
-            "-",
-            label=f"min(1/G, BW/k), BW = {cont['bandwidth_GBps']:.3g} GB/s"
-            + ("" if cont["saturated"] else " (lower bound)"),
-        )
-        ax2.set_xlabel("flows per node")
-        ax2.set_ylabel("per-flow bandwidth (GB/s)")
-        ax2.set_ylim(bottom=0)
-        ax2.grid(True, alpha=0.3)
-        ax2.legend(fontsize=8)
-    fig.suptitle(wrap_title(title or f"calibrate: {cal.nranks} ranks; {cal.model}"), fontsize=9)
-    fig.tight_layout()
-    p = Path(path)
-    fig.savefig(p)
-    plt.close(fig)
-    return p

@@ -104,6 +104,19 @@ pub struct LinearFit {
     pub residuals: Vec<f64>,
 }
 
+/// `Ok` when `what` has `got` values, the measurements' `expected`; else [`FitError::Length`].
+pub(crate) fn check_len(what: &'static str, got: usize, expected: usize) -> Result<(), FitError> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(FitError::Length {
+            what,
+            got,
+            expected,
+        })
+    }
+}
+
 pub(crate) fn check_finite(what: &'static str, v: &[f64], positive: bool) -> Result<(), FitError> {
     for (index, &value) in v.iter().enumerate() {
         let bad = !value.is_finite() || (positive && value <= 0.0) || (!positive && value < 0.0);
@@ -126,13 +139,7 @@ pub(crate) fn check_finite(what: &'static str, v: &[f64], positive: bool) -> Res
 fn check_inputs(columns: &[&[f64]], y: &[f64], weights: Option<&[f64]>) -> Result<(), FitError> {
     let n = y.len();
     for (j, c) in columns.iter().enumerate() {
-        if c.len() != n {
-            return Err(FitError::Length {
-                what: "a column",
-                got: c.len(),
-                expected: n,
-            });
-        }
+        check_len("a column", c.len(), n)?;
         for (index, &value) in c.iter().enumerate() {
             if !value.is_finite() {
                 return Err(FitError::Value {
@@ -155,13 +162,7 @@ fn check_inputs(columns: &[&[f64]], y: &[f64], weights: Option<&[f64]>) -> Resul
         }
     }
     if let Some(w) = weights {
-        if w.len() != n {
-            return Err(FitError::Length {
-                what: "weights",
-                got: w.len(),
-                expected: n,
-            });
-        }
+        check_len("weights", w.len(), n)?;
         check_finite("weights", w, true)?;
     }
     if n < columns.len().max(1) {
@@ -397,13 +398,7 @@ pub fn nnls(columns: &[&[f64]], y: &[f64], weights: Option<&[f64]>) -> Result<Li
 /// # Ok::<(), hypercuboid_core::calibrate::FitError>(())
 /// ```
 pub fn fit_line(x: &[f64], y: &[f64], relative: bool) -> Result<LinearFit, FitError> {
-    if x.len() != y.len() {
-        return Err(FitError::Length {
-            what: "x",
-            got: x.len(),
-            expected: y.len(),
-        });
-    }
+    check_len("x", x.len(), y.len())?;
     let distinct = distinct(x);
     if distinct < 2 {
         return Err(FitError::TooFewPoints {

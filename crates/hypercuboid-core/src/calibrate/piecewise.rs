@@ -1,6 +1,6 @@
 //! Piecewise lines with break points, and the shared bandwidth of concurrent flows.
 
-use super::{check_finite, distinct, fit_line, r_squared, FitError};
+use super::{check_finite, check_len, distinct, fit_line, r_squared, FitError};
 
 /// One segment of a [`PiecewiseFit`]: the points `first..end` (ascending x), fitted by
 /// `intercept + slope·x` (both `>= 0`).
@@ -69,13 +69,7 @@ pub fn piecewise(
     min_points: usize,
 ) -> Result<PiecewiseFit, FitError> {
     let n = y.len();
-    if x.len() != n {
-        return Err(FitError::Length {
-            what: "x",
-            got: x.len(),
-            expected: n,
-        });
-    }
+    check_len("x", x.len(), n)?;
     check_finite("x", x, false)?;
     check_finite("y", y, true)?;
     for i in 1..n {
@@ -200,13 +194,7 @@ pub struct ContentionFit {
 /// ```
 pub fn contention(flows: &[f64], per_flow: &[f64], single: f64) -> Result<ContentionFit, FitError> {
     let n = per_flow.len();
-    if flows.len() != n {
-        return Err(FitError::Length {
-            what: "flows",
-            got: flows.len(),
-            expected: n,
-        });
-    }
+    check_len("flows", flows.len(), n)?;
     if n == 0 {
         return Err(FitError::TooFewPoints {
             what: "a contention fit",

@@ -21,6 +21,12 @@ fn sizes(lo: u32, hi: u32) -> Vec<f64> {
     (lo..=hi).map(|k| (1u64 << k) as f64).collect()
 }
 
+/// `f(x)` of every `x`, times noise of relative amplitude `amp` (seeded by `seed`).
+fn noisy(x: &[f64], amp: f64, seed: u64, f: impl Fn(f64) -> f64) -> Vec<f64> {
+    let n = noise(x.len(), amp, seed);
+    x.iter().zip(&n).map(|(&v, e)| f(v) * e).collect()
+}
+
 fn within(got: f64, want: f64, rel: f64) -> bool {
     (got - want).abs() <= rel * want.abs()
 }
@@ -43,12 +49,7 @@ fn least_squares_recovers_three_coefficients_exactly() {
 fn nnls_equals_least_squares_when_that_is_non_negative() {
     let x = sizes(0, 20);
     let ones = vec![1.0; x.len()];
-    let n = noise(x.len(), 0.02, 1);
-    let y: Vec<f64> = x
-        .iter()
-        .zip(&n)
-        .map(|(s, e)| (800.0 + 0.2 * s) * e)
-        .collect();
+    let y = noisy(&x, 0.02, 1, |s| 800.0 + 0.2 * s);
     let w: Vec<f64> = y.iter().map(|v| 1.0 / v).collect();
     let a = least_squares(&[&ones, &x], &y, Some(&w)).unwrap();
     let b = nnls(&[&ones, &x], &y, Some(&w)).unwrap();
@@ -87,12 +88,7 @@ fn nnls_is_never_negative_and_reports_a_poor_r2() {
 fn a_postal_line_is_recovered_within_two_percent_from_noisy_measurements() {
     // α = 1.2 µs, β = 0.35 ns/B, as µs; 3 % noise
     let x = sizes(0, 22);
-    let n = noise(x.len(), 0.03, 7);
-    let y: Vec<f64> = x
-        .iter()
-        .zip(&n)
-        .map(|(s, e)| (1.2 + 0.35e-3 * s) * e)
-        .collect();
+    let y = noisy(&x, 0.03, 7, |s| 1.2 + 0.35e-3 * s);
     let f = fit_line(&x, &y, true).unwrap();
     assert!(within(f.coef[0], 1.2, 0.02), "alpha {}", f.coef[0]);
     assert!(within(f.coef[1], 0.35e-3, 0.02), "beta {}", f.coef[1]);
@@ -103,18 +99,13 @@ fn a_postal_line_is_recovered_within_two_percent_from_noisy_measurements() {
 fn piecewise_finds_a_known_break_point_in_noisy_measurements() {
     // eager up to 4 KiB: 0.5 µs + 0.1 ns/B; rendezvous from 8 KiB: 2.5 µs + 0.08 ns/B; 2 % noise
     let x = sizes(0, 22);
-    let n = noise(x.len(), 0.02, 3);
-    let y: Vec<f64> = x
-        .iter()
-        .zip(&n)
-        .map(|(&s, e)| {
-            e * if s <= 4096.0 {
-                0.5 + 1e-4 * s
-            } else {
-                2.5 + 0.8e-4 * s
-            }
-        })
-        .collect();
+    let y = noisy(&x, 0.02, 3, |s| {
+        if s <= 4096.0 {
+            0.5 + 1e-4 * s
+        } else {
+            2.5 + 0.8e-4 * s
+        }
+    });
     let f = piecewise(&x, &y, 3, 3).unwrap();
     assert_eq!(f.breaks, vec![8192.0]);
     assert_eq!((f.segments[0].hi, f.segments[1].lo), (4096.0, 8192.0));
@@ -128,12 +119,7 @@ fn piecewise_finds_a_known_break_point_in_noisy_measurements() {
 #[test]
 fn piecewise_keeps_one_segment_for_one_noisy_line() {
     let x = sizes(0, 22);
-    let n = noise(x.len(), 0.02, 11);
-    let y: Vec<f64> = x
-        .iter()
-        .zip(&n)
-        .map(|(s, e)| (1.0 + 1e-4 * s) * e)
-        .collect();
+    let y = noisy(&x, 0.02, 11, |s| 1.0 + 1e-4 * s);
     let f = piecewise(&x, &y, 3, 3).unwrap();
     assert!(f.breaks.is_empty(), "{:?}", f.breaks);
     assert_eq!(f.segments.len(), 1);
@@ -144,12 +130,7 @@ fn piecewise_keeps_one_segment_for_one_noisy_line() {
 fn contention_recovers_the_shared_bandwidth() {
     // one flow 12 GB/s, 30 GB/s shared, 1 % noise; k = 1..8
     let k: Vec<f64> = (1..=8).map(f64::from).collect();
-    let n = noise(k.len(), 0.01, 5);
-    let bw: Vec<f64> = k
-        .iter()
-        .zip(&n)
-        .map(|(k, e)| (30.0 / k).min(12.0) * e)
-        .collect();
+    let bw = noisy(&k, 0.01, 5, |k| (30.0 / k).min(12.0));
     let f = contention(&k, &bw, 12.0).unwrap();
     assert!(f.saturated);
     assert!(within(f.bandwidth, 30.0, 0.02), "{}", f.bandwidth);
@@ -175,15 +156,11 @@ fn loggops_parameters_are_recovered_within_two_percent() {
     // µs: L = 0.4, o = 0.15, g = 0.25, G = 0.1 ns/B, S = 4 KiB (rendezvous adds 1.5 µs)
     let (l, o, g, big_g) = (0.4, 0.15, 0.25, 1e-4);
     let x = sizes(0, 22);
-    let n = noise(x.len(), 0.01, 9);
-    let y: Vec<f64> = x
-        .iter()
-        .zip(&n)
-        .map(|(&s, e)| e * (l + 2.0 * o + (s - 1.0) * big_g + if s > 4096.0 { 1.5 } else { 0.0 }))
-        .collect();
+    let y = noisy(&x, 0.01, 9, |s| {
+        l + 2.0 * o + (s - 1.0) * big_g + if s > 4096.0 { 1.5 } else { 0.0 }
+    });
     let m: Vec<f64> = (0..7).map(|k| f64::from(1 << k)).collect();
-    let nt = noise(m.len(), 0.01, 10);
-    let train: Vec<f64> = m.iter().zip(&nt).map(|(m, e)| (1.0 + g * m) * e).collect();
+    let train = noisy(&m, 0.01, 10, |m| 1.0 + g * m);
     let nd = noise(m.len(), 0.01, 12);
     // the delay itself is exact; posting is noisy
     let delayed: Vec<f64> = m.iter().zip(&nd).map(|(m, e)| 20.0 + o * m * e).collect();

@@ -24,7 +24,10 @@ use crate::units::{per_byte, ByteRate, Time};
 ///   new free time, keeping its place among equal times.
 /// - **Send** of `s` bytes at `t`: `cpu = t + o + (s−1)·O`, `nic_send = t + g + (s−1)·G`;
 ///   the message reaches the receiver at `t + o + L` (`t + o + L + R` when `s > S`: `R` is the
-///   rendezvous handshake's cost, 0 by default as in LogGOPSim). If `s ≤ S` (eager) the send completes at
+///   rendezvous handshake's cost, 0 by default as in LogGOPSim; and `R2` more when `s > S2`, a
+///   second protocol switch such as a library's inline-send limit, none by default; see
+///   [`LogGopsModel::switch_latency`]); with `X` > 0 the sender's receive clock is held until
+///   `X` after that arrival. If `s ≤ S` (eager) the send completes at
 ///   `t`; otherwise (rendezvous) when the receiver matches it, and the sender's clocks are then
 ///   moved up to the match time.
 /// - **Message** reaching its receiver at `t`: waits until the receiver's clocks
@@ -74,6 +77,18 @@ pub struct LogGopsModel {
     /// `R`, the extra latency of a message above `S` (the rendezvous handshake); 0 in
     /// LogGOPSim, measured by `hypercuboid calibrate` as the jump of its piecewise segments.
     pub rendezvous: Time,
+    /// `S2`, a second protocol switch (bytes): a message above it takes `R2` more latency
+    /// (below `S`, a library's inline or short-message limit). `u64::MAX` (the default): none.
+    pub switch2: u64,
+    /// `R2`, the extra latency of a message above `S2` (added to `R` above `S` too); 0 unless
+    /// given, measured by `hypercuboid calibrate` as the jump of its segments at `S2`.
+    pub switch2_latency: Time,
+    /// `X`, how much longer a message waits at a rank that is sending at the same time: a
+    /// send holds its rank's receive clock (the NIC's, on the send's `nic` index) until its
+    /// own message has arrived (`t + o + L`, and `R`, `R2` at the switches) plus `X`. 0 (the
+    /// default, as in LogGOPSim): no hold. Measured by `hypercuboid calibrate` as what an
+    /// exchange step costs beyond a lone message.
+    pub crossing: Time,
     /// γ, ps per reduced byte.
     pub gamma: f64,
     /// δ, fixed cost per reduction.
@@ -99,6 +114,9 @@ impl Default for LogGopsModel {
             overhead_per_byte: 0.0,
             eager_limit: 65_535,
             rendezvous: 0,
+            switch2: u64::MAX,
+            switch2_latency: 0,
+            crossing: 0,
             gamma: 0.0,
             delta: 0,
             copy: 0.0,
@@ -176,6 +194,33 @@ pub(super) fn finish_of(st: &LogGopsState, rank: Rank, last_done: Time) -> Time 
 }
 
 impl LogGopsModel {
+    /// The latency a message of `bytes` takes beyond `L` at the protocol switches: `R` above
+    /// `S` (the rendezvous handshake) plus `R2` above `S2`; 0 with the defaults.
+    #[inline]
+    pub fn switch_latency(&self, bytes: u64) -> Time {
+        let r = if bytes > self.eager_limit {
+            self.rendezvous
+        } else {
+            0
+        };
+        if bytes > self.switch2 {
+            r.saturating_add(self.switch2_latency)
+        } else {
+            r
+        }
+    }
+
+    /// With `X` > 0, holds the receive clock (on NIC `nic`) of `rank`, a message's sender,
+    /// until `X` after `arrival`, the time its message reaches the receiver (see
+    /// [`LogGopsModel::crossing`]).
+    #[inline]
+    pub(super) fn hold_receive(&self, st: &mut LogGopsState, rank: Rank, nic: u16, arrival: Time) {
+        if self.crossing > 0 {
+            let n = st.nr(rank, nic);
+            st.clk[n] = st.clk[n].max(arrival.saturating_add(self.crossing));
+        }
+    }
+
     #[inline]
     fn per_extra_byte(bytes: u64, rate: ByteRate) -> Time {
         rate.of(bytes.saturating_sub(1))
@@ -263,13 +308,13 @@ impl CostModel for LogGopsModel {
             .saturating_add(self.gap)
             .saturating_add(Self::per_extra_byte(m.bytes, st.g_rate));
         let eager = m.bytes <= self.eager_limit;
-        let handshake = if eager { 0 } else { self.rendezvous };
+        let arrival = t
+            .saturating_add(self.overhead)
+            .saturating_add(self.latency)
+            .saturating_add(self.switch_latency(m.bytes));
+        self.hold_receive(st, m.src, m.nic, arrival);
         Attempt::Go(SendIssue {
-            arrival: Some(
-                t.saturating_add(self.overhead)
-                    .saturating_add(self.latency)
-                    .saturating_add(handshake),
-            ),
+            arrival: Some(arrival),
             completion: if eager {
                 SendCompletion::At(t)
             } else {

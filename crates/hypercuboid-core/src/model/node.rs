@@ -24,11 +24,14 @@
 //! # Host side (LogGOPS `o`, `O`, `g`, `L`, `S`, γ, δ)
 //! For a flow message, as on a network ([`super::NetworkModel`]): a **send** of `s` bytes at
 //! `t` occupies the CPU `o + (s−1)·O` and the NIC `g`; the flow starts at `t + o` and the
-//! message arrives `L` after its last byte has moved. An **eager** send (`s ≤ S`) completes at
-//! `t`. A **rendezvous** send (`s > S`) sends its request first (arriving at `t + o + L`); when
+//! message arrives `L` after its last byte has moved (`L + R2` above `S2`). An **eager** send
+//! (`s ≤ S`) completes at `t`. A **rendezvous** send (`s > S`) sends its request first
+//! (arriving at `t + o + L + R`, `+ R2` above `S2`); when
 //! the receiver matches it, the data flow starts `L` later (the clear-to-send) and the send
 //! and the receive complete `L` after its last byte has moved. The **arrival** of a message
-//! (or request) at `t` occupies the receiver's CPU `o + (s−1)·O` and NIC `g`. Local work,
+//! (or request) at `t` occupies the receiver's CPU `o + (s−1)·O` and NIC `g`; with LogGOPS's
+//! `X`, the sender's receive path is held until `X` after its message (or request) arrived,
+//! so that a message reaching a rank whose own message is arriving at the same time waits `X`. Local work,
 //! reductions and finish times are LogGOPS's.
 //!
 //! # What it does not model
@@ -51,7 +54,7 @@ use crate::network::NetworkError;
 use crate::schedule::Rank;
 use crate::units::{per_byte, Time};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 const NEVER: Time = Time::MAX;
 
@@ -186,6 +189,8 @@ pub struct NodeTotals {
 pub struct NodeState {
     host: LogGopsState,
     flows: Flows,
+    /// With LogGOPS's `X`: the sender (rank, NIC) of every eager flow not yet arrived.
+    senders: HashMap<u64, (Rank, u16)>,
     /// What was carried how.
     pub totals: NodeTotals,
 }
@@ -414,6 +419,7 @@ impl CostModel for NodeModel {
         NodeState {
             host: self.host.new_state(nranks, ncpus, nnics),
             flows: Flows::new(self.capacities()),
+            senders: HashMap::new(),
             totals: NodeTotals::default(),
         }
     }
@@ -436,7 +442,12 @@ impl CostModel for NodeModel {
         let at = t.saturating_add(h.overhead);
         if m.bytes <= h.eager_limit {
             self.count(st, m);
-            st.flows.start(at, path, m.bytes, h.latency, m.id, false);
+            if h.crossing > 0 {
+                // X: the sender's receive path is held from its flow's arrival on
+                st.senders.insert(m.id, (m.src, m.nic));
+            }
+            let latency = h.latency.saturating_add(h.switch_latency(m.bytes));
+            st.flows.start(at, path, m.bytes, latency, m.id, false);
             Attempt::Go(SendIssue {
                 arrival: None,
                 completion: SendCompletion::At(t),
@@ -444,9 +455,13 @@ impl CostModel for NodeModel {
             })
         } else {
             // The request to send (and the handshake's measured cost, R); the data flows once
-            // it is matched.
+            // it is matched. X holds the receive path from the request's arrival, as LogGOPS.
+            let arrival = at
+                .saturating_add(h.latency)
+                .saturating_add(h.switch_latency(m.bytes));
+            h.hold_receive(&mut st.host, m.src, m.nic, arrival);
             Attempt::Go(SendIssue {
-                arrival: Some(at.saturating_add(h.latency).saturating_add(h.rendezvous)),
+                arrival: Some(arrival),
                 completion: SendCompletion::OnMatch,
                 busy_until: cpu_end,
             })
@@ -519,6 +534,13 @@ impl CostModel for NodeModel {
     ) -> Result<(), NetworkError> {
         st.flows.ready.clear();
         st.flows.advance(until.unwrap_or(NEVER))?;
+        // X: every sender of a message that arrives now holds its receive path (before any of
+        // these arrivals is delivered, so that two crossing messages wait alike)
+        for &(time, id, rdv) in &st.flows.ready {
+            if let Some((rank, nic)) = (!rdv).then(|| st.senders.remove(&id)).flatten() {
+                self.host.hold_receive(&mut st.host, rank, nic, time);
+            }
+        }
         out.extend(st.flows.ready.drain(..).map(|(time, id, rdv)| {
             if rdv {
                 Notice::RendezvousDone { time, id }

@@ -79,6 +79,17 @@ const LOGGOPS: Form = Form::named(
         "extra latency of a message above S: the rendezvous handshake (default 0)",
     ),
     Key::new(
+        "S2",
+        "a second protocol switch, a size such as 256: a message above it takes R2 more \
+         latency (a library's inline-send limit below S; default none)",
+    ),
+    Key::new("R2", "extra latency of a message above S2 (default 0)"),
+    Key::new(
+        "X",
+        "how much longer a message waits at a rank that is sending at the same time: a send \
+         holds its rank's receive path until its own message has arrived, plus X (default 0)",
+    ),
+    Key::new(
         "order",
         "issue order of the sends (and of the receives) one event frees on a rank: \
          program (as the program lists them, MPI's order; default) or gcc (a stock \
@@ -205,6 +216,9 @@ fn loggops(s: &Spec) -> Result<ModelSpec, SpecError> {
         delta: time(s, "delta", d.delta)?,
         copy: rate(s, "copy", d.copy)?,
         rendezvous: time(s, "R", d.rendezvous)?,
+        switch2: s.value("S2", spec::size)?.unwrap_or(d.switch2),
+        switch2_latency: time(s, "R2", d.switch2_latency)?,
+        crossing: time(s, "X", d.crossing)?,
         order: s.value("order", |v| ORDERS.read(v))?.unwrap_or(d.order),
     }))
 }
@@ -278,6 +292,15 @@ impl fmt::Display for ModelSpec {
                 if m.rendezvous != 0 {
                     write!(f, ",R={}", format_time_exact(m.rendezvous))?;
                 }
+                if m.switch2 != LogGopsModel::default().switch2 {
+                    write!(f, ",S2={}", m.switch2)?;
+                }
+                if m.switch2_latency != 0 {
+                    write!(f, ",R2={}", format_time_exact(m.switch2_latency))?;
+                }
+                if m.crossing != 0 {
+                    write!(f, ",X={}", format_time_exact(m.crossing))?;
+                }
                 if m.order != LogGopsModel::default().order {
                     write!(f, ",order={}", ORDERS.name(m.order))?;
                 }
@@ -309,7 +332,7 @@ mod tests {
         for (entry, keys) in MODELS.iter().zip([
             "alpha, beta, gamma, delta",
             "alpha_p, alpha_r, beta, gamma, delta",
-            "L, o, g, G, O, S, gamma, delta, copy, R, order",
+            "L, o, g, G, O, S, gamma, delta, copy, R, S2, R2, X, order",
         ]) {
             let name = entry.form.name;
             let e = err(&format!("{name}:zeta=1"));

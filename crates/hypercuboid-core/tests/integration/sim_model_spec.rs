@@ -23,6 +23,9 @@ const LOGGOPSIM_DEFAULTS: LogGopsModel = LogGopsModel {
     overhead_per_byte: 0.0,
     eager_limit: 65535,
     rendezvous: 0,
+    switch2: u64::MAX,
+    switch2_latency: 0,
+    crossing: 0,
     gamma: 0.0,
     delta: 0,
     copy: 0.0,
@@ -160,7 +163,7 @@ fn error_messages() {
         (
             "loggops:l=1",
             "invalid model spec 'loggops:l=1': unknown key 'l' for loggops; accepted: L, o, g, G, \
-             O, S, gamma, delta, copy, R, order",
+             O, S, gamma, delta, copy, R, S2, R2, X, order",
         ),
         (
             "postal:alpha=-1us",
