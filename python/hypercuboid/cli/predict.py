@@ -10,7 +10,7 @@ import click
 
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json
-from hypercuboid.cli.simulate import MODEL_HELP
+from hypercuboid.cli.simulate import MODEL_HELP, model_options
 
 if TYPE_CHECKING:
     from hypercuboid.predict import ModelFile
@@ -63,15 +63,7 @@ GRID_OPTIONS: list[Callable] = [
         default=None,
         help="Element type [default: float64 for allreduce, uint8 for alltoall].",
     ),
-    click.option("--model", "-m", default=None, help=MODEL_HELP),
-    click.option(
-        "--model-file",
-        type=cliopts.InputFile(),
-        default=None,
-        help="Read the model from a model file (JSON with a 'model' spec), e.g. one written by "
-        "'hypercuboid bench pingpong' or 'calibrate'; its 'node' spec too, if it has one "
-        "(--node wins).",
-    ),
+    *model_options("'hypercuboid bench pingpong' or 'calibrate'"),
     click.option(
         "--node",
         default=None,
@@ -79,17 +71,6 @@ GRID_OPTIONS: list[Callable] = [
         "[,map=block|round_robin]): ranks of a node share its bandwidth (docs/simulate.md).",
     ),
 ]
-
-
-def with_options(options: Sequence[Callable]) -> Callable:
-    """Applies click options in the order listed."""
-
-    def deco(f: Callable) -> Callable:
-        for o in reversed(options):
-            f = o(f)
-        return f
-
-    return deco
 
 
 def grid_algorithms(collective: str, text: str | None) -> list[str] | None:
@@ -158,7 +139,7 @@ def echo_mismatches(mf: ModelFile, ranks: Sequence[int], library: str | None = N
     required=True,
     help="Number of ranks (repeat for several: -n 2 -n 16).",
 )
-@with_options(GRID_OPTIONS)
+@cliopts.with_options(GRID_OPTIONS)
 @cliopts.threads_option("Threads the grid runs on (0: every core; the result is the same)")
 @cliopts.json_option()
 @cliopts.csv_option("One row per grid point as CSV")

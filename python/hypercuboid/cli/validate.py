@@ -28,11 +28,10 @@ from hypercuboid.cli.bench import (
 )
 from hypercuboid.cli.common import echo_json
 from hypercuboid.cli.predict import GRID_OPTIONS, grid_algorithms, grid_model, grid_sizes
-from hypercuboid.cli.predict import with_options as _with
 
 
 @click.command("validate", cls=RankZeroCommand)
-@_with(GRID_OPTIONS)
+@cliopts.with_options(GRID_OPTIONS)
 @click.option(
     "--runner",
     type=click.Choice(["native", "python"]),

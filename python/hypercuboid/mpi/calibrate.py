@@ -140,8 +140,7 @@ def _time_program(
 def _counts(nbytes: int, iterations: int | None, warmup: int | None) -> tuple[int, int]:
     from hypercuboid.mpi.bench import osu_counts
 
-    it, wu = osu_counts(nbytes)
-    return (iterations if iterations is not None else it, warmup if warmup is not None else wu)
+    return osu_counts(nbytes, iterations, warmup)
 
 
 def _stats(samples: np.ndarray) -> dict:
