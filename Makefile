@@ -37,8 +37,12 @@ test-python: $(EXT) native
 	HYPERCUBOID_NATIVE_DIR=$(abspath $(NATIVE)) $(MPICH_ENV) $(PY) -m pytest -q
 
 # What `make test` leaves out for time: the Python tests marked long (pytest's addopts
-# deselects them), such as the demo's section under mpiexec (`make demo` runs it too).
+# deselects them), such as the demo's section under mpiexec (`make demo` runs it too), and the
+# Rust tests ignored as long (`#[ignore = "long: make test-long"]`: the property runs over every
+# N up to 256, whose N <= 64 runs in make test). The other ignored Rust tests, sim_scale and
+# verify_scale (2^20 ranks), are measurements run by hand (docs/performance.md, docs/verify.md).
 test-long: $(EXT) native
+	cargo test --workspace --exclude hypercuboid-py -- --ignored --skip sim_scale:: --skip verify_scale::
 	HYPERCUBOID_NATIVE_DIR=$(abspath $(NATIVE)) $(MPICH_ENV) $(PY) -m pytest -q -m long
 
 # MPI tests: pytest -m mpi under mpiexec -n 1, 3 and 4 with the Open MPI of the venv (PyPI wheel).
