@@ -38,8 +38,9 @@ test-python: $(EXT) native
 
 # What `make test` leaves out for time: the Python tests marked long (pytest's addopts
 # deselects them), such as the demo's section under mpiexec (`make demo` runs it too), and the
-# Rust tests ignored as long (`#[ignore = "long: make test-long"]`: the property runs over every
-# N up to 256, whose N <= 64 runs in make test). The other ignored Rust tests, sim_scale and
+# Rust tests ignored as long (`#[ignore = "long: make test-long"]`: the verifier's runs over
+# every N up to 128 or 256, whose N <= 64 runs in make test; Taylor-Green on 64^3, 48^3 in make
+# test; the lanes' collectives on 64 and 100 ranks). The other ignored Rust tests, sim_scale and
 # verify_scale (2^20 ranks), are measurements run by hand (docs/performance.md, docs/verify.md).
 test-long: $(EXT) native
 	cargo test --workspace --exclude hypercuboid-py -- --ignored --skip sim_scale:: --skip verify_scale::
