@@ -5,6 +5,7 @@ release with a line on stderr."""
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 from hypercuboid.cli import cli
 from hypercuboid.cli.options import renamed
@@ -207,8 +208,8 @@ def test_every_long_verb_takes_quiet_and_progress():
         assert {"--quiet", "--progress"} <= have[verb], verb
 
 
-def test_demo_quiet_prints_nothing_and_progress_goes_to_stderr(tmp_path):
-    r = _run("demo", "--scale", "4", "-q", "--progress", "--out", str(tmp_path / "d"))
+def _quiet_demo(tmp_path, *sizes):
+    r = _run("demo", "--scale", "4", *sizes, "-q", "--progress", "--out", str(tmp_path / "d"))
     assert r.exit_code == 0, r.output
     assert r.stdout == ""
     assert [line.split("] ", 1)[1] for line in r.stderr.splitlines()] == [
@@ -216,3 +217,14 @@ def test_demo_quiet_prints_nothing_and_progress_goes_to_stderr(tmp_path):
         "demo: done",
     ]
     assert (tmp_path / "d").is_dir()
+
+
+def test_demo_quiet_prints_nothing_and_progress_goes_to_stderr(tmp_path):
+    """Every section says its lines through the one echo that -q silences: the small sizes
+    without MPI here, the whole demo in make test-long."""
+    _quiet_demo(tmp_path, "--small", "--no-mpi")
+
+
+@pytest.mark.long
+def test_the_whole_demo_quiet_prints_nothing_and_progress_goes_to_stderr(tmp_path):
+    _quiet_demo(tmp_path)

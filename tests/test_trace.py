@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypercuboid.apptrace import AppTrace, library_path, record, synthetic
 from hypercuboid.cli import cli
 from hypercuboid.schedule import Schedule
-from mpi_env import OMPI_ENV
+from mpi_env import MPICH_ENV, OMPI_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "native" / "trace_app.c"
@@ -85,7 +85,7 @@ def recorded(request, tmp_path_factory) -> Path:
         cmd += ["--oversubscribe", "--bind-to", "none"]
     cmd += ["-n", str(NP), str(exe)]
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    env.update(OMPI_ENV if mpi == "openmpi" else {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "1"})
+    env.update(OMPI_ENV if mpi == "openmpi" else MPICH_ENV)
     out = tmp / "app.hct"
     res = record(cmd, out, env=env)
     assert res.returncode == 0

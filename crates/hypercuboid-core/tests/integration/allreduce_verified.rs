@@ -143,9 +143,9 @@ fn every_registered_algorithm_keeps_its_promises() {
     }
 }
 
-#[test]
-fn every_algorithm_verifies_for_every_n_up_to_256() {
-    for n in 1..=256u32 {
+/// Every algorithm for every N ≤ `most`, at counts 0, 1, 7 and around N.
+fn every_algorithm_up_to(most: u32) {
+    for n in 1..=most {
         for alg in ALL {
             // Counts around N (a chunk per rank, some chunks empty, uneven chunks) for every N
             // where the check is cheap; the rings' symbolic state grows as N × chunks, so for
@@ -164,6 +164,17 @@ fn every_algorithm_verifies_for_every_n_up_to_256() {
             }
         }
     }
+}
+
+#[test]
+fn every_algorithm_verifies_for_every_n_up_to_64() {
+    every_algorithm_up_to(64);
+}
+
+#[test]
+#[ignore = "long: make test-long"]
+fn every_algorithm_verifies_for_every_n_up_to_256() {
+    every_algorithm_up_to(256);
 }
 
 #[test]

@@ -80,12 +80,13 @@ fn random_schedules_give_one_threads_results() {
     assert_eq!(free, done, "{n:?}");
 }
 
-#[test]
-fn collectives_give_one_threads_results() {
+/// Every collective on each of `sizes` ranks under every model, with and without noise, on one
+/// thread and on lanes.
+fn collectives_give_one_threads_results_on(sizes: &[u32]) {
     for model in MODELS {
         let (mut n, mut large) = ([0; 5], 0);
         let spec = parse_model(model).unwrap();
-        for ranks in [5, 8, 13, 64, 100] {
+        for &ranks in sizes {
             for (alg, s) in &collective_schedules(ranks) {
                 let (info, _, _) = shape_infos(s, &LogGopsModel::default()).unwrap();
                 let largest = info
@@ -109,12 +110,12 @@ fn collectives_give_one_threads_results() {
                 }
             }
         }
-        // 5 sizes, 10 algorithms, 2 options, 3 thread counts. The collectives never stop
+        // The sizes, 10 algorithms, 2 options, 3 thread counts. The collectives never stop
         // a run (no message of theirs leaves before its window's end), and only two
         // models leave some to one thread: one without lookahead (L = o = 0), all of
         // them; one whose sends of more than 16 bytes wait for their receives, the
         // schedules with such a send.
-        let (runs, large) = (5 * 10 * 2 * 3, large * 2 * 3);
+        let (runs, large) = (sizes.len() as u32 * 10 * 2 * 3, large * 2 * 3);
         let want = if model.contains("L=0,") {
             [0, runs, 0, 0]
         } else if model.contains("S=16") {
@@ -125,6 +126,18 @@ fn collectives_give_one_threads_results() {
         assert_eq!(n[..4], want, "{model}");
         assert_eq!(n[4], n[0], "{model}: runs that ended free");
     }
+}
+
+#[test]
+fn collectives_give_one_threads_results() {
+    collectives_give_one_threads_results_on(&[5, 8, 13]);
+}
+
+/// The larger rank counts, most of the time of the two (make test-long).
+#[test]
+#[ignore = "long: make test-long"]
+fn collectives_on_64_and_100_ranks_give_one_threads_results() {
+    collectives_give_one_threads_results_on(&[64, 100]);
 }
 
 /// The binomial tree's broadcast sends across lanes once (the root to the upper half), so
