@@ -652,7 +652,9 @@ def fit_steps(o_us: float, one_way: dict, exchange: dict | None) -> dict:
         above = [(float(b), t) for b, t in zip(d["bytes"], d["step_us"], strict=True) if b > eager]
         if len(above) < 3:
             return pw.segments[-1].slope
-        return _core.fit_line(*map(list, zip(*above, strict=True)), relative=True).coef[1]
+        xs = [b for b, _ in above]
+        ys = [t for _, t in above]
+        return _core.fit_line(xs, ys, relative=True).coef[1]
 
     big_g = per_byte(one_way, pws[0])
     g2 = max(per_byte(sets[-1][0], pws[-1]), big_g)
