@@ -178,7 +178,7 @@ def test_the_exchange_and_one_way_chains_give_the_call_cost_g_x_and_the_node_wit
     # the copy: LogGOPS's copy per byte
     assert close(c.fits["copy"]["copy_ns_per_byte"], COPY_US * 1e3)
     assert parse_model(c.model)
-    copy = cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3)
+    copy = cal._fmt_time_us(c.fits["copy"]["copy_ns_per_byte"] * 1e-3, rate=True)
     assert f",copy={copy},R={cal._fmt_time_us(lg['R_us'])},S2={S2}," in c.model
     assert c.model.endswith(f",X={cal._fmt_time_us(lg['X_us'])}")
     assert c.document()["call"] == cal._fmt_time_us(ex["call_us"])

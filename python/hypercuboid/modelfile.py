@@ -115,14 +115,18 @@ def load_file(path: str | Path) -> Any:
     return _core.load_model_file(str(path))
 
 
-def fmt_time(seconds: float) -> str:
-    """A time for a spec string, in the unit that reads best (``1.34us``, ``0.352ns``)."""
+def fmt_time(seconds: float, rate: bool = False) -> str:
+    """A time for a spec string, in the unit that reads best (``1.34us``, ``350ps``), to 4
+    significant digits. A time below a nanosecond is rounded to whole picoseconds, the
+    simulator's resolution (its parser refuses ``374.8ps``); a ``rate`` (a time per byte, such as
+    ``beta`` or ``G``) keeps its fraction (``27.61ps``)."""
     if seconds <= 0:
         return "0"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
         if seconds >= scale:
             return f"{seconds / scale:.4g}{unit}"
-    return f"{seconds / 1e-12:.4g}ps"
+    ps = seconds / 1e-12
+    return f"{ps:.4g}ps" if rate else f"{round(ps)}ps"
 
 
 def machine_info(mpi_library: str | None = None, nranks: int | None = None) -> dict:

@@ -267,6 +267,17 @@ def test_model_file_round_trip(tmp_path):
     assert modelfile.fmt_time(1.34e-6) == "1.34us"
     assert modelfile.fmt_time(3.5e-10) == "350ps"
     assert modelfile.fmt_time(0.0) == "0"
+    # a time below 1 ns is whole picoseconds (the parser refuses a fraction of one); a rate
+    # (time per byte) keeps its digits. A postal fit with alpha = 374.8 ps once wrote a model
+    # file that predict and validate refused.
+    assert modelfile.fmt_time(374.8e-12) == "375ps"
+    assert modelfile.fmt_time(27.61e-12, rate=True) == "27.61ps"
+    from hypercuboid.schedule import parse_model
+
+    postal = (
+        f"postal:alpha={modelfile.fmt_time(374.8e-12)},beta={modelfile.fmt_time(27.61e-12, True)}"
+    )
+    assert parse_model(postal) == "postal:alpha=375ps,beta=27.61ps,gamma=0,delta=0"
 
 
 @pytest.mark.parametrize(

@@ -658,7 +658,7 @@ def _reduction_cost(measure: bool) -> tuple[float, float]:
 def _reduction_spec(gamma_ns: float, delta_ns: float) -> str:
     from hypercuboid.modelfile import fmt_time
 
-    return f"gamma={fmt_time(gamma_ns * 1e-9)},delta={fmt_time(delta_ns * 1e-9)}"
+    return f"gamma={fmt_time(gamma_ns * 1e-9, True)},delta={fmt_time(delta_ns * 1e-9, True)}"
 
 
 @bench.command("pingpong")
@@ -728,7 +728,7 @@ def bench_pingpong_cmd(
         alpha, beta = _clamped(fit["alpha_us"], fit["beta_ns_per_byte"])
         spec = (
             f"postal:alpha={modelfile.fmt_time(alpha * 1e-6)},"
-            f"beta={modelfile.fmt_time(beta * 1e-9)},{_reduction_spec(g, d)}"
+            f"beta={modelfile.fmt_time(beta * 1e-9, True)},{_reduction_spec(g, d)}"
         )
         fitted = {
             **fit,
@@ -844,7 +844,7 @@ def bench_multicast_cmd(
         ap, ar = _clamped(f["alpha_p_us"], f["alpha_r_us"])
         spec = (
             f"pipelined:alpha_p={modelfile.fmt_time(ap * 1e-6)},"
-            f"alpha_r={modelfile.fmt_time(ar * 1e-6)},beta={modelfile.fmt_time(beta_s)},"
+            f"alpha_r={modelfile.fmt_time(ar * 1e-6)},beta={modelfile.fmt_time(beta_s, True)},"
             f"{_reduction_spec(g, d)}"
         )
         fitted = {

@@ -470,10 +470,10 @@ def measure(
 # -- fitting ---------------------------------------------------------------------------------
 
 
-def _fmt_time_us(us: float) -> str:
+def _fmt_time_us(us: float, rate: bool = False) -> str:
     from hypercuboid.modelfile import fmt_time
 
-    return fmt_time(us * 1e-6)
+    return fmt_time(us * 1e-6, rate)
 
 
 def _fmt_gbps(gbps: float) -> str:
@@ -761,11 +761,12 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
     switch2 += f",X={_fmt_time_us(st['X_us'])}" if st["X_us"] > 0 else ""
     specs = {
         "postal": f"postal:alpha={_fmt_time_us(postal.coef[0])},"
-        f"beta={_fmt_time_us(postal.coef[1])},{reduce_part}",
+        f"beta={_fmt_time_us(postal.coef[1], rate=True)},{reduce_part}",
         "pipelined": f"pipelined:alpha_p={_fmt_time_us(alpha_p)},"
-        f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(beta)},{reduce_part}",
+        f"alpha_r={_fmt_time_us(alpha_r)},beta={_fmt_time_us(beta, rate=True)},{reduce_part}",
         "loggops": f"loggops:L={_fmt_time_us(st['L_us'])},o={_fmt_time_us(lg.overhead)},"
-        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(st['G_us'])},O=0,S={st['S']},{reduce_part}"
+        f"g={_fmt_time_us(lg.gap)},G={_fmt_time_us(st['G_us'], rate=True)},O=0,S={st['S']},"
+        f"{reduce_part}"
         f"{copy_part}" + (f",R={_fmt_time_us(st['R_us'])}" if st["R_us"] > 0 else "") + switch2,
     }
     _r2_warning(warnings, f"postal fit of the {kind} ping-pong", postal.r2)
@@ -914,9 +915,10 @@ def fit(measured: dict, library: str = "") -> Calibration:
     delta = red[default]["delta_ns"] if default in red else 0.0
     if default in red:
         _r2_warning(warnings, f"reduction fit ({default})", red[default]["r2"])
-    reduce_part = f"gamma={_fmt_time_us(gamma * 1e-3)},delta={_fmt_time_us(delta * 1e-3)}"
+    rates = (_fmt_time_us(gamma * 1e-3, rate=True), _fmt_time_us(delta * 1e-3, rate=True))
+    reduce_part = "gamma={},delta={}".format(*rates)
     cp = _copy_fit(measured.get("copy"), warnings)
-    copy_part = f",copy={_fmt_time_us(cp['copy_ns_per_byte'] * 1e-3)}" if cp else ""
+    copy_part = f",copy={_fmt_time_us(cp['copy_ns_per_byte'] * 1e-3, rate=True)}" if cp else ""
     links = {
         kind: _fit_link(kind, link, reduce_part, copy_part, warnings)
         for kind, link in measured["links"].items()
