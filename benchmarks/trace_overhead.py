@@ -21,8 +21,8 @@ Programs (--app):
         [--reps 15] [--rounds 100] [--mpi openmpi] [--recorder NAME=PATH ...]
 
 --recorder adds a recorder to compare (e.g. an older build: old=/path/libhc_trace.so); the
-default compares none with this tree's build. Writes benchmarks/results/trace_overhead[_APP].json
-(loop: trace_overhead.json).
+default compares none with this tree's build. Writes trace_overhead[_APP].json (loop:
+trace_overhead.json) into ``--out`` (default ``out/``, see ``_out.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import _out
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -156,13 +158,11 @@ def _measure(cmd: list[str], env: dict[str, str], app: str) -> float:
     return json.loads(out.stdout.strip().splitlines()[-1])["elapsed_s"]
 
 
-def _write(name: str, result: dict) -> None:
-    out = ROOT / "benchmarks" / "results" / name
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+def _write(out_dir: str, name: str, result: dict) -> None:
+    _out.path(out_dir, name).write_text(json.dumps(result, indent=1) + "\n")
 
 
-def _clocks(tmp: str) -> None:
+def _clocks(tmp: str, out_dir: str) -> None:
     """--app clocks: the cost of one reading of each clock."""
     src, exe = Path(tmp) / "clocks.c", Path(tmp) / "clocks"
     src.write_text(CLOCKS)
@@ -174,7 +174,7 @@ def _clocks(tmp: str) -> None:
     for k, v in ns.items():
         print(f"{k:40} {v:>7.2f} ns")
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    _write("trace_overhead_clocks.json", {"app": "clocks", "ns": ns, "loadavg": load})
+    _write(out_dir, "trace_overhead_clocks.json", {"app": "clocks", "ns": ns, "loadavg": load})
 
 
 def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, exe: Path) -> None:
@@ -220,7 +220,7 @@ def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, e
     print(f"bar: <= 5 %; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     result = {"app": "pair", "np": args.np, "mpi": args.mpi, "iters": args.iters}
     result |= {"rounds": args.rounds, "recorders": recorders, "runs": runs, "summary": summary}
-    _write("trace_overhead_pair.json", {**result, "loadavg": load})
+    _write(args.out, "trace_overhead_pair.json", {**result, "loadavg": load})
 
 
 def main() -> None:
@@ -234,12 +234,13 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--mpi", choices=("openmpi", "mpich"), default="openmpi")
     ap.add_argument("--recorder", action="append", default=[], metavar="NAME=PATH")
+    _out.add(ap, "trace_overhead[_APP].json")
     args = ap.parse_args()
     from hypercuboid.apptrace import library_path
 
     if args.app == "clocks":
         with tempfile.TemporaryDirectory() as tmp:
-            _clocks(tmp)
+            _clocks(tmp, args.out)
         return
 
     venv = ROOT / (".venv" if args.mpi == "openmpi" else ".venv-mpich")
@@ -300,6 +301,7 @@ def main() -> None:
     print(f"bar: <= {bar} %; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     name = "trace_overhead.json" if args.app == "loop" else "trace_overhead_lbm.json"
     _write(
+        args.out,
         name,
         {
             "app": args.app,

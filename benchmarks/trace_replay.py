@@ -12,7 +12,7 @@ with `trace whatif --json`, and compares the predicted application time with the
 Each program runs in a fresh temporary directory (HPCG writes its reports into the current
 one); --reps records each several times. The load average is printed with each row: on a
 shared machine the measured time holds the waits of ranks that had no core, which the replay
-does not see. Writes benchmarks/results/trace_replay.json.
+does not see. Writes trace_replay.json into ``--out`` (default ``out/``, see ``_out.py``).
 
 Open MPI runs with `--oversubscribe --bind-to none`: with more ranks than cores it then sets
 mpi_yield_when_idle itself (a waiting rank calls sched_yield between polls). --env KEY=VALUE
@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import _out
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,6 +63,7 @@ def main() -> None:
     ap.add_argument("--mpiexec", default=str(Path(sys.executable).parent / "mpiexec"))
     ap.add_argument("--keep", default=None, help="keep the traces in this directory")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    _out.add(ap, "trace_replay.json")
     args = ap.parse_args()
     programs = _programs(args.program, ap)
     extra = {}
@@ -122,8 +125,7 @@ def main() -> None:
                         f"{name:10} {np_:>3} {measured / 1e6:>12.1f} {predicted / 1e6:>13.1f} "
                         f"{err:>+7.1f}% {load:.1f}"
                     )
-    out = ROOT / "benchmarks" / "results" / "trace_replay.json"
-    out.parent.mkdir(exist_ok=True)
+    out = _out.path(args.out, "trace_replay.json")
     out.write_text(json.dumps({"model_file": args.model_file, "rows": rows}, indent=1) + "\n")
 
 
