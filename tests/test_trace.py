@@ -176,6 +176,29 @@ def test_bad_input_is_one_line(tmp_path):
     assert r.exit_code == 2 and "is a directory" in r.output
 
 
+def test_trace_errors_are_trace_errors(tmp_path):
+    """A bad file is a TraceError (a ScheduleError, as before it existed); a schedule an
+    algorithm refuses while converting is the algorithm's own ScheduleError."""
+    from hypercuboid.errors import ScheduleError, TraceError
+
+    assert issubclass(TraceError, ScheduleError) and issubclass(TraceError, ValueError)
+    bad = tmp_path / "x.hct"
+    bad.write_bytes(b"HCTPACK\0" + (1).to_bytes(4, "little") + (4).to_bytes(4, "little"))
+    with pytest.raises(TraceError) as e:
+        AppTrace.load(bad)
+    assert (
+        str(e.value) == f"{bad}: 4 rank files announced; the 16-byte file cannot hold their lengths"
+    )
+    with pytest.raises(TraceError, match="not a regular file"):
+        AppTrace.load(tmp_path)
+    path = tmp_path / "s.hct"
+    synthetic(2, 3, path)
+    with pytest.raises(ScheduleError) as e:
+        AppTrace.load(path).convert(allreduce="nope")
+    assert type(e.value) is ScheduleError
+    assert str(e.value).startswith("unknown allreduce algorithm 'nope'")
+
+
 def test_whatif_refuses_unknown_algorithm(tmp_path):
     path = tmp_path / "s.hct"
     synthetic(2, 3, path)

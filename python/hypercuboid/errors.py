@@ -51,6 +51,14 @@ class ScheduleError(HypercuboidError, ValueError):
     """A schedule that cannot be built, generated, read or written as asked."""
 
 
+class TraceError(ScheduleError):
+    """An application trace that cannot be read or converted: a file that is not a trace or
+    whose header is damaged, a record that is wrong, a trace that stops before
+    ``MPI_Finalize`` where a whole one was asked for. A :class:`ScheduleError`, which trace
+    errors were before it existed. A schedule an algorithm refuses while converting is that
+    algorithm's own error."""
+
+
 class ModelError(HypercuboidError, ValueError):
     """A cost-model or noise specification that is malformed or out of range."""
 

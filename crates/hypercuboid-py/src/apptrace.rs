@@ -4,28 +4,19 @@ use crate::args::{RankParam, Whole};
 use crate::errors::{Class, PyResultExt};
 use crate::guard::detach;
 use crate::schedule::PySchedule;
-use hypercuboid_core::apptrace::{self, TraceError};
+use hypercuboid_core::apptrace;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// A trace error as its exception: a failed schedule build as the schedule's, the rest (bad
-/// files and records) as `ScheduleError` (a `ValueError`) with the core's one line.
-fn trace_err(e: TraceError) -> PyErr {
-    match e {
-        TraceError::Schedule(s) => Err::<(), _>(s).py().unwrap_err(),
-        e => Class::Schedule.err(e.to_string()),
-    }
-}
 
 /// The bytes of a trace file: a regular file only, so that `/dev/zero` or a pipe is refused
 /// before it is read without bound.
 fn read_file(path: &PathBuf) -> PyResult<Vec<u8>> {
     let bad = |e: std::io::Error| {
-        Class::Schedule.err(format!("cannot read the trace {}: {e}", path.display()))
+        Class::Trace.err(format!("cannot read the trace {}: {e}", path.display()))
     };
     if !std::fs::metadata(path).map_err(bad)?.is_file() {
-        return Err(Class::Schedule.err(format!(
+        return Err(Class::Trace.err(format!(
             "cannot read the trace {}: not a regular file (a trace is the file that 'trace run' \
              writes)",
             path.display()
@@ -69,7 +60,7 @@ impl PyAppTrace {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyAppTrace> {
         let bytes = read_file(&path)?;
         let name = path.display().to_string();
-        let t = detach(py, move || apptrace::read(&bytes, &name)).map_err(trace_err)?;
+        let t = detach(py, move || apptrace::read(&bytes, &name)).py()?;
         Ok(PyAppTrace { inner: Arc::new(t) })
     }
 
@@ -146,7 +137,7 @@ impl PyAppTrace {
             library,
         };
         let t = self.inner.clone();
-        let c = detach(py, move || apptrace::convert(&t, &opts)).map_err(trace_err)?;
+        let c = detach(py, move || apptrace::convert(&t, &opts)).py()?;
         Ok(PyConvertedTrace {
             schedule: Py::new(py, PySchedule::new(c.schedule))?,
             records: c.records,

@@ -19,12 +19,14 @@
 //! | `TuningError` | the class of what it wraps, else `ScheduleError` | |
 //! | `PhaseError` | `TopologyError` for a topology, else `ScheduleError` | `accepted` |
 //! | `LbmError` | `LbmError` (a `ValueError`) | `accepted` |
+//! | `TraceError` | `TraceError` (a `ScheduleError`); `TraceError::Schedule` as what it wraps | |
 //! | `*::Memory` (`resources::TooLarge`) | `ResourceError` (a `MemoryError`) | `estimate`, `limit` |
 //! | `*::Interrupted` | `KeyboardInterrupt` | |
 //!
 //! Bad input is a `ValueError`; a simulation that cannot complete is not. The classes are
 //! defined in Python (so that input errors can also derive from `ValueError`), looked up once.
 
+use hypercuboid_core::apptrace::TraceError;
 use hypercuboid_core::collectives::allreduce::recursive_multiplying::search::TuningError;
 use hypercuboid_core::collectives::allreduce::ScheduleStringError;
 use hypercuboid_core::collectives::alltoall::phases::PhaseError;
@@ -72,6 +74,8 @@ pub(crate) enum Class {
     Unit,
     /// `LbmError` (a `ValueError`).
     Lbm,
+    /// `TraceError` (a `ScheduleError`).
+    Trace,
     /// `ResourceError` (a `MemoryError`).
     Resource,
 }
@@ -89,6 +93,7 @@ impl Class {
             Class::Network => "NetworkError",
             Class::Unit => "UnitError",
             Class::Lbm => "LbmError",
+            Class::Trace => "TraceError",
             Class::Resource => "ResourceError",
         }
     }
@@ -288,6 +293,15 @@ impl ToPyErr for PhaseError {
                 let accepted = other.accepted();
                 Class::Schedule.with_accepted(other.to_string(), accepted)
             }
+        }
+    }
+}
+
+impl ToPyErr for TraceError {
+    fn to_pyerr(self) -> PyErr {
+        match self {
+            TraceError::Schedule(e) => e.to_pyerr(),
+            e => Class::Trace.err(e.to_string()),
         }
     }
 }
