@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from hypercuboid.cli import cli
+from mpi_env import launch
 from test_export_c import WHEELS, _run, _wheel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +67,7 @@ def test_exported_alltoall_routines_equal_mpi_alltoall(mpi, tmp_path):
     assert done.returncode == 0, done.stderr
     env = {**os.environ, **mpi_env}
     for n in (3, 4):
-        done = _run(
+        done = launch(
             [str(bindir / "mpiexec"), *mpiexec_flags, "-n", str(n), str(exe)],
             env=env,
             timeout=120,

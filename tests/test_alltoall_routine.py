@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from hypercuboid import phases
 from hypercuboid.cli import cli
+from mpi_env import launch
 from test_export_c import WHEELS, _run, _wheel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ def test_generated_routines_equal_mpi_alltoall(mpi, tmp_path):
         defs = [f"-DROUTINE={name}"] + (["-DVIA_MPI_ALLTOALL"] if pmpi else [])
         done = _run([mpicc, "-Wall", "-Werror", *defs, "-o", str(exe), str(TEST_PROGRAM), str(obj)])
         assert done.returncode == 0, f"{name}:\n{done.stderr}"
-        done = _run(
+        done = launch(
             [str(bindir / "mpiexec"), *mpiexec_flags, "-n", str(n), str(exe)], env=env, timeout=180
         )
         assert done.returncode == 0, f"{name} -n {n}:\n{done.stdout}\n{done.stderr}"

@@ -26,7 +26,7 @@ from hypercuboid.cli import cli
 from hypercuboid.errors import ScheduleError
 from hypercuboid.schedule import Schedule
 from hypercuboid.schedules import allreduce
-from mpi_env import MPICH_ENV, OMPI_ENV
+from mpi_env import MPICH_ENV, OMPI_ENV, launch
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_PROGRAM = ROOT / "tests" / "native" / "export_c_test.c"
@@ -283,7 +283,7 @@ def test_routines_compile_link_and_run(mpi, tmp_path):
     env = {**os.environ, **mpi_env}
     nroutines = len(ALLREDUCES) + len(sizes_only)
     for n in (1, 3, 4):
-        done = _run(
+        done = launch(
             [str(bindir / "mpiexec"), *mpiexec_flags, "-n", str(n), str(exe)],
             env=env,
             timeout=120,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from mpi_env import MPICH_ENV, OMPI_ENV
+from mpi_env import MPICH_ENV, OMPI_ENV, launch
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "tests" / "native" / "allreduce_app.c"
@@ -100,14 +100,7 @@ def compiled(m: Mpi, source: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def run(mpi, np: int, mode: str, preload: bool = True, **env: str):
     m, app = mpi
-    done = subprocess.run(
-        m.command(np, app, mode, preload),
-        env=m.env(**env),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    done = launch(m.command(np, app, mode, preload), env=m.env(**env), timeout=TIMEOUT)
     out = done.stdout + done.stderr
     assert done.returncode == 0, f"{m.name} -n {np} {mode} {env}:\n{out[-6000:]}"
     assert "calls checked" in done.stdout and "FAILED" not in done.stdout, out[-6000:]
@@ -268,13 +261,8 @@ def errors_app(mpi, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_case(mpi, app: Path, case: str, preload: bool) -> tuple[bool, list[str]]:
     """Whether the program ended well, and the lines it printed."""
     m, _ = mpi
-    done = subprocess.run(
-        m.command(3, app, case, preload),
-        env=m.env(HYPERCUBOID_ALLREDUCE="ring"),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+    done = launch(
+        m.command(3, app, case, preload), env=m.env(HYPERCUBOID_ALLREDUCE="ring"), timeout=TIMEOUT
     )
     lines = [x for x in done.stdout.splitlines() if x.startswith("allreduce_errors:")]
     return done.returncode == 0, lines
