@@ -365,13 +365,36 @@ def save(record: dict, path: Path) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
+def _log2_list(text: str) -> tuple[int, ...]:
+    """A comma-separated list of log2 rank counts (``17,20``); ``none`` is the empty list."""
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        sizes = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected log2 rank counts such as 17,20 (or none)"
+        ) from None
+    if any(not 1 <= k <= 30 for k in sizes):
+        raise argparse.ArgumentTypeError(f"{text!r}: each log2 rank count must be 1 to 30")
+    return sizes
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="log2 of the rank counts")
+    ap.add_argument(
+        "--sizes",
+        type=_log2_list,
+        default=SIZES,
+        help="log2 of the rank counts, comma-separated",
+    )
     ap.add_argument("--algorithms", default=",".join(ALGORITHMS))
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument(
-        "--o0-sizes", default=None, help="sizes that also run the -O0 build (default: all)"
+        "--o0-sizes",
+        type=_log2_list,
+        default=None,
+        help="sizes that also run the -O0 build (default: all; none: no -O0 runs)",
     )
     ap.add_argument(
         "--threads",
@@ -384,9 +407,9 @@ def main() -> None:
     args.out = _out.path(args.out, "peers.json")
     record = run(
         tuple(args.algorithms.split(",")),
-        tuple(int(k) for k in args.sizes.split(",")),
+        tuple(args.sizes),
         args.repeat,
-        o0_sizes=tuple(int(k) for k in args.o0_sizes.split(",")) if args.o0_sizes else None,
+        o0_sizes=args.o0_sizes,
         threads=args.threads,
     )
     save(record, Path(args.out))
