@@ -41,6 +41,7 @@ import numpy as np
 
 from hypercuboid import _core
 from hypercuboid.errors import HypercuboidError
+from hypercuboid.mpi.bench import osu_counts, summarize
 
 #: A fit with R² below this does not describe its measurements: a warning names it.
 R2_THRESHOLD = 0.9
@@ -137,18 +138,6 @@ def _time_program(
         bound.free()
 
 
-def _counts(nbytes: int, iterations: int | None, warmup: int | None) -> tuple[int, int]:
-    from hypercuboid.mpi.bench import osu_counts
-
-    return osu_counts(nbytes, iterations, warmup)
-
-
-def _stats(samples: np.ndarray) -> dict:
-    from hypercuboid.mpi.bench import summarize
-
-    return summarize(samples)
-
-
 def _chain(peer: int, s: int, k: int, both: bool) -> dict[int, list[str]]:
     """The programs of rank 0 and ``peer`` for ``k`` steps of ``s`` bytes in a row: with
     ``both`` every step an exchange (both ranks send and receive at once), else one message,
@@ -185,7 +174,7 @@ def _run_chains(
         for k in steps:
             if progress:
                 progress(f"{label} 0-{peer} {s:>9} B" + (f" x {k}" if len(steps) > 1 else ""))
-            it, wu = _counts(s, *counts)
+            it, wu = osu_counts(s, *counts)
             text = _text(comm.Get_size(), _chain(peer, s, k, both))
             yield s, k, it, _time_program(comm, text, it, wu)
 
@@ -203,7 +192,7 @@ def pingpong(
     chains = _run_chains(
         comm, peer, sizes, (2,), False, (iterations, warmup), progress, "ping-pong"
     )
-    rows = [{"bytes": s, "iterations": it, **_stats(t / 2.0)} for s, _, it, t in chains]
+    rows = [{"bytes": s, "iterations": it, **summarize(t / 2.0)} for s, _, it, t in chains]
     return rows if comm.Get_rank() == 0 else []
 
 
@@ -229,10 +218,10 @@ def train(
         if delay_us:
             mine.append(f"calc {delay_us:.0f}us")
         text = _text(size, {0: mine, peer: [f"recv {TRAIN_BYTES}b from 0 tag 0"] * m})
-        it, wu = _counts(TRAIN_BYTES, iterations, warmup)
+        it, wu = osu_counts(TRAIN_BYTES, iterations, warmup)
         t = _time_program(comm, text, it, wu)
         if comm.Get_rank() == 0:
-            rows.append({"messages": m, "iterations": it, **_stats(t)})
+            rows.append({"messages": m, "iterations": it, **summarize(t)})
     return rows
 
 
@@ -265,7 +254,7 @@ def exchange(
     ):
         slowest = _slowest(comm, t, (0, peer))
         if slowest is not None:
-            rows.append({"bytes": s, "steps": k, "iterations": it, **_stats(slowest)})
+            rows.append({"bytes": s, "steps": k, "iterations": it, **summarize(slowest)})
     return rows
 
 
@@ -309,7 +298,7 @@ def contention(
         for a, b in flows:
             progs.setdefault(a, []).extend([f"send {nbytes}b to {b} tag 0"] * FLOW_MESSAGES)
             progs.setdefault(b, []).extend([f"recv {nbytes}b from {a} tag 0"] * FLOW_MESSAGES)
-        it, wu = _counts(nbytes, iterations, warmup)
+        it, wu = osu_counts(nbytes, iterations, warmup)
         t = _time_program(comm, _text(size, progs), it, wu)
         receiving = any(b == comm.Get_rank() for _, b in flows)
         mine = float(np.median(t)) if receiving else None
