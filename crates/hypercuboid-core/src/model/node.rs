@@ -534,11 +534,14 @@ impl CostModel for NodeModel {
     ) -> Result<(), NetworkError> {
         st.flows.ready.clear();
         st.flows.advance(until.unwrap_or(NEVER))?;
-        // X: every sender of a message that arrives now holds its receive path (before any of
-        // these arrivals is delivered, so that two crossing messages wait alike)
-        for &(time, id, rdv) in &st.flows.ready {
-            if let Some((rank, nic)) = (!rdv).then(|| st.senders.remove(&id)).flatten() {
-                self.host.hold_receive(&mut st.host, rank, nic, time);
+        // X: every sender of an eager message that arrives now holds its receive path (before
+        // any of these arrivals is delivered, so that two crossing messages wait alike); only
+        // eager sends are in `senders`, and only with X > 0
+        if self.host.crossing > 0 {
+            for &(time, id, _) in &st.flows.ready {
+                if let Some((rank, nic)) = st.senders.remove(&id) {
+                    self.host.hold_receive(&mut st.host, rank, nic, time);
+                }
             }
         }
         out.extend(st.flows.ready.drain(..).map(|(time, id, rdv)| {
