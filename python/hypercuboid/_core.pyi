@@ -909,6 +909,7 @@ class PiecewiseFit(_Fit):
     segments: Final[list[FitSegment]]
     breaks: Final[list[float]]
     sse: Final[list[float]]
+    switches: Final[list[tuple[float, float]]]
 
 @final
 class ContentionFit(_Fit):

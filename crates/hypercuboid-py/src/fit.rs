@@ -50,8 +50,9 @@ pub(crate) struct PySegment {
 }
 
 /// Piecewise lines: `segments`, `breaks` (x of each later segment's first point), `r2`,
-/// `predicted`, `residuals`, and `sse` (the least squared relative error with 1, 2, ...
-/// segments).
+/// `predicted`, `residuals`, `sse` (the least squared relative error with 1, 2, ...
+/// segments) and `switches` (the core's `PiecewiseFit::switches`: (size, jump) per protocol
+/// switch, ascending).
 #[pyclass(name = "PiecewiseFit", module = "hypercuboid._core", frozen, get_all)]
 pub(crate) struct PyPiecewiseFit {
     segments: Vec<Py<PySegment>>,
@@ -60,9 +61,11 @@ pub(crate) struct PyPiecewiseFit {
     predicted: Vec<f64>,
     residuals: Vec<f64>,
     sse: Vec<f64>,
+    switches: Vec<(f64, f64)>,
 }
 
 fn piecewise_py(py: Python<'_>, f: fit::PiecewiseFit) -> PyResult<PyPiecewiseFit> {
+    let switches = f.switches();
     let segments = f
         .segments
         .into_iter()
@@ -88,6 +91,7 @@ fn piecewise_py(py: Python<'_>, f: fit::PiecewiseFit) -> PyResult<PyPiecewiseFit
         predicted: f.predicted,
         residuals: f.residuals,
         sse: f.sse,
+        switches,
     })
 }
 

@@ -31,7 +31,6 @@ contention fit, LogGOPS). A fit whose R² is below :data:`R2_THRESHOLD` is kept 
 from __future__ import annotations
 
 import datetime as _dt
-import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +58,6 @@ FLOW_MESSAGES = 2
 REDUCE_BYTES = (64, 4096, 65536, 1 << 20)
 #: Most segments of the ping-pong's piecewise fit.
 MAX_SEGMENTS = 4
-#: A break point is a protocol switch when the next segment lies this fraction above the previous
-#: one there (the core's ``calibrate::SWITCH_JUMP``).
-SWITCH_JUMP = 0.05
 #: Protocol switches are also looked for in the sizes up to this alone, where the cost per
 #: message shows (above, the cost per byte and the memory system's noise hide a jump).
 SWITCH_RANGE = 1 << 16
@@ -596,16 +592,12 @@ def fit_exchange(rows: Sequence[dict]) -> dict:
 
 
 def _switches(*fits: Any) -> list[tuple[int, float]]:
-    """The protocol switches of piecewise fits, largest jump first: for every break point
-    where the next segment lies more than :data:`SWITCH_JUMP` above the previous one there, the
-    largest size before it and the jump (µs); a size that several fits give once, with the
-    mean of their jumps."""
+    """The protocol switches of piecewise fits (each fit's ``switches``, the core's), largest
+    jump first: a size that several fits give once, with the mean of their jumps (µs)."""
     found: dict[int, list[float]] = {}
     for f in fits:
-        for a, b in itertools.pairwise(f.segments):
-            before, after = a.intercept + a.slope * b.lo, b.intercept + b.slope * b.lo
-            if after > before * (1.0 + SWITCH_JUMP):
-                found.setdefault(int(a.hi), []).append(after - before)
+        for size, jump in f.switches:
+            found.setdefault(int(size), []).append(jump)
     return sorted(((s, sum(j) / len(j)) for s, j in found.items()), key=lambda w: -w[1])
 
 

@@ -2,10 +2,6 @@
 
 use super::{fit_line, piecewise, r_squared, FitError, LinearFit, PiecewiseFit};
 
-/// A break point is a protocol switch (the eager limit `S`) when the next segment's line lies
-/// above the previous one's at the break by more than this fraction.
-pub const SWITCH_JUMP: f64 = 0.05;
-
 /// LogGOPS fitted to measurements (every time in the unit of the inputs; `G` per byte).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogGopsFit {
@@ -77,16 +73,7 @@ pub fn fit_loggops(
     } else {
         (0.0, -l_raw)
     };
-    let mut eager_limit = None;
-    for w in pingpong.segments.windows(2) {
-        let at = w[1].lo;
-        let before = w[0].intercept + w[0].slope * at;
-        let after = w[1].intercept + w[1].slope * at;
-        if after > before * (1.0 + SWITCH_JUMP) {
-            eager_limit = Some(w[0].hi);
-            break;
-        }
-    }
+    let eager_limit = pingpong.switches().first().map(|&(size, _)| size);
     let predicted: Vec<f64> = sizes
         .iter()
         .map(|&s| latency + 2.0 * o + (s - 1.0).max(0.0) * big_g)

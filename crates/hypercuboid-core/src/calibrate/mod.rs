@@ -23,8 +23,10 @@
 mod loggops;
 mod piecewise;
 
-pub use loggops::{fit_loggops, LogGopsFit, SWITCH_JUMP};
-pub use piecewise::{contention, piecewise, ContentionFit, PiecewiseFit, Segment, SEGMENT_GAIN};
+pub use loggops::{fit_loggops, LogGopsFit};
+pub use piecewise::{
+    contention, piecewise, ContentionFit, PiecewiseFit, Segment, SEGMENT_GAIN, SWITCH_JUMP,
+};
 
 use std::fmt;
 

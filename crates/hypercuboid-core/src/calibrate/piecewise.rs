@@ -22,6 +22,10 @@ pub struct Segment {
     pub r2: f64,
 }
 
+/// A break point is a protocol switch (an eager limit such as LogGOPS's `S`) when the next
+/// segment's line lies above the previous one's at the break by more than this fraction.
+pub const SWITCH_JUMP: f64 = 0.05;
+
 /// Piecewise lines fitted to a sweep.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PiecewiseFit {
@@ -38,6 +42,23 @@ pub struct PiecewiseFit {
     /// The smallest sum of squared relative residuals with 1, 2, ... segments (as many as were
     /// tried): the evidence for the number chosen.
     pub sse: Vec<f64>,
+}
+
+impl PiecewiseFit {
+    /// The protocol switches, in ascending size: for every break where the next segment's line
+    /// lies more than [`SWITCH_JUMP`] above the previous one's, the largest x before it and the
+    /// jump there (in the unit of y).
+    pub fn switches(&self) -> Vec<(f64, f64)> {
+        self.segments
+            .windows(2)
+            .filter_map(|w| {
+                let at = w[1].lo;
+                let before = w[0].intercept + w[0].slope * at;
+                let after = w[1].intercept + w[1].slope * at;
+                (after > before * (1.0 + SWITCH_JUMP)).then_some((w[0].hi, after - before))
+            })
+            .collect()
+    }
 }
 
 /// How much a further segment must reduce the sum of squared relative residuals to be taken:

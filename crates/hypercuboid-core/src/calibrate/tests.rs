@@ -114,6 +114,11 @@ fn piecewise_finds_a_known_break_point_in_noisy_measurements() {
     assert!(within(f.segments[1].slope, 0.8e-4, 0.02));
     assert!(f.r2 > 0.99);
     assert!(f.sse[1] * SEGMENT_GAIN < f.sse[0]);
+    // the switch: after 4 KiB, the lines 3.155 - 1.319 = 1.836 µs apart at 8 KiB
+    let switches = f.switches();
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    assert_eq!(switches[0].0, 4096.0);
+    assert!(within(switches[0].1, 1.836, 0.05), "{switches:?}");
 }
 
 #[test]
@@ -123,6 +128,7 @@ fn piecewise_keeps_one_segment_for_one_noisy_line() {
     let f = piecewise(&x, &y, 3, 3).unwrap();
     assert!(f.breaks.is_empty(), "{:?}", f.breaks);
     assert_eq!(f.segments.len(), 1);
+    assert!(f.switches().is_empty());
     assert_eq!((f.segments[0].first, f.segments[0].end), (0, x.len()));
 }
 
