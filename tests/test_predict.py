@@ -57,7 +57,8 @@ def test_default_algorithms_come_from_the_registry():
     assert "recursive_multiplying:auto" in hp.algorithms("allreduce")
     assert "recursive_multiplying" not in hp.algorithms("allreduce")
     assert "scheduled" not in hp.algorithms("alltoall")  # needs a topology
-    assert hp.collectives() == ["allreduce", "alltoall"]
+    assert hp.collectives() == ["allreduce", "alltoall", "halo"]
+    assert hp.algorithms("halo") == ["blocking", "nonblocking", "reduced"]
 
 
 @pytest.mark.parametrize("n", [2, 6, 8, 12])

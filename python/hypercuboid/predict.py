@@ -5,7 +5,8 @@ The grid runs in the Rust core (``hypercuboid_core::predict``): every point buil
 algorithm's schedule and simulates it on the model, in parallel over the points.
 ``recursive_multiplying:auto`` is resolved per point as the PMPI library resolves it.
 ``hypercuboid tune`` and the PMPI library's decision table (:func:`write_table`) take their
-choice from here, so the three agree.
+choice from here, so the three agree. The halo exchanges of a 3-D decomposition
+(:func:`predict_halo`) have a grid of their own, whose sizes are the ranks' subdomains.
 
 >>> import hypercuboid.predict as hp
 >>> p = hp.predict("allreduce", [8, 1 << 20], [4], "postal:alpha=1us,beta=1ns",
@@ -25,10 +26,14 @@ from typing import Any
 
 from hypercuboid import _core, units
 
+#: The grid whose sizes are subdomains: the halo exchange of a 3-D decomposition
+#: (:func:`predict_halo`).
+HALO = "halo"
+
 
 def collectives() -> list[str]:
-    """The collectives predict knows."""
-    return [name for name, _ in _core.predict_collectives()]
+    """The collectives predict knows (:data:`HALO` last)."""
+    return [name for name, _ in _core.predict_collectives()] + [HALO]
 
 
 def default_dtype(collective: str) -> str:
@@ -40,7 +45,9 @@ def default_dtype(collective: str) -> str:
 def algorithms(collective: str = "allreduce") -> list[str]:
     """The algorithms a grid of ``collective`` runs unless told: every registered one that runs
     from its name alone, ``recursive_multiplying:auto`` in the place of
-    ``recursive_multiplying``."""
+    ``recursive_multiplying``; for :data:`HALO`, :func:`halo_variants`."""
+    if collective == HALO:
+        return halo_variants()
     return list(_core.predict_algorithms(collective))
 
 
@@ -59,6 +66,10 @@ class Row:
     error: str | None
     best: bool
     """The least time of its (nranks, bytes), the first algorithm on a tie."""
+    subdomain: str | None = None
+    """A halo row's subdomain (``16x16x16``: sites per rank); None for a collective."""
+    decomp: str | None = None
+    """A halo row's ranks along x, y, z (``2x1x1``); None for a collective."""
 
 
 @dataclass(frozen=True)
@@ -87,11 +98,31 @@ class Prediction:
                 return r
         raise KeyError((nranks, nbytes, algorithm))
 
+    def label(self, nbytes: int) -> str:
+        """How tables name a size: a halo size's subdomain (``16x16x16``), else the bytes
+        (``1M``)."""
+        from hypercuboid.mpi.report import human_bytes
+
+        for r in self.rows:
+            if r.bytes == nbytes and r.subdomain is not None:
+                return r.subdomain
+        return human_bytes(nbytes)
+
     def to_dict(self) -> dict:
-        """JSON-ready form."""
+        """JSON-ready form (a halo row also has its ``subdomain`` and ``decomp``)."""
         d = asdict(self)
-        d["rows"] = [asdict(r) for r in self.rows]
+        d["rows"] = [row_dict(r) for r in self.rows]
         return d
+
+
+def row_dict(r: Any) -> dict:
+    """A row (of a prediction or a validation) as a dict, without the halo keys ``subdomain``
+    and ``decomp`` where they are None (a collective's)."""
+    return {k: v for k, v in asdict(r).items() if v is not None or k not in HALO_KEYS}
+
+
+#: The keys only a halo row has.
+HALO_KEYS = ("subdomain", "decomp")
 
 
 def predict(
@@ -118,7 +149,15 @@ def predict(
     ``recursive_multiplying:auto`` is tuned under when ``model`` is LogGOPS. ``call`` (a time
     such as ``201.3ns``, a calibrated model file's ``call``: the native runner's cost per
     collective call beyond its messages) is added to every simulated time, and named after
-    the model; it shifts every algorithm of a point alike, so the best stays the same."""
+    the model; it shifts every algorithm of a point alike, so the best stays the same. The halo
+    exchanges are :func:`predict_halo`'s."""
+    if collective == HALO:
+        from hypercuboid.errors import ScheduleError
+
+        raise ScheduleError(
+            "predict('halo', ...): a halo grid's sizes are subdomains; call "
+            "predict_halo(subdomains, ranks, model, ...)"
+        )
     p = _core.predict(
         collective,
         None if algorithms is None else list(algorithms),
@@ -151,6 +190,156 @@ def predict(
         algorithms=algs,
         sizes=[int(s) for s in sizes],
         ranks=[int(n) for n in ranks],
+        rows=rows,
+    )
+
+
+# -- halo exchanges ---------------------------------------------------------------------------
+
+#: The subdomains of a halo grid unless told: cubes of 8, 16 and 32 sites per rank.
+HALO_SUBDOMAINS: tuple[tuple[int, int, int], ...] = ((8, 8, 8), (16, 16, 16), (32, 32, 32))
+
+#: Values per lattice site of a halo grid: the 19 D3Q19 distributions (Ludwig's, and what the
+#: reduced exchange needs).
+HALO_VALUES = 19
+
+
+def halo_variants() -> list[str]:
+    """The halo exchanges a grid runs unless told: every registered one, by its short name
+    (``blocking``, ``nonblocking``, ``reduced``)."""
+    from hypercuboid.schedules import algorithms as registry
+
+    return [a.aliases[0] if a.aliases else a.name for a in registry(HALO)]
+
+
+def parse_subdomains(text: str) -> list[tuple[int, int, int]]:
+    """A comma list of subdomains, each ``AxBxC`` or ``N`` (``NxNxN``) sites per rank; a bad
+    item is a :class:`~hypercuboid.errors.ScheduleError` naming it and what is accepted."""
+    from hypercuboid.errors import ScheduleError
+
+    out = []
+    for item in text.split(","):
+        t = item.strip()
+        try:
+            dims = (int(t),) * 3 if t.isdigit() else tuple(_core.parse_dims(t, "subdomain"))
+        except ValueError:
+            dims = (0,)
+        if len(dims) != 3 or min(dims) < 1:
+            raise ScheduleError(
+                f"invalid subdomain '{t}' in '{text}': accepted a comma list of AxBxC or N "
+                "(NxNxN) sites per rank, each at least 1, e.g. 8,16,32x32x16"
+            )
+        out.append((dims[0], dims[1], dims[2]))
+    return out
+
+
+def halo_dims(nranks: int, decomp: Sequence[int] | None = None) -> tuple[int, int, int]:
+    """The ranks along x, y, z of a halo grid on ``nranks`` ranks: ``decomp`` (its product must
+    be ``nranks``: a :class:`~hypercuboid.errors.ScheduleError` naming both otherwise), by
+    default as close to cubic as possible (``MPI_Dims_create``, the decomposition's)."""
+    from hypercuboid import halo
+    from hypercuboid.errors import ScheduleError
+
+    if decomp is None:
+        # a lattice of nranks sites along each axis splits over any factorization of nranks
+        return halo.Decomposition((nranks,) * 3, nranks).dims
+    px, py, pz = (int(x) for x in decomp)
+    if px * py * pz != nranks:
+        raise ScheduleError(
+            f"invalid decomposition {px}x{py}x{pz}: it has {px * py * pz} ranks, the grid "
+            f"{nranks}; accepted: PxQxR with P*Q*R = {nranks}"
+        )
+    return (px, py, pz)
+
+
+def _triple_text(t: Sequence[int]) -> str:
+    return "x".join(str(x) for x in t)
+
+
+def predict_halo(
+    subdomains: Sequence[Sequence[int]],
+    ranks: Sequence[int],
+    model: str,
+    *,
+    variants: Sequence[str] | None = None,
+    decomp: Sequence[int] | None = None,
+    dtype: str | None = None,
+    node: str | None = None,
+    call: str | None = None,
+) -> Prediction:
+    """Simulates every halo exchange of ``variants`` (None: :func:`halo_variants`) of the
+    D3Q19 lattice (:data:`HALO_VALUES` values of ``dtype``, default float64, per site; every
+    axis periodic) for each subdomain of ``subdomains`` (sites per rank, ``(A, B, C)``) on
+    each rank count of ``ranks``, decomposed as ``decomp`` (:func:`halo_dims`), under ``model``
+    (with ``node`` on the node level; ``call`` added to every time, as :func:`predict` does).
+
+    A size (a row's ``bytes``) is the rank's halo in bytes: the values around its subdomain,
+    what the full (``nonblocking``) exchange moves per rank; the row's ``subdomain`` and
+    ``decomp`` name the point. An unknown variant, an empty grid or two subdomains of one halo
+    size is a :class:`~hypercuboid.errors.ScheduleError`; a variant that cannot run at a point
+    is that row's ``error``."""
+    from hypercuboid import halo
+    from hypercuboid.errors import ScheduleError
+
+    names = halo_variants() if variants is None else [str(v) for v in variants]
+    subs = [tuple(int(x) for x in s) for s in subdomains]
+    if not names or not subs or not ranks:
+        raise ScheduleError(
+            "invalid halo grid: it is empty; give at least one variant "
+            f"({', '.join(halo_variants())}), subdomain and rank count"
+        )
+    dt = dtype or "float64"
+    elem = dict(_core.DTYPES).get(dt)
+    if elem is None:
+        raise ScheduleError(f"invalid dtype '{dt}'; accepted: {', '.join(dict(_core.DTYPES))}")
+    one = halo.Decomposition.of_subdomain((1, 1, 1), (1, 1, 1))
+    for v in names:  # an unknown variant stops the grid, naming the accepted ones
+        halo.schedule(v, one, values=HALO_VALUES, bytes=elem)
+    dims = {int(n): halo_dims(int(n), decomp) for n in ranks}
+    size_of: dict[int, tuple[int, int, int]] = {}
+    for sub in subs:
+        b = halo.saving(halo.Decomposition.of_subdomain(sub, (1, 1, 1)), 0)[0] * elem
+        if b in size_of and size_of[b] != sub:
+            raise ScheduleError(
+                f"invalid subdomains {_triple_text(size_of[b])} and {_triple_text(sub)}: both "
+                f"have a halo of {b} B, the grid's size; accepted: one of them"
+            )
+        size_of[b] = sub
+    sizes = sorted(size_of)
+    call_ps = 0 if call is None else units.parse_time(call)
+    rows: list[Row] = []
+    spec = None
+    for n, d in dims.items():
+        for b in sizes:
+            dec = halo.Decomposition.of_subdomain(size_of[b], d)
+            group = []
+            for v in names:
+                try:
+                    s = halo.schedule(v, dec, values=HALO_VALUES, bytes=elem)
+                except ScheduleError as e:
+                    group.append((v, None, None, str(e)))
+                    continue
+                r = s.simulate(model) if node is None else s.simulate(model, node=node)
+                spec = r.model
+                name = s.meta["name"].removeprefix("halo ")
+                group.append((v, name, (r.completion_time_ps + call_ps) / 1e3, None))
+            times = [(t, i) for i, (_, _, t, _) in enumerate(group) if t is not None]
+            best = min(times)[1] if times else -1
+            rows += [
+                Row(n, b, v, name, t, err, i == best, _triple_text(size_of[b]), _triple_text(d))
+                for i, (v, name, t, err) in enumerate(group)
+            ]
+    if spec is None:  # no point ran: the model's canonical form all the same
+        from hypercuboid.schedule import parse_model
+
+        spec = parse_model(model) + ("" if node is None else f" + {node}")
+    return Prediction(
+        collective=HALO,
+        model=spec if call is None else f"{spec} + call={call}",
+        dtype=dt,
+        algorithms=names,
+        sizes=sizes,
+        ranks=list(dims),
         rows=rows,
     )
 
@@ -306,14 +495,12 @@ def write_table(p: Prediction, path: str | Path, *, force: bool = False) -> Path
 
 
 def text_table(p: Prediction, nranks: int) -> str:
-    """The rows of one rank count: a line per size, a column per algorithm (µs, ``*`` the
-    best, ``-`` where it cannot run), and the best algorithm."""
-    from hypercuboid.mpi.report import human_bytes
-
+    """The rows of one rank count: a line per size (a halo grid's: its subdomain), a column
+    per algorithm (µs, ``*`` the best, ``-`` where it cannot run), and the best algorithm."""
     head = ["size", *p.algorithms, "best"]
     body = []
     for s in p.sizes:
-        cells = [human_bytes(s)]
+        cells = [p.label(s)]
         for a in p.algorithms:
             r = p.row(nranks, s, a)
             cells.append(
@@ -333,13 +520,15 @@ CSV_COLUMNS = ["collective", "nranks", "bytes", "algorithm", "schedule", "time_u
 
 
 def csv_text(p: Prediction) -> str:
-    """One CSV line per grid point."""
+    """One CSV line per grid point (:data:`CSV_COLUMNS`; a halo grid's also its
+    :data:`HALO_KEYS`)."""
     import csv
     import io
 
+    halo = p.collective == HALO
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow(CSV_COLUMNS + (list(HALO_KEYS) if halo else []))
     for r in p.rows:
         t = "" if r.time_ns is None else f"{r.time_ns / 1e3:.6f}"
         w.writerow(
@@ -353,6 +542,7 @@ def csv_text(p: Prediction) -> str:
                 int(r.best),
                 r.error or "",
             ]
+            + ([r.subdomain, r.decomp] if halo else [])
         )
     return buf.getvalue()
 
@@ -377,7 +567,7 @@ def plot(p: Prediction, path: str | Path) -> None:
             ax.scatter(*zip(*best, strict=True), s=80, facecolors="none", edgecolors="k")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("bytes")
+        ax.set_xlabel("bytes of a rank's halo" if p.collective == HALO else "bytes")
         ax.set_title(f"{p.collective}, {n} ranks")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("predicted time (µs)")
@@ -390,6 +580,10 @@ def plot(p: Prediction, path: str | Path) -> None:
 
 __all__ = [
     "CSV_COLUMNS",
+    "HALO",
+    "HALO_KEYS",
+    "HALO_SUBDOMAINS",
+    "HALO_VALUES",
     "TABLE_HEADER",
     "ModelFile",
     "ModelFileWarning",
@@ -399,10 +593,15 @@ __all__ = [
     "collectives",
     "csv_text",
     "default_dtype",
+    "halo_dims",
+    "halo_variants",
     "mismatches",
+    "parse_subdomains",
     "plot",
     "predict",
+    "predict_halo",
     "read_model_file",
+    "row_dict",
     "table_rows",
     "table_text",
     "text_table",

@@ -106,3 +106,37 @@ def test_ctrl_c_keeps_the_sizes_measured(comm, tmp_path, monkeypatch):
     assert [(r["bytes"], r["algorithm"]) for r in d["rows"]] == [(8, "ring")]
     assert d["summary"].endswith("picks right 1 of 1")
     assert "(interrupted: the sizes measured so far)" in res.output
+
+
+def test_validate_halo_rows_json_and_summary(comm, tmp_path):
+    """The halo grid measured for real: each variant's exchange on the job's decomposition."""
+    from hypercuboid.cli.validate import validate
+    from hypercuboid.predict import halo_dims
+
+    if comm.size < 2:
+        pytest.skip("validate measures on 2 or more ranks")
+    out = tmp_path / "v.json"
+    res = CliRunner().invoke(
+        validate,
+        ["--collective", "halo", "-m", POSTAL, "-a", "blocking,reduced", "--subdomain", "4,2x2x4"]
+        + ["-i", "5", "-x", "1", "--json", str(out), "-q"],
+        catch_exceptions=False,
+    )
+    assert res.exit_code == 0, res.output
+    if comm.rank != 0:
+        assert res.output == ""
+        return
+    d = json.loads(out.read_text())
+    dims = "x".join(map(str, halo_dims(comm.size)))
+    assert [(r["subdomain"], r["algorithm"], r["decomp"]) for r in d["rows"]] == [
+        (s, a, dims) for s in ("2x2x4", "4x4x4") for a in ("blocking", "reduced")
+    ]
+    for r in d["rows"]:
+        assert 0 < r["p25_us"] <= r["median_us"] <= r["p75_us"]
+        assert r["error"] == pytest.approx(r["predicted_us"] / r["median_us"] - 1)
+    assert [s["subdomain"] for s in d["sizes"]] == ["2x2x4", "4x4x4"]
+    assert d["collective"] == "halo" and d["picks"] == 2
+    lines = res.output.splitlines()
+    assert lines[0].startswith(f"# halo on {comm.size} ranks under {POSTAL}")
+    assert lines[2].split()[:2] == ["2x2x4", "blocking"]
+    assert lines[-1] == d["summary"]

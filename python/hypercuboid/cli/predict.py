@@ -11,6 +11,7 @@ import click
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import echo_json
 from hypercuboid.cli.simulate import MODEL_HELP, model_options
+from hypercuboid.predict import HALO, HALO_SUBDOMAINS
 
 if TYPE_CHECKING:
     from hypercuboid.predict import ModelFile
@@ -24,6 +25,9 @@ def _collectives() -> list[str]:
 
 #: The sizes of a grid given neither --sizes nor --count.
 DEFAULT_SIZES = "8,1K,64K,1M"
+
+#: The subdomains of a halo grid given no --subdomain.
+DEFAULT_SUBDOMAINS = ",".join("x".join(map(str, s)) for s in HALO_SUBDOMAINS)
 
 #: The options ``predict`` and ``validate`` share: what the grid is and the model.
 GRID_OPTIONS: list[Callable] = [
@@ -70,7 +74,80 @@ GRID_OPTIONS: list[Callable] = [
         help="The node level on top of a loggops host model (node:ranks=R,bw=BW[,nic=BW]"
         "[,map=block|round_robin]): ranks of a node share its bandwidth (docs/simulate.md).",
     ),
+    click.option(
+        "--subdomain",
+        "subdomains",
+        default=None,
+        help="halo: the sizes, sites of every rank's subdomain, a comma list of AxBxC or N "
+        f"(NxNxN) [default: {DEFAULT_SUBDOMAINS}].",
+    ),
+    click.option(
+        "--decomp",
+        default=None,
+        help="halo: ranks along x, y, z as PxQxR [default: as close to cubic as possible, "
+        "MPI_Dims_create].",
+    ),
 ]
+
+
+def grid_sizes_of(
+    collective: str,
+    sizes: str | None,
+    counts: Sequence[int],
+    dtype: str | None,
+    subdomains: str | None,
+    decomp: str | None,
+) -> tuple[list[int], list[tuple[int, int, int]] | None, tuple[int, int, int] | None]:
+    """The grid's sizes in bytes (:func:`grid_sizes`; none for a halo grid), and a halo grid's
+    subdomains and decomposition (None for a collective's)."""
+    if collective != HALO:
+        for given, opt in ((subdomains, "--subdomain"), (decomp, "--decomp")):
+            if given is not None:
+                raise click.ClickException(
+                    f"{opt} is for --collective halo, not {collective}; a collective's sizes "
+                    "are --sizes or --count"
+                )
+        return grid_sizes(sizes, counts, collective, dtype), None, None
+    if sizes is not None or counts:
+        raise click.ClickException(
+            f"{'--sizes' if sizes is not None else '--count'}: a halo grid's sizes are "
+            "subdomains; give --subdomain (a comma list of AxBxC or N sites per rank)"
+        )
+    from hypercuboid.predict import parse_subdomains
+
+    subs = parse_subdomains(subdomains if subdomains is not None else DEFAULT_SUBDOMAINS)
+    return [], subs, None if decomp is None else cliopts.dims(decomp, "--decomp")
+
+
+def grid_predict(
+    collective: str,
+    algorithms: list[str] | None,
+    sizes: list[int],
+    subdomains: list[tuple[int, int, int]] | None,
+    decomp: tuple[int, int, int] | None,
+    ranks: list[int],
+    spec: str,
+    mf: ModelFile | None,
+    node: str | None,
+    dtype: str | None,
+    threads: int = 0,
+):
+    """The grid's :class:`~hypercuboid.predict.Prediction`: :func:`hypercuboid.predict.predict`
+    of a collective, :func:`hypercuboid.predict.predict_halo` of a halo grid (``subdomains``);
+    a model file's node level, tuning model and call where it has them."""
+    import hypercuboid.predict as hp
+
+    node = node if node is not None or mf is None else mf.node
+    call = None if mf is None else mf.call
+    if subdomains is not None:
+        return hp.predict_halo(
+            subdomains, ranks, spec, variants=algorithms, decomp=decomp, dtype=dtype, node=node,
+            call=call,
+        )  # fmt: skip
+    return hp.predict(
+        collective, sizes, ranks, spec, algorithms=algorithms, dtype=dtype, threads=threads,
+        node=node, tuning=None if mf is None else mf.tuning, call=call,
+    )  # fmt: skip
 
 
 def grid_algorithms(collective: str, text: str | None) -> list[str] | None:
@@ -165,6 +242,8 @@ def predict(
     model,
     model_file,
     node,
+    subdomains,
+    decomp,
     threads,
     as_json,
     as_csv,
@@ -189,23 +268,13 @@ def predict(
     cliopts.outputs_free(force, as_json, as_csv, plot, emit_table)
     ranks = list(dict.fromkeys(nranks))
     algs = grid_algorithms(collective, algorithms)
-    size_list = grid_sizes(sizes, counts, collective, dtype)
+    size_list, subs, dims = grid_sizes_of(collective, sizes, counts, dtype, subdomains, decomp)
     spec, mf = grid_model(model, model_file, ranks)
-    node = node if node is not None or mf is None else mf.node
     say = cliopts.Progress(quiet, progress)
-    npoints = len(algs or hp.algorithms(collective)) * len(size_list) * len(ranks)
+    npoints = len(algs or hp.algorithms(collective)) * len(subs or size_list) * len(ranks)
     say(f"predicting {npoints} points of {collective}")
-    p = hp.predict(
-        collective,
-        size_list,
-        ranks,
-        spec,
-        algorithms=algs,
-        dtype=dtype,
-        threads=threads or 0,
-        node=node,
-        tuning=None if mf is None else mf.tuning,
-        call=None if mf is None else mf.call,
+    p = grid_predict(
+        collective, algs, size_list, subs, dims, ranks, spec, mf, node, dtype, threads or 0
     )
     say("done")
     if as_json:
@@ -218,9 +287,13 @@ def predict(
         hp.write_table(p, emit_table, force=force)
     if "-" in (as_json, as_csv):
         return
-    click.echo(f"# {collective} under {p.model}, {p.dtype}; times in us, * the best of each size")
+    what = "; a size is a rank's subdomain" if subs is not None else ""
+    click.echo(
+        f"# {collective} under {p.model}, {p.dtype}; times in us, * the best of each size{what}"
+    )
+    decomps = {r.nranks: f" ({r.decomp})" for r in p.rows if r.decomp is not None}
     for n in p.ranks:
-        click.echo(f"## {n} rank{'s' if n != 1 else ''}")
+        click.echo(f"## {n} rank{'s' if n != 1 else ''}{decomps.get(n, '')}")
         click.echo(hp.text_table(p, n))
     failed = [r for r in p.rows if r.error]
     if failed:

@@ -27,7 +27,14 @@ from hypercuboid.cli.bench import (
     _world,
 )
 from hypercuboid.cli.common import echo_json
-from hypercuboid.cli.predict import GRID_OPTIONS, grid_algorithms, grid_model, grid_sizes
+from hypercuboid.cli.predict import (
+    GRID_OPTIONS,
+    grid_algorithms,
+    grid_model,
+    grid_predict,
+    grid_sizes_of,
+)
+from hypercuboid.predict import row_dict
 
 
 @click.command("validate", cls=RankZeroCommand)
@@ -69,6 +76,8 @@ def validate(
     model,
     model_file,
     node,
+    subdomains,
+    decomp,
     runner,
     calibrate_to,
     iterations,
@@ -92,7 +101,6 @@ def validate(
     mpiexec -n 2 hypercuboid validate --model-file postal.json -a recursive_doubling,ring
     mpiexec -n 2 hypercuboid validate --calibrate cal.json -a recursive_doubling,ring
     """
-    import hypercuboid.predict as hp
     from hypercuboid.mpi import validate as hv
 
     if as_json == "-" and as_csv == "-":
@@ -100,7 +108,7 @@ def validate(
     if calibrate_to is not None and (model is not None or model_file is not None):
         raise click.ClickException("give --calibrate FILE or --model/--model-file, not both")
     algs = grid_algorithms(collective, algorithms)
-    size_list = grid_sizes(sizes, counts, collective, dtype)
+    size_list, subs, dims = grid_sizes_of(collective, sizes, counts, dtype, subdomains, decomp)
     comm = _world()
     _start(comm, timeout, "hypercuboid validate")
     n = comm.Get_size()
@@ -125,11 +133,7 @@ def validate(
 
     def predicted() -> None:
         spec, mf = grid_model(model, model_file, [n], library=_library())
-        at = node if node is not None or mf is None else mf.node
-        box["p"] = hp.predict(
-            collective, size_list, [n], spec, algorithms=algs, dtype=dtype, node=at,
-            tuning=None if mf is None else mf.tuning, call=None if mf is None else mf.call,
-        )  # fmt: skip
+        box["p"] = grid_predict(collective, algs, size_list, subs, dims, [n], spec, mf, node, dtype)
 
     _agree(comm, predicted)
     p = comm.bcast(box.get("p"), root=0)
@@ -159,7 +163,7 @@ def validate(
     if as_csv:
         from hypercuboid.mpi.report import write_csv
 
-        rows = [vars(r) | {"collective": p.collective, "nranks": n} for r in v.rows]
+        rows = [row_dict(r) | {"collective": p.collective, "nranks": n} for r in v.rows]
         if as_csv == "-":
             cliopts.write_out("-", _csv_text(rows))
         else:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hypercuboid.predict import Prediction
+from hypercuboid.predict import HALO, Prediction, row_dict
 
 
 def measure(
@@ -60,8 +60,74 @@ def measure(
     samples = hb.time_algorithm(
         comm, collective, schedule, x, y, op, count, in_c, (iters, warm, 1), verify
     )
+    return _slowest(comm, samples, iters, warm)
+
+
+def measure_halo(
+    comm: Any,
+    variant: str,
+    subdomain: Sequence[int],
+    decomp: Sequence[int],
+    dtype: Any,
+    *,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    runner: str = "native",
+) -> dict | None:
+    """Times the halo exchange ``variant`` of every rank's ``subdomain`` on ``decomp`` (ranks
+    along x, y, z; their product ``comm``'s size) as :func:`hypercuboid.predict.predict_halo`
+    predicts it: the D3Q19 lattice, every axis periodic, in place on each rank's array. The
+    native runner's plan (persistent requests, packing in C) is timed by its C loop, the Python
+    runner's by :func:`hypercuboid.mpi.bench.time_calls`; OSU's iteration counts for the
+    rank's halo in bytes. Returns what :func:`measure` returns. Collective."""
+    from hypercuboid import halo
+    from hypercuboid.mpi import bench as hb
+    from hypercuboid.mpi import halo as mh
+    from hypercuboid.mpi import native
+    from hypercuboid.predict import HALO_VALUES
+
+    dt = np.dtype(dtype)
+    rank = comm.Get_rank()
+    d = halo.Decomposition.of_subdomain(tuple(subdomain), tuple(decomp))
+    s = halo.schedule(variant, d, values=HALO_VALUES, bytes=dt.itemsize)
+    f = np.full(d.local_shape(rank, HALO_VALUES), rank, dtype=dt)
+    nbytes = halo.saving(d, rank)[0] * dt.itemsize
+    iters, warm = hb.osu_counts(nbytes, iterations, warmup)
+    in_c = native.use_native(native.check_runner(runner), dt)
+    try:
+        if in_c:
+            samples = _time_plan(mh._plan(comm, s, f, "native"), iters, warm)
+        else:
+            samples = hb.time_calls(
+                comm, lambda: mh.halo_exchange(comm, s, f, runner="python"), iters, warm
+            )
+    finally:
+        mh.clear_plans()
+    return _slowest(comm, samples, iters, warm)
+
+
+def _time_plan(plan: Any, iterations: int, warmup: int) -> np.ndarray:
+    """The samples (µs) of a native halo plan run by the C runner's timing loop
+    (``hc_plan_time``: ``warmup`` untimed runs, then ``iterations`` timed ones, a barrier
+    after each, on the plan's communicator)."""
+    from hypercuboid.errors import MPIError
+
+    out = np.empty(iterations, dtype=np.float64)
+    rc = plan.lib.hc_plan_time(
+        plan._plan, iterations, warmup, 1, out.ctypes.data, plan._err, plan._errlen
+    )
+    if rc != 0:
+        raise MPIError(f"rank {plan.rank}: halo exchange, {plan._error()}")
+    return out
+
+
+def _slowest(comm: Any, samples: np.ndarray, iters: int, warm: int) -> dict | None:
+    """On rank 0, the statistics of each call's slowest rank with the iteration counts; None
+    elsewhere. Collective."""
+    from hypercuboid.mpi import bench as hb
+
     parts = comm.gather(samples, root=0)
-    if rank != 0:
+    if comm.Get_rank() != 0:
         return None
     slowest = np.max(np.stack(parts), axis=0)
     return {"iterations": iters, "warmup": warm, **hb.summarize(slowest)}
@@ -87,20 +153,22 @@ def measure_grid(
         if row.schedule is None:
             continue
         if progress is not None and comm.Get_rank() == 0:
-            progress(f"{nbytes:>10} B  {a}")
-        st = measure(
-            comm,
-            p.collective,
-            row.schedule,
-            nbytes,
-            p.dtype,
-            iterations=iterations,
-            warmup=warmup,
-            runner=runner,
-        )
+            progress(f"{p.label(nbytes):>10}{'' if row.subdomain else ' B'}  {a}")
+        counts = {"iterations": iterations, "warmup": warmup, "runner": runner}
+        if row.subdomain is not None and row.decomp is not None:
+            st = measure_halo(
+                comm, row.schedule, _dims(row.subdomain), _dims(row.decomp), p.dtype, **counts
+            )
+        else:
+            st = measure(comm, p.collective, row.schedule, nbytes, p.dtype, **counts)
         if st is not None:
-            out.append({"algorithm": a, "schedule": row.schedule, "bytes": nbytes, **st})
+            halo = {"subdomain": row.subdomain, "decomp": row.decomp} if row.subdomain else {}
+            out.append({"algorithm": a, "schedule": row.schedule, "bytes": nbytes, **halo, **st})
     return out
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("x"))
 
 
 @dataclass(frozen=True)
@@ -116,6 +184,10 @@ class ValidationRow:
     p75_us: float
     error: float | None
     """``predicted / measured median − 1`` (positive: the model says slower)."""
+    subdomain: str | None = None
+    """A halo row's subdomain (sites per rank, ``16x16x16``); None for a collective."""
+    decomp: str | None = None
+    """A halo row's ranks along x, y, z; None for a collective."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +201,8 @@ class SizeVerdict:
     wrong_pick_cost: float | None
     """``measured time of the predicted pick / measured best − 1`` (0 when right; None when the
     predicted pick was not measured)."""
+    subdomain: str | None = None
+    """A halo size's subdomain; None for a collective."""
 
 
 @dataclass(frozen=True)
@@ -151,8 +225,10 @@ class Validation:
         return f"median |error| {err} %, picks right {self.picks_right} of {self.picks}"
 
     def to_dict(self) -> dict:
-        """JSON-ready form."""
+        """JSON-ready form (a halo row and size also have their subdomain)."""
         d = asdict(self)
+        d["rows"] = [row_dict(r) for r in self.rows]
+        d["sizes"] = [row_dict(r) for r in self.sizes]
         d["summary"] = self.summary()
         return d
 
@@ -177,6 +253,8 @@ def report(
                 p25_us=m["p25_us"],
                 p75_us=m["p75_us"],
                 error=None if pred_us is None else pred_us / m["median_us"] - 1,
+                subdomain=m.get("subdomain"),
+                decomp=m.get("decomp"),
             )
         )
     verdicts = []
@@ -204,6 +282,7 @@ def report(
                 measured_best=measured_best,
                 right=right,
                 wrong_pick_cost=cost,
+                subdomain=mine[measured_best].subdomain,
             )
         )
     errors = [abs(r.error) for r in rows if r.error is not None]
@@ -229,7 +308,7 @@ def text_table(v: Validation) -> str:
 
     rows = [
         {
-            "size": human_bytes(r.bytes),
+            "size": r.subdomain or human_bytes(r.bytes),
             "algorithm": r.algorithm,
             "predicted": r.predicted_us,
             "median": r.median_us,
@@ -251,7 +330,7 @@ def text_table(v: Validation) -> str:
     )
     picks = [
         {
-            "size": human_bytes(s.bytes),
+            "size": s.subdomain or human_bytes(s.bytes),
             "predicted": s.predicted_best or "-",
             "measured": s.measured_best,
             "right": "yes" if s.right else "no",
@@ -292,7 +371,7 @@ def plot(v: Validation, path: Any) -> None:
             ax.plot(*zip(*pts, strict=True), ls="--", marker="x", ms=4, color=c)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("bytes")
+    ax.set_xlabel("bytes of a rank's halo" if v.collective == HALO else "bytes")
     ax.set_ylabel("time (µs): measured (solid, p25–p75), predicted (dashed)")
     ax.set_title(f"{v.collective} on {v.nranks} ranks: {v.summary()}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
