@@ -1,15 +1,17 @@
 """hypercuboid validate's report (plain Python): errors, picks, what a wrong pick costs, the
-summary line, a partial (interrupted) run; and np = 1 refused."""
+summary line, a partial (interrupted) run, the reference exchanges' warning; and np = 1
+refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
 import hypercuboid.predict as hp
 import pytest
-from hypercuboid.mpi.validate import report, text_table
+from hypercuboid.mpi.validate import REFERENCE_THRESHOLD, reference, report, text_table
 
 POSTAL = "postal:alpha=1us,beta=1ns"
 
@@ -115,3 +117,48 @@ def test_one_rank_is_refused():
         "Error: validate needs 2 or more ranks to measure a collective: mpiexec -n 2 "
         "hypercuboid validate ..."
     )
+
+
+def test_the_reference_warns_when_the_machine_changed(p):
+    # a VM launch's slow state beginning mid-job: the 8 B exchange 0.30 -> 0.57 us
+    ref = reference({8: 0.30, 1 << 20: 100.0}, {8: 0.57, 1 << 20: 110.0})
+    assert [(r.bytes, r.start_us, r.end_us) for r in ref.rows] == [
+        (8, 0.30, 0.57), (1 << 20, 100.0, 110.0),
+    ]  # fmt: skip
+    assert ref.rows[0].change == pytest.approx(0.9) and ref.rows[1].change == pytest.approx(0.1)
+    assert ref.warning == (
+        "the machine changed during the validation: the 8B exchange took 0.300 us at the start "
+        "and 0.570 us at the end (+90.0 %), more than the threshold of 25 %; the error figures "
+        "are not to be trusted"
+    )
+    assert ref.text() == (
+        "reference exchange (start -> end): 8B 0.300 -> 0.570 us, 1MiB 100.000 -> 110.000 us "
+        "(a warning beyond 25 %)"
+    )
+    # both moved (faster counts as well), one line naming each
+    both = reference({8: 0.57, 1 << 20: 100.0}, {8: 0.30, 1 << 20: 60.0}, threshold=0.2)
+    assert both.warning == (
+        "the machine changed during the validation: the 8B exchange took 0.570 us at the start "
+        "and 0.300 us at the end (-47.4 %); the 1MiB exchange took 100.000 us at the start and "
+        "60.000 us at the end (-40.0 %), more than the threshold of 20 %; the error figures "
+        "are not to be trusted"
+    )
+    assert "\n" not in both.warning
+    # within the threshold (exactly at it too), or no end (interrupted): no warning
+    assert reference({8: 0.30}, {8: 0.36}).warning is None
+    assert reference({8: 1.0}, {8: 1.25}).warning is None
+    none = reference({8: 0.30, 1 << 20: 100.0}, None)
+    assert none.warning is None and [r.end_us for r in none.rows] == [None, None]
+    assert none.text().startswith("reference exchange (start -> end): 8B 0.300 -> - us")
+    # carried into the report and its JSON
+    v = report(p, [], 4, ref=ref)
+    d = json.loads(json.dumps(v.to_dict()))
+    assert d["reference"] == {
+        "rows": [
+            {"bytes": 8, "start_us": 0.30, "end_us": 0.57, "change": ref.rows[0].change},
+            {"bytes": 1 << 20, "start_us": 100.0, "end_us": 110.0, "change": ref.rows[1].change},
+        ],
+        "threshold": REFERENCE_THRESHOLD,
+        "warning": ref.warning,
+    }
+    assert report(p, [], 4).to_dict()["reference"] is None

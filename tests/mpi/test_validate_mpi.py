@@ -37,10 +37,23 @@ def test_validate_table_json_and_summary(comm, tmp_path):
         assert r["error"] == pytest.approx(r["predicted_us"] / r["median_us"] - 1)
     assert [s["bytes"] for s in d["sizes"]] == [8, 1024]
     assert d["picks"] == 2 and d["nranks"] == comm.size
-    lines = res.output.splitlines()
+    lines = [x for x in res.output.splitlines() if not x.startswith("warning: ")]
     assert lines[0].startswith(f"# allreduce on {comm.size} ranks under {POSTAL}")
     assert lines[-1] == d["summary"]
     assert lines[-1].startswith("median |error| ") and lines[-1].endswith(" of 2")
+    # the reference exchanges at the start and the end, in the JSON and above the summary
+    ref = d["reference"]
+    assert [r["bytes"] for r in ref["rows"]] == [8, 1 << 20]
+    assert ref["threshold"] == 0.25
+    for r in ref["rows"]:
+        assert r["start_us"] > 0 and r["end_us"] > 0
+        assert r["change"] == pytest.approx(r["end_us"] / r["start_us"] - 1)
+    moved = [r for r in ref["rows"] if abs(r["change"]) > 0.25]
+    assert (ref["warning"] is None) == (not moved)
+    # (a loaded machine moves them: then the warning is one line on stderr)
+    warned = [x for x in res.output.splitlines() if x.startswith("warning: ")]
+    assert warned == ([] if ref["warning"] is None else [f"warning: {ref['warning']}"])
+    assert lines[-2].startswith("reference exchange (start -> end): 8B ")
 
 
 def test_validate_calibrates_in_its_own_job(comm, tmp_path):
@@ -136,7 +149,7 @@ def test_validate_halo_rows_json_and_summary(comm, tmp_path):
         assert r["error"] == pytest.approx(r["predicted_us"] / r["median_us"] - 1)
     assert [s["subdomain"] for s in d["sizes"]] == ["2x2x4", "4x4x4"]
     assert d["collective"] == "halo" and d["picks"] == 2
-    lines = res.output.splitlines()
+    lines = [x for x in res.output.splitlines() if not x.startswith("warning: ")]
     assert lines[0].startswith(f"# halo on {comm.size} ranks under {POSTAL}")
     assert lines[2].split()[:2] == ["2x2x4", "blocking"]
     assert lines[-1] == d["summary"]

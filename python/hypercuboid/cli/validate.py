@@ -119,6 +119,8 @@ def validate(
         )
     _agree(comm, _outputs_free(force, as_json, as_csv, plot, calibrate_to))
     say = _progress(quiet, progress, comm)
+    ref_on = _reference_on(comm)
+    start = hv.measure_reference(comm, say) if ref_on else None
     if calibrate_to is not None:
         from hypercuboid.cli.calibrate import measure_and_write
 
@@ -153,11 +155,13 @@ def validate(
         ),
         verb="validate",
     )
+    end = hv.measure_reference(comm, say) if ref_on and not stopped else None
     if comm.Get_rank() != 0:
         if stopped:
             raise KeyboardInterrupt
         return
-    v = hv.report(p, measured, n, interrupted=stopped)
+    ref = None if start is None else hv.reference(start, end)
+    v = hv.report(p, measured, n, interrupted=stopped, ref=ref)
     if as_json:
         echo_json(v.to_dict(), as_json)
     if as_csv:
@@ -173,9 +177,21 @@ def validate(
     if "-" not in (as_json, as_csv):
         click.echo(f"# {collective} on {n} ranks under {p.model}, {p.dtype}; {_library()}")
         click.echo(hv.text_table(v))
+        if ref is not None:
+            click.echo(ref.text())
         click.echo(v.summary() + (" (interrupted: the sizes measured so far)" if stopped else ""))
+    if ref is not None and ref.warning is not None:
+        click.echo(f"warning: {ref.warning}", err=True)
     if stopped:
         raise KeyboardInterrupt  # after the rows measured so far are out
+
+
+def _reference_on(comm) -> bool:
+    """Whether the reference exchanges are measured (by the native runner: not where it does
+    not load), as rank 0 decides. Collective."""
+    from hypercuboid.mpi import native
+
+    return bool(comm.bcast(native.available() if comm.Get_rank() == 0 else None, root=0))
 
 
 def _csv_text(rows: list[dict]) -> str:

@@ -171,6 +171,97 @@ def _dims(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("x"))
 
 
+#: The reference validate measures at its start and its end, to see whether the machine
+#: changed meanwhile: ``(bytes, iterations)`` of an exchange between ranks 0 and 1 (both send
+#: and receive at once, one step of calibrate's exchange chains, timed by the native runner).
+REFERENCE: tuple[tuple[int, int], ...] = ((8, 500), (1 << 20, 100))
+
+#: How far a reference's median may move, ``|end / start − 1|``, before validate warns that
+#: its error figures are not to be trusted (a VM's launch states differ about 1.9x).
+REFERENCE_THRESHOLD = 0.25
+
+
+def measure_reference(comm: Any, progress: Callable[[str], None] | None = None) -> dict | None:
+    """The medians (µs) of the :data:`REFERENCE` exchanges, ``{bytes: median}`` on rank 0 (None
+    elsewhere); a few hundred milliseconds. Collective."""
+    from hypercuboid.mpi.calibrate import exchange
+
+    out = {}
+    for nbytes, iterations in REFERENCE:
+        if progress is not None and comm.Get_rank() == 0:
+            progress(f"reference exchange 0-1 {nbytes:>9} B")
+        rows = exchange(comm, 1, [nbytes], iterations, max(1, iterations // 10))
+        out.update({r["bytes"]: r["median_us"] for r in rows if r["steps"] == 1})
+    return out if comm.Get_rank() == 0 else None
+
+
+@dataclass(frozen=True)
+class ReferenceRow:
+    """One reference exchange at the start and at the end of a validation."""
+
+    bytes: int
+    start_us: float
+    end_us: float | None
+    """None: not measured (the validation was interrupted)."""
+    change: float | None
+    """``end / start − 1``."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference exchanges at the start and the end (:func:`reference`)."""
+
+    rows: list[ReferenceRow]
+    threshold: float
+    warning: str | None
+    """One line naming each exchange that moved more than ``threshold``; None if none did."""
+
+    def text(self) -> str:
+        """``reference exchange (start -> end): 8B 0.300 -> 0.310 us, ... (a warning beyond
+        25 %)``."""
+        from hypercuboid._core import format_size
+
+        parts = [
+            f"{format_size(r.bytes)} {r.start_us:.3f} -> "
+            f"{'-' if r.end_us is None else f'{r.end_us:.3f}'} us"
+            for r in self.rows
+        ]
+        return (
+            f"reference exchange (start -> end): {', '.join(parts)} (a warning beyond "
+            f"{100 * self.threshold:.0f} %)"
+        )
+
+
+def reference(
+    start: dict[int, float], end: dict[int, float] | None, threshold: float = REFERENCE_THRESHOLD
+) -> Reference:
+    """The reference of a validation from the medians (µs, by bytes) measured at its ``start``
+    and ``end`` (None: not measured), with a warning when one moved more than ``threshold``
+    (relative): then the machine changed under the measurement (on a VM, a launch's fast or
+    slow state can change mid-job) and a calibration taken at the start does not describe the
+    rest."""
+    from hypercuboid._core import format_size
+
+    rows = []
+    for b, t0 in start.items():
+        t1 = None if end is None else end.get(b)
+        rows.append(ReferenceRow(b, t0, t1, None if t1 is None else t1 / t0 - 1))
+    moved = [r for r in rows if r.change is not None and abs(r.change) > threshold]
+    warning = None
+    if moved:
+        what = "; ".join(
+            f"the {format_size(r.bytes)} exchange took {r.start_us:.3f} us at the start and "
+            f"{r.end_us:.3f} us at the end ({100 * r.change:+.1f} %)"
+            for r in moved
+            if r.change is not None and r.end_us is not None
+        )
+        warning = (
+            f"the machine changed during the validation: {what}, more than the threshold of "
+            f"{100 * threshold:.0f} %; the error figures are not to be trusted"
+        )
+    return Reference(rows=rows, threshold=threshold, warning=warning)
+
+
 @dataclass(frozen=True)
 class ValidationRow:
     """One measured grid point beside its prediction."""
@@ -218,6 +309,8 @@ class Validation:
     picks_right: int
     picks: int
     interrupted: bool
+    reference: Reference | None = None
+    """The reference exchanges at the start and the end (None: not measured)."""
 
     def summary(self) -> str:
         """``median |error| X %, picks right A of B``."""
@@ -234,11 +327,16 @@ class Validation:
 
 
 def report(
-    p: Prediction, measured: Sequence[dict], nranks: int, interrupted: bool = False
+    p: Prediction,
+    measured: Sequence[dict],
+    nranks: int,
+    interrupted: bool = False,
+    ref: Reference | None = None,
 ) -> Validation:
     """Compares ``p`` at ``nranks`` ranks with ``measured`` rows (:func:`measure_grid`'s: keys
     ``algorithm, schedule, bytes, median_us, p25_us, p75_us``). A size counts for the picks
-    once every algorithm that could run there was measured."""
+    once every algorithm that could run there was measured. ``ref``: the reference exchanges
+    (:func:`reference`), carried into the result."""
     rows = []
     for m in measured:
         pred = p.row(nranks, m["bytes"], m["algorithm"]).time_ns
@@ -296,6 +394,7 @@ def report(
         picks_right=sum(v.right for v in verdicts),
         picks=len(verdicts),
         interrupted=interrupted,
+        reference=ref,
     )
 
 
@@ -382,12 +481,19 @@ def plot(v: Validation, path: Any) -> None:
 
 
 __all__ = [
+    "REFERENCE",
+    "REFERENCE_THRESHOLD",
+    "Reference",
+    "ReferenceRow",
     "SizeVerdict",
     "Validation",
     "ValidationRow",
     "measure",
     "measure_grid",
+    "measure_halo",
+    "measure_reference",
     "plot",
+    "reference",
     "report",
     "text_table",
 ]
