@@ -12,32 +12,43 @@ pytestmark = pytest.mark.mpi
 POSTAL = "postal:alpha=1us,beta=1ns"
 
 
-def test_validate_table_json_and_summary(comm, tmp_path):
+def validated(comm, tmp_path, args: list[str]) -> tuple[list[str], list[str], dict] | None:
+    """validate with ``args`` (5 iterations, 1 warm-up, JSON to a file) on 2 or more ranks:
+    on rank 0 its output's lines without the warnings, the warnings, and the JSON; None
+    elsewhere (where it prints nothing). Every row's error is its predicted / measured − 1."""
     from hypercuboid.cli.validate import validate
 
     if comm.size < 2:
         pytest.skip("validate measures on 2 or more ranks")
     out = tmp_path / "v.json"
     res = CliRunner().invoke(
-        validate,
-        ["-m", POSTAL, "-a", "recursive_doubling,ring", "--sizes", "8,1K", "-i", "5", "-x", "1"]
-        + ["--json", str(out), "-q"],
-        catch_exceptions=False,
+        validate, [*args, "-i", "5", "-x", "1", "--json", str(out), "-q"], catch_exceptions=False
     )
     assert res.exit_code == 0, res.output
     if comm.rank != 0:
         assert res.output == ""
-        return
+        return None
     d = json.loads(out.read_text())
+    for r in d["rows"]:
+        assert 0 < r["p25_us"] <= r["median_us"] <= r["p75_us"]
+        assert r["error"] == pytest.approx(r["predicted_us"] / r["median_us"] - 1)
+    lines = res.output.splitlines()
+    warned = [x for x in lines if x.startswith("warning: ")]
+    return [x for x in lines if x not in warned], warned, d
+
+
+def test_validate_table_json_and_summary(comm, tmp_path):
+    got = validated(
+        comm, tmp_path, ["-m", POSTAL, "-a", "recursive_doubling,ring", "--sizes", "8,1K"]
+    )
+    if got is None:
+        return
+    lines, warned, d = got
     assert [(r["bytes"], r["algorithm"]) for r in d["rows"]] == [
         (b, a) for b in (8, 1024) for a in ("recursive_doubling", "ring")
     ]
-    for r in d["rows"]:
-        assert r["p25_us"] <= r["median_us"] <= r["p75_us"]
-        assert r["error"] == pytest.approx(r["predicted_us"] / r["median_us"] - 1)
     assert [s["bytes"] for s in d["sizes"]] == [8, 1024]
     assert d["picks"] == 2 and d["nranks"] == comm.size
-    lines = [x for x in res.output.splitlines() if not x.startswith("warning: ")]
     assert lines[0].startswith(f"# allreduce on {comm.size} ranks under {POSTAL}")
     assert lines[-1] == d["summary"]
     assert lines[-1].startswith("median |error| ") and lines[-1].endswith(" of 2")
@@ -51,7 +62,6 @@ def test_validate_table_json_and_summary(comm, tmp_path):
     moved = [r for r in ref["rows"] if abs(r["change"]) > 0.25]
     assert (ref["warning"] is None) == (not moved)
     # (a loaded machine moves them: then the warning is one line on stderr)
-    warned = [x for x in res.output.splitlines() if x.startswith("warning: ")]
     assert warned == ([] if ref["warning"] is None else [f"warning: {ref['warning']}"])
     assert lines[-2].startswith("reference exchange (start -> end): 8B ")
 
@@ -123,33 +133,19 @@ def test_ctrl_c_keeps_the_sizes_measured(comm, tmp_path, monkeypatch):
 
 def test_validate_halo_rows_json_and_summary(comm, tmp_path):
     """The halo grid measured for real: each variant's exchange on the job's decomposition."""
-    from hypercuboid.cli.validate import validate
     from hypercuboid.predict import halo_dims
 
-    if comm.size < 2:
-        pytest.skip("validate measures on 2 or more ranks")
-    out = tmp_path / "v.json"
-    res = CliRunner().invoke(
-        validate,
-        ["--collective", "halo", "-m", POSTAL, "-a", "blocking,reduced", "--subdomain", "4,2x2x4"]
-        + ["-i", "5", "-x", "1", "--json", str(out), "-q"],
-        catch_exceptions=False,
-    )
-    assert res.exit_code == 0, res.output
-    if comm.rank != 0:
-        assert res.output == ""
+    args = ["--collective", "halo", "-m", POSTAL, "-a", "blocking,reduced", "--subdomain"]
+    got = validated(comm, tmp_path, [*args, "4,2x2x4"])
+    if got is None:
         return
-    d = json.loads(out.read_text())
+    lines, _, d = got
     dims = "x".join(map(str, halo_dims(comm.size)))
     assert [(r["subdomain"], r["algorithm"], r["decomp"]) for r in d["rows"]] == [
         (s, a, dims) for s in ("2x2x4", "4x4x4") for a in ("blocking", "reduced")
     ]
-    for r in d["rows"]:
-        assert 0 < r["p25_us"] <= r["median_us"] <= r["p75_us"]
-        assert r["error"] == pytest.approx(r["predicted_us"] / r["median_us"] - 1)
     assert [s["subdomain"] for s in d["sizes"]] == ["2x2x4", "4x4x4"]
     assert d["collective"] == "halo" and d["picks"] == 2
-    lines = [x for x in res.output.splitlines() if not x.startswith("warning: ")]
     assert lines[0].startswith(f"# halo on {comm.size} ranks under {POSTAL}")
     assert lines[2].split()[:2] == ["2x2x4", "blocking"]
     assert lines[-1] == d["summary"]
