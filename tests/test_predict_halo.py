@@ -206,3 +206,19 @@ def test_validate_report_of_a_halo_grid():
     lines = text_table(v).splitlines()
     assert lines[1].split()[:2] == ["4x4x4", "blocking"]
     assert lines[-1].split()[:3] == ["8x8x8", "reduced", "blocking"]
+
+
+@pytest.mark.parametrize(
+    ("subdomains", "ranks", "message"),
+    [
+        ([(8, 8)], [2], "invalid subdomain (8, 8): accepted three whole numbers (A, B, C), each"),
+        ([(8, 0, 8)], [2], "invalid subdomain (8, 0, 8): accepted three whole numbers"),
+        ([(4, 4, 4)], [0], "invalid number of ranks 0: a grid's rank counts are whole numbers"),
+        ([(4, 4, 4)], [1 << 70], f"invalid number of ranks {1 << 70}: a grid's rank counts"),
+        ([(4, 4, 4)], ["2"], "invalid number of ranks '2': a grid's rank counts"),
+    ],
+)
+def test_bad_python_arguments_are_schedule_errors(subdomains, ranks, message):
+    with pytest.raises(ScheduleError) as e:
+        hp.predict_halo(subdomains, ranks, POSTAL)
+    assert str(e.value).startswith(message)

@@ -240,6 +240,11 @@ def halo_dims(nranks: int, decomp: Sequence[int] | None = None) -> tuple[int, in
     from hypercuboid import halo
     from hypercuboid.errors import ScheduleError
 
+    if isinstance(nranks, bool) or not isinstance(nranks, int) or not 1 <= nranks < 1 << 32:
+        raise ScheduleError(
+            f"invalid number of ranks {nranks!r}: a grid's rank counts are whole numbers from "
+            "1 to 2^32 - 1"
+        )
     if decomp is None:
         # a lattice of nranks sites along each axis splits over any factorization of nranks
         return halo.Decomposition((nranks,) * 3, nranks).dims
@@ -250,6 +255,17 @@ def halo_dims(nranks: int, decomp: Sequence[int] | None = None) -> tuple[int, in
             f"{nranks}; accepted: PxQxR with P*Q*R = {nranks}"
         )
     return (px, py, pz)
+
+
+def _subdomain(s: Sequence[int]) -> tuple[int, int, int]:
+    from hypercuboid.errors import ScheduleError
+
+    t = tuple(s)
+    if len(t) != 3 or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in t):
+        raise ScheduleError(
+            f"invalid subdomain {s!r}: accepted three whole numbers (A, B, C), each at least 1"
+        )
+    return (t[0], t[1], t[2])
 
 
 def _triple_text(t: Sequence[int]) -> str:
@@ -282,7 +298,7 @@ def predict_halo(
     from hypercuboid.errors import ScheduleError
 
     names = halo_variants() if variants is None else [str(v) for v in variants]
-    subs = [tuple(int(x) for x in s) for s in subdomains]
+    subs = [_subdomain(s) for s in subdomains]
     if not names or not subs or not ranks:
         raise ScheduleError(
             "invalid halo grid: it is empty; give at least one variant "
@@ -295,7 +311,7 @@ def predict_halo(
     one = halo.Decomposition.of_subdomain((1, 1, 1), (1, 1, 1))
     for v in names:  # an unknown variant stops the grid, naming the accepted ones
         halo.schedule(v, one, values=HALO_VALUES, bytes=elem)
-    dims = {int(n): halo_dims(int(n), decomp) for n in ranks}
+    dims = {n: halo_dims(n, decomp) for n in ranks}
     size_of: dict[int, tuple[int, int, int]] = {}
     for sub in subs:
         b = halo.saving(halo.Decomposition.of_subdomain(sub, (1, 1, 1)), 0)[0] * elem
@@ -312,7 +328,7 @@ def predict_halo(
     for n, d in dims.items():
         for b in sizes:
             dec = halo.Decomposition.of_subdomain(size_of[b], d)
-            group = []
+            group: list[tuple[str, str | None, float | None, str | None]] = []
             for v in names:
                 try:
                     s = halo.schedule(v, dec, values=HALO_VALUES, bytes=elem)

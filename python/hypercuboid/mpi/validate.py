@@ -154,13 +154,17 @@ def measure_grid(
             continue
         if progress is not None and comm.Get_rank() == 0:
             progress(f"{p.label(nbytes):>10}{'' if row.subdomain else ' B'}  {a}")
-        counts = {"iterations": iterations, "warmup": warmup, "runner": runner}
         if row.subdomain is not None and row.decomp is not None:
+            sub, dims = _dims(row.subdomain), _dims(row.decomp)
             st = measure_halo(
-                comm, row.schedule, _dims(row.subdomain), _dims(row.decomp), p.dtype, **counts
-            )
+                comm, row.schedule, sub, dims, p.dtype, iterations=iterations, warmup=warmup,
+                runner=runner,
+            )  # fmt: skip
         else:
-            st = measure(comm, p.collective, row.schedule, nbytes, p.dtype, **counts)
+            st = measure(
+                comm, p.collective, row.schedule, nbytes, p.dtype, iterations=iterations,
+                warmup=warmup, runner=runner,
+            )  # fmt: skip
         if st is not None:
             halo = {"subdomain": row.subdomain, "decomp": row.decomp} if row.subdomain else {}
             out.append({"algorithm": a, "schedule": row.schedule, "bytes": nbytes, **halo, **st})
