@@ -94,7 +94,9 @@ def validate(
     row, the predicted time, the measured median (p25-p75) and the error (predicted / measured
     - 1); per size, whether the predicted-best algorithm is the measured-best and what the
     wrong pick costs (its measured time / the measured best - 1); and the median |error| and
-    the picks right.
+    the picks right. --collective halo measures the halo exchanges of --subdomain. A reference
+    exchange timed at the start and the end says whether the machine changed in between (a
+    warning when it moved more than 25 %).
 
     \b
     mpiexec -n 2 hypercuboid bench pingpong --model-file postal.json

@@ -11,6 +11,12 @@ last rank finishes). :func:`report` (plain Python, no MPI) compares a
 measured-best (or predicted to take exactly as long: a tie the model cannot break) and what
 a wrong pick costs (``measured time of the predicted pick / measured best − 1``), and the
 median ``|error|`` and the picks right.
+
+:func:`measure_halo` times a halo exchange of a halo grid
+(:func:`hypercuboid.predict.predict_halo`) the same way. :func:`measure_reference` times the
+:data:`REFERENCE` exchanges; :func:`reference` compares those at a validation's start and end
+and warns when they moved by more than :data:`REFERENCE_THRESHOLD`: the machine changed under
+the measurement.
 """
 
 from __future__ import annotations
@@ -153,7 +159,8 @@ def measure_grid(
         if row.schedule is None:
             continue
         if progress is not None and comm.Get_rank() == 0:
-            progress(f"{p.label(nbytes):>10}{'' if row.subdomain else ' B'}  {a}")
+            where = f"{row.subdomain:>10}" if row.subdomain else f"{nbytes:>10} B"
+            progress(f"{where}  {a}")
         if row.subdomain is not None and row.decomp is not None:
             sub, dims = _dims(row.subdomain), _dims(row.decomp)
             st = measure_halo(
