@@ -13,20 +13,29 @@
 //! - [`piecewise`]: SimGrid/SMPI-style piecewise lines: the break points (a protocol switch
 //!   such as eager/rendezvous) that make separate lines fit, found by exhaustive search;
 //! - [`contention`]: the shared bandwidth `BW` of a node from the per-flow bandwidth of `k`
-//!   concurrent flows, `bw(k) ≈ min(single, BW/k)`;
-//! - [`fit_loggops`]: LogGOPS's `L, o, g, G, S` from a ping-pong sweep and two issue-rate
-//!   trains.
+//!   concurrent flows, `bw(k) ≈ min(single, BW/k)`; [`node_bandwidth`]: the node level's, from
+//!   that and two flows at once;
+//! - [`fit_loggops`]: LogGOPS's `L, o, g, G, S` and the pipelined model's `α_p, α_r` from a
+//!   ping-pong sweep and two issue-rate trains;
+//! - [`fit_chains`]: the runner's cost per call and one step's time by size from chains of
+//!   `k` steps; [`fit_steps`]: LogGOPS's `L, G, S, R, S2, R2, X` and two flows' `G` from the
+//!   one-way and exchange steps (with the switches of several fits merged by
+//!   [`merge_switches`]).
 //!
 //! The R² of a weighted fit is `1 − Σ w²(y − ŷ)² / Σ w²(y − ȳ_w)²` with `ȳ_w` the weighted
 //! mean; residuals are `y − ŷ`, in the unit of `y`.
 
 mod loggops;
 mod piecewise;
+mod steps;
 
 pub use loggops::{fit_loggops, LogGopsFit};
 pub use piecewise::{
-    contention, piecewise, ContentionFit, PiecewiseFit, Segment, SEGMENT_GAIN, SWITCH_JUMP,
+    contention, node_bandwidth, piecewise, ContentionFit, PiecewiseFit, Segment, SEGMENT_GAIN,
+    SWITCH_JUMP,
 };
+
+pub use steps::{fit_chains, fit_steps, merge_switches, ChainFit, Steps, StepsFit, SWITCH_RANGE};
 
 use std::fmt;
 
@@ -63,6 +72,15 @@ pub enum FitError {
         /// What is accepted.
         accepted: &'static str,
     },
+    /// A single parameter out of its range.
+    Parameter {
+        /// Which parameter.
+        what: &'static str,
+        /// The value.
+        value: f64,
+        /// What is accepted.
+        accepted: &'static str,
+    },
 }
 
 impl fmt::Display for FitError {
@@ -86,6 +104,11 @@ impl fmt::Display for FitError {
                 value,
                 accepted,
             } => write!(f, "{what}[{index}] = {value}: {accepted}"),
+            FitError::Parameter {
+                what,
+                value,
+                accepted,
+            } => write!(f, "{what} = {value}: {accepted}"),
         }
     }
 }
@@ -427,5 +450,7 @@ pub(crate) fn distinct(x: &[f64]) -> usize {
     v.len()
 }
 
+#[cfg(test)]
+mod steps_tests;
 #[cfg(test)]
 mod tests;

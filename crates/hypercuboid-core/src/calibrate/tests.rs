@@ -178,6 +178,15 @@ fn loggops_parameters_are_recovered_within_two_percent() {
     assert_eq!(f.eager_limit, Some(4096.0));
     assert_eq!(f.latency_excess, 0.0);
     assert_eq!(f.pingpong.breaks, vec![8192.0]);
+    // the pipelined model: α_r = g, α_p the rest of the first segment's intercept
+    assert_eq!(f.alpha_r, f.gap);
+    assert_eq!(f.alpha_p, f.pingpong.segments[0].intercept - f.gap);
+    assert!(
+        within(f.alpha_p + f.alpha_r, l + 2.0 * o, 0.02),
+        "{}",
+        f.alpha_p
+    );
+    assert_eq!(f.alpha_p_shortfall, 0.0);
 }
 
 #[test]
@@ -191,6 +200,28 @@ fn loggops_says_when_the_overheads_exceed_the_latency() {
     assert!((f.latency_excess - (1.6 - 1.0 - 1e-4)).abs() < 1e-9);
     assert_eq!(f.eager_limit, None);
     assert!(f.r2 < 0.9);
+    // α_r = g = 0.8 is below the one-way intercept 1: α_p is the rest
+    assert!((f.alpha_p - (1.0 - 0.8)).abs() < 1e-9 && f.alpha_p_shortfall == 0.0);
+    // a gap above the intercept: α_p is 0 and the shortfall says by how much, never negative
+    let slow: Vec<f64> = m.iter().map(|m| 1.5 * m).collect();
+    let f = fit_loggops(&x, &y, &m, &slow, &m, &t, 3).unwrap();
+    assert_eq!(f.alpha_p, 0.0);
+    assert!(
+        (f.alpha_p_shortfall - 0.5).abs() < 1e-9,
+        "{}",
+        f.alpha_p_shortfall
+    );
+}
+
+#[test]
+fn the_node_bandwidth_takes_two_flows_unless_more_flows_saw_less() {
+    // 2/G2 = 40 (G2 = 0.05); the contention fit's 25 where it saw more than 2 flows limited
+    assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.05)), 25.0);
+    assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.1)), 20.0);
+    assert_eq!(node_bandwidth(25.0, true, 2.0, Some(0.05)), 40.0);
+    assert_eq!(node_bandwidth(25.0, false, 4.0, Some(0.05)), 40.0);
+    assert_eq!(node_bandwidth(25.0, true, 4.0, None), 25.0);
+    assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.0)), 25.0);
 }
 
 #[test]
