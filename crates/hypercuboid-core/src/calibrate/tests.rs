@@ -2,7 +2,7 @@ use super::*;
 
 /// A fixed sequence of factors in [1 − amp, 1 + amp] (a linear congruential generator), so that
 /// the noisy measurements of a test are the same on every run.
-fn noise(n: usize, amp: f64, seed: u64) -> Vec<f64> {
+pub(super) fn noise(n: usize, amp: f64, seed: u64) -> Vec<f64> {
     let mut s = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
@@ -27,7 +27,7 @@ fn noisy(x: &[f64], amp: f64, seed: u64, f: impl Fn(f64) -> f64) -> Vec<f64> {
     x.iter().zip(&n).map(|(&v, e)| f(v) * e).collect()
 }
 
-fn within(got: f64, want: f64, rel: f64) -> bool {
+pub(super) fn within(got: f64, want: f64, rel: f64) -> bool {
     (got - want).abs() <= rel * want.abs()
 }
 
