@@ -985,6 +985,11 @@ def fit_loggops(
 ) -> LogGopsFit:
     """LogGOPS's L, o, g, G, S (and α_p, α_r) from a ping-pong and two issue-rate trains."""
 
+R2_THRESHOLD: Final[float]
+
+def poor_fit(what: str, r2: float) -> str | None:
+    """The warning for a fit whose R² is below ``R2_THRESHOLD``; None when it fits."""
+
 def node_bandwidth(
     fitted: float,
     saturated: bool,

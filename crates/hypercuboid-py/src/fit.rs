@@ -352,6 +352,12 @@ fn fit_steps(
     })
 }
 
+/// The warning for a fit of `what` whose R² is below `R2_THRESHOLD`; None when it fits.
+#[pyfunction]
+fn poor_fit(what: &str, r2: f64) -> Option<String> {
+    fit::poor_fit(what, r2)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add!(
         m,
@@ -372,8 +378,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
             fit_loggops,
             node_bandwidth,
             fit_chains,
-            fit_steps
+            fit_steps,
+            poor_fit
         ]
     );
+    m.add("R2_THRESHOLD", fit::R2_THRESHOLD)?;
     Ok(())
 }

@@ -44,8 +44,9 @@ from hypercuboid import _core
 from hypercuboid.errors import HypercuboidError
 from hypercuboid.mpi.bench import osu_counts, summarize
 
-#: A fit with R² below this does not describe its measurements: a warning names it.
-R2_THRESHOLD = 0.9
+#: A fit with R² below this does not describe its measurements: a warning names it (the
+#: core's, as is the warning, ``_core.poor_fit``).
+R2_THRESHOLD: float = _core.R2_THRESHOLD
 #: The size sweep of the ping-pong by default.
 DEFAULT_SIZES = "1:4M"
 #: The fewest sizes a calibration fits (a line and its residuals).
@@ -538,11 +539,9 @@ def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Pat
 
 
 def _r2_warning(warnings: list[str], what: str, r2: float) -> None:
-    if not r2 >= R2_THRESHOLD:
-        warnings.append(
-            f"{what}: R² = {r2:.3f} is below {R2_THRESHOLD}: the model does not fit these "
-            "measurements"
-        )
+    said = _core.poor_fit(what, r2)
+    if said is not None:
+        warnings.append(said)
 
 
 def _reduction_fits(measured: dict) -> dict[str, dict]:

@@ -22,7 +22,8 @@
 //!   one-way and exchange steps (with the switches of several fits merged by
 //!   [`merge_switches`]).
 //!
-//! The R² of a weighted fit is `1 − Σ w²(y − ŷ)² / Σ w²(y − ȳ_w)²` with `ȳ_w` the weighted
+//! Every fit reports its R²; [`poor_fit`] is the warning for one below [`R2_THRESHOLD`]. The R²
+//! of a weighted fit is `1 − Σ w²(y − ŷ)² / Σ w²(y − ȳ_w)²` with `ȳ_w` the weighted
 //! mean; residuals are `y − ŷ`, in the unit of `y`.
 
 mod loggops;
@@ -114,6 +115,36 @@ impl fmt::Display for FitError {
 }
 
 impl std::error::Error for FitError {}
+
+/// A fit whose R² is below this does not describe its measurements: [`poor_fit`] says so.
+pub const R2_THRESHOLD: f64 = 0.9;
+
+/// How a fit says that its model does not fit: for a fit of `what` whose R² is below
+/// [`R2_THRESHOLD`] (or not a number), the one-line warning naming it, its R² (3 decimals) and
+/// the threshold; None when it fits. A fit that does not fit is kept (its parameters are the
+/// best non-negative ones), never clamped into shape.
+///
+/// ```
+/// use hypercuboid_core::calibrate::poor_fit;
+/// assert_eq!(poor_fit("copy fit", 0.95), None);
+/// assert_eq!(
+///     poor_fit("copy fit", 0.8804).as_deref(),
+///     Some("copy fit: R² = 0.880 is below 0.9: the model does not fit these measurements")
+/// );
+/// ```
+pub fn poor_fit(what: &str, r2: f64) -> Option<String> {
+    if r2 >= R2_THRESHOLD {
+        return None;
+    }
+    let shown = if r2.is_nan() {
+        "nan".to_string()
+    } else {
+        format!("{r2:.3}")
+    };
+    Some(format!(
+        "{what}: R² = {shown} is below {R2_THRESHOLD}: the model does not fit these measurements"
+    ))
+}
 
 /// A linear fit: its coefficients, R², and per point the fitted value and the residual.
 #[derive(Clone, Debug, PartialEq)]

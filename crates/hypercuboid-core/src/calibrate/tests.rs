@@ -260,3 +260,17 @@ fn bad_input_is_one_line_naming_it() {
         "per_flow[0] = -1: a finite number > 0"
     );
 }
+
+#[test]
+fn a_poor_fit_is_said_in_one_line_and_a_good_one_is_not() {
+    assert_eq!(poor_fit("x", R2_THRESHOLD), None);
+    assert_eq!(poor_fit("x", 1.0), None);
+    let says = |r2: f64| poor_fit("postal fit of the intra ping-pong", r2).unwrap();
+    assert_eq!(
+        says(0.8295),
+        "postal fit of the intra ping-pong: R² = 0.830 is below 0.9: the model does not fit \
+         these measurements"
+    );
+    assert!(says(-3.25).contains(": R² = -3.250 is below 0.9: "));
+    assert!(says(f64::NAN).contains(": R² = nan is below 0.9: "));
+}
