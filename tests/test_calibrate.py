@@ -467,3 +467,33 @@ def test_one_way_chains_that_leave_a_step_no_time_give_way_to_the_ping_pong():
     )
     assert close(lk["loggops"]["L_us"], L) and close(lk["loggops"]["X_us"], X)
     assert parse_model(c.model)
+
+
+def test_the_core_fits_chains_and_steps_and_says_what_is_wrong_in_one_line():
+    # the chains of the known machine: C and every step, as fit_exchange names them
+    ex = cal.fit_exchange(exchange_rows(amp=0.0))
+    assert ex["bytes"] == SIZES and abs(ex["call_us"] - CALL) < 1e-9
+    assert all(
+        abs(x - (step_time(s, G_X) + X)) < 1e-9 for s, x in zip(SIZES, ex["step_us"], strict=True)
+    )
+    st = cal.fit_steps(OVH, cal.fit_exchange(exchange_rows(amp=0.0, one_way=True)), ex)
+    assert (st["S"], st["S2"], st["S_found"]) == (S, S2, True)
+    assert type(st["S"]) is int and type(st["S2"]) is int
+    assert abs(st["L_us"] - L) < 1e-9 and abs(st["X_us"] - X) < 1e-9
+    assert [r["exchange"] for r in st["rows"]] == [False] * len(SIZES) + [True] * len(SIZES)
+    with pytest.raises(ModelError) as e:
+        _core.fit_steps(0.1, [1.0, 2.0], [1.0, 1.0])
+    assert (
+        str(e.value) == "a fit of the one-way steps needs at least 3 points with different x, got 2"
+    )
+    with pytest.raises(ModelError) as e:
+        _core.fit_steps(0.1, [1.0, 2.0, 4.0], [1.0, 1.0, 2.0], ([1.0, 2.0, 4.0], [1.0, 0.0, 1.0]))
+    assert str(e.value) == "exchange step times[1] = 0: a finite number > 0"
+    with pytest.raises(ModelError) as e:
+        _core.fit_steps(-1.0, [1.0, 2.0, 4.0], [1.0, 1.0, 2.0])
+    assert str(e.value) == "o = -1: a finite time >= 0"
+    rows = exchange_rows(amp=0.0)
+    rows[4]["median_us"] = -0.5
+    with pytest.raises(ModelError) as e:
+        cal.fit_exchange(rows)
+    assert str(e.value) == "chain times[4] = -0.5: a finite number > 0"

@@ -923,10 +923,37 @@ class LogGopsFit(_Fit):
     overhead: Final[float]
     gap: Final[float]
     gap_per_byte: Final[float]
+    alpha_r: Final[float]
+    alpha_p: Final[float]
+    alpha_p_shortfall: Final[float]
     eager_limit: Final[float | None]
     pingpong: Final[PiecewiseFit]
     train: Final[LinearFit]
     overhead_train: Final[LinearFit]
+
+@final
+class ChainFit(_Fit):
+    call: Final[float]
+    sizes: Final[list[float]]
+    step: Final[list[float]]
+
+@final
+class StepsFit(_Fit):
+    latency: Final[float]
+    latency_excess: Final[float]
+    gap_per_byte: Final[float]
+    two_flows_gap_per_byte: Final[float]
+    eager_limit: Final[float]
+    eager_found: Final[bool]
+    rendezvous: Final[float]
+    second_limit: Final[float | None]
+    second_rendezvous: Final[float]
+    exchange_wait: Final[float]
+    switches: Final[list[tuple[float, float]]]
+    breaks: Final[list[list[float]]]
+    sizes: Final[list[float]]
+    exchange: Final[list[bool]]
+    times: Final[list[float]]
 
 def fit_least_squares(
     columns: list[list[float]],
@@ -956,4 +983,29 @@ def fit_loggops(
     delayed_t: list[float],
     max_segments: int = 3,
 ) -> LogGopsFit:
-    """LogGOPS's L, o, g, G, S from a ping-pong and two issue-rate trains."""
+    """LogGOPS's L, o, g, G, S (and α_p, α_r) from a ping-pong and two issue-rate trains."""
+
+R2_THRESHOLD: Final[float]
+
+def poor_fit(what: str, r2: float) -> str | None:
+    """The warning for a fit whose R² is below ``R2_THRESHOLD``; None when it fits."""
+
+def node_bandwidth(
+    fitted: float,
+    saturated: bool,
+    most_flows_per_node: float,
+    two_flows_gap_per_byte: float | None,
+) -> float:
+    """The node level's bandwidth: 2/G2 of two flows, or ``fitted`` where lower and saturated."""
+
+def fit_chains(sizes: list[float], steps: list[float], times: list[float]) -> ChainFit:
+    """``time(k, s) = C + k·x(s)`` from chains of ``k`` steps of ``s`` bytes."""
+
+def fit_steps(
+    overhead: float,
+    sizes: list[float],
+    times: list[float],
+    exchange: tuple[list[float], list[float]] | None = None,
+    max_segments: int = 3,
+) -> StepsFit:
+    """LogGOPS's L, G, G2, S, R, S2, R2, X from one-way (and exchange) steps by size."""

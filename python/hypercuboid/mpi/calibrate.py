@@ -24,7 +24,9 @@ when it runs a collective:
 
 :func:`fit` turns the measurements into a :class:`Calibration` with the core's fits
 (``_core.fit_*``: non-negative least squares, piecewise lines with break points, the
-contention fit, LogGOPS). A fit whose R² is below :data:`R2_THRESHOLD` is kept and named in
+contention fit and the node's bandwidth, LogGOPS from the ping-pong and trains, the chains'
+``C + k·x(s)``, LogGOPS's step parameters); this module measures, names the fits' values and
+writes the specs and warnings. A fit whose R² is below :data:`R2_THRESHOLD` is kept and named in
 :attr:`Calibration.warnings`; nothing is clamped silently.
 """
 
@@ -42,8 +44,9 @@ from hypercuboid import _core
 from hypercuboid.errors import HypercuboidError
 from hypercuboid.mpi.bench import osu_counts, summarize
 
-#: A fit with R² below this does not describe its measurements: a warning names it.
-R2_THRESHOLD = 0.9
+#: A fit with R² below this does not describe its measurements: a warning names it (the
+#: core's, as is the warning, ``_core.poor_fit``).
+R2_THRESHOLD: float = _core.R2_THRESHOLD
 #: The size sweep of the ping-pong by default.
 DEFAULT_SIZES = "1:4M"
 #: The fewest sizes a calibration fits (a line and its residuals).
@@ -58,9 +61,6 @@ FLOW_MESSAGES = 2
 REDUCE_BYTES = (64, 4096, 65536, 1 << 20)
 #: Most segments of the ping-pong's piecewise fit.
 MAX_SEGMENTS = 4
-#: Protocol switches are also looked for in the sizes up to this alone, where the cost per
-#: message shows (above, the cost per byte and the memory system's noise hide a jump).
-SWITCH_RANGE = 1 << 16
 #: Steps of the exchange plans: ``k`` exchanges in a row, ``time(k, s) = C + k·x(s)``.
 EXCHANGE_STEPS = (1, 2, 4)
 
@@ -538,22 +538,10 @@ def write_model_file(path: str | Path, doc: dict, *, force: bool = False) -> Pat
     )
 
 
-def _r_squared(y: Sequence[float], predicted: Sequence[float]) -> float:
-    """R² of ``predicted`` against ``y`` weighted by ``1/y`` (relative), as the core's fits."""
-    w2 = np.array([1.0 / v for v in y]) ** 2
-    yy, pp = np.asarray(y, dtype=float), np.asarray(predicted, dtype=float)
-    mean = float(np.sum(w2 * yy) / np.sum(w2))
-    ss_tot = float(np.sum(w2 * (yy - mean) ** 2))
-    ss_res = float(np.sum(w2 * (yy - pp) ** 2))
-    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float(ss_res == 0)
-
-
 def _r2_warning(warnings: list[str], what: str, r2: float) -> None:
-    if not r2 >= R2_THRESHOLD:
-        warnings.append(
-            f"{what}: R² = {r2:.3f} is below {R2_THRESHOLD}: the model does not fit these "
-            "measurements"
-        )
+    said = _core.poor_fit(what, r2)
+    if said is not None:
+        warnings.append(said)
 
 
 def _reduction_fits(measured: dict) -> dict[str, dict]:
@@ -571,107 +559,57 @@ def _reduction_fits(measured: dict) -> dict[str, dict]:
 
 
 def fit_exchange(rows: Sequence[dict]) -> dict:
-    """The runner's per-call cost ``C`` and the time ``x(s)`` of one exchange step of every
-    size from :func:`exchange`'s rows: ``time(k, s) = C + k·x(s)``, one non-negative least
-    squares fit over every row (columns: 1, and per size ``k`` where the row has that size;
-    weights ``1/time``). Returns ``call_us``, ``bytes``, ``step_us`` (``x`` by size), ``r2``
+    """The runner's per-call cost ``C`` and the time ``x(s)`` of one step of every size from
+    :func:`exchange`'s rows: ``time(k, s) = C + k·x(s)``, the core's non-negative fit
+    (``_core.fit_chains``). Returns ``call_us``, ``bytes``, ``step_us`` (``x`` by size), ``r2``
     and ``residuals_us``."""
-    sizes = sorted({int(r["bytes"]) for r in rows})
-    y = [float(r["median_us"]) for r in rows]
-    columns = [[1.0] * len(rows)] + [
-        [float(r["steps"]) if int(r["bytes"]) == b else 0.0 for r in rows] for b in sizes
-    ]
-    f = _core.fit_least_squares(columns, y, [1.0 / v for v in y], nonnegative=True)
+    f = _core.fit_chains(
+        [float(r["bytes"]) for r in rows],
+        [float(r["steps"]) for r in rows],
+        [float(r["median_us"]) for r in rows],
+    )
     return {
-        "call_us": f.coef[0],
-        "bytes": sizes,
-        "step_us": list(f.coef[1:]),
+        "call_us": f.call,
+        "bytes": [int(b) for b in f.sizes],
+        "step_us": f.step,
         "r2": f.r2,
         "residuals_us": f.residuals,
     }
 
 
-def _switches(*fits: Any) -> list[tuple[int, float]]:
-    """The protocol switches of piecewise fits (each fit's ``switches``, the core's), largest
-    jump first: a size that several fits give once, with the mean of their jumps (µs)."""
-    found: dict[int, list[float]] = {}
-    for f in fits:
-        for size, jump in f.switches:
-            found.setdefault(int(size), []).append(jump)
-    return sorted(((s, sum(j) / len(j)) for s, j in found.items()), key=lambda w: -w[1])
-
-
 def fit_steps(o_us: float, one_way: dict, exchange: dict | None) -> dict:
     """LogGOPS's ``L``, ``G``, ``S``, ``R``, ``S2``, ``R2``, ``X`` and the per-byte time of two
-    flows at once, from one step by size (``bytes``, ``step_us``) of one-way messages and of
-    exchanges (None: none measured), e.g. the slopes in ``k`` of :func:`fit_exchange`; ``o_us``
-    is the train's ``o``.
-
-    The switches (:func:`_switches` of the piecewise fits of both, over every size and over
-    the sizes up to :data:`SWITCH_RANGE`): ``S`` at the largest jump, ``S2`` at the next.
-    ``G`` is the slope of the one-way steps above ``S`` (one flow alone; the largest sizes'
-    segment where fewer than 3 sizes lie above ``S``); ``G2``, that of the exchange steps (two
-    flows, one each way, which share the node: its bandwidth is ``2/G2``; ``G`` where they
-    share nothing). Then one
-    non-negative least squares fit over both kinds of step: ``t − (s−1)·G' = c + R2·[s > S2]
-    + R·[s > S] + X·[exchange]`` (``G'`` = ``G`` one way, ``G2`` for the exchanges; weights
-    ``1/t``); ``L = c − 2o``."""
-    sets = [(one_way, False)] + ([(exchange, True)] if exchange is not None else [])
-    pws, small = [], []
-    for d, _ in sets:
-        x, y = [float(b) for b in d["bytes"]], list(d["step_us"])
-        pws.append(_core.fit_piecewise(x, y, MAX_SEGMENTS, 3))
-        n = sum(1 for v in x if v <= SWITCH_RANGE)
-        if n >= 6:
-            small.append(_core.fit_piecewise(x[:n], y[:n], MAX_SEGMENTS, 3))
-    sw = _switches(*pws, *small)
-    eager = sw[0][0] if sw else int(max(one_way["bytes"]))
-    s2 = sw[1][0] if len(sw) > 1 else None
-
-    def per_byte(d: dict, pw: Any) -> float:
-        # the slope of the steps above S (one protocol), else of the largest sizes' segment
-        above = [(float(b), t) for b, t in zip(d["bytes"], d["step_us"], strict=True) if b > eager]
-        if len(above) < 3:
-            return pw.segments[-1].slope
-        xs = [b for b, _ in above]
-        ys = [t for _, t in above]
-        return _core.fit_line(xs, ys, relative=True).coef[1]
-
-    big_g = per_byte(one_way, pws[0])
-    g2 = max(per_byte(sets[-1][0], pws[-1]), big_g)
-    rows = [
-        (float(b), t, x) for d, x in sets for b, t in zip(d["bytes"], d["step_us"], strict=True)
-    ]
-    names, cols = ["c"], [[1.0] * len(rows)]
-    for name, limit in (("R2", s2), ("R", eager if sw else None)):
-        if limit is not None:
-            names.append(name)
-            cols.append([float(s > limit) for s, _, _ in rows])
-    if exchange is not None:
-        names.append("X")
-        cols.append([float(x) for _, _, x in rows])
-    rest = [t - max(s - 1.0, 0.0) * (g2 if x else big_g) for s, t, x in rows]
-    f = _core.fit_least_squares(cols, rest, [1.0 / t for _, t, _ in rows], nonnegative=True)
-    coef = dict(zip(names, f.coef, strict=True))
-    ts = [t for _, t, _ in rows]
-    pred = [t - r for t, r in zip(ts, f.residuals, strict=True)]
+    flows at once (``G2``), from one step by size (``bytes``, ``step_us``) of one-way messages
+    and of exchanges (None: none measured), e.g. the steps of :func:`fit_exchange`; ``o_us`` is
+    the train's ``o``. The fit is the core's (``_core.fit_steps``: the switches of piecewise
+    fits, ``G`` and ``G2`` above ``S``, one non-negative fit of ``c``, ``R``, ``R2``, ``X``;
+    docs/calibrate.md); this names its values as the model file does."""
+    f = _core.fit_steps(
+        o_us,
+        [float(b) for b in one_way["bytes"]],
+        list(one_way["step_us"]),
+        None
+        if exchange is None
+        else ([float(b) for b in exchange["bytes"]], list(exchange["step_us"])),
+        MAX_SEGMENTS,
+    )
     return {
-        "L_us": max(coef["c"] - 2.0 * o_us, 0.0),
-        "L_excess_us": max(2.0 * o_us - coef["c"], 0.0),
-        "G_us": big_g,
-        "G2_us": g2,
-        "S": eager,
-        "S_found": bool(sw),
-        "R_us": coef.get("R", 0.0),
-        "S2": s2,
-        "R2_us": coef.get("R2", 0.0),
-        "X_us": coef.get("X", 0.0),
-        "switches": [{"bytes": b, "jump_us": j} for b, j in sw],
-        "breaks": [p.breaks for p in pws],
-        "r2": _r_squared(ts, pred),
+        "L_us": f.latency,
+        "L_excess_us": f.latency_excess,
+        "G_us": f.gap_per_byte,
+        "G2_us": f.two_flows_gap_per_byte,
+        "S": int(f.eager_limit),
+        "S_found": f.eager_found,
+        "R_us": f.rendezvous,
+        "S2": None if f.second_limit is None else int(f.second_limit),
+        "R2_us": f.second_rendezvous,
+        "X_us": f.exchange_wait,
+        "switches": [{"bytes": int(b), "jump_us": j} for b, j in f.switches],
+        "breaks": f.breaks,
+        "r2": f.r2,
         "rows": [
             {"bytes": s, "exchange": x, "step_us": t, "predicted_us": p}
-            for (s, t, x), p in zip(rows, pred, strict=True)
+            for s, x, t, p in zip(f.sizes, f.exchange, f.times, f.predicted, strict=True)
         ],
     }
 
@@ -728,15 +666,12 @@ def _fit_link(kind: str, link: dict, reduce_part: str, copy_part: str, warnings:
     pw = lg.pingpong
     beta = lg.gap_per_byte
     # α_r: the issue cost per message (the train's slope); α_p: the rest of the small-message
-    # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment
-    alpha_r = lg.train.coef[1]
-    first = pw.segments[0]
-    alpha_p_raw = first.intercept - alpha_r
-    alpha_p = max(alpha_p_raw, 0.0)
-    if alpha_p_raw < 0:
+    # one-way time, so that α_p + α_r + n·β is the ping-pong's first segment (the core's)
+    alpha_r, alpha_p = lg.alpha_r, lg.alpha_p
+    if lg.alpha_p_shortfall > 0:
         warnings.append(
             f"pipelined ({kind}): α_r = {alpha_r:.4g} us exceeds the small-message one-way "
-            f"time {first.intercept:.4g} us: α_p is 0"
+            f"time {pw.segments[0].intercept:.4g} us: α_p is 0"
         )
     switch2 = f",S2={st['S2']},R2={_fmt_time_us(st['R2_us'])}" if st["R2_us"] > 0 else ""
     switch2 += f",X={_fmt_time_us(st['X_us'])}" if st["X_us"] > 0 else ""
@@ -855,13 +790,13 @@ def node_bandwidth(contention: dict, two_flows_g_ns: float | None) -> float:
     """The node level's shared bandwidth (GB/s): ``2/G2`` of the exchanges (two flows at
     once, one each way, at every size measured; ``G2`` ns per byte per flow), but the
     contention fit's where that is lower and saw more than 2 flows per node sharing; the
-    contention fit's where no exchange was measured."""
-    fitted = contention["bandwidth_GBps"]
-    if two_flows_g_ns is None or two_flows_g_ns <= 0:
-        return fitted
-    most = max(r["flows_per_node"] for r in contention["measured"])
-    two = 2.0 / two_flows_g_ns
-    return min(fitted, two) if contention["saturated"] and most > 2 else two
+    contention fit's where no exchange was measured (the core's ``node_bandwidth``)."""
+    return _core.node_bandwidth(
+        contention["bandwidth_GBps"],
+        contention["saturated"],
+        float(max(r["flows_per_node"] for r in contention["measured"])),
+        two_flows_g_ns,
+    )
 
 
 def _fit_contention(rows: list[dict], big_g_ns: float, warnings: list[str]) -> dict | None:

@@ -18,6 +18,14 @@ pub struct LogGopsFit {
     pub gap: f64,
     /// `G`, gap per byte: the slope of the segment of the largest messages.
     pub gap_per_byte: f64,
+    /// The pipelined model's `α_r`, the issue cost per message: `g`.
+    pub alpha_r: f64,
+    /// The pipelined model's `α_p`: the rest of the small-message one-way time (the first
+    /// segment's intercept less `α_r`), so that `α_p + α_r + n·β` is that segment; 0 when `α_r`
+    /// exceeds the intercept (`alpha_p_shortfall` then says by how much).
+    pub alpha_p: f64,
+    /// How far `α_r` exceeds the first segment's intercept (0 when it does not).
+    pub alpha_p_shortfall: f64,
     /// `S`, the largest message of the segment before the first break point where the time
     /// jumps up (a switch from eager to rendezvous), if any.
     pub eager_limit: Option<f64>,
@@ -73,6 +81,12 @@ pub fn fit_loggops(
     } else {
         (0.0, -l_raw)
     };
+    let alpha_p_raw = first.intercept - g;
+    let (alpha_p, alpha_p_shortfall) = if alpha_p_raw < 0.0 {
+        (0.0, g - first.intercept)
+    } else {
+        (alpha_p_raw, 0.0)
+    };
     let eager_limit = pingpong.switches().first().map(|&(size, _)| size);
     let predicted: Vec<f64> = sizes
         .iter()
@@ -85,6 +99,9 @@ pub fn fit_loggops(
         overhead: o,
         gap: g,
         gap_per_byte: big_g,
+        alpha_r: g,
+        alpha_p,
+        alpha_p_shortfall,
         eager_limit,
         r2: r_squared(one_way, &predicted, Some(&w)),
         residuals: one_way.iter().zip(&predicted).map(|(a, b)| a - b).collect(),

@@ -13,20 +13,30 @@
 //! - [`piecewise`]: SimGrid/SMPI-style piecewise lines: the break points (a protocol switch
 //!   such as eager/rendezvous) that make separate lines fit, found by exhaustive search;
 //! - [`contention`]: the shared bandwidth `BW` of a node from the per-flow bandwidth of `k`
-//!   concurrent flows, `bw(k) ≈ min(single, BW/k)`;
-//! - [`fit_loggops`]: LogGOPS's `L, o, g, G, S` from a ping-pong sweep and two issue-rate
-//!   trains.
+//!   concurrent flows, `bw(k) ≈ min(single, BW/k)`; [`node_bandwidth`]: the node level's, from
+//!   that and two flows at once;
+//! - [`fit_loggops`]: LogGOPS's `L, o, g, G, S` and the pipelined model's `α_p, α_r` from a
+//!   ping-pong sweep and two issue-rate trains;
+//! - [`fit_chains`]: the runner's cost per call and one step's time by size from chains of
+//!   `k` steps; [`fit_steps`]: LogGOPS's `L, G, S, R, S2, R2, X` and two flows' `G` from the
+//!   one-way and exchange steps (with the switches of several fits merged by
+//!   [`merge_switches`]).
 //!
-//! The R² of a weighted fit is `1 − Σ w²(y − ŷ)² / Σ w²(y − ȳ_w)²` with `ȳ_w` the weighted
+//! Every fit reports its R²; [`poor_fit`] is the warning for one below [`R2_THRESHOLD`]. The R²
+//! of a weighted fit is `1 − Σ w²(y − ŷ)² / Σ w²(y − ȳ_w)²` with `ȳ_w` the weighted
 //! mean; residuals are `y − ŷ`, in the unit of `y`.
 
 mod loggops;
 mod piecewise;
+mod steps;
 
 pub use loggops::{fit_loggops, LogGopsFit};
 pub use piecewise::{
-    contention, piecewise, ContentionFit, PiecewiseFit, Segment, SEGMENT_GAIN, SWITCH_JUMP,
+    contention, node_bandwidth, piecewise, ContentionFit, PiecewiseFit, Segment, SEGMENT_GAIN,
+    SWITCH_JUMP,
 };
+
+pub use steps::{fit_chains, fit_steps, merge_switches, ChainFit, Steps, StepsFit, SWITCH_RANGE};
 
 use std::fmt;
 
@@ -63,6 +73,15 @@ pub enum FitError {
         /// What is accepted.
         accepted: &'static str,
     },
+    /// A single parameter out of its range.
+    Parameter {
+        /// Which parameter.
+        what: &'static str,
+        /// The value.
+        value: f64,
+        /// What is accepted.
+        accepted: &'static str,
+    },
 }
 
 impl fmt::Display for FitError {
@@ -86,11 +105,46 @@ impl fmt::Display for FitError {
                 value,
                 accepted,
             } => write!(f, "{what}[{index}] = {value}: {accepted}"),
+            FitError::Parameter {
+                what,
+                value,
+                accepted,
+            } => write!(f, "{what} = {value}: {accepted}"),
         }
     }
 }
 
 impl std::error::Error for FitError {}
+
+/// A fit whose R² is below this does not describe its measurements: [`poor_fit`] says so.
+pub const R2_THRESHOLD: f64 = 0.9;
+
+/// How a fit says that its model does not fit: for a fit of `what` whose R² is below
+/// [`R2_THRESHOLD`] (or not a number), the one-line warning naming it, its R² (3 decimals) and
+/// the threshold; None when it fits. A fit that does not fit is kept (its parameters are the
+/// best non-negative ones), never clamped into shape.
+///
+/// ```
+/// use hypercuboid_core::calibrate::poor_fit;
+/// assert_eq!(poor_fit("copy fit", 0.95), None);
+/// assert_eq!(
+///     poor_fit("copy fit", 0.8804).as_deref(),
+///     Some("copy fit: R² = 0.880 is below 0.9: the model does not fit these measurements")
+/// );
+/// ```
+pub fn poor_fit(what: &str, r2: f64) -> Option<String> {
+    if r2 >= R2_THRESHOLD {
+        return None;
+    }
+    let shown = if r2.is_nan() {
+        "nan".to_string()
+    } else {
+        format!("{r2:.3}")
+    };
+    Some(format!(
+        "{what}: R² = {shown} is below {R2_THRESHOLD}: the model does not fit these measurements"
+    ))
+}
 
 /// A linear fit: its coefficients, R², and per point the fitted value and the residual.
 #[derive(Clone, Debug, PartialEq)]
@@ -427,5 +481,7 @@ pub(crate) fn distinct(x: &[f64]) -> usize {
     v.len()
 }
 
+#[cfg(test)]
+mod steps_tests;
 #[cfg(test)]
 mod tests;

@@ -277,3 +277,34 @@ pub fn contention(flows: &[f64], per_flow: &[f64], single: f64) -> Result<Conten
         predicted,
     })
 }
+
+/// The node level's shared bandwidth: `2/G2` of two flows at once (one each way, at every size
+/// measured; `two_flows_gap_per_byte` is `G2`, the time per byte of each), but the contention
+/// fit's `fitted` where that is lower, `saturated`, and saw more than 2 flows per node
+/// (`most_flows_per_node`) sharing; `fitted` where no two flows were measured (None or not > 0).
+/// The bandwidth is in bytes per unit of `G2`'s time.
+///
+/// ```
+/// use hypercuboid_core::calibrate::node_bandwidth;
+/// assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.05)), 25.0); // 4 flows saw less than 40
+/// assert_eq!(node_bandwidth(25.0, true, 2.0, Some(0.05)), 40.0); // 2 flows: the exchanges'
+/// assert_eq!(node_bandwidth(25.0, true, 4.0, None), 25.0);
+/// ```
+pub fn node_bandwidth(
+    fitted: f64,
+    saturated: bool,
+    most_flows_per_node: f64,
+    two_flows_gap_per_byte: Option<f64>,
+) -> f64 {
+    match two_flows_gap_per_byte {
+        Some(g2) if g2 > 0.0 => {
+            let two = 2.0 / g2;
+            if saturated && most_flows_per_node > 2.0 {
+                fitted.min(two)
+            } else {
+                two
+            }
+        }
+        _ => fitted,
+    }
+}

@@ -2,7 +2,7 @@ use super::*;
 
 /// A fixed sequence of factors in [1 − amp, 1 + amp] (a linear congruential generator), so that
 /// the noisy measurements of a test are the same on every run.
-fn noise(n: usize, amp: f64, seed: u64) -> Vec<f64> {
+pub(super) fn noise(n: usize, amp: f64, seed: u64) -> Vec<f64> {
     let mut s = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
@@ -27,7 +27,7 @@ fn noisy(x: &[f64], amp: f64, seed: u64, f: impl Fn(f64) -> f64) -> Vec<f64> {
     x.iter().zip(&n).map(|(&v, e)| f(v) * e).collect()
 }
 
-fn within(got: f64, want: f64, rel: f64) -> bool {
+pub(super) fn within(got: f64, want: f64, rel: f64) -> bool {
     (got - want).abs() <= rel * want.abs()
 }
 
@@ -178,6 +178,15 @@ fn loggops_parameters_are_recovered_within_two_percent() {
     assert_eq!(f.eager_limit, Some(4096.0));
     assert_eq!(f.latency_excess, 0.0);
     assert_eq!(f.pingpong.breaks, vec![8192.0]);
+    // the pipelined model: α_r = g, α_p the rest of the first segment's intercept
+    assert_eq!(f.alpha_r, f.gap);
+    assert_eq!(f.alpha_p, f.pingpong.segments[0].intercept - f.gap);
+    assert!(
+        within(f.alpha_p + f.alpha_r, l + 2.0 * o, 0.02),
+        "{}",
+        f.alpha_p
+    );
+    assert_eq!(f.alpha_p_shortfall, 0.0);
 }
 
 #[test]
@@ -191,6 +200,28 @@ fn loggops_says_when_the_overheads_exceed_the_latency() {
     assert!((f.latency_excess - (1.6 - 1.0 - 1e-4)).abs() < 1e-9);
     assert_eq!(f.eager_limit, None);
     assert!(f.r2 < 0.9);
+    // α_r = g = 0.8 is below the one-way intercept 1: α_p is the rest
+    assert!((f.alpha_p - (1.0 - 0.8)).abs() < 1e-9 && f.alpha_p_shortfall == 0.0);
+    // a gap above the intercept: α_p is 0 and the shortfall says by how much, never negative
+    let slow: Vec<f64> = m.iter().map(|m| 1.5 * m).collect();
+    let f = fit_loggops(&x, &y, &m, &slow, &m, &t, 3).unwrap();
+    assert_eq!(f.alpha_p, 0.0);
+    assert!(
+        (f.alpha_p_shortfall - 0.5).abs() < 1e-9,
+        "{}",
+        f.alpha_p_shortfall
+    );
+}
+
+#[test]
+fn the_node_bandwidth_takes_two_flows_unless_more_flows_saw_less() {
+    // 2/G2 = 40 (G2 = 0.05); the contention fit's 25 where it saw more than 2 flows limited
+    assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.05)), 25.0);
+    assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.1)), 20.0);
+    assert_eq!(node_bandwidth(25.0, true, 2.0, Some(0.05)), 40.0);
+    assert_eq!(node_bandwidth(25.0, false, 4.0, Some(0.05)), 40.0);
+    assert_eq!(node_bandwidth(25.0, true, 4.0, None), 25.0);
+    assert_eq!(node_bandwidth(25.0, true, 4.0, Some(0.0)), 25.0);
 }
 
 #[test]
@@ -228,4 +259,18 @@ fn bad_input_is_one_line_naming_it() {
         contention(&[1.0], &[-1.0], 1.0).unwrap_err().to_string(),
         "per_flow[0] = -1: a finite number > 0"
     );
+}
+
+#[test]
+fn a_poor_fit_is_said_in_one_line_and_a_good_one_is_not() {
+    assert_eq!(poor_fit("x", R2_THRESHOLD), None);
+    assert_eq!(poor_fit("x", 1.0), None);
+    let says = |r2: f64| poor_fit("postal fit of the intra ping-pong", r2).unwrap();
+    assert_eq!(
+        says(0.8295),
+        "postal fit of the intra ping-pong: R² = 0.830 is below 0.9: the model does not fit \
+         these measurements"
+    );
+    assert!(says(-3.25).contains(": R² = -3.250 is below 0.9: "));
+    assert!(says(f64::NAN).contains(": R² = nan is below 0.9: "));
 }
