@@ -77,8 +77,7 @@ def lbm() -> None:
     "requests), python (the mpi4py engine, NumPy packing) or auto (default, or "
     "$HYPERCUBOID_RUNNER): native where it loads. Same bits either way.",
 )
-@cliopts.json_option("Print one JSON object (rank 0)")
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output("Print one JSON object (rank 0)")
 @cliopts.quiet_option("No per-step lines.")
 @cliopts.progress_option()
 @click.option("--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP)

@@ -45,8 +45,7 @@ def _collectives() -> list[str]:
     "MIN:MAX (powers of two) or a list 8,1K,1M.",
 )
 @click.option("--dtype", default="float64", show_default=True, help="Element type.")
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 def library_cmd(
     libraries: tuple[str, ...],
     collective: str,

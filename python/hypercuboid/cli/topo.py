@@ -31,8 +31,7 @@ def topo() -> None:
 
 
 @topo.command("list")
-@cliopts.json_option("Print the families as JSON")
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output("Print the families as JSON")
 def list_families(as_json: str | None, force: bool) -> None:
     """List the topology families, their spec keys and an example each."""
     from hypercuboid import topology

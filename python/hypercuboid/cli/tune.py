@@ -78,8 +78,7 @@ def _tune_option(flag: str, least: int, help: str) -> Callable:
 )
 @click.option("--no-split", is_flag=True, help="Leave out collapse/expand schedules.")
 @click.option("--no-merged", is_flag=True, help="Leave out merged schedules.")
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 @cliopts.quiet_option()
 @cliopts.progress_option()
 def allreduce(
@@ -265,8 +264,7 @@ def _print_algorithms(algs) -> None:
     help="A comma list of alltoall algorithms [default: every registered one that runs from "
     "its name].",
 )
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 def alltoall(nranks, model, model_file, count, dtype, algorithms, as_json, force):
     """Rank every registered alltoall algorithm by its simulated time under the model (what
     'hypercuboid predict --collective alltoall' marks best)."""
