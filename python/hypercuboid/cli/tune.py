@@ -10,7 +10,7 @@ import click
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import count_option, dtype_option, echo_json, ranks_option
-from hypercuboid.cli.simulate import MODEL_HELP
+from hypercuboid.cli.simulate import model_option
 
 
 @click.group()
@@ -241,7 +241,7 @@ def _print_algorithms(algs) -> None:
 
 @tune.command("alltoall")
 @ranks_option(required=True, help="Number of ranks N.")
-@click.option("--model", "-m", default=None, help=MODEL_HELP)
+@model_option
 @click.option(
     "--model-file",
     type=cliopts.InputFile(),
