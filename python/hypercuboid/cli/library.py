@@ -7,6 +7,7 @@ import json
 import click
 
 from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.common import ranks_option
 
 
 def _libraries() -> list[str]:
@@ -36,7 +37,7 @@ def _collectives() -> list[str]:
     help="The collective.",
     case_sensitive=False,
 )
-@click.option("--ranks", "-n", "nranks", type=cliopts.Range(1), required=True, help="Ranks.")
+@ranks_option(required=True, help="Ranks.")
 @click.option(
     "--sizes",
     default="8:1M",
