@@ -125,3 +125,9 @@ def test_cli_table_and_json(tmp_path):
     assert doc["sources"]["mpich"].startswith("MPICH v4.3.2")
     r = CliRunner().invoke(cli, ["schedule", "library", "-n", "4", "--library", "lam"])
     assert r.exit_code == 2 and "'lam' is not one of 'openmpi', 'mpich'" in r.output
+
+
+def test_cli_ranks_are_refused_in_the_words_of_every_verb():
+    r = CliRunner().invoke(cli, ["schedule", "library", "-n", "0"])
+    assert r.exit_code == 1
+    assert r.output.splitlines()[-1] == "Error: --ranks 0: the number of ranks must be >= 1"

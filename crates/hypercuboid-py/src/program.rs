@@ -66,25 +66,21 @@ fn keys() -> Vec<&'static str> {
 }
 
 fn column<'py>(py: Python<'py>, c: &Columns, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    macro_rules! arrays {
+        ($($column:ident)*) => {
+            match name {
+                $(stringify!($column) => Some(c.$column.clone().into_pyarray(py).into_any()),)*
+                _ => None,
+            }
+        };
+    }
+    if let Some(a) = hypercuboid_core::op_columns!(arrays) {
+        return Ok(Some(a));
+    }
     let a = match name {
-        "kind" => c.kind.clone().into_pyarray(py).into_any(),
-        "peer" => c.peer.clone().into_pyarray(py).into_any(),
-        "tag" => c.tag.clone().into_pyarray(py).into_any(),
-        "bytes" => c.bytes.clone().into_pyarray(py).into_any(),
-        "combine" => c.combine.clone().into_pyarray(py).into_any(),
-        "cpu" => c.cpu.clone().into_pyarray(py).into_any(),
-        "nic" => c.nic.clone().into_pyarray(py).into_any(),
-        "time_ps" => c.time_ps.clone().into_pyarray(py).into_any(),
-        "buf_slot" => c.buf_slot.clone().into_pyarray(py).into_any(),
-        "buf_offset" => c.buf_offset.clone().into_pyarray(py).into_any(),
-        "buf_len" => c.buf_len.clone().into_pyarray(py).into_any(),
-        "src_slot" => c.src_slot.clone().into_pyarray(py).into_any(),
-        "src_offset" => c.src_offset.clone().into_pyarray(py).into_any(),
-        "src_len" => c.src_len.clone().into_pyarray(py).into_any(),
         "dep_op" => c.dep_op.clone().into_pyarray(py).into_any(),
         "dep_on" => c.dep_on.clone().into_pyarray(py).into_any(),
         "dep_kind" => c.dep_kind.clone().into_pyarray(py).into_any(),
-        "region" => c.region.clone().into_pyarray(py).into_any(),
         "regions" => c.regions.clone().into_pyarray(py).into_any(),
         "deps" => {
             let d: Vec<(u32, u32, u8)> = (0..c.dep_op.len())

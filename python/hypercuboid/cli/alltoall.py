@@ -159,8 +159,7 @@ def _mapping_option(f):
     help="Build every variant's schedule and check that its dependencies enforce the phases "
     "(happens-before between every pair of contending messages in different phases).",
 )
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 def sync_cmd(
     topo_spec: str, mapping: str | None, check: bool, as_json: str | None, force: bool
 ) -> None:

@@ -20,7 +20,7 @@ import click
 
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
-from hypercuboid.cli.common import error_message, usage_line
+from hypercuboid.cli.common import error_message, op_option, usage_line
 
 _LAUNCHER_RANK_VARS = cliopts.LAUNCHER_RANK_VARS
 env_rank = cliopts.env_rank
@@ -136,6 +136,11 @@ TIMEOUT_HELP = (
     "that never comes) [no limit]."
 )
 
+#: ``--timeout``: seconds before an MPI job is aborted (every verb that runs under mpiexec).
+timeout_option = click.option(
+    "--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP
+)
+
 
 def _start(comm: Any, timeout: float | None, prog: str = "hypercuboid bench") -> None:
     """Every rank checks that all were started with its arguments, and arms --timeout."""
@@ -232,9 +237,7 @@ _common = [
     cliopts.force_option(),
     cliopts.quiet_option("No progress lines on stderr."),
     cliopts.progress_option(),
-    click.option(
-        "--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP
-    ),
+    timeout_option,
 ]
 
 
@@ -495,12 +498,7 @@ def _failed(rows: list, stopped: bool, verdict: str) -> None:
     show_default=True,
     help="Element type: any NumPy type MPI carries (float16, complex128, ...).",
 )
-@click.option(
-    "--op",
-    default=_core.DEFAULTS["allreduce"]["op"],
-    show_default=True,
-    help="Reduction: " + ", ".join(_core.REDUCE_OPS) + ".",
-)
+@op_option
 @click.option(
     "--iterations",
     "-i",

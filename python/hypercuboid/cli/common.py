@@ -266,6 +266,14 @@ dtype_option = click.option(
     help="Element type: " + ", ".join(_core.DTYPES) + ".",
 )
 
+#: ``--op``: the reduction, the core's default and names.
+op_option = click.option(
+    "--op",
+    default=_core.DEFAULTS["allreduce"]["op"],
+    show_default=True,
+    help="Reduction: " + ", ".join(_core.REDUCE_OPS) + ".",
+)
+
 
 def ranks_option(required: bool, help: str = "Number of ranks.") -> Callable:
     """``--ranks/-n``: a number of ranks, at least 1."""
@@ -279,12 +287,7 @@ def allreduce_options() -> list[Callable]:
         ranks_option(required=True),
         count_option,
         dtype_option,
-        click.option(
-            "--op",
-            default=_core.DEFAULTS["allreduce"]["op"],
-            show_default=True,
-            help="Reduction: " + ", ".join(_core.REDUCE_OPS) + ".",
-        ),
+        op_option,
     ]
 
 

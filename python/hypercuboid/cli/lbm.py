@@ -12,7 +12,14 @@ from typing import Any
 import click
 
 from hypercuboid.cli import options as cliopts
-from hypercuboid.cli.bench import TIMEOUT_HELP, BenchGroup, _agree, _run_collective, _start, _world
+from hypercuboid.cli.bench import (
+    BenchGroup,
+    _agree,
+    _run_collective,
+    _start,
+    _world,
+    timeout_option,
+)
 from hypercuboid.cli.common import echo_json
 
 
@@ -77,11 +84,10 @@ def lbm() -> None:
     "requests), python (the mpi4py engine, NumPy packing) or auto (default, or "
     "$HYPERCUBOID_RUNNER): native where it loads. Same bits either way.",
 )
-@cliopts.json_option("Print one JSON object (rank 0)")
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output("Print one JSON object (rank 0)")
 @cliopts.quiet_option("No per-step lines.")
 @cliopts.progress_option()
-@click.option("--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP)
+@timeout_option
 def run_cmd(
     lattice: str,
     decomp: str | None,

@@ -7,6 +7,7 @@ import json
 import click
 
 from hypercuboid.cli import options as cliopts
+from hypercuboid.cli.common import ranks_option
 
 
 def _libraries() -> list[str]:
@@ -36,7 +37,7 @@ def _collectives() -> list[str]:
     help="The collective.",
     case_sensitive=False,
 )
-@click.option("--ranks", "-n", "nranks", type=cliopts.Range(1), required=True, help="Ranks.")
+@ranks_option(required=True, help="Ranks.")
 @click.option(
     "--sizes",
     default="8:1M",
@@ -45,8 +46,7 @@ def _collectives() -> list[str]:
     "MIN:MAX (powers of two) or a list 8,1K,1M.",
 )
 @click.option("--dtype", default="float64", show_default=True, help="Element type.")
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 def library_cmd(
     libraries: tuple[str, ...],
     collective: str,

@@ -461,8 +461,7 @@ def exchange_cmd(pattern, topologies, routings, dims, message, order, plot_path,
     show_default=True,
     help="Routings to check (repeatable or comma-separated).",
 )
-@cliopts.json_option("One JSON object per routing")
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output("One JSON object per routing")
 def cdg_cmd(topology, routings, as_json, force):
     """Check that a routing is deadlock-free: its channel dependency graph and VCs."""
     from hypercuboid import netsim as ns

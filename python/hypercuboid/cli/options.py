@@ -343,6 +343,12 @@ def force_option(what: str = "existing output files") -> Callable:
     return click.option("--force", is_flag=True, help=f"Overwrite {what}.")
 
 
+def json_output(help: str = "Print one JSON object") -> Callable:
+    """``--json [FILE]`` and the ``--force`` that lets it overwrite an existing FILE: the
+    options of a verb whose one output file is its JSON."""
+    return with_options([json_option(help), force_option("an existing --json file")])
+
+
 def plot_option(help: str, name: str = "plot") -> Callable:
     return click.option(
         "--plot",

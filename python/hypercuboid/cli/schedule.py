@@ -121,8 +121,7 @@ schedule.add_command(
         [
             click.option("--rank", "ranks", type=int, multiple=True, help="Rank to show."),
             cliopts.renamed("-r", target="ranks", new="--rank", type=int, multiple=True),
-            cliopts.json_option("Print JSON"),
-            cliopts.force_option("an existing --json file"),
+            cliopts.json_output("Print JSON"),
         ],
         _show,
     )
@@ -203,8 +202,7 @@ schedule.add_command(
 
 
 @schedule.command("list")
-@cliopts.json_option("Print JSON")
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output("Print JSON")
 def list_algorithms(as_json: str | None, force: bool) -> None:
     """List the collectives and their algorithms: how to name each (with its parameters), what
     its schedules guarantee, and its closed-form cost where one is exact."""

@@ -18,13 +18,16 @@ MODEL_HELP = (
     + " (a bare number is ns)."
 )
 
+#: ``--model/-m``: a cost-model spec.
+model_option = click.option("--model", "-m", default=None, help=MODEL_HELP)
+
 
 def model_options(written_by: str) -> list[Callable]:
     """``--model/-m`` and ``--model-file`` (simulate, predict, validate): a spec, or a model file
     that `written_by` names the writers of, whose ``node`` spec applies too unless ``--node`` is
     given."""
     return [
-        click.option("--model", "-m", default=None, help=MODEL_HELP),
+        model_option,
         click.option(
             "--model-file",
             type=cliopts.InputFile(),

@@ -19,6 +19,9 @@ _EXTENSIONS = {
     ".xml": "simgrid",
 }
 
+#: ``-o/--output``: the file export and preset write (stdout without one).
+_output = click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
+
 
 @click.group()
 def topo() -> None:
@@ -31,8 +34,7 @@ def topo() -> None:
 
 
 @topo.command("list")
-@cliopts.json_option("Print the families as JSON")
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output("Print the families as JSON")
 def list_families(as_json: str | None, force: bool) -> None:
     """List the topology families, their spec keys and an example each."""
     from hypercuboid import topology
@@ -188,7 +190,7 @@ def show(
     type=click.Choice([c.name for c in _core.choices("export format")], case_sensitive=False),
     help="Output format (default: from the extension of -o).",
 )
-@click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
+@_output
 @click.option("--cycle", help="anynet: write link latencies in cycles of this time (e.g. 1ns).")
 @click.option("--no-endpoints", is_flag=True, help="dot: draw routers only.")
 @cliopts.force_option("an existing -o file")
@@ -285,7 +287,7 @@ def compare_cmd(
 
 @topo.command("preset")
 @click.argument("name", type=click.Choice(["fig1", "fig5a", "fig5b", "fig5c"]))
-@click.option("-o", "--output", type=cliopts.OutFile(), help="File (default stdout).")
+@_output
 @cliopts.force_option("an existing -o file")
 def preset(name: str, output: str | None, force: bool) -> None:
     """Print the JSON description of an Ethernet tree preset (a template for tree:FILE)."""

@@ -10,7 +10,7 @@ import click
 from hypercuboid import _core
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.common import count_option, dtype_option, echo_json, ranks_option
-from hypercuboid.cli.simulate import MODEL_HELP
+from hypercuboid.cli.simulate import model_option
 
 
 @click.group()
@@ -78,8 +78,7 @@ def _tune_option(flag: str, least: int, help: str) -> Callable:
 )
 @click.option("--no-split", is_flag=True, help="Leave out collapse/expand schedules.")
 @click.option("--no-merged", is_flag=True, help="Leave out merged schedules.")
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 @cliopts.quiet_option()
 @cliopts.progress_option()
 def allreduce(
@@ -242,7 +241,7 @@ def _print_algorithms(algs) -> None:
 
 @tune.command("alltoall")
 @ranks_option(required=True, help="Number of ranks N.")
-@click.option("--model", "-m", default=None, help=MODEL_HELP)
+@model_option
 @click.option(
     "--model-file",
     type=cliopts.InputFile(),
@@ -265,8 +264,7 @@ def _print_algorithms(algs) -> None:
     help="A comma list of alltoall algorithms [default: every registered one that runs from "
     "its name].",
 )
-@cliopts.json_option()
-@cliopts.force_option("an existing --json file")
+@cliopts.json_output()
 def alltoall(nranks, model, model_file, count, dtype, algorithms, as_json, force):
     """Rank every registered alltoall algorithm by its simulated time under the model (what
     'hypercuboid predict --collective alltoall' marks best)."""

@@ -180,6 +180,46 @@ macro_rules! family_items {
 }
 pub(crate) use family_items;
 
+/// A family's module-level `program` and `generate`, for callers with no [`Context`] to give
+/// (no topology): [`program`] and [`generate`] of `$family` on a `$problem`, with the module's
+/// `Algorithm`.
+macro_rules! entry_points {
+    ($family:ty, $problem:ty) => {
+        /// The program of rank `rank` alone, written into `out` (cleared first), in time
+        /// proportional to its own ops, dependencies sorted
+        /// ([`Program::normalize`](crate::schedule::Program::normalize)): equal to
+        /// `generate(alg, problem)?.program(rank)`.
+        pub fn program(
+            alg: &Algorithm,
+            problem: &$problem,
+            rank: $crate::schedule::Rank,
+            out: &mut $crate::schedule::Program,
+        ) -> Result<(), $crate::schedule::ScheduleError> {
+            $crate::collectives::registry::program::<$family>(
+                alg,
+                problem,
+                &$crate::collectives::registry::Context::default(),
+                rank,
+                out,
+            )
+        }
+
+        /// The schedule of every rank
+        /// ([`registry::generate`](crate::collectives::registry::generate)).
+        pub fn generate(
+            alg: &Algorithm,
+            problem: &$problem,
+        ) -> Result<$crate::schedule::Schedule, $crate::schedule::ScheduleError> {
+            $crate::collectives::registry::generate::<$family>(
+                alg,
+                problem,
+                &$crate::collectives::registry::Context::default(),
+            )
+        }
+    };
+}
+pub(crate) use entry_points;
+
 /// What an algorithm needs beyond its problem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Needs {

@@ -104,24 +104,28 @@ fn region_row(r: &Region) -> [u64; REGION_FIELDS] {
     ]
 }
 
+/// Calls the macro `$then!` with the field names of [`Columns`]'s per-op columns, in the order
+/// of the table of [`columns`](crate::schedule::columns): the one list that [`OP_COLUMNS`],
+/// [`Columns::with_capacity`], the length check of [`Columns::decode`] and the binding's
+/// arrays are written from.
+#[macro_export]
+macro_rules! op_columns {
+    ($then:ident) => {
+        $then!(
+            kind peer tag bytes combine cpu nic time_ps buf_slot buf_offset buf_len src_slot
+            src_offset src_len region
+        )
+    };
+}
+
+macro_rules! names {
+    ($($column:ident)*) => {
+        [$(stringify!($column)),*]
+    };
+}
+
 /// The names of the per-op columns, in the order of the table above.
-pub const OP_COLUMNS: [&str; 15] = [
-    "kind",
-    "peer",
-    "tag",
-    "bytes",
-    "combine",
-    "cpu",
-    "nic",
-    "time_ps",
-    "buf_slot",
-    "buf_offset",
-    "buf_len",
-    "src_slot",
-    "src_offset",
-    "src_len",
-    "region",
-];
+pub const OP_COLUMNS: [&str; 15] = op_columns!(names);
 
 /// The names of the dependency columns.
 pub const DEP_COLUMNS: [&str; 3] = ["dep_op", "dep_on", "dep_kind"];
@@ -136,24 +140,15 @@ fn slice_cols(s: Option<Slice>) -> (i32, u64, u64) {
 impl Columns {
     /// Empty columns with room for `ops` ops.
     pub fn with_capacity(ops: usize) -> Columns {
-        Columns {
-            kind: Vec::with_capacity(ops),
-            peer: Vec::with_capacity(ops),
-            tag: Vec::with_capacity(ops),
-            bytes: Vec::with_capacity(ops),
-            combine: Vec::with_capacity(ops),
-            cpu: Vec::with_capacity(ops),
-            nic: Vec::with_capacity(ops),
-            time_ps: Vec::with_capacity(ops),
-            buf_slot: Vec::with_capacity(ops),
-            buf_offset: Vec::with_capacity(ops),
-            buf_len: Vec::with_capacity(ops),
-            src_slot: Vec::with_capacity(ops),
-            src_offset: Vec::with_capacity(ops),
-            src_len: Vec::with_capacity(ops),
-            region: Vec::with_capacity(ops),
-            ..Columns::default()
+        macro_rules! with_capacity {
+            ($($column:ident)*) => {
+                Columns {
+                    $($column: Vec::with_capacity(ops),)*
+                    ..Columns::default()
+                }
+            };
         }
+        op_columns!(with_capacity)
     }
 
     /// The number of ops.
@@ -262,23 +257,12 @@ impl Columns {
     /// ([`Columns::checked`] does).
     pub fn decode(&self, rank: Rank) -> Result<Program, ScheduleError> {
         let n = self.kind.len();
-        let lens = [
-            ("peer", self.peer.len()),
-            ("tag", self.tag.len()),
-            ("bytes", self.bytes.len()),
-            ("combine", self.combine.len()),
-            ("cpu", self.cpu.len()),
-            ("nic", self.nic.len()),
-            ("time_ps", self.time_ps.len()),
-            ("buf_slot", self.buf_slot.len()),
-            ("buf_offset", self.buf_offset.len()),
-            ("buf_len", self.buf_len.len()),
-            ("src_slot", self.src_slot.len()),
-            ("src_offset", self.src_offset.len()),
-            ("src_len", self.src_len.len()),
-            ("region", self.region.len()),
-        ];
-        for (name, len) in lens {
+        macro_rules! lens {
+            ($($column:ident)*) => {
+                [$((stringify!($column), self.$column.len())),*]
+            };
+        }
+        for (name, len) in op_columns!(lens) {
             if len != n {
                 return Err(ScheduleError::BadParameter {
                     name: "program column".into(),
@@ -554,6 +538,44 @@ mod tests {
         assert_eq!(c.scratch, vec![2]);
         assert_eq!(c.decode(0).unwrap(), p);
         assert_eq!(c.checked(0, 2, (2, 2)).unwrap(), p);
+    }
+
+    #[test]
+    fn every_op_column_is_named_and_of_the_programs_length() {
+        assert_eq!(
+            OP_COLUMNS.join(" "),
+            "kind peer tag bytes combine cpu nic time_ps buf_slot buf_offset buf_len src_slot \
+             src_offset src_len region"
+        );
+        let c = Columns::of_program(&sample(), 8);
+        for (name, longer) in [
+            (
+                "peer",
+                Columns {
+                    peer: vec![0; 6],
+                    ..c.clone()
+                },
+            ),
+            (
+                "cpu",
+                Columns {
+                    cpu: vec![0; 6],
+                    ..c.clone()
+                },
+            ),
+            (
+                "region",
+                Columns {
+                    region: vec![-1; 6],
+                    ..c.clone()
+                },
+            ),
+        ] {
+            assert_eq!(
+                longer.decode(0).unwrap_err().to_string(),
+                format!("invalid program column '{name}': it has 6 entries; the program has 5 ops")
+            );
+        }
     }
 
     #[test]

@@ -51,9 +51,7 @@ pub mod tree;
 pub use recursive_multiplying::{ScheduleString, ScheduleStringError, Stage};
 
 use super::registry::{self, ClassDecl, Context, Entry, Family, Guarantee, Property, RankClasses};
-use crate::schedule::{
-    Dtype, Meta, PeerRule, Program, Rank, ReduceOp, Schedule, ScheduleError, Slice, Slot,
-};
+use crate::schedule::{Dtype, Meta, PeerRule, Program, Rank, ReduceOp, ScheduleError, Slice, Slot};
 use std::borrow::Cow;
 
 /// The allreduce collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its
@@ -345,22 +343,7 @@ pub fn block(count: u64, parts: u64, i: u64) -> (u64, u64) {
     (offset, len)
 }
 
-/// The program of rank `rank` alone, written into `out` (cleared first), in time proportional to
-/// its own ops. Dependencies come out sorted ([`Program::normalize`]), so the result equals
-/// `generate(alg, spec)?.program(rank)`.
-pub fn program(
-    alg: &Algorithm,
-    spec: &AllreduceSpec,
-    rank: Rank,
-    out: &mut Program,
-) -> Result<(), ScheduleError> {
-    registry::program::<Allreduce>(alg, spec, &Context::default(), rank, out)
-}
-
-/// The schedule of every rank, built one rank at a time.
-pub fn generate(alg: &Algorithm, spec: &AllreduceSpec) -> Result<Schedule, ScheduleError> {
-    registry::generate::<Allreduce>(alg, spec, &Context::default())
-}
+registry::entry_points!(Allreduce, AllreduceSpec);
 
 /// All `count` elements of `slot`.
 const fn whole(slot: Slot, count: u64) -> Slice {

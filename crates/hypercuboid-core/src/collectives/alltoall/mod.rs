@@ -47,7 +47,7 @@ pub mod scheduled;
 pub mod sync;
 
 use super::registry::{self, Context, Entry, Family};
-use crate::schedule::{Dtype, Meta, Program, Rank, Schedule, ScheduleError, Slice, Slot};
+use crate::schedule::{Dtype, Meta, Program, Rank, ScheduleError, Slice, Slot};
 use std::borrow::Cow;
 
 /// The alltoall collective: its algorithms ([`ALGORITHMS`], one [`Entry`] each), its problem
@@ -291,21 +291,7 @@ fn shift(r: Rank, d: i64, n: u32) -> Rank {
     (r as i64 + d).rem_euclid(n as i64) as Rank
 }
 
-/// The program of rank `rank` alone, written into `out` (cleared first), in time proportional
-/// to its own ops, dependencies sorted: equal to `generate(alg, spec)?.program(rank)`.
-pub fn program(
-    alg: &Algorithm,
-    spec: &AlltoallSpec,
-    rank: Rank,
-    out: &mut Program,
-) -> Result<(), ScheduleError> {
-    registry::program::<Alltoall>(alg, spec, &Context::default(), rank, out)
-}
-
-/// The schedule of every rank, built one rank at a time.
-pub fn generate(alg: &Algorithm, spec: &AlltoallSpec) -> Result<Schedule, ScheduleError> {
-    registry::generate::<Alltoall>(alg, spec, &Context::default())
-}
+registry::entry_points!(Alltoall, AlltoallSpec);
 
 /// Reads a whole-number key `key` of `spec` in `lo ..= hi`, or `default`.
 fn whole_key(

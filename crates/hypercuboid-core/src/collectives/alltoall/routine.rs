@@ -20,7 +20,7 @@
 use super::scheduled::Plan;
 use super::sync::Sync;
 use crate::schedule::check_c_name;
-use crate::schedule::export_c::STATE_OF_C;
+use crate::schedule::export_c::{state_c, STATE_OF_C};
 use crate::schedule::ScheduleError;
 use std::fmt::Write as _;
 
@@ -166,28 +166,14 @@ pub fn routine(plan: &Plan, opts: &RoutineOptions) -> Result<String, ScheduleErr
 }
 
 /// The routine's state, before [`STATE_OF_C`]: the private duplicate of `comm`.
-const ROUTINE_STATE_C: &str = r#"
+const ROUTINE_STATE_C: &str = concat!(
+    r#"
 /* ==== the routine ============================================================================ */
 
-typedef struct hce_state {
-    MPI_Comm comm;
-} hce_state;
-
-static int hce_keyval = MPI_KEYVAL_INVALID;
-
-static int hce_delete(MPI_Comm comm, int keyval, void *value, void *extra)
-{
-    hce_state *s = (hce_state *)value;
-    int rc = MPI_SUCCESS;
-    (void)comm;
-    (void)keyval;
-    (void)extra;
-    if (s->comm != MPI_COMM_NULL) rc = MPI_Comm_free(&s->comm);
-    free(s);
-    return rc;
-}
-
-"#;
+"#,
+    state_c!("", ""),
+    "\n"
+);
 
 /// The rest of the routine, after [`STATE_OF_C`].
 const ROUTINE_C: &str = r#"

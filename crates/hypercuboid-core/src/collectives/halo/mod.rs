@@ -39,9 +39,7 @@ pub mod nonblocking;
 pub mod reduced;
 
 use super::registry::{self, Context, Entry, Family};
-use crate::schedule::{
-    Dtype, Meta, OpId, Program, Rank, Region, Schedule, ScheduleError, Slice, Slot,
-};
+use crate::schedule::{Dtype, Meta, OpId, Program, Rank, Region, ScheduleError, Slice, Slot};
 use crate::spec::{Choice, Choices, Key, Spec};
 use crate::units::Time;
 
@@ -303,20 +301,7 @@ pub(crate) fn prepare(
     })
 }
 
-/// The schedule of every rank.
-pub fn generate(alg: &Algorithm, problem: &HaloProblem) -> Result<Schedule, ScheduleError> {
-    registry::generate::<Halo>(alg, problem, &Context::default())
-}
-
-/// The program of rank `rank` alone.
-pub fn program(
-    alg: &Algorithm,
-    problem: &HaloProblem,
-    rank: Rank,
-    out: &mut Program,
-) -> Result<(), ScheduleError> {
-    registry::program::<Halo>(alg, problem, &Context::default(), rank, out)
-}
+registry::entry_points!(Halo, HaloProblem);
 
 /// The negated direction.
 pub const fn opposite(d: [i8; 3]) -> [i8; 3] {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::schedule::verify::{verify, VerifyOptions};
-use crate::schedule::{OpKind, Payload};
+use crate::schedule::{OpKind, Payload, Schedule};
 
 fn algs() -> Vec<Algorithm> {
     [

@@ -191,21 +191,18 @@ pub(super) fn inline_include(text: &str, name: &str, body: &str) -> String {
     )
 }
 
-/// What every entry point shares, before [`STATE_OF_C`] and [`ENTRY_RUN`]: the
-/// per-communicator state and its attribute, the checks.
-pub(super) const ENTRY_COMMON: &str = r#"
-/* ==== the entry point ======================================================================= */
-
-/* What a communicator keeps between calls, as an attribute (freed with it): the private
- * duplicate every message travels on, the rank's plan (bound on the first call, rebound on the
- * next) and the private buffers (MPI_IN_PLACE's copy of the input; a sizes-only routine's
- * input and output). */
-typedef struct hce_state {
-    MPI_Comm comm;
-    hc_plan *plan;
-    void *input;
-    void *output;
-} hce_state;
+/// The C of a communicator's state, kept as its attribute and freed with it: the type
+/// `hce_state` (the private duplicate `comm`, then the C members `$members`), the keyval
+/// `hce_keyval` and the attribute's delete function `hce_delete` (runs the C statements
+/// `$frees`, then frees the duplicate and the state), which [`STATE_OF_C`] registers. A string
+/// literal; shared by the export's entry point and the alltoall routine generator's
+/// ([`crate::collectives::alltoall::routine`]).
+macro_rules! state_c {
+    ($members:literal, $frees:literal) => {
+        concat!(
+            "typedef struct hce_state {\n    MPI_Comm comm;\n",
+            $members,
+            r#"} hce_state;
 
 static int hce_keyval = MPI_KEYVAL_INVALID;
 
@@ -216,14 +213,34 @@ static int hce_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)comm;
     (void)keyval;
     (void)extra;
-    hc_plan_free(s->plan);
-    free(s->input);
-    free(s->output);
-    if (s->comm != MPI_COMM_NULL) rc = MPI_Comm_free(&s->comm);
+"#,
+            $frees,
+            r#"    if (s->comm != MPI_COMM_NULL) rc = MPI_Comm_free(&s->comm);
     free(s);
     return rc;
 }
+"#
+        )
+    };
+}
+pub(crate) use state_c;
 
+/// What every entry point shares, before [`STATE_OF_C`] and [`ENTRY_RUN`]: the
+/// per-communicator state and its attribute, the checks.
+pub(super) const ENTRY_COMMON: &str = concat!(
+    r#"
+/* ==== the entry point ======================================================================= */
+
+/* What a communicator keeps between calls, as an attribute (freed with it): the private
+ * duplicate every message travels on, the rank's plan (bound on the first call, rebound on the
+ * next) and the private buffers (MPI_IN_PLACE's copy of the input; a sizes-only routine's
+ * input and output). */
+"#,
+    state_c!(
+        "    hc_plan *plan;\n    void *input;\n    void *output;\n",
+        "    hc_plan_free(s->plan);\n    free(s->input);\n    free(s->output);\n"
+    ),
+    r#"
 /* The MPI error code of a runner code. */
 static int hce_code(int rc)
 {
@@ -246,7 +263,8 @@ static int hce_check(MPI_Comm comm)
     return size == HCE_NRANKS ? MPI_SUCCESS : MPI_ERR_COMM;
 }
 
-"#;
+"#
+);
 
 /// The state of a communicator (the C type `hce_state`, with the private duplicate `comm` as
 /// a member): found as `comm`'s attribute `hce_keyval`, or made on the first call

@@ -56,7 +56,7 @@ pub mod sources;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use c_text::STATE_OF_C;
+pub(crate) use c_text::{state_c, STATE_OF_C};
 pub use names::check_c_name;
 
 use super::{Collective, Columns, Dtype, OpCode, ReduceOp, Schedule, ScheduleError, Slot};
