@@ -190,9 +190,7 @@ def measure_and_write(
 @cliopts.force_option()
 @cliopts.quiet_option("No progress lines on stderr.")
 @cliopts.progress_option()
-@click.option(
-    "--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=_bench.TIMEOUT_HELP
-)
+@_bench.timeout_option
 def calibrate(
     output: str,
     sizes: str,

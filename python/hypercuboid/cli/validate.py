@@ -13,7 +13,6 @@ import click
 
 from hypercuboid.cli import options as cliopts
 from hypercuboid.cli.bench import (
-    TIMEOUT_HELP,
     RankZeroCommand,
     _agree,
     _iterations,
@@ -25,6 +24,7 @@ from hypercuboid.cli.bench import (
     _sweep,
     _warmup,
     _world,
+    timeout_option,
 )
 from hypercuboid.cli.common import echo_json
 from hypercuboid.cli.predict import (
@@ -66,7 +66,7 @@ from hypercuboid.predict import row_dict
 @cliopts.force_option()
 @cliopts.quiet_option("No progress lines on stderr.")
 @cliopts.progress_option()
-@click.option("--timeout", type=cliopts.Finite(0, min_open=True), default=None, help=TIMEOUT_HELP)
+@timeout_option
 def validate(
     collective,
     algorithms,
