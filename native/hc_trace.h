@@ -107,6 +107,41 @@ typedef struct {
 
 _Static_assert(sizeof(rec) == 64, "a record is 64 bytes");
 
+/* The arguments that decide a call's record, and that record's mask and encoded fields
+ * (hc_trace.c, repeat()); ok: kept. */
+#define KEYS 5 /* repeat() compares them one by one */
+#define TAIL 24 /* the most bytes of fields kept */
+typedef struct {
+    uint64_t key[KEYS];
+    unsigned char f[TAIL];
+    uint16_t mask;
+    uint8_t flen, ok;
+} sig;
+
+/* LEB128 varints (docs/trace.md, "Record"): 7 bits a byte, low first; signed ones zigzagged */
+static inline unsigned char *uvar(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static inline unsigned char *svar(unsigned char *p, int32_t v)
+{
+    return uvar(p, (uint32_t)((uint32_t)v << 1) ^ (uint32_t)(v >> 31));
+}
+
+/* A handle's bits (the first 8 bytes of it), the key of the tables on handles. */
+static inline uint64_t handle_key(const void *h, size_t n)
+{
+    uint64_t k = 0;
+    memcpy(&k, h, n < sizeof k ? n : sizeof k);
+    return k;
+}
+
 /* requests in flight, and persistent requests: open addressing on the handle's bits */
 typedef struct {
     uint64_t key;
