@@ -109,14 +109,7 @@ static inline __attribute__((always_inline)) int claim(rec *r, uint64_t **x, int
     return g.on && claim_at(r, x, kind, t0, now(), extra);
 }
 
-/* The calls whose record follows from their arguments alone (blocking sends and collectives,
- * no request, status or extra words) repeat them in loops. Each keeps, per call code, the
- * arguments of its last record (KEYS words, a handle's bits) and that record's mask and
- * encoded fields (what follows the times), and a call with the same arguments writes its code,
- * that mask, its times and a copy of those bytes: its communicator, datatype and operator are
- * not looked up again and its fields not encoded again. The file is the same. Freeing a
- * datatype or a communicator forgets them all, as its handle may come back as another (an
- * operator's handle may too, but only as another user-defined one, whose code is the same). */
+/* the kept records of repeat(), by call code (hc_trace.h, sig) */
 static sig sigs[128];
 
 static void sigs_clear(void) { memset(sigs, 0, sizeof sigs); }
@@ -134,15 +127,15 @@ static inline __attribute__((always_inline)) unsigned char *put_times(unsigned c
 
 /* Records the call `kind` (entered at t0, returned at t1) whose arguments k are those its last
  * record kept in s; 0 when they are not (nothing written). */
-static inline __attribute__((always_inline)) int repeat(sig *s, const uint64_t *k, int kind,
+static inline __attribute__((always_inline)) int repeat(sig *s, const uint64_t *k,
                                                         uint64_t t0, uint64_t t1)
 {
     uint64_t d = (uint64_t)!s->ok | (k[0] ^ s->key[0]) | (k[1] ^ s->key[1]) |
                  (k[2] ^ s->key[2]) | (k[3] ^ s->key[3]) | (k[4] ^ s->key[4]);
     if (d || __builtin_expect(g.len + HEAD_MAX > g.cap, 0)) return 0;
     unsigned char *p = g.buf + g.len;
-    *p++ = (unsigned char)kind;
-    p = put_times(uvar(p, s->mask), t0, t1);
+    memcpy(p, s->head, sizeof s->head);
+    p = put_times(p + s->hlen, t0, t1);
     memcpy(p, s->f, TAIL);
     g.len = (size_t)(p + s->flen - g.buf);
     return 1;
@@ -158,9 +151,11 @@ static inline __attribute__((always_inline)) void emit(const rec *r, const uint6
                     (unsigned)(r->src != P_NONE) << 4 | (unsigned)(r->mtag != -1) << 5 |
                     (unsigned)(r->bytes != 0) << 6 | (unsigned)(r->rbytes != 0) << 7 |
                     (unsigned)(r->req != 0) << 8 | (unsigned)(r->nextra != 0) << 9;
-    unsigned char *p = g.buf + g.len;
+    unsigned char *h = g.buf + g.len, *p = h;
     *p++ = (unsigned char)r->kind;
-    p = put_times(uvar(p, mask), r->t0, r->t1);
+    p = uvar(p, mask);
+    unsigned hlen = (unsigned)(p - h);
+    p = put_times(p, r->t0, r->t1);
     unsigned char *f = p;
     if (mask & 1) p = uvar(p, r->op);
     if (mask & 2) p = uvar(p, r->comm);
@@ -175,8 +170,9 @@ static inline __attribute__((always_inline)) void emit(const rec *r, const uint6
     if (s) {
         s->ok = p - f <= TAIL && !r->nextra;
         memcpy(s->key, k, sizeof s->key);
+        memcpy(s->head, h, sizeof s->head);
         memcpy(s->f, f, TAIL); /* within the head's room */
-        s->mask = (uint16_t)mask;
+        s->hlen = (uint8_t)hlen;
         s->flen = (uint8_t)(p - f);
     }
     if (r->nextra) { /* the head is shorter than its room: the words move down */
@@ -428,7 +424,7 @@ HC_EXPORT int MPI_Finalize(void)
         uint64_t t1 = now();                                                                   \
         const uint64_t k[1 + KEYS] = {UNPAREN KEY};                                            \
         sig *s = k[0] ? &sigs[KIND] : NULL;                                                    \
-        if (s && repeat(s, k + 1, KIND, t0, t1)) return rc;                                    \
+        if (s && repeat(s, k + 1, t0, t1)) return rc;                                          \
         rec R, *r = &R;                                                                        \
         uint64_t *x;                                                                           \
         if (claim_at(r, &x, KIND, t0, t1, EXTRA)) {                                            \

@@ -107,15 +107,24 @@ typedef struct {
 
 _Static_assert(sizeof(rec) == 64, "a record is 64 bytes");
 
-/* The arguments that decide a call's record, and that record's mask and encoded fields
- * (hc_trace.c, repeat()); ok: kept. */
+/* The calls whose record follows from their arguments alone (blocking sends and collectives,
+ * no request, status or extra words) repeat them in loops. Each keeps, per call code, the
+ * arguments of its last record (KEYS words, a handle's bits) and that record's code and mask
+ * and its encoded fields (what follows the times) as bytes, and a call with the same arguments
+ * writes copies of those bytes around its times: its communicator, datatype and operator are
+ * not looked up again and its fields not encoded again. The file is the same. Freeing a
+ * datatype or a communicator forgets them all, as its handle may come back as another (an
+ * operator's handle may too, but only as another user-defined one, whose code is the same).
+ *
+ * sig: the arguments that decide a call's record, and that record's encoded bytes but its
+ * times; ok: kept. */
 #define KEYS 5 /* repeat() compares them one by one */
-#define TAIL 24 /* the most bytes of fields kept */
+#define TAIL 16 /* the most bytes of fields kept */
 typedef struct {
     uint64_t key[KEYS];
-    unsigned char f[TAIL];
-    uint16_t mask;
-    uint8_t flen, ok;
+    unsigned char head[4]; /* the call's code and the mask's varint (hlen bytes) */
+    unsigned char f[TAIL]; /* the fields' varints (flen bytes) */
+    uint8_t hlen, flen, ok;
 } sig;
 
 /* LEB128 varints (docs/trace.md, "Record"): 7 bits a byte, low first; signed ones zigzagged */
