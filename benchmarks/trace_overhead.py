@@ -12,17 +12,25 @@ Programs (--app):
           PMPI_Allreduce (none), so that both see the same launch (this VM's launches land in a
           fast or a slow state) and the same load; the figures are each launch's fastest round
           of each, their difference, and the median of the rounds' differences;
+  wrapper the recorder's own cost per call, without MPI's: one rank calls a stub
+          PMPI_Allreduce (a library the program links before libmpi, which spins a random 16 to
+          31 loads so that its loop's exit mispredicts as a spin-wait's does) through MPI_Allreduce
+          (the recorder) and directly, ITERS calls each in ROUNDS rounds in turn; the figure is
+          each launch's fastest round of each and their difference. It needs no second core, so
+          it holds on a loaded machine where `pair` does not;
   clocks  what one reading of each clock costs on this machine (rdtsc, rdtscp, lfence + rdtsc,
           clock_gettime through the vDSO, and the thread's CPU time, a system call), the
           fastest of 300 rounds of 100,000 back to back.
 
     make native
-    python benchmarks/trace_overhead.py [--app loop|lbm|pair|clocks] [--np 2] [--iters 20000]
-        [--reps 15] [--rounds 100] [--mpi openmpi] [--recorder NAME=PATH ...]
+    python benchmarks/trace_overhead.py [--app loop|lbm|pair|wrapper|clocks] [--np 2]
+        [--iters 20000] [--reps 15] [--rounds 100] [--mpi openmpi] [--recorder NAME=PATH ...]
 
 --recorder adds a recorder to compare (e.g. an older build: old=/path/libhc_trace.so); the
-default compares none with this tree's build. Writes trace_overhead[_APP].json (loop:
-trace_overhead.json) into ``--out`` (default ``out/``, see ``_out.py``).
+default compares none with this tree's build (wrapper: this tree's build alone). `pair` and
+`wrapper` run the two sides of a round in either order in every other round. Writes
+trace_overhead[_APP].json (loop: trace_overhead.json) into ``--out`` (default ``out/``, see
+``_out.py``).
 """
 
 from __future__ import annotations
@@ -81,7 +89,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 1000; i++) PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     for (int r = 0; r < rounds; r++) {
         double t[2];
-        for (int m = 0; m < 2; m++) {
+        for (int k = 0; k < 2; k++) {
+            int m = k ^ (r & 1); /* either goes first in every other round */
             PMPI_Barrier(MPI_COMM_WORLD);
             double s = PMPI_Wtime();
             for (int i = 0; i < iters; i++)
@@ -95,6 +104,55 @@ int main(int argc, char **argv) {
     }
     qsort(d, rounds, sizeof *d, cmp);
     if (rank == 0) printf("%.5f %.5f %.5f\n", best[1], best[0], d[rounds / 2]);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+# the stub PMPI_Allreduce of --app wrapper (no MPI inside), and its caller
+STUB = r"""
+#include <mpi.h>
+#include <stdint.h>
+static volatile int flag[64];
+static uint64_t st = 88172645463325252ull;
+int PMPI_Allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+    st ^= st << 13;
+    st ^= st >> 7;
+    st ^= st << 17;
+    for (int i = 0, k = 16 + (int)(st >> 60); i < k; i++) (void)flag[i & 63];
+    *(double *)r = *(const double *)s;
+    return 0;
+}
+"""
+
+WRAPPER = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static double ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int iters = atoi(argv[1]), rounds = atoi(argv[2]);
+    double x = 1, y = 0, best[2] = {1e30, 1e30};
+    for (int r = 0; r < rounds; r++)
+        for (int k = 0; k < 2; k++) {
+            int m = k ^ (r & 1);
+            double s = ns();
+            if (m == 0)
+                for (int i = 0; i < iters; i++)
+                    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            else
+                for (int i = 0; i < iters; i++)
+                    PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            s = (ns() - s) / iters;
+            if (s < best[m]) best[m] = s;
+        }
+    printf("%.3f %.3f\n", best[1], best[0]);
     MPI_Finalize();
     return 0;
 }
@@ -223,9 +281,49 @@ def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, e
     _write(args.out, "trace_overhead_pair.json", {**result, "loadavg": load})
 
 
+def _wrapper(args, recorders: dict[str, str], venv: Path, base_env: dict, tmp: str) -> None:
+    """--app wrapper: MPI_ (through each recorder) against a stub PMPI_ on one rank."""
+    mpicc, d = str(venv / "bin" / "mpicc"), Path(tmp)
+    (d / "stub.c").write_text(STUB)
+    (d / "wrapper.c").write_text(WRAPPER)
+    subprocess.run(
+        [mpicc, "-O2", "-shared", "-fPIC", "-o", str(d / "libstub.so"), str(d / "stub.c")],
+        check=True,
+    )
+    exe = d / "wrapper"
+    cc = [mpicc, "-O2", "-o", str(exe), str(d / "wrapper.c"), f"-L{d}", "-lstub", f"-Wl,-rpath,{d}"]
+    subprocess.run(cc, check=True)
+    mpiexec = [str(venv / "bin" / "mpiexec")]
+    if args.mpi == "openmpi":
+        mpiexec += ["--oversubscribe", "--bind-to", "none"]
+    runs: dict[str, list[list[float]]] = {k: [] for k in recorders}
+    for _ in range(args.reps):
+        for name, lib in recorders.items():
+            env = dict(base_env, LD_PRELOAD=lib, HYPERCUBOID_TRACE_PREFIX=str(d / "rank"))
+            cmd = [*mpiexec, "-n", "1", str(exe), str(args.iters), str(args.rounds)]
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+            runs[name].append([float(x) for x in out.stdout.split()[-2:]])
+    load = os.getloadavg()
+    print(
+        f"stub PMPI_Allreduce, 1 rank, {args.mpi}: {args.rounds} rounds of {args.iters} calls "
+        f"through MPI_ (the recorder) and PMPI_ in turn, in each of {args.reps} launches"
+    )
+    print(f"{'':10} {'PMPI_ ns':>9} {'MPI_ ns':>9} {'+ns':>7}")
+    summary = {}
+    for k, rows in runs.items():
+        for n, r in enumerate(rows):
+            print(f"{k if n == 0 else '':10} {r[0]:>9.2f} {r[1]:>9.2f} {r[1] - r[0]:>+7.2f}")
+        summary[k] = statistics.median(r[1] - r[0] for r in rows)
+        print(f"{'  median':10} {'':>9} {'':>9} {summary[k]:>+7.2f}")
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    result = {"app": "wrapper", "mpi": args.mpi, "iters": args.iters, "rounds": args.rounds}
+    result |= {"recorders": recorders, "runs": runs, "median_diff_ns": summary}
+    _write(args.out, "trace_overhead_wrapper.json", {**result, "loadavg": load})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--app", choices=("loop", "lbm", "pair", "clocks"), default="loop")
+    ap.add_argument("--app", choices=("loop", "lbm", "pair", "wrapper", "clocks"), default="loop")
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--iters", type=int, default=20000, help="loop: timed calls; pair: a round's")
     ap.add_argument("--rounds", type=int, default=100, help="pair: rounds per launch")
@@ -261,6 +359,9 @@ def main() -> None:
         base_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         base_env.update(OMPI_ENV if args.mpi == "openmpi" else {})
         base_env["PYTHONPATH"] = str(ROOT / "python")
+        if args.app == "wrapper":
+            _wrapper(args, recorders, venv, base_env, tmp)
+            return
         if args.app in ("loop", "pair"):
             exe = Path(tmp) / args.app
             src = Path(tmp) / f"{args.app}.c"
