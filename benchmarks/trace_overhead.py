@@ -8,16 +8,15 @@ Programs (--app):
           ones; the latency is the mean per call of the slowest rank), bar <= 5 %;
   lbm     `hypercuboid lbm run --lattice L --steps S` (its elapsed_s), bar <= 1 %;
   pair    the recorder's cost per call inside one launch: each of ROUNDS rounds runs ITERS
-          8-byte allreduces through MPI_Allreduce (the recorder) and then ITERS through
+          8-byte allreduces through MPI_Allreduce (the recorder) and ITERS through
           PMPI_Allreduce (none), so that both see the same launch (this VM's launches land in a
           fast or a slow state) and the same load; the figures are each launch's fastest round
           of each, their difference, and the median of the rounds' differences;
-  wrapper the recorder's own cost per call, without MPI's: one rank calls a stub
-          PMPI_Allreduce (a library the program links before libmpi, which spins a random 16 to
-          31 loads so that its loop's exit mispredicts as a spin-wait's does) through MPI_Allreduce
-          (the recorder) and directly, ITERS calls each in ROUNDS rounds in turn; the figure is
-          each launch's fastest round of each and their difference. It needs no second core, so
-          it holds on a loaded machine where `pair` does not;
+  wrapper the recorder's own cost per call, without MPI's: `pair` on one rank, linked against a
+          stub MPI_Allreduce and PMPI_Allreduce (a library before libmpi, which spins a random
+          16 to 31 loads so that its loop's exit mispredicts as a spin-wait's does; without the
+          recorder, MPI_ and PMPI_ are the same stub). It needs no second core, so it holds on a
+          loaded machine where `pair` does not;
   clocks  what one reading of each clock costs on this machine (rdtsc, rdtscp, lfence + rdtsc,
           clock_gettime through the vDSO, and the thread's CPU time, a system call), the
           fastest of 300 rounds of 100,000 back to back.
@@ -27,10 +26,9 @@ Programs (--app):
         [--iters 20000] [--reps 15] [--rounds 100] [--mpi openmpi] [--recorder NAME=PATH ...]
 
 --recorder adds a recorder to compare (e.g. an older build: old=/path/libhc_trace.so); the
-default compares none with this tree's build (wrapper: this tree's build alone). `pair` and
-`wrapper` run the two sides of a round in either order in every other round. Writes
-trace_overhead[_APP].json (loop: trace_overhead.json) into ``--out`` (default ``out/``, see
-``_out.py``).
+default compares none with this tree's build. `pair` and `wrapper` run the two sides of a round
+in either order in every other round. Writes trace_overhead[_APP].json (loop:
+trace_overhead.json) into ``--out`` (default ``out/``, see ``_out.py``).
 """
 
 from __future__ import annotations
@@ -109,7 +107,9 @@ int main(int argc, char **argv) {
 }
 """
 
-# the stub PMPI_Allreduce of --app wrapper (no MPI inside), and its caller
+# --app wrapper: PAIR linked against a stub MPI_Allreduce and PMPI_Allreduce (no MPI inside;
+# the recorder's MPI_Allreduce, preloaded, comes first), which pair's one-rank reductions of its
+# timings also go through
 STUB = r"""
 #include <mpi.h>
 #include <stdint.h>
@@ -123,38 +123,8 @@ int PMPI_Allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MP
     *(double *)r = *(const double *)s;
     return 0;
 }
-"""
-
-WRAPPER = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static double ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e9 + t.tv_nsec;
-}
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    int iters = atoi(argv[1]), rounds = atoi(argv[2]);
-    double x = 1, y = 0, best[2] = {1e30, 1e30};
-    for (int r = 0; r < rounds; r++)
-        for (int k = 0; k < 2; k++) {
-            int m = k ^ (r & 1);
-            double s = ns();
-            if (m == 0)
-                for (int i = 0; i < iters; i++)
-                    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            else
-                for (int i = 0; i < iters; i++)
-                    PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            s = (ns() - s) / iters;
-            if (s < best[m]) best[m] = s;
-        }
-    printf("%.3f %.3f\n", best[1], best[0]);
-    MPI_Finalize();
-    return 0;
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+    return PMPI_Allreduce(s, r, n, dt, op, c);
 }
 """
 
@@ -248,8 +218,9 @@ def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, e
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             runs[mode].append([float(x) for x in out.stdout.split()[-3:]])
     load = os.getloadavg()
+    what = "stub" if args.app == "wrapper" else "8-byte"
     print(
-        f"8-byte MPI_Allreduce, {args.np} ranks, {args.mpi}: {args.rounds} rounds of "
+        f"{what} MPI_Allreduce, {args.np} ranks, {args.mpi}: {args.rounds} rounds of "
         f"{args.iters} calls through MPI_ and PMPI_ in turn, in each of {args.reps} launches"
     )
     print("each launch's fastest round of each, their difference; the rounds' median difference")
@@ -275,50 +246,11 @@ def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, e
             f"{'  median':10} {v['pmpi_us']:>9.4f} {v['mpi_us']:>9.4f} {v['diff_ns']:>+7.1f} "
             f"{v['diff_percent']:>+6.1f}% {v['median_round_diff_ns']:>+11.1f}"
         )
-    print(f"bar: <= 5 %; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    result = {"app": "pair", "np": args.np, "mpi": args.mpi, "iters": args.iters}
+    bar = "bar: <= 5 %; " if args.app == "pair" else ""
+    print(f"{bar}load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    result = {"app": args.app, "np": args.np, "mpi": args.mpi, "iters": args.iters}
     result |= {"rounds": args.rounds, "recorders": recorders, "runs": runs, "summary": summary}
-    _write(args.out, "trace_overhead_pair.json", {**result, "loadavg": load})
-
-
-def _wrapper(args, recorders: dict[str, str], venv: Path, base_env: dict, tmp: str) -> None:
-    """--app wrapper: MPI_ (through each recorder) against a stub PMPI_ on one rank."""
-    mpicc, d = str(venv / "bin" / "mpicc"), Path(tmp)
-    (d / "stub.c").write_text(STUB)
-    (d / "wrapper.c").write_text(WRAPPER)
-    subprocess.run(
-        [mpicc, "-O2", "-shared", "-fPIC", "-o", str(d / "libstub.so"), str(d / "stub.c")],
-        check=True,
-    )
-    exe = d / "wrapper"
-    cc = [mpicc, "-O2", "-o", str(exe), str(d / "wrapper.c"), f"-L{d}", "-lstub", f"-Wl,-rpath,{d}"]
-    subprocess.run(cc, check=True)
-    mpiexec = [str(venv / "bin" / "mpiexec")]
-    if args.mpi == "openmpi":
-        mpiexec += ["--oversubscribe", "--bind-to", "none"]
-    runs: dict[str, list[list[float]]] = {k: [] for k in recorders}
-    for _ in range(args.reps):
-        for name, lib in recorders.items():
-            env = dict(base_env, LD_PRELOAD=lib, HYPERCUBOID_TRACE_PREFIX=str(d / "rank"))
-            cmd = [*mpiexec, "-n", "1", str(exe), str(args.iters), str(args.rounds)]
-            out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-            runs[name].append([float(x) for x in out.stdout.split()[-2:]])
-    load = os.getloadavg()
-    print(
-        f"stub PMPI_Allreduce, 1 rank, {args.mpi}: {args.rounds} rounds of {args.iters} calls "
-        f"through MPI_ (the recorder) and PMPI_ in turn, in each of {args.reps} launches"
-    )
-    print(f"{'':10} {'PMPI_ ns':>9} {'MPI_ ns':>9} {'+ns':>7}")
-    summary = {}
-    for k, rows in runs.items():
-        for n, r in enumerate(rows):
-            print(f"{k if n == 0 else '':10} {r[0]:>9.2f} {r[1]:>9.2f} {r[1] - r[0]:>+7.2f}")
-        summary[k] = statistics.median(r[1] - r[0] for r in rows)
-        print(f"{'  median':10} {'':>9} {'':>9} {summary[k]:>+7.2f}")
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    result = {"app": "wrapper", "mpi": args.mpi, "iters": args.iters, "rounds": args.rounds}
-    result |= {"recorders": recorders, "runs": runs, "median_diff_ns": summary}
-    _write(args.out, "trace_overhead_wrapper.json", {**result, "loadavg": load})
+    _write(args.out, f"trace_overhead_{args.app}.json", {**result, "loadavg": load})
 
 
 def main() -> None:
@@ -359,17 +291,20 @@ def main() -> None:
         base_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         base_env.update(OMPI_ENV if args.mpi == "openmpi" else {})
         base_env["PYTHONPATH"] = str(ROOT / "python")
-        if args.app == "wrapper":
-            _wrapper(args, recorders, venv, base_env, tmp)
-            return
-        if args.app in ("loop", "pair"):
+        if args.app in ("loop", "pair", "wrapper"):
             exe = Path(tmp) / args.app
             src = Path(tmp) / f"{args.app}.c"
             src.write_text(LOOP if args.app == "loop" else PAIR)
             cc = [str(venv / "bin" / "mpicc"), "-O2", "-o", str(exe), str(src)]
+            if args.app == "wrapper":  # the stub first, and one rank
+                (Path(tmp) / "stub.c").write_text(STUB)
+                stub = [*cc[:2], "-O2", "-shared", "-fPIC", "-o", f"{tmp}/libstub.so"]
+                subprocess.run([*stub, f"{tmp}/stub.c"], check=True)
+                cc += [f"-L{tmp}", "-lstub", f"-Wl,-rpath,{tmp}"]
+                args.np = 1
             subprocess.run(cc, check=True)
             prog = [str(exe), str(args.iters)]
-            if args.app == "pair":
+            if args.app != "loop":
                 _pair(args, recorders, mpiexec, base_env, exe)
                 return
         else:
