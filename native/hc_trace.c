@@ -211,6 +211,7 @@ static void comm_add(MPI_Comm c, uint32_t id)
     }
     comms[ncomms].h = c;
     comms[ncomms++].id = id;
+    sigs_clear(); /* c may be the handle of one freed unseen (MPI_Comm_disconnect) */
 }
 
 static void comm_remove(MPI_Comm c)

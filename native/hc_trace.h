@@ -113,8 +113,9 @@ _Static_assert(sizeof(rec) == 64, "a record is 64 bytes");
  * and its encoded fields (what follows the times) as bytes, and a call with the same arguments
  * writes copies of those bytes around its times: its communicator, datatype and operator are
  * not looked up again and its fields not encoded again. The file is the same. Freeing a
- * datatype or a communicator forgets them all, as its handle may come back as another (an
- * operator's handle may too, but only as another user-defined one, whose code is the same).
+ * datatype or a communicator, and making a communicator, forgets them all, as a handle may come
+ * back as another (an operator's handle may too, but only as another user-defined one, whose
+ * code is the same).
  *
  * sig: the arguments that decide a call's record, and that record's encoded bytes but its
  * times; ok: kept. */
