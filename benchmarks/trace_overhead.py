@@ -8,20 +8,26 @@ Programs (--app):
           ones; the latency is the mean per call of the slowest rank), bar <= 5 %;
   lbm     `hypercuboid lbm run --lattice L --steps S` (its elapsed_s), bar <= 1 %;
   pair    the recorder's cost per call inside one launch: each of ROUNDS rounds runs ITERS
-          8-byte allreduces through MPI_Allreduce (the recorder) and then ITERS through
+          8-byte allreduces through MPI_Allreduce (the recorder) and ITERS through
           PMPI_Allreduce (none), so that both see the same launch (this VM's launches land in a
           fast or a slow state) and the same load; the figures are each launch's fastest round
           of each, their difference, and the median of the rounds' differences;
+  wrapper the recorder's own cost per call, without MPI's: `pair` on one rank, linked against a
+          stub MPI_Allreduce and PMPI_Allreduce (a library before libmpi, which spins a random
+          16 to 31 loads so that its loop's exit mispredicts as a spin-wait's does; without the
+          recorder, MPI_ and PMPI_ are the same stub). It needs no second core, so it holds on a
+          loaded machine where `pair` does not;
   clocks  what one reading of each clock costs on this machine (rdtsc, rdtscp, lfence + rdtsc,
           clock_gettime through the vDSO, and the thread's CPU time, a system call), the
           fastest of 300 rounds of 100,000 back to back.
 
     make native
-    python benchmarks/trace_overhead.py [--app loop|lbm|pair|clocks] [--np 2] [--iters 20000]
-        [--reps 15] [--rounds 100] [--mpi openmpi] [--recorder NAME=PATH ...]
+    python benchmarks/trace_overhead.py [--app loop|lbm|pair|wrapper|clocks] [--np 2]
+        [--iters 20000] [--reps 15] [--rounds 100] [--mpi openmpi] [--recorder NAME=PATH ...]
 
 --recorder adds a recorder to compare (e.g. an older build: old=/path/libhc_trace.so); the
-default compares none with this tree's build. Writes trace_overhead[_APP].json (loop:
+default compares none with this tree's build. `pair` and `wrapper` run the two sides of a round
+in either order in every other round. Writes trace_overhead[_APP].json (loop:
 trace_overhead.json) into ``--out`` (default ``out/``, see ``_out.py``).
 """
 
@@ -81,7 +87,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 1000; i++) PMPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     for (int r = 0; r < rounds; r++) {
         double t[2];
-        for (int m = 0; m < 2; m++) {
+        for (int k = 0; k < 2; k++) {
+            int m = k ^ (r & 1); /* either goes first in every other round */
             PMPI_Barrier(MPI_COMM_WORLD);
             double s = PMPI_Wtime();
             for (int i = 0; i < iters; i++)
@@ -97,6 +104,27 @@ int main(int argc, char **argv) {
     if (rank == 0) printf("%.5f %.5f %.5f\n", best[1], best[0], d[rounds / 2]);
     MPI_Finalize();
     return 0;
+}
+"""
+
+# --app wrapper: PAIR linked against a stub MPI_Allreduce and PMPI_Allreduce (no MPI inside;
+# the recorder's MPI_Allreduce, preloaded, comes first), which pair's one-rank reductions of its
+# timings also go through
+STUB = r"""
+#include <mpi.h>
+#include <stdint.h>
+static volatile int flag[64];
+static uint64_t st = 88172645463325252ull;
+int PMPI_Allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+    st ^= st << 13;
+    st ^= st >> 7;
+    st ^= st << 17;
+    for (int i = 0, k = 16 + (int)(st >> 60); i < k; i++) (void)flag[i & 63];
+    *(double *)r = *(const double *)s;
+    return 0;
+}
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm c) {
+    return PMPI_Allreduce(s, r, n, dt, op, c);
 }
 """
 
@@ -190,8 +218,9 @@ def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, e
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             runs[mode].append([float(x) for x in out.stdout.split()[-3:]])
     load = os.getloadavg()
+    what = "stub" if args.app == "wrapper" else "8-byte"
     print(
-        f"8-byte MPI_Allreduce, {args.np} ranks, {args.mpi}: {args.rounds} rounds of "
+        f"{what} MPI_Allreduce, {args.np} ranks, {args.mpi}: {args.rounds} rounds of "
         f"{args.iters} calls through MPI_ and PMPI_ in turn, in each of {args.reps} launches"
     )
     print("each launch's fastest round of each, their difference; the rounds' median difference")
@@ -217,15 +246,16 @@ def _pair(args, recorders: dict[str, str], mpiexec: list[str], base_env: dict, e
             f"{'  median':10} {v['pmpi_us']:>9.4f} {v['mpi_us']:>9.4f} {v['diff_ns']:>+7.1f} "
             f"{v['diff_percent']:>+6.1f}% {v['median_round_diff_ns']:>+11.1f}"
         )
-    print(f"bar: <= 5 %; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    result = {"app": "pair", "np": args.np, "mpi": args.mpi, "iters": args.iters}
+    bar = "bar: <= 5 %; " if args.app == "pair" else ""
+    print(f"{bar}load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    result = {"app": args.app, "np": args.np, "mpi": args.mpi, "iters": args.iters}
     result |= {"rounds": args.rounds, "recorders": recorders, "runs": runs, "summary": summary}
-    _write(args.out, "trace_overhead_pair.json", {**result, "loadavg": load})
+    _write(args.out, f"trace_overhead_{args.app}.json", {**result, "loadavg": load})
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--app", choices=("loop", "lbm", "pair", "clocks"), default="loop")
+    ap.add_argument("--app", choices=("loop", "lbm", "pair", "wrapper", "clocks"), default="loop")
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--iters", type=int, default=20000, help="loop: timed calls; pair: a round's")
     ap.add_argument("--rounds", type=int, default=100, help="pair: rounds per launch")
@@ -261,14 +291,20 @@ def main() -> None:
         base_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
         base_env.update(OMPI_ENV if args.mpi == "openmpi" else {})
         base_env["PYTHONPATH"] = str(ROOT / "python")
-        if args.app in ("loop", "pair"):
+        if args.app in ("loop", "pair", "wrapper"):
             exe = Path(tmp) / args.app
             src = Path(tmp) / f"{args.app}.c"
             src.write_text(LOOP if args.app == "loop" else PAIR)
             cc = [str(venv / "bin" / "mpicc"), "-O2", "-o", str(exe), str(src)]
+            if args.app == "wrapper":  # the stub first, and one rank
+                (Path(tmp) / "stub.c").write_text(STUB)
+                stub = [*cc[:2], "-O2", "-shared", "-fPIC", "-o", f"{tmp}/libstub.so"]
+                subprocess.run([*stub, f"{tmp}/stub.c"], check=True)
+                cc += [f"-L{tmp}", "-lstub", f"-Wl,-rpath,{tmp}"]
+                args.np = 1
             subprocess.run(cc, check=True)
             prog = [str(exe), str(args.iters)]
-            if args.app == "pair":
+            if args.app != "loop":
                 _pair(args, recorders, mpiexec, base_env, exe)
                 return
         else:

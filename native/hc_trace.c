@@ -33,7 +33,6 @@
 #error "the trace format is little-endian; this recorder writes records as the host lays them out"
 #endif
 
-
 /* -- state -------------------------------------------------------------------------------- */
 
 static struct {
@@ -55,33 +54,15 @@ static size_t ncomms, capcomms;
 
 static table reqs, persistent;
 
-
 /* -- the compact form (docs/trace.md, "Record"): the call, a mask of the fields that differ
- * from their defaults, the times as tick deltas, those fields as LEB128 varints (signed ones
- * zigzagged), then the extra words as they are. A wrapper fills in its call's record as a local
- * `rec` and its extra words where claim() says, and emit() encodes the record at the buffer's
- * end in one pass: the record never goes through memory, and, inlined into the wrapper, the
- * fields the call never sets are constants that the compiler folds out of the mask and the
- * varints (MPI_Allreduce tests only its comm, op, element size and bytes). The buffer holds a
- * dozen bytes a call, not 64. */
+ * from their defaults, the times as tick deltas, those fields as varints, then the extra words
+ * as they are. A wrapper fills in its call's record as a local `rec` and its extra words where
+ * claim() says, and emit() encodes the record at the buffer's end in one pass: inlined into the
+ * wrapper, the fields the call never sets are constants that the compiler folds out of the mask
+ * and the varints. The buffer holds a dozen bytes a call, not 64. */
 
 #define SLACK 32 /* an encoded record is at most sizeof(rec) + SLACK bytes (docs/trace.md) */
 #define HEAD_MAX (sizeof(rec) + SLACK) /* room claimed for an encoded head */
-
-static inline unsigned char *uvar(unsigned char *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (unsigned char)v;
-    return p;
-}
-
-static inline unsigned char *svar(unsigned char *p, int32_t v)
-{
-    return uvar(p, (uint32_t)((uint32_t)v << 1) ^ (uint32_t)(v >> 31));
-}
 
 static void flush_buf(void)
 {
@@ -105,15 +86,14 @@ static __attribute__((noinline)) int make_room(size_t need)
     return 1;
 }
 
-/* Starts the record *r of the call `kind` entered at t0 (returning now) with `extra` words
+/* Starts the record *r of the call `kind` entered at t0 and returned at t1 with `extra` words
  * after it: its fields zero but peer and src (P_NONE) and mtag (-1), and *x where the extra
- * words go (8-byte aligned, past the room of its head). 0 when recording is off or memory ran
- * out: nothing to record. */
-static inline __attribute__((always_inline)) int claim(rec *r, uint64_t **x, int kind,
-                                                       uint64_t t0, uint32_t extra)
+ * words go (8-byte aligned, past the room of its head). 0 when memory ran out: nothing to
+ * record. */
+static inline __attribute__((always_inline)) int claim_at(rec *r, uint64_t **x, int kind,
+                                                          uint64_t t0, uint64_t t1,
+                                                          uint32_t extra)
 {
-    if (!g.on) return 0;
-    uint64_t t1 = now();
     size_t need = HEAD_MAX + 7 + 8u * (size_t)extra;
     if (__builtin_expect(g.len + need > g.cap, 0) && !make_room(need)) return 0;
     *r = (rec){.kind = (uint16_t)kind, .t0 = t0, .t1 = t1, .peer = P_NONE, .src = P_NONE,
@@ -122,22 +102,61 @@ static inline __attribute__((always_inline)) int claim(rec *r, uint64_t **x, int
     return 1;
 }
 
-/* Encodes the record r, with the extra words at x that claim() gave, at the buffer's end. */
-static inline __attribute__((always_inline)) void emit(const rec *r, const uint64_t *x)
+/* claim_at() returning now; 0 also when recording is off. */
+static inline __attribute__((always_inline)) int claim(rec *r, uint64_t **x, int kind,
+                                                       uint64_t t0, uint32_t extra)
 {
-    uint64_t dt0 = r->t0 > g.last ? r->t0 - g.last : 0; /* a clock read on another core */
-    uint64_t t0 = g.last + dt0, dur = r->t1 > t0 ? r->t1 - t0 : 0;
-    g.last = t0 + dur;
+    return g.on && claim_at(r, x, kind, t0, now(), extra);
+}
+
+/* the kept records of repeat(), by call code (hc_trace.h, sig) */
+static sig sigs[128];
+
+static void sigs_clear(void) { memset(sigs, 0, sizeof sigs); }
+
+/* Writes the times of a record entered at t0 and returned at t1 at p (the running time moves
+ * to t1); returns their end. */
+static inline __attribute__((always_inline)) unsigned char *put_times(unsigned char *p,
+                                                                      uint64_t t0, uint64_t t1)
+{
+    uint64_t dt0 = t0 > g.last ? t0 - g.last : 0; /* a clock read on another core */
+    uint64_t at = g.last + dt0, dur = t1 > at ? t1 - at : 0;
+    g.last = at + dur;
+    return uvar(uvar(p, dt0), dur);
+}
+
+/* Records the call `kind` (entered at t0, returned at t1) whose arguments k are those its last
+ * record kept in s; 0 when they are not (nothing written). */
+static inline __attribute__((always_inline)) int repeat(sig *s, const uint64_t *k,
+                                                        uint64_t t0, uint64_t t1)
+{
+    uint64_t d = (uint64_t)!s->ok | (k[0] ^ s->key[0]) | (k[1] ^ s->key[1]) |
+                 (k[2] ^ s->key[2]) | (k[3] ^ s->key[3]) | (k[4] ^ s->key[4]);
+    if (d || __builtin_expect(g.len + HEAD_MAX > g.cap, 0)) return 0;
+    unsigned char *p = g.buf + g.len;
+    memcpy(p, s->head, sizeof s->head);
+    p = put_times(p + s->hlen, t0, t1);
+    memcpy(p, s->f, TAIL);
+    g.len = (size_t)(p + s->flen - g.buf);
+    return 1;
+}
+
+/* Encodes the record r, with the extra words at x that claim() gave, at the buffer's end;
+ * with s, keeps its mask and encoded fields there for repeat(), under the arguments k. */
+static inline __attribute__((always_inline)) void emit(const rec *r, const uint64_t *x, sig *s,
+                                                       const uint64_t *k)
+{
     unsigned mask = (unsigned)(r->op != 0) | (unsigned)(r->comm != 0) << 1 |
                     (unsigned)(r->peer != P_NONE) << 2 | (unsigned)(r->tag != 0) << 3 |
                     (unsigned)(r->src != P_NONE) << 4 | (unsigned)(r->mtag != -1) << 5 |
                     (unsigned)(r->bytes != 0) << 6 | (unsigned)(r->rbytes != 0) << 7 |
                     (unsigned)(r->req != 0) << 8 | (unsigned)(r->nextra != 0) << 9;
-    unsigned char *p = g.buf + g.len;
+    unsigned char *h = g.buf + g.len, *p = h;
     *p++ = (unsigned char)r->kind;
     p = uvar(p, mask);
-    p = uvar(p, dt0);
-    p = uvar(p, dur);
+    unsigned hlen = (unsigned)(p - h);
+    p = put_times(p, r->t0, r->t1);
+    unsigned char *f = p;
     if (mask & 1) p = uvar(p, r->op);
     if (mask & 2) p = uvar(p, r->comm);
     if (mask & 4) p = svar(p, r->peer);
@@ -148,6 +167,14 @@ static inline __attribute__((always_inline)) void emit(const rec *r, const uint6
     if (mask & 128) p = uvar(p, r->rbytes);
     if (mask & 256) p = uvar(p, r->req);
     if (mask & 512) p = uvar(p, r->nextra);
+    if (s) {
+        s->ok = p - f <= TAIL && !r->nextra;
+        memcpy(s->key, k, sizeof s->key);
+        memcpy(s->head, h, sizeof s->head);
+        memcpy(s->f, f, TAIL); /* within the head's room */
+        s->hlen = (uint8_t)hlen;
+        s->flen = (uint8_t)(p - f);
+    }
     if (r->nextra) { /* the head is shorter than its room: the words move down */
         memmove(p, x, 8u * (size_t)r->nextra);
         p += 8u * (size_t)r->nextra;
@@ -161,7 +188,7 @@ static void record(int kind, uint64_t t0)
 {
     rec r;
     uint64_t *x;
-    if (claim(&r, &x, kind, t0, 0)) emit(&r, x);
+    if (claim(&r, &x, kind, t0, 0)) emit(&r, x, NULL, NULL);
 }
 
 static uint32_t comm_id(MPI_Comm c)
@@ -184,6 +211,7 @@ static void comm_add(MPI_Comm c, uint32_t id)
     }
     comms[ncomms].h = c;
     comms[ncomms++].id = id;
+    sigs_clear(); /* c may be the handle of one freed unseen (MPI_Comm_disconnect) */
 }
 
 static void comm_remove(MPI_Comm c)
@@ -193,14 +221,6 @@ static void comm_remove(MPI_Comm c)
             comms[i] = comms[--ncomms];
             return;
         }
-}
-
-/* A handle's bits (the first 8 bytes of it), the key of the tables on handles. */
-static uint64_t handle_key(const void *h, size_t n)
-{
-    uint64_t k = 0;
-    memcpy(&k, h, n < sizeof k ? n : sizeof k);
-    return k;
 }
 
 static uint64_t req_key(const MPI_Request *r) { return handle_key(r, sizeof *r); }
@@ -251,6 +271,7 @@ static inline int32_t elem_size(MPI_Datatype t) { return (int32_t)type_size(t); 
 HC_EXPORT int MPI_Type_free(MPI_Datatype *t)
 {
     types_clear();
+    sigs_clear();
     return PMPI_Type_free(t);
 }
 
@@ -391,21 +412,32 @@ HC_EXPORT int MPI_Finalize(void)
 
 /* The wrapper NAME PARAMS: calls PMPI_NAME ARGS and records the call KIND with EXTRA words,
  * whose fields the statements after them fill in (r: the record; x: its extra words; rc: what
- * the call returned; STATUS(s): the status to fill, own where the caller ignores it). */
-#define WRAP(NAME, KIND, EXTRA, PARAMS, ARGS, ...)                                             \
+ * the call returned; STATUS(s): the status to fill, own where the caller ignores it). KEY is
+ * NOKEY, or KEY(HK(arg), ...): the arguments (at most KEYS) that decide every field, for
+ * repeat(); either is one parenthesized list, which passes through other macros whole. */
+#define WRAP(NAME, KIND, EXTRA, PARAMS, ARGS, KEY, ...)                                        \
     HC_EXPORT int NAME PARAMS                                                                  \
     {                                                                                          \
         uint64_t t0 = g.on ? now() : 0;                                                        \
         MPI_Status own __attribute__((unused));                                                \
         int rc = PCALL(NAME) ARGS;                                                             \
+        if (!g.on) return rc;                                                                  \
+        uint64_t t1 = now();                                                                   \
+        const uint64_t k[1 + KEYS] = {UNPAREN KEY};                                            \
+        sig *s = k[0] ? &sigs[KIND] : NULL;                                                    \
+        if (s && repeat(s, k + 1, t0, t1)) return rc;                                          \
         rec R, *r = &R;                                                                        \
         uint64_t *x;                                                                           \
-        if (claim(r, &x, KIND, t0, EXTRA)) {                                                   \
+        if (claim_at(r, &x, KIND, t0, t1, EXTRA)) {                                            \
             __VA_ARGS__                                                                        \
-            emit(r, x);                                                                        \
+            emit(r, x, s, k + 1);                                                              \
         }                                                                                      \
         return rc;                                                                             \
     }
+#define NOKEY (0)
+#define KEY(...) (1, __VA_ARGS__)
+#define UNPAREN(...) __VA_ARGS__
+#define HK(ARG) handle_key(&(ARG), sizeof(ARG))
 #define STATUS(s) ((s) == MPI_STATUS_IGNORE ? &own : (s))
 
 /* the fields of a point-to-point call: communicator, peer and tag */
@@ -428,18 +460,19 @@ HC_EXPORT int MPI_Finalize(void)
 #define SEND_P(CT) const void *buf, CT count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm
 #define RECV_P(CT) void *buf, CT count, MPI_Datatype dt, int source, int tag, MPI_Comm comm
 #define SEND(NAME, KIND, CT)                                                                   \
-    WRAP(NAME, KIND, 0, (SEND_P(CT)), (buf, count, dt, dest, tag, comm), TO(comm, dest, tag)   \
+    WRAP(NAME, KIND, 0, (SEND_P(CT)), (buf, count, dt, dest, tag, comm),                       \
+         KEY(HK(count), HK(dt), HK(dest), HK(tag), HK(comm)), TO(comm, dest, tag)              \
          r->bytes = tsize(dt, (uint64_t)count);)
 #define ISEND(NAME, KIND, CT)                                                                  \
     WRAP(NAME, KIND, 0, (SEND_P(CT), MPI_Request *req), (buf, count, dt, dest, tag, comm, req), \
-         TO(comm, dest, tag) r->bytes = tsize(dt, (uint64_t)count); STARTED(req))
+         NOKEY, TO(comm, dest, tag) r->bytes = tsize(dt, (uint64_t)count); STARTED(req))
 #define RECV(NAME, CT)                                                                         \
     WRAP(NAME, K_RECV, 0, (RECV_P(CT), MPI_Status *status),                                     \
-         (buf, count, dt, source, tag, comm, STATUS(status)), TO(comm, source, tag)            \
+         (buf, count, dt, source, tag, comm, STATUS(status)), NOKEY, TO(comm, source, tag)     \
          put_status(r, STATUS(status));)
 #define IRECV(NAME, CT)                                                                        \
     WRAP(NAME, K_IRECV, 0, (RECV_P(CT), MPI_Request *req),                                      \
-         (buf, count, dt, source, tag, comm, req), TO(comm, source, tag)                       \
+         (buf, count, dt, source, tag, comm, req), NOKEY, TO(comm, source, tag)                \
          r->rbytes = tsize(dt, (uint64_t)count); STARTED(req))
 /* Sendrecv: the receive's source (low 32 bits) and tag (high) in one extra word */
 #define RECV_HALF(source, rtag, status)                                                        \
@@ -452,13 +485,13 @@ HC_EXPORT int MPI_Finalize(void)
           MPI_Status *status),                                                                 \
          (sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,            \
           STATUS(status)),                                                                     \
-         TO(comm, dest, stag) r->bytes = tsize(stype, (uint64_t)scount);                      \
+         NOKEY, TO(comm, dest, stag) r->bytes = tsize(stype, (uint64_t)scount);                      \
          RECV_HALF(source, rtag, status))
 #define SENDRECV_REPLACE(NAME, CT)                                                             \
     WRAP(NAME, K_SENDRECV, 1,                                                                  \
          (void *buf, CT count, MPI_Datatype dt, int dest, int stag, int source, int rtag,      \
           MPI_Comm comm, MPI_Status *status),                                                  \
-         (buf, count, dt, dest, stag, source, rtag, comm, STATUS(status)),                     \
+         (buf, count, dt, dest, stag, source, rtag, comm, STATUS(status)), NOKEY,              \
          TO(comm, dest, stag) r->bytes = tsize(dt, (uint64_t)count);                          \
          RECV_HALF(source, rtag, status))
 
@@ -484,10 +517,11 @@ P2P_ALL(COUNT_, MPI_Count)
 #endif
 
 WRAP(MPI_Probe, K_PROBE, 0, (int source, int tag, MPI_Comm comm, MPI_Status *status),
-     (source, tag, comm, STATUS(status)), TO(comm, source, tag) put_status(r, STATUS(status));)
+     (source, tag, comm, STATUS(status)), NOKEY, TO(comm, source, tag)
+     put_status(r, STATUS(status));)
 WRAP(MPI_Iprobe, K_IPROBE, 0,
      (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
-     (source, tag, comm, flag, STATUS(status)), TO(comm, source, tag)
+     (source, tag, comm, flag, STATUS(status)), NOKEY, TO(comm, source, tag)
      if (*flag) put_status(r, STATUS(status));)
 
 /* -- persistent requests ------------------------------------------------------------------ */
@@ -496,7 +530,7 @@ WRAP(MPI_Iprobe, K_IPROBE, 0,
  * MPI_Start gives it a new request id for the operation it starts, which the waits complete. */
 #define SEND_INIT(NAME)                                                                        \
     WRAP(NAME, K_SEND_INIT, 0, (SEND_P(int), MPI_Request *req),                                 \
-         (buf, count, dt, dest, tag, comm, req), TO(comm, dest, tag)                           \
+         (buf, count, dt, dest, tag, comm, req), NOKEY, TO(comm, dest, tag)                    \
          r->bytes = tsize(dt, (uint64_t)count); PERSISTENT(req))
 
 SEND_INIT(MPI_Send_init)
@@ -504,7 +538,7 @@ SEND_INIT(MPI_Ssend_init)
 SEND_INIT(MPI_Bsend_init)
 SEND_INIT(MPI_Rsend_init)
 WRAP(MPI_Recv_init, K_RECV_INIT, 0, (RECV_P(int), MPI_Request *req),
-     (buf, count, dt, source, tag, comm, req), TO(comm, source, tag)
+     (buf, count, dt, source, tag, comm, req), NOKEY, TO(comm, source, tag)
      r->rbytes = tsize(dt, (uint64_t)count); PERSISTENT(req))
 
 /* One word per started request: the persistent id (low 32 bits), the new request id (high). */
@@ -523,7 +557,7 @@ HC_EXPORT int MPI_Start(MPI_Request *req)
     uint64_t *x;
     if (claim(&r, &x, K_START, t0, 1)) {
         x[0] = rc == MPI_SUCCESS ? started(req) : 0;
-        emit(&r, x);
+        emit(&r, x, NULL, NULL);
     }
     return rc;
 }
@@ -536,7 +570,7 @@ HC_EXPORT int MPI_Startall(int n, MPI_Request rq[])
     uint64_t *x;
     if (claim(&r, &x, K_STARTALL, t0, n > 0 ? (uint32_t)n : 0)) {
         for (int i = 0; i < n; i++) x[i] = rc == MPI_SUCCESS ? started(&rq[i]) : 0;
-        emit(&r, x);
+        emit(&r, x, NULL, NULL);
     }
     return rc;
 }
@@ -599,7 +633,7 @@ static int one(int kind, MPI_Request *req, int *flag, MPI_Status *status)
     uint64_t *x;
     if (claim(&r, &x, kind, t0, id ? 3 : 0)) {
         if (id) put_done(x, id, st);
-        emit(&r, x);
+        emit(&r, x, NULL, NULL);
     }
     return rc;
 }
@@ -637,7 +671,7 @@ static void many(int kind, uint64_t t0, int n, const uint64_t *keys, const int *
                 put_done(w, id[j], st ? &st[j] : NULL);
                 w += 3;
             }
-        emit(&r, x);
+        emit(&r, x, NULL, NULL);
     }
     if (id != ids) free(id);
 }
@@ -781,43 +815,50 @@ static int csize(MPI_Comm comm)
 #define ARGS_NB , MPI_Request *req
 #define PASS_B
 #define PASS_NB , req
-#define UNPAREN(...) __VA_ARGS__
 #define KIND_B(K) K
 #define KIND_NB(K) (K + K_NB)
 #define REQ_B
 #define REQ_NB STARTED(req)
 
-/* COLL(NAME, F, K, EXTRA, PARAMS, ARGS, fields...): the collective K on comm */
-#define COLL(NAME, F, K, EXTRA, PARAMS, ARGS, ...)                                             \
-    WRAP(NAME, KIND_##F(K), EXTRA, (UNPAREN PARAMS ARGS_##F), (UNPAREN ARGS PASS_##F),         \
+#define KEYED_B 1
+#define KEYED_NB 0 /* a request id in every record: no repeat() */
+
+/* COLL(NAME, F, K, EXTRA, PARAMS, ARGS, KEY, fields...): the collective K on comm; KEY is NOKEY
+ * or CKEY(F, HK(arg), ...), keyed in the blocking form only */
+#define COLL(NAME, F, K, EXTRA, PARAMS, ARGS, KEY, ...)                                        \
+    WRAP(NAME, KIND_##F(K), EXTRA, (UNPAREN PARAMS ARGS_##F), (UNPAREN ARGS PASS_##F), KEY,    \
          r->comm = comm_id(comm);                                                              \
          REQ_##F __VA_ARGS__)
+#define CKEY(F, ...) (KEYED_##F, __VA_ARGS__)
 /* the datatype's size and a count of it */
 #define SIZES(DT, COUNT)                                                                       \
     r->tag = elem_size(DT);                                                                    \
     r->bytes = tsize(DT, (uint64_t)(COUNT));
 
-#define DEF_BARRIER(NAME, F) COLL(NAME, F, K_BARRIER, 0, (MPI_Comm comm), (comm))
+#define DEF_BARRIER(NAME, F) COLL(NAME, F, K_BARRIER, 0, (MPI_Comm comm), (comm), CKEY(F, HK(comm)))
 #define DEF_BCAST(NAME, F, CT)                                                                 \
     COLL(NAME, F, K_BCAST, 0, (void *buf, CT count, MPI_Datatype dt, int root, MPI_Comm comm),  \
-         (buf, count, dt, root, comm), r->peer = root; SIZES(dt, count))
+         (buf, count, dt, root, comm), CKEY(F, HK(count), HK(dt), HK(root), HK(comm)),          \
+         r->peer = root; SIZES(dt, count))
 #define DEF_REDUCE(NAME, F, CT)                                                                \
     COLL(NAME, F, K_REDUCE, 0,                                                                 \
          (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op, int root,        \
           MPI_Comm comm),                                                                       \
-         (sbuf, rbuf, count, dt, op, root, comm), r->peer = root; r->op = op_code(op);          \
-         SIZES(dt, count))
+         (sbuf, rbuf, count, dt, op, root, comm),                                               \
+         CKEY(F, HK(count), HK(dt), HK(op), HK(root), HK(comm)), r->peer = root;                \
+         r->op = op_code(op); SIZES(dt, count))
 /* Allreduce, Scan, Exscan, Reduce_scatter_block (count: each rank's block) */
 #define DEF_ALLRED(NAME, KIND, F, CT)                                                          \
     COLL(NAME, F, KIND, 0,                                                                     \
          (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),   \
-         (sbuf, rbuf, count, dt, op, comm), r->op = op_code(op); SIZES(dt, count))
+         (sbuf, rbuf, count, dt, op, comm), CKEY(F, HK(count), HK(dt), HK(op), HK(comm)),       \
+         r->op = op_code(op); SIZES(dt, count))
 /* Allgather, Alltoall: bytes = one rank's block (the receive side's when sending in place) */
 #define DEF_ALLX(NAME, KIND, F, CT)                                                            \
     COLL(NAME, F, KIND, 0,                                                                     \
          (const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf, CT rcount,              \
           MPI_Datatype rtype, MPI_Comm comm),                                                   \
-         (sbuf, scount, stype, rbuf, rcount, rtype, comm),                                      \
+         (sbuf, scount, stype, rbuf, rcount, rtype, comm), NOKEY,                               \
          r->tag = elem_size(rtype);                                                            \
          r->bytes = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcount)                      \
                                          : tsize(stype, (uint64_t)scount);                     \
@@ -827,7 +868,7 @@ static int csize(MPI_Comm comm)
     COLL(NAME, F, K_ALLGATHERV, g.on ? (uint32_t)csize(comm) : 0,                              \
          (const void *sbuf, CT scount, MPI_Datatype stype, void *rbuf, const CT rcounts[],     \
           const DT displs[], MPI_Datatype rtype, MPI_Comm comm),                                \
-         (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm),                             \
+         (sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm), NOKEY,                      \
          r->tag = elem_size(rtype);                                                            \
          for (uint32_t i = 0; i < r->nextra; i++)                                              \
              x[i] = tsize(rtype, (uint64_t)rcounts[i]);)
@@ -836,7 +877,7 @@ static int csize(MPI_Comm comm)
          (const void *sbuf, const CT scounts[], const DT sdispls[], MPI_Datatype stype,        \
           void *rbuf, const CT rcounts[], const DT rdispls[], MPI_Datatype rtype,              \
           MPI_Comm comm),                                                                       \
-         (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm),                  \
+         (sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm), NOKEY,           \
          r->tag = elem_size(rtype);                                                            \
          for (uint32_t i = 0, n = r->nextra / 2; i < n; i++) {                                 \
              x[i] = sbuf == MPI_IN_PLACE ? tsize(rtype, (uint64_t)rcounts[i])                  \
@@ -847,7 +888,8 @@ static int csize(MPI_Comm comm)
     COLL(NAME, F, K_REDUCE_SCATTER, g.on ? (uint32_t)csize(comm) : 0,                          \
          (const void *sbuf, void *rbuf, const CT rcounts[], MPI_Datatype dt, MPI_Op op,        \
           MPI_Comm comm),                                                                       \
-         (sbuf, rbuf, rcounts, dt, op, comm), r->op = op_code(op); r->tag = elem_size(dt);      \
+         (sbuf, rbuf, rcounts, dt, op, comm), NOKEY, r->op = op_code(op);                       \
+         r->tag = elem_size(dt);                                                               \
          for (uint32_t i = 0; i < r->nextra; i++)                                              \
              x[i] = tsize(dt, (uint64_t)rcounts[i]);)
 
@@ -896,7 +938,7 @@ static void created(int kind, uint64_t t0, MPI_Comm parent, MPI_Comm *out, int r
         if (claim(&r, &x, kind, t0, 0)) {
             r.comm = comm_id(parent);
             r.req = UINT32_MAX; /* no new communicator on this rank */
-            emit(&r, x);
+            emit(&r, x, NULL, NULL);
         }
         return;
     }
@@ -920,46 +962,34 @@ static void created(int kind, uint64_t t0, MPI_Comm parent, MPI_Comm *out, int r
         r.req = id;
         r.bytes = (uint64_t)n;
         for (int i = 0; i < n; i++) x[i] = (uint64_t)(uint32_t)world[i];
-        emit(&r, x);
+        emit(&r, x, NULL, NULL);
     }
     free(mine);
 }
 
-HC_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    int rc = PMPI_Comm_dup(comm, out);
-    created(K_COMM_DUP, t0, comm, out, rc);
-    return rc;
-}
+/* The wrapper NAME PARAMS of a communicator creation KIND from comm into *out (ARGS: PARAMS'
+ * names). */
+#define CREATE(NAME, KIND, PARAMS, ARGS)                                                       \
+    HC_EXPORT int NAME PARAMS                                                                  \
+    {                                                                                          \
+        uint64_t t0 = g.on ? now() : 0;                                                        \
+        int rc = PCALL(NAME) ARGS;                                                             \
+        created(KIND, t0, comm, out, rc);                                                      \
+        return rc;                                                                             \
+    }
 
-HC_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    int rc = PMPI_Comm_split(comm, color, key, out);
-    created(K_COMM_SPLIT, t0, comm, out, rc);
-    return rc;
-}
-
-HC_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    int rc = PMPI_Comm_create(comm, group, out);
-    created(K_COMM_CREATE, t0, comm, out, rc);
-    return rc;
-}
-
-HC_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info,
-                                  MPI_Comm *out)
-{
-    uint64_t t0 = g.on ? now() : 0;
-    int rc = PMPI_Comm_split_type(comm, type, key, info, out);
-    created(K_COMM_SPLIT_TYPE, t0, comm, out, rc);
-    return rc;
-}
+CREATE(MPI_Comm_dup, K_COMM_DUP, (MPI_Comm comm, MPI_Comm *out), (comm, out))
+CREATE(MPI_Comm_split, K_COMM_SPLIT, (MPI_Comm comm, int color, int key, MPI_Comm *out),
+       (comm, color, key, out))
+CREATE(MPI_Comm_create, K_COMM_CREATE, (MPI_Comm comm, MPI_Group group, MPI_Comm *out),
+       (comm, group, out))
+CREATE(MPI_Comm_split_type, K_COMM_SPLIT_TYPE,
+       (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out),
+       (comm, type, key, info, out))
 
 HC_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 {
     comm_remove(*comm);
+    sigs_clear();
     return PMPI_Comm_free(comm);
 }

@@ -107,6 +107,51 @@ typedef struct {
 
 _Static_assert(sizeof(rec) == 64, "a record is 64 bytes");
 
+/* The calls whose record follows from their arguments alone (blocking sends and collectives,
+ * no request, status or extra words) repeat them in loops. Each keeps, per call code, the
+ * arguments of its last record (KEYS words, a handle's bits) and that record's code and mask
+ * and its encoded fields (what follows the times) as bytes, and a call with the same arguments
+ * writes copies of those bytes around its times: its communicator, datatype and operator are
+ * not looked up again and its fields not encoded again. The file is the same. Freeing a
+ * datatype or a communicator, and making a communicator, forgets them all, as a handle may come
+ * back as another (an operator's handle may too, but only as another user-defined one, whose
+ * code is the same).
+ *
+ * sig: the arguments that decide a call's record, and that record's encoded bytes but its
+ * times; ok: kept. */
+#define KEYS 5 /* repeat() compares them one by one */
+#define TAIL 16 /* the most bytes of fields kept */
+typedef struct {
+    uint64_t key[KEYS];
+    unsigned char head[4]; /* the call's code and the mask's varint (hlen bytes) */
+    unsigned char f[TAIL]; /* the fields' varints (flen bytes) */
+    uint8_t hlen, flen, ok;
+} sig;
+
+/* LEB128 varints (docs/trace.md, "Record"): 7 bits a byte, low first; signed ones zigzagged */
+static inline unsigned char *uvar(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static inline unsigned char *svar(unsigned char *p, int32_t v)
+{
+    return uvar(p, (uint32_t)((uint32_t)v << 1) ^ (uint32_t)(v >> 31));
+}
+
+/* A handle's bits (the first 8 bytes of it), the key of the tables on handles. */
+static inline uint64_t handle_key(const void *h, size_t n)
+{
+    uint64_t k = 0;
+    memcpy(&k, h, n < sizeof k ? n : sizeof k);
+    return k;
+}
+
 /* requests in flight, and persistent requests: open addressing on the handle's bits */
 typedef struct {
     uint64_t key;

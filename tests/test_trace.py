@@ -68,29 +68,33 @@ RANK0 = RING + ["MPI_Recv"] * 3 + ["MPI_Sendrecv"] + WORLD + SPLIT
 OTHERS = RING + ["MPI_Send", "MPI_Sendrecv"] + WORLD + SPLIT
 
 
-@pytest.fixture(scope="module", params=["openmpi", "mpich"])
-def recorded(request, tmp_path_factory) -> Path:
-    """trace_app recorded at 4 ranks by `hypercuboid trace run` under each MPI."""
-    mpi = request.param
+def record_app(mpi: str, app: Path, np: int, tmp: Path) -> Path:
+    """The C program `app` compiled with `mpi`'s mpicc and recorded at `np` ranks by
+    :func:`record` into tmp/app.hct (skips where that MPI or its recorder is not built)."""
     v = venv(mpi)
     try:
         library_path(mpi)
     except ValueError as e:
         pytest.skip(str(e))
-    tmp = tmp_path_factory.mktemp(f"trace-{mpi}")
-    exe = tmp / "trace_app"
-    subprocess.run([str(v / "bin" / "mpicc"), "-O2", "-o", str(exe), str(APP)], check=True)
+    exe = tmp / app.stem
+    subprocess.run([str(v / "bin" / "mpicc"), "-O2", "-o", str(exe), str(app)], check=True)
     cmd = [str(v / "bin" / "mpiexec")]
     if mpi == "openmpi":
         cmd += ["--oversubscribe", "--bind-to", "none"]
-    cmd += ["-n", str(NP), str(exe)]
+    cmd += ["-n", str(np), str(exe)]
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     env.update(OMPI_ENV if mpi == "openmpi" else MPICH_ENV)
     out = tmp / "app.hct"
     res = record(cmd, out, env=env)
     assert res.returncode == 0
-    assert res.ranks == NP
+    assert res.ranks == np
     return out
+
+
+@pytest.fixture(scope="module", params=["openmpi", "mpich"])
+def recorded(request, tmp_path_factory) -> Path:
+    """trace_app recorded at 4 ranks by `hypercuboid trace run` under each MPI."""
+    return record_app(request.param, APP, NP, tmp_path_factory.mktemp(f"trace-{request.param}"))
 
 
 def test_records_every_call(recorded):
