@@ -544,13 +544,7 @@ impl<const V: usize, S: Source> Step for Runner<'_, V, S> {
     }
 
     fn port_packets(&self, out: &mut Vec<u64>) {
-        out.clear();
-        out.resize(self.parts[0].stats.port_packets.len(), 0);
-        for p in &self.parts {
-            for (a, b) in out.iter_mut().zip(&p.stats.port_packets) {
-                *a += b;
-            }
-        }
+        report::port_packets(&self.parts, out)
     }
 }
 

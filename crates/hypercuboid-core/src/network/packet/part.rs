@@ -7,7 +7,7 @@
 //! Each is scheduled only when something can change (a packet may cross the switch, a
 //! link frees, a credit returns to a port that waits for one), at most once per port and time.
 //! An input VC whose head finds its output VC full registers as a waiter and is woken when a
-//! slot frees. Credit returns are kept as per-VC queues of arrival times, consulted lazily.
+//! slot frees. Credit returns are kept as per-input rings of arrival times, consulted lazily.
 //! A NIC fed by synthetic traffic injects, at the event of one packet, the packets that follow
 //! it within 150 ns while it holds credits, each at the time its own event would have
 //! injected it (never past the end of the events being handled), so most of its packets need
@@ -26,7 +26,7 @@
 
 use super::ports::{
     prefetch, prefetch_block, slot, slot_mut, InPort, Nic, OutPort, OutQ, Packet, EMPTY_IN,
-    F_INDIRECT, INTER_NONE, OUT_NONE,
+    F_INDIRECT, INTER_NONE, OUT_NONE, RING,
 };
 use super::queue::Wheel;
 use super::report::Stats;
@@ -85,9 +85,12 @@ pub(super) struct Part<'n, const V: usize, S: Source> {
     /// Bit `vc` of `waiting[port]`: `waiters[port · V + vc]` is not empty. Dense, so that an
     /// output that sends a packet learns whether anyone waits without loading the queue.
     pub(super) waiting: Vec<u32>,
-    /// Credit returns `(time << 5) | vc`, `k` slots per input port.
+    /// Credit returns `(time << 5) | vc`, `k` slots per input port: in each input's block
+    /// (`ring_inline`, `k` = [`RING`]) when that many are enough for every input of the part,
+    /// else in `cret`.
     pub(super) cret: Vec<u64>,
     pub(super) k: usize,
+    pub(super) ring_inline: bool,
     pub(super) ep_router: Vec<u32>,
     pub(super) nics: Vec<Nic<S::Endpoint>>,
     pub(super) pk: Vec<Packet>,
@@ -199,6 +202,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         let mut inp = Vec::with_capacity(np);
         let mut outp = Vec::with_capacity(np);
         let mut k = 2usize;
+        // Whether every input's credit returns fit the ring in its block: an input whose
+        // upstream is in this part and whose packets all take a full serialisation (no short
+        // frames) crosses one packet per `ser` at most, and its credit arrives `reach` after
+        // the crossing, so once the arrived ones are applied at most ⌈reach / ser⌉ − 1 are on
+        // their way when it queues the next (one more slot is kept spare).
+        let mut fits = net.switching.min_wire == 0;
         let parts = super::num_parts(owner);
         let pause_bytes = net.switching.pause_bytes as u64;
         let wire_bytes = net.params.packet_bytes as u64 + net.switching.overhead as u64;
@@ -226,6 +235,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             let reach = ser + lp.latency + pause_reaction(ser, pause_bytes, wire_bytes);
             let span = if remote { 2 * reach } else { reach };
             k = k.max((span / ser) as usize + 3);
+            fits &= !remote && (reach.div_ceil(ser) as usize) < RING;
             inp.push(InPort {
                 busy: 0,
                 sched: NEVER,
@@ -242,6 +252,14 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 up_wait: 0,
                 blocked: 0,
                 q: [EMPTY_IN; V],
+                // What its upstream may send into it: a NIC the whole buffer on VC 0, a
+                // router's output one VC's share on each.
+                credits: std::array::from_fn(|vc| match (ep, vc) {
+                    (true, 0) => pkts,
+                    (true, _) => 0,
+                    (false, _) => per_vc,
+                }),
+                ring: [0; RING],
             });
             outp.push(OutPort {
                 busy: 0,
@@ -258,14 +276,22 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                     head: NONE,
                     tail: NONE,
                     len: 0,
-                    credits: if ep { 0 } else { per_vc },
                 }; V],
+                sent: 0,
             });
         }
         assert!(
             k < u16::MAX as usize,
             "link latency too large for the credit rings"
         );
+        #[cfg(test)]
+        {
+            fits &= !tests::EXTERNAL_RING.get();
+            tests::INLINE_RING.set(fits);
+        }
+        if fits {
+            k = RING;
+        }
         let ep_router: Vec<u32> = topo.endpoint_routers().to_vec();
         let nep = topo.num_endpoints();
         let mut nics = Vec::with_capacity(nep);
@@ -277,7 +303,6 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 busy: 0,
                 sched: NEVER,
                 next,
-                credits: pkts,
                 ep: state,
             });
         }
@@ -305,8 +330,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             occ: vec![0; np],
             waiters: (0..np * V).map(|_| VecDeque::new()).collect(),
             waiting: vec![0; np],
-            cret: vec![0; np * k],
+            cret: if fits { Vec::new() } else { vec![0; np * k] },
             k,
+            ring_inline: fits,
             ep_router,
             nics,
             pk: Vec::new(),
@@ -329,7 +355,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             w0,
             w1,
             source,
-            stats: Stats::new(np),
+            stats: Stats::new(),
             until: 0,
             depth: 0,
             down,
@@ -560,9 +586,9 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             return;
         }
         let port = self.r.endpoint_port(e);
-        if self.nics[e].credits == 0 {
+        if self.inp[port].credits[0] == 0 {
             self.cret_refresh(port);
-            if self.nics[e].credits == 0 {
+            if self.inp[port].credits[0] == 0 {
                 match self.cret_front(port) {
                     Some(tc) => self.sched_nic(e, tc),
                     None => self.inp[port].up_wait |= 1,
@@ -585,7 +611,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
         let (lat, ser_full, router) = (ip.lat as Time, ip.ser as Time, ip.router as usize);
         let mut at = now;
         loop {
-            self.nics[e].credits -= 1;
+            self.inp[port].credits[0] -= 1;
             // The packet.
             let (dst, gen, tag) = self.source.take(e, &mut self.nics[e], at, ser_full);
             if gen >= self.w0 && gen < self.w1 {
@@ -616,7 +642,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 return;
             }
             let t = busy.max(nic.next);
-            if t < horizon && nic.credits > 0 {
+            if t < horizon && self.inp[port].credits[0] > 0 {
                 at = t;
                 continue;
             }
@@ -656,12 +682,14 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 continue;
             }
             let head = oq.head;
-            if !ep && oq.credits == 0 {
+            // The credits toward VC `vc` of the input downstream (an endpoint takes every
+            // packet).
+            if !ep && self.inp[peer].credits[vc] == 0 {
                 if !refreshed {
                     self.cret_refresh(peer);
                     refreshed = true;
                 }
-                if self.outp[o].q[vc].credits == 0 {
+                if self.inp[peer].credits[vc] == 0 {
                     match self.cret_front(peer) {
                         Some(tc) => wake = wake.min(tc),
                         None => self.inp[peer].up_wait |= 1 << vc,
@@ -690,15 +718,15 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             if oq.len > 0 {
                 oq.head_t = p.t;
             }
-            if !ep {
-                oq.credits -= 1;
-            }
             op.rr = (vc + 1) as u8;
             op.busy = now + ser;
+            if now >= self.w0 && now < self.w1 {
+                op.sent += 1;
+            }
             (op.remote, op.peer_part)
         };
-        if now >= self.w0 && now < self.w1 {
-            self.stats.port_packets[o] += 1;
+        if !ep {
+            self.inp[peer].credits[vc] -= 1;
         }
         if ep {
             self.deliver(pid, now + lat + ser);
@@ -790,7 +818,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             }
             let ip = &self.inp[i];
             let iq = &ip.q[vc];
-            if ip.blocked & (1 << vc) != 0 || iq.len == 0 {
+            if ip.blocked & (1 << vc) != 0 || iq.head == NONE {
                 continue;
             }
             let (pid, arrived) = (iq.head, iq.head_t);
@@ -838,8 +866,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 let ip = &mut inp[i];
                 let iq = &mut ip.q[vc];
                 iq.head = p.next;
-                iq.len -= 1;
-                if iq.len > 0 {
+                if p.next != NONE {
                     iq.head_t = p.t;
                 }
                 ip.busy = now + ser_in;
@@ -886,7 +913,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             let ip = &self.inp[i];
             for vc2 in 0..nv {
                 let iq = &ip.q[vc2];
-                if ip.blocked & (1 << vc2) == 0 && iq.len > 0 {
+                if ip.blocked & (1 << vc2) == 0 && iq.head != NONE {
                     next = next.min(iq.head_t);
                 }
             }
@@ -949,6 +976,54 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 mod tests {
     use super::super::source::{ExchangeSource, ExternalSource, SyntheticSource};
     use super::*;
+    use crate::network::{NetParams, Report, RoutingSpec, Synthetic, TrafficSpec, Workload};
+    use crate::topology::generate;
+    use crate::units::us;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Set by a test: the parts built on this thread keep their credit rings in `cret`.
+        pub(super) static EXTERNAL_RING: Cell<bool> = const { Cell::new(false) };
+        /// Whether the last part built on this thread kept its rings in the ports' blocks.
+        pub(super) static INLINE_RING: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// A run of 10 µs of uniform traffic on one thread, its credit rings in the blocks or
+    /// not, and whether they were.
+    fn run(spec: &str, routing: &str, load: f64, external: bool) -> (Report, bool) {
+        let topo = generate(spec).unwrap();
+        let p = NetParams {
+            threads: 1,
+            ..NetParams::default()
+        };
+        let n = Network::new(&topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
+        let pattern = TrafficSpec::Uniform.resolve(&topo, n.routes(), 3).unwrap();
+        let mut s = Synthetic::new(pattern, load);
+        s.warmup = us(1);
+        s.duration = us(10);
+        EXTERNAL_RING.set(external);
+        let mut r = n.run(&Workload::Synthetic(s), "uniform").unwrap();
+        EXTERNAL_RING.set(false);
+        r.wall_seconds = 0.0;
+        (r, INLINE_RING.get())
+    }
+
+    /// The credit rings in the ports' blocks give the results of the rings in their own array,
+    /// on 1, 2 and 4 VCs, at loads that fill the rings and empty the credits.
+    #[test]
+    fn rings_in_the_blocks_change_nothing() {
+        for (spec, routing, load) in [
+            ("slimfly:q=5", "min", 0.6),
+            ("slimfly:q=5", "ugal", 0.95),
+            ("mlfm:h=4", "min", 0.9),
+        ] {
+            let (inline, was_inline) = run(spec, routing, load, false);
+            let (external, was_external) = run(spec, routing, load, true);
+            assert!(was_inline && !was_external, "{spec} {routing}");
+            assert!(inline.delivered_total > 0, "{spec} {routing}");
+            assert_eq!(inline, external, "{spec} {routing} at {load}");
+        }
+    }
 
     /// Two parts side by side in the runner's vector never share a cache line (nor a pair of
     /// lines): each starts on a 128-byte boundary, and a size is a multiple of the alignment.

@@ -9,11 +9,13 @@
 //!   and an output buffer of `buffer_bytes` each, split evenly over the routing's virtual
 //!   channels (endpoint ports use one VC with the whole buffer). A port's input side and its
 //!   VCs ([`InPort`]) are one 64-byte aligned block, and so are its output side and VCs
-//!   ([`OutPort`]): what one event touches (a port of 4 VCs fits in two cache lines).
+//!   ([`OutPort`]): what one event touches (a port of 2 VCs fits in two cache lines).
 //! * **Credits.** Sending a packet takes a credit; the downstream input returns it when the
 //!   packet's tail leaves that input buffer, and it arrives back one link latency later.
-//!   Credit returns are kept as per-input rings of arrival times, applied lazily: only when
-//!   the upstream output (or endpoint) finds no credit does it look at what has arrived.
+//!   The credits an upstream holds are counted in the downstream input's block, beside a ring
+//!   of the returns on their way (in the block too when it has room for them), applied
+//!   lazily: only when the upstream output (or endpoint) finds no credit, or the ring is
+//!   full, does it look at what has arrived.
 
 use super::part::Part;
 use super::source::Source;
@@ -35,22 +37,25 @@ pub(super) const F_INDIRECT: u8 = 2;
 
 pub(super) use crate::hint::prefetch;
 
-/// Prefetches the first two cache lines of a port block (its state and first VCs).
+/// Prefetches the first three cache lines of a port block (its state, its first VCs and, in
+/// an input block of 4 VCs, the credit ring).
 #[inline(always)]
 pub(super) fn prefetch_block<T>(r: &T) {
     prefetch(r);
-    if std::mem::size_of::<T>() > 64 {
-        // The block is 64-byte aligned: its second line.
-        let second = (r as *const T as *const u8).wrapping_add(64);
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `prefetch`; the address lies within `*r`.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                second as *const i8,
-            );
+    // The block is 64-byte aligned: its second and third lines.
+    for off in [64, 128] {
+        if std::mem::size_of::<T>() > off {
+            let line = (r as *const T as *const u8).wrapping_add(off);
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `prefetch`; the address lies within `*r`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    line as *const i8,
+                );
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = line;
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = second;
     }
 }
 
@@ -172,27 +177,26 @@ pub(super) fn slot_mut(pk: &mut [Packet], pid: u32) -> &mut Packet {
     unsafe { pk.get_unchecked_mut(pid as usize) }
 }
 
-/// An input VC: a FIFO of packets linked through `Packet::next`. 20 bytes (packed to 4-byte
-/// alignment), so that a port with 4 VCs fits in two cache lines.
+/// An input VC: a FIFO of packets linked through `Packet::next`, empty when `head` is
+/// `NONE` (its length is never needed: the upstream's credits bound it). 16 bytes.
 #[derive(Clone, Copy)]
-#[repr(C, packed(4))]
 pub(super) struct InQ {
     /// When the head packet may cross the switch.
     pub(super) head_t: Time,
     pub(super) head: u32,
     pub(super) tail: u32,
-    pub(super) len: u32,
 }
 
-/// An output VC and the credits it holds for the downstream input VC.
+/// An output VC. 20 bytes (packed to 4-byte alignment), so that a port with 4 VCs and its
+/// counter fit in two cache lines.
 #[derive(Clone, Copy)]
+#[repr(C, packed(4))]
 pub(super) struct OutQ {
     /// When the head packet may be sent.
     pub(super) head_t: Time,
     pub(super) head: u32,
     pub(super) tail: u32,
     pub(super) len: u32,
-    pub(super) credits: u32,
 }
 
 /// The input side of a port and its VCs, together: what an input event touches.
@@ -206,7 +210,7 @@ pub(super) struct InPort<const V: usize> {
     pub(super) router: u32,
     pub(super) ser: u32,
     pub(super) lat: u32,
-    /// Credit returns pending from this input: ring in `cret[port * k ..]`.
+    /// Credit returns pending from this input: ring in `ring` or in `cret[port * k ..]`.
     pub(super) cret_head: u16,
     pub(super) cret_len: u16,
     pub(super) rr: u8,
@@ -221,11 +225,27 @@ pub(super) struct InPort<const V: usize> {
     /// waiter there).
     pub(super) blocked: u32,
     pub(super) q: [InQ; V],
+    /// The credits the upstream output (or NIC) holds for each VC of this input: room it may
+    /// send into. Kept here rather than upstream, so that a credit return touches only this
+    /// block (the crossing that queues it, the refresh that applies it), and the upstream's
+    /// send reads the block of the input it sends into, which it writes anyway.
+    pub(super) credits: [u32; V],
+    /// The credit ring itself, when the part keeps it in the block ([`Part::ring_inline`]):
+    /// the crossing that queues a credit writes the block it has loaded already, instead of
+    /// a line of a separate array (one cache miss fewer per hop).
+    pub(super) ring: [u64; RING],
 }
 
-const _: () = assert!(std::mem::size_of::<InPort<4>>() == 128);
-const _: () = assert!(std::mem::size_of::<OutPort<4>>() == 128);
+/// Credit returns an input port's block holds (5: the block of a port with 2 VCs stays two
+/// cache lines with its credits).
+pub(super) const RING: usize = 5;
+
 const _: () = assert!(std::mem::size_of::<InPort<2>>() == 128);
+const _: () = assert!(std::mem::size_of::<InPort<1>>() == 128);
+const _: () = assert!(std::mem::size_of::<InPort<4>>() == 192);
+const _: () = assert!(std::mem::size_of::<OutPort<4>>() == 128);
+const _: () = assert!(std::mem::size_of::<OutPort<2>>() == 128);
+const _: () = assert!(std::mem::size_of::<OutPort<1>>() == 64);
 
 /// The output side of a port and its VCs, together: what an output event touches.
 #[derive(Clone, Copy)]
@@ -244,6 +264,9 @@ pub(super) struct OutPort<const V: usize> {
     /// That part.
     pub(super) peer_part: u8,
     pub(super) q: [OutQ; V],
+    /// Packets sent in the measurement window (the report's `port_packets`): counted in the
+    /// block the send writes anyway, not in a column of its own.
+    pub(super) sent: u64,
 }
 
 /// An empty input VC.
@@ -251,18 +274,16 @@ pub(super) const EMPTY_IN: InQ = InQ {
     head_t: 0,
     head: NONE,
     tail: NONE,
-    len: 0,
 };
 
-/// An endpoint's network interface: its injection link and credits, and what its traffic
-/// source keeps per endpoint (`ep`).
+/// An endpoint's network interface: its injection link, and what its traffic source keeps
+/// per endpoint (`ep`). Its credits are those of its port's input (`InPort::credits`, VC 0).
 #[derive(Clone)]
 pub(super) struct Nic<E> {
     pub(super) busy: Time,
     pub(super) sched: Time,
     /// When the next packet may be injected (`NEVER`: none for now), kept by the source.
     pub(super) next: Time,
-    pub(super) credits: u32,
     pub(super) ep: E,
 }
 
@@ -304,24 +325,18 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
 
     // -- credits ---------------------------------------------------------------------------
 
-    /// Applies the credit returns of input port `i` that have arrived by now to its upstream
-    /// (its NIC or the peer output port).
+    /// Applies the credit returns of input port `i` that have arrived by now: to its credits,
+    /// which its upstream (NIC or peer output port) holds.
     #[inline]
     pub(super) fn cret_refresh(&mut self, i: usize) {
         let now = self.now;
         let k = self.k;
-        let Part {
-            inp,
-            outp,
-            nics,
-            cret,
-            ..
-        } = self;
+        let inline = self.ring_inline;
+        let Part { inp, cret, .. } = self;
         let ip = &mut inp[i];
-        let ring = &cret[i * k..(i + 1) * k];
-        let (ep, peer) = (ip.ep, ip.peer as usize);
         while ip.cret_len > 0 {
-            let w = ring[ip.cret_head as usize];
+            let h = ip.cret_head as usize;
+            let w = if inline { ip.ring[h] } else { cret[i * k + h] };
             if (w >> 5) > now {
                 return;
             }
@@ -331,11 +346,8 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
                 ip.cret_head + 1
             };
             ip.cret_len -= 1;
-            if ep {
-                nics[peer].credits += 1;
-            } else {
-                outp[peer].q[(w & 31) as usize].credits += 1;
-            }
+            // `% V`: the VC is below V (a mask, as V is a power of two: no bounds check).
+            ip.credits[(w & 31) as usize % V] += 1;
         }
     }
 
@@ -343,7 +355,15 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     #[inline]
     pub(super) fn cret_front(&self, i: usize) -> Option<Time> {
         let ip = &self.inp[i];
-        (ip.cret_len > 0).then(|| self.cret[i * self.k + ip.cret_head as usize] >> 5)
+        (ip.cret_len > 0).then(|| {
+            let h = ip.cret_head as usize;
+            let w = if self.ring_inline {
+                ip.ring[h]
+            } else {
+                self.cret[i * self.k + h]
+            };
+            w >> 5
+        })
     }
 
     /// Packet `pid`, from another part and not routed yet, enters input `i`, VC `vc`; its
@@ -363,7 +383,7 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
     pub(super) fn arrive_linked(&mut self, i: usize, vc: usize, pid: u32, t: Time) {
         debug_assert_eq!(self.pk[pid as usize].next, NONE);
         let iq = &mut self.inp[i].q[vc];
-        let was_empty = iq.len == 0;
+        let was_empty = iq.head == NONE;
         if was_empty {
             iq.head = pid;
             iq.head_t = t;
@@ -373,7 +393,6 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             p.t = t;
         }
         iq.tail = pid;
-        iq.len += 1;
         if was_empty {
             self.sched_in(i, t);
         }
@@ -407,7 +426,12 @@ impl<'n, const V: usize, S: Source> Part<'n, V, S> {
             slot -= k;
         }
         ip.cret_len += 1;
-        self.cret[i * k + slot] = (tc << 5) | vc as u64;
+        let w = (tc << 5) | vc as u64;
+        if self.ring_inline {
+            ip.ring[slot] = w;
+        } else {
+            self.cret[i * k + slot] = w;
+        }
     }
 
     /// [`Part::credit_returns`] with a full ring (applied first) or an upstream that waits.

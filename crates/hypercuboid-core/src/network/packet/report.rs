@@ -42,15 +42,13 @@ pub(super) struct Stats {
     pub(super) latency: Histogram,
     /// Hops of the packets delivered in the window.
     pub(super) hops: Vec<u64>,
-    /// Packets sent by every port (output side) in the window.
-    pub(super) port_packets: Vec<u64>,
     /// When the last packet's tail reached its destination.
     pub(super) completion: Time,
 }
 
 impl Stats {
-    /// Zero counters for a network of `ports` ports.
-    pub(super) fn new(ports: usize) -> Stats {
+    /// Zero counters.
+    pub(super) fn new() -> Stats {
         Stats {
             events: 0,
             injected: 0,
@@ -62,7 +60,6 @@ impl Stats {
             indirect: 0,
             latency: Histogram::new(),
             hops: Vec::new(),
-            port_packets: vec![0; ports],
             completion: 0,
         }
     }
@@ -81,9 +78,6 @@ impl Stats {
             self.hops.resize(o.hops.len(), 0);
         }
         for (a, b) in self.hops.iter_mut().zip(&o.hops) {
-            *a += b;
-        }
-        for (a, b) in self.port_packets.iter_mut().zip(&o.port_packets) {
             *a += b;
         }
         self.completion = self.completion.max(o.completion);
@@ -169,10 +163,29 @@ pub(super) fn build<const V: usize, S: Source>(
         events: st.events,
         wall_seconds: wall,
         threads: parts.len(),
-        port_packets: st.port_packets,
+        port_packets: {
+            let mut v = Vec::new();
+            port_packets(parts, &mut v);
+            v
+        },
         port_ser: p0.outp.iter().map(|p| p.ser as Time).collect(),
         completion,
         effective_throughput: eff,
         dims,
+    }
+}
+
+/// Packets every port (output side, by global port id) has sent in the measurement window, in
+/// every part of a run, into `out` (resized to the number of ports).
+pub(super) fn port_packets<const V: usize, S: Source>(
+    parts: &[Part<'_, V, S>],
+    out: &mut Vec<u64>,
+) {
+    out.clear();
+    out.resize(parts[0].outp.len(), 0);
+    for p in parts {
+        for (a, o) in out.iter_mut().zip(&p.outp) {
+            *a += o.sent;
+        }
     }
 }

@@ -10,7 +10,7 @@
 
 use super::part::Part;
 use super::source::Source;
-use crate::network::routing::Channel;
+use crate::network::routing::{Channel, NONE};
 use crate::network::NetworkError;
 use crate::units::Time;
 
@@ -56,7 +56,7 @@ pub(super) fn wait_cycle<const V: usize, S: Source>(
         let (i, vc) = (q / V, q % V);
         let s = part(i);
         let ip = &s.inp[i];
-        if vc >= s.v || ip.ep || ip.blocked & (1 << vc) == 0 || ip.q[vc].len < s.cap_vc {
+        if vc >= s.v || ip.ep || ip.blocked & (1 << vc) == 0 || in_len(s, i, vc) < s.cap_vc {
             return None;
         }
         let p = s.pk[ip.q[vc].head as usize];
@@ -64,7 +64,8 @@ pub(super) fn wait_cycle<const V: usize, S: Source>(
         let op = &s.outp[o];
         let d = op.peer as usize;
         // Full, no credit, none on its way back.
-        if op.ep || op.q[ovc].len < s.cap_vc || op.q[ovc].credits != 0 || s.inp[d].cret_len != 0 {
+        if op.ep || op.q[ovc].len < s.cap_vc || s.inp[d].credits[ovc] != 0 || s.inp[d].cret_len != 0
+        {
             return None;
         }
         Some(d * V + ovc)
@@ -109,4 +110,16 @@ pub(super) fn wait_cycle<const V: usize, S: Source>(
         }
     }
     None
+}
+
+/// Packets in VC `vc` of input port `i` of part `s` (its queue's length, counted along the
+/// links: an input keeps no count, and the watchdog looks rarely).
+fn in_len<const V: usize, S: Source>(s: &Part<'_, V, S>, i: usize, vc: usize) -> u32 {
+    let mut n = 0;
+    let mut at = s.inp[i].q[vc].head;
+    while at != NONE {
+        n += 1;
+        at = s.pk[at as usize].next;
+    }
+    n
 }
