@@ -73,6 +73,7 @@ use crate::spec::{Choice, Choices};
 use crate::topology::{Link, LinkParams, SwitchModel, Topology};
 use crate::units::{self, Time};
 use source::{ExchangeSource, ExternalSource, SyntheticSource};
+use std::sync::OnceLock;
 
 /// No time: an event that is not scheduled, a source with nothing to send.
 const NEVER: Time = u64::MAX;
@@ -358,6 +359,17 @@ pub struct Network<'t> {
     routes: Routes,
     params: NetParams,
     switching: Switching,
+    /// The parts, found once, on the first run that asks for them.
+    parts: OnceLock<Parts>,
+}
+
+/// The parts of a network ([`Network::partition`]) and who borders whom.
+#[derive(Clone, Debug)]
+struct Parts {
+    owner: Vec<u8>,
+    lookahead: Time,
+    /// Per part, the other parts a link joins it to, ascending.
+    near: Vec<Vec<usize>>,
 }
 
 impl<'t> Network<'t> {
@@ -443,6 +455,7 @@ impl<'t> Network<'t> {
             routes,
             params,
             switching,
+            parts: OnceLock::new(),
         })
     }
 
@@ -489,9 +502,45 @@ impl<'t> Network<'t> {
     /// smaller of the switch latency and its shortest serialisation (nothing a part does can
     /// affect another sooner). Parts have about as many ports each and as few links between
     /// them as the partitioner finds (`partition.rs`: recursive bisection refined by
-    /// Fiduccia–Mattheyses passes; deterministic). One part when one thread is asked for (or
-    /// chosen: networks below 4096 ports) or when the lookahead is 0.
+    /// Fiduccia–Mattheyses passes; deterministic), found once per network: every engine of
+    /// it (a sweep's points, a stepped run's advances) uses the same. One part when one thread
+    /// is asked for (or chosen: networks below 4096 ports) or when the lookahead is 0.
     pub fn partition(&self) -> (Vec<u8>, Time) {
+        let p = self.parts();
+        (p.owner.clone(), p.lookahead)
+    }
+
+    /// Per part of [`Network::partition`], the other parts a link joins it to, ascending.
+    fn near(&self) -> &[Vec<usize>] {
+        &self.parts().near
+    }
+
+    /// The parts, found on the first call.
+    fn parts(&self) -> &Parts {
+        self.parts.get_or_init(|| {
+            let (owner, lookahead) = self.find_parts();
+            let n = num_parts(&owner);
+            let r = &self.routes;
+            let mut joined = vec![false; n * n];
+            for port in 0..r.num_ports() {
+                if let Some((a, b)) = r.port_ends(port) {
+                    let (a, b) = (owner[a as usize] as usize, owner[b as usize] as usize);
+                    joined[a * n + b] |= a != b;
+                }
+            }
+            let near = (0..n)
+                .map(|a| (0..n).filter(|&b| joined[a * n + b]).collect())
+                .collect();
+            Parts {
+                owner,
+                lookahead,
+                near,
+            }
+        })
+    }
+
+    /// [`Network::partition`], computed.
+    fn find_parts(&self) -> (Vec<u8>, Time) {
         let r = &self.routes;
         let routers = r.num_routers();
         let np = r.num_ports();

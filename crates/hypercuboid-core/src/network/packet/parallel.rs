@@ -325,22 +325,6 @@ impl<const V: usize, S: Source> Part<'_, V, S> {
     }
 }
 
-/// Per part of `p`'s partition, the other parts a link joins it to, ascending.
-fn near<const V: usize, S: Source>(p: &Part<'_, V, S>) -> Vec<Vec<usize>> {
-    let n = super::num_parts(&p.owner);
-    let r = p.net.routes();
-    let mut joined = vec![false; n * n];
-    for port in 0..r.num_ports() {
-        if let Some((a, b)) = r.port_ends(port) {
-            let (a, b) = (p.owner[a as usize] as usize, p.owner[b as usize] as usize);
-            joined[a * n + b] |= a != b;
-        }
-    }
-    (0..n)
-        .map(|a| (0..n).filter(|&b| joined[a * n + b]).collect())
-        .collect()
-}
-
 /// Lookaheads in a segment of a parallel run (between two barriers).
 const SEGMENT: Time = 256;
 /// Slices a part handles its events in per lookahead, publishing its progress after each.
@@ -360,7 +344,7 @@ pub(super) fn advance_parts<const V: usize, S: Source>(
 ) -> Result<(), NetworkError> {
     let n = parts.len();
     let watchdog = parts[0].net.params.watchdog;
-    let sh = Shared::new(n, lookahead, near(&parts[0]));
+    let sh = Shared::new(n, lookahead, parts[0].net.near().to_vec());
     loop {
         let check = *next_check;
         let (outcome, nc) = std::thread::scope(|sc| {
