@@ -19,6 +19,7 @@ mod lbm;
 mod network_cdg;
 mod network_engine;
 mod network_ethernet;
+mod network_partition;
 mod network_stepping;
 mod network_traffic;
 mod peer_rules;

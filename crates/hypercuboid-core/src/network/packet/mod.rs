@@ -48,6 +48,7 @@
 //! * `ports.rs` — packets, input and output ports, VC queues, buffers, credits;
 //! * `source.rs` — the traffic sources (synthetic, exchange, external) behind one trait;
 //! * `parallel.rs` — the parallel runner: parts at their own pace within a lookahead, mailboxes, barriers;
+//! * `partition.rs` — the parts: routers split by graph cuts, balanced by ports;
 //! * `watchdog.rs` — deadlock detection;
 //! * `report.rs` — the counters of a run and the [`Report`] built from them;
 //! * `queue.rs` — the event queue, a timing wheel.
@@ -55,6 +56,7 @@
 mod engine;
 mod parallel;
 mod part;
+mod partition;
 mod ports;
 mod queue;
 mod report;
@@ -71,6 +73,7 @@ use crate::spec::{Choice, Choices};
 use crate::topology::{Link, LinkParams, SwitchModel, Topology};
 use crate::units::{self, Time};
 use source::{ExchangeSource, ExternalSource, SyntheticSource};
+use std::sync::OnceLock;
 
 /// No time: an event that is not scheduled, a source with nothing to send.
 const NEVER: Time = u64::MAX;
@@ -356,6 +359,17 @@ pub struct Network<'t> {
     routes: Routes,
     params: NetParams,
     switching: Switching,
+    /// The parts, found once, on the first run that asks for them.
+    parts: OnceLock<Parts>,
+}
+
+/// The parts of a network ([`Network::partition`]) and who borders whom.
+#[derive(Clone, Debug)]
+struct Parts {
+    owner: Vec<u8>,
+    lookahead: Time,
+    /// Per part, the other parts a link joins it to, ascending.
+    near: Vec<Vec<usize>>,
 }
 
 impl<'t> Network<'t> {
@@ -441,6 +455,7 @@ impl<'t> Network<'t> {
             routes,
             params,
             switching,
+            parts: OnceLock::new(),
         })
     }
 
@@ -485,24 +500,56 @@ impl<'t> Network<'t> {
     /// The parts the engine splits the routers into, one per thread (`owner[router]`), and
     /// the lookahead: the smallest reach of a link between two parts, its latency plus the
     /// smaller of the switch latency and its shortest serialisation (nothing a part does can
-    /// affect another sooner). Parts are runs of consecutive
-    /// routers with about as many ports each. One part when one thread is asked for (or
-    /// chosen: networks below 4096 ports) or when the lookahead is 0.
+    /// affect another sooner). Parts have about as many ports each and as few links between
+    /// them as the partitioner finds (`partition.rs`: recursive bisection refined by
+    /// Fiduccia–Mattheyses passes; deterministic), found once per network: every engine of
+    /// it (a sweep's points, a stepped run's advances) uses the same. One part when one thread
+    /// is asked for (or chosen: networks below 4096 ports) or when the lookahead is 0.
     pub fn partition(&self) -> (Vec<u8>, Time) {
+        let p = self.parts();
+        (p.owner.clone(), p.lookahead)
+    }
+
+    /// Per part of [`Network::partition`], the other parts a link joins it to, ascending.
+    fn near(&self) -> &[Vec<usize>] {
+        &self.parts().near
+    }
+
+    /// The parts, found on the first call.
+    fn parts(&self) -> &Parts {
+        self.parts.get_or_init(|| {
+            let (owner, lookahead) = self.find_parts();
+            let n = num_parts(&owner);
+            let r = &self.routes;
+            let mut joined = vec![false; n * n];
+            for port in 0..r.num_ports() {
+                if let Some((a, b)) = r.port_ends(port) {
+                    let (a, b) = (owner[a as usize] as usize, owner[b as usize] as usize);
+                    joined[a * n + b] |= a != b;
+                }
+            }
+            let near = (0..n)
+                .map(|a| (0..n).filter(|&b| joined[a * n + b]).collect())
+                .collect();
+            Parts {
+                owner,
+                lookahead,
+                near,
+            }
+        })
+    }
+
+    /// [`Network::partition`], computed.
+    fn find_parts(&self) -> (Vec<u8>, Time) {
         let r = &self.routes;
         let routers = r.num_routers();
         let np = r.num_ports();
         let threads = crate::barrier::threads(self.params.threads, np >= 4096);
         let parts = threads.clamp(1, 255).min(routers.max(1));
-        let mut owner = vec![0u8; routers];
         if parts == 1 {
-            return (owner, NEVER);
+            return (vec![0u8; routers], NEVER);
         }
-        let mut before = 0usize;
-        for (x, o) in owner.iter_mut().enumerate() {
-            *o = (before * parts / np) as u8;
-            before += r.port_base[x + 1] as usize - r.port_base[x] as usize;
-        }
+        let owner = self.split(parts);
         let mut lookahead = NEVER;
         for p in 0..np {
             if let Some(l) = r.port_link(p) {
@@ -516,6 +563,30 @@ impl<'t> Network<'t> {
             return (vec![0u8; routers], NEVER);
         }
         (owner, lookahead)
+    }
+
+    /// The routers split into `parts` by [`partition::split`], weighed by their ports, on
+    /// the topology's links.
+    fn split(&self, parts: usize) -> Vec<u8> {
+        let r = &self.routes;
+        let weight: Vec<u64> = r
+            .port_base
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as u64)
+            .collect();
+        let mut off = Vec::with_capacity(weight.len() + 1);
+        let mut adj = Vec::new();
+        off.push(0u32);
+        for x in 0..weight.len() {
+            adj.extend_from_slice(self.topo.neighbors(x));
+            off.push(adj.len() as u32);
+        }
+        let g = partition::Graph {
+            off: &off,
+            adj: &adj,
+            weight: &weight,
+        };
+        partition::split(&g, parts)
     }
 
     /// The soonest that an event at one end of link `l` can make an event happen at the other
