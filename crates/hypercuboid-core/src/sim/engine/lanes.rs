@@ -68,9 +68,9 @@
 
 use super::{shape_infos, Engine, RankRec, SimOptions, SimResult, EXEC, MSG, OP_BITS, OP_MASK};
 use crate::barrier::{Barrier, PoisonOnPanic};
-use crate::hint::make_room;
 use crate::model::CostModel;
 use crate::schedule::{Rank, Schedule};
+use crate::sim::pages::make_room;
 use crate::sim::queue::Event;
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -497,7 +497,7 @@ where
     };
     // The result's finish times, written by each lane into its ranks' part (memory first
     // touched by the lanes, side by side, and not copied after).
-    let mut rank_finish: Vec<Time> = crate::hint::huge_zeros(nranks as usize);
+    let mut rank_finish: Vec<Time> = crate::sim::pages::zeros(nranks as usize);
     let mut parts = Vec::with_capacity(threads);
     let mut rest = &mut rank_finish[..];
     for me in 0..threads {
