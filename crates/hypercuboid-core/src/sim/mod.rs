@@ -46,6 +46,7 @@ mod error;
 mod host;
 mod matching;
 mod network;
+mod pages;
 mod queue;
 mod trace;
 

@@ -8,7 +8,7 @@
 //! (LogGOPS queues ops at their CPU's free time, which may be past) goes to a small binary heap
 //! that is always served first, so the queue is a correct priority queue for any input.
 
-use crate::hint::make_room;
+use super::pages::make_room;
 
 const SPARES: usize = 8;
 use crate::units::Time;
@@ -235,7 +235,7 @@ impl EventQueue {
     pub(super) fn reserve_now(&mut self, n: usize) {
         if self.now.capacity() - self.now.len() < n {
             let capacity = self.now.len() + n;
-            crate::hint::move_to_capacity(&mut self.now, capacity);
+            crate::hint::move_to_capacity(&mut self.now, super::pages::roomy::<Event>(capacity));
         }
     }
 

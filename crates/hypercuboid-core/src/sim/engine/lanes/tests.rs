@@ -166,4 +166,21 @@ fn the_trees_broadcast_runs_free() {
             "{alg}"
         );
     }
+    // On 8 and 16 lanes too, the tree's lanes hold whole subtrees (their bounds aligned:
+    // `aligned`), so most of its broadcast runs free; with the ops-balanced bounds, a few
+    // ranks off, they sent to each other at every level and nothing ran free.
+    let s = schedule("tree");
+    let (want, _) = run_with(&s, &model, &SimOptions::default(), true, &mut 0).unwrap();
+    for threads in [8, 16] {
+        let mut stats = LaneStats::default();
+        let got = run(&s, &model, &SimOptions::default(), threads, 0, &mut stats).unwrap();
+        assert_eq!(got, want, "{threads} lanes");
+        assert!(
+            stats.free_events * 5 > stats.events * 2,
+            "{threads} lanes: {} of {} events free",
+            stats.free_events,
+            stats.events
+        );
+        assert_eq!(stats.events, 22_511, "{threads} lanes");
+    }
 }
