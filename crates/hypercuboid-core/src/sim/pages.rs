@@ -11,27 +11,11 @@
 //! such a buffer instead of doubling through the sizes below. Only the pages touched count
 //! towards memory: at most one partly used 2 MiB page more per buffer.
 
-use crate::hint::{huge_zeros, move_to_capacity};
+pub(super) use crate::hint::roomy;
+use crate::hint::{huge_zeros, move_to_capacity, HUGE};
 
-/// A huge page.
-const PAGE: usize = 2 << 20;
-/// The smallest buffer [`crate::hint::huge_pages`] advises.
-const HUGE: usize = 4 << 20;
-/// The smallest column given room beyond its end.
-const ROOMY: usize = 1 << 20;
 /// A queue vector growing past this many bytes moves into a buffer of [`roomy`] capacity.
 const JUMP: usize = 256 << 10;
-
-/// A capacity for `n` items of `T`: `n`, or for 1 MiB or more, room for the items and 2 MiB
-/// beyond, 4 MiB at least (see the module's documentation).
-pub(super) fn roomy<T>(n: usize) -> usize {
-    let size = std::mem::size_of::<T>().max(1);
-    let bytes = n.saturating_mul(size);
-    if bytes < ROOMY {
-        return n;
-    }
-    bytes.saturating_add(PAGE).max(HUGE).div_ceil(size)
-}
 
 /// `n` zeros in a buffer of [`roomy`] capacity, advised for huge pages before it is touched.
 pub(super) fn zeros<T: Copy + Default>(n: usize) -> Vec<T> {
