@@ -169,6 +169,7 @@ lint: $(EXT)
 	$(VENV)/bin/ruff format --check python tests benchmarks examples
 	$(PY) -m mypy.stubtest hypercuboid._core --allowlist python/stubtest-allowlist.txt
 	$(PY) -m mypy.stubtest hypercuboid._core_topology
+	$(PY) -m mypy.stubtest hypercuboid._core_calibrate
 	$(PY) -m mypy python/hypercuboid
 
 fmt: $(STAMP)
