@@ -97,6 +97,7 @@ mod barrier;
 pub mod calibrate;
 pub mod cancel;
 pub mod collectives;
+mod csr;
 mod error_from;
 mod hint;
 pub mod lattice;

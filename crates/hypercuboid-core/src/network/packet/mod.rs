@@ -574,13 +574,7 @@ impl<'t> Network<'t> {
             .windows(2)
             .map(|w| (w[1] - w[0]) as u64)
             .collect();
-        let mut off = Vec::with_capacity(weight.len() + 1);
-        let mut adj = Vec::new();
-        off.push(0u32);
-        for x in 0..weight.len() {
-            adj.extend_from_slice(self.topo.neighbors(x));
-            off.push(adj.len() as u32);
-        }
+        let (off, adj) = crate::csr::flatten((0..weight.len()).map(|x| self.topo.neighbors(x)));
         let g = partition::Graph {
             off: &off,
             adj: &adj,

@@ -543,12 +543,7 @@ mod tests {
             nb[a as usize].push(b);
             nb[b as usize].push(a);
         }
-        let mut off = vec![0u32];
-        let mut adj = Vec::new();
-        for v in nb {
-            adj.extend(v);
-            off.push(adj.len() as u32);
-        }
+        let (off, adj) = crate::csr::flatten(nb);
         Sub {
             off,
             adj,

@@ -229,13 +229,7 @@ pub struct PhaseTable {
 impl PhaseTable {
     /// A table from explicit phases (for tests and callers that build their own).
     pub fn from_phases(machines: u32, phases: &[Vec<(u32, u32)>]) -> PhaseTable {
-        let mut offsets = Vec::with_capacity(phases.len() + 1);
-        offsets.push(0u32);
-        let mut messages = Vec::new();
-        for p in phases {
-            messages.extend_from_slice(p);
-            offsets.push(messages.len() as u32);
-        }
+        let (offsets, messages) = crate::csr::flatten(phases);
         PhaseTable {
             machines,
             offsets,
