@@ -1,8 +1,5 @@
-"""The calibration fits of the extension ``hypercuboid._core`` under a name of their own, for
-their stubs: ``_core_calibrate.pyi`` declares these names (``_core.pyi`` re-exports them) and
-``make lint`` checks it against them here (mypy's stubtest). Import them from
-``hypercuboid._core``.
-"""
+"""The calibration fits of ``hypercuboid._core``, for their stubs (``_core_calibrate.pyi``), as
+``_core_topology`` is for the topology part. Import them from ``hypercuboid._core``."""
 
 from hypercuboid._core import (  # noqa: F401 (the names the stubs declare)
     R2_THRESHOLD,
