@@ -157,6 +157,17 @@ class _NativePlan:
         self._call(rc)
         self.active = False
 
+    def time(self, iterations: int, warmup: int) -> np.ndarray:
+        """Per-exchange times in µs, timed by the C runner's loop (``hc_plan_time``: ``warmup``
+        untimed exchanges, then ``iterations`` timed ones, a barrier after each, on the plan's
+        communicator)."""
+        out = np.empty(iterations, dtype=np.float64)
+        rc = self.lib.hc_plan_time(
+            self._plan, iterations, warmup, 1, out.ctypes.data, self._err, self._errlen
+        )
+        self._call(rc)
+        return out
+
     def _call(self, rc: int) -> None:
         if rc != 0:
             self.active = False

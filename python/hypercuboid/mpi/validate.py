@@ -102,7 +102,7 @@ def measure_halo(
     in_c = native.use_native(native.check_runner(runner), dt)
     try:
         if in_c:
-            samples = _time_plan(mh._plan(comm, s, f, "native"), iters, warm)
+            samples = mh._plan(comm, s, f, "native").time(iters, warm)
         else:
             samples = hb.time_calls(
                 comm, lambda: mh.halo_exchange(comm, s, f, runner="python"), iters, warm
@@ -110,21 +110,6 @@ def measure_halo(
     finally:
         mh.clear_plans()
     return _slowest(comm, samples, iters, warm)
-
-
-def _time_plan(plan: Any, iterations: int, warmup: int) -> np.ndarray:
-    """The samples (µs) of a native halo plan run by the C runner's timing loop
-    (``hc_plan_time``: ``warmup`` untimed runs, then ``iterations`` timed ones, a barrier
-    after each, on the plan's communicator)."""
-    from hypercuboid.errors import MPIError
-
-    out = np.empty(iterations, dtype=np.float64)
-    rc = plan.lib.hc_plan_time(
-        plan._plan, iterations, warmup, 1, out.ctypes.data, plan._err, plan._errlen
-    )
-    if rc != 0:
-        raise MPIError(f"rank {plan.rank}: halo exchange, {plan._error()}")
-    return out
 
 
 def _slowest(comm: Any, samples: np.ndarray, iters: int, warm: int) -> dict | None:
