@@ -75,13 +75,14 @@ pub(crate) fn huge_pages<T>(v: &Vec<T>) {
     let _ = v;
 }
 
-/// `n` zeros (`T::default()`), in a buffer advised for huge pages ([`huge_pages`]) before it
-/// is written. For integer `T` the allocator hands out a large zeroed buffer without
-/// touching it, so the advice covers all of it (another `T` is written element by element
-/// first, and only later pages, if any, take the advice).
-pub(crate) fn huge_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
-    let v = vec![T::default(); n];
+/// `n` zeros (`T::default()`), in a buffer of [`roomy`] capacity advised for huge pages
+/// ([`huge_pages`]) before it is written. For integer `T` the allocator hands out a large
+/// zeroed buffer without touching it, so the advice covers all of it (another `T` is written
+/// element by element first, and only later pages, if any, take the advice).
+pub(crate) fn roomy_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
+    let mut v = vec![T::default(); roomy::<T>(n)];
     huge_pages(&v);
+    v.truncate(n);
     v
 }
 
@@ -130,8 +131,7 @@ pub(crate) fn move_to_capacity<T: Copy>(v: &mut Vec<T>, capacity: usize) {
 /// huge pages first ([`huge_pages`]): then one fault per 2 MiB.
 pub(crate) fn written_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
     const SMALL_PAGE: usize = 4096;
-    let mut v: Vec<T> = huge_zeros(roomy::<T>(n));
-    v.truncate(n);
+    let mut v: Vec<T> = roomy_zeros(n);
     let step = (SMALL_PAGE / std::mem::size_of::<T>().max(1)).max(1);
     for i in (0..n).step_by(step) {
         // SAFETY: `i < n`, so the pointer is to an initialised element of `v`; a volatile
@@ -144,6 +144,24 @@ pub(crate) fn written_zeros<T: Copy + Default>(n: usize) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn room_for_huge_pages_to_the_end() {
+        // Below 1 MiB: as asked.
+        assert_eq!(roomy::<u8>(1000), 1000);
+        assert_eq!(roomy::<u64>((1 << 17) - 1), (1 << 17) - 1);
+        // 1 MiB: 4 MiB in all; 6 MiB: 8 MiB.
+        assert_eq!(roomy::<u64>(1 << 17), 1 << 19);
+        assert_eq!(roomy::<u8>(6 << 20), 8 << 20);
+        // 48-byte items: rounded up to whole items.
+        assert_eq!(
+            roomy::<[u64; 6]>(100_000),
+            (4_800_000usize + (2 << 20)).div_ceil(48)
+        );
+        let z: Vec<u32> = roomy_zeros(1 << 20);
+        assert_eq!((z.len(), z.capacity()), (1 << 20, (6 << 20) / 4));
+        assert!(z.iter().all(|&x| x == 0));
+    }
 
     /// The `VmFlags` line of the mapping of this process that contains address `a`.
     #[cfg(target_os = "linux")]

@@ -417,7 +417,7 @@ impl<'a, M: CostModel, const P: bool> Engine<'a, M, P> {
             st: model.new_state(ranks.end - ranks.start, ncpus, nnics),
             info,
             nranks,
-            state: super::pages::zeros(held),
+            state: crate::hint::roomy_zeros(held),
             many: FxHashMap::default(),
             q: EventQueue::new(),
             ts: 0,

@@ -5,24 +5,15 @@
 //! page fault each (about 1.6 µs in a virtual machine, against 0.17 µs per 4 KiB for a
 //! 2 MiB page). A column of a few MiB, or a queue vector that grows by doubling through every
 //! size below 4 MiB, then takes hundreds of such faults: on 2^17 ranks of the binomial tree,
-//! 4,000 on one thread and 8,000 on two, a sixth of a fresh process's time. Here a column of
-//! 1 MiB or more gets 2 MiB of room beyond its end (and at least 4 MiB in all), so that only
-//! its head is in 4 KiB pages, and a queue vector that outgrows 256 KiB moves at once into
-//! such a buffer instead of doubling through the sizes below. Only the pages touched count
-//! towards memory: at most one partly used 2 MiB page more per buffer.
+//! 4,000 on one thread and 8,000 on two, a sixth of a fresh process's time. A column of 1 MiB
+//! or more gets 2 MiB of room beyond its end ([`crate::hint::roomy`], and
+//! [`crate::hint::roomy_zeros`]), and here a queue vector that outgrows 256 KiB moves at once
+//! into such a buffer instead of doubling through the sizes below.
 
-pub(super) use crate::hint::roomy;
-use crate::hint::{huge_zeros, move_to_capacity, HUGE};
+use crate::hint::{move_to_capacity, roomy, HUGE};
 
 /// A queue vector growing past this many bytes moves into a buffer of [`roomy`] capacity.
 const JUMP: usize = 256 << 10;
-
-/// `n` zeros in a buffer of [`roomy`] capacity, advised for huge pages before it is touched.
-pub(super) fn zeros<T: Copy + Default>(n: usize) -> Vec<T> {
-    let mut v = huge_zeros(roomy::<T>(n));
-    v.truncate(n);
-    v
-}
 
 /// Makes room for one more item in a queue vector `v`: when it is full, its capacity doubles
 /// ([`crate::hint::make_room`]) up to 256 KiB, and past it becomes at once that of a 4 MiB
@@ -45,24 +36,6 @@ fn jump<T: Copy>(v: &mut Vec<T>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn room_for_huge_pages_to_the_end() {
-        // Below 1 MiB: as asked.
-        assert_eq!(roomy::<u8>(1000), 1000);
-        assert_eq!(roomy::<u64>((1 << 17) - 1), (1 << 17) - 1);
-        // 1 MiB: 4 MiB in all; 6 MiB: 8 MiB.
-        assert_eq!(roomy::<u64>(1 << 17), 1 << 19);
-        assert_eq!(roomy::<u8>(6 << 20), 8 << 20);
-        // 48-byte items: rounded up to whole items.
-        assert_eq!(
-            roomy::<[u64; 6]>(100_000),
-            (4_800_000usize + (2 << 20)).div_ceil(48)
-        );
-        let z: Vec<u32> = zeros(1 << 20);
-        assert_eq!((z.len(), z.capacity()), (1 << 20, (6 << 20) / 4));
-        assert!(z.iter().all(|&x| x == 0));
-    }
 
     #[test]
     fn queue_vectors_double_then_jump() {

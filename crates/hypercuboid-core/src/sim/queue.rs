@@ -235,7 +235,7 @@ impl EventQueue {
     pub(super) fn reserve_now(&mut self, n: usize) {
         if self.now.capacity() - self.now.len() < n {
             let capacity = self.now.len() + n;
-            crate::hint::move_to_capacity(&mut self.now, super::pages::roomy::<Event>(capacity));
+            crate::hint::move_to_capacity(&mut self.now, crate::hint::roomy::<Event>(capacity));
         }
     }
 

@@ -499,7 +499,7 @@ where
     };
     // The result's finish times, written by each lane into its ranks' part (memory first
     // touched by the lanes, side by side, and not copied after).
-    let mut rank_finish: Vec<Time> = crate::sim::pages::zeros(nranks as usize);
+    let mut rank_finish: Vec<Time> = crate::hint::roomy_zeros(nranks as usize);
     let mut parts = Vec::with_capacity(threads);
     let mut rest = &mut rank_finish[..];
     for me in 0..threads {
