@@ -674,3 +674,33 @@ impl<'t> Network<'t> {
 fn num_parts(owner: &[u8]) -> usize {
     owner.iter().copied().max().unwrap_or(0) as usize + 1
 }
+
+/// A run of 10 µs of uniform traffic (its pattern drawn with seed 3) on `spec`, routed by
+/// `routing`, on `threads` threads after `warmup`, drained or not: its report, the wall time
+/// zeroed, and the lookahead of the network's parts. The tests of the parts and of the
+/// parallel runner share it.
+#[cfg(test)]
+fn uniform_run(
+    spec: &str,
+    routing: &str,
+    load: f64,
+    threads: usize,
+    warmup: Time,
+    drain: bool,
+) -> (Report, Time) {
+    use super::{NetParams, Synthetic, TrafficSpec, Workload};
+    let topo = crate::topology::generate(spec).unwrap();
+    let p = NetParams {
+        threads,
+        ..NetParams::default()
+    };
+    let n = Network::new(&topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
+    let pattern = TrafficSpec::Uniform.resolve(&topo, n.routes(), 3).unwrap();
+    let mut s = Synthetic::new(pattern, load);
+    s.duration = units::us(10);
+    s.warmup = warmup;
+    s.drain = drain;
+    let mut r = n.run(&Workload::Synthetic(s), "uniform").unwrap();
+    r.wall_seconds = 0.0;
+    (r, n.partition().1)
+}

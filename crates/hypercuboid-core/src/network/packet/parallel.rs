@@ -451,21 +451,13 @@ mod tests {
         }
     }
 
+    /// [`super::super::uniform_run`] after 2 µs of warm-up, drained, with `events` and
+    /// `threads` (which depend on the thread count) zeroed.
     fn uniform(spec: &str, routing: &str, load: f64, threads: usize) -> (Report, Time) {
-        let topo = generate(spec).unwrap();
-        let p = NetParams {
-            threads,
-            ..NetParams::default()
-        };
-        let n = Network::new(&topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
-        let pattern = TrafficSpec::Uniform.resolve(&topo, n.routes(), 3).unwrap();
-        let mut s = Synthetic::new(pattern, load);
-        s.duration = us(10);
-        s.warmup = us(2);
-        s.drain = true;
-        let mut r = n.run(&Workload::Synthetic(s), "uniform").unwrap();
-        (r.wall_seconds, r.events, r.threads) = (0.0, 0, 0);
-        (r, n.partition().1)
+        let (mut r, lookahead) =
+            super::super::uniform_run(spec, routing, load, threads, us(2), true);
+        (r.events, r.threads) = (0, 0);
+        (r, lookahead)
     }
 
     /// A part kept slow (it sleeps after each slice) lets the others run a whole lookahead

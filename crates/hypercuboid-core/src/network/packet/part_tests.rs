@@ -2,8 +2,7 @@
 
 use super::super::source::{ExchangeSource, ExternalSource, SyntheticSource};
 use super::*;
-use crate::network::{NetParams, Report, RoutingSpec, Synthetic, TrafficSpec, Workload};
-use crate::topology::generate;
+use crate::network::Report;
 use crate::units::us;
 use std::cell::Cell;
 
@@ -17,20 +16,9 @@ thread_local! {
 /// A run of 10 µs of uniform traffic on one thread, its credit rings in the blocks or
 /// not, and whether they were.
 fn run(spec: &str, routing: &str, load: f64, external: bool) -> (Report, bool) {
-    let topo = generate(spec).unwrap();
-    let p = NetParams {
-        threads: 1,
-        ..NetParams::default()
-    };
-    let n = Network::new(&topo, &RoutingSpec::parse(routing).unwrap(), p).unwrap();
-    let pattern = TrafficSpec::Uniform.resolve(&topo, n.routes(), 3).unwrap();
-    let mut s = Synthetic::new(pattern, load);
-    s.warmup = us(1);
-    s.duration = us(10);
     EXTERNAL_RING.set(external);
-    let mut r = n.run(&Workload::Synthetic(s), "uniform").unwrap();
+    let (r, _) = super::super::uniform_run(spec, routing, load, 1, us(1), false);
     EXTERNAL_RING.set(false);
-    r.wall_seconds = 0.0;
     (r, INLINE_RING.get())
 }
 
