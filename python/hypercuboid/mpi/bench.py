@@ -146,6 +146,16 @@ def time_calls(
     return out
 
 
+def slowest(comm: Any, t: np.ndarray, ranks: Sequence[int] | None = None) -> np.ndarray | None:
+    """On rank 0, the elementwise maximum of the samples ``t`` of ``ranks`` (every rank's by
+    default): each round's slowest rank. None elsewhere. Collective."""
+    mine = ranks is None or comm.Get_rank() in ranks
+    got = comm.gather(t if mine else None, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    return np.max(np.stack([g for g in got if g is not None]), axis=0)
+
+
 def _gather_samples(comm: Any, samples: np.ndarray) -> np.ndarray | None:
     parts = comm.gather(samples, root=0)
     if comm.Get_rank() != 0:

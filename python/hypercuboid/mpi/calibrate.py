@@ -42,7 +42,7 @@ import numpy as np
 
 from hypercuboid import _core
 from hypercuboid.errors import HypercuboidError
-from hypercuboid.mpi.bench import osu_counts, summarize
+from hypercuboid.mpi.bench import osu_counts, slowest, summarize
 
 #: A fit with R² below this does not describe its measurements: a warning names it (the
 #: core's, as is the warning, ``_core.poor_fit``).
@@ -221,15 +221,6 @@ def train(
     return rows
 
 
-def _slowest(comm: Any, t: np.ndarray, ranks: Sequence[int]) -> np.ndarray | None:
-    """On rank 0, the elementwise maximum of the samples ``t`` of ``ranks`` (each round's
-    slowest rank, as validate times a call); None elsewhere. Collective."""
-    got = comm.gather(t if comm.Get_rank() in ranks else None, root=0)
-    if comm.Get_rank() != 0:
-        return None
-    return np.max(np.stack([g for g in got if g is not None]), axis=0)
-
-
 def exchange(
     comm: Any,
     peer: int,
@@ -248,9 +239,9 @@ def exchange(
     for s, k, it, t in _run_chains(
         comm, peer, sizes, EXCHANGE_STEPS, both, (iterations, warmup), progress, label
     ):
-        slowest = _slowest(comm, t, (0, peer))
-        if slowest is not None:
-            rows.append({"bytes": s, "steps": k, "iterations": it, **summarize(slowest)})
+        worst = slowest(comm, t, (0, peer))
+        if worst is not None:
+            rows.append({"bytes": s, "steps": k, "iterations": it, **summarize(worst)})
     return rows
 
 

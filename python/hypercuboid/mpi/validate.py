@@ -117,10 +117,9 @@ def _slowest(comm: Any, samples: np.ndarray, iters: int, warm: int) -> dict | No
     elsewhere. Collective."""
     from hypercuboid.mpi import bench as hb
 
-    parts = comm.gather(samples, root=0)
-    if comm.Get_rank() != 0:
+    slowest = hb.slowest(comm, samples)
+    if slowest is None:
         return None
-    slowest = np.max(np.stack(parts), axis=0)
     return {"iterations": iters, "warmup": warm, **hb.summarize(slowest)}
 
 
